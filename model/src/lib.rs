@@ -1,0 +1,1 @@
+//! picobpe model format (being written).

@@ -1,0 +1,1 @@
+//! Bake step (being written).

@@ -1,0 +1,28 @@
+//! Repository automation (matklad's xtask pattern): `cargo xtask <command>`.
+//!
+//! Each command lives in its own module; `main` only dispatches.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (cmd, rest) = match args.split_first() {
+        Some((c, r)) => (c.as_str(), r),
+        None => ("help", &[][..]),
+    };
+    let result: Result<(), String> = match cmd {
+        // COMMANDS: one arm per module, added by the module's author.
+        _ => {
+            let _ = rest;
+            eprintln!("usage: cargo xtask <command>\ncommands: (none yet)");
+            Err(format!("unknown command `{cmd}`"))
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask {cmd}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
