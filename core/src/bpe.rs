@@ -1,0 +1,103 @@
+//! Byte-pair merging of one piece.
+//!
+//! The algorithm is tiktoken's `byte_pair_merge` over ids instead of byte ranges: start from one
+//! id per byte; keep, for every adjacent pair, the id it merges into (or none); repeatedly merge
+//! the pair with the lowest rank, leftmost on ties, and refresh only the two neighbouring pair
+//! candidates. Each merge is an O(n) scan plus an O(n) shift, so a piece costs O(n²) in the worst
+//! case, like tiktoken; pieces are short (a word) in practice and live in cache.
+//!
+//! Why pairs of ids are exact for tiktoken vocabularies: a merge `(a, b) → t` during encoding
+//! only ever happens with `(a, b)` = the last merge of BPE run on `t`'s own bytes, because the
+//! merges inside `t`'s span never depend on bytes outside it. The model importer stores exactly
+//! those canonical splits, so a pair table reproduces byte-keyed tiktoken merging.
+//!
+//! Memory: the work area is two `u32` per byte of the piece (ids and pair candidates). Pieces up
+//! to [`STACK_PIECE`] bytes use a fixed stack array; longer ones use caller-provided scratch.
+
+use crate::tables::Tables;
+
+/// Longest piece merged in the fixed stack work area (2 × 4 × 64 = 512 bytes of stack).
+pub const STACK_PIECE: usize = 64;
+
+/// Marks "this pair does not merge" in the candidate array.
+const NO_MERGE: u32 = u32::MAX;
+
+/// Merge `piece` (non-empty) into ids, using `ids` and `cand` (each at least `piece.len()` long)
+/// as the work area. Returns the number of ids, which are left in `ids[..n]`.
+///
+/// Returns `None` only if the work area is too short, which callers rule out beforehand.
+#[inline]
+pub fn merge_into(
+    t: &Tables<'_>,
+    piece: &[u8],
+    ids: &mut [u32],
+    cand: &mut [u32],
+) -> Option<usize> {
+    let n = piece.len();
+    let ids = ids.get_mut(..n)?;
+    let cand = cand.get_mut(..n)?;
+    for (slot, &b) in ids.iter_mut().zip(piece) {
+        *slot = t.byte_ids[b as usize];
+    }
+    // cand[i] = id that ids[i], ids[i + 1] merge into; the last slot is a sentinel.
+    for (i, c) in cand.iter_mut().enumerate() {
+        *c = match (ids.get(i), ids.get(i + 1)) {
+            (Some(&l), Some(&r)) => t.pairs.get(l, r).unwrap_or(NO_MERGE),
+            _ => NO_MERGE,
+        };
+    }
+    let mut len = n;
+    let rank_is_id = t.ranks.is_empty();
+    loop {
+        // Find the leftmost lowest-ranked merge among the live pairs.
+        let live = cand.get(..len.saturating_sub(1))?;
+        let mut best = NO_MERGE;
+        let mut best_rank = u32::MAX;
+        let mut best_i = 0;
+        if rank_is_id {
+            for (i, &c) in live.iter().enumerate() {
+                if c < best {
+                    best = c;
+                    best_i = i;
+                }
+            }
+        } else {
+            for (i, &c) in live.iter().enumerate() {
+                if c != NO_MERGE {
+                    let r = t.rank(c);
+                    if r < best_rank {
+                        best_rank = r;
+                        best = c;
+                        best_i = i;
+                    }
+                }
+            }
+        }
+        if best == NO_MERGE {
+            return Some(len);
+        }
+        // Merge pair best_i: ids[best_i] = best; drop ids[best_i + 1].
+        *ids.get_mut(best_i)? = best;
+        ids.copy_within(best_i + 2..len, best_i + 1);
+        cand.copy_within(best_i + 2..len, best_i + 1);
+        len -= 1;
+        // Refresh the candidates that involve the merged id.
+        *cand.get_mut(best_i)? = pair_after(t, ids, best_i, len);
+        if best_i > 0 {
+            *cand.get_mut(best_i - 1)? = pair_after(t, ids, best_i - 1, len);
+        }
+        *cand.get_mut(len - 1)? = NO_MERGE;
+    }
+}
+
+/// The merge candidate for `ids[i], ids[i + 1]` within the first `len` ids.
+#[inline]
+fn pair_after(t: &Tables<'_>, ids: &[u32], i: usize, len: usize) -> u32 {
+    if i + 1 >= len {
+        return NO_MERGE;
+    }
+    match (ids.get(i), ids.get(i + 1)) {
+        (Some(&l), Some(&r)) => t.pairs.get(l, r).unwrap_or(NO_MERGE),
+        _ => NO_MERGE,
+    }
+}

@@ -1,0 +1,250 @@
+//! The encoder: special tokens, then pre-tokenization, then merging — tiktoken's three stages.
+//!
+//! Input is split at special tokens (when recognized); the ordinary text between them is split
+//! into pieces by the model's pattern ([`crate::pretok`]); each piece becomes one id if it is a
+//! whole token ([`Tables::pieces`]) and is merged pair by pair otherwise ([`crate::bpe`]).
+//!
+//! Output goes into the caller's slice. When it fills up, the call returns
+//! [`EncodeError::OutputFull`] at a piece boundary, so encoding the rest of the input later
+//! gives exactly the ids a one-shot call would have given.
+
+use crate::bpe::{self, STACK_PIECE};
+use crate::error::EncodeError;
+use crate::pretok::{self, Step};
+use crate::special::{self, Boundary, FirstBytes, Specials};
+use crate::tables::Tables;
+
+/// A tokenizer over a set of tables. Cheap to copy; holds no mutable state.
+#[derive(Clone, Copy)]
+pub struct Tokenizer<'t> {
+    tables: &'t Tables<'t>,
+    first_bytes: FirstBytes,
+}
+
+/// How far a non-final encode got (streaming): `input[..consumed]` became `out[..written]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Input bytes encoded.
+    pub consumed: usize,
+    /// Ids written.
+    pub written: usize,
+}
+
+impl<'t> Tokenizer<'t> {
+    /// A tokenizer over `tables` (baked `TABLES` static, or host-built tables).
+    pub fn new(tables: &'t Tables<'t>) -> Self {
+        Tokenizer {
+            tables,
+            first_bytes: FirstBytes::new(tables.specials),
+        }
+    }
+
+    /// The tables this tokenizer reads.
+    pub fn tables(&self) -> &'t Tables<'t> {
+        self.tables
+    }
+
+    /// Encode all of `text` into `out`, returning the number of ids written.
+    pub fn encode(
+        &self,
+        text: &[u8],
+        out: &mut [u32],
+        specials: Specials,
+    ) -> Result<usize, EncodeError> {
+        self.encode_part(text, out, specials, true)
+            .map(|p| p.written)
+    }
+
+    /// Encode a `&str` (see [`Tokenizer::encode`]).
+    pub fn encode_str(
+        &self,
+        text: &str,
+        out: &mut [u32],
+        specials: Specials,
+    ) -> Result<usize, EncodeError> {
+        self.encode(text.as_bytes(), out, specials)
+    }
+
+    /// Encode with special-token text treated as ordinary text (tiktoken's `encode_ordinary`).
+    pub fn encode_ordinary(&self, text: &[u8], out: &mut [u32]) -> Result<usize, EncodeError> {
+        self.encode(text, out, Specials::None)
+    }
+
+    /// Count the ids `text` encodes to, using `scratch` as the work area (it is overwritten;
+    /// any length works as long as each piece fits — see [`EncodeError::PieceTooLong`]).
+    pub fn count(
+        &self,
+        text: &[u8],
+        specials: Specials,
+        scratch: &mut [u32],
+    ) -> Result<usize, EncodeError> {
+        let mut total = 0usize;
+        let mut rest = text;
+        loop {
+            match self.encode_part(rest, scratch, specials, true) {
+                Ok(p) => return Ok(total + p.written),
+                Err(EncodeError::OutputFull { consumed, written }) => {
+                    total += written;
+                    rest = rest.get(consumed..).unwrap_or(&[]);
+                }
+                Err(e @ EncodeError::PieceTooLong { .. }) => {
+                    return Err(shift(e, text.len() - rest.len()))
+                }
+            }
+        }
+    }
+
+    /// Encode a prefix of `text`. With `is_final` false, `text` may be followed by more input:
+    /// the encoder stops (returning `Ok`) before the first piece or special token that more
+    /// input could change. With `is_final` true it encodes everything.
+    pub fn encode_part(
+        &self,
+        text: &[u8],
+        out: &mut [u32],
+        specials: Specials,
+        is_final: bool,
+    ) -> Result<Progress, EncodeError> {
+        let t = self.tables;
+        let use_specials = specials == Specials::All && !self.first_bytes.is_empty();
+        let mut pos = 0usize;
+        let mut written = 0usize;
+        while pos < text.len() {
+            // Stage 1: where does the ordinary text end?
+            let boundary = if use_specials {
+                special::find(t.specials, &self.first_bytes, text, pos, !is_final)
+            } else {
+                Boundary::None
+            };
+            let (seg_end, seg_final, found) = match boundary {
+                Boundary::Special(f) => (f.start, true, Some(f)),
+                Boundary::Partial(p) => (p, false, None),
+                Boundary::None => (text.len(), is_final, None),
+            };
+            let segment = text.get(..seg_end).unwrap_or(&[]);
+            // Stage 2 and 3: pieces of the ordinary text, each merged.
+            while pos < seg_end {
+                let end = match pretok::next_piece(t.pattern, segment, pos, seg_final) {
+                    Step::Piece { end } if end > pos && end <= seg_end => end,
+                    // NeedMore, or an out-of-contract answer: stop cleanly here.
+                    _ => {
+                        return Ok(Progress {
+                            consumed: pos,
+                            written,
+                        })
+                    }
+                };
+                let piece = segment.get(pos..end).unwrap_or(&[]);
+                match self.encode_piece(piece, out, written) {
+                    Ok(n) => written += n,
+                    Err(needed) => {
+                        return Err(if written == 0 && needed > out.len() {
+                            EncodeError::PieceTooLong {
+                                offset: pos,
+                                len: piece.len(),
+                                needed,
+                            }
+                        } else {
+                            EncodeError::OutputFull {
+                                consumed: pos,
+                                written,
+                            }
+                        });
+                    }
+                }
+                pos = end;
+            }
+            match found {
+                Some(f) => {
+                    let Some(slot) = out.get_mut(written) else {
+                        return Err(if written == 0 {
+                            EncodeError::PieceTooLong {
+                                offset: pos,
+                                len: f.end - f.start,
+                                needed: 1,
+                            }
+                        } else {
+                            EncodeError::OutputFull {
+                                consumed: pos,
+                                written,
+                            }
+                        });
+                    };
+                    *slot = f.id;
+                    written += 1;
+                    pos = f.end;
+                }
+                None if seg_end < text.len() => {
+                    return Ok(Progress {
+                        consumed: pos,
+                        written,
+                    })
+                }
+                None => {}
+            }
+        }
+        Ok(Progress {
+            consumed: pos,
+            written,
+        })
+    }
+
+    /// Encode one piece into `out[at..]`. Returns the number of ids, or `Err(needed)`: the free
+    /// room (in ids, counted from `out[0]`) this piece would need.
+    #[inline]
+    fn encode_piece(&self, piece: &[u8], out: &mut [u32], at: usize) -> Result<usize, usize> {
+        let t = self.tables;
+        let room = out.len().saturating_sub(at);
+        // Whole-piece hit: single bytes directly, longer pieces through the piece table.
+        let whole = match piece {
+            [b] => Some(t.byte_ids[*b as usize]),
+            _ => t.pieces.get(piece).copied(),
+        };
+        if let Some(id) = whole {
+            return match out.get_mut(at) {
+                Some(slot) => {
+                    *slot = id;
+                    Ok(1)
+                }
+                None => Err(at + 1),
+            };
+        }
+        let n = piece.len();
+        if n <= STACK_PIECE {
+            let mut ids = [0u32; STACK_PIECE];
+            let mut cand = [0u32; STACK_PIECE];
+            let k = bpe::merge_into(t, piece, &mut ids, &mut cand).unwrap_or(0);
+            let (Some(dst), Some(src)) = (out.get_mut(at..at + k), ids.get(..k)) else {
+                return Err(at + k);
+            };
+            dst.copy_from_slice(src);
+            Ok(k)
+        } else {
+            // Long piece: the work area is the free part of the output buffer.
+            if room < 2 * n {
+                return Err(at + 2 * n);
+            }
+            let free = out.get_mut(at..).unwrap_or(&mut []);
+            let (ids, cand) = free.split_at_mut(n);
+            Ok(bpe::merge_into(t, piece, ids, cand).unwrap_or(0))
+        }
+    }
+}
+
+/// Re-base an error's offsets by `by` input bytes.
+fn shift(e: EncodeError, by: usize) -> EncodeError {
+    match e {
+        EncodeError::PieceTooLong {
+            offset,
+            len,
+            needed,
+        } => EncodeError::PieceTooLong {
+            offset: offset + by,
+            len,
+            needed,
+        },
+        EncodeError::OutputFull { consumed, written } => EncodeError::OutputFull {
+            consumed: consumed + by,
+            written,
+        },
+    }
+}

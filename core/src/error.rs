@@ -1,0 +1,85 @@
+//! Error values. Every failure of the core is one of these; none of them loses data.
+
+use core::fmt;
+
+/// Why an encode call stopped early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EncodeError {
+    /// The output buffer is full. The ids of `input[..consumed]` are in `out[..written]`;
+    /// drain them and call again with `input[consumed..]`: the concatenated result equals a
+    /// one-shot encode, because `consumed` is always a piece (or special-token) boundary.
+    OutputFull {
+        /// Input bytes fully encoded.
+        consumed: usize,
+        /// Ids written to the output buffer.
+        written: usize,
+    },
+    /// One piece needs more room than the whole output buffer offers, so no amount of draining
+    /// helps: call again with an output buffer of at least `needed` ids.
+    PieceTooLong {
+        /// Offset of the piece in the input.
+        offset: usize,
+        /// Length of the piece in bytes.
+        len: usize,
+        /// Output buffer length (in ids) this piece needs.
+        needed: usize,
+    },
+}
+
+impl fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            EncodeError::OutputFull { consumed, written } => write!(
+                f,
+                "output buffer full after {written} ids ({consumed} input bytes encoded); drain it and resume"
+            ),
+            EncodeError::PieceTooLong { offset, len, needed } => write!(
+                f,
+                "the {len}-byte piece at offset {offset} needs an output buffer of at least {needed} ids"
+            ),
+        }
+    }
+}
+
+/// Why a decode call stopped early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecodeError {
+    /// `ids[position]` is not a token of this vocabulary. `out[..written]` holds the bytes of
+    /// `ids[..position]`.
+    UnknownId {
+        /// Index of the offending id in the input slice (or, for a stream, since the start).
+        position: usize,
+        /// The id.
+        id: u32,
+        /// Bytes written before it.
+        written: usize,
+    },
+    /// The output buffer is full. The bytes of `ids[..consumed]` are in `out[..written]`; drain
+    /// them and call again with `ids[consumed..]`.
+    OutputFull {
+        /// Ids fully decoded.
+        consumed: usize,
+        /// Bytes written.
+        written: usize,
+    },
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            DecodeError::UnknownId { position, id, .. } => {
+                write!(f, "unknown token id {id} at position {position}")
+            }
+            DecodeError::OutputFull { consumed, written } => write!(
+                f,
+                "output buffer full after {written} bytes ({consumed} ids decoded); drain it and resume"
+            ),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for EncodeError {}
+
+#[cfg(feature = "std")]
+impl std::error::Error for DecodeError {}

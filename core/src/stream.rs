@@ -1,0 +1,265 @@
+//! Streaming encoder and decoder with fixed capacities (no heap).
+//!
+//! [`StreamEncoder`] takes input in chunks of any size ([`StreamEncoder::push`]) and hands out
+//! ids as soon as they are final ([`StreamEncoder::take`]): a piece is encoded only once no
+//! later byte can change it (the pre-tokenizer's `NeedMore`, or a possible special-token prefix
+//! at the end). After [`StreamEncoder::finish`], `take` drains the rest. The ids equal a one-shot
+//! encode of the concatenated input, whatever the chunking and however small the `take` buffers.
+//!
+//! [`StreamDecoder`] turns ids into bytes and hands out only complete UTF-8: a multi-byte
+//! character split across tokens is held until its last byte arrives. Bytes that can never start
+//! or continue valid UTF-8 are passed through as they are.
+
+use crate::encode::Tokenizer;
+use crate::error::{DecodeError, EncodeError};
+use crate::special::Specials;
+
+/// Why a streaming call failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamError {
+    /// The pending input holds one piece longer than the encoder's input capacity `IN`, so it can
+    /// never be completed: use a larger `IN`.
+    InputTooSmall {
+        /// The input capacity.
+        capacity: usize,
+    },
+    /// A piece needs more id room than the encoder's `OUT` capacity (2 ids per byte for pieces
+    /// longer than [`crate::bpe::STACK_PIECE`]).
+    PieceTooLong {
+        /// Length of the piece in bytes.
+        len: usize,
+        /// `OUT` it needs.
+        needed: usize,
+    },
+    /// `push` after `finish`.
+    Finished,
+}
+
+impl core::fmt::Display for StreamError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            StreamError::InputTooSmall { capacity } => {
+                write!(
+                    f,
+                    "a piece is longer than the stream's {capacity}-byte input buffer"
+                )
+            }
+            StreamError::PieceTooLong { len, needed } => {
+                write!(
+                    f,
+                    "a {len}-byte piece needs an id buffer of at least {needed}"
+                )
+            }
+            StreamError::Finished => write!(f, "input pushed after finish"),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for StreamError {}
+
+/// Streaming encoder holding at most `IN` pending input bytes and `OUT` pending ids.
+pub struct StreamEncoder<'t, const IN: usize, const OUT: usize> {
+    tok: Tokenizer<'t>,
+    specials: Specials,
+    input: heapless::Vec<u8, IN>,
+    ids: [u32; OUT],
+    ids_start: usize,
+    ids_end: usize,
+    finished: bool,
+}
+
+impl<'t, const IN: usize, const OUT: usize> StreamEncoder<'t, IN, OUT> {
+    /// A new stream recognizing `specials`.
+    pub fn new(tok: Tokenizer<'t>, specials: Specials) -> Self {
+        StreamEncoder {
+            tok,
+            specials,
+            input: heapless::Vec::new(),
+            ids: [0; OUT],
+            ids_start: 0,
+            ids_end: 0,
+            finished: false,
+        }
+    }
+
+    /// Copy as much of `chunk` as fits into the pending input; returns the bytes accepted
+    /// (fewer than `chunk.len()` when the buffer is full: `take` ids, then push the rest).
+    pub fn push(&mut self, chunk: &[u8]) -> Result<usize, StreamError> {
+        if self.finished {
+            return Err(StreamError::Finished);
+        }
+        let n = chunk.len().min(IN - self.input.len());
+        // Cannot fail: n fits the remaining capacity.
+        let _ = self.input.extend_from_slice(chunk.get(..n).unwrap_or(&[]));
+        Ok(n)
+    }
+
+    /// Mark the end of the input; `take` then drains everything.
+    pub fn finish(&mut self) {
+        self.finished = true;
+    }
+
+    /// True when all input was pushed, finished, and every id taken.
+    pub fn is_done(&self) -> bool {
+        self.finished && self.input.is_empty() && self.ids_start == self.ids_end
+    }
+
+    /// Move finished ids into `out`; returns how many. Returns 0 when nothing more can be done
+    /// until more input is pushed (or, after `finish`, when the stream is done).
+    pub fn take(&mut self, out: &mut [u32]) -> Result<usize, StreamError> {
+        let mut n = 0usize;
+        while n < out.len() {
+            if self.ids_start == self.ids_end && !self.refill()? {
+                break;
+            }
+            let avail = self.ids.get(self.ids_start..self.ids_end).unwrap_or(&[]);
+            let k = avail.len().min(out.len() - n);
+            if let (Some(dst), Some(src)) = (out.get_mut(n..n + k), avail.get(..k)) {
+                dst.copy_from_slice(src);
+            }
+            n += k;
+            self.ids_start += k;
+        }
+        Ok(n)
+    }
+
+    /// Encode more pending input into the (empty) id buffer. Returns false if no progress.
+    fn refill(&mut self) -> Result<bool, StreamError> {
+        self.ids_start = 0;
+        self.ids_end = 0;
+        if self.input.is_empty() {
+            return Ok(false);
+        }
+        let (consumed, written) =
+            match self
+                .tok
+                .encode_part(&self.input, &mut self.ids, self.specials, self.finished)
+            {
+                Ok(p) => (p.consumed, p.written),
+                Err(EncodeError::OutputFull { consumed, written }) => (consumed, written),
+                Err(EncodeError::PieceTooLong { len, needed, .. }) => {
+                    return Err(StreamError::PieceTooLong { len, needed });
+                }
+            };
+        if consumed == 0 && self.input.len() == IN {
+            return Err(StreamError::InputTooSmall { capacity: IN });
+        }
+        // Drop the consumed bytes (shift the rest to the front).
+        let len = self.input.len();
+        self.input.copy_within(consumed..len, 0);
+        self.input.truncate(len - consumed);
+        self.ids_end = written;
+        Ok(consumed > 0 || written > 0)
+    }
+}
+
+/// Streaming decoder holding at most `N` pending bytes (`N` must be at least the longest token
+/// plus 3; 256 covers the GPT-2, cl100k and o200k vocabularies).
+pub struct StreamDecoder<'t, const N: usize> {
+    tok: Tokenizer<'t>,
+    pending: heapless::Vec<u8, N>,
+    position: usize,
+    finished: bool,
+}
+
+impl<'t, const N: usize> StreamDecoder<'t, N> {
+    /// A new decoder.
+    pub fn new(tok: Tokenizer<'t>) -> Self {
+        StreamDecoder {
+            tok,
+            pending: heapless::Vec::new(),
+            position: 0,
+            finished: false,
+        }
+    }
+
+    /// Append the bytes of `id`. Fails on an unknown id (position counted from the start of the
+    /// stream), or with `OutputFull` when the pending buffer has no room: `take` first.
+    pub fn push(&mut self, id: u32) -> Result<(), DecodeError> {
+        let Some(bytes) = self.tok.token_bytes(id) else {
+            return Err(DecodeError::UnknownId {
+                position: self.position,
+                id,
+                written: 0,
+            });
+        };
+        if self.pending.extend_from_slice(bytes).is_err() {
+            return Err(DecodeError::OutputFull {
+                consumed: self.position,
+                written: 0,
+            });
+        }
+        self.position += 1;
+        Ok(())
+    }
+
+    /// No more ids: `take` may now hand out a trailing incomplete UTF-8 sequence too.
+    pub fn finish(&mut self) {
+        self.finished = true;
+    }
+
+    /// Move pending bytes that form complete UTF-8 (or can never become valid) into `out`.
+    pub fn take(&mut self, out: &mut [u8]) -> usize {
+        let ready = if self.finished {
+            self.pending.len()
+        } else {
+            complete_prefix(&self.pending)
+        };
+        let k = ready.min(out.len());
+        if let (Some(dst), Some(src)) = (out.get_mut(..k), self.pending.get(..k)) {
+            dst.copy_from_slice(src);
+        }
+        let len = self.pending.len();
+        self.pending.copy_within(k..len, 0);
+        self.pending.truncate(len - k);
+        k
+    }
+}
+
+/// Length of the longest prefix of `b` that does not end inside an incomplete (but so far
+/// valid) UTF-8 sequence: everything except a trailing 1–3 byte prefix of a multi-byte character.
+fn complete_prefix(b: &[u8]) -> usize {
+    let len = b.len();
+    // Look back at most 3 bytes for the lead byte of the last sequence.
+    for back in 1..=3.min(len) {
+        let i = len - back;
+        let Some(&lead) = b.get(i) else { break };
+        if lead & 0xC0 == 0x80 {
+            continue; // continuation byte: keep looking for the lead
+        }
+        let need = match lead {
+            0xC2..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF4 => 4,
+            _ => return len, // ASCII or invalid lead: nothing to hold
+        };
+        if back >= need {
+            return len;
+        }
+        // Hold only if the bytes so far are a valid prefix of a sequence.
+        let tail = b.get(i..).unwrap_or(&[]);
+        return if is_valid_prefix(tail) { i } else { len };
+    }
+    len
+}
+
+/// True when `t` (lead byte plus 0–2 continuation bytes) can still become valid UTF-8.
+fn is_valid_prefix(t: &[u8]) -> bool {
+    let Some((&lead, rest)) = t.split_first() else {
+        return false;
+    };
+    let second_ok = |b: u8| match lead {
+        0xE0 => (0xA0..=0xBF).contains(&b),
+        0xED => (0x80..=0x9F).contains(&b),
+        0xF0 => (0x90..=0xBF).contains(&b),
+        0xF4 => (0x80..=0x8F).contains(&b),
+        _ => (0x80..=0xBF).contains(&b),
+    };
+    match rest {
+        [] => true,
+        [a] => second_ok(*a),
+        [a, b] => second_ok(*a) && (0x80..=0xBF).contains(b),
+        _ => false,
+    }
+}
