@@ -2,6 +2,8 @@
 //!
 //! Each command lives in its own module; `main` only dispatches.
 
+mod test_all;
+
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -12,6 +14,7 @@ fn main() -> ExitCode {
     };
     let result: Result<(), String> = match cmd {
         // COMMANDS: one arm per module, added by the module's author.
+        "test" => test_all::run(rest),
         _ => {
             let _ = rest;
             eprintln!("usage: cargo xtask <command>\ncommands: (none yet)");

@@ -1,0 +1,230 @@
+//! `cargo xtask test`: every check the project has, in the order that fails fastest.
+//!
+//! 1. toolchain pieces (installs the thumbv7m target, clippy and rustfmt when missing);
+//! 2. `cargo fmt --check`, `cargo clippy -D warnings` on the host workspace;
+//! 3. a `no_std` build of the core for `thumbv7m-none-eabi` and a check that no crate in its
+//!    dependency graph links `alloc`;
+//! 4. the host test suite (release profile: the exactness tests read megabytes of text);
+//! 5. the on-target tests under QEMU (`cargo xtask firmware-test`), when that command exists.
+//!
+//! Any failing step stops the run with a non-zero exit.
+
+use std::path::Path;
+use std::process::Command;
+
+/// Entry point. `--skip-firmware` leaves out step 5 (for quick local runs).
+pub fn run(args: &[String]) -> Result<(), String> {
+    let skip_firmware = args.iter().any(|a| a == "--skip-firmware");
+    let root = repo_root();
+    ensure_rustup_target("thumbv7m-none-eabi")?;
+    ensure_component("clippy")?;
+    ensure_component("rustfmt")?;
+
+    step("format", cargo(&root, &["fmt", "--all", "--", "--check"]))?;
+    step(
+        "clippy",
+        cargo(
+            &root,
+            &[
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--",
+                "-D",
+                "warnings",
+            ],
+        ),
+    )?;
+    step(
+        "no_std core build (thumbv7m-none-eabi)",
+        cargo(
+            &root,
+            &["build", "-p", "picobpe", "--target", "thumbv7m-none-eabi"],
+        ),
+    )?;
+    check_no_alloc(&root)?;
+    step(
+        "host tests (release)",
+        cargo(&root, &["test", "--workspace", "--release"]),
+    )?;
+    if skip_firmware {
+        println!("== on-target tests skipped (--skip-firmware)");
+    } else {
+        step(
+            "on-target tests under QEMU",
+            cargo(&root, &["xtask", "firmware-test"]),
+        )?;
+    }
+    println!("== all checks passed");
+    Ok(())
+}
+
+/// The repository root (xtask's manifest dir is `<root>/xtask`).
+fn repo_root() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap_or(Path::new("."))
+        .to_path_buf()
+}
+
+fn cargo(root: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.args(args).current_dir(root);
+    c
+}
+
+fn step(name: &str, mut cmd: Command) -> Result<(), String> {
+    println!("== {name}");
+    let status = cmd
+        .status()
+        .map_err(|e| format!("{name}: cannot start: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("step `{name}` failed ({status})"))
+    }
+}
+
+fn ensure_rustup_target(target: &str) -> Result<(), String> {
+    let out = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .map_err(|e| {
+            format!("rustup not found ({e}); install rustup, then run `rustup target add {target}`")
+        })?;
+    if String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .any(|l| l.trim() == target)
+    {
+        return Ok(());
+    }
+    step(&format!("rustup target add {target}"), {
+        let mut c = Command::new("rustup");
+        c.args(["target", "add", target]);
+        c
+    })
+}
+
+fn ensure_component(name: &str) -> Result<(), String> {
+    let out = Command::new("rustup")
+        .args(["component", "list", "--installed"])
+        .output()
+        .map_err(|e| format!("rustup not found ({e}); install `{name}` with rustup"))?;
+    if String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .any(|l| l.starts_with(name))
+    {
+        return Ok(());
+    }
+    step(&format!("rustup component add {name}"), {
+        let mut c = Command::new("rustup");
+        c.args(["component", "add", name]);
+        c
+    })
+}
+
+/// Fail if any crate the core depends on (for the embedded target) uses `alloc`.
+fn check_no_alloc(root: &Path) -> Result<(), String> {
+    println!("== no `alloc` in the core's dependency graph");
+    let out = cargo(
+        root,
+        &[
+            "tree",
+            "-p",
+            "picobpe",
+            "--target",
+            "thumbv7m-none-eabi",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--format",
+            "{p} {f}",
+        ],
+    )
+    .output()
+    .map_err(|e| format!("cargo tree: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo tree failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let tree = String::from_utf8_lossy(&out.stdout);
+    let mut bad = Vec::new();
+    for line in tree.lines() {
+        // `{p} {f}`: "name vX.Y.Z (path) feat1,feat2"
+        let features = line.rsplit(' ').next().unwrap_or("");
+        // (A `std` feature alone proves nothing: siphasher's is a no-op, and a real std use
+        // fails the thumbv7m build above.)
+        if features.split(',').any(|f| f == "alloc") {
+            bad.push(line.to_string());
+        }
+    }
+    let registry = home_registry_src();
+    for line in tree.lines() {
+        let mut parts = line.split_whitespace();
+        let (Some(name), Some(ver)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let dir_name = format!("{name}-{}", ver.trim_start_matches('v'));
+        let src = if name == "picobpe" {
+            root.join("core/src")
+        } else if let Some(reg) = &registry {
+            match find_crate_dir(reg, &dir_name) {
+                Some(d) => d.join("src"),
+                None => continue,
+            }
+        } else {
+            continue;
+        };
+        if grep_dir(&src, "extern crate alloc") {
+            bad.push(format!("{line} (declares `extern crate alloc`)"));
+        }
+    }
+    if bad.is_empty() {
+        println!(
+            "{} crates checked, none enables or declares alloc",
+            tree.lines().count()
+        );
+        Ok(())
+    } else {
+        Err(format!(
+            "crates using alloc in the core's graph:\n  {}",
+            bad.join("\n  ")
+        ))
+    }
+}
+
+fn home_registry_src() -> Option<std::path::PathBuf> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))?;
+    Some(home.join("registry/src"))
+}
+
+fn find_crate_dir(registry_src: &Path, dir_name: &str) -> Option<std::path::PathBuf> {
+    for index in std::fs::read_dir(registry_src).ok()?.flatten() {
+        let candidate = index.path().join(dir_name);
+        if candidate.is_dir() {
+            return Some(candidate);
+        }
+    }
+    None
+}
+
+fn grep_dir(dir: &Path, needle: &str) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let p = e.path();
+        if p.is_dir() {
+            grep_dir(&p, needle)
+        } else {
+            p.extension().is_some_and(|x| x == "rs")
+                && std::fs::read_to_string(&p)
+                    .is_ok_and(|s| s.lines().any(|l| l.trim_start().starts_with(needle)))
+        }
+    })
+}
