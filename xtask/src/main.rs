@@ -2,6 +2,8 @@
 //!
 //! Each command lives in its own module; `main` only dispatches.
 
+mod firmware;
+mod firmware_test;
 mod test_all;
 
 use std::process::ExitCode;
@@ -14,6 +16,8 @@ fn main() -> ExitCode {
     };
     let result: Result<(), String> = match cmd {
         // COMMANDS: one arm per module, added by the module's author.
+        "firmware-run" => firmware::run(rest),
+        "firmware-test" => firmware_test::run(rest),
         "test" => test_all::run(rest),
         _ => {
             let _ = rest;

@@ -1,0 +1,12 @@
+//! Support code shared by the firmware binary and the on-target tests.
+#![no_std]
+
+pub mod stack;
+
+/// The QEMU machine this build is for (`lm3s6965evb` or `mps2-an385`), chosen by cargo feature.
+pub const MACHINE: &str = env!("PICOBPE_MACHINE");
+
+// Linked for their side effects: the vector table and reset handler (cortex-m-rt) and the
+// single-core critical-section implementation (cortex-m), which the test binary needs too.
+use cortex_m as _;
+use cortex_m_rt as _;

@@ -1,0 +1,213 @@
+//! `cargo xtask firmware-test [--machine M] [--model FILE] [FILTER]`: the on-target tests
+//! (`firmware-example/tests/*.rs`, embedded-test harness) under QEMU, on both machines by default.
+//!
+//! This is the embedded-test runner protocol without probe-rs: the test list is read from the
+//! ELF — every test is a symbol in section `.embedded_test` whose name is a JSON object
+//! (`name`, `ignored`, `should_panic`, optional `timeout`) and whose data is
+//! `(fn() -> !, &'static str module path)`. Each test runs in a fresh QEMU with
+//! `-semihosting-config ...,arg=run_addr,arg=<decimal fn address>`; the harness exits with 0 on
+//! success and 134 (abort) on a panic or an `Err`. A run that exceeds the test's timeout is killed
+//! and fails. Prints one line per test, a `<machine>: N passed, N failed` line per machine and a
+//! final `N passed, N failed` line; any failure makes the command fail.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use object::{Object, ObjectSection, ObjectSymbol};
+
+use crate::firmware::{self, Artifact, Machine};
+
+/// Default per-test timeout, as in embedded-test.
+const DEFAULT_TIMEOUT_S: u64 = 60;
+
+/// One test found in an ELF.
+#[derive(Debug)]
+pub struct TestCase {
+    /// `module::name`, without the crate name.
+    pub name: String,
+    /// Address of the test's entry function (Thumb bit set), passed to `run_addr`.
+    pub addr: u32,
+    /// `#[ignore]`.
+    pub ignored: bool,
+    /// `#[should_panic]`.
+    pub should_panic: bool,
+    /// Seconds before the run is killed.
+    pub timeout: u64,
+}
+
+/// Entry point of `firmware-test`.
+pub fn run(args: &[String]) -> Result<(), String> {
+    let opts = firmware::parse_options(args, &Machine::ALL)?;
+    let filter = match opts.rest.as_slice() {
+        [] => None,
+        [f] if !f.starts_with('-') => Some(f.clone()),
+        [a, ..] => {
+            return Err(format!(
+                "unexpected argument `{a}`\nusage: cargo xtask firmware-test [--machine M] [--model FILE] [FILTER]"
+            ))
+        }
+    };
+    firmware::ensure_tools()?;
+    let (mut passed, mut failed) = (0usize, 0usize);
+    let mut failures = Vec::new();
+    for machine in &opts.machines {
+        let model = match &opts.model {
+            Some(m) => m.clone(),
+            None => firmware::prepare_model(*machine)?,
+        };
+        println!(
+            "== on-target tests on {} (model {})",
+            machine.name(),
+            model.display()
+        );
+        let elves = firmware::build(*machine, &model, Artifact::Tests)?;
+        if elves.is_empty() {
+            return Err("cargo built no test binary".into());
+        }
+        let (mut p, mut f) = (0usize, 0usize);
+        for elf in &elves {
+            let tests = list_tests(elf)?;
+            if tests.is_empty() {
+                return Err(format!(
+                    "{}: no tests in section .embedded_test",
+                    elf.display()
+                ));
+            }
+            for t in tests {
+                if filter
+                    .as_ref()
+                    .is_some_and(|f| !t.name.contains(f.as_str()))
+                {
+                    continue;
+                }
+                let label = format!("{}::{}", machine.name(), t.name);
+                if t.ignored {
+                    println!("test {label} ... ignored");
+                    continue;
+                }
+                let start = Instant::now();
+                let out = firmware::run_qemu(
+                    *machine,
+                    elf,
+                    &["run_addr".to_string(), t.addr.to_string()],
+                    &[],
+                    Duration::from_secs(t.timeout),
+                )?;
+                let verdict = match (out.status, t.should_panic) {
+                    (Some(0), false) | (Some(134), true) => Ok(()),
+                    (None, _) => Err(format!("timed out after {} s", t.timeout)),
+                    (Some(code), _) => Err(format!("exit status {code}")),
+                };
+                let ms = start.elapsed().as_millis();
+                match verdict {
+                    Ok(()) => {
+                        println!("test {label} ... ok ({ms} ms)");
+                        p += 1;
+                    }
+                    Err(why) => {
+                        println!("test {label} ... FAILED ({why})");
+                        print_indented(&out.stdout);
+                        print_indented(&out.stderr);
+                        failures.push(label);
+                        f += 1;
+                    }
+                }
+            }
+        }
+        println!("{}: {p} passed, {f} failed", machine.name());
+        passed += p;
+        failed += f;
+    }
+    if !failures.is_empty() {
+        println!("failures:");
+        for l in &failures {
+            println!("    {l}");
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+    if failed > 0 {
+        Err(format!("{failed} on-target test(s) failed"))
+    } else if passed == 0 {
+        Err("no on-target test ran".into())
+    } else {
+        Ok(())
+    }
+}
+
+fn print_indented(s: &str) {
+    for line in s.lines() {
+        println!("    | {line}");
+    }
+}
+
+/// Reads the embedded-test test list from an ELF.
+pub fn list_tests(elf: &Path) -> Result<Vec<TestCase>, String> {
+    let data = std::fs::read(elf).map_err(|e| format!("{}: {e}", elf.display()))?;
+    let file = object::File::parse(&*data).map_err(|e| format!("{}: {e}", elf.display()))?;
+    let section = file.section_by_name(".embedded_test").ok_or_else(|| {
+        format!(
+            "{}: no .embedded_test section (not an embedded-test binary?)",
+            elf.display()
+        )
+    })?;
+    let sec_data = section.data().map_err(|e| e.to_string())?;
+    let sec_index = section.index();
+    let mut tests = Vec::new();
+    for sym in file.symbols() {
+        if sym.section_index() != Some(sec_index) {
+            continue;
+        }
+        let Ok(name) = sym.name() else { continue };
+        if !name.starts_with('{') {
+            continue;
+        }
+        let meta: serde_json::Value =
+            serde_json::from_str(name).map_err(|e| format!("test symbol `{name}`: {e}"))?;
+        let off = sym
+            .address()
+            .checked_sub(section.address())
+            .ok_or("test symbol outside its section")? as usize;
+        let word = |at: usize| -> Result<u32, String> {
+            sec_data
+                .get(at..at + 4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .ok_or_else(|| format!("test symbol `{name}` points past its section"))
+        };
+        let addr = word(off)?;
+        let module = read_str(&file, word(off + 4)?, word(off + 8)?).unwrap_or_default();
+        let module = module.split_once("::").map(|(_, m)| m).unwrap_or("");
+        let fn_name = meta["name"].as_str().ok_or("test without a name")?;
+        tests.push((
+            off,
+            TestCase {
+                name: if module.is_empty() {
+                    fn_name.to_string()
+                } else {
+                    format!("{module}::{fn_name}")
+                },
+                addr,
+                ignored: meta["ignored"].as_bool().unwrap_or(false),
+                should_panic: meta["should_panic"].as_bool().unwrap_or(false),
+                timeout: meta["timeout"].as_u64().unwrap_or(DEFAULT_TIMEOUT_S),
+            },
+        ));
+    }
+    // Definition order (the section keeps the order of the source).
+    tests.sort_by_key(|(off, _)| *off);
+    Ok(tests.into_iter().map(|(_, t)| t).collect())
+}
+
+/// The UTF-8 string at virtual address `addr` of the ELF's loaded sections.
+fn read_str(file: &object::File<'_>, addr: u32, len: u32) -> Option<String> {
+    let (addr, len) = (addr as u64, len as u64);
+    for s in file.sections() {
+        if addr >= s.address() && addr + len <= s.address() + s.size() {
+            let d = s.data().ok()?;
+            let start = (addr - s.address()) as usize;
+            return std::str::from_utf8(d.get(start..start + len as usize)?)
+                .ok()
+                .map(str::to_string);
+        }
+    }
+    None
+}
