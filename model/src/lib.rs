@@ -1,1 +1,32 @@
-//! picobpe model format (being written).
+//! picobpe model files, vocabulary importers and host-side table building.
+//!
+//! - [`Model`]: the vocabulary, merges, special tokens and pattern; [`Model::validate`] checks
+//!   its invariants. [`format`] is the versioned `*.model` file format.
+//! - [`import`]: build a model from a tiktoken rank file or HF `vocab.json` + `merges.txt`.
+//! - [`TableData`]: the flat tables the core runs on; baked by `picobpe-build`, or turned into
+//!   live [`picobpe::Tables`] on the host by [`TableData::to_tables`].
+#![deny(missing_docs)]
+
+pub mod bpe;
+pub mod byte_unicode;
+mod error;
+pub mod format;
+pub mod import;
+mod model;
+mod pattern;
+mod tables;
+
+pub use error::{InvalidModel, ModelError};
+pub use model::Model;
+pub use pattern::{PatternKind, UnknownPattern};
+pub use tables::{phf_buckets, PairData, PieceTable, TableData, TableSizes};
+
+/// Read a model file and build live tables for it (validate, lay out, hash, leak).
+pub fn load_tables(
+    path: impl AsRef<std::path::Path>,
+    pieces: PieceTable,
+) -> Result<(Model, &'static picobpe::Tables<'static>), ModelError> {
+    let model = Model::read(path)?;
+    let tables = TableData::new(&model, pieces)?.to_tables();
+    Ok((model, tables))
+}

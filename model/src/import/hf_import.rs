@@ -1,0 +1,98 @@
+//! Import an HF GPT-2 style byte-level BPE: `vocab.json` + `merges.txt`.
+
+use std::collections::HashMap;
+
+use super::ImportError;
+use crate::byte_unicode::ByteDecoder;
+use crate::model::Model;
+use crate::pattern::PatternKind;
+
+/// Build a model from `vocab.json` (`{"token": id, ...}`, tokens spelled with GPT-2's
+/// byte-to-Unicode mapping) and `merges.txt` (`left right` per line, in rank order; a leading
+/// `#version` line is skipped). `specials` are looked up in `vocab.json` by their literal text.
+///
+/// The result has pair semantics (`whole_piece = false`): HF applies merges to pairs of parts
+/// and never short-cuts a piece that happens to be a token.
+pub fn hf(
+    vocab_json: &[u8],
+    merges_txt: &[u8],
+    pattern: PatternKind,
+    specials: &[String],
+) -> Result<Model, ImportError> {
+    let vocab: HashMap<String, u32> =
+        serde_json::from_slice(vocab_json).map_err(ImportError::Json)?;
+    let n_ids = vocab.values().max().map_or(0, |&m| m as usize + 1);
+    if n_ids > 2 * vocab.len() + 1024 {
+        return Err(ImportError::SparseIds {
+            n_ids,
+            used: vocab.len(),
+        });
+    }
+
+    let mut special_pairs = Vec::with_capacity(specials.len());
+    for text in specials {
+        let id = *vocab
+            .get(text)
+            .ok_or_else(|| ImportError::UnknownSpecial { text: text.clone() })?;
+        special_pairs.push((text.clone(), id));
+    }
+
+    let decoder = ByteDecoder::new();
+    let mut tokens: Vec<Option<Vec<u8>>> = vec![None; n_ids];
+    for (key, &id) in &vocab {
+        let bytes = if specials.contains(key) {
+            key.as_bytes().to_vec()
+        } else {
+            decoder
+                .decode(key)
+                .filter(|b| !b.is_empty())
+                .ok_or_else(|| ImportError::VocabKey { key: key.clone() })?
+        };
+        let slot = &mut tokens[id as usize];
+        if slot.is_some() {
+            return Err(ImportError::DuplicateVocabId { id });
+        }
+        *slot = Some(bytes);
+    }
+
+    let merges_txt = std::str::from_utf8(merges_txt).map_err(|e| ImportError::BadMergeLine {
+        line: merges_txt[..e.valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1,
+        reason: "not valid UTF-8".to_owned(),
+    })?;
+    let mut merges = Vec::new();
+    for (index, raw) in merges_txt.split('\n').enumerate() {
+        let line = index + 1;
+        let raw = raw.strip_suffix('\r').unwrap_or(raw);
+        if raw.is_empty() || (line == 1 && raw.starts_with("#version")) {
+            continue;
+        }
+        let bad = |reason: String| ImportError::BadMergeLine { line, reason };
+        let mut parts = raw.split(' ');
+        let (Some(left), Some(right), None) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(bad("expected two tokens separated by one space".to_owned()));
+        };
+        let id = |token: &str| {
+            vocab
+                .get(token)
+                .copied()
+                .ok_or_else(|| bad(format!("token {token:?} is not in vocab.json")))
+        };
+        let (l, r) = (id(left)?, id(right)?);
+        id(&format!("{left}{right}"))?;
+        merges.push((l, r));
+    }
+
+    let model = Model {
+        pattern,
+        tokens: tokens.into_iter().map(Option::unwrap_or_default).collect(),
+        merges,
+        specials: special_pairs,
+        whole_piece: false,
+    };
+    model.validate()?;
+    Ok(model)
+}

@@ -1,0 +1,111 @@
+//! Import a tiktoken rank file (`<base64 token> <rank>` per line).
+
+use std::collections::HashMap;
+
+use base64::Engine;
+
+use super::ImportError;
+use crate::bpe::tiktoken_split;
+use crate::model::Model;
+use crate::pattern::PatternKind;
+
+/// Build a model from a tiktoken rank file; ids are ranks, `specials` are `(text, id)`.
+///
+/// Merges are the tokens' *canonical splits*: running tiktoken BPE (ranks by concatenated
+/// bytes) on a token's own bytes, the last merge joins `left ++ right`; the merge is
+/// `(id(left), id(right))`. Merges are listed in the merged token's rank order, so merge rank
+/// order equals id order. A token that tiktoken BPE does not reach from its own bytes
+/// ("unreachable"; none in gpt2, cl100k_base or o200k_base) gets no merge; it is still encoded
+/// exactly because the model has tiktoken's whole-piece semantics (`whole_piece = true`).
+pub fn tiktoken(
+    rank_file: &[u8],
+    pattern: PatternKind,
+    specials: &[(String, u32)],
+) -> Result<Model, ImportError> {
+    let engine = base64::engine::general_purpose::STANDARD;
+    let mut entries: Vec<(u32, Vec<u8>, usize)> = Vec::new();
+    for (index, raw) in rank_file.split(|&b| b == b'\n').enumerate() {
+        let line = index + 1;
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        if raw.is_empty() {
+            continue;
+        }
+        let bad = |reason| ImportError::BadRankLine { line, reason };
+        let space = raw
+            .iter()
+            .position(|&b| b == b' ')
+            .ok_or(bad("expected `<base64> <rank>`"))?;
+        let token = engine
+            .decode(&raw[..space])
+            .map_err(|_| bad("token is not valid base64"))?;
+        if token.is_empty() {
+            return Err(bad("empty token"));
+        }
+        let rank: u32 = std::str::from_utf8(&raw[space + 1..])
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .filter(|&r| r < u32::MAX)
+            .ok_or(bad("rank is not an integer below 2^32 - 1"))?;
+        entries.push((rank, token, line));
+    }
+
+    // Ids index a dense vector; refuse id spaces that are mostly holes before allocating it.
+    let max_id = entries
+        .iter()
+        .map(|e| e.0)
+        .chain(specials.iter().map(|s| s.1))
+        .max();
+    let n_ids = max_id.map_or(0, |m| m as usize + 1);
+    let used = entries.len() + specials.len();
+    if n_ids > 2 * used + 1024 {
+        return Err(ImportError::SparseIds { n_ids, used });
+    }
+    let mut tokens: Vec<Vec<u8>> = vec![Vec::new(); n_ids];
+    for (rank, token, line) in entries {
+        let slot = &mut tokens[rank as usize];
+        if !slot.is_empty() {
+            return Err(ImportError::DuplicateRank { line, rank });
+        }
+        *slot = token;
+    }
+    for (text, id) in specials {
+        let slot = &mut tokens[*id as usize];
+        if !slot.is_empty() {
+            return Err(ImportError::SpecialIdTaken {
+                text: text.clone(),
+                id: *id,
+            });
+        }
+        *slot = text.as_bytes().to_vec();
+    }
+
+    let special_ids: std::collections::HashSet<u32> = specials.iter().map(|s| s.1).collect();
+    let mut ranks: HashMap<&[u8], u32> = HashMap::with_capacity(tokens.len());
+    for (id, bytes) in tokens.iter().enumerate() {
+        if !bytes.is_empty() && !special_ids.contains(&(id as u32)) {
+            ranks.insert(bytes, id as u32);
+        }
+    }
+    let mut merges = Vec::new();
+    for (id, bytes) in tokens.iter().enumerate() {
+        if special_ids.contains(&(id as u32)) {
+            continue;
+        }
+        if let Some(split) = tiktoken_split(bytes, &ranks) {
+            // Both halves are tokens: BPE only forms parts that are tokens.
+            if let (Some(&l), Some(&r)) = (ranks.get(&bytes[..split]), ranks.get(&bytes[split..])) {
+                merges.push((l, r));
+            }
+        }
+    }
+
+    let model = Model {
+        pattern,
+        tokens,
+        merges,
+        specials: specials.to_vec(),
+        whole_piece: true,
+    };
+    model.validate()?;
+    Ok(model)
+}

@@ -1,0 +1,183 @@
+//! The [`Model`]: vocabulary, merges, special tokens and pattern, plus its invariants.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::InvalidModel;
+use crate::pattern::PatternKind;
+
+/// A byte-level BPE model as stored in a `*.model` file (see [`crate::format`]).
+///
+/// Ids index `tokens`. An id is *special* when it appears in `specials`, *unused* (a hole) when
+/// its bytes are empty and it is not special, and *ordinary* otherwise. A valid model (see
+/// [`Model::validate`]) has exactly one ordinary single-byte token per byte value, unique
+/// ordinary tokens, and merges whose concatenation is an ordinary token.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Model {
+    /// The pre-tokenization pattern.
+    pub pattern: PatternKind,
+    /// Id → bytes for all ids, ordinary and special; empty bytes mark an unused id.
+    pub tokens: Vec<Vec<u8>>,
+    /// `(left id, right id)` in rank order (index = rank); the merged token is the ordinary id
+    /// whose bytes are `tokens[left] ++ tokens[right]`.
+    pub merges: Vec<(u32, u32)>,
+    /// Special token text and id; `tokens[id]` equals the text's bytes.
+    pub specials: Vec<(String, u32)>,
+    /// tiktoken semantics: a pre-tokenized piece that equals an ordinary token encodes to that
+    /// token without merging. False for pair-semantics (HF / CS336-trained) models.
+    pub whole_piece: bool,
+}
+
+impl Model {
+    /// Number of ids (ordinary, special and unused).
+    pub fn n_ids(&self) -> usize {
+        self.tokens.len()
+    }
+
+    /// Ids of the special tokens, in a set.
+    pub fn special_ids(&self) -> HashSet<u32> {
+        self.specials.iter().map(|&(_, id)| id).collect()
+    }
+
+    /// Number of ordinary (non-special, non-empty) tokens.
+    pub fn n_ordinary(&self) -> usize {
+        let specials = self.special_ids();
+        self.tokens
+            .iter()
+            .enumerate()
+            .filter(|(id, bytes)| !bytes.is_empty() && !specials.contains(&(*id as u32)))
+            .count()
+    }
+
+    /// Map from bytes to id over the ordinary tokens. On a valid model this is a bijection.
+    pub fn ordinary_map(&self) -> HashMap<&[u8], u32> {
+        let specials = self.special_ids();
+        let mut map = HashMap::with_capacity(self.tokens.len());
+        for (id, bytes) in self.tokens.iter().enumerate() {
+            if !bytes.is_empty() && !specials.contains(&(id as u32)) {
+                map.insert(bytes.as_slice(), id as u32);
+            }
+        }
+        map
+    }
+
+    /// The merged id of every merge, in merge order. Assumes a valid model (a merge whose
+    /// concatenation is not a token yields `u32::MAX`).
+    pub fn merged_ids(&self) -> Vec<u32> {
+        let map = self.ordinary_map();
+        let mut buf = Vec::new();
+        self.merges
+            .iter()
+            .map(|&(l, r)| {
+                buf.clear();
+                buf.extend_from_slice(&self.tokens[l as usize]);
+                buf.extend_from_slice(&self.tokens[r as usize]);
+                map.get(buf.as_slice()).copied().unwrap_or(u32::MAX)
+            })
+            .collect()
+    }
+
+    /// Check every invariant; the error names the first offending id, merge or special.
+    ///
+    /// - ids and the total of token bytes fit in `u32`;
+    /// - specials: non-empty, unique texts and ids, `id < n_ids`, `tokens[id]` == text bytes,
+    ///   text not equal to an ordinary token;
+    /// - ordinary tokens are unique, and every byte 0..=255 is one of them;
+    /// - merges reference ordinary ids, their concatenation is an ordinary token, and no token
+    ///   is produced by two merges.
+    pub fn validate(&self) -> Result<(), InvalidModel> {
+        let n = self.tokens.len();
+        if n as u64 > u64::from(u32::MAX) {
+            return Err(InvalidModel::TooManyIds { n_ids: n as u64 });
+        }
+        let total: u64 = self.tokens.iter().map(|t| t.len() as u64).sum();
+        if total > u64::from(u32::MAX) {
+            return Err(InvalidModel::TooManyBytes { total });
+        }
+
+        let mut special_texts = HashSet::new();
+        let mut special_ids = HashSet::new();
+        for (text, id) in &self.specials {
+            let id = *id;
+            if text.is_empty() {
+                return Err(InvalidModel::SpecialEmpty { id });
+            }
+            if id as usize >= n {
+                return Err(InvalidModel::SpecialIdOutOfRange {
+                    text: text.clone(),
+                    id,
+                    n_ids: n as u64,
+                });
+            }
+            if !special_texts.insert(text.as_str()) {
+                return Err(InvalidModel::SpecialDuplicateText { text: text.clone() });
+            }
+            if !special_ids.insert(id) {
+                return Err(InvalidModel::SpecialDuplicateId { id });
+            }
+            if self.tokens[id as usize] != text.as_bytes() {
+                return Err(InvalidModel::SpecialBytesMismatch {
+                    text: text.clone(),
+                    id,
+                });
+            }
+        }
+
+        let mut ordinary: HashMap<&[u8], u32> = HashMap::with_capacity(n);
+        for (id, bytes) in self.tokens.iter().enumerate() {
+            let id = id as u32;
+            if bytes.is_empty() || special_ids.contains(&id) {
+                continue;
+            }
+            if let Some(&first) = ordinary.get(bytes.as_slice()) {
+                return Err(InvalidModel::DuplicateToken { first, second: id });
+            }
+            ordinary.insert(bytes, id);
+        }
+        for byte in 0..=255u8 {
+            if !ordinary.contains_key([byte].as_slice()) {
+                return Err(InvalidModel::MissingByte { byte });
+            }
+        }
+        for (text, _) in &self.specials {
+            if let Some(&id) = ordinary.get(text.as_bytes()) {
+                return Err(InvalidModel::SpecialIsOrdinary {
+                    text: text.clone(),
+                    ordinary: id,
+                });
+            }
+        }
+
+        let is_ordinary = |id: u32| {
+            self.tokens.get(id as usize).is_some_and(|t| !t.is_empty())
+                && !special_ids.contains(&id)
+        };
+        // produced_by[merged id] = merge index + 1 (0 = not produced yet).
+        let mut produced_by = vec![0usize; n];
+        let mut buf = Vec::new();
+        for (index, &(left, right)) in self.merges.iter().enumerate() {
+            for id in [left, right] {
+                if !is_ordinary(id) {
+                    return Err(InvalidModel::MergeUnknownId { index, id });
+                }
+            }
+            buf.clear();
+            buf.extend_from_slice(&self.tokens[left as usize]);
+            buf.extend_from_slice(&self.tokens[right as usize]);
+            let Some(&merged) = ordinary.get(buf.as_slice()) else {
+                return Err(InvalidModel::MergeNotAToken { index, left, right });
+            };
+            let slot = &mut produced_by[merged as usize];
+            if *slot != 0 {
+                return Err(InvalidModel::MergeDuplicate {
+                    index,
+                    earlier: *slot - 1,
+                    merged,
+                });
+            }
+            *slot = index + 1;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,109 @@
+//! [`PatternKind`]: the serde mirror of [`picobpe::Pattern`] stored in model files.
+
+use core::fmt;
+use core::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// Which pre-tokenization pattern a model uses, as stored in a model file.
+///
+/// This mirrors [`picobpe::Pattern`] (the core crate has no serde dependency). The variant order
+/// is part of the file format: postcard encodes the variant index, so new patterns are only
+/// ever appended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum PatternKind {
+    /// GPT-2 / r50k.
+    Gpt2,
+    /// cl100k_base (GPT-4).
+    Cl100k,
+    /// o200k_base (GPT-4o).
+    O200k,
+}
+
+impl PatternKind {
+    /// Every pattern, in file-format order.
+    pub const ALL: [PatternKind; 3] = [PatternKind::Gpt2, PatternKind::Cl100k, PatternKind::O200k];
+
+    /// The command-line name: `gpt2`, `cl100k` or `o200k`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PatternKind::Gpt2 => "gpt2",
+            PatternKind::Cl100k => "cl100k",
+            PatternKind::O200k => "o200k",
+        }
+    }
+}
+
+impl From<PatternKind> for picobpe::Pattern {
+    fn from(kind: PatternKind) -> Self {
+        match kind {
+            PatternKind::Gpt2 => picobpe::Pattern::Gpt2,
+            PatternKind::Cl100k => picobpe::Pattern::Cl100k,
+            PatternKind::O200k => picobpe::Pattern::O200k,
+        }
+    }
+}
+
+impl From<picobpe::Pattern> for PatternKind {
+    fn from(pattern: picobpe::Pattern) -> Self {
+        match pattern {
+            picobpe::Pattern::Gpt2 => PatternKind::Gpt2,
+            picobpe::Pattern::Cl100k => PatternKind::Cl100k,
+            picobpe::Pattern::O200k => PatternKind::O200k,
+        }
+    }
+}
+
+impl fmt::Display for PatternKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An unknown pattern name given to [`PatternKind::from_str`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownPattern(pub String);
+
+impl fmt::Display for UnknownPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown pattern {:?} (expected gpt2, cl100k or o200k)",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for UnknownPattern {}
+
+impl FromStr for PatternKind {
+    type Err = UnknownPattern;
+
+    /// Accepts `gpt2` (alias `r50k`), `cl100k` (alias `cl100k_base`), `o200k` (alias `o200k_base`).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "gpt2" | "r50k" | "r50k_base" => Ok(PatternKind::Gpt2),
+            "cl100k" | "cl100k_base" => Ok(PatternKind::Cl100k),
+            "o200k" | "o200k_base" => Ok(PatternKind::O200k),
+            _ => Err(UnknownPattern(s.to_owned())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for kind in PatternKind::ALL {
+            assert_eq!(kind.name().parse::<PatternKind>(), Ok(kind));
+            assert_eq!(PatternKind::from(picobpe::Pattern::from(kind)), kind);
+        }
+        assert_eq!(
+            "cl100k_base".parse::<PatternKind>(),
+            Ok(PatternKind::Cl100k)
+        );
+        assert!("gpt4".parse::<PatternKind>().is_err());
+    }
+}

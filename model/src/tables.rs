@@ -1,0 +1,341 @@
+//! [`TableData`]: the flat, owned form of [`picobpe::Tables`] built from a validated model.
+//!
+//! The bake step (`picobpe-build`) prints a `TableData` as Rust source with `phf_codegen`; the
+//! host CLI turns it into live [`Tables`] with [`TableData::to_tables`] using `phf_generator`
+//! (the same generator `phf_codegen` calls), so both run the same lookups on the same layout.
+
+use core::fmt;
+use std::collections::HashMap;
+
+use picobpe::{PairMap, Pattern, SpecialToken, Tables};
+
+use crate::bpe::{pair_bpe, Merge};
+use crate::error::InvalidModel;
+use crate::model::Model;
+
+/// Which whole-piece entries to put in [`Tables::pieces`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PieceTable {
+    /// Every token the encoder may take whole: all ordinary tokens for tiktoken-semantics
+    /// models, the tokens whose own bytes pair-BPE-encode to themselves otherwise. Faster.
+    #[default]
+    Full,
+    /// Only the entries exactness needs: tokens of tiktoken-semantics models that pair BPE
+    /// does not reach from their own bytes (none for gpt2, cl100k_base, o200k_base); empty for
+    /// pair-semantics models. Smallest.
+    Minimal,
+}
+
+/// The merge entries with their packed key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PairData {
+    /// `(left << 16 | right, merged)`; every id is below 65 536.
+    Narrow(Vec<(u32, u32)>),
+    /// `(left << 32 | right, merged)`.
+    Wide(Vec<(u64, u32)>),
+}
+
+impl PairData {
+    /// Number of merges.
+    pub fn len(&self) -> usize {
+        match self {
+            PairData::Narrow(v) => v.len(),
+            PairData::Wide(v) => v.len(),
+        }
+    }
+
+    /// True when there are no merges.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Owned table contents, one field per [`Tables`] field (maps as plain entry lists).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableData {
+    /// The pre-tokenization pattern.
+    pub pattern: Pattern,
+    /// Bytes of all ids concatenated in id order.
+    pub token_bytes: Vec<u8>,
+    /// `n_ids + 1` offsets into `token_bytes`.
+    pub token_offsets: Vec<u32>,
+    /// Id of each single byte.
+    pub byte_ids: [u32; 256],
+    /// Merge entries.
+    pub pairs: PairData,
+    /// Empty when merge order is increasing in merged id; else `ranks[id]` = merge index, or
+    /// `u32::MAX` for ids no merge produces.
+    pub ranks: Vec<u32>,
+    /// Ids of the whole-piece entries; each key is that id's bytes.
+    pub pieces: Vec<u32>,
+    /// Special token text and id.
+    pub specials: Vec<(String, u32)>,
+}
+
+impl TableData {
+    /// Validate `model` and lay out its tables.
+    pub fn new(model: &Model, piece_table: PieceTable) -> Result<TableData, InvalidModel> {
+        model.validate()?;
+        let n = model.n_ids();
+
+        let mut token_bytes = Vec::with_capacity(model.tokens.iter().map(Vec::len).sum());
+        let mut token_offsets = Vec::with_capacity(n + 1);
+        token_offsets.push(0u32);
+        for bytes in &model.tokens {
+            token_bytes.extend_from_slice(bytes);
+            // Validation bounds the total by u32::MAX.
+            token_offsets.push(token_bytes.len() as u32);
+        }
+
+        let ordinary = model.ordinary_map();
+        let mut byte_ids = [0u32; 256];
+        for (b, id) in byte_ids.iter_mut().enumerate() {
+            *id = ordinary[[b as u8].as_slice()];
+        }
+
+        let merged_ids = model.merged_ids();
+        let narrow = n <= 1 << 16;
+        let pairs = if narrow {
+            PairData::Narrow(
+                model
+                    .merges
+                    .iter()
+                    .zip(&merged_ids)
+                    .map(|(&(l, r), &m)| (l << 16 | r, m))
+                    .collect(),
+            )
+        } else {
+            PairData::Wide(
+                model
+                    .merges
+                    .iter()
+                    .zip(&merged_ids)
+                    .map(|(&(l, r), &m)| (u64::from(l) << 32 | u64::from(r), m))
+                    .collect(),
+            )
+        };
+
+        let monotone = merged_ids.windows(2).all(|w| w[0] < w[1]);
+        let ranks = if monotone {
+            Vec::new()
+        } else {
+            let mut ranks = vec![u32::MAX; n];
+            for (index, &m) in merged_ids.iter().enumerate() {
+                ranks[m as usize] = index as u32;
+            }
+            ranks
+        };
+
+        let merge_map: HashMap<(u32, u32), Merge> = model
+            .merges
+            .iter()
+            .zip(&merged_ids)
+            .enumerate()
+            .map(|(rank, (&pair, &merged))| {
+                let rank = rank as u32;
+                (pair, Merge { rank, merged })
+            })
+            .collect();
+        let mut ids: Vec<u32> = ordinary.values().copied().collect();
+        ids.sort_unstable();
+        let reaches_itself =
+            |id: u32| pair_bpe(&model.tokens[id as usize], &byte_ids, &merge_map) == [id];
+        let pieces: Vec<u32> = match (model.whole_piece, piece_table) {
+            (true, PieceTable::Full) => ids,
+            (true, PieceTable::Minimal) => {
+                ids.into_iter().filter(|&id| !reaches_itself(id)).collect()
+            }
+            (false, PieceTable::Full) => ids.into_iter().filter(|&id| reaches_itself(id)).collect(),
+            (false, PieceTable::Minimal) => Vec::new(),
+        };
+
+        Ok(TableData {
+            pattern: model.pattern.into(),
+            token_bytes,
+            token_offsets,
+            byte_ids,
+            pairs,
+            ranks,
+            pieces,
+            specials: model.specials.clone(),
+        })
+    }
+
+    /// The bytes of `id` (empty for an unused id or one out of range).
+    pub fn bytes_of(&self, id: u32) -> &[u8] {
+        let i = id as usize;
+        match (self.token_offsets.get(i), self.token_offsets.get(i + 1)) {
+            (Some(&s), Some(&e)) => &self.token_bytes[s as usize..e as usize],
+            _ => &[],
+        }
+    }
+
+    /// Number of ids.
+    pub fn n_ids(&self) -> usize {
+        self.token_offsets.len().saturating_sub(1)
+    }
+
+    /// Flash bytes of each table as baked for a 32-bit target (see [`TableSizes`]).
+    pub fn sizes(&self) -> TableSizes {
+        let n_pairs = self.pairs.len();
+        let pair_entry = match self.pairs {
+            PairData::Narrow(_) => 8,
+            PairData::Wide(_) => 16,
+        };
+        TableSizes {
+            n_ids: self.n_ids(),
+            n_merges: n_pairs,
+            n_pieces: self.pieces.len(),
+            token_bytes: self.token_bytes.len(),
+            token_offsets: 4 * self.token_offsets.len(),
+            byte_ids: 4 * 256,
+            pairs: PHF_MAP_HEADER + pair_entry * n_pairs + PHF_DISP * phf_buckets(n_pairs),
+            ranks: 4 * self.ranks.len(),
+            pieces: PHF_MAP_HEADER
+                + PIECE_ENTRY * self.pieces.len()
+                + PHF_DISP * phf_buckets(self.pieces.len()),
+            specials: self
+                .specials
+                .iter()
+                .map(|(text, _)| SPECIAL_ENTRY + text.len())
+                .sum(),
+        }
+    }
+
+    /// Build live [`Tables`] with `phf_generator` and leak them.
+    ///
+    /// Leaking is deliberate: `Tables` borrows `'static` data exactly like baked tables do, a
+    /// process loads one model once and uses it until exit, so the memory would only be freed
+    /// at exit anyway. Do not call this in a loop.
+    pub fn to_tables(self) -> &'static Tables<'static> {
+        let token_bytes: &'static [u8] = Box::leak(self.token_bytes.into_boxed_slice());
+        let token_offsets: &'static [u32] = Box::leak(self.token_offsets.into_boxed_slice());
+        let byte_ids: &'static [u32; 256] = Box::leak(Box::new(self.byte_ids));
+        let pairs = match self.pairs {
+            PairData::Narrow(entries) => PairMap::Narrow(Box::leak(Box::new(phf_map(entries)))),
+            PairData::Wide(entries) => PairMap::Wide(Box::leak(Box::new(phf_map(entries)))),
+        };
+        let ranks: &'static [u32] = Box::leak(self.ranks.into_boxed_slice());
+        let piece_entries: Vec<(&'static [u8], u32)> = self
+            .pieces
+            .iter()
+            .map(|&id| {
+                let (s, e) = (token_offsets[id as usize], token_offsets[id as usize + 1]);
+                (&token_bytes[s as usize..e as usize], id)
+            })
+            .collect();
+        let pieces = Box::leak(Box::new(phf_map(piece_entries)));
+        let specials: Vec<SpecialToken<'static>> = self
+            .specials
+            .into_iter()
+            .map(|(text, id)| SpecialToken {
+                text: Box::leak(text.into_boxed_str()),
+                id,
+            })
+            .collect();
+        Box::leak(Box::new(Tables {
+            pattern: self.pattern,
+            token_bytes,
+            token_offsets,
+            byte_ids,
+            pairs,
+            ranks,
+            pieces,
+            specials: Box::leak(specials.into_boxed_slice()),
+        }))
+    }
+}
+
+/// A `phf::Map` over `entries` (distinct keys), leaked, laid out as `phf_codegen` would.
+fn phf_map<K: phf_shared::PhfHash + 'static, V: 'static>(entries: Vec<(K, V)>) -> phf::Map<K, V> {
+    let keys: Vec<&K> = entries.iter().map(|(k, _)| k).collect();
+    let state = phf_generator::generate_hash(&keys);
+    let mut slots: Vec<Option<(K, V)>> = entries.into_iter().map(Some).collect();
+    let ordered: Vec<(K, V)> = state.map.iter().filter_map(|&i| slots[i].take()).collect();
+    phf::Map {
+        key: state.key,
+        disps: Box::leak(state.disps.into_boxed_slice()),
+        entries: Box::leak(ordered.into_boxed_slice()),
+    }
+}
+
+/// `phf` map struct on a 32-bit target: `u64` key + two fat slice pointers.
+const PHF_MAP_HEADER: usize = 8 + 8 + 8;
+/// One `(u32, u32)` displacement.
+const PHF_DISP: usize = 8;
+/// One `(&[u8], u32)` piece entry; its key bytes live inside `token_bytes`.
+const PIECE_ENTRY: usize = 12;
+/// One `SpecialToken` (`&str` + `u32`); its text is stored separately.
+const SPECIAL_ENTRY: usize = 12;
+
+/// Number of displacement buckets `phf_generator` uses for `n` keys (λ = 3).
+pub fn phf_buckets(n: usize) -> usize {
+    n.div_ceil(3)
+}
+
+/// Flash bytes per table for a 32-bit target (`usize` = 4, `u64` aligned to 8), as baked by
+/// `picobpe-build`. Whole-piece keys point into `token_bytes`, so they add no bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableSizes {
+    /// Ids, including holes and specials.
+    pub n_ids: usize,
+    /// Merges.
+    pub n_merges: usize,
+    /// Whole-piece entries.
+    pub n_pieces: usize,
+    /// Concatenated token bytes.
+    pub token_bytes: usize,
+    /// `u32` offsets.
+    pub token_offsets: usize,
+    /// Byte → id array.
+    pub byte_ids: usize,
+    /// Merge map: entries (8 B narrow, 16 B wide) + displacements + map header.
+    pub pairs: usize,
+    /// Rank array (0 when ranks follow ids).
+    pub ranks: usize,
+    /// Whole-piece map: 12 B entries + displacements + map header.
+    pub pieces: usize,
+    /// Special token entries and texts.
+    pub specials: usize,
+}
+
+impl TableSizes {
+    /// Sum of all tables.
+    pub fn total(&self) -> usize {
+        self.token_bytes
+            + self.token_offsets
+            + self.byte_ids
+            + self.pairs
+            + self.ranks
+            + self.pieces
+            + self.specials
+    }
+}
+
+impl fmt::Display for TableSizes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rows = [
+            ("token_bytes", self.token_bytes, String::new()),
+            (
+                "token_offsets",
+                self.token_offsets,
+                format!("{} ids", self.n_ids),
+            ),
+            ("byte_ids", self.byte_ids, String::new()),
+            ("pairs", self.pairs, format!("{} merges", self.n_merges)),
+            ("ranks", self.ranks, String::new()),
+            ("pieces", self.pieces, format!("{} entries", self.n_pieces)),
+            ("specials", self.specials, String::new()),
+        ];
+        for (name, bytes, note) in rows {
+            writeln!(f, "  {name:<14}{bytes:>11} B  {note}")?;
+        }
+        let per_token = self.total() as f64 / self.n_ids.max(1) as f64;
+        write!(
+            f,
+            "  {:<14}{:>11} B  ({per_token:.1} B per id)",
+            "total",
+            self.total()
+        )
+    }
+}

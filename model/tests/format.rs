@@ -1,0 +1,333 @@
+//! Model file format: round trip, and a distinct error for each kind of damage.
+
+use picobpe_model::format::{HEADER_LEN, MAGIC, VERSION};
+use picobpe_model::{InvalidModel, Model, ModelError, PatternKind};
+
+/// Bytes 0..=255 as ids 0..=255, then "ab" (256), "abc" (257), special "<|end|>" (258).
+fn small_model() -> Model {
+    let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+    tokens.push(b"ab".to_vec());
+    tokens.push(b"abc".to_vec());
+    tokens.push(b"<|end|>".to_vec());
+    Model {
+        pattern: PatternKind::Gpt2,
+        tokens,
+        merges: vec![(u32::from(b'a'), u32::from(b'b')), (256, u32::from(b'c'))],
+        specials: vec![("<|end|>".to_owned(), 258)],
+        whole_piece: false,
+    }
+}
+
+/// A file around `payload` with a correct header, bypassing validation.
+fn file_with_payload(payload: &[u8]) -> Vec<u8> {
+    let mut out = MAGIC.to_vec();
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    out.extend_from_slice(payload);
+    out
+}
+
+fn invalid(model: &Model) -> InvalidModel {
+    let file = file_with_payload(&postcard::to_stdvec(model).unwrap());
+    match Model::from_bytes(&file) {
+        Err(ModelError::Invalid(err)) => {
+            assert!(matches!(model.to_bytes(), Err(ModelError::Invalid(_))));
+            err
+        }
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+}
+
+#[test]
+fn round_trip_bytes_and_file() {
+    let model = small_model();
+    let bytes = model.to_bytes().unwrap();
+    assert_eq!(&bytes[..8], b"PICOBPE\0");
+    assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 1);
+    assert_eq!(Model::from_bytes(&bytes).unwrap(), model);
+
+    let dir = std::env::temp_dir().join(format!("picobpe-format-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("small.model");
+    model.write(&path).unwrap();
+    assert_eq!(Model::read(&path).unwrap(), model);
+    // Only the model is left in the directory (the temporary file was renamed).
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn every_truncation_is_reported_as_truncated() {
+    let bytes = small_model().to_bytes().unwrap();
+    for len in 0..bytes.len() {
+        match Model::from_bytes(&bytes[..len]) {
+            Err(ModelError::Truncated { needed, have }) => {
+                assert_eq!(have, len as u64);
+                let expected = if len < HEADER_LEN {
+                    HEADER_LEN
+                } else {
+                    bytes.len()
+                };
+                assert_eq!(needed, expected as u64);
+            }
+            other => panic!("prefix of {len} bytes: {other:?}"),
+        }
+    }
+    let err = Model::from_bytes(&bytes[..20]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "model file is truncated: 20 bytes present, {} expected",
+            bytes.len()
+        )
+    );
+}
+
+#[test]
+fn every_payload_bit_flip_is_a_checksum_mismatch() {
+    let bytes = small_model().to_bytes().unwrap();
+    for i in HEADER_LEN..bytes.len() {
+        for bit in 0..8 {
+            let mut bad = bytes.clone();
+            bad[i] ^= 1 << bit;
+            assert!(
+                matches!(
+                    Model::from_bytes(&bad),
+                    Err(ModelError::ChecksumMismatch { .. })
+                ),
+                "byte {i} bit {bit}"
+            );
+        }
+    }
+    // A flipped checksum field is a mismatch too, reporting both values.
+    let mut bad = bytes.clone();
+    bad[14] ^= 1;
+    let Err(ModelError::ChecksumMismatch { expected, found }) = Model::from_bytes(&bad) else {
+        panic!("expected a checksum mismatch");
+    };
+    assert_eq!(expected ^ 1, found);
+    assert!(Model::from_bytes(&bad)
+        .unwrap_err()
+        .to_string()
+        .contains("corrupt"));
+}
+
+#[test]
+fn wrong_magic_and_versions() {
+    let bytes = small_model().to_bytes().unwrap();
+    let mut bad = bytes.clone();
+    bad[0] = b'X';
+    assert!(matches!(Model::from_bytes(&bad), Err(ModelError::BadMagic)));
+    assert!(matches!(
+        Model::from_bytes(b"{\"json\": 1}"),
+        Err(ModelError::BadMagic)
+    ));
+    assert!(matches!(
+        Model::from_bytes(b"PICO"),
+        Err(ModelError::Truncated { .. })
+    ));
+    assert!(matches!(
+        Model::from_bytes(b"PICX"),
+        Err(ModelError::BadMagic)
+    ));
+
+    for version in [0u16, 2, 0xFFFF] {
+        let mut newer = bytes.clone();
+        newer[8..10].copy_from_slice(&version.to_le_bytes());
+        match Model::from_bytes(&newer) {
+            Err(
+                err @ ModelError::UnsupportedVersion {
+                    found,
+                    supported: 1,
+                },
+            ) => {
+                assert_eq!(found, version);
+                assert_eq!(
+                    err.to_string(),
+                    format!(
+                        "model file format version {version} is not supported (this build reads version 1)"
+                    )
+                );
+            }
+            other => panic!("version {version}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn trailing_bytes_and_undecodable_payloads() {
+    let mut bytes = small_model().to_bytes().unwrap();
+    bytes.push(0);
+    assert!(matches!(
+        Model::from_bytes(&bytes),
+        Err(ModelError::TrailingBytes { count: 1 })
+    ));
+
+    // Extra bytes inside the checksummed payload, after the model.
+    let mut payload = postcard::to_stdvec(&small_model()).unwrap();
+    payload.extend_from_slice(&[7, 7]);
+    assert!(matches!(
+        Model::from_bytes(&file_with_payload(&payload)),
+        Err(ModelError::TrailingBytes { count: 2 })
+    ));
+
+    // A payload with a valid checksum that is not a Model.
+    for garbage in [&[][..], &[9], &[0, 0xFF, 0xFF]] {
+        assert!(
+            matches!(
+                Model::from_bytes(&file_with_payload(garbage)),
+                Err(ModelError::Decode(_))
+            ),
+            "{garbage:?}"
+        );
+    }
+}
+
+#[test]
+fn hostile_length_prefixes_do_not_allocate() {
+    // pattern = Gpt2, then `tokens` claims u32::MAX (and then 2^63) entries with no data behind.
+    for claim in [&[0xFF, 0xFF, 0xFF, 0xFF, 0x0F][..], &[0xFF; 9]] {
+        let mut payload = vec![0u8];
+        payload.extend_from_slice(claim);
+        assert!(matches!(
+            Model::from_bytes(&file_with_payload(&payload)),
+            Err(ModelError::Decode(_))
+        ));
+    }
+    // Inner vector claims 2^32 - 1 bytes.
+    let payload = [0u8, 1, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F, 1, 2];
+    assert!(matches!(
+        Model::from_bytes(&file_with_payload(&payload)),
+        Err(ModelError::Decode(_))
+    ));
+}
+
+#[test]
+fn each_invalid_content_is_named() {
+    let base = small_model();
+
+    let mut m = base.clone();
+    m.tokens[257] = b"ab".to_vec();
+    assert_eq!(
+        invalid(&m),
+        InvalidModel::DuplicateToken {
+            first: 256,
+            second: 257
+        }
+    );
+
+    let mut m = base.clone();
+    m.tokens[0x41] = b"ZZ".to_vec();
+    let err = invalid(&m);
+    assert_eq!(err, InvalidModel::MissingByte { byte: 0x41 });
+    assert_eq!(
+        err.to_string(),
+        "byte 0x41 has no single-byte ordinary token"
+    );
+
+    let mut m = base.clone();
+    m.merges[1] = (256, 999);
+    let err = invalid(&m);
+    assert_eq!(err, InvalidModel::MergeUnknownId { index: 1, id: 999 });
+    assert_eq!(
+        err.to_string(),
+        "merge #1 references id 999, which is not an ordinary token"
+    );
+
+    let mut m = base.clone();
+    m.merges[1] = (256, 258);
+    assert_eq!(
+        invalid(&m),
+        InvalidModel::MergeUnknownId { index: 1, id: 258 }
+    );
+
+    let mut m = base.clone();
+    m.merges[1] = (256, u32::from(b'd'));
+    assert_eq!(
+        invalid(&m),
+        InvalidModel::MergeNotAToken {
+            index: 1,
+            left: 256,
+            right: 100
+        }
+    );
+
+    let mut m = base.clone();
+    m.merges.push((u32::from(b'a'), u32::from(b'b')));
+    assert_eq!(
+        invalid(&m),
+        InvalidModel::MergeDuplicate {
+            index: 2,
+            earlier: 0,
+            merged: 256
+        }
+    );
+
+    let mut m = base.clone();
+    m.specials[0].0 = "ab".to_owned();
+    m.tokens[258] = b"ab".to_vec();
+    assert_eq!(
+        invalid(&m),
+        InvalidModel::SpecialIsOrdinary {
+            text: "ab".to_owned(),
+            ordinary: 256
+        }
+    );
+
+    let mut m = base.clone();
+    m.specials.push(("<|end|>".to_owned(), 258));
+    assert_eq!(
+        invalid(&m),
+        InvalidModel::SpecialDuplicateText {
+            text: "<|end|>".to_owned()
+        }
+    );
+
+    let mut m = base.clone();
+    m.tokens.push(b"<|x|>".to_vec());
+    m.specials.push(("<|x|>".to_owned(), 258));
+    assert_eq!(invalid(&m), InvalidModel::SpecialDuplicateId { id: 258 });
+
+    let mut m = base.clone();
+    m.specials[0].1 = 4_000_000_000;
+    assert_eq!(
+        invalid(&m),
+        InvalidModel::SpecialIdOutOfRange {
+            text: "<|end|>".to_owned(),
+            id: 4_000_000_000,
+            n_ids: 259
+        }
+    );
+
+    let mut m = base.clone();
+    m.tokens[258] = b"<|END|>".to_vec();
+    assert_eq!(
+        invalid(&m),
+        InvalidModel::SpecialBytesMismatch {
+            text: "<|end|>".to_owned(),
+            id: 258
+        }
+    );
+
+    let mut m = base.clone();
+    m.tokens[258].clear();
+    m.specials[0].0.clear();
+    assert_eq!(invalid(&m), InvalidModel::SpecialEmpty { id: 258 });
+
+    // Unused ids (holes) are fine.
+    let mut m = base.clone();
+    m.tokens.insert(258, Vec::new());
+    m.specials[0].1 = 259;
+    assert_eq!(Model::from_bytes(&m.to_bytes().unwrap()).unwrap(), m);
+}
+
+#[test]
+fn io_errors_name_the_path() {
+    let err = Model::read("/nonexistent/dir/x.model").unwrap_err();
+    assert!(matches!(err, ModelError::Io { .. }));
+    assert!(
+        err.to_string().starts_with("/nonexistent/dir/x.model: "),
+        "{err}"
+    );
+}
