@@ -1,0 +1,133 @@
+//! [`TrainError`]: everything that stops a training run, each with the message the user sees.
+
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+
+/// Why `host-trainer train` failed. `Display` is the complete, user-facing message.
+#[derive(Debug)]
+pub enum TrainError {
+    /// An input could not be opened or read (missing, unreadable, I/O error mid-file).
+    Read {
+        /// The input path as given.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// An input path is a directory.
+    IsDirectory {
+        /// The input path as given.
+        path: PathBuf,
+    },
+    /// An input is not valid UTF-8.
+    InvalidUtf8 {
+        /// The input path as given.
+        path: PathBuf,
+        /// Byte offset of the first byte that is not part of a well-formed UTF-8 sequence.
+        offset: u64,
+    },
+    /// The inputs hold no ordinary text (empty files, or nothing but special tokens).
+    EmptyCorpus,
+    /// `--vocab-size` is below 256 byte tokens + the special tokens.
+    VocabTooSmall {
+        /// The requested size.
+        vocab_size: u64,
+        /// 256 + number of special tokens.
+        minimum: u64,
+    },
+    /// The same special token was given twice.
+    DuplicateSpecial {
+        /// The repeated text.
+        text: String,
+    },
+    /// An empty special token was given.
+    EmptySpecial,
+    /// A one-byte special token would make that byte both a special and an ordinary token.
+    SpecialIsByte {
+        /// The special token text.
+        text: String,
+    },
+    /// `--threads 0`.
+    ZeroThreads,
+    /// The output directory exists and holds files other than a previous training's output.
+    OutputNotReplaceable {
+        /// The `--out` path.
+        path: PathBuf,
+        /// Why it cannot be replaced.
+        reason: String,
+    },
+    /// Creating, writing or renaming an output file or directory failed.
+    Write {
+        /// The file or directory being written.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// Two merges produced the same byte string, which the model format cannot represent.
+    DuplicateToken {
+        /// Index of the later merge.
+        merge: usize,
+        /// The byte string (GPT-2 text form).
+        token: String,
+    },
+    /// The model file could not be built or written.
+    Model(picobpe_model::ModelError),
+    /// A counting thread panicked (a bug); the message is the panic payload if it was a string.
+    WorkerPanicked(String),
+}
+
+impl fmt::Display for TrainError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TrainError::Read { path, source } => {
+                write!(f, "cannot read input {}: {source}", path.display())
+            }
+            TrainError::IsDirectory { path } => {
+                write!(f, "input {} is a directory, not a file", path.display())
+            }
+            TrainError::InvalidUtf8 { path, offset } => write!(
+                f,
+                "input {} is not valid UTF-8: invalid byte sequence at byte offset {offset}",
+                path.display()
+            ),
+            TrainError::EmptyCorpus => f.write_str(
+                "the corpus is empty: the inputs contain no text besides special tokens",
+            ),
+            TrainError::VocabTooSmall {
+                vocab_size,
+                minimum,
+            } => write!(
+                f,
+                "--vocab-size {vocab_size} is too small: it must be at least {minimum} \
+                 (256 byte tokens + {} special tokens)",
+                minimum - 256
+            ),
+            TrainError::DuplicateSpecial { text } => {
+                write!(f, "special token {text:?} is given more than once")
+            }
+            TrainError::EmptySpecial => f.write_str("a special token must not be empty"),
+            TrainError::SpecialIsByte { text } => write!(
+                f,
+                "special token {text:?} is a single byte, which is already an ordinary byte token"
+            ),
+            TrainError::ZeroThreads => f.write_str("--threads must be at least 1"),
+            TrainError::OutputNotReplaceable { path, reason } => {
+                write!(f, "cannot write output directory {}: {reason}", path.display())
+            }
+            TrainError::Write { path, source } => {
+                write!(f, "cannot write {}: {source}", path.display())
+            }
+            TrainError::DuplicateToken { merge, token } => write!(
+                f,
+                "merge {merge} produced {token:?}, which an earlier merge already produced; \
+                 the model format needs one merge per token"
+            ),
+            TrainError::Model(e) => write!(f, "cannot write the model: {e}"),
+            TrainError::WorkerPanicked(msg) => {
+                write!(f, "internal error: a counting thread panicked: {msg}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for TrainError {}

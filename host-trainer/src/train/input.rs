@@ -1,0 +1,266 @@
+//! Streaming the corpus as chunks that can be counted independently and in any order.
+//!
+//! Each input file is read in blocks of about `chunk_size` bytes, validated as UTF-8 and cut at a
+//! *safe split*: a position `p` such that splitting the text on special tokens and pre-tokenizing
+//! `text[..p]` and `text[p..]` separately yields exactly the special tokens and pieces of the
+//! whole. The bytes after the cut are carried into the next block. Files are separate documents:
+//! no piece spans two inputs.
+//!
+//! Safe splits, in order of preference (see [`Splitter::split_point`]):
+//! 1. **After a special token** whose start is at least `max_special_len` bytes before the end of
+//!    the buffer. Special tokens are found leftmost-longest (aho-corasick `LeftmostLongest`,
+//!    which is what CS336's longest-first alternation does); a match starting at `s <= len -
+//!    max_special_len` is final, because every competing candidate (starting at or before `s`)
+//!    lies entirely inside the buffer. Pieces never span a special token, so the cut is safe.
+//! 2. **After a `\n`** that has a non-whitespace character before it and a non-whitespace
+//!    character other than `/` after it, when no final special-token match exists. In all three
+//!    patterns (GPT-2, cl100k, o200k) a piece containing a `\n` is either made of whitespace or a
+//!    punctuation run followed by `[\r\n]*` (`[\r\n/]*` for o200k), so no piece contains both
+//!    the `\n` and the next character; the piece ending at the `\n` has the same extent whether
+//!    the text ends there or continues; and the patterns have no look-behind, so pre-tokenizing
+//!    from `p` is the same as continuing from `p`. The cut is at most `len + 1 -
+//!    max_special_len`, so no special-token occurrence can straddle it (one would have started
+//!    early enough to be a final match).
+//! 3. **After the last complete piece** found by running the streaming pre-tokenizer
+//!    (`is_final = false`) from the start of the buffer, for text without such newlines (one
+//!    long line). This costs one extra pre-tokenizer pass over the buffer.
+//!
+//! If none exists (a single piece longer than the buffer), the buffer grows geometrically until
+//! one does; memory then grows with the longest piece, which the counts must store anyway.
+
+use std::fs::{self, File};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use aho_corasick::AhoCorasick;
+use picobpe::pretok::{next_piece, Step};
+use picobpe::Pattern;
+
+use super::error::TrainError;
+
+/// Finds safe split points (see the module docs) for one pattern and set of special tokens.
+pub struct Splitter<'a> {
+    /// Leftmost-longest matcher over the special tokens, if any.
+    pub specials: Option<&'a AhoCorasick>,
+    /// Length in bytes of the longest special token (0 without specials).
+    pub max_special_len: usize,
+    /// The pre-tokenization pattern.
+    pub pattern: Pattern,
+}
+
+impl Splitter<'_> {
+    /// The safe split point preferred by the module-doc rules, in `1..=buf.len()`, or `None`.
+    /// `buf` must be valid UTF-8 (it may end anywhere on a character boundary).
+    pub fn split_point(&self, buf: &[u8]) -> Option<usize> {
+        let n = buf.len();
+        if let Some(ac) = self.specials {
+            if let Some(reliable) = n.checked_sub(self.max_special_len) {
+                let last = ac
+                    .find_iter(buf)
+                    .take_while(|m| m.start() <= reliable)
+                    .last();
+                if let Some(m) = last {
+                    return Some(m.end());
+                }
+            }
+        }
+        // Largest cut that no special-token occurrence can straddle.
+        let limit = (n + 1).checked_sub(self.max_special_len.max(1))?;
+        newline_split(buf, limit).or_else(|| self.piece_split(&buf[..limit]))
+    }
+
+    /// Rule 3: the end of the last piece that the streaming pre-tokenizer completes in `text`.
+    fn piece_split(&self, text: &[u8]) -> Option<usize> {
+        let mut pos = 0;
+        while pos < text.len() {
+            match next_piece(self.pattern, text, pos, false) {
+                Step::Piece { end } if end > pos && end <= text.len() => pos = end,
+                _ => break,
+            }
+        }
+        (pos > 0).then_some(pos)
+    }
+}
+
+/// Rule 2: the largest `p <= limit`, `p < buf.len()`, with `buf[p - 1] == b'\n'`, a
+/// non-whitespace character before the newline and a non-whitespace, non-`/` character at `p`.
+fn newline_split(buf: &[u8], limit: usize) -> Option<usize> {
+    let mut end = limit.min(buf.len().saturating_sub(1)); // search newlines in buf[..end]
+    while let Some(q) = buf[..end].iter().rposition(|&b| b == b'\n') {
+        end = q;
+        let p = q + 1;
+        let next = char_at(buf, p);
+        let prev = char_before(buf, q);
+        if let (Some(next), Some(prev)) = (next, prev) {
+            if !next.is_whitespace() && next != '/' && !prev.is_whitespace() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// The character starting at `i`, if a complete one does.
+fn char_at(buf: &[u8], i: usize) -> Option<char> {
+    let width = match *buf.get(i)? {
+        b if b < 0x80 => 1,
+        b if b >= 0xF0 => 4,
+        b if b >= 0xE0 => 3,
+        _ => 2,
+    };
+    std::str::from_utf8(buf.get(i..i + width)?)
+        .ok()?
+        .chars()
+        .next()
+}
+
+/// The character ending just before `i`, if there is one.
+fn char_before(buf: &[u8], i: usize) -> Option<char> {
+    let mut start = i.checked_sub(1)?;
+    while start > 0 && i - start < 4 && buf[start] & 0xC0 == 0x80 {
+        start -= 1;
+    }
+    std::str::from_utf8(&buf[start..i]).ok()?.chars().next()
+}
+
+/// Read every input in order and hand each safe chunk to `emit` (which returns `false` to stop
+/// early). `progress` is called with the number of bytes read after each block.
+pub fn read_inputs(
+    inputs: &[PathBuf],
+    splitter: &Splitter<'_>,
+    chunk_size: usize,
+    mut progress: impl FnMut(u64),
+    mut emit: impl FnMut(Vec<u8>) -> bool,
+) -> Result<(), TrainError> {
+    for path in inputs {
+        if !read_file(path, splitter, chunk_size, &mut progress, &mut emit)? {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Total size in bytes of the inputs, checking that each exists and is not a directory.
+pub fn total_size(inputs: &[PathBuf]) -> Result<u64, TrainError> {
+    let mut total = 0;
+    for path in inputs {
+        let meta = fs::metadata(path).map_err(|source| TrainError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        if meta.is_dir() {
+            return Err(TrainError::IsDirectory { path: path.clone() });
+        }
+        total += meta.len();
+    }
+    Ok(total)
+}
+
+/// Stream one file; returns `Ok(false)` when `emit` asked to stop.
+fn read_file(
+    path: &Path,
+    splitter: &Splitter<'_>,
+    chunk_size: usize,
+    progress: &mut impl FnMut(u64),
+    emit: &mut impl FnMut(Vec<u8>) -> bool,
+) -> Result<bool, TrainError> {
+    let read_err = |source| TrainError::Read {
+        path: path.to_owned(),
+        source,
+    };
+    if fs::metadata(path).map_err(read_err)?.is_dir() {
+        return Err(TrainError::IsDirectory {
+            path: path.to_owned(),
+        });
+    }
+    let mut file = File::open(path).map_err(read_err)?;
+    // Invariants: `pending` holds the file's bytes from offset `base` on that are not yet
+    // emitted; `pending[..valid]` is valid UTF-8 ending on a character boundary.
+    let mut pending: Vec<u8> = Vec::new();
+    let mut base: u64 = 0;
+    let mut valid = 0usize;
+    let mut want = chunk_size;
+    loop {
+        pending.reserve(want);
+        let got = (&mut file)
+            .take(want as u64)
+            .read_to_end(&mut pending)
+            .map_err(read_err)?;
+        progress(got as u64);
+        let eof = got < want;
+        match std::str::from_utf8(&pending[valid..]) {
+            Ok(_) => valid = pending.len(),
+            Err(e) => {
+                if e.error_len().is_some() || eof {
+                    return Err(TrainError::InvalidUtf8 {
+                        path: path.to_owned(),
+                        offset: base + (valid + e.valid_up_to()) as u64,
+                    });
+                }
+                valid += e.valid_up_to();
+            }
+        }
+        if eof {
+            if !pending.is_empty() && !emit(pending) {
+                return Ok(false);
+            }
+            return Ok(true);
+        }
+        match splitter.split_point(&pending[..valid]) {
+            Some(p) => {
+                let mut rest = Vec::with_capacity(chunk_size + (pending.len() - p));
+                rest.extend_from_slice(&pending[p..]);
+                pending.truncate(p);
+                if !emit(std::mem::replace(&mut pending, rest)) {
+                    return Ok(false);
+                }
+                base += p as u64;
+                valid -= p;
+                want = chunk_size;
+            }
+            // No safe split yet: read as much again (geometric growth keeps this linear).
+            None => want = pending.len().max(chunk_size),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn splitter(specials: Option<&AhoCorasick>, max: usize) -> Splitter<'_> {
+        Splitter {
+            specials,
+            max_special_len: max,
+            pattern: Pattern::Gpt2,
+        }
+    }
+
+    #[test]
+    fn newline_rule_needs_non_space_on_both_sides() {
+        let s = splitter(None, 0);
+        assert_eq!(s.split_point(b"ab\ncd"), Some(3));
+        // Whitespace before the newline: the run would split differently at the end of text.
+        assert_eq!(newline_split(b"ab \ncd", 6), None);
+        assert_eq!(newline_split(b"ab\n cd", 6), None);
+        assert_eq!(newline_split(b"ab\n\ncd", 6), None);
+        assert_eq!(newline_split(b"ab\n/cd", 6), None);
+        assert_eq!(newline_split("é\nü".as_bytes(), 5), Some(3));
+        // NBSP (U+00A0) is whitespace.
+        assert_eq!(newline_split("a\u{a0}\nb".as_bytes(), 5), None);
+        assert_eq!(newline_split(b"a\nb\n", 4), Some(2));
+    }
+
+    #[test]
+    fn special_split_only_where_final() {
+        let ac = AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+            .build(["<|a|>", "<|a|><|a|>"])
+            .unwrap();
+        let s = splitter(Some(&ac), 10);
+        // The <|a|> could still be the start of <|a|><|a|>: not final yet.
+        assert_eq!(s.split_point(b"x<|a|><|a"), None);
+        let text = b"xx<|a|>yyyyyyyyyyyy";
+        assert_eq!(s.split_point(text), Some(7));
+    }
+}

@@ -1,0 +1,271 @@
+//! Writing the trained tokenizer: `tokenizer.model`, `vocab.json` and `merges.txt`.
+//!
+//! Id layout (rank == id): ids `0..=255` are the single bytes in byte order, `256 + i` is the
+//! token made by merge `i`, and the special tokens follow in the order given.
+//!
+//! `vocab.json` and `merges.txt` use the GPT-2 / Hugging Face text format, byte for byte like
+//! OpenAI's `encoder.json` / `vocab.bpe` as shipped with GPT-2: every byte is shown through
+//! GPT-2's byte-to-unicode table; `vocab.json` is one line `{"token": id, ...}` in id order with
+//! Python `json.dumps` escaping (`ensure_ascii`), special tokens under their own text;
+//! `merges.txt` has one `left right` line per merge, no header.
+//!
+//! The output directory appears atomically: everything is written into a temporary directory
+//! next to `--out`, which is renamed into place at the end (see [`OutputDir`]).
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use picobpe_model::byte_unicode::byte_to_char;
+use picobpe_model::{Model, PatternKind};
+use rustc_hash::FxHashMap;
+
+use super::error::TrainError;
+use super::merge::Merge;
+
+/// Names of the files a training run writes.
+pub const FILES: [&str; 3] = ["tokenizer.model", "vocab.json", "merges.txt"];
+
+/// A byte string in GPT-2 text form (`table` from [`byte_to_char`]).
+fn bytes_to_text(bytes: &[u8], table: &[char; 256]) -> String {
+    bytes.iter().map(|&b| table[b as usize]).collect()
+}
+
+/// Append `s` as a JSON string the way Python's `json.dumps(..., ensure_ascii=True)` does.
+fn push_json_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            ' '..='~' => out.push(c),
+            _ => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    let _ = write!(out, "\\u{unit:04x}");
+                }
+            }
+        }
+    }
+    out.push('"');
+}
+
+/// Everything a training run produces, in id order.
+pub struct Trained {
+    /// Pre-tokenization pattern.
+    pub pattern: PatternKind,
+    /// The merges in order.
+    pub merges: Vec<Merge>,
+    /// The special tokens in the order given.
+    pub specials: Vec<String>,
+}
+
+impl Trained {
+    /// Number of ids: 256 + merges + specials.
+    pub fn vocab_len(&self) -> usize {
+        256 + self.merges.len() + self.specials.len()
+    }
+
+    /// The model in the picobpe format (layout in the module docs).
+    pub fn to_model(&self) -> Result<Model, TrainError> {
+        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        let mut ids: FxHashMap<Vec<u8>, u32> = tokens.iter().cloned().zip(0u32..).collect();
+        let mut merges = Vec::with_capacity(self.merges.len());
+        let table = byte_to_char();
+        for (index, merge) in self.merges.iter().enumerate() {
+            // Both halves exist: they are single bytes or products of earlier merges.
+            let left = ids[&merge.left];
+            let right = ids[&merge.right];
+            let merged = [merge.left.as_slice(), &merge.right].concat();
+            let id = tokens.len() as u32;
+            if ids.insert(merged.clone(), id).is_some() {
+                return Err(TrainError::DuplicateToken {
+                    merge: index,
+                    token: bytes_to_text(&merged, &table),
+                });
+            }
+            tokens.push(merged);
+            merges.push((left, right));
+        }
+        let mut specials = Vec::with_capacity(self.specials.len());
+        for text in &self.specials {
+            specials.push((text.clone(), tokens.len() as u32));
+            tokens.push(text.as_bytes().to_vec());
+        }
+        Ok(Model {
+            pattern: self.pattern,
+            tokens,
+            merges,
+            specials,
+            whole_piece: false,
+        })
+    }
+
+    /// `merges.txt`: one `left right` line per merge in GPT-2 text form.
+    pub fn merges_txt(&self) -> String {
+        let table = byte_to_char();
+        let mut out = String::new();
+        for m in &self.merges {
+            out.push_str(&bytes_to_text(&m.left, &table));
+            out.push(' ');
+            out.push_str(&bytes_to_text(&m.right, &table));
+            out.push('\n');
+        }
+        out
+    }
+
+    /// `vocab.json`: `{"token": id, ...}` in id order on one line.
+    pub fn vocab_json(&self) -> String {
+        let table = byte_to_char();
+        let mut out = String::from("{");
+        let mut first = true;
+        let mut entry = |out: &mut String, text: &str, id: usize| {
+            if !first {
+                out.push_str(", ");
+            }
+            first = false;
+            push_json_string(out, text);
+            let _ = write!(out, ": {id}");
+        };
+        for b in 0..=255u8 {
+            entry(&mut out, &table[b as usize].to_string(), b as usize);
+        }
+        for (i, m) in self.merges.iter().enumerate() {
+            let mut text = bytes_to_text(&m.left, &table);
+            text.push_str(&bytes_to_text(&m.right, &table));
+            entry(&mut out, &text, 256 + i);
+        }
+        for (i, s) in self.specials.iter().enumerate() {
+            entry(&mut out, s, 256 + self.merges.len() + i);
+        }
+        out.push('}');
+        out
+    }
+}
+
+/// The `--out` directory, prepared before training and committed at the end.
+///
+/// A temporary sibling directory `.NAME.tmp-PID` is created up front (so an unwritable location
+/// fails before the expensive work) and removed again if the run fails. `commit` renames it to
+/// `--out`. An existing `--out` is replaced only if it is empty or holds nothing but the files a
+/// previous run wrote; otherwise the run is refused before training.
+pub struct OutputDir {
+    target: PathBuf,
+    tmp: PathBuf,
+    committed: bool,
+}
+
+impl OutputDir {
+    /// Check `target` and create the temporary directory.
+    pub fn prepare(target: &Path) -> Result<Self, TrainError> {
+        check_replaceable(target)?;
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "out".to_owned());
+        let tmp = target.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+        if tmp.exists() {
+            fs::remove_dir_all(&tmp).map_err(|source| TrainError::Write {
+                path: tmp.clone(),
+                source,
+            })?;
+        }
+        fs::create_dir_all(&tmp).map_err(|source| TrainError::Write {
+            path: tmp.clone(),
+            source,
+        })?;
+        Ok(OutputDir {
+            target: target.to_owned(),
+            tmp,
+            committed: false,
+        })
+    }
+
+    /// Write all output files and move the directory into place.
+    pub fn commit(mut self, trained: &Trained) -> Result<(), TrainError> {
+        let model = trained.to_model()?;
+        let write = |name: &str, text: String| {
+            let path = self.tmp.join(name);
+            fs::write(&path, text).map_err(|source| TrainError::Write { path, source })
+        };
+        write("vocab.json", trained.vocab_json())?;
+        write("merges.txt", trained.merges_txt())?;
+        model
+            .write(self.tmp.join("tokenizer.model"))
+            .map_err(TrainError::Model)?;
+        check_replaceable(&self.target)?;
+        let rename_err = |source| TrainError::Write {
+            path: self.target.clone(),
+            source,
+        };
+        if self.target.exists() {
+            // Replace a previous run's output: move it aside, move ours in, delete the old one.
+            let old = self.tmp.with_extension("old");
+            fs::rename(&self.target, &old).map_err(rename_err)?;
+            if let Err(source) = fs::rename(&self.tmp, &self.target) {
+                let _ = fs::rename(&old, &self.target);
+                return Err(rename_err(source));
+            }
+            let _ = fs::remove_dir_all(&old);
+        } else {
+            fs::rename(&self.tmp, &self.target).map_err(rename_err)?;
+        }
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for OutputDir {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = fs::remove_dir_all(&self.tmp);
+        }
+    }
+}
+
+/// `Ok` when `target` does not exist, or is a directory holding only [`FILES`].
+fn check_replaceable(target: &Path) -> Result<(), TrainError> {
+    let refuse = |reason: String| TrainError::OutputNotReplaceable {
+        path: target.to_owned(),
+        reason,
+    };
+    let meta = match fs::symlink_metadata(target) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(refuse(e.to_string())),
+    };
+    if !meta.is_dir() {
+        return Err(refuse("it exists and is not a directory".to_owned()));
+    }
+    let entries = fs::read_dir(target).map_err(|e| refuse(e.to_string()))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| refuse(e.to_string()))?;
+        let name = entry.file_name();
+        if !FILES.iter().any(|f| name == *f) {
+            return Err(refuse(format!(
+                "it contains {:?}, which is not output of a previous training run \
+                 (only {} are replaced)",
+                name,
+                FILES.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_escaping_is_pythons() {
+        let mut s = String::new();
+        push_json_string(&mut s, "a\"\\\n\u{7f}Ġ🙃<|endoftext|>");
+        assert_eq!(s, r#""a\"\\\n\u007f\u0120\ud83d\ude43<|endoftext|>""#);
+    }
+}
