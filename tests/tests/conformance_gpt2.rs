@@ -1,0 +1,59 @@
+//! Conformance of picobpe with tiktoken's `gpt2` on the committed reference vectors
+//! (`fixtures/vectors`, see its PROVENANCE.md): ids with and without specials, round trip,
+//! resumed encode through small buffers, `count`, streaming encode with random chunks,
+//! resumed and streaming decode.
+//!
+//! Heavy: run with `cargo test --release -p picobpe-tests --test conformance_gpt2`.
+
+use picobpe_tests::conformance::{run, Plan};
+use picobpe_tests::models::Source;
+use picobpe_tests::vectors::{Encoding, Set};
+
+const E: Encoding = Encoding::Gpt2;
+
+#[test]
+fn fixtures() {
+    run(E, Source::Tiktoken, Set::Fixtures, Plan::FULL);
+}
+
+#[test]
+fn corpus() {
+    run(E, Source::Tiktoken, Set::Corpus, Plan::FULL);
+}
+
+#[test]
+fn random_strings() {
+    run(E, Source::Tiktoken, Set::Random, Plan::FULL);
+}
+
+#[test]
+fn second_special_longest_first() {
+    run(
+        E,
+        Source::TiktokenDoubleSpecial,
+        Set::DoubleSpecial,
+        Plan::FULL,
+    );
+}
+
+#[test]
+fn invalid_utf8() {
+    run(E, Source::Tiktoken, Set::InvalidUtf8, Plan::FULL);
+}
+
+/// The minimal piece table sends every piece through pair merging: same ids.
+#[test]
+fn minimal_piece_table_gives_the_same_ids() {
+    for set in [Set::Fixtures, Set::Corpus, Set::Random, Set::InvalidUtf8] {
+        run(E, Source::TiktokenMinimalPieces, set, Plan::IDS);
+    }
+}
+
+/// The second import path (GPT-2 `vocab.json` + `merges.txt`, pair semantics) gives the ids of
+/// the tiktoken rank file.
+#[test]
+fn hf_vocab_merges_give_the_same_ids() {
+    for set in [Set::Fixtures, Set::Corpus, Set::Random, Set::InvalidUtf8] {
+        run(E, Source::HfVocabMerges, set, Plan::IDS);
+    }
+}
