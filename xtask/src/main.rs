@@ -4,7 +4,9 @@
 
 mod firmware;
 mod firmware_test;
+mod footprint;
 mod test_all;
+mod unicode;
 
 use std::process::ExitCode;
 
@@ -18,6 +20,8 @@ fn main() -> ExitCode {
         // COMMANDS: one arm per module, added by the module's author.
         "firmware-run" => firmware::run(rest),
         "firmware-test" => firmware_test::run(rest),
+        "footprint" => footprint::run(rest),
+        "gen-unicode" => unicode::run(rest),
         "test" => test_all::run(rest),
         _ => {
             let _ = rest;

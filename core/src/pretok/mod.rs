@@ -1,16 +1,63 @@
 //! Pre-tokenization: splitting text into the pieces that BPE merges independently.
 //!
-//! INTERFACE CONTRACT (the implementation in this file is a placeholder being replaced by the
-//! hand-rolled GPT-2 / cl100k / o200k splitters; the signatures below are what the encoder uses).
+//! Three hand-rolled splitters (no regex engine, no allocation, no panics) reproduce exactly the
+//! splits `fancy-regex` makes with the GPT-2, cl100k_base and o200k_base patterns (see
+//! [`Pattern`]); each module spells out how its pattern's leftmost-first backtracking reduces to
+//! a few scans. They share one generated Unicode class table (`unicode_tables.rs`, made by
+//! `cargo xtask gen-unicode` from `regex-syntax`, ~16 KB: see [`CharClass`]).
+//!
+//! # Bytes, not strings
+//!
+//! The splitters take `&[u8]`. Well-formed UTF-8 is split exactly like the regex splits the
+//! corresponding `&str`. **Invalid UTF-8 rule:** every byte that is not part of a well-formed
+//! UTF-8 sequence (decoding left to right, Unicode Table 3-7; the bytes `from_utf8_lossy` would
+//! replace) is one character of class "other" — not a letter, number, mark or whitespace, and
+//! not `'`, `\r`, `\n`, `/` or U+0020 — i.e. it splits like a private-use code point such as
+//! U+E000 would. Pieces therefore never cut a well-formed sequence, and concatenating the pieces
+//! gives back the input byte for byte.
+//!
+//! # Streaming rule
+//!
+//! [`next_piece`] with `is_final == false` says that more bytes may follow `text`. It returns
+//! [`Step::Piece`] only when the piece is the same for *every* continuation of `text`, and
+//! [`Step::NeedMore`] when the piece's extent depends on what follows — precisely when deciding
+//! it looked at the end of `text`: a run (letters, numbers, other, whitespace, `[\r\n]`) that
+//! reaches the end, a lone `'` or a contraction prefix (`'l`, `'v`, `'r`, …) at the end, an
+//! optional prefix character (` ` or, for cl100k/o200k, other leading characters) at the end,
+//! a whitespace run at the end (`\s+(?!\S)` and cl100k's `\s++$` need the next character or the
+//! end of the input), or a truncated but so far well-formed UTF-8 sequence at the end (its class
+//! is unknown until it completes). With `is_final == true` the text's end is the input's end,
+//! `NeedMore` never occurs and a truncated sequence is invalid (one "other" character per byte).
+//! Hence: feeding a growing prefix and keeping every returned piece gives exactly the one-shot
+//! split.
+//!
+//! # Complexity
+//!
+//! One call costs O(piece length + a few characters of lookahead); splitting a whole text is
+//! linear. ASCII is classified with a 128-entry table, other characters by a hand-written UTF-8
+//! decoder and a two-level table lookup (two loads, no search).
+
+mod cl100k;
+mod gpt2;
+mod o200k;
+mod unicode;
+#[rustfmt::skip]
+mod unicode_tables;
+
+pub use unicode::{char_class, CharClass};
 
 /// Which pre-tokenization regex a model uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Pattern {
     /// GPT-2 / r50k: `'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
     Gpt2,
-    /// cl100k_base (GPT-4).
+    /// cl100k_base (GPT-4): `'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+|`
+    /// `` ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s``.
     Cl100k,
-    /// o200k_base (GPT-4o).
+    /// o200k_base (GPT-4o): the `|`-join of
+    /// `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?`,
+    /// `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?`,
+    /// `\p{N}{1,3}`, `` ?[^\s\p{L}\p{N}]+[\r\n/]*``, `\s*[\r\n]+`, `\s+(?!\S)`, `\s+`.
     O200k,
 }
 
@@ -29,9 +76,58 @@ pub enum Step {
 /// Find the piece that starts at `start` (`start < text.len()`).
 ///
 /// `is_final` says that `text` ends where the input (or the text between two special tokens)
-/// ends; when false, more bytes may follow and an undecidable piece yields [`Step::NeedMore`].
+/// ends; when false, more bytes may follow and an undecidable piece yields [`Step::NeedMore`]
+/// (see the module docs for the exact rule). `start` should be `0` or the end of the previous
+/// piece; other positions are accepted (a continuation byte there is an invalid byte).
+/// `start >= text.len()` has no piece and yields `NeedMore`.
+#[inline]
 pub fn next_piece(pattern: Pattern, text: &[u8], start: usize, is_final: bool) -> Step {
-    let _ = (pattern, is_final);
-    // PLACEHOLDER: one byte per piece.
-    Step::Piece { end: (start + 1).min(text.len()) }
+    let end = match pattern {
+        Pattern::Gpt2 => gpt2::next(text, start, is_final),
+        Pattern::Cl100k => cl100k::next(text, start, is_final),
+        Pattern::O200k => o200k::next(text, start, is_final),
+    };
+    match end {
+        // Defensive: every splitter returns `start < end <= len`; anything else is reported as
+        // "no piece yet" rather than an out-of-range piece.
+        Some(end) if start < end && end <= text.len() => Step::Piece { end },
+        _ => Step::NeedMore,
+    }
 }
+
+/// Iterator over the pieces of a complete text (`is_final == true`); see [`pieces`].
+#[derive(Clone, Debug)]
+pub struct Pieces<'a> {
+    pattern: Pattern,
+    text: &'a [u8],
+    pos: usize,
+}
+
+/// The pieces of the complete text `text`, in order; their concatenation is `text`.
+pub fn pieces(pattern: Pattern, text: &[u8]) -> Pieces<'_> {
+    Pieces {
+        pattern,
+        text,
+        pos: 0,
+    }
+}
+
+impl<'a> Iterator for Pieces<'a> {
+    type Item = &'a [u8];
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let start = self.pos;
+        let rest = self.text.get(start..).filter(|r| !r.is_empty())?;
+        // With `is_final` the splitters always find a piece; should they not, the rest of the
+        // text is yielded as one piece so that the pieces still cover the text.
+        let end = match next_piece(self.pattern, self.text, start, true) {
+            Step::Piece { end } => end,
+            Step::NeedMore => self.text.len(),
+        };
+        self.pos = end;
+        rest.get(..end - start)
+    }
+}
+
+impl core::iter::FusedIterator for Pieces<'_> {}

@@ -1,0 +1,104 @@
+//! cl100k_base: `'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+|`
+//! ` ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s`.
+//!
+//! Leftmost-first alternation at `start` (it always matches):
+//! 1. `'` + a contraction, case-insensitive by Unicode simple case folding (so `'ſ` counts);
+//! 2. one optional character that is not `\r`, `\n`, a letter or a number, then a maximal letter
+//!    run (the possessive `?+` never gives the character back, but giving it back could not help:
+//!    it is not a letter);
+//! 3. one to three numbers;
+//! 4. an optional U+0020, a maximal run of "other" characters, then a maximal `[\r\n]` run;
+//! 5. from here `start` is whitespace; with `r` = the maximal whitespace run: all of `r` if it
+//!    reaches the end of the text (`\s++$`; with more text to come that is undecided), else up to
+//!    and including the last `\r`/`\n` in `r` (`\s*[\r\n]`), else `r` minus its last character if
+//!    `r` has two or more (`\s+(?!\S)`), else the single character (`\s`).
+
+use super::unicode::{
+    fold_letter, peek, scan, scan_newlines, scan_ws, L_MASK, MORE, N_MASK, OTHER_MASK, PRE_MASK,
+};
+
+/// The case-insensitive contraction after a `'` whose next character is at `i`: `Some(Some(end))`
+/// when one matches, `Some(None)` when none does, `None` when undecided (NeedMore).
+#[inline]
+pub(crate) fn contraction(text: &[u8], i: usize, is_final: bool) -> Option<Option<usize>> {
+    let (l1, n1) = fold_letter(text, i, is_final)?;
+    let want = match l1 {
+        b's' | b'd' | b'm' | b't' => return Some(Some(i + n1)),
+        b'l' => b'l',
+        b'v' | b'r' => b'e',
+        _ => return Some(None),
+    };
+    let (l2, n2) = fold_letter(text, i + n1, is_final)?;
+    Some((l2 == want).then_some(i + n1 + n2))
+}
+
+/// The end of the piece at `s`, or `None` for NeedMore (see [`super::next_piece`]).
+#[inline]
+pub(crate) fn next(text: &[u8], s: usize, is_final: bool) -> Option<usize> {
+    let b0 = *text.get(s)?;
+    if b0 == b'\'' {
+        if let Some(e) = contraction(text, s + 1, is_final)? {
+            return Some(e);
+        }
+    }
+    let c0 = peek(text, s, is_final);
+    if c0.class == MORE {
+        return None;
+    }
+    let s1 = s + c0.len;
+    // 2. `[^\r\n\p{L}\p{N}]?+\p{L}++`
+    if c0.is(L_MASK) {
+        return scan(text, s1, L_MASK, is_final).map(|(e, _)| e);
+    }
+    let pre = c0.is(PRE_MASK) && b0 != b'\r' && b0 != b'\n';
+    let mut c1 = None;
+    if pre {
+        let c = peek(text, s1, is_final);
+        if c.class == MORE {
+            return None;
+        }
+        if c.is(L_MASK) {
+            return scan(text, s1 + c.len, L_MASK, is_final).map(|(e, _)| e);
+        }
+        c1 = Some(c);
+    }
+    // 3. `\p{N}{1,3}+`
+    if c0.is(N_MASK) {
+        let mut e = s1;
+        for _ in 0..2 {
+            let c = peek(text, e, is_final);
+            if c.class == MORE {
+                return None;
+            }
+            if !c.is(N_MASK) {
+                break;
+            }
+            e += c.len;
+        }
+        return Some(e);
+    }
+    // 4. ` ?[^\s\p{L}\p{N}]++[\r\n]*+`
+    let run_from = if c0.is(OTHER_MASK) {
+        Some(s1)
+    } else {
+        match c1 {
+            Some(c) if b0 == b' ' && c.is(OTHER_MASK) => Some(s1 + c.len),
+            _ => None,
+        }
+    };
+    if let Some(p) = run_from {
+        let (e, _) = scan(text, p, OTHER_MASK, is_final)?;
+        return scan_newlines(text, e, b'\r', is_final);
+    }
+    // 5. Whitespace.
+    let run = scan_ws(text, s, is_final)?;
+    Some(if run.at_end {
+        run.end
+    } else if run.newline_end != 0 {
+        run.newline_end
+    } else if run.last > s {
+        run.last
+    } else {
+        run.end
+    })
+}

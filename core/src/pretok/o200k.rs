@@ -1,0 +1,130 @@
+//! o200k_base: the `|`-join of
+//! `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?`,
+//! `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?`,
+//! `\p{N}{1,3}`, ` ?[^\s\p{L}\p{N}]+[\r\n/]*`, `\s*[\r\n]+`, `\s+(?!\S)`, `\s+`.
+//!
+//! Write `P` = `[^\r\n\p{L}\p{N}]`, `U` = `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]`,
+//! `W` = `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`. Marks are in `P`, `U` and `W` at once, which is what
+//! makes the backtracking of the first two alternatives worth spelling out. Let `a` be the
+//! position after the optional `P` character (taken first, greedily) and `[a, b)` the maximal `U`
+//! run from `a`. The first alternative's `U*` then gives characters back from `b` until `W+`
+//! can start:
+//! - the character at `b` is in `W` (it can only be `Ll`): the piece runs to the end of the
+//!   maximal `W` run from `b`;
+//! - else the last `W` character inside `[a, b)`, if any: `W+` matches exactly that character
+//!   (the characters after it are not in `W`), and the piece ends after it;
+//! - else, if the optional `P` character was a mark, dropping it lets `U*` be empty and `W+`
+//!   match the mark alone;
+//! - else the second alternative: `U+` = `[a, b)` if non-empty, `W*` then matches nothing.
+//!
+//! Either way an optional case-insensitive contraction follows. Then numbers (one to three),
+//! then ` ?` + a maximal "other" run + a maximal `[\r\n/]` run, then whitespace: with `r` the
+//! maximal whitespace run, up to and including its last `\r`/`\n` (`\s*[\r\n]+`), else all of `r`
+//! at the end of the text, else `r` minus its last character when it has two or more, else `r`.
+
+use super::cl100k::contraction;
+use super::unicode::{
+    peek, scan, scan_newlines, scan_ws, Ch, LOWER_MASK, L_MASK, MORE, N_MASK, OTHER_MASK, PRE_MASK,
+    UPPER_MASK,
+};
+use super::unicode_tables::M;
+
+/// The optional contraction after a letter piece ending at `e`; `None` when undecided.
+#[inline]
+fn with_contraction(text: &[u8], e: usize, is_final: bool) -> Option<usize> {
+    match text.get(e) {
+        Some(b'\'') => Some(contraction(text, e + 1, is_final)?.unwrap_or(e)),
+        Some(_) => Some(e),
+        None => is_final.then_some(e),
+    }
+}
+
+/// The letter part of the first two alternatives (see the module docs): `Some(Some(end))` before
+/// the contraction, `Some(None)` when neither alternative matches, `None` when undecided.
+#[inline]
+fn letters(text: &[u8], s: usize, c0: Ch, pre: bool, is_final: bool) -> Option<Option<usize>> {
+    let a = if pre { s + c0.len } else { s };
+    let mut i = a;
+    let mut last_w_end = 0;
+    let stop = loop {
+        let c = peek(text, i, is_final);
+        if c.class == MORE {
+            return None;
+        }
+        if !c.is(UPPER_MASK) {
+            break c;
+        }
+        i += c.len;
+        if c.is(LOWER_MASK) {
+            last_w_end = i;
+        }
+    };
+    if stop.is(LOWER_MASK) {
+        let (e, _) = scan(text, i + stop.len, LOWER_MASK, is_final)?;
+        return Some(Some(e));
+    }
+    if last_w_end != 0 {
+        return Some(Some(last_w_end));
+    }
+    if pre && c0.class == M {
+        return Some(Some(s + c0.len));
+    }
+    Some((i > a).then_some(i))
+}
+
+/// The end of the piece at `s`, or `None` for NeedMore (see [`super::next_piece`]).
+#[inline]
+pub(crate) fn next(text: &[u8], s: usize, is_final: bool) -> Option<usize> {
+    let b0 = *text.get(s)?;
+    let c0 = peek(text, s, is_final);
+    if c0.class == MORE {
+        return None;
+    }
+    let s1 = s + c0.len;
+    let pre = c0.is(PRE_MASK) && b0 != b'\r' && b0 != b'\n';
+    if pre || c0.is(L_MASK) {
+        if let Some(e) = letters(text, s, c0, pre, is_final)? {
+            return with_contraction(text, e, is_final);
+        }
+    }
+    // `\p{N}{1,3}`
+    if c0.is(N_MASK) {
+        let mut e = s1;
+        for _ in 0..2 {
+            let c = peek(text, e, is_final);
+            if c.class == MORE {
+                return None;
+            }
+            if !c.is(N_MASK) {
+                break;
+            }
+            e += c.len;
+        }
+        return Some(e);
+    }
+    // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
+    let run_from = if c0.is(OTHER_MASK) {
+        Some(s1)
+    } else if b0 == b' ' {
+        let c1 = peek(text, s1, is_final);
+        if c1.class == MORE {
+            return None;
+        }
+        c1.is(OTHER_MASK).then_some(s1 + c1.len)
+    } else {
+        None
+    };
+    if let Some(p) = run_from {
+        let (e, _) = scan(text, p, OTHER_MASK, is_final)?;
+        return scan_newlines(text, e, b'/', is_final);
+    }
+    // Whitespace.
+    let run = scan_ws(text, s, is_final)?;
+    Some(if run.newline_end != 0 {
+        run.newline_end
+    } else if !run.at_end && run.last > s {
+        run.last
+    } else {
+        run.end
+    })
+}

@@ -1,0 +1,313 @@
+//! Character decoding and classification shared by the three splitters.
+//!
+//! The splitters see the text as a sequence of *characters*, each with a class from the generated
+//! tables ([`super::unicode_tables`]) and a byte length:
+//! - an ASCII byte is looked up in a 128-entry table (no decoding);
+//! - a well-formed UTF-8 sequence (Unicode Table 3-7: no overlongs, no surrogates, ≤ U+10FFFF) is
+//!   decoded by hand and looked up in the two-level table;
+//! - every other byte is one character of class `OTHER` (the invalid-UTF-8 rule);
+//! - at the end of the text, [`peek`] reports the pseudo-class `END` when the text is final, and
+//!   `MORE` when it is not (more bytes may follow), also for a truncated but so far well-formed
+//!   sequence, whose class is unknown until its last byte arrives.
+
+use super::unicode_tables::{
+    ASCII, BLOCKS, BLOCK_INDEX, BLOCK_SHIFT, FOLDS, HIGH, LIMIT, LL, LM, LO, LT, LU, M, N, OTHER,
+    WS,
+};
+
+/// Pseudo-class: the final text ends here.
+pub(crate) const END: u8 = 14;
+/// Pseudo-class: the text ends here (or inside a possibly-valid UTF-8 sequence) but is not final.
+pub(crate) const MORE: u8 = 15;
+
+/// The set bit of one class, for class-set masks (`mask >> class & 1`).
+pub(crate) const fn bit(class: u8) -> u16 {
+    1 << class
+}
+
+/// `\p{L}`.
+pub(crate) const L_MASK: u16 = bit(LU) | bit(LL) | bit(LT) | bit(LM) | bit(LO);
+/// `\p{N}`.
+pub(crate) const N_MASK: u16 = bit(N);
+/// `[^\s\p{L}\p{N}]` (marks are neither letters nor numbers).
+pub(crate) const OTHER_MASK: u16 = bit(OTHER) | bit(M);
+/// `\s`.
+pub(crate) const WS_MASK: u16 = bit(WS);
+/// `[^\r\n\p{L}\p{N}]` without the `\r` / `\n` exception (callers test those two bytes).
+pub(crate) const PRE_MASK: u16 = OTHER_MASK | WS_MASK;
+/// o200k's `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]`.
+pub(crate) const UPPER_MASK: u16 = bit(LU) | bit(LT) | bit(LM) | bit(LO) | bit(M);
+/// o200k's `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`.
+pub(crate) const LOWER_MASK: u16 = bit(LL) | bit(LM) | bit(LO) | bit(M);
+
+/// One character as the splitters see it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ch {
+    /// A table class, or [`END`] / [`MORE`].
+    pub class: u8,
+    /// Byte length (0 for `END` / `MORE`).
+    pub len: usize,
+}
+
+impl Ch {
+    /// True when the class is in `mask` (never for `END` / `MORE`).
+    #[inline(always)]
+    pub(crate) fn is(self, mask: u16) -> bool {
+        mask >> self.class & 1 != 0
+    }
+}
+
+/// Result of decoding the bytes at a position that starts with a non-ASCII byte.
+enum Decoded {
+    /// A well-formed sequence: code point and length.
+    Scalar(u32, usize),
+    /// The first byte starts no well-formed sequence.
+    Invalid,
+    /// The bytes up to the end of the text are a proper prefix of a well-formed sequence.
+    Truncated,
+}
+
+/// Decodes the sequence starting at `i` (precondition: `text[i] >= 0x80`; otherwise `Invalid`).
+#[inline]
+fn decode(text: &[u8], i: usize) -> Decoded {
+    let Some(&b0) = text.get(i) else {
+        return Decoded::Truncated;
+    };
+    // Length and the allowed range of the second byte (Unicode Table 3-7).
+    let (len, lo, hi) = match b0 {
+        0xC2..=0xDF => (2, 0x80, 0xBF),
+        0xE0 => (3, 0xA0, 0xBF),
+        0xE1..=0xEC | 0xEE..=0xEF => (3, 0x80, 0xBF),
+        0xED => (3, 0x80, 0x9F),
+        0xF0 => (4, 0x90, 0xBF),
+        0xF1..=0xF3 => (4, 0x80, 0xBF),
+        0xF4 => (4, 0x80, 0x8F),
+        _ => return Decoded::Invalid,
+    };
+    let b1 = match text.get(i + 1) {
+        None => return Decoded::Truncated,
+        Some(&b) if (lo..=hi).contains(&b) => b,
+        Some(_) => return Decoded::Invalid,
+    };
+    let mut cp = (u32::from(b0) & (0x7F >> len)) << 6 | u32::from(b1 & 0x3F);
+    for k in 2..len {
+        match text.get(i + k) {
+            None => return Decoded::Truncated,
+            Some(&b) if b & 0xC0 == 0x80 => cp = cp << 6 | u32::from(b & 0x3F),
+            Some(_) => return Decoded::Invalid,
+        }
+    }
+    Decoded::Scalar(cp, len)
+}
+
+/// Table class of a code point.
+#[inline]
+pub(crate) fn class_of(cp: u32) -> u8 {
+    if cp < LIMIT {
+        let block = BLOCK_INDEX
+            .get((cp >> BLOCK_SHIFT) as usize)
+            .copied()
+            .unwrap_or(0);
+        let offset = ((block as usize) << (BLOCK_SHIFT - 1)) | ((cp as usize & 0x7F) >> 1);
+        let byte = BLOCKS.get(offset).copied().unwrap_or(0);
+        (byte >> ((cp & 1) * 4)) & 0xF
+    } else {
+        HIGH.iter()
+            .find(|r| r.0 <= cp && cp <= r.1)
+            .map_or(OTHER, |r| r.2)
+    }
+}
+
+/// The character at `i` (see the module docs for `END` / `MORE`).
+#[inline(always)]
+pub(crate) fn peek(text: &[u8], i: usize, is_final: bool) -> Ch {
+    match text.get(i) {
+        Some(&b) if b < 0x80 => Ch {
+            class: ASCII[(b & 0x7F) as usize],
+            len: 1,
+        },
+        Some(_) => peek_non_ascii(text, i, is_final),
+        None => Ch {
+            class: if is_final { END } else { MORE },
+            len: 0,
+        },
+    }
+}
+
+#[inline(never)]
+fn peek_non_ascii(text: &[u8], i: usize, is_final: bool) -> Ch {
+    match decode(text, i) {
+        Decoded::Scalar(cp, len) => Ch {
+            class: class_of(cp),
+            len,
+        },
+        Decoded::Invalid => Ch {
+            class: OTHER,
+            len: 1,
+        },
+        Decoded::Truncated if is_final => Ch {
+            class: OTHER,
+            len: 1,
+        },
+        Decoded::Truncated => Ch {
+            class: MORE,
+            len: 0,
+        },
+    }
+}
+
+/// Skips the run of characters whose class is in `mask` starting at `i`.
+///
+/// Returns the run's end and the character there (class not in `mask`: a table class or `END`),
+/// or `None` when the run reaches `MORE`.
+#[inline(always)]
+pub(crate) fn scan(text: &[u8], mut i: usize, mask: u16, is_final: bool) -> Option<(usize, Ch)> {
+    loop {
+        let c = match text.get(i) {
+            Some(&b) if b < 0x80 => {
+                let class = ASCII[(b & 0x7F) as usize];
+                if mask >> class & 1 != 0 {
+                    i += 1;
+                    continue;
+                }
+                Ch { class, len: 1 }
+            }
+            _ => peek(text, i, is_final),
+        };
+        if c.class == MORE {
+            return None;
+        }
+        if !c.is(mask) {
+            return Some((i, c));
+        }
+        i += c.len;
+    }
+}
+
+/// Skips the run of bytes that are `\r`, `\n` or `extra` (pass `b'\r'` for none) starting at `i`.
+/// `None` when the run reaches the end of a non-final text.
+#[inline]
+pub(crate) fn scan_newlines(text: &[u8], mut i: usize, extra: u8, is_final: bool) -> Option<usize> {
+    loop {
+        match text.get(i) {
+            Some(&b) if b == b'\r' || b == b'\n' || b == extra => i += 1,
+            Some(_) => return Some(i),
+            None => return is_final.then_some(i),
+        }
+    }
+}
+
+/// A maximal run of whitespace characters `text[start..end]`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WsRun {
+    /// Exclusive end of the run.
+    pub end: usize,
+    /// Start of the run's last character.
+    pub last: usize,
+    /// End of the run's last `\r` or `\n`, or 0 when the run has none.
+    pub newline_end: usize,
+    /// The run ends at the end of the (final) text.
+    pub at_end: bool,
+}
+
+/// The whitespace run starting at `start` (which must be a whitespace character); `None` when
+/// the run reaches `MORE`.
+#[inline]
+pub(crate) fn scan_ws(text: &[u8], start: usize, is_final: bool) -> Option<WsRun> {
+    let mut i = start;
+    let mut last = start;
+    let mut newline_end = 0;
+    loop {
+        let c = match text.get(i) {
+            Some(&b) if b < 0x80 => {
+                if ASCII[(b & 0x7F) as usize] == WS {
+                    if b == b'\r' || b == b'\n' {
+                        newline_end = i + 1;
+                    }
+                    last = i;
+                    i += 1;
+                    continue;
+                }
+                Ch {
+                    class: OTHER,
+                    len: 1,
+                }
+            }
+            _ => peek(text, i, is_final),
+        };
+        match c.class {
+            MORE => return None,
+            WS => {
+                last = i;
+                i += c.len;
+            }
+            class => {
+                return Some(WsRun {
+                    end: i,
+                    last,
+                    newline_end,
+                    at_end: class == END,
+                });
+            }
+        }
+    }
+}
+
+/// For the case-insensitive contractions: the character at `i` as a lowercase ASCII contraction
+/// letter (`0` when it is none, or at `END`), with its byte length; `None` at `MORE`.
+#[inline]
+pub(crate) fn fold_letter(text: &[u8], i: usize, is_final: bool) -> Option<(u8, usize)> {
+    match text.get(i) {
+        Some(&b) if b < 0x80 => Some((b.to_ascii_lowercase(), 1)),
+        Some(_) => match decode(text, i) {
+            Decoded::Scalar(cp, len) => {
+                Some((FOLDS.iter().find(|f| f.0 == cp).map_or(0, |f| f.1), len))
+            }
+            Decoded::Invalid => Some((0, 1)),
+            Decoded::Truncated => is_final.then_some((0, 1)),
+        },
+        None => is_final.then_some((0, 0)),
+    }
+}
+
+/// The general category group of a character, as the pre-tokenizer patterns distinguish them.
+///
+/// Every Unicode scalar value has exactly one class; the table is generated from `regex-syntax`
+/// (Unicode 16.0.0), so `\p{L}` = the five letter classes, `\p{N}` = [`CharClass::Number`],
+/// `\p{M}` = [`CharClass::Mark`], `\s` = [`CharClass::WhiteSpace`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CharClass {
+    /// Anything else (punctuation, symbols, controls that are not White_Space, unassigned, …).
+    Other,
+    /// White_Space property (`\s`).
+    WhiteSpace,
+    /// Number: Nd, Nl, No (`\p{N}`).
+    Number,
+    /// Uppercase_Letter (Lu).
+    UppercaseLetter,
+    /// Lowercase_Letter (Ll).
+    LowercaseLetter,
+    /// Titlecase_Letter (Lt).
+    TitlecaseLetter,
+    /// Modifier_Letter (Lm).
+    ModifierLetter,
+    /// Other_Letter (Lo).
+    OtherLetter,
+    /// Mark: Mn, Mc, Me (`\p{M}`).
+    Mark,
+}
+
+/// The class of a character (see [`CharClass`]).
+pub fn char_class(c: char) -> CharClass {
+    match class_of(c as u32) {
+        WS => CharClass::WhiteSpace,
+        N => CharClass::Number,
+        LU => CharClass::UppercaseLetter,
+        LL => CharClass::LowercaseLetter,
+        LT => CharClass::TitlecaseLetter,
+        LM => CharClass::ModifierLetter,
+        LO => CharClass::OtherLetter,
+        M => CharClass::Mark,
+        _ => CharClass::Other,
+    }
+}

@@ -1,0 +1,43 @@
+//! Differential tests of the hand-rolled o200k pre-tokenizer against `fancy-regex` with the
+//! reference pattern: zero differences on corpora, every Unicode scalar value, random strings,
+//! invalid UTF-8 (U+E000 substitution reference) and streamed prefixes. Harness: `pretok_common`.
+
+mod pretok_common;
+
+use picobpe::pretok::{next_piece, Pattern, Step};
+use pretok_common::*;
+
+fn harness() -> Harness {
+    Harness::new(Pattern::O200k)
+}
+
+/// Committed fixtures (~400 KB), plus the CS336 texts, every multilingual file and the first
+/// 4 MB of the English corpus when `../shared/data` is present.
+#[test]
+fn corpora_match_fancy_regex() {
+    corpora(&harness(), 4 << 20);
+}
+
+/// Every scalar value alone and in ten contexts.
+#[test]
+fn every_scalar_value_matches_fancy_regex() {
+    every_scalar(&harness());
+}
+
+/// 30,000 seeded random strings mixing scripts, emoji, numbers, whitespace runs, apostrophes.
+#[test]
+fn random_strings_match_fancy_regex() {
+    random_strings(&harness(), 0x5EED_0000 + 3, 30_000);
+}
+
+/// Invalid UTF-8: each invalid byte splits like one U+E000.
+#[test]
+fn invalid_utf8_splits_like_private_use() {
+    invalid_utf8(&harness(), 0xBAD_0000 + 3, 20_000);
+}
+
+/// Pieces returned for a non-final prefix are always the one-shot pieces.
+#[test]
+fn streaming_prefixes_agree_with_one_shot() {
+    streaming(&harness(), 0x57E_0000 + 3, 20_000);
+}
