@@ -1,1 +1,56 @@
-fn main() {}
+//! `host-trainer`: train, import, encode, decode and inspect picobpe models.
+//!
+//! Encode and decode run the core `picobpe` crate on tables built at run time by
+//! `picobpe-model` (`TableData::to_tables`, perfect hashes from `phf_generator`) — the same
+//! lookups, on the same layout, as tables baked into firmware by `picobpe-build`.
+
+mod cli_decode;
+mod cli_encode;
+mod cli_import;
+mod cli_inspect;
+mod input;
+mod train;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// picobpe host tool.
+#[derive(Parser)]
+#[command(name = "host-trainer", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Train a byte-level BPE model on a corpus (CS336 semantics).
+    Train(train::TrainArgs),
+    /// Convert a tiktoken rank file or an HF vocab.json + merges.txt into a .model file.
+    Import(cli_import::ImportArgs),
+    /// Encode raw bytes (FILE or stdin) to decimal ids on stdout.
+    Encode(cli_encode::EncodeArgs),
+    /// Decode whitespace-separated ids (FILE or stdin) to raw bytes on stdout.
+    Decode(cli_decode::DecodeArgs),
+    /// Describe a model: vocabulary, merges, specials, pattern, table sizes.
+    Inspect(cli_inspect::InspectArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Train(args) => train::run(args),
+        Command::Import(args) => cli_import::run(args),
+        Command::Encode(args) => cli_encode::run(args),
+        Command::Decode(args) => cli_decode::run(args),
+        Command::Inspect(args) => cli_inspect::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -328,7 +328,8 @@ impl fmt::Display for TableSizes {
             ("specials", self.specials, String::new()),
         ];
         for (name, bytes, note) in rows {
-            writeln!(f, "  {name:<14}{bytes:>11} B  {note}")?;
+            let sep = if note.is_empty() { "" } else { "  " };
+            writeln!(f, "  {name:<14}{bytes:>11} B{sep}{note}")?;
         }
         let per_token = self.total() as f64 / self.n_ids.max(1) as f64;
         write!(

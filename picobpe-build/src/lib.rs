@@ -1,1 +1,223 @@
-//! Bake step (being written).
+//! Bake a picobpe model into Rust source from `build.rs` (the `*-build` convention).
+//!
+//! ```no_run
+//! // build.rs
+//! fn main() {
+//!     picobpe_build::bake("tokenizer.model").unwrap();
+//! }
+//! ```
+//! ```ignore
+//! // src/lib.rs (or main.rs)
+//! mod baked {
+//!     include!(concat!(env!("OUT_DIR"), "/picobpe_tables.rs"));
+//! }
+//! let tokenizer = picobpe::Tokenizer::new(&baked::TABLES);
+//! ```
+//!
+//! The generated file defines `pub static TABLES: ::picobpe::Tables<'static>` plus private
+//! statics it points at; it needs only the `picobpe` crate (which re-exports `phf`). Include it
+//! in a module of its own. Perfect-hash maps (merges, whole pieces) are made with
+//! `phf_codegen`; token bytes are written next to the source and pulled in with
+//! `include_bytes!` (fast to compile); whole-piece keys are sub-slices of those token bytes, so
+//! they cost no extra flash. Every table is a `static` in read-only memory.
+//!
+//! Cargo integration: prints `cargo:rerun-if-changed=<model>` and
+//! `cargo:rerun-if-env-changed=PICOBPE_BAKE_VERBOSE`; with `PICOBPE_BAKE_VERBOSE` set (non-empty)
+//! the table sizes are shown as `cargo:warning=` lines.
+#![deny(missing_docs)]
+// The first doc example is a whole build.rs, `fn main` included.
+#![allow(clippy::needless_doctest_main)]
+
+mod codegen;
+
+use core::fmt;
+use std::path::{Path, PathBuf};
+
+use picobpe_model::{Model, ModelError, TableData, TableSizes};
+
+pub use codegen::generate;
+pub use picobpe_model::PieceTable;
+
+/// Environment variable that makes the bake print table sizes as cargo warnings.
+pub const VERBOSE_ENV: &str = "PICOBPE_BAKE_VERBOSE";
+
+/// Bake `model` into `$OUT_DIR/picobpe_tables.rs` with the default options.
+pub fn bake(model: impl AsRef<Path>) -> Result<Baked, BakeError> {
+    Bake::new(model).run()
+}
+
+/// Bake options (builder). Defaults: full whole-piece table, file `picobpe_tables.rs`,
+/// directory `$OUT_DIR`.
+#[derive(Clone, Debug)]
+pub struct Bake {
+    model: PathBuf,
+    pieces: PieceTable,
+    module_name: String,
+    out_dir: Option<PathBuf>,
+    cargo: bool,
+}
+
+/// What a bake wrote.
+#[derive(Clone, Debug)]
+pub struct Baked {
+    /// The generated Rust source.
+    pub source: PathBuf,
+    /// The token bytes file it includes.
+    pub token_bytes: PathBuf,
+    /// Flash bytes per table on a 32-bit target.
+    pub sizes: TableSizes,
+}
+
+impl Bake {
+    /// Bake the model file at `model`.
+    pub fn new(model: impl AsRef<Path>) -> Self {
+        Bake {
+            model: model.as_ref().to_owned(),
+            pieces: PieceTable::Full,
+            module_name: "picobpe_tables".to_owned(),
+            out_dir: None,
+            cargo: true,
+        }
+    }
+
+    /// Which whole-piece entries to bake: [`PieceTable::Full`] (fastest, default) or
+    /// [`PieceTable::Minimal`] (smallest; only what exactness needs).
+    pub fn pieces(mut self, pieces: PieceTable) -> Self {
+        self.pieces = pieces;
+        self
+    }
+
+    /// Name of the generated file, `<name>.rs` (default `picobpe_tables`). Use distinct names to
+    /// bake several models into one crate, each included in its own module.
+    pub fn module_name(mut self, name: &str) -> Self {
+        self.module_name = name.to_owned();
+        self
+    }
+
+    /// Write into `dir` instead of `$OUT_DIR` (for use outside build scripts).
+    pub fn out_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.out_dir = Some(dir.as_ref().to_owned());
+        self
+    }
+
+    /// Whether to print `cargo:` directives (default true; turn off outside build scripts).
+    pub fn cargo_directives(mut self, on: bool) -> Self {
+        self.cargo = on;
+        self
+    }
+
+    /// Read, validate and bake the model.
+    pub fn run(self) -> Result<Baked, BakeError> {
+        if self.cargo {
+            println!("cargo:rerun-if-changed={}", self.model.display());
+            println!("cargo:rerun-if-env-changed={VERBOSE_ENV}");
+        }
+        if self.module_name.is_empty()
+            || !self
+                .module_name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
+        {
+            return Err(BakeError::BadModuleName(self.module_name));
+        }
+        let out_dir = match self.out_dir {
+            Some(dir) => dir,
+            None => std::env::var_os("OUT_DIR")
+                .map(PathBuf::from)
+                .ok_or(BakeError::NoOutDir)?,
+        };
+        let model = Model::read(&self.model).map_err(|e| BakeError::Model {
+            path: self.model.clone(),
+            source: e,
+        })?;
+        let data = TableData::new(&model, self.pieces).map_err(|e| BakeError::Model {
+            path: self.model.clone(),
+            source: ModelError::Invalid(e),
+        })?;
+
+        let token_bytes = out_dir.join(format!("{}.token_bytes.bin", self.module_name));
+        let source_path = out_dir.join(format!("{}.rs", self.module_name));
+        let write = |path: &Path, bytes: &[u8]| {
+            std::fs::write(path, bytes).map_err(|source| BakeError::Io {
+                path: path.to_owned(),
+                source,
+            })
+        };
+        write(&token_bytes, &data.token_bytes)?;
+        let source = generate(&data, &self.model.display().to_string(), &token_bytes);
+        write(&source_path, source.as_bytes())?;
+
+        let sizes = data.sizes();
+        let verbose = std::env::var_os(VERBOSE_ENV).is_some_and(|v| !v.is_empty());
+        if self.cargo && verbose {
+            println!(
+                "cargo:warning=picobpe: baked {} ({:?} piece table) into {}",
+                self.model.display(),
+                self.pieces,
+                source_path.display()
+            );
+            for line in sizes.to_string().lines() {
+                println!("cargo:warning=picobpe: {}", line.trim());
+            }
+        }
+        Ok(Baked {
+            source: source_path,
+            token_bytes,
+            sizes,
+        })
+    }
+}
+
+/// Why a bake failed.
+#[derive(Debug)]
+pub enum BakeError {
+    /// The model file could not be read, or is corrupt or invalid.
+    Model {
+        /// The model file.
+        path: PathBuf,
+        /// What is wrong.
+        source: ModelError,
+    },
+    /// Writing generated output failed.
+    Io {
+        /// The file being written.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// `OUT_DIR` is not set (not running in a build script) and no `out_dir` was given.
+    NoOutDir,
+    /// The module name is empty or has characters unfit for a file name.
+    BadModuleName(String),
+}
+
+impl fmt::Display for BakeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            // Io errors from Model::read already name the path.
+            BakeError::Model {
+                source: source @ ModelError::Io { .. },
+                ..
+            } => write!(f, "{source}"),
+            BakeError::Model { path, source } => write!(f, "{}: {source}", path.display()),
+            BakeError::Io { path, source } => write!(f, "writing {}: {source}", path.display()),
+            BakeError::NoOutDir => f.write_str(
+                "OUT_DIR is not set: call picobpe_build from build.rs, or give Bake::out_dir",
+            ),
+            BakeError::BadModuleName(name) => write!(
+                f,
+                "module name {name:?} must be non-empty ASCII letters, digits, '_', '-' or '.'"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BakeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BakeError::Model { source, .. } => Some(source),
+            BakeError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

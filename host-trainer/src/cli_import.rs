@@ -1,0 +1,86 @@
+//! `host-trainer import`: tiktoken rank file, or HF vocab.json + merges.txt → `.model`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use picobpe_model::{import, Model, PatternKind};
+
+/// Arguments of `import`.
+#[derive(Args)]
+pub struct ImportArgs {
+    /// tiktoken rank file (`<base64> <rank>` lines).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["vocab", "merges"], required_unless_present = "vocab", requires = "pattern")]
+    tiktoken: Option<PathBuf>,
+    /// HF vocab.json (GPT-2 byte-level spelling).
+    #[arg(long, value_name = "FILE", requires = "merges")]
+    vocab: Option<PathBuf>,
+    /// HF merges.txt.
+    #[arg(long, value_name = "FILE", requires = "vocab")]
+    merges: Option<PathBuf>,
+    /// Pre-tokenization pattern: gpt2, cl100k or o200k (required with --tiktoken; default gpt2
+    /// for --vocab).
+    #[arg(long)]
+    pattern: Option<PatternKind>,
+    /// Special token: `TEXT=ID` with --tiktoken, `TEXT` (looked up in vocab.json) with --vocab.
+    /// Repeat for several.
+    #[arg(long = "special", value_name = "SPECIAL")]
+    specials: Vec<String>,
+    /// Output model file.
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+}
+
+/// Run `import`.
+pub fn run(args: ImportArgs) -> Result<(), String> {
+    let read = |path: &PathBuf| std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()));
+    let model = if let Some(rank_file) = &args.tiktoken {
+        let pattern = args.pattern.unwrap_or(PatternKind::Gpt2);
+        let specials = args
+            .specials
+            .iter()
+            .map(|s| parse_special(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        import::tiktoken(&read(rank_file)?, pattern, &specials)
+            .map_err(|e| format!("{}: {e}", rank_file.display()))?
+    } else {
+        let (Some(vocab), Some(merges)) = (&args.vocab, &args.merges) else {
+            return Err("give --tiktoken FILE, or --vocab FILE and --merges FILE".to_owned());
+        };
+        let pattern = args.pattern.unwrap_or(PatternKind::Gpt2);
+        import::hf(&read(vocab)?, &read(merges)?, pattern, &args.specials)
+            .map_err(|e| e.to_string())?
+    };
+    model
+        .write(&args.out)
+        .map_err(|e| format!("{}: {e}", args.out.display()))?;
+    println!("{}", summary(&args.out, &model));
+    Ok(())
+}
+
+/// `TEXT=ID`, split at the last `=` (the text may contain `=`).
+fn parse_special(arg: &str) -> Result<(String, u32), String> {
+    let (text, id) = arg
+        .rsplit_once('=')
+        .ok_or_else(|| format!("--special {arg:?}: expected TEXT=ID with --tiktoken"))?;
+    let id = id
+        .parse()
+        .map_err(|_| format!("--special {arg:?}: {id:?} is not an id (0..=4294967294)"))?;
+    Ok((text.to_owned(), id))
+}
+
+/// One line describing a written model.
+fn summary(path: &std::path::Path, model: &Model) -> String {
+    format!(
+        "wrote {}: {} ids, {} merges, {} special tokens, pattern {}, {} semantics",
+        path.display(),
+        model.n_ids(),
+        model.merges.len(),
+        model.specials.len(),
+        model.pattern,
+        if model.whole_piece {
+            "whole-piece (tiktoken)"
+        } else {
+            "pair (merges list)"
+        }
+    )
+}

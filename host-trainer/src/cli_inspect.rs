@@ -1,0 +1,71 @@
+//! `host-trainer inspect`: what a model holds and how big its tables are.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use picobpe_model::{Model, PieceTable, TableData};
+
+/// Arguments of `inspect`.
+#[derive(Args)]
+pub struct InspectArgs {
+    /// The model file.
+    #[arg(long, value_name = "FILE")]
+    model: PathBuf,
+}
+
+/// Run `inspect`.
+pub fn run(args: InspectArgs) -> Result<(), String> {
+    let path = &args.model;
+    let model = Model::read(path).map_err(|e| match e {
+        picobpe_model::ModelError::Io { .. } => e.to_string(),
+        _ => format!("{}: {e}", path.display()),
+    })?;
+    let ordinary = model.n_ordinary();
+    let unused = model.n_ids() - ordinary - model.specials.len();
+    println!("model:        {}", path.display());
+    println!("pattern:      {}", model.pattern);
+    println!(
+        "semantics:    {}",
+        if model.whole_piece {
+            "whole-piece (tiktoken: a piece equal to a token is that token)"
+        } else {
+            "pair (merges applied by rank; no whole-piece rule)"
+        }
+    );
+    println!(
+        "ids:          {} ({ordinary} ordinary, {} special, {unused} unused)",
+        model.n_ids(),
+        model.specials.len()
+    );
+    println!("merges:       {}", model.merges.len());
+    let mut specials = model.specials.clone();
+    specials.sort_by_key(|s| s.1);
+    for (text, id) in &specials {
+        println!("special:      {id} {text:?}");
+    }
+    for (name, choice) in [("full", PieceTable::Full), ("minimal", PieceTable::Minimal)] {
+        let data = TableData::new(&model, choice).map_err(|e| e.to_string())?;
+        if choice == PieceTable::Full {
+            println!(
+                "rank order:   {}",
+                if data.ranks.is_empty() {
+                    "merged ids increase with rank (no rank table)"
+                } else {
+                    "not monotone in ids (rank table stored)"
+                }
+            );
+            println!(
+                "pair keys:    {}",
+                match data.pairs {
+                    picobpe_model::PairData::Narrow(_) => "narrow (u32: left << 16 | right)",
+                    picobpe_model::PairData::Wide(_) => "wide (u64: left << 32 | right)",
+                }
+            );
+        }
+        println!(
+            "table bytes (32-bit target), {name} piece table:\n{}",
+            data.sizes()
+        );
+    }
+    Ok(())
+}

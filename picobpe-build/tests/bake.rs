@@ -1,0 +1,263 @@
+//! Bake step: generated source, error reporting, and (compile test) baked tables that encode
+//! exactly like the host-built tables of the same model.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use picobpe::{Specials, Tokenizer};
+use picobpe_build::{Bake, BakeError, PieceTable};
+use picobpe_model::{Model, ModelError, PatternKind, TableData};
+
+/// A fresh, empty temporary directory for one test.
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("picobpe-build-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Bytes as ids 0..=255 (in reverse byte order, so byte ids are not the identity), then
+/// merges "th", "he", "the", "t"+"he"-unreachable "abc", and a special `<|end|>`.
+///
+/// `holes` unused ids are inserted before the merged tokens (a large value forces wide
+/// pair keys); `reverse_merges` lists merges out of id order (forces a rank table).
+fn model(whole_piece: bool, holes: usize, reverse_merges: bool) -> Model {
+    let mut tokens: Vec<Vec<u8>> = (0..=255u8).rev().map(|b| vec![b]).collect();
+    tokens.extend(std::iter::repeat_n(Vec::new(), holes));
+    let id = |tokens: &Vec<Vec<u8>>, t: &[u8]| tokens.iter().position(|x| x == t).unwrap() as u32;
+    let mut merges = Vec::new();
+    for (l, r) in [
+        (&b"t"[..], &b"h"[..]),
+        (b"h", b"e"),
+        (b"th", b"e"),
+        (b" ", b"the"),
+        (b"a", b"b"),
+        (b"b", b"c"),
+        (b"a", b"bc"),
+    ] {
+        let (li, ri) = (id(&tokens, l), id(&tokens, r));
+        tokens.push([l, r].concat());
+        merges.push((li, ri));
+    }
+    if reverse_merges {
+        merges.reverse();
+    }
+    tokens.push(b"<|end|>".to_vec());
+    let special = tokens.len() as u32 - 1;
+    Model {
+        pattern: PatternKind::Gpt2,
+        tokens,
+        merges,
+        specials: vec![("<|end|>".to_owned(), special)],
+        whole_piece,
+    }
+}
+
+fn bake(dir: &Path, model: &Model, pieces: PieceTable) -> picobpe_build::Baked {
+    let path = dir.join("test.model");
+    model.write(&path).unwrap();
+    Bake::new(&path)
+        .pieces(pieces)
+        .out_dir(dir)
+        .cargo_directives(false)
+        .run()
+        .unwrap()
+}
+
+#[test]
+fn generated_source_defines_the_tables() {
+    let dir = temp_dir("source");
+    let m = model(false, 0, false);
+    let baked = bake(&dir, &m, PieceTable::Full);
+    let source = std::fs::read_to_string(&baked.source).unwrap();
+    for expected in [
+        "pub static TABLES: ::picobpe::Tables<'static> = ::picobpe::Tables {",
+        "static PICOBPE_PAIRS: ::picobpe::phf::Map<u32, u32> = ::picobpe::phf::Map {",
+        "static PICOBPE_PIECES: ::picobpe::phf::Map<&'static [u8], u32> = ::picobpe::phf::Map {",
+        "pairs: ::picobpe::PairMap::Narrow(&PICOBPE_PAIRS),",
+        "pattern: ::picobpe::Pattern::Gpt2,",
+        "static PICOBPE_RANKS: [u32; 0] = [",
+        "::picobpe::SpecialToken { text: \"<|end|>\", id: 263 },",
+        "static PICOBPE_TOKEN_OFFSETS: [u32; 265] = [",
+    ] {
+        assert!(source.contains(expected), "missing {expected:?}");
+    }
+    let data = TableData::new(&m, PieceTable::Full).unwrap();
+    assert_eq!(std::fs::read(&baked.token_bytes).unwrap(), data.token_bytes);
+    assert_eq!(baked.sizes, data.sizes());
+    // Pair semantics: "abc" is unreachable ("ab" merges first), so it is not a whole piece.
+    assert_eq!(data.pieces.len(), 256 + 6);
+    assert_eq!(source.matches("picobpe_piece(").count(), 1 + 262);
+
+    let wide = bake(&dir, &model(false, 70_000, true), PieceTable::Minimal);
+    let source = std::fs::read_to_string(&wide.source).unwrap();
+    assert!(source.contains("pairs: ::picobpe::PairMap::Wide(&PICOBPE_PAIRS),"));
+    assert!(source.contains("static PICOBPE_RANKS: [u32; 70264] = ["));
+    assert_eq!(source.matches("picobpe_piece(").count(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn errors_name_the_problem() {
+    let dir = temp_dir("errors");
+    let missing = dir.join("missing.model");
+    let err = Bake::new(&missing)
+        .out_dir(&dir)
+        .cargo_directives(false)
+        .run()
+        .unwrap_err();
+    assert!(matches!(
+        err,
+        BakeError::Model {
+            source: ModelError::Io { .. },
+            ..
+        }
+    ));
+    assert!(err.to_string().contains("missing.model"), "{err}");
+
+    let corrupt = dir.join("corrupt.model");
+    let mut bytes = model(true, 0, false).to_bytes().unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x40;
+    std::fs::write(&corrupt, bytes).unwrap();
+    let err = Bake::new(&corrupt)
+        .out_dir(&dir)
+        .cargo_directives(false)
+        .run()
+        .unwrap_err();
+    assert!(matches!(
+        err,
+        BakeError::Model {
+            source: ModelError::ChecksumMismatch { .. },
+            ..
+        }
+    ));
+    assert!(
+        err.to_string()
+            .contains("corrupt.model: model file is corrupt"),
+        "{err}"
+    );
+
+    let err = Bake::new(&corrupt)
+        .module_name("../escape")
+        .out_dir(&dir)
+        .cargo_directives(false)
+        .run()
+        .unwrap_err();
+    assert!(matches!(err, BakeError::BadModuleName(_)));
+
+    if std::env::var_os("OUT_DIR").is_none() {
+        let err = Bake::new(&corrupt)
+            .cargo_directives(false)
+            .run()
+            .unwrap_err();
+        assert!(matches!(err, BakeError::NoOutDir));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The `picobpe` rlibs next to this test binary (any of them serves the compile test; the
+/// first that compiles is used).
+fn picobpe_rlibs() -> (PathBuf, Vec<PathBuf>) {
+    let exe = std::env::current_exe().unwrap();
+    let deps = exe.parent().unwrap().to_owned();
+    let mut rlibs: Vec<PathBuf> = std::fs::read_dir(&deps)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with("libpicobpe-") && name.ends_with(".rlib")
+        })
+        .collect();
+    // Newest first: most likely the one this test was built with.
+    rlibs.sort_by_key(|p| std::cmp::Reverse(p.metadata().and_then(|m| m.modified()).ok()));
+    (deps, rlibs)
+}
+
+/// Compile `source` (defining `TABLES`) into a program that encodes its stdin and prints the
+/// ids; return the program.
+fn compile_baked(dir: &Path, source: &Path) -> PathBuf {
+    let main = dir.join("main.rs");
+    std::fs::write(
+        &main,
+        format!(
+            "mod baked {{ include!({:?}); }}\n\
+             use std::io::Read;\n\
+             fn main() {{\n\
+                 let mut text = Vec::new();\n\
+                 std::io::stdin().read_to_end(&mut text).unwrap();\n\
+                 let t = picobpe::Tokenizer::new(&baked::TABLES);\n\
+                 let mut out = vec![0u32; text.len() + 1];\n\
+                 let n = t.encode(&text, &mut out, picobpe::Specials::All).unwrap();\n\
+                 let mut back = vec![0u8; text.len()];\n\
+                 assert_eq!(t.decode(&out[..n], &mut back), Ok(text.len()));\n\
+                 assert_eq!(back, text);\n\
+                 println!(\"{{:?}}\", &out[..n]);\n\
+             }}\n",
+            source.display().to_string()
+        ),
+    )
+    .unwrap();
+    let exe = dir.join("baked-encode");
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let (deps, rlibs) = picobpe_rlibs();
+    assert!(
+        !rlibs.is_empty(),
+        "no libpicobpe-*.rlib in {}",
+        deps.display()
+    );
+    let mut errors = String::new();
+    for rlib in &rlibs {
+        let output = Command::new(&rustc)
+            .args(["--edition", "2021", "--crate-type", "bin", "-o"])
+            .arg(&exe)
+            .arg(&main)
+            .arg("--extern")
+            .arg(format!("picobpe={}", rlib.display()))
+            .arg("-L")
+            .arg(format!("dependency={}", deps.display()))
+            .output()
+            .unwrap();
+        if output.status.success() {
+            return exe;
+        }
+        errors.push_str(&String::from_utf8_lossy(&output.stderr));
+    }
+    panic!("baked tables did not compile:\n{errors}");
+}
+
+fn run(exe: &Path, input: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = Command::new(exe)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+}
+
+#[test]
+fn baked_tables_compile_and_encode_like_host_tables() {
+    let input = "the then abc abcabc <|end|>the\u{1F30D} ab<|end|>".as_bytes();
+    let cases = [
+        ("pair", model(false, 0, false), PieceTable::Full),
+        ("tiktoken", model(true, 0, false), PieceTable::Minimal),
+        ("wide-ranked", model(false, 70_000, true), PieceTable::Full),
+    ];
+    for (name, m, pieces) in cases {
+        let dir = temp_dir(&format!("compile-{name}"));
+        let baked = bake(&dir, &m, pieces);
+        let exe = compile_baked(&dir, &baked.source);
+
+        let tables = TableData::new(&m, pieces).unwrap().to_tables();
+        let t = Tokenizer::new(tables);
+        let mut out = vec![0u32; input.len()];
+        let n = t.encode(input, &mut out, Specials::All).unwrap();
+        let expected = format!("{:?}", &out[..n]);
+        assert_eq!(run(&exe, input), expected, "{name}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
