@@ -1,22 +1,38 @@
-//! Selects the machine's memory layout and link scripts.
+//! Build script: picks the machine's memory layout and link scripts, bakes the model into flash
+//! tables, and embeds the conformance vectors when given.
+//!
+//! Inputs (environment):
+//! - `PICOBPE_MODEL`: the `*.model` file to bake. Default: the model `cargo xtask firmware-run`
+//!   prepares for the machine (`target/models/small.model` for lm3s6965evb,
+//!   `target/models/gpt2.model` for mps2-an385).
+//! - `PICOBPE_PIECES`: `minimal` (default: only the whole-piece entries exactness needs — none
+//!   for GPT-2 — so the GPT-2 tables fit 1.1 MB) or `full` (every token as a whole-piece fast
+//!   path: faster, ~15 B more flash per id).
+//! - `PICOBPE_VECTORS`: a conformance vector file (made by `cargo xtask firmware-test`); when set,
+//!   the on-target tests check the model against it (`cfg(picobpe_vectors)`).
 use std::{env, fs, path::PathBuf};
+
+use picobpe_build::PieceTable;
 
 fn main() {
     let lm3s = env::var_os("CARGO_FEATURE_LM3S6965EVB").is_some();
     let mps2 = env::var_os("CARGO_FEATURE_MPS2_AN385").is_some();
-    let machine = match (lm3s, mps2) {
-        (true, false) => "lm3s6965evb",
-        (false, true) => "mps2-an385",
+    let (machine, default_model) = match (lm3s, mps2) {
+        (true, false) => ("lm3s6965evb", "small.model"),
+        (false, true) => ("mps2-an385", "gpt2.model"),
         _ => fail(
             "select exactly one machine feature: `lm3s6965evb` (default) or \
-                   `--no-default-features --features mps2-an385`",
+             `--no-default-features --features mps2-an385`",
         ),
     };
-    let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").unwrap());
-    let out = PathBuf::from(env::var_os("OUT_DIR").unwrap());
+    let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
+
+    // Memory layout and link scripts.
     let memory = manifest.join("memory").join(format!("{machine}.x"));
-    fs::copy(&memory, out.join("memory.x"))
-        .unwrap_or_else(|e| fail(&format!("{}: {e}", memory.display())));
+    if let Err(e) = fs::copy(&memory, out.join("memory.x")) {
+        fail(&format!("{}: {e}", memory.display()));
+    }
     println!("cargo::rerun-if-changed={}", memory.display());
     println!("cargo::rustc-link-search={}", out.display());
     println!("cargo::rustc-env=PICOBPE_MACHINE={machine}");
@@ -24,6 +40,49 @@ fn main() {
     println!("cargo::rustc-link-arg-tests=-Tlink.x");
     println!("cargo::rustc-link-arg-tests=-Tembedded-test.x");
     println!("cargo::rustc-check-cfg=cfg(rust_analyzer)");
+    println!("cargo::rustc-check-cfg=cfg(picobpe_vectors)");
+
+    // The model.
+    println!("cargo::rerun-if-env-changed=PICOBPE_MODEL");
+    let model = match env::var_os("PICOBPE_MODEL") {
+        Some(p) => PathBuf::from(p),
+        None => manifest.join("target").join("models").join(default_model),
+    };
+    if !model.is_file() {
+        fail(&format!(
+            "model file {} not found. Run `cargo xtask firmware-run --machine {machine}` from the \
+             repository root (it trains or imports the default model), or set PICOBPE_MODEL to \
+             your own `tokenizer.model`.",
+            model.display()
+        ));
+    }
+    println!("cargo::rerun-if-env-changed=PICOBPE_PIECES");
+    let pieces = match env::var("PICOBPE_PIECES").as_deref() {
+        Ok("full") => PieceTable::Full,
+        Ok("minimal") | Err(_) => PieceTable::Minimal,
+        Ok(other) => fail(&format!(
+            "PICOBPE_PIECES={other}: expected `full` or `minimal`"
+        )),
+    };
+    if let Err(e) = picobpe_build::Bake::new(&model).pieces(pieces).run() {
+        fail(&format!("baking {}: {e}", model.display()));
+    }
+    let file = model
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    println!("cargo::rustc-env=PICOBPE_MODEL_FILE={file}");
+
+    // Conformance vectors.
+    println!("cargo::rerun-if-env-changed=PICOBPE_VECTORS");
+    if let Some(v) = env::var_os("PICOBPE_VECTORS") {
+        let v = PathBuf::from(v);
+        if let Err(e) = fs::copy(&v, out.join("vectors.bin")) {
+            fail(&format!("PICOBPE_VECTORS={}: {e}", v.display()));
+        }
+        println!("cargo::rerun-if-changed={}", v.display());
+        println!("cargo::rustc-cfg=picobpe_vectors");
+    }
 }
 
 fn fail(msg: &str) -> ! {

@@ -1,7 +1,11 @@
 //! Support code shared by the firmware binary and the on-target tests.
 #![no_std]
 
+pub mod icount;
 pub mod stack;
+pub mod tables;
+pub mod texts;
+pub mod vectors;
 
 /// The QEMU machine this build is for (`lm3s6965evb` or `mps2-an385`), chosen by cargo feature.
 pub const MACHINE: &str = env!("PICOBPE_MACHINE");

@@ -1,14 +1,138 @@
-//! picobpe demo firmware: tokenize a built-in text, print ids and figures over semihosting.
+//! picobpe demo firmware.
+//!
+//! Default: tokenize a built-in text with the baked model, print the text, its ids and the
+//! decoded text over semihosting, check the round trip, print figures, exit 0 (1 on a mismatch).
+//! With the semihosting argument `footprint` (QEMU `-semihosting-config ...,arg=footprint`): print
+//! `FIG <key> <value>` lines for `cargo xtask footprint` — table bytes, peak stack of encode and
+//! decode, and guest instruction counts (meaningful under `-icount shift=0`).
 #![no_std]
 #![no_main]
 
 use cortex_m_rt::entry;
+use picobpe::Specials;
+use picobpe_firmware::icount::Counter;
+use picobpe_firmware::tables::{table_bytes, tokenizer, MODEL_FILE, TABLES};
+use picobpe_firmware::{stack, texts, MACHINE};
 use semihosting::{println, process};
 
 #[entry]
 fn main() -> ! {
-    println!("picobpe firmware on {}", picobpe_firmware::MACHINE);
-    process::exit(0)
+    let footprint = match semihosting::experimental::env::args::<64>() {
+        Ok(args) => args.into_iter().any(|a| a == Ok("footprint")),
+        Err(_) => false,
+    };
+    let ok = if footprint { figures() } else { demo() };
+    process::exit(if ok { 0 } else { 1 })
+}
+
+/// Tokenize the demo text and show everything.
+fn demo() -> bool {
+    let tok = tokenizer();
+    println!(
+        "picobpe on {MACHINE} (Cortex-M3 under QEMU), model {MODEL_FILE}: {} ids, {:?} pattern",
+        TABLES.n_ids(),
+        TABLES.pattern
+    );
+    let text = texts::DEMO.as_bytes();
+    println!("text ({} bytes): {}", text.len(), texts::DEMO);
+    let ids = cortex_m::singleton!(: [u32; 256] = [0; 256]).unwrap_or_else(|| unreachable());
+    let (res, enc_stack) = stack::measure(|| tok.encode(text, ids, Specials::All));
+    let n = match res {
+        Ok(n) => n,
+        Err(e) => {
+            println!("encode failed: {e}");
+            return false;
+        }
+    };
+    println!("ids ({n}): {:?}", &ids[..n]);
+    let out = cortex_m::singleton!(: [u8; 1024] = [0; 1024]).unwrap_or_else(|| unreachable());
+    let (res, dec_stack) = stack::measure(|| tok.decode(&ids[..n], out));
+    let m = match res {
+        Ok(m) => m,
+        Err(e) => {
+            println!("decode failed: {e}");
+            return false;
+        }
+    };
+    match core::str::from_utf8(&out[..m]) {
+        Ok(s) => println!("decoded: {s}"),
+        Err(_) => println!("decoded (not UTF-8): {:?}", &out[..m]),
+    }
+    let round_trip = &out[..m] == text;
+    println!("round trip: {}", if round_trip { "ok" } else { "MISMATCH" });
+    let per = text.len() * 100 / n.max(1);
+    println!(
+        "figures: {n} tokens for {} bytes ({}.{:02} bytes/token); peak stack: encode {enc_stack} B, \
+         decode {dec_stack} B; tables: {} B in flash; heap: none",
+        text.len(),
+        per / 100,
+        per % 100,
+        table_bytes(&TABLES).total()
+    );
+    round_trip
+}
+
+/// Machine-readable figures for `cargo xtask footprint`.
+fn figures() -> bool {
+    let tb = table_bytes(&TABLES);
+    println!("FIG machine {MACHINE}");
+    println!("FIG model {MODEL_FILE}");
+    println!("FIG n_ids {}", TABLES.n_ids());
+    println!("FIG n_merges {}", TABLES.pairs.len());
+    println!("FIG n_pieces {}", TABLES.pieces.len());
+    println!("FIG table.token_bytes {}", tb.token_bytes);
+    println!("FIG table.token_offsets {}", tb.token_offsets);
+    println!("FIG table.byte_ids {}", tb.byte_ids);
+    println!("FIG table.pairs {}", tb.pairs);
+    println!("FIG table.ranks {}", tb.ranks);
+    println!("FIG table.pieces {}", tb.pieces);
+    println!("FIG table.specials {}", tb.specials);
+    println!("FIG table.total {}", tb.total());
+    println!("FIG table.outside_flash {}", tb.outside_flash);
+    println!("FIG stack_free_at_main {}", stack::free());
+    let Some(p) = cortex_m::Peripherals::take() else {
+        return false;
+    };
+    let mut counter = Counter::calibrate(p.SYST);
+    println!("FIG calibration_ticks {}", counter.calibration_ticks());
+    let text = texts::BENCH;
+    println!("FIG bench_bytes {}", text.len());
+    // Output buffers are static: the stack figures are the encoder's and decoder's own.
+    let ids = cortex_m::singleton!(: [u32; 4096] = [0; 4096]).unwrap_or_else(|| unreachable());
+    let out = cortex_m::singleton!(: [u8; 8192] = [0; 8192]).unwrap_or_else(|| unreachable());
+    let tok = tokenizer();
+    let (r, enc_stack) = stack::measure(|| tok.encode(text, ids, Specials::All));
+    let Ok(n) = r else {
+        println!("encode failed: {r:?}");
+        return false;
+    };
+    println!("FIG bench_tokens {n}");
+    println!("FIG stack_encode {enc_stack}");
+    let (r, dec_stack) = stack::measure(|| tok.decode(&ids[..n], out));
+    if r != Ok(text.len()) || &out[..text.len()] != text {
+        println!("round trip of the bench text failed: {r:?}");
+        return false;
+    }
+    println!("FIG stack_decode {dec_stack}");
+    match counter.instructions(|| tok.encode(text, ids, Specials::All)) {
+        Some((Ok(_), i)) => println!("FIG instr_encode {i}"),
+        _ => return false,
+    }
+    match counter.instructions(|| tok.decode(&ids[..n], out)) {
+        Some((Ok(_), i)) => println!("FIG instr_decode {i}"),
+        _ => return false,
+    }
+    let empty: &[u8] = &[];
+    match counter.instructions(|| tok.encode(empty, ids, Specials::All)) {
+        Some((Ok(_), i)) => println!("FIG instr_overhead {i}"),
+        _ => return false,
+    }
+    true
+}
+
+fn unreachable() -> ! {
+    println!("singleton taken twice");
+    process::exit(1)
 }
 
 #[panic_handler]

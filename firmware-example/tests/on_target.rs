@@ -1,6 +1,19 @@
-//! On-target tests, run one per QEMU boot by `cargo xtask firmware-test`.
+//! On-target tests, one QEMU boot per test (`cargo xtask firmware-test`).
+//!
+//! Every machine runs the model-independent tests (round trips, streaming with small buffers,
+//! `OutputFull` resume, errors, special tokens, stack bounds). Builds that embed conformance
+//! vectors (`cfg(picobpe_vectors)`: GPT-2 on mps2-an385) also compare ids with tiktoken's.
 #![no_std]
 #![no_main]
+
+use picobpe::{DecodeError, EncodeError, Specials, StreamDecoder, StreamEncoder};
+use picobpe_firmware::tables::{special_id, tokenizer, TABLES};
+
+/// Peak stack an encode call may use (bytes), whatever the input: asserted by
+/// `stack_bound_encode`. The core's fixed work area is 2 × 64 `u32` (512 B) plus frames.
+pub const ENCODE_STACK_BOUND: usize = 2048;
+/// Peak stack a decode call may use (bytes): asserted by `stack_bound_decode`.
+pub const DECODE_STACK_BOUND: usize = 512;
 
 /// Prints the panic message over semihosting, then exits with 134 (abort), which the runner
 /// reads as a failed test.
@@ -10,22 +23,648 @@ fn panic(info: &core::panic::PanicInfo) -> ! {
     semihosting::process::abort()
 }
 
-#[cfg(test)]
+/// Longest id sequence the helpers below hold.
+const MAX_IDS: usize = 2048;
+
+/// Ids in a fixed buffer.
+struct IdBuf {
+    ids: [u32; MAX_IDS],
+    len: usize,
+}
+
+impl IdBuf {
+    fn new() -> Self {
+        IdBuf {
+            ids: [0; MAX_IDS],
+            len: 0,
+        }
+    }
+    fn as_slice(&self) -> &[u32] {
+        &self.ids[..self.len]
+    }
+    fn push(&mut self, ids: &[u32]) {
+        assert!(self.len + ids.len() <= MAX_IDS, "IdBuf overflow");
+        self.ids[self.len..self.len + ids.len()].copy_from_slice(ids);
+        self.len += ids.len();
+    }
+}
+
+/// One-shot encode.
+fn encode(text: &[u8], specials: Specials) -> IdBuf {
+    let mut b = IdBuf::new();
+    match tokenizer().encode(text, &mut b.ids, specials) {
+        Ok(n) => b.len = n,
+        Err(e) => panic!("encode failed: {e}"),
+    }
+    b
+}
+
+/// Encode through an output buffer of `cap` ids, draining and resuming after `OutputFull`.
+/// A piece that merges into more than `cap` ids gives `PieceTooLong { needed }`; as documented,
+/// that step is retried with a buffer of `needed` ids.
+fn encode_resuming(text: &[u8], specials: Specials, cap: usize) -> IdBuf {
+    let tok = tokenizer();
+    let mut buf = [0u32; MAX_IDS];
+    let mut all = IdBuf::new();
+    let mut rest = text;
+    let mut room = cap;
+    loop {
+        let chunk = &mut buf[..room];
+        match tok.encode(rest, chunk, specials) {
+            Ok(n) => {
+                all.push(&chunk[..n]);
+                return all;
+            }
+            Err(EncodeError::OutputFull { consumed, written }) => {
+                assert!(consumed > 0 && written > 0, "no progress with room {room}");
+                all.push(&chunk[..written]);
+                rest = &rest[consumed..];
+                room = cap;
+            }
+            Err(EncodeError::PieceTooLong {
+                offset: 0, needed, ..
+            }) if needed > room && needed <= MAX_IDS => {
+                room = needed;
+            }
+            Err(e) => panic!("encode with room {room} failed: {e}"),
+        }
+    }
+}
+
+/// Streaming encode: push `chunk`-byte pieces, take ids `take` at a time.
+fn encode_streaming(text: &[u8], specials: Specials, chunk: usize, take: usize) -> IdBuf {
+    let mut s: StreamEncoder<'_, 256, 128> = StreamEncoder::new(tokenizer(), specials);
+    let mut out = [0u32; 16];
+    let out = &mut out[..take];
+    let mut all = IdBuf::new();
+    for part in text.chunks(chunk) {
+        let mut part = part;
+        while !part.is_empty() {
+            let n = s.push(part).unwrap_or_else(|e| panic!("push: {e}"));
+            part = &part[n..];
+            loop {
+                let k = s.take(out).unwrap_or_else(|e| panic!("take: {e}"));
+                if k == 0 {
+                    break;
+                }
+                all.push(&out[..k]);
+            }
+        }
+    }
+    s.finish();
+    loop {
+        let k = s
+            .take(out)
+            .unwrap_or_else(|e| panic!("take after finish: {e}"));
+        if k == 0 {
+            break;
+        }
+        all.push(&out[..k]);
+    }
+    assert!(s.is_done(), "stream not done after draining");
+    all
+}
+
+/// Decode into a fixed buffer and compare with `expected`.
+fn assert_decodes_to(ids: &[u32], expected: &[u8]) {
+    let mut out = [0u8; 8192];
+    let n = tokenizer()
+        .decode(ids, &mut out)
+        .unwrap_or_else(|e| panic!("decode failed: {e}"));
+    assert!(
+        &out[..n] == expected,
+        "round trip differs ({n} bytes decoded, {} expected)",
+        expected.len()
+    );
+}
+
+/// Round trip with and without specials, and with an `OutputFull`-resuming encode.
+fn check_round_trip(text: &[u8]) {
+    for specials in [Specials::All, Specials::None] {
+        let ids = encode(text, specials);
+        assert_decodes_to(ids.as_slice(), text);
+        let again = encode_resuming(text, specials, 3);
+        assert!(
+            again.as_slice() == ids.as_slice(),
+            "resumed encode differs from one-shot"
+        );
+    }
+}
+
+/// The first 4000 bytes of the bench text (fits the fixed id buffers with any vocabulary).
+fn bench_part() -> &'static [u8] {
+    &picobpe_firmware::texts::BENCH[..4000]
+}
+
+fn eot() -> u32 {
+    special_id("<|endoftext|>").expect("the model has no <|endoftext|> special token")
+}
+
 #[embedded_test::tests]
 mod tests {
+    use super::*;
+    use picobpe_firmware::{stack, texts};
+
     #[test]
-    fn machine_is_known() {
+    fn demo_text_round_trips() {
+        check_round_trip(texts::DEMO.as_bytes());
+    }
+
+    #[test]
+    fn multilingual_round_trips() {
+        let text = "Ünïcödé: 日本語のテキスト, 한국어, Русский текст, ελληνικά, हिन्दी, العربية, \
+                    emoji 🙃🇮🇸👩‍👩‍👧 and tabs\t\t, CRLF\r\n, NBSP\u{a0}, U+3000\u{3000}end";
+        check_round_trip(text.as_bytes());
+    }
+
+    #[test]
+    fn invalid_utf8_round_trips() {
+        let text: &[u8] = b"ok \xff\xfe bad \xc3 lone lead, \x80 stray, \xed\xa0\x80 surrogate, \
+                            \xf0\x9f\x99 truncated \xf4\x90\x80\x80 too big \xc0\xaf overlong \xf0";
+        check_round_trip(text);
+    }
+
+    #[test]
+    fn bench_text_round_trips_through_small_buffers() {
+        let text = bench_part();
+        let one = encode(text, Specials::All);
+        assert_decodes_to(one.as_slice(), text);
+        let resumed = encode_resuming(text, Specials::All, 7);
         assert!(
-            picobpe_firmware::MACHINE == "lm3s6965evb" || picobpe_firmware::MACHINE == "mps2-an385"
+            resumed.as_slice() == one.as_slice(),
+            "resumed encode differs"
+        );
+        assert!(
+            one.len < text.len() / 2,
+            "{} ids for {} bytes: not merging?",
+            one.len,
+            text.len()
         );
     }
 
     #[test]
-    fn stack_measure_sees_a_frame() {
-        let (_, used) = picobpe_firmware::stack::measure(|| {
-            let buf = core::hint::black_box([7u8; 512]);
-            buf.iter().map(|&b| b as u32).sum::<u32>()
+    fn empty_input_gives_no_ids() {
+        let mut out = [0u32; 4];
+        assert_eq!(tokenizer().encode(b"", &mut out, Specials::All), Ok(0));
+        assert_eq!(tokenizer().encode(b"", &mut [], Specials::All), Ok(0));
+        let mut bytes = [0u8; 4];
+        assert_eq!(tokenizer().decode(&[], &mut bytes), Ok(0));
+    }
+
+    #[test]
+    fn every_byte_alone_is_its_byte_token() {
+        let tok = tokenizer();
+        for b in 0..=255u8 {
+            let mut out = [0u32; 2];
+            let n = tok.encode(&[b], &mut out, Specials::All).unwrap();
+            assert!(
+                n == 1 && out[0] == TABLES.byte_ids[b as usize],
+                "byte {b:#04x} -> {:?}",
+                &out[..n]
+            );
+            assert!(
+                tok.token_bytes(out[0]) == Some(&[b][..]),
+                "byte {b:#04x} token bytes"
+            );
+        }
+    }
+
+    #[test]
+    fn count_equals_encode_length() {
+        let mut scratch = [0u32; 32];
+        for text in [texts::DEMO.as_bytes(), bench_part()] {
+            let ids = encode(text, Specials::All);
+            let n = tokenizer()
+                .count(text, Specials::All, &mut scratch)
+                .unwrap();
+            assert_eq!(n, ids.len);
+        }
+    }
+
+    #[test]
+    fn special_token_is_recognized() {
+        let text = b"before<|endoftext|>after<|endoftext|>";
+        let ids = encode(text, Specials::All);
+        let e = eot();
+        let hits = ids.as_slice().iter().filter(|&&i| i == e).count();
+        assert_eq!(hits, 2);
+        assert_eq!(ids.as_slice().last(), Some(&e));
+        assert_decodes_to(ids.as_slice(), text);
+        assert!(tokenizer().token_bytes(e) == Some(&b"<|endoftext|>"[..]));
+    }
+
+    #[test]
+    fn special_token_text_is_ordinary_without_specials() {
+        let text = b"before<|endoftext|>after";
+        let ids = encode(text, Specials::None);
+        assert!(
+            !ids.as_slice().contains(&eot()),
+            "special id in an ordinary encode"
+        );
+        assert!(ids.len > 3);
+        assert_decodes_to(ids.as_slice(), text);
+    }
+
+    #[test]
+    fn partial_special_token_is_ordinary_text() {
+        let text = b"<|endoftext|<|endoftext";
+        let ids = encode(text, Specials::All);
+        assert!(!ids.as_slice().contains(&eot()));
+        assert_decodes_to(ids.as_slice(), text);
+    }
+
+    #[test]
+    fn output_full_resume_equals_one_shot() {
+        let text = texts::DEMO.as_bytes();
+        let one = encode(text, Specials::All);
+        for cap in 1..=9 {
+            let r = encode_resuming(text, Specials::All, cap);
+            assert!(
+                r.as_slice() == one.as_slice(),
+                "cap {cap}: differs from one-shot"
+            );
+        }
+    }
+
+    #[test]
+    fn output_full_reports_a_piece_boundary() {
+        let text = b"Hello world, hello again and again";
+        let mut out = [0u32; 2];
+        match tokenizer().encode(text, &mut out, Specials::All) {
+            Err(EncodeError::OutputFull { consumed, written }) => {
+                assert!(written <= 2 && consumed > 0 && consumed < text.len());
+                // The ids written are exactly those of the consumed prefix.
+                let prefix = encode(&text[..consumed], Specials::All);
+                assert!(prefix.as_slice() == &out[..written], "prefix ids differ");
+            }
+            other => panic!("expected OutputFull, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn piece_longer_than_the_buffer_is_an_error() {
+        let text = [b'q'; 200]; // one 200-byte piece (letters), not a token
+        let mut out = [0u32; 4];
+        match tokenizer().encode(&text, &mut out, Specials::All) {
+            Err(EncodeError::PieceTooLong {
+                offset: 0,
+                len: 200,
+                needed,
+            }) => {
+                assert!(needed > 4 && needed <= 400, "needed {needed}");
+                // With the room it asked for, the same input encodes.
+                let mut big = [0u32; 400];
+                let n = tokenizer()
+                    .encode(&text, &mut big[..needed], Specials::All)
+                    .unwrap();
+                assert_decodes_to(&big[..n], &text);
+            }
+            other => panic!("expected PieceTooLong, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn long_runs_round_trip() {
+        // 900 spaces: one piece, merged in the output buffer (2 ids per byte of room).
+        let mut text = [b' '; 905];
+        text[904] = b'a';
+        text[..5].copy_from_slice(b"12345");
+        check_round_trip(&text);
+        let digits = [b'7'; 300];
+        check_round_trip(&digits);
+    }
+
+    #[test]
+    fn streaming_encode_equals_one_shot() {
+        for text in [texts::DEMO.as_bytes(), &texts::BENCH[..1500]] {
+            let one = encode(text, Specials::All);
+            for (chunk, take) in [(1, 1), (2, 3), (3, 16), (7, 5), (64, 2)] {
+                let s = encode_streaming(text, Specials::All, chunk, take);
+                assert!(
+                    s.as_slice() == one.as_slice(),
+                    "chunk {chunk}, take {take}: differs"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn streaming_encode_finds_a_special_split_across_chunks() {
+        let text = b"abc<|endoftext|>def";
+        let one = encode(text, Specials::All);
+        assert!(one.as_slice().contains(&eot()));
+        for chunk in 1..=text.len() {
+            let s = encode_streaming(text, Specials::All, chunk, 1);
+            assert!(s.as_slice() == one.as_slice(), "chunk {chunk}: differs");
+        }
+    }
+
+    #[test]
+    fn streaming_encode_errors() {
+        let mut s: StreamEncoder<'_, 8, 16> = StreamEncoder::new(tokenizer(), Specials::All);
+        // A 12-letter word does not fit an 8-byte input buffer.
+        assert_eq!(s.push(b"abcdefghijkl"), Ok(8));
+        let mut out = [0u32; 4];
+        assert_eq!(
+            s.take(&mut out),
+            Err(picobpe::StreamError::InputTooSmall { capacity: 8 })
+        );
+        let mut s: StreamEncoder<'_, 8, 16> = StreamEncoder::new(tokenizer(), Specials::All);
+        s.finish();
+        assert_eq!(s.push(b"x"), Err(picobpe::StreamError::Finished));
+    }
+
+    #[test]
+    fn streaming_decode_equals_one_shot_and_emits_whole_utf8() {
+        let text = "Héllò hôw are ü? 🙃 日本語 👩‍👩‍👧 end".as_bytes();
+        let ids = encode(text, Specials::All);
+        for take in [1, 2, 3, 5, 64] {
+            let mut d: StreamDecoder<'_, 64> = StreamDecoder::new(tokenizer());
+            let mut got = [0u8; 256];
+            let mut len = 0;
+            let mut buf = [0u8; 64];
+            for &id in ids.as_slice() {
+                d.push(id).unwrap();
+                loop {
+                    let k = d.take(&mut buf[..take]);
+                    if k == 0 {
+                        break;
+                    }
+                    got[len..len + k].copy_from_slice(&buf[..k]);
+                    len += k;
+                    // With room for any character, whatever was handed out is complete UTF-8
+                    // (a smaller buffer necessarily gets a character in parts).
+                    if take >= 4 {
+                        assert!(
+                            core::str::from_utf8(&got[..len]).is_ok(),
+                            "take {take}: split UTF-8"
+                        );
+                    }
+                }
+            }
+            d.finish();
+            loop {
+                let k = d.take(&mut buf[..take]);
+                if k == 0 {
+                    break;
+                }
+                got[len..len + k].copy_from_slice(&buf[..k]);
+                len += k;
+            }
+            assert!(&got[..len] == text, "take {take}: differs");
+        }
+    }
+
+    #[test]
+    fn streaming_decode_holds_a_partial_character() {
+        // 🙃 = F0 9F 99 83, pushed one byte token at a time.
+        let emoji = "🙃".as_bytes();
+        let mut d: StreamDecoder<'_, 16> = StreamDecoder::new(tokenizer());
+        let mut buf = [0u8; 8];
+        for (i, &b) in emoji.iter().enumerate() {
+            d.push(TABLES.byte_ids[b as usize]).unwrap();
+            let k = d.take(&mut buf);
+            if i < 3 {
+                assert_eq!(k, 0, "handed out a partial character after byte {i}");
+            } else {
+                assert!(k == 4 && &buf[..4] == emoji);
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_ids_are_errors_naming_the_position() {
+        let tok = tokenizer();
+        let bad = TABLES.n_ids() as u32;
+        let a = TABLES.byte_ids[b'a' as usize];
+        let mut out = [0u8; 16];
+        assert_eq!(
+            tok.decode(&[a, a, bad, a], &mut out),
+            Err(DecodeError::UnknownId {
+                position: 2,
+                id: bad,
+                written: 2
+            })
+        );
+        assert_eq!(
+            tok.decode(&[u32::MAX], &mut out),
+            Err(DecodeError::UnknownId {
+                position: 0,
+                id: u32::MAX,
+                written: 0
+            })
+        );
+        assert!(tok.token_bytes(bad).is_none());
+        let mut d: StreamDecoder<'_, 16> = StreamDecoder::new(tok);
+        d.push(a).unwrap();
+        assert_eq!(
+            d.push(bad),
+            Err(DecodeError::UnknownId {
+                position: 1,
+                id: bad,
+                written: 0
+            })
+        );
+    }
+
+    #[test]
+    fn decode_output_full_stops_at_an_id_boundary() {
+        let text = b"Hello world, hello again";
+        let ids = encode(text, Specials::All);
+        let tok = tokenizer();
+        let mut out = [0u8; 9];
+        match tok.decode(ids.as_slice(), &mut out) {
+            Err(DecodeError::OutputFull { consumed, written }) => {
+                assert_eq!(tok.decoded_len(&ids.as_slice()[..consumed]), Ok(written));
+                assert!(out[..written] == text[..written]);
+                assert!(written <= 9 && consumed < ids.len);
+            }
+            other => panic!("expected OutputFull, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn stack_bound_encode() {
+        let ids = cortex_m::singleton!(: [u32; 4096] = [0; 4096]).unwrap();
+        let tok = tokenizer();
+        let inputs: [&[u8]; 3] = [texts::BENCH, texts::DEMO.as_bytes(), &[b'x'; 64]];
+        let mut peak = 0;
+        for text in inputs {
+            let (r, used) = stack::measure(|| tok.encode(text, ids, Specials::All));
+            assert!(r.is_ok());
+            peak = peak.max(used);
+        }
+        semihosting::println!("encode peak stack: {peak} B (bound {ENCODE_STACK_BOUND} B)");
+        assert!(peak <= ENCODE_STACK_BOUND, "encode used {peak} B of stack");
+        assert!(peak >= 64, "implausible stack figure {peak}");
+    }
+
+    #[test]
+    fn stack_bound_decode() {
+        let ids = encode(texts::DEMO.as_bytes(), Specials::All);
+        let out = cortex_m::singleton!(: [u8; 1024] = [0; 1024]).unwrap();
+        let tok = tokenizer();
+        let (r, used) = stack::measure(|| tok.decode(ids.as_slice(), out));
+        assert!(r.is_ok());
+        semihosting::println!("decode peak stack: {used} B (bound {DECODE_STACK_BOUND} B)");
+        assert!(used <= DECODE_STACK_BOUND, "decode used {used} B of stack");
+    }
+
+    #[test]
+    fn tables_live_in_flash() {
+        let b = picobpe_firmware::tables::table_bytes(&TABLES);
+        assert_eq!(b.outside_flash, 0);
+        assert!(b.total() > b.token_bytes && b.token_bytes > 256);
+    }
+
+    /// tiktoken's gpt2 ids for the sanity string of the reference vectors' generator.
+    #[test]
+    #[cfg(picobpe_vectors)]
+    fn gpt2_sanity_string() {
+        let ids = encode("Hello, 🌍! 你好!".as_bytes(), Specials::All);
+        let expected = [
+            15496u32, 11, 12520, 234, 235, 0, 220, 19526, 254, 25001, 121, 0,
+        ];
+        assert!(ids.as_slice() == expected, "got {:?}", ids.as_slice());
+    }
+
+    #[cfg(picobpe_vectors)]
+    use crate::vectors::Miss;
+
+    #[test]
+    #[cfg(picobpe_vectors)]
+    fn vectors_with_specials() {
+        vectors::check(|r, tok| {
+            let mut out = [0u32; MAX_IDS];
+            let n = tok
+                .encode(r.text, &mut out, Specials::All)
+                .map_err(|_| Miss::Other("encode failed"))?;
+            r.all()
+                .first_difference(&out[..n])
+                .map_or(Ok(()), |i| Err(i.into()))
         });
-        assert!(used >= 512, "used {used}");
+    }
+
+    #[test]
+    #[cfg(picobpe_vectors)]
+    fn vectors_ordinary() {
+        vectors::check(|r, tok| {
+            let mut out = [0u32; MAX_IDS];
+            let n = tok
+                .encode_ordinary(r.text, &mut out)
+                .map_err(|_| Miss::Other("encode failed"))?;
+            r.ordinary()
+                .first_difference(&out[..n])
+                .map_or(Ok(()), |i| Err(i.into()))
+        });
+    }
+
+    #[test]
+    #[cfg(picobpe_vectors)]
+    fn vectors_count() {
+        vectors::check(|r, tok| {
+            let mut scratch = [0u32; MAX_IDS];
+            match tok.count(r.text, Specials::All, &mut scratch) {
+                Ok(n) if n == r.all().len() => Ok(()),
+                Ok(_) => Err(Miss::Other(
+                    "count differs from the number of reference ids",
+                )),
+                Err(_) => Err(Miss::Other("count failed")),
+            }
+        });
+    }
+
+    #[test]
+    #[cfg(picobpe_vectors)]
+    fn vectors_resumed_through_three_id_buffers() {
+        vectors::check(|r, _| {
+            let ids = encode_resuming(r.text, Specials::All, 3);
+            r.all()
+                .first_difference(ids.as_slice())
+                .map_or(Ok(()), |i| Err(i.into()))
+        });
+    }
+
+    #[test]
+    #[cfg(picobpe_vectors)]
+    fn vectors_streamed_in_small_chunks() {
+        vectors::check(|r, _| {
+            let ids = encode_streaming(r.text, Specials::All, 5, 3);
+            r.all()
+                .first_difference(ids.as_slice())
+                .map_or(Ok(()), |i| Err(i.into()))
+        });
+    }
+
+    #[test]
+    #[cfg(picobpe_vectors)]
+    fn vectors_decode_to_their_text() {
+        vectors::check(|r, tok| {
+            let mut ids = [0u32; MAX_IDS];
+            for (slot, id) in ids.iter_mut().zip(r.all().iter()) {
+                *slot = id;
+            }
+            let mut out = [0u8; 8192];
+            let n = tok
+                .decode(&ids[..r.all().len()], &mut out)
+                .map_err(|_| Miss::Other("decode failed"))?;
+            if &out[..n] == r.text {
+                Ok(())
+            } else {
+                Err(Miss::Other("reference ids do not decode to the text"))
+            }
+        });
+    }
+}
+
+/// Conformance vectors (GPT-2 builds only).
+#[cfg(picobpe_vectors)]
+mod vectors {
+    use super::*;
+    use picobpe::Tokenizer;
+    use picobpe_firmware::vectors::{records, Record, VECTORS};
+
+    /// How a record failed: the first differing id index, or another problem.
+    pub enum Miss {
+        /// Ids differ from tiktoken's from this index on.
+        At(usize),
+        /// Something else went wrong (described).
+        Other(&'static str),
+    }
+
+    impl From<usize> for Miss {
+        fn from(i: usize) -> Self {
+            Miss::At(i)
+        }
+    }
+
+    /// Runs `f` on every record. Panics with the record's name on the first failure, and if the
+    /// vector file is malformed or nearly empty.
+    pub fn check(f: impl Fn(&Record<'_>, Tokenizer<'static>) -> Result<(), Miss>) {
+        let mut rs = records(VECTORS).expect("vector file has a bad magic");
+        let total = rs.remaining();
+        assert!(total >= 50, "only {total} vectors embedded");
+        let tok = tokenizer();
+        let mut n = 0;
+        for r in rs.by_ref() {
+            assert!(
+                r.all().len() <= MAX_IDS,
+                "{}: too many ids for the test buffers",
+                r.name
+            );
+            match f(&r, tok) {
+                Ok(()) => {}
+                Err(Miss::At(i)) => {
+                    panic!("vector {}: ids differ from tiktoken's at index {i}", r.name)
+                }
+                Err(Miss::Other(why)) => panic!("vector {}: {why}", r.name),
+            }
+            n += 1;
+        }
+        assert!(
+            !rs.malformed && n == total,
+            "vector file malformed after {n} of {total} records"
+        );
+        semihosting::println!("{n} vectors match");
     }
 }

@@ -11,6 +11,8 @@
 //! script through `PICOBPE_MODEL`; `--model FILE` (or `PICOBPE_MODEL` in the environment) bakes
 //! any other model instead.
 
+pub mod vectors;
+
 use std::ffi::OsString;
 use std::fs;
 use std::io::Read;
@@ -141,7 +143,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             machine.name(),
             model.display()
         );
-        let elf = build(machine, &model, Artifact::Firmware)?
+        let elf = build(machine, &model, None, Artifact::Firmware)?
             .pop()
             .ok_or("cargo built no firmware binary")?;
         let out = run_qemu(machine, &elf, &[], &[], RUN_TIMEOUT)?;
@@ -348,14 +350,23 @@ pub enum Artifact {
     Tests,
 }
 
-/// Builds the firmware (release profile) for `machine` with `model` baked in and returns the
-/// paths of the ELF files cargo produced.
-pub fn build(machine: Machine, model: &Path, what: Artifact) -> Result<Vec<PathBuf>, String> {
+/// Builds the firmware (release profile) for `machine` with `model` baked in (and, for the tests,
+/// the conformance `vectors` embedded) and returns the paths of the ELF files cargo produced.
+pub fn build(
+    machine: Machine,
+    model: &Path,
+    vectors: Option<&Path>,
+    what: Artifact,
+) -> Result<Vec<PathBuf>, String> {
     let mut cmd = cargo();
     cmd.current_dir(firmware_dir());
     match what {
         Artifact::Firmware => cmd.args(["build", "--release", "--bins"]),
         Artifact::Tests => cmd.args(["test", "--release", "--no-run", "--tests"]),
+    };
+    match vectors {
+        Some(v) => cmd.env("PICOBPE_VECTORS", v),
+        None => cmd.env_remove("PICOBPE_VECTORS"),
     };
     cmd.args(machine.feature_args())
         .args(["--message-format", "json-render-diagnostics"])

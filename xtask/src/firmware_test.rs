@@ -1,4 +1,4 @@
-//! `cargo xtask firmware-test [--machine M] [--model FILE] [FILTER]`: the on-target tests
+//! `cargo xtask firmware-test [--machine M] [--model FILE] [--show-output] [FILTER]`: the on-target tests
 //! (`firmware-example/tests/*.rs`, embedded-test harness) under QEMU, on both machines by default.
 //!
 //! This is the embedded-test runner protocol without probe-rs: the test list is read from the
@@ -37,13 +37,15 @@ pub struct TestCase {
 
 /// Entry point of `firmware-test`.
 pub fn run(args: &[String]) -> Result<(), String> {
-    let opts = firmware::parse_options(args, &Machine::ALL)?;
+    let mut opts = firmware::parse_options(args, &Machine::ALL)?;
+    let show_output = opts.rest.iter().any(|a| a == "--show-output");
+    opts.rest.retain(|a| a != "--show-output");
     let filter = match opts.rest.as_slice() {
         [] => None,
         [f] if !f.starts_with('-') => Some(f.clone()),
         [a, ..] => {
             return Err(format!(
-                "unexpected argument `{a}`\nusage: cargo xtask firmware-test [--machine M] [--model FILE] [FILTER]"
+                "unexpected argument `{a}`\nusage: cargo xtask firmware-test [--machine M] [--model FILE] [--show-output] [FILTER]"
             ))
         }
     };
@@ -60,7 +62,19 @@ pub fn run(args: &[String]) -> Result<(), String> {
             machine.name(),
             model.display()
         );
-        let elves = firmware::build(*machine, &model, Artifact::Tests)?;
+        // GPT-2's conformance vectors, when GPT-2 is the model baked in.
+        let vectors = match (machine, &opts.model) {
+            (Machine::Mps2An385, None) => {
+                let (path, n) = firmware::vectors::prepare("gpt2")?;
+                println!(
+                    "   embedding {n} tiktoken gpt2 vectors ({})",
+                    path.display()
+                );
+                Some(path)
+            }
+            _ => None,
+        };
+        let elves = firmware::build(*machine, &model, vectors.as_deref(), Artifact::Tests)?;
         if elves.is_empty() {
             return Err("cargo built no test binary".into());
         }
@@ -102,6 +116,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 match verdict {
                     Ok(()) => {
                         println!("test {label} ... ok ({ms} ms)");
+                        if show_output {
+                            print_indented(&out.stdout);
+                        }
                         p += 1;
                     }
                     Err(why) => {

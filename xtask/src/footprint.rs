@@ -1,0 +1,292 @@
+//! `cargo xtask footprint [--machine M] [--model FILE]`: flash, RAM, stack and speed of the
+//! firmware, per machine/model, as a Markdown table.
+//!
+//! Where each figure comes from:
+//! - baked tables: measured on the target — the byte length of every slice the baked `Tables`
+//!   points at, plus the phf map headers (`firmware-example/src/tables.rs`);
+//! - Unicode tables / picobpe code: sizes of the ELF's data / function symbols whose demangled
+//!   path starts with `picobpe::pretok` / `picobpe::` (code inlined into the firmware's own
+//!   functions is not counted; the firmware is built with fat LTO and `opt-level = "s"`);
+//! - flash and static RAM: the ELF's allocated sections (flash = everything loaded below
+//!   0x2000_0000 plus the `.data` initializers; RAM = `.data` + `.bss` + `.uninit`);
+//! - peak stack: stack painting on the target around one encode (8 KB held-out English text,
+//!   `sample/bench.txt`) and one decode of its ids, output buffers static;
+//! - speed: guest instructions per input byte, from QEMU's `-icount shift=0` (one virtual ns per
+//!   instruction) read through SysTick and calibrated against a loop of known length
+//!   (`firmware-example/src/icount.rs`). Deterministic; no TCG plugin is needed.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind};
+
+use crate::firmware::{self, Artifact, Machine, RUN_TIMEOUT};
+
+/// Start of RAM on both machines.
+const RAM_START: u64 = 0x2000_0000;
+
+/// Entry point of `footprint`.
+pub fn run(args: &[String]) -> Result<(), String> {
+    let opts = firmware::parse_options(args, &Machine::ALL)?;
+    if let Some(a) = opts.rest.first() {
+        return Err(format!(
+            "unexpected argument `{a}`\nusage: cargo xtask footprint [--machine M] [--model FILE]"
+        ));
+    }
+    firmware::ensure_tools()?;
+    let mut columns = Vec::new();
+    for machine in &opts.machines {
+        let model = match &opts.model {
+            Some(m) => m.clone(),
+            None => firmware::prepare_model(*machine)?,
+        };
+        eprintln!(
+            "== footprint on {} (model {})",
+            machine.name(),
+            model.display()
+        );
+        let elf = firmware::build(*machine, &model, None, Artifact::Firmware)?
+            .pop()
+            .ok_or("cargo built no firmware binary")?;
+        let out = firmware::run_qemu(
+            *machine,
+            &elf,
+            &["footprint".to_string()],
+            &["-icount", "shift=0"],
+            RUN_TIMEOUT,
+        )?;
+        if out.status != Some(0) {
+            return Err(format!(
+                "footprint run on {} failed ({:?}):\n{}{}",
+                machine.name(),
+                out.status,
+                out.stdout,
+                out.stderr
+            ));
+        }
+        let figs: BTreeMap<String, String> = out
+            .stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("FIG "))
+            .filter_map(|l| l.split_once(' '))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        columns.push(Column {
+            machine: *machine,
+            figs,
+            elf: elf_sizes(&elf)?,
+        });
+    }
+    print_table(&columns)
+}
+
+struct Column {
+    machine: Machine,
+    figs: BTreeMap<String, String>,
+    elf: ElfSizes,
+}
+
+impl Column {
+    fn num(&self, key: &str) -> Result<u64, String> {
+        self.figs
+            .get(key)
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| {
+                format!(
+                    "{}: the firmware did not report `{key}`",
+                    self.machine.name()
+                )
+            })
+    }
+}
+
+/// Sizes read from the ELF.
+#[derive(Default)]
+struct ElfSizes {
+    flash: u64,
+    ram: u64,
+    text: u64,
+    core_code: u64,
+    unicode_tables: u64,
+    core_ram: u64,
+}
+
+fn elf_sizes(path: &Path) -> Result<ElfSizes, String> {
+    let data = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let file = object::File::parse(&*data).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut s = ElfSizes::default();
+    for sec in file.sections() {
+        let kind = sec.kind();
+        let loaded = matches!(
+            kind,
+            SectionKind::Text
+                | SectionKind::Data
+                | SectionKind::ReadOnlyData
+                | SectionKind::ReadOnlyString
+                | SectionKind::UninitializedData
+                | SectionKind::ReadOnlyDataWithRel
+        );
+        if !loaded || sec.size() == 0 {
+            continue;
+        }
+        let in_ram = sec.address() >= RAM_START;
+        if in_ram {
+            s.ram += sec.size();
+            // Initialized RAM data is copied from flash at reset.
+            if kind == SectionKind::Data {
+                s.flash += sec.size();
+            }
+        } else {
+            s.flash += sec.size();
+        }
+        if kind == SectionKind::Text {
+            s.text += sec.size();
+        }
+    }
+    for sym in file.symbols() {
+        let Ok(name) = sym.name() else { continue };
+        let name = format!("{:#}", rustc_demangle::demangle(name));
+        let core = name.starts_with("picobpe::") || name.starts_with("<picobpe::");
+        if !core {
+            continue;
+        }
+        match sym.kind() {
+            SymbolKind::Text => s.core_code += sym.size(),
+            SymbolKind::Data => {
+                if sym.address() >= RAM_START {
+                    s.core_ram += sym.size();
+                } else if name.starts_with("picobpe::pretok") {
+                    s.unicode_tables += sym.size();
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(s)
+}
+
+fn kib(n: u64) -> String {
+    if n >= 10 * 1024 {
+        format!("{} B ({:.1} KiB)", group(n), n as f64 / 1024.0)
+    } else {
+        format!("{} B", group(n))
+    }
+}
+
+/// `1234567` → `1,234,567`.
+fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn flash_capacity(m: Machine) -> u64 {
+    match m {
+        Machine::Lm3s6965evb => 256 * 1024,
+        Machine::Mps2An385 => 4 * 1024 * 1024,
+    }
+}
+
+fn ram_capacity(m: Machine) -> u64 {
+    match m {
+        Machine::Lm3s6965evb => 64 * 1024,
+        Machine::Mps2An385 => 4 * 1024 * 1024,
+    }
+}
+
+fn print_table(cols: &[Column]) -> Result<(), String> {
+    let mut rows: Vec<(String, Vec<String>)> = Vec::new();
+    let mut row = |label: &str, f: &dyn Fn(&Column) -> Result<String, String>| {
+        let cells = cols.iter().map(f).collect::<Result<Vec<_>, _>>()?;
+        rows.push((label.to_string(), cells));
+        Ok::<(), String>(())
+    };
+    row("model", &|c| {
+        Ok(format!(
+            "`{}`: {} ids, {} merges",
+            c.figs.get("model").cloned().unwrap_or_default(),
+            group(c.num("n_ids")?),
+            group(c.num("n_merges")?)
+        ))
+    })?;
+    row("flash: baked tables", &|c| Ok(kib(c.num("table.total")?)))?;
+    row("  of which merge map / whole-piece map", &|c| {
+        Ok(format!(
+            "{} / {}",
+            kib(c.num("table.pairs")?),
+            kib(c.num("table.pieces")?)
+        ))
+    })?;
+    row("  of which token bytes + offsets", &|c| {
+        Ok(kib(
+            c.num("table.token_bytes")? + c.num("table.token_offsets")?
+        ))
+    })?;
+    row("flash: Unicode tables (pre-tokenizer)", &|c| {
+        Ok(kib(c.elf.unicode_tables))
+    })?;
+    row("flash: picobpe code", &|c| Ok(kib(c.elf.core_code)))?;
+    row("flash: whole firmware (code + data)", &|c| {
+        let cap = flash_capacity(c.machine);
+        Ok(format!(
+            "{} = {:.1} % of {} KiB",
+            kib(c.elf.flash),
+            100.0 * c.elf.flash as f64 / cap as f64,
+            cap / 1024
+        ))
+    })?;
+    row("static RAM: picobpe", &|c| Ok(kib(c.elf.core_ram)))?;
+    row(
+        "static RAM: whole firmware (incl. 24 KiB bench buffers)",
+        &|c| {
+            let cap = ram_capacity(c.machine);
+            Ok(format!(
+                "{} = {:.1} % of {} KiB",
+                kib(c.elf.ram),
+                100.0 * c.elf.ram as f64 / cap as f64,
+                cap / 1024
+            ))
+        },
+    )?;
+    row("heap", &|_| Ok("none (no allocator linked)".into()))?;
+    row("peak stack: encode", &|c| Ok(kib(c.num("stack_encode")?)))?;
+    row("peak stack: decode", &|c| Ok(kib(c.num("stack_decode")?)))?;
+    row("bench text → ids", &|c| {
+        let (b, t) = (c.num("bench_bytes")?, c.num("bench_tokens")?);
+        Ok(format!(
+            "{} B → {} ids ({:.2} B/id)",
+            group(b),
+            group(t),
+            b as f64 / t as f64
+        ))
+    })?;
+    row("guest instructions / input byte: encode", &|c| {
+        let per = c.num("instr_encode")? as f64 / c.num("bench_bytes")? as f64;
+        Ok(format!("{per:.1}"))
+    })?;
+    row("guest instructions / output byte: decode", &|c| {
+        let per = c.num("instr_decode")? as f64 / c.num("bench_bytes")? as f64;
+        Ok(format!("{per:.1}"))
+    })?;
+
+    let header: Vec<String> = cols.iter().map(|c| c.machine.name().to_string()).collect();
+    println!("| | {} |", header.join(" | "));
+    println!("|---|{}", "---|".repeat(cols.len()));
+    for (label, cells) in rows {
+        println!("| {label} | {} |", cells.join(" | "));
+    }
+    println!();
+    println!(
+        "Release profile (opt-level \"s\", fat LTO). Speed: QEMU `-icount shift=0` guest \
+         instructions (SysTick, calibrated), on the 8 KB held-out English text \
+         `firmware-example/sample/bench.txt`; code size counts functions named `picobpe::…` \
+         (inlined copies are counted in the firmware's own functions)."
+    );
+    Ok(())
+}
