@@ -67,6 +67,8 @@ pub struct StreamEncoder<'t, const IN: usize, const OUT: usize> {
     ids_start: usize,
     ids_end: usize,
     finished: bool,
+    /// The last refill made no progress and no input arrived since: do not rescan.
+    stalled: bool,
 }
 
 impl<'t, const IN: usize, const OUT: usize> StreamEncoder<'t, IN, OUT> {
@@ -80,6 +82,7 @@ impl<'t, const IN: usize, const OUT: usize> StreamEncoder<'t, IN, OUT> {
             ids_start: 0,
             ids_end: 0,
             finished: false,
+            stalled: false,
         }
     }
 
@@ -90,6 +93,7 @@ impl<'t, const IN: usize, const OUT: usize> StreamEncoder<'t, IN, OUT> {
             return Err(StreamError::Finished);
         }
         let n = chunk.len().min(IN - self.input.len());
+        self.stalled &= n == 0;
         // Cannot fail: n fits the remaining capacity.
         let _ = self.input.extend_from_slice(chunk.get(..n).unwrap_or(&[]));
         Ok(n)
@@ -98,6 +102,7 @@ impl<'t, const IN: usize, const OUT: usize> StreamEncoder<'t, IN, OUT> {
     /// Mark the end of the input; `take` then drains everything.
     pub fn finish(&mut self) {
         self.finished = true;
+        self.stalled = false;
     }
 
     /// True when all input was pushed, finished, and every id taken.
@@ -128,7 +133,7 @@ impl<'t, const IN: usize, const OUT: usize> StreamEncoder<'t, IN, OUT> {
     fn refill(&mut self) -> Result<bool, StreamError> {
         self.ids_start = 0;
         self.ids_end = 0;
-        if self.input.is_empty() {
+        if self.input.is_empty() || self.stalled {
             return Ok(false);
         }
         let (consumed, written) =
@@ -150,7 +155,9 @@ impl<'t, const IN: usize, const OUT: usize> StreamEncoder<'t, IN, OUT> {
         self.input.copy_within(consumed..len, 0);
         self.input.truncate(len - consumed);
         self.ids_end = written;
-        Ok(consumed > 0 || written > 0)
+        let progressed = consumed > 0 || written > 0;
+        self.stalled = !progressed;
+        Ok(progressed)
     }
 }
 
@@ -200,13 +207,19 @@ impl<'t, const N: usize> StreamDecoder<'t, N> {
     }
 
     /// Move pending bytes that form complete UTF-8 (or can never become valid) into `out`.
+    /// A character is never split across two `take` calls, so `out` needs room for at least
+    /// 4 bytes to guarantee progress.
     pub fn take(&mut self, out: &mut [u8]) -> usize {
         let ready = if self.finished {
             self.pending.len()
         } else {
             complete_prefix(&self.pending)
         };
-        let k = ready.min(out.len());
+        let mut k = ready.min(out.len());
+        if k < ready {
+            // `out` ends inside the ready bytes: cut back to a character boundary.
+            k = complete_prefix(self.pending.get(..k).unwrap_or(&[]));
+        }
         if let (Some(dst), Some(src)) = (out.get_mut(..k), self.pending.get(..k)) {
             dst.copy_from_slice(src);
         }
