@@ -1,48 +1,49 @@
-//! Imports of the real vocabularies in `../shared/data` (skipped, with a note, when absent).
+//! Imports of the real vocabularies committed in `tests/fixtures/models` (GPT-2 plain,
+//! cl100k_base / o200k_base gzip-compressed).
 //!
-//! Run in release for speed: `cargo test --release -p picobpe-model --test import_shared`.
+//! Run in release for speed: `cargo test --release -p picobpe-model --test import_real`.
 
+use std::io::Read;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use picobpe_model::{import, Model, PatternKind, PieceTable, TableData};
 
-fn shared(rel: &str) -> Option<PathBuf> {
+fn fixture(name: &str) -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/data")
-        .join(rel);
-    if path.exists() {
-        Some(path)
+        .join("../tests/fixtures/models")
+        .join(name);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if name.ends_with(".gz") {
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(&bytes[..])
+            .read_to_end(&mut out)
+            .unwrap();
+        out
     } else {
-        eprintln!("note: {} absent; skipping", path.display());
-        None
+        bytes
     }
 }
 
-fn tiktoken(name: &str, pattern: PatternKind, specials: &[(&str, u32)]) -> Option<Model> {
-    let path = shared(&format!("tiktoken/{name}.tiktoken"))?;
-    let bytes = std::fs::read(path).unwrap();
+fn tiktoken(file: &str, pattern: PatternKind, specials: &[(&str, u32)]) -> Model {
+    let bytes = fixture(file);
     let specials: Vec<(String, u32)> = specials.iter().map(|&(t, i)| (t.to_owned(), i)).collect();
     let start = Instant::now();
     let model = import::tiktoken(&bytes, pattern, &specials).unwrap();
-    eprintln!("{name}: import {:.2?}", start.elapsed());
-    Some(model)
+    eprintln!("{file}: import {:.2?}", start.elapsed());
+    model
 }
 
 #[test]
 fn gpt2_tiktoken_equals_hf() {
-    let Some(tk) = tiktoken("gpt2", PatternKind::Gpt2, &[("<|endoftext|>", 50256)]) else {
-        return;
-    };
-    let (Some(vocab), Some(merges)) = (
-        shared("cs336/gpt2_vocab.json"),
-        shared("cs336/gpt2_merges.txt"),
-    ) else {
-        return;
-    };
+    let tk = tiktoken(
+        "gpt2.tiktoken",
+        PatternKind::Gpt2,
+        &[("<|endoftext|>", 50256)],
+    );
     let hf = import::hf(
-        &std::fs::read(vocab).unwrap(),
-        &std::fs::read(merges).unwrap(),
+        &fixture("gpt2_vocab.json"),
+        &fixture("gpt2_merges.txt"),
         PatternKind::Gpt2,
         &["<|endoftext|>".to_owned()],
     )
@@ -61,9 +62,13 @@ type Specials = &'static [(&'static str, u32)];
 #[test]
 fn large_vocabularies_import_and_lay_out() {
     let cases: [(&str, PatternKind, Specials); 3] = [
-        ("gpt2", PatternKind::Gpt2, &[("<|endoftext|>", 50256)]),
         (
-            "cl100k_base",
+            "gpt2.tiktoken",
+            PatternKind::Gpt2,
+            &[("<|endoftext|>", 50256)],
+        ),
+        (
+            "cl100k_base.tiktoken.gz",
             PatternKind::Cl100k,
             &[
                 ("<|endoftext|>", 100257),
@@ -74,15 +79,13 @@ fn large_vocabularies_import_and_lay_out() {
             ],
         ),
         (
-            "o200k_base",
+            "o200k_base.tiktoken.gz",
             PatternKind::O200k,
             &[("<|endoftext|>", 199999), ("<|endofprompt|>", 200018)],
         ),
     ];
     for (name, pattern, specials) in cases {
-        let Some(model) = tiktoken(name, pattern, specials) else {
-            return;
-        };
+        let model = tiktoken(name, pattern, specials);
         // Every token of these files is reachable: one merge per multi-byte token.
         let multi_byte = model.n_ordinary() - 256;
         assert_eq!(model.merges.len(), multi_byte, "{name}");
