@@ -51,7 +51,9 @@ fn load_le(s: &[u8]) -> u64 {
         // The overlapping bytes are the same in `a` and in shifted `b`, so OR is exact.
         u64::from(a) | (u64::from(b) << (8 * (n - 4)))
     } else if n > 0 {
-        u64::from(s[0]) | (u64::from(s[n / 2]) << (8 * (n / 2))) | (u64::from(s[n - 1]) << (8 * (n - 1)))
+        u64::from(s[0])
+            | (u64::from(s[n / 2]) << (8 * (n / 2)))
+            | (u64::from(s[n - 1]) << (8 * (n - 1)))
     } else {
         0
     }
@@ -244,7 +246,12 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         let pieces: Vec<Vec<u8>> = (0..=SHORT)
             .flat_map(|n| {
-                [vec![0u8; n], vec![0xFF; n], (0..n as u8).collect(), (0..n as u8).rev().collect()]
+                [
+                    vec![0u8; n],
+                    vec![0xFF; n],
+                    (0..n as u8).collect(),
+                    (0..n as u8).rev().collect(),
+                ]
             })
             .collect();
         for p in &pieces {

@@ -112,7 +112,11 @@ impl fmt::Display for TrainError {
             ),
             TrainError::ZeroThreads => f.write_str("--threads must be at least 1"),
             TrainError::OutputNotReplaceable { path, reason } => {
-                write!(f, "cannot write output directory {}: {reason}", path.display())
+                write!(
+                    f,
+                    "cannot write output directory {}: {reason}",
+                    path.display()
+                )
             }
             TrainError::Write { path, source } => {
                 write!(f, "cannot write {}: {source}", path.display())

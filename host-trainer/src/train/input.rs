@@ -66,19 +66,39 @@ impl Splitter<'_> {
         }
         // Largest cut that no special-token occurrence can straddle.
         let limit = (n + 1).checked_sub(self.max_special_len.max(1))?;
-        newline_split(buf, limit).or_else(|| self.piece_split(&buf[..limit]))
+        newline_split(buf, limit).or_else(|| self.piece_split(buf, limit))
     }
 
-    /// Rule 3: the end of the last piece that the streaming pre-tokenizer completes in `text`.
-    fn piece_split(&self, text: &[u8]) -> Option<usize> {
+    /// Rule 3: the end `p` of the last piece that the streaming pre-tokenizer completes in
+    /// `buf[..limit]`, such that the characters on both sides of `p` are not whitespace and the
+    /// last piece `[s, p)` is the same when `buf[..p]` is final.
+    ///
+    /// Why that suffices: every piece before `[s, p)` was decided by looking at most at the
+    /// character at `s` (greedy runs stop at the first character outside their class; the only
+    /// look-ahead, `\s+(?!\S)`, looks at the character after a whitespace run), so it does not
+    /// change when the text ends at `p`; the last piece is checked explicitly. A piece boundary
+    /// alone is not enough: in `"I\n\nIn"` the boundary before `In` would turn the pieces
+    /// `"\n"`, `"\n"` into `"\n\n"` at the end of a chunk, hence the whitespace condition.
+    fn piece_split(&self, buf: &[u8], limit: usize) -> Option<usize> {
+        let text = &buf[..limit];
+        let mut candidates = Vec::new();
         let mut pos = 0;
         while pos < text.len() {
             match next_piece(self.pattern, text, pos, false) {
-                Step::Piece { end } if end > pos && end <= text.len() => pos = end,
+                Step::Piece { end } if end > pos && end <= text.len() => {
+                    let solid = |c: Option<char>| c.is_some_and(|c| !c.is_whitespace());
+                    if solid(char_before(buf, end)) && solid(char_at(buf, end)) {
+                        candidates.push((pos, end));
+                    }
+                    pos = end;
+                }
                 _ => break,
             }
         }
-        (pos > 0).then_some(pos)
+        candidates.into_iter().rev().find_map(|(start, end)| {
+            let last = next_piece(self.pattern, &buf[..end], start, true);
+            (last == Step::Piece { end }).then_some(end)
+        })
     }
 }
 
@@ -262,5 +282,139 @@ mod tests {
         assert_eq!(s.split_point(b"x<|a|><|a"), None);
         let text = b"xx<|a|>yyyyyyyyyyyy";
         assert_eq!(s.split_point(text), Some(7));
+    }
+}
+#[cfg(test)]
+mod chunking_tests {
+    //! Chunking must be invisible: the pieces of all chunks, in order, equal the pieces of the
+    //! whole text, for every pattern and chunk size (this exercises all three split rules).
+
+    use super::*;
+    use aho_corasick::MatchKind;
+
+    /// `(start, end)` of every piece of `text` (split on specials, each segment final).
+    fn pieces(
+        text: &[u8],
+        ac: Option<&AhoCorasick>,
+        pattern: Pattern,
+        base: usize,
+    ) -> Vec<(usize, usize)> {
+        let mut segments = Vec::new();
+        let mut start = 0;
+        if let Some(ac) = ac {
+            for m in ac.find_iter(text) {
+                segments.push((start, m.start()));
+                start = m.end();
+            }
+        }
+        segments.push((start, text.len()));
+        let mut out = Vec::new();
+        for (a, b) in segments {
+            let seg = &text[a..b];
+            let mut p = 0;
+            while p < seg.len() {
+                let Step::Piece { end } = next_piece(pattern, seg, p, true) else {
+                    panic!("final text gave NeedMore");
+                };
+                out.push((base + a + p, base + a + end));
+                p = end;
+            }
+        }
+        out
+    }
+
+    fn check(rel: &str, limit: usize, specials: &[&str], chunk_sizes: &[usize]) {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures")
+            .join(rel);
+        let mut text = std::fs::read(&path).unwrap();
+        if text.len() > limit {
+            let cut = text[..limit].iter().rposition(|&b| b == b'\n').unwrap() + 1;
+            text.truncate(cut);
+        }
+        let tmp = std::env::temp_dir().join(format!(
+            "picobpe-chunking-{}-{}",
+            std::process::id(),
+            rel.replace('/', "_")
+        ));
+        std::fs::write(&tmp, &text).unwrap();
+        let ac = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(specials)
+            .unwrap();
+        let ac = (!specials.is_empty()).then_some(&ac);
+        for pattern in [Pattern::Gpt2, Pattern::Cl100k, Pattern::O200k] {
+            let want = pieces(&text, ac, pattern, 0);
+            for &chunk_size in chunk_sizes {
+                let splitter = Splitter {
+                    specials: ac,
+                    max_special_len: specials.iter().map(|s| s.len()).max().unwrap_or(0),
+                    pattern,
+                };
+                let mut got = Vec::new();
+                let mut pos = 0;
+                let mut n_chunks = 0;
+                read_inputs(
+                    &[tmp.clone()],
+                    &splitter,
+                    chunk_size,
+                    |_| {},
+                    |chunk| {
+                        got.extend(pieces(&chunk, ac, pattern, pos));
+                        pos += chunk.len();
+                        n_chunks += 1;
+                        true
+                    },
+                )
+                .unwrap();
+                assert_eq!(pos, text.len());
+                if let Some(i) = (0..want.len().min(got.len())).find(|&i| want[i] != got[i]) {
+                    let (a, b) = want[i];
+                    panic!(
+                        "{rel} {pattern:?} chunk {chunk_size}: piece {i} is {:?}, chunked {:?}, near {:?}",
+                        want[i],
+                        got[i],
+                        String::from_utf8_lossy(&text[a.saturating_sub(12)..(b + 12).min(text.len())])
+                    );
+                }
+                assert_eq!(
+                    want.len(),
+                    got.len(),
+                    "{rel} {pattern:?} chunk {chunk_size}"
+                );
+                assert!(
+                    chunk_size > text.len() || n_chunks > 1,
+                    "{rel}: no split exercised"
+                );
+            }
+        }
+        let _ = std::fs::remove_file(&tmp);
+    }
+
+    #[test]
+    fn english_with_specials() {
+        let specials = ["<|endoftext|>", "<|endoftext|><|endoftext|>"];
+        check(
+            "train/english-1mb.txt",
+            300_000,
+            &specials,
+            &[97, 4096, 1 << 20],
+        );
+        check("train/english-1mb.txt", 40_000, &specials, &[1, 13]);
+        check(
+            "cs336/tinystories_sample.txt",
+            1 << 20,
+            &specials,
+            &[1, 5, 64],
+        );
+    }
+
+    #[test]
+    fn multilingual_without_specials() {
+        for f in ["fr", "ru", "zh", "ja", "de", "el", "code-rust"] {
+            let rel = format!("train/multi/{f}.txt");
+            check(&rel, 1 << 20, &[], &[97, 4096]);
+            check(&rel, 20_000, &[], &[1]);
+        }
     }
 }

@@ -61,6 +61,9 @@ pub struct TrainArgs {
     /// No progress bars (the one-line summary is still printed).
     #[arg(long)]
     pub quiet: bool,
+    /// Read/count chunk size in bytes (testing and tuning only).
+    #[arg(long, hide = true, default_value_t = CHUNK_SIZE)]
+    pub chunk_size: usize,
 }
 
 /// `--pattern` values.
@@ -138,10 +141,15 @@ fn train(args: &TrainArgs) -> Result<(), TrainError> {
     let pattern = PatternKind::from(args.pattern);
     let config = count::CountConfig {
         specials: specials.as_ref(),
-        max_special_len: args.special_tokens.iter().map(String::len).max().unwrap_or(0),
+        max_special_len: args
+            .special_tokens
+            .iter()
+            .map(String::len)
+            .max()
+            .unwrap_or(0),
         pattern: pattern.into(),
         threads,
-        chunk_size: CHUNK_SIZE,
+        chunk_size: args.chunk_size.max(1),
     };
     let show = !args.quiet && std::io::stderr().is_terminal();
 
@@ -160,7 +168,12 @@ fn train(args: &TrainArgs) -> Result<(), TrainError> {
     let n_pieces = counts.n_pieces;
     let n_distinct = counts.distinct();
 
-    let bar = progress_bar(show, n_merges as u64, "merging", "{pos}/{len} merges ({per_sec}");
+    let bar = progress_bar(
+        show,
+        n_merges as u64,
+        "merging",
+        "{pos}/{len} merges ({per_sec}",
+    );
     let merges = merge::learn_merges(counts.into_pieces(), n_merges, |done| {
         bar.set_position(done as u64)
     });
