@@ -1,7 +1,8 @@
 //! `host-trainer decode`: whitespace-separated decimal ids in, raw bytes out.
 //!
-//! All ids are parsed and checked before the first byte is written, so a bad or unknown id
-//! leaves stdout empty (the ids are held in memory: 4 bytes per id, less than their text).
+//! The input is parsed as it is read and every id is checked against the model, then the
+//! bytes are written: a malformed or unknown id leaves stdout empty. Memory: 4 bytes per id
+//! (the parsed ids are held until the whole input has been checked), not the input text.
 
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
@@ -13,6 +14,10 @@ use crate::input;
 
 /// Bytes decoded per write.
 const OUT: usize = 1 << 20;
+/// Input bytes read per call.
+const CHUNK: usize = 1 << 16;
+/// Longest word kept for an error message.
+const SHOWN: usize = 32;
 
 /// Arguments of `decode`.
 #[derive(Args)]
@@ -29,29 +34,27 @@ pub fn run(args: DecodeArgs) -> Result<(), String> {
     let (_, tables) = input::load(&args.model)?;
     let tokenizer = Tokenizer::new(tables);
     let in_name = input::name(args.file.as_ref());
-    let mut text = Vec::new();
-    input::open(args.file.as_deref())?
-        .read_to_end(&mut text)
-        .map_err(|e| format!("reading {in_name}: {e}"))?;
-    let ids = parse_ids(&text).map_err(|e| format!("{in_name}: {e}"))?;
-    tokenizer
-        .decoded_len(&ids)
-        .map_err(|e| format!("{in_name}: {e}"))?;
+    let mut reader = input::open(args.file.as_deref())?;
+    let ids = read_ids(&mut reader, &tokenizer).map_err(|e| match e {
+        ReadError::Io(e) => format!("reading {in_name}: {e}"),
+        ReadError::Bad(msg) => format!("{in_name}: {msg}"),
+    })?;
 
     let stdout = io::stdout();
     let mut sink = stdout.lock();
     let mut out = vec![0u8; OUT];
     let mut rest = &ids[..];
-    while !rest.is_empty() {
+    while let Some(&first) = rest.first() {
         let (consumed, written) = match tokenizer.decode(rest, &mut out) {
             Ok(written) => (rest.len(), written),
             Err(DecodeError::OutputFull { consumed: 0, .. }) => {
                 // One token longer than the buffer (a very long special): make room.
-                let len = tokenizer.token_bytes(rest[0]).map_or(0, <[u8]>::len);
+                let len = tokenizer.token_bytes(first).map_or(0, <[u8]>::len);
                 out.resize(len.max(2 * out.len()), 0);
                 continue;
             }
             Err(DecodeError::OutputFull { consumed, written }) => (consumed, written),
+            // Every id was checked while reading.
             Err(e @ DecodeError::UnknownId { .. }) => return Err(format!("{in_name}: {e}")),
         };
         sink.write_all(&out[..written])
@@ -61,22 +64,87 @@ pub fn run(args: DecodeArgs) -> Result<(), String> {
     sink.flush().map_err(|e| format!("writing stdout: {e}"))
 }
 
-/// Parse whitespace-separated decimal ids; the error names the position (0-based index).
-fn parse_ids(text: &[u8]) -> Result<Vec<u32>, String> {
-    text.split(|b| b.is_ascii_whitespace())
-        .filter(|w| !w.is_empty())
-        .enumerate()
-        .map(|(position, word)| {
-            std::str::from_utf8(word)
-                .ok()
-                .filter(|w| w.bytes().all(|b| b.is_ascii_digit()))
-                .and_then(|w| w.parse::<u32>().ok())
-                .ok_or_else(|| {
-                    format!(
-                        "invalid id {:?} at position {position} (expected a decimal integer below 2^32)",
-                        String::from_utf8_lossy(word)
-                    )
-                })
-        })
-        .collect()
+enum ReadError {
+    Io(io::Error),
+    Bad(String),
+}
+
+/// Parse whitespace-separated decimal ids and check each is a token of the model; errors name
+/// the id's position (0-based index among the ids).
+fn read_ids(reader: &mut dyn Read, tokenizer: &Tokenizer<'_>) -> Result<Vec<u32>, ReadError> {
+    let mut ids = Vec::new();
+    let mut buf = vec![0u8; CHUNK];
+    let mut word = Word::default();
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(ReadError::Io(e)),
+        };
+        for &b in &buf[..n] {
+            if b.is_ascii_whitespace() {
+                word.finish(&mut ids, tokenizer)?;
+            } else {
+                word.push(b);
+            }
+        }
+    }
+    word.finish(&mut ids, tokenizer)?;
+    Ok(ids)
+}
+
+/// The id being parsed: its value while it is all digits and below 2^32.
+#[derive(Default)]
+struct Word {
+    value: Option<u32>,
+    len: usize,
+    shown: Vec<u8>,
+}
+
+impl Word {
+    fn push(&mut self, b: u8) {
+        self.value = match (self.len, self.value) {
+            (0, _) => b.is_ascii_digit().then(|| u32::from(b - b'0')),
+            (_, Some(v)) if b.is_ascii_digit() => v
+                .checked_mul(10)
+                .and_then(|v| v.checked_add(u32::from(b - b'0'))),
+            _ => None,
+        };
+        self.len += 1;
+        if self.shown.len() < SHOWN {
+            self.shown.push(b);
+        }
+    }
+
+    fn finish(&mut self, ids: &mut Vec<u32>, tokenizer: &Tokenizer<'_>) -> Result<(), ReadError> {
+        if self.len == 0 {
+            return Ok(());
+        }
+        let position = ids.len();
+        match self.value {
+            Some(id) if tokenizer.token_bytes(id).is_some() => ids.push(id),
+            Some(id) => {
+                return Err(ReadError::Bad(format!(
+                    "unknown token id {id} at position {position}"
+                )))
+            }
+            None => {
+                let more = if self.len > self.shown.len() {
+                    "…"
+                } else {
+                    ""
+                };
+                return Err(ReadError::Bad(format!(
+                    "invalid id {:?}{more} at position {position} (expected a decimal integer below 2^32)",
+                    String::from_utf8_lossy(&self.shown)
+                )));
+            }
+        }
+        // Reset without dropping `shown`'s allocation.
+        self.value = None;
+        self.len = 0;
+        self.shown.clear();
+        Ok(())
+    }
 }
