@@ -10,6 +10,7 @@
 //!   path: faster, ~15 B more flash per id).
 //! - `PICOBPE_VECTORS`: a conformance vector file (made by `cargo xtask firmware-test`); when set,
 //!   the on-target tests check the model against it (`cfg(picobpe_vectors)`).
+//!   `PICOBPE_VECTORS_REF` names model and reference (`gpt2/tiktoken`, `small/hf-tokenizers`).
 use std::{env, fs, path::PathBuf};
 
 use picobpe_build::PieceTable;
@@ -75,7 +76,16 @@ fn main() {
 
     // Conformance vectors.
     println!("cargo::rerun-if-env-changed=PICOBPE_VECTORS");
+    println!("cargo::rerun-if-env-changed=PICOBPE_VECTORS_REF");
+    println!("cargo::rustc-check-cfg=cfg(picobpe_gpt2)");
     if let Some(v) = env::var_os("PICOBPE_VECTORS") {
+        // `<model>/<reference>`, e.g. `gpt2/tiktoken`; a gpt2 model adds GPT-2-specific tests.
+        let reference =
+            env::var("PICOBPE_VECTORS_REF").unwrap_or_else(|_| "unnamed/reference".into());
+        if reference.starts_with("gpt2/") {
+            println!("cargo::rustc-cfg=picobpe_gpt2");
+        }
+        println!("cargo::rustc-env=PICOBPE_VECTORS_REF={reference}");
         let v = PathBuf::from(v);
         if let Err(e) = fs::copy(&v, out.join("vectors.bin")) {
             fail(&format!("PICOBPE_VECTORS={}: {e}", v.display()));

@@ -143,7 +143,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             machine.name(),
             model.display()
         );
-        let elf = build(machine, &model, None, Artifact::Firmware)?
+        let elf = build(&Build::new(machine, &model), Artifact::Firmware)?
             .pop()
             .ok_or("cargo built no firmware binary")?;
         let out = run_qemu(machine, &elf, &[], &[], RUN_TIMEOUT)?;
@@ -315,12 +315,25 @@ pub fn prepare_model(machine: Machine) -> Result<PathBuf, String> {
             args[0].to_string_lossy()
         ));
     }
-    let new = fs::read(&produced).map_err(|e| format!("{}: {e}", produced.display()))?;
-    if fs::read(&dest).ok().as_deref() != Some(&new[..]) {
-        fs::rename(&produced, &dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+    replace_if_changed(&produced, &dest)?;
+    if machine == Machine::Lm3s6965evb {
+        // Keep the GPT-2-style vocabulary files: the small model's reference vectors come
+        // from them (see `vectors::prepare_small`).
+        for f in ["vocab.json", "merges.txt"] {
+            replace_if_changed(&scratch.join(f), &models.join(format!("small.{f}")))?;
+        }
     }
     let _ = fs::remove_dir_all(&scratch);
     Ok(dest)
+}
+
+/// Moves `from` over `to` unless `to` already has the same bytes (keeps its mtime then).
+fn replace_if_changed(from: &Path, to: &Path) -> Result<(), String> {
+    let new = fs::read(from).map_err(|e| format!("{}: {e}", from.display()))?;
+    if fs::read(to).ok().as_deref() != Some(&new[..]) {
+        fs::rename(from, to).map_err(|e| format!("{}: {e}", to.display()))?;
+    }
+    Ok(())
 }
 
 /// The GPT-2 tiktoken rank file: the committed fixture, else the shared data set.
@@ -341,6 +354,32 @@ fn gpt2_rank_file(root: &Path) -> Result<PathBuf, String> {
         })
 }
 
+/// The inputs of one firmware build.
+#[derive(Clone, Copy)]
+pub struct Build<'a> {
+    /// Target machine.
+    pub machine: Machine,
+    /// Model file to bake.
+    pub model: &'a Path,
+    /// Conformance vectors to embed (tests only) and the name of their reference.
+    pub vectors: Option<(&'a Path, &'static str)>,
+    /// Whole-piece table, `minimal` or `full` (`PICOBPE_PIECES`); `None` keeps the environment's
+    /// choice (default `minimal`).
+    pub pieces: Option<&'static str>,
+}
+
+impl<'a> Build<'a> {
+    /// A build of `model` for `machine`, no vectors, default pieces.
+    pub fn new(machine: Machine, model: &'a Path) -> Self {
+        Build {
+            machine,
+            model,
+            vectors: None,
+            pieces: None,
+        }
+    }
+}
+
 /// What to build.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Artifact {
@@ -352,12 +391,13 @@ pub enum Artifact {
 
 /// Builds the firmware (release profile) for `machine` with `model` baked in (and, for the tests,
 /// the conformance `vectors` embedded) and returns the paths of the ELF files cargo produced.
-pub fn build(
-    machine: Machine,
-    model: &Path,
-    vectors: Option<&Path>,
-    what: Artifact,
-) -> Result<Vec<PathBuf>, String> {
+pub fn build(spec: &Build<'_>, what: Artifact) -> Result<Vec<PathBuf>, String> {
+    let Build {
+        machine,
+        model,
+        vectors,
+        pieces,
+    } = *spec;
     let mut cmd = cargo();
     cmd.current_dir(firmware_dir());
     match what {
@@ -365,9 +405,16 @@ pub fn build(
         Artifact::Tests => cmd.args(["test", "--release", "--no-run", "--tests"]),
     };
     match vectors {
-        Some(v) => cmd.env("PICOBPE_VECTORS", v),
-        None => cmd.env_remove("PICOBPE_VECTORS"),
+        Some((v, reference)) => cmd
+            .env("PICOBPE_VECTORS", v)
+            .env("PICOBPE_VECTORS_REF", reference),
+        None => cmd
+            .env_remove("PICOBPE_VECTORS")
+            .env_remove("PICOBPE_VECTORS_REF"),
     };
+    if let Some(p) = pieces {
+        cmd.env("PICOBPE_PIECES", p);
+    }
     cmd.args(machine.feature_args())
         .args(["--message-format", "json-render-diagnostics"])
         .env("PICOBPE_MODEL", model)

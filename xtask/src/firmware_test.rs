@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use object::{Object, ObjectSection, ObjectSymbol};
 
-use crate::firmware::{self, Artifact, Machine};
+use crate::firmware::{self, Artifact, Build, Machine};
 
 /// Default per-test timeout, as in embedded-test.
 const DEFAULT_TIMEOUT_S: u64 = 60;
@@ -62,7 +62,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
             machine.name(),
             model.display()
         );
-        // GPT-2's conformance vectors, when GPT-2 is the model baked in.
+        // Reference vectors for the default models: tiktoken's for GPT-2, Hugging Face
+        // tokenizers' for the small trained model.
         let vectors = match (machine, &opts.model) {
             (Machine::Mps2An385, None) => {
                 let (path, n) = firmware::vectors::prepare("gpt2")?;
@@ -70,11 +71,27 @@ pub fn run(args: &[String]) -> Result<(), String> {
                     "   embedding {n} tiktoken gpt2 vectors ({})",
                     path.display()
                 );
-                Some(path)
+                Some((path, "gpt2/tiktoken"))
             }
+            (Machine::Lm3s6965evb, None) => match firmware::vectors::prepare_small()? {
+                Some((path, n)) => {
+                    println!(
+                        "   embedding {n} Hugging Face tokenizers vectors for the small model ({})",
+                        path.display()
+                    );
+                    Some((path, "small/hf-tokenizers"))
+                }
+                None => None,
+            },
             _ => None,
         };
-        let elves = firmware::build(*machine, &model, vectors.as_deref(), Artifact::Tests)?;
+        let elves = firmware::build(
+            &Build {
+                vectors: vectors.as_ref().map(|(p, r)| (p.as_path(), *r)),
+                ..Build::new(*machine, &model)
+            },
+            Artifact::Tests,
+        )?;
         if elves.is_empty() {
             return Err("cargo built no test binary".into());
         }

@@ -20,7 +20,7 @@ use std::path::Path;
 
 use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind};
 
-use crate::firmware::{self, Artifact, Machine, RUN_TIMEOUT};
+use crate::firmware::{self, Artifact, Build, Machine, RUN_TIMEOUT};
 
 /// Start of RAM on both machines.
 const RAM_START: u64 = 0x2000_0000;
@@ -40,48 +40,56 @@ pub fn run(args: &[String]) -> Result<(), String> {
             Some(m) => m.clone(),
             None => firmware::prepare_model(*machine)?,
         };
-        eprintln!(
-            "== footprint on {} (model {})",
-            machine.name(),
-            model.display()
-        );
-        let elf = firmware::build(*machine, &model, None, Artifact::Firmware)?
-            .pop()
-            .ok_or("cargo built no firmware binary")?;
-        let out = firmware::run_qemu(
-            *machine,
-            &elf,
-            &["footprint".to_string()],
-            &["-icount", "shift=0"],
-            RUN_TIMEOUT,
-        )?;
-        if out.status != Some(0) {
-            return Err(format!(
-                "footprint run on {} failed ({:?}):\n{}{}",
+        for pieces in ["minimal", "full"] {
+            eprintln!(
+                "== footprint on {} (model {}, {pieces} whole-piece table)",
                 machine.name(),
-                out.status,
-                out.stdout,
-                out.stderr
-            ));
+                model.display()
+            );
+            let spec = Build {
+                pieces: Some(pieces),
+                ..Build::new(*machine, &model)
+            };
+            let elf = firmware::build(&spec, Artifact::Firmware)?
+                .pop()
+                .ok_or("cargo built no firmware binary")?;
+            let out = firmware::run_qemu(
+                *machine,
+                &elf,
+                &["footprint".to_string()],
+                &["-icount", "shift=0"],
+                RUN_TIMEOUT,
+            )?;
+            if out.status != Some(0) {
+                return Err(format!(
+                    "footprint run on {} failed ({:?}):\n{}{}",
+                    machine.name(),
+                    out.status,
+                    out.stdout,
+                    out.stderr
+                ));
+            }
+            let figs: BTreeMap<String, String> = out
+                .stdout
+                .lines()
+                .filter_map(|l| l.strip_prefix("FIG "))
+                .filter_map(|l| l.split_once(' '))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            columns.push(Column {
+                machine: *machine,
+                pieces,
+                figs,
+                elf: elf_sizes(&elf)?,
+            });
         }
-        let figs: BTreeMap<String, String> = out
-            .stdout
-            .lines()
-            .filter_map(|l| l.strip_prefix("FIG "))
-            .filter_map(|l| l.split_once(' '))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        columns.push(Column {
-            machine: *machine,
-            figs,
-            elf: elf_sizes(&elf)?,
-        });
     }
     print_table(&columns)
 }
 
 struct Column {
     machine: Machine,
+    pieces: &'static str,
     figs: BTreeMap<String, String>,
     elf: ElfSizes,
 }
@@ -275,7 +283,10 @@ fn print_table(cols: &[Column]) -> Result<(), String> {
         Ok(format!("{per:.1}"))
     })?;
 
-    let header: Vec<String> = cols.iter().map(|c| c.machine.name().to_string()).collect();
+    let header: Vec<String> = cols
+        .iter()
+        .map(|c| format!("{}, {} pieces", c.machine.name(), c.pieces))
+        .collect();
     println!("| | {} |", header.join(" | "));
     println!("|---|{}", "---|".repeat(cols.len()));
     for (label, cells) in rows {

@@ -99,6 +99,55 @@ pub fn prepare(encoding: &str) -> Result<(PathBuf, usize), String> {
     Ok((dest, count as usize))
 }
 
+/// Reference vectors for the small trained model, made by `firmware-example/scripts/hf_vectors.py`
+/// with Hugging Face `tokenizers` from the trainer's `vocab.json` / `merges.txt` (an independent
+/// BPE implementation). Returns `None`, after saying so, when `python3` with `tokenizers` is
+/// not available (`pip install tokenizers` enables them).
+pub fn prepare_small() -> Result<Option<(PathBuf, usize)>, String> {
+    let fw = crate::firmware::firmware_dir();
+    let models = fw.join("target/models");
+    let has_tokenizers = std::process::Command::new("python3")
+        .args(["-c", "import tokenizers"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !has_tokenizers {
+        println!(
+            "   NOTE: python3 with `tokenizers` not found: the small model's reference-vector tests \
+             are left out (`pip install tokenizers` adds them)"
+        );
+        return Ok(None);
+    }
+    let dest = models.join("small-vectors.bin");
+    let tmp = models.join("small-vectors.bin.tmp");
+    let out = std::process::Command::new("python3")
+        .arg(fw.join("scripts/hf_vectors.py"))
+        .arg(models.join("small.vocab.json"))
+        .arg(models.join("small.merges.txt"))
+        .arg(crate::firmware::repo_root().join("tests/fixtures/vectors"))
+        .arg(&tmp)
+        .output()
+        .map_err(|e| format!("python3: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "hf_vectors.py failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let bytes = fs::read(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    let count = bytes
+        .get(8..12)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+        .unwrap_or(0);
+    if fs::read(&dest).ok().as_deref() != Some(&bytes[..]) {
+        fs::rename(&tmp, &dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+    } else {
+        let _ = fs::remove_file(&tmp);
+    }
+    Ok(Some((dest, count)))
+}
+
 /// JSON lines of a (possibly gzip-compressed) file.
 fn read_lines(path: &Path, gz: bool) -> Result<Vec<serde_json::Value>, String> {
     let f = fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
