@@ -14,7 +14,8 @@
 //!    `r` has two or more (`\s+(?!\S)`), else the single character (`\s`).
 
 use super::unicode::{
-    fold_letter, peek, scan, scan_newlines, scan_ws, L_MASK, MORE, N_MASK, OTHER_MASK, PRE_MASK,
+    fold_letter, letters_from, peek, scan, scan_newlines, scan_ws, L_MASK, MORE, N_MASK,
+    OTHER_MASK, PRE_MASK,
 };
 
 /// The case-insensitive contraction after a `'` whose next character is at `i`: `Some(Some(end))`
@@ -32,6 +33,24 @@ pub(crate) fn contraction(text: &[u8], i: usize, is_final: bool) -> Option<Optio
     Some((l2 == want).then_some(i + n1 + n2))
 }
 
+/// `ASCII_PRE[b]`: `b` is an ASCII byte of `[^\r\n\p{L}\p{N}]`.
+static ASCII_PRE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 0x80 {
+        let c = b as u8;
+        t[b] = !c.is_ascii_alphanumeric() && c != b'\r' && c != b'\n';
+        b += 1;
+    }
+    t
+};
+
+/// An ASCII byte of `[^\r\n\p{L}\p{N}]`.
+#[inline(always)]
+pub(crate) fn ascii_pre(b: u8) -> bool {
+    ASCII_PRE[b as usize]
+}
+
 /// The end of the piece at `s`, or `None` for NeedMore (see [`super::next_piece`]).
 #[inline]
 pub(crate) fn next(text: &[u8], s: usize, is_final: bool) -> Option<usize> {
@@ -40,6 +59,11 @@ pub(crate) fn next(text: &[u8], s: usize, is_final: bool) -> Option<usize> {
         if let Some(e) = contraction(text, s + 1, is_final)? {
             return Some(e);
         }
+    }
+    // Fast path: an ASCII letter, or an ASCII character of `[^\r\n\p{L}\p{N}]` and one.
+    let p = s + usize::from(ascii_pre(b0));
+    if text.get(p).is_some_and(u8::is_ascii_alphabetic) {
+        return letters_from(text, p + 1, is_final);
     }
     let c0 = peek(text, s, is_final);
     if c0.class == MORE {

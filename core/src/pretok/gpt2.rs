@@ -10,12 +10,17 @@
 //!    non-whitespace character follows a run of two or more characters, `\s+(?!\S)` backtracks
 //!    one character, leaving the run's last character to start the next piece.
 
-use super::unicode::{peek, scan, scan_ws, Ch, L_MASK, MORE, N_MASK, OTHER_MASK};
+use super::unicode::{letters_from, peek, scan, scan_ws, Ch, L_MASK, MORE, N_MASK, OTHER_MASK};
 
 /// The end of the piece at `s`, or `None` for NeedMore (see [`super::next_piece`]).
 #[inline]
 pub(crate) fn next(text: &[u8], s: usize, is_final: bool) -> Option<usize> {
     let b0 = *text.get(s)?;
+    // Fast path, most pieces of Latin-script text: ` ?[A-Za-z]` starts a letter run.
+    let p = s + usize::from(b0 == b' ');
+    if text.get(p).is_some_and(u8::is_ascii_alphabetic) {
+        return letters_from(text, p + 1, is_final);
+    }
     if b0 == b'\'' {
         match text.get(s + 1) {
             None if !is_final => return None,

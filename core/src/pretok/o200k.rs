@@ -22,10 +22,10 @@
 //! maximal whitespace run, up to and including its last `\r`/`\n` (`\s*[\r\n]+`), else all of `r`
 //! at the end of the text, else `r` minus its last character when it has two or more, else `r`.
 
-use super::cl100k::contraction;
+use super::cl100k::{ascii_pre, contraction};
 use super::unicode::{
-    peek, scan, scan_newlines, scan_ws, Ch, LOWER_MASK, L_MASK, MORE, N_MASK, OTHER_MASK, PRE_MASK,
-    UPPER_MASK,
+    peek, scan, scan_newlines, scan_ws, skip_ascii_lowercase, Ch, LOWER_MASK, L_MASK, MORE, N_MASK,
+    OTHER_MASK, PRE_MASK, UPPER_MASK,
 };
 use super::unicode_tables::M;
 
@@ -72,10 +72,34 @@ fn letters(text: &[u8], s: usize, c0: Ch, pre: bool, is_final: bool) -> Option<O
     Some((i > a).then_some(i))
 }
 
+/// Fast path of the letter alternatives when everything they look at is ASCII: an optional
+/// ASCII `P` character, `[A-Z]*`, then `[a-z]+` or (second alternative) nothing, stopped by an
+/// ASCII character. `None` sends the caller to the general path.
+#[inline(always)]
+fn ascii_letters(text: &[u8], s: usize, b0: u8) -> Option<usize> {
+    let p = s + usize::from(ascii_pre(b0));
+    let mut i = p;
+    while text.get(i).is_some_and(u8::is_ascii_uppercase) {
+        i += 1;
+    }
+    let b = *text.get(i)?;
+    if b.is_ascii_lowercase() {
+        let e = skip_ascii_lowercase(text, i + 1);
+        // The run continues only through non-ASCII `W` characters, or it is undecided.
+        return text.get(e).is_some_and(|&b| b < 0x80).then_some(e);
+    }
+    // `[A-Z]+` stopped by an ASCII non-letter: `W+` cannot start, the second alternative takes
+    // the uppercase run.
+    (b < 0x80 && i > p).then_some(i)
+}
+
 /// The end of the piece at `s`, or `None` for NeedMore (see [`super::next_piece`]).
 #[inline]
 pub(crate) fn next(text: &[u8], s: usize, is_final: bool) -> Option<usize> {
     let b0 = *text.get(s)?;
+    if let Some(e) = ascii_letters(text, s, b0) {
+        return with_contraction(text, e, is_final);
+    }
     let c0 = peek(text, s, is_final);
     if c0.class == MORE {
         return None;

@@ -126,7 +126,7 @@ pub(crate) fn peek(text: &[u8], i: usize, is_final: bool) -> Ch {
             class: ASCII[(b & 0x7F) as usize],
             len: 1,
         },
-        Some(_) => peek_non_ascii(text, i, is_final),
+        Some(&b0) => peek_multibyte(text, i, b0, is_final),
         None => Ch {
             class: if is_final { END } else { MORE },
             len: 0,
@@ -134,6 +134,61 @@ pub(crate) fn peek(text: &[u8], i: usize, is_final: bool) -> Ch {
     }
 }
 
+/// [`peek`] at a non-ASCII byte `b0`, out of line (the run loop of [`scan`] inlines the decoder).
+#[inline(never)]
+fn peek_multibyte(text: &[u8], i: usize, b0: u8, is_final: bool) -> Ch {
+    match decode_valid(text, i, b0) {
+        Some(c) => c,
+        None => peek_non_ascii(text, i, is_final),
+    }
+}
+
+/// Fast path of [`peek`] for a complete well-formed multi-byte sequence starting with `b0`
+/// (`>= 0x80`): decodes assuming the structure, then rejects overlongs, surrogates and values
+/// above U+10FFFF by range — equivalent to Table 3-7's second-byte limits. `None` sends the
+/// caller to the exact (slow) path, which classifies invalid and truncated bytes.
+#[inline(always)]
+fn decode_valid(text: &[u8], i: usize, b0: u8) -> Option<Ch> {
+    let cont = |k: usize| -> Option<u32> {
+        let b = *text.get(i + k)?;
+        (b & 0xC0 == 0x80).then_some(u32::from(b & 0x3F))
+    };
+    if b0 < 0xE0 {
+        if b0 < 0xC2 {
+            return None;
+        }
+        let cp = u32::from(b0 & 0x1F) << 6 | cont(1)?;
+        Some(Ch {
+            class: class_of(cp),
+            len: 2,
+        })
+    } else if b0 < 0xF0 {
+        let cp = u32::from(b0 & 0x0F) << 12 | cont(1)? << 6 | cont(2)?;
+        if cp < 0x800 || (0xD800..0xE000).contains(&cp) {
+            return None;
+        }
+        Some(Ch {
+            class: class_of(cp),
+            len: 3,
+        })
+    } else {
+        if b0 > 0xF4 {
+            return None;
+        }
+        let cp = u32::from(b0 & 0x07) << 18 | cont(1)? << 12 | cont(2)? << 6 | cont(3)?;
+        if !(0x1_0000..=0x10_FFFF).contains(&cp) {
+            return None;
+        }
+        Some(Ch {
+            class: class_of(cp),
+            len: 4,
+        })
+    }
+}
+
+/// Exact classification of a non-ASCII position: a valid sequence, an invalid byte, or a
+/// truncated sequence at the end (`MORE` unless final).
+#[cold]
 #[inline(never)]
 fn peek_non_ascii(text: &[u8], i: usize, is_final: bool) -> Ch {
     match decode(text, i) {
@@ -159,9 +214,15 @@ fn peek_non_ascii(text: &[u8], i: usize, is_final: bool) -> Ch {
 /// Skips the run of characters whose class is in `mask` starting at `i`.
 ///
 /// Returns the run's end and the character there (class not in `mask`: a table class or `END`),
-/// or `None` when the run reaches `MORE`.
+/// or `None` when the run reaches `MORE`. Runs of ASCII letters (for `\p{L}`) and of ASCII
+/// lowercase letters (for o200k's lowercase class) are skipped eight bytes at a time first.
 #[inline(always)]
 pub(crate) fn scan(text: &[u8], mut i: usize, mask: u16, is_final: bool) -> Option<(usize, Ch)> {
+    if mask == L_MASK {
+        i = skip_swar(text, i, ascii_letters).unwrap_or_else(|e| e);
+    } else if mask == LOWER_MASK {
+        i = skip_swar(text, i, ascii_lowercase).unwrap_or_else(|e| e);
+    }
     loop {
         let c = match text.get(i) {
             Some(&b) if b < 0x80 => {
@@ -172,7 +233,14 @@ pub(crate) fn scan(text: &[u8], mut i: usize, mask: u16, is_final: bool) -> Opti
                 }
                 Ch { class, len: 1 }
             }
-            _ => peek(text, i, is_final),
+            Some(&b0) => match decode_valid(text, i, b0) {
+                Some(c) => c,
+                None => peek_non_ascii(text, i, is_final),
+            },
+            None => Ch {
+                class: if is_final { END } else { MORE },
+                len: 0,
+            },
         };
         if c.class == MORE {
             return None;
@@ -182,6 +250,75 @@ pub(crate) fn scan(text: &[u8], mut i: usize, mask: u16, is_final: bool) -> Opti
         }
         i += c.len;
     }
+}
+
+/// End of the letter run (`\p{L}+`) that continues at `i` (the caller has seen its first letter);
+/// `None` when it reaches `MORE`. ASCII letters go eight at a time.
+#[inline(always)]
+pub(crate) fn letters_from(text: &[u8], i: usize, is_final: bool) -> Option<usize> {
+    match skip_swar(text, i, ascii_letters) {
+        Ok(e) if text.get(e).is_some_and(|&b| b < 0x80) => Some(e),
+        Ok(e) | Err(e) => scan(text, e, L_MASK, is_final).map(|(e, _)| e),
+    }
+}
+
+/// The position after the ASCII lowercase letters at `i` (eight at a time).
+#[inline(always)]
+pub(crate) fn skip_ascii_lowercase(text: &[u8], i: usize) -> usize {
+    match skip_swar(text, i, ascii_lowercase) {
+        Ok(e) => e,
+        Err(mut e) => {
+            while text.get(e).is_some_and(u8::is_ascii_lowercase) {
+                e += 1;
+            }
+            e
+        }
+    }
+}
+
+const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+const ONES: u64 = 0x0101_0101_0101_0101;
+
+/// SWAR: the high bit of each byte of the result is set iff that byte of `w` is in `lo..=hi`
+/// (`lo <= hi < 0x80`); other bits are zero. Adding to 7-bit values never carries across bytes.
+#[inline(always)]
+const fn in_range(w: u64, lo: u8, hi: u8) -> u64 {
+    let x = w & LOW7;
+    let ge_lo = x + ONES * (0x80 - lo as u64);
+    let gt_hi = x + ONES * (0x7F - hi as u64);
+    ge_lo & !gt_hi & !w & HIGH_BITS
+}
+
+/// High bit per byte: ASCII letter.
+#[inline(always)]
+const fn ascii_letters(w: u64) -> u64 {
+    // Setting bit 5 maps exactly `A..=Z` onto `a..=z` and no other byte into that range.
+    in_range(w | (ONES * 0x20), b'a', b'z')
+}
+
+/// High bit per byte: ASCII lowercase letter.
+#[inline(always)]
+const fn ascii_lowercase(w: u64) -> u64 {
+    in_range(w, b'a', b'z')
+}
+
+/// Advances `i` over whole 8-byte words in which `member` marks every byte, then over the
+/// leading member bytes of the next word: `Ok(e)` with `text[e]` the first non-member byte, or
+/// `Err(e)` when fewer than 8 bytes are left at `e` (the rest is for the byte loop).
+#[inline(always)]
+fn skip_swar(text: &[u8], mut i: usize, member: impl Fn(u64) -> u64) -> Result<usize, usize> {
+    while let Some(chunk) = text.get(i..i + 8) {
+        let Ok(bytes) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let outside = !member(u64::from_le_bytes(bytes)) & HIGH_BITS;
+        if outside != 0 {
+            return Ok(i + (outside.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    Err(i)
 }
 
 /// Skips the run of bytes that are `\r`, `\n` or `extra` (pass `b'\r'` for none) starting at `i`.
