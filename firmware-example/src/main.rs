@@ -45,6 +45,7 @@ fn demo() -> bool {
         }
     };
     println!("ids ({n}): {:?}", &ids[..n]);
+    print_tokens(&tok, &ids[..n]);
     let out = cortex_m::singleton!(: [u8; 1024] = [0; 1024]).unwrap_or_else(|| unreachable());
     let (res, dec_stack) = stack::measure(|| tok.decode(&ids[..n], out));
     let m = match res {
@@ -70,6 +71,34 @@ fn demo() -> bool {
         table_bytes(&TABLES).total()
     );
     round_trip
+}
+
+/// One line with every token's bytes between `|`; bytes that are not whole UTF-8 characters
+/// within their token are shown as `\xNN`.
+fn print_tokens(tok: &picobpe::Tokenizer<'_>, ids: &[u32]) {
+    semihosting::print!("tokens: |");
+    for &id in ids {
+        let mut bytes = tok.token_bytes(id).unwrap_or(&[]);
+        while !bytes.is_empty() {
+            match core::str::from_utf8(bytes) {
+                Ok(s) => {
+                    semihosting::print!("{s}");
+                    break;
+                }
+                Err(e) => {
+                    let (ok, rest) = bytes.split_at(e.valid_up_to());
+                    semihosting::print!("{}", core::str::from_utf8(ok).unwrap_or(""));
+                    let bad = e.error_len().unwrap_or(rest.len()).max(1);
+                    for b in &rest[..bad] {
+                        semihosting::print!("\\x{b:02X}");
+                    }
+                    bytes = &rest[bad..];
+                }
+            }
+        }
+        semihosting::print!("|");
+    }
+    println!();
 }
 
 /// Machine-readable figures for `cargo xtask footprint`.

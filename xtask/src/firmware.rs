@@ -307,6 +307,8 @@ pub fn prepare_model(machine: Machine) -> Result<PathBuf, String> {
         .current_dir(&root)
         .args(["run", "--quiet", "--release", "-p", "host-trainer", "--"])
         .args(&args)
+        // Progress lines go to stderr, so a command's stdout stays its own (e.g. a table).
+        .stdout(Stdio::from(std::io::stderr()))
         .status()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
     if !status.success() {
