@@ -117,6 +117,8 @@ struct ElfSizes {
     core_code: u64,
     unicode_tables: u64,
     core_ram: u64,
+    /// Allocator symbols found (`__rust_alloc`, `__rg_alloc`, `__rdl_alloc`, ...).
+    alloc_symbols: Vec<String>,
 }
 
 fn elf_sizes(path: &Path) -> Result<ElfSizes, String> {
@@ -153,6 +155,12 @@ fn elf_sizes(path: &Path) -> Result<ElfSizes, String> {
     }
     for sym in file.symbols() {
         let Ok(name) = sym.name() else { continue };
+        if name.contains("__rust_alloc")
+            || name.contains("__rg_alloc")
+            || name.contains("__rdl_alloc")
+        {
+            s.alloc_symbols.push(name.to_string());
+        }
         let name = format!("{:#}", rustc_demangle::demangle(name));
         let core = name.starts_with("picobpe::") || name.starts_with("<picobpe::");
         if !core {
@@ -262,7 +270,13 @@ fn print_table(cols: &[Column]) -> Result<(), String> {
             ))
         },
     )?;
-    row("heap", &|_| Ok("none (no allocator linked)".into()))?;
+    row("heap", &|c| {
+        Ok(if c.elf.alloc_symbols.is_empty() {
+            "none (no allocator symbol in the ELF)".into()
+        } else {
+            format!("ALLOCATOR LINKED: {}", c.elf.alloc_symbols.join(", "))
+        })
+    })?;
     row("peak stack: encode", &|c| Ok(kib(c.num("stack_encode")?)))?;
     row("peak stack: decode", &|c| Ok(kib(c.num("stack_decode")?)))?;
     row("bench text → ids", &|c| {
