@@ -4,8 +4,10 @@
 
 mod pretok_common;
 
-use picobpe::pretok::{next_piece, Pattern, Step};
+use picobpe::pretok::Pattern;
 use pretok_common::*;
+
+const SEED: u64 = 2;
 
 fn harness() -> Harness {
     Harness::new(Pattern::Cl100k)
@@ -27,17 +29,62 @@ fn every_scalar_value_matches_fancy_regex() {
 /// 30,000 seeded random strings mixing scripts, emoji, numbers, whitespace runs, apostrophes.
 #[test]
 fn random_strings_match_fancy_regex() {
-    random_strings(&harness(), 0x5EED_0000 + 2, 30_000);
+    random_strings(&harness(), 0x5EED_0000 + SEED, 30_000);
 }
 
 /// Invalid UTF-8: each invalid byte splits like one U+E000.
 #[test]
 fn invalid_utf8_splits_like_private_use() {
-    invalid_utf8(&harness(), 0xBAD_0000 + 2, 20_000);
+    invalid_utf8(&harness(), 0xBAD_0000 + SEED, 20_000);
 }
 
 /// Pieces returned for a non-final prefix are always the one-shot pieces.
 #[test]
 fn streaming_prefixes_agree_with_one_shot() {
-    streaming(&harness(), 0x57E_0000 + 2, 20_000);
+    streaming(&harness(), 0x57E_0000 + SEED, 20_000);
+}
+
+/// Hand-derived splits (also checked against fancy-regex).
+#[test]
+fn hand_written_examples() {
+    expect_splits(
+        &harness(),
+        &[
+            ("I'M DON'T", &["I", "'M", " DON", "'T"]),
+            ("'ſ 'ſa 'S", &["'ſ", " '", "ſa", " '", "S"]),
+            ("12345", &["123", "45"]),
+            ("(hello", &["(hello"]),
+            ("a\n\n  b", &["a", "\n\n", " ", " b"]),
+            (".\n/\n x", &[".\n", "/\n", " x"]),
+            ("x  ", &["x", "  "]),
+            ("\tfoo", &["\tfoo"]),
+            ("'x", &["'x"]),
+        ],
+    );
+}
+
+/// Hand-derived streaming answers (`None` = NeedMore).
+#[test]
+fn streaming_examples() {
+    expect_steps(
+        &harness(),
+        &[
+            (b"'S", Some(2)),
+            (b"'L", None),
+            (b"'\xC5", None),
+            (b"\t", None),
+            (b"123", Some(3)),
+            (b"12", None),
+            (b".\n", None),
+            (b".\nx", Some(2)),
+            (b"  \n x", Some(3)),
+            (b"  ", None),
+        ],
+    );
+}
+
+/// A `NeedMore` for a non-final prefix is always necessary (some continuation changes the piece).
+#[test]
+fn streaming_need_more_is_necessary() {
+    streaming_precision(&harness(), 0x9EC_0000 + SEED, 5_000);
 }

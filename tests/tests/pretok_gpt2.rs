@@ -4,8 +4,10 @@
 
 mod pretok_common;
 
-use picobpe::pretok::{next_piece, Pattern, Step};
+use picobpe::pretok::Pattern;
 use pretok_common::*;
+
+const SEED: u64 = 1;
 
 fn harness() -> Harness {
     Harness::new(Pattern::Gpt2)
@@ -27,17 +29,74 @@ fn every_scalar_value_matches_fancy_regex() {
 /// 30,000 seeded random strings mixing scripts, emoji, numbers, whitespace runs, apostrophes.
 #[test]
 fn random_strings_match_fancy_regex() {
-    random_strings(&harness(), 0x5EED_0000 + 1, 30_000);
+    random_strings(&harness(), 0x5EED_0000 + SEED, 30_000);
 }
 
 /// Invalid UTF-8: each invalid byte splits like one U+E000.
 #[test]
 fn invalid_utf8_splits_like_private_use() {
-    invalid_utf8(&harness(), 0xBAD_0000 + 1, 20_000);
+    invalid_utf8(&harness(), 0xBAD_0000 + SEED, 20_000);
 }
 
 /// Pieces returned for a non-final prefix are always the one-shot pieces.
 #[test]
 fn streaming_prefixes_agree_with_one_shot() {
-    streaming(&harness(), 0x57E_0000 + 1, 20_000);
+    streaming(&harness(), 0x57E_0000 + SEED, 20_000);
+}
+
+/// Hand-derived splits (also checked against fancy-regex).
+#[test]
+fn hand_written_examples() {
+    expect_splits(
+        &harness(),
+        &[
+            ("Hello world", &["Hello", " world"]),
+            (
+                "I'm can't we'll they've you're he'd",
+                &[
+                    "I", "'m", " can", "'t", " we", "'ll", " they", "'ve", " you", "'re", " he",
+                    "'d",
+                ],
+            ),
+            ("I'M", &["I", "'", "M"]),
+            ("  hello", &[" ", " hello"]),
+            ("a\n\n  b", &["a", "\n\n ", " b"]),
+            ("x   ", &["x", "   "]),
+            ("12345 abc", &["12345", " abc"]),
+            ("!!! ?", &["!!!", " ?"]),
+            (" 's", &[" '", "s"]),
+            ("\u{301}a", &["\u{301}", "a"]),
+            ("Héllò 🙃", &["Héllò", " 🙃"]),
+        ],
+    );
+}
+
+/// Hand-derived streaming answers (`None` = NeedMore).
+#[test]
+fn streaming_examples() {
+    expect_steps(
+        &harness(),
+        &[
+            (b"hello", None),
+            (b"hello ", Some(5)),
+            (b"'", None),
+            (b"'s", Some(2)),
+            (b"'l", None),
+            (b"'ll", Some(3)),
+            (b"'x", Some(1)),
+            (b" ", None),
+            (b"  a", Some(1)),
+            (b"12a", Some(2)),
+            (b"a\xE3\x80", None),
+            (b"a\xE3\x41", Some(1)),
+            (b"\n", None),
+            (b"\na", Some(1)),
+        ],
+    );
+}
+
+/// A `NeedMore` for a non-final prefix is always necessary (some continuation changes the piece).
+#[test]
+fn streaming_need_more_is_necessary() {
+    streaming_precision(&harness(), 0x9EC_0000 + SEED, 5_000);
 }

@@ -4,8 +4,10 @@
 
 mod pretok_common;
 
-use picobpe::pretok::{next_piece, Pattern, Step};
+use picobpe::pretok::Pattern;
 use pretok_common::*;
+
+const SEED: u64 = 3;
 
 fn harness() -> Harness {
     Harness::new(Pattern::O200k)
@@ -27,17 +29,59 @@ fn every_scalar_value_matches_fancy_regex() {
 /// 30,000 seeded random strings mixing scripts, emoji, numbers, whitespace runs, apostrophes.
 #[test]
 fn random_strings_match_fancy_regex() {
-    random_strings(&harness(), 0x5EED_0000 + 3, 30_000);
+    random_strings(&harness(), 0x5EED_0000 + SEED, 30_000);
 }
 
 /// Invalid UTF-8: each invalid byte splits like one U+E000.
 #[test]
 fn invalid_utf8_splits_like_private_use() {
-    invalid_utf8(&harness(), 0xBAD_0000 + 3, 20_000);
+    invalid_utf8(&harness(), 0xBAD_0000 + SEED, 20_000);
 }
 
 /// Pieces returned for a non-final prefix are always the one-shot pieces.
 #[test]
 fn streaming_prefixes_agree_with_one_shot() {
-    streaming(&harness(), 0x57E_0000 + 3, 20_000);
+    streaming(&harness(), 0x57E_0000 + SEED, 20_000);
+}
+
+/// Hand-derived splits (also checked against fancy-regex).
+#[test]
+fn hand_written_examples() {
+    expect_splits(
+        &harness(),
+        &[
+            ("HELLOworld Hello", &["HELLOworld", " Hello"]),
+            ("DON'T x don't", &["DON'T", " x", " don't"]),
+            ("中A x", &["中", "A", " x"]),
+            ("x\u{301} y", &["x\u{301}", " y"]),
+            (".\n/\n x", &[".\n/\n", " x"]),
+            ("12345", &["123", "45"]),
+            ("a\n\n  b", &["a", "\n\n", " ", " b"]),
+            ("'ſ 'ſa", &["'ſ", " '", "ſa"]),
+        ],
+    );
+}
+
+/// Hand-derived streaming answers (`None` = NeedMore).
+#[test]
+fn streaming_examples() {
+    expect_steps(
+        &harness(),
+        &[
+            (b"Hello'", None),
+            (b"Hello's", Some(7)),
+            (b"Hello'x", Some(5)),
+            (b"HELLO", None),
+            (b"HELLO ", Some(5)),
+            (b"\n\n", None),
+            (b"./", None),
+            (b"./x", Some(2)),
+        ],
+    );
+}
+
+/// A `NeedMore` for a non-final prefix is always necessary (some continuation changes the piece).
+#[test]
+fn streaming_need_more_is_necessary() {
+    streaming_precision(&harness(), 0x9EC_0000 + SEED, 5_000);
 }

@@ -26,7 +26,8 @@
 //! optional prefix character (` ` or, for cl100k/o200k, other leading characters) at the end,
 //! a whitespace run at the end (`\s+(?!\S)` and cl100k's `\s++$` need the next character or the
 //! end of the input), or a truncated but so far well-formed UTF-8 sequence at the end (its class
-//! is unknown until it completes). With `is_final == true` the text's end is the input's end,
+//! is unknown until it completes; this case is conservative: NeedMore even when every completion
+//! would split alike). With `is_final == true` the text's end is the input's end,
 //! `NeedMore` never occurs and a truncated sequence is invalid (one "other" character per byte).
 //! Hence: feeding a growing prefix and keeping every returned piece gives exactly the one-shot
 //! split.

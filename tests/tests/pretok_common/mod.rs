@@ -238,7 +238,7 @@ impl Rng {
     }
     /// Uniform in `0..n` (n > 0).
     pub fn below(&mut self, n: usize) -> usize {
-        ((self.next() >> 32) * n as u64 >> 32) as usize
+        (((self.next() >> 32) * n as u64) >> 32) as usize
     }
     pub fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
         xs[self.below(xs.len())]
@@ -737,4 +737,162 @@ pub fn streaming(h: &Harness, seed: u64, count: usize) {
         need_more > count,
         "streaming test never starved the splitter"
     );
+}
+
+/// Continuations tried by [`streaming_precision`]: one of every class and of every character
+/// the patterns single out.
+const CONTINUATIONS: &[&str] = &[
+    "a",
+    "z",
+    "A",
+    "Z",
+    "s",
+    "S",
+    "l",
+    "L",
+    "e",
+    "E",
+    "t",
+    "r",
+    "v",
+    "m",
+    "d",
+    "ſ",
+    "é",
+    "É",
+    "ǅ",
+    "ʰ",
+    "中",
+    "α",
+    "Ω",
+    "я",
+    "Я",
+    "1",
+    "٣",
+    "½",
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\r",
+    "\r\n",
+    "\u{A0}",
+    "\u{3000}",
+    "\u{85}",
+    "'",
+    "''",
+    ".",
+    "/",
+    "\u{301}",
+    "\u{E0100}",
+    "🙃",
+    "\u{200D}",
+    "x",
+];
+
+/// The streaming rule's other half: a `NeedMore` must be necessary. Whenever a non-final
+/// prefix yields `NeedMore` at `pos`, some continuation (or the end of the input) must give a
+/// different piece at `pos` than another one does. Exempt by the documented rule: prefixes that
+/// end inside a truncated but so far well-formed UTF-8 sequence (a decision that reaches it is
+/// always NeedMore, even when every completion would split alike).
+pub fn streaming_precision(h: &Harness, seed: u64, count: usize) {
+    let mut rng = Rng::new(seed);
+    let mut checked = 0usize;
+    let mut failures = Vec::new();
+    for k in 0..count {
+        let text = if k % 2 == 0 {
+            random_string(&mut rng, 20).into_bytes()
+        } else {
+            random_bytes(&mut rng, 20)
+        };
+        for _ in 0..3 {
+            let avail = rng.below(text.len() + 1);
+            let prefix = &text[..avail];
+            let mut pos = 0;
+            while pos < prefix.len() {
+                match next_piece(h.pattern, prefix, pos, false) {
+                    Step::Piece { end } => pos = end,
+                    Step::NeedMore => break,
+                }
+            }
+            let truncated_tail = prefix.utf8_chunks().last().is_some_and(|c| {
+                !c.invalid().is_empty()
+                    && std::str::from_utf8(c.invalid()).is_err_and(|e| e.error_len().is_none())
+            });
+            if pos >= prefix.len() || truncated_tail {
+                continue;
+            }
+            checked += 1;
+            let end_of = |t: &[u8]| match next_piece(h.pattern, t, pos, true) {
+                Step::Piece { end } => end,
+                Step::NeedMore => usize::MAX,
+            };
+            let e0 = end_of(prefix);
+            let suffixes: Vec<Vec<u8>> = CONTINUATIONS
+                .iter()
+                .map(|c| c.as_bytes().to_vec())
+                .collect();
+            let mut justified = false;
+            'outer: for x in &suffixes {
+                for y in [&b""[..], b"a", b" ", b"e", b"l", b"\n"] {
+                    let mut t = prefix.to_vec();
+                    t.extend_from_slice(x);
+                    t.extend_from_slice(y);
+                    if end_of(&t) != e0 {
+                        justified = true;
+                        break 'outer;
+                    }
+                }
+            }
+            if !justified && failures.len() < 20 {
+                failures.push(format!(
+                    "NeedMore at {pos} in non-final {:?} ({:02X?}), but every continuation gives the piece {pos}..{e0}",
+                    lossy(prefix),
+                    prefix
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{:?} unnecessary NeedMore:\n{}",
+        h.pattern,
+        failures.join("\n")
+    );
+    assert!(
+        checked > count / 2,
+        "too few NeedMore cases checked: {checked}"
+    );
+}
+
+/// Hand-derived expectations: each input's split (checked against fancy-regex too, so a wrong
+/// expectation fails loudly rather than blessing the implementation).
+pub fn expect_splits(h: &Harness, cases: &[(&str, &[&str])]) {
+    for (input, want) in cases {
+        let reference: Vec<&str> = split(input.as_bytes(), &h.reference(input))
+            .into_iter()
+            .map(|p| std::str::from_utf8(p).unwrap())
+            .collect();
+        assert_eq!(
+            &reference, want,
+            "{:?}: expectation disagrees with fancy-regex on {input:?}",
+            h.pattern
+        );
+        let ours: Vec<&str> = split(input.as_bytes(), &h.ours(input.as_bytes()))
+            .into_iter()
+            .map(|p| std::str::from_utf8(p).unwrap())
+            .collect();
+        assert_eq!(&ours, want, "{:?} on {input:?}", h.pattern);
+    }
+}
+
+/// Hand-derived streaming answers at position 0 of non-final texts: `Some(end)` = Piece.
+pub fn expect_steps(h: &Harness, cases: &[(&[u8], Option<usize>)]) {
+    for (text, want) in cases {
+        let got = match next_piece(h.pattern, text, 0, false) {
+            Step::Piece { end } => Some(end),
+            Step::NeedMore => None,
+        };
+        assert_eq!(got, *want, "{:?} non-final {:?}", h.pattern, lossy(text));
+    }
 }
