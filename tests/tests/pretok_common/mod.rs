@@ -187,7 +187,7 @@ pub fn shared_data() -> Option<PathBuf> {
     dir.is_dir().then_some(dir)
 }
 
-/// The shared texts: CS336 fixtures, every multilingual file, and the first `english_bytes` of
+/// The shared texts: CS336 fixtures (`*.txt`, `corpus.en`), every multilingual file, and the first `english_bytes` of
 /// the English corpus (cut at a line end). Empty when `../shared/data` is absent.
 pub fn shared_texts(english_bytes: usize) -> Vec<(String, String)> {
     let Some(dir) = shared_data() else {
@@ -199,7 +199,7 @@ pub fn shared_texts(english_bytes: usize) -> Vec<(String, String)> {
         let mut files: Vec<_> = std::fs::read_dir(dir.join(sub))
             .map(|rd| rd.map(|e| e.unwrap().path()).collect())
             .unwrap_or_default();
-        files.retain(|p: &PathBuf| p.extension().is_some_and(|x| x == "txt"));
+        files.retain(|p: &PathBuf| p.extension().is_some_and(|x| x == "txt" || x == "en"));
         files.sort();
         for p in files {
             out.push((
