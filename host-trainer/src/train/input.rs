@@ -355,7 +355,7 @@ mod chunking_tests {
                 let mut pos = 0;
                 let mut n_chunks = 0;
                 read_inputs(
-                    &[tmp.clone()],
+                    std::slice::from_ref(&tmp),
                     &splitter,
                     chunk_size,
                     |_| {},
