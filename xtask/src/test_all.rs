@@ -1,7 +1,8 @@
 //! `cargo xtask test`: every check the project has, in the order that fails fastest.
 //!
 //! 1. toolchain pieces (installs the thumbv7m target, clippy and rustfmt when missing);
-//! 2. `cargo fmt --check`, `cargo clippy -D warnings` on the host workspace;
+//! 2. `cargo fmt --check`, the generated Unicode tables are current, `cargo clippy -D warnings`
+//!    on the host workspace;
 //! 3. a `no_std` build of the core for `thumbv7m-none-eabi` and a check that no crate in its
 //!    dependency graph links `alloc`;
 //! 4. the host test suite (release profile: the exactness tests read megabytes of text);
@@ -21,6 +22,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     ensure_component("rustfmt")?;
 
     step("format", cargo(&root, &["fmt", "--all", "--", "--check"]))?;
+    step(
+        "generated Unicode tables are current",
+        cargo(&root, &["xtask", "gen-unicode", "--check"]),
+    )?;
     step(
         "clippy",
         cargo(
