@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Train a peer BPE trainer once, for `cargo xtask bench-train` (which times this process and
+reads its peak RSS from the kernel).
+
+usage: bench_train_peers.py {hf,rustbpe} FILE VOCAB_SIZE OUT_DIR
+
+- hf: Hugging Face `tokenizers` BpeTrainer with the ByteLevel pre-tokenizer (the GPT-2 regex),
+  256-byte initial alphabet, special token <|endoftext|> (HF does not split the training text
+  on it; it only reserves the id), vocab_size counting bytes + merges + special.
+- rustbpe: `rustbpe.Tokenizer().train_from_iterator` over the file's documents (split on
+  <|endoftext|>, as a user would feed it), with the GPT-2 pattern; vocab_size counts bytes + merges.
+
+Prints one JSON line: {"tool", "version", "train_s", "vocab_size"}; train_s is the time inside
+the library's training call (for hf that includes reading the file; for rustbpe reading and
+splitting the file happen before it).
+"""
+
+import json
+import sys
+import time
+from importlib.metadata import version
+
+GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+EOT = "<|endoftext|>"
+
+
+def train_hf(path, vocab_size, out_dir):
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=[EOT],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    start = time.perf_counter()
+    tok.train([path], trainer)
+    elapsed = time.perf_counter() - start
+    tok.save(f"{out_dir}/tokenizer.json")
+    return elapsed, tok.get_vocab_size(), version("tokenizers")
+
+
+def train_rustbpe(path, vocab_size, out_dir):
+    import rustbpe
+
+    with open(path, encoding="utf-8") as f:
+        docs = f.read().split(EOT)
+    tok = rustbpe.Tokenizer()
+    start = time.perf_counter()
+    tok.train_from_iterator(iter(docs), vocab_size=vocab_size, pattern=GPT2_PATTERN)
+    elapsed = time.perf_counter() - start
+    return elapsed, tok.vocab_size, version("rustbpe")
+
+
+def main():
+    if len(sys.argv) != 5 or sys.argv[1] not in ("hf", "rustbpe"):
+        sys.exit(__doc__)
+    tool, path, vocab_size, out_dir = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    train = train_hf if tool == "hf" else train_rustbpe
+    elapsed, size, ver = train(path, vocab_size, out_dir)
+    print(json.dumps({"tool": tool, "version": ver, "train_s": elapsed, "vocab_size": size}))
+
+
+if __name__ == "__main__":
+    main()

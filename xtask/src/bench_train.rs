@@ -1,0 +1,336 @@
+//! `cargo xtask bench-train`: training speed and peak memory of `host-trainer train` next to the
+//! Hugging Face `tokenizers` BpeTrainer and `rustbpe`, in the same run, on the same file.
+//!
+//! ```text
+//! cargo xtask bench-train [--runs N] [--vocab-size N] [--no-peers] [--no-big] [--big-gb X]
+//! ```
+//!
+//! Every measurement is one child process: wall time from spawn to exit, peak RSS from the
+//! kernel (`wait4`'s `ru_maxrss`), so the figures include process start-up, reading the file and
+//! writing the result, for every tool alike (the peers' in-library training time is shown too).
+//! Tools run interleaved, `--runs` times each (default 3); the table shows the median.
+//!
+//! Inputs: `../shared/data/corpus/english.txt` (or `$PICOBPE_SHARED_DATA/corpus/english.txt`) at
+//! N = 10000 with `<|endoftext|>`; `tests/fixtures/cs336/corpus.en` at N = 500 (the CS336
+//! budget is 1.5 s); and a ≥ 1 GB file made by repeating english.txt (written once to
+//! `$TMPDIR/picobpe-bench/`, never committed) to show that time grows linearly with the input
+//! and memory does not. Peers are run by `scripts/bench_train_peers.py` (python3 with
+//! `tokenizers` and `rustbpe` installed; a missing peer is reported and skipped).
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+const EOT: &str = "<|endoftext|>";
+
+/// One finished child process.
+struct Measurement {
+    wall_s: f64,
+    peak_rss_mb: f64,
+    stdout: String,
+}
+
+/// Options from the command line.
+struct Options {
+    runs: usize,
+    vocab_size: u32,
+    peers: bool,
+    big: bool,
+    big_gb: f64,
+}
+
+fn parse(args: &[String]) -> Result<Options, String> {
+    let mut o = Options {
+        runs: 3,
+        vocab_size: 10_000,
+        peers: true,
+        big: true,
+        big_gb: 1.0,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .ok_or_else(|| format!("{name} needs a value"))
+                .cloned()
+        };
+        match a.as_str() {
+            "--runs" => {
+                o.runs = value("--runs")?
+                    .parse()
+                    .map_err(|e| format!("--runs: {e}"))?
+            }
+            "--vocab-size" => {
+                o.vocab_size = value("--vocab-size")?
+                    .parse()
+                    .map_err(|e| format!("--vocab-size: {e}"))?
+            }
+            "--big-gb" => {
+                o.big_gb = value("--big-gb")?
+                    .parse()
+                    .map_err(|e| format!("--big-gb: {e}"))?
+            }
+            "--no-peers" => o.peers = false,
+            "--no-big" => o.big = false,
+            other => return Err(format!("unknown option {other}")),
+        }
+    }
+    o.runs = o.runs.max(1);
+    Ok(o)
+}
+
+/// Entry point.
+pub fn run(args: &[String]) -> Result<(), String> {
+    let opts = parse(args)?;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .ok_or("xtask has no parent directory")?
+        .to_path_buf();
+    let shared = std::env::var_os("PICOBPE_SHARED_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("../shared/data"));
+    let english = shared.join("corpus/english.txt");
+    if !english.is_file() {
+        println!(
+            "bench-train: {} is not present; nothing to measure (set PICOBPE_SHARED_DATA)",
+            english.display()
+        );
+        return Ok(());
+    }
+
+    println!("== building host-trainer (release)");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["build", "--release", "-p", "host-trainer"])
+        .current_dir(&root)
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !status.success() {
+        return Err("cargo build failed".into());
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let trainer = target.join("release/host-trainer");
+    let work = std::env::temp_dir().join("picobpe-bench");
+    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+
+    print_machine();
+    let n = opts.vocab_size.to_string();
+    let english_mb = file_mb(&english);
+    let ours = |threads: Option<&str>, input: &Path, vocab: &str, out: &str| {
+        let mut c = Command::new(&trainer);
+        c.arg("train")
+            .arg("--input")
+            .arg(input)
+            .args(["--vocab-size", vocab, "--special-token", EOT, "--quiet"])
+            .arg("--out")
+            .arg(work.join(out));
+        if let Some(t) = threads {
+            c.args(["--threads", t]);
+        }
+        c
+    };
+    let peer = |tool: &str| {
+        let mut c = Command::new("python3");
+        c.arg(root.join("scripts/bench_train_peers.py"))
+            .arg(tool)
+            .arg(&english)
+            .arg(&n)
+            .arg(&work);
+        c
+    };
+
+    // Tools on english.txt, interleaved.
+    let mut tools: Vec<(String, Box<dyn Fn() -> Command + '_>)> = vec![
+        (
+            "picobpe host-trainer (all cores)".into(),
+            Box::new(|| ours(None, &english, &n, "ours")),
+        ),
+        (
+            "picobpe host-trainer --threads 1".into(),
+            Box::new(|| ours(Some("1"), &english, &n, "ours-1")),
+        ),
+    ];
+    if opts.peers {
+        for (tool, module, label) in [
+            ("hf", "tokenizers", "HF tokenizers BpeTrainer+ByteLevel"),
+            ("rustbpe", "rustbpe", "rustbpe"),
+        ] {
+            match python_module_version(module) {
+                Ok(version) => {
+                    tools.push((format!("{label} {version}"), Box::new(move || peer(tool))))
+                }
+                Err(e) => println!("peer {label} unavailable: {e}"),
+            }
+        }
+    }
+    println!(
+        "\n== english.txt ({english_mb:.1} MB), N = {}, special {EOT}, median of {} runs",
+        opts.vocab_size, opts.runs
+    );
+    let mut results: Vec<Vec<Measurement>> = tools.iter().map(|_| Vec::new()).collect();
+    for run in 0..opts.runs {
+        for (i, (name, make)) in tools.iter().enumerate() {
+            let m = measure(make()).map_err(|e| format!("{name}: {e}"))?;
+            println!(
+                "  run {}: {name:<44} {:>7.2} s {:>8.1} MB",
+                run + 1,
+                m.wall_s,
+                m.peak_rss_mb
+            );
+            results[i].push(m);
+        }
+    }
+    println!(
+        "\n{:<46} {:>10} {:>12} {:>14}",
+        "tool", "wall s", "peak RSS MB", "train() s"
+    );
+    for ((name, _), ms) in tools.iter().zip(&results) {
+        let wall = median(ms.iter().map(|m| m.wall_s).collect());
+        let rss = median(ms.iter().map(|m| m.peak_rss_mb).collect());
+        let inner: Vec<f64> = ms
+            .iter()
+            .filter_map(|m| json_f64(&m.stdout, "train_s"))
+            .collect();
+        let inner = if inner.is_empty() {
+            "-".to_owned()
+        } else {
+            format!("{:.2}", median(inner))
+        };
+        println!("{name:<46} {wall:>10.2} {rss:>12.1} {inner:>14}");
+    }
+
+    // CS336 corpus.en, N = 500.
+    let corpus_en = root.join("tests/fixtures/cs336/corpus.en");
+    let ms: Vec<Measurement> = (0..opts.runs)
+        .map(|_| measure(ours(None, &corpus_en, "500", "cs336")))
+        .collect::<Result<_, _>>()?;
+    println!(
+        "\n== corpus.en ({:.2} MB), N = 500: picobpe {:.3} s wall, {:.1} MB peak RSS (median of {}; CS336 budget 1.5 s)",
+        file_mb(&corpus_en),
+        median(ms.iter().map(|m| m.wall_s).collect()),
+        median(ms.iter().map(|m| m.peak_rss_mb).collect()),
+        opts.runs
+    );
+
+    if opts.big {
+        let big = make_big(&english, &work, opts.big_gb)?;
+        let big_mb = file_mb(&big);
+        let m = measure(ours(None, &big, &n, "ours-big"))?;
+        let small = median(results[0].iter().map(|m| m.wall_s).collect());
+        println!(
+            "\n== {} ({big_mb:.0} MB = english.txt x {:.0}), N = {}: picobpe {:.1} s wall ({:.0} MB/s; \
+             english.txt: {:.0} MB/s), {:.1} MB peak RSS",
+            big.display(),
+            big_mb / english_mb,
+            opts.vocab_size,
+            m.wall_s,
+            big_mb / m.wall_s,
+            english_mb / small,
+            m.peak_rss_mb
+        );
+    }
+    println!("\ncommand: cargo xtask bench-train {}", args.join(" "));
+    Ok(())
+}
+
+/// Spawn `cmd`, wait for it with `wait4`, and return its wall time, peak RSS and stdout.
+fn measure(mut cmd: Command) -> Result<Measurement, String> {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let start = Instant::now();
+    let mut child = cmd.spawn().map_err(|e| format!("cannot start: {e}"))?;
+    let mut out = child.stdout.take().ok_or("no stdout")?;
+    let mut err = child.stderr.take().ok_or("no stderr")?;
+    let out_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let pid = child.id() as libc::pid_t;
+    let mut status: libc::c_int = 0;
+    // SAFETY: `rusage` is plain old data that wait4 fills in; zeroed is a valid initial value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `pid` is our own child, not yet reaped (std's `Child` is never waited on); both
+    // pointers point to live, writable locals.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let wall_s = start.elapsed().as_secs_f64();
+    if r != pid {
+        return Err(format!("wait4 failed: {}", std::io::Error::last_os_error()));
+    }
+    let stdout = out_reader.join().unwrap_or_default();
+    let stderr = err_reader.join().unwrap_or_default();
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        return Err(format!("failed (status {status}): {stderr}"));
+    }
+    Ok(Measurement {
+        wall_s,
+        // Linux reports ru_maxrss in KiB.
+        peak_rss_mb: usage.ru_maxrss as f64 * 1024.0 / 1e6,
+        stdout,
+    })
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn file_mb(path: &Path) -> f64 {
+    std::fs::metadata(path).map_or(0.0, |m| m.len() as f64 / 1e6)
+}
+
+/// `"key": number` from a one-line JSON object.
+fn json_f64(text: &str, key: &str) -> Option<f64> {
+    let v: serde_json::Value = serde_json::from_str(text.trim()).ok()?;
+    v.get(key)?.as_f64()
+}
+
+/// The installed version of a Python package, or why it cannot be used.
+fn python_module_version(module: &str) -> Result<String, String> {
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            &format!("import {module}; from importlib.metadata import version; print(version('{module}'))"),
+        ])
+        .output()
+        .map_err(|e| format!("python3: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    } else {
+        Err(format!("import {module} failed (pip install {module})"))
+    }
+}
+
+/// `english` repeated until the file has at least `gb` GB (reused when already there).
+fn make_big(english: &Path, work: &Path, gb: f64) -> Result<PathBuf, String> {
+    let text = std::fs::read(english).map_err(|e| format!("{}: {e}", english.display()))?;
+    let copies = ((gb * 1e9) / text.len() as f64).ceil().max(1.0) as u64;
+    let path = work.join(format!("english-x{copies}.txt"));
+    let want = copies * text.len() as u64;
+    if std::fs::metadata(&path).map(|m| m.len()).ok() != Some(want) {
+        println!("\n== writing {} ({copies} copies)", path.display());
+        let mut f = std::io::BufWriter::new(
+            std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?,
+        );
+        for _ in 0..copies {
+            std::io::Write::write_all(&mut f, &text).map_err(|e| e.to_string())?;
+        }
+        std::io::Write::flush(&mut f).map_err(|e| e.to_string())?;
+    }
+    Ok(path)
+}
+
+/// Cores and load, since other work on the machine shows up in wall times.
+fn print_machine() {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load: Vec<&str> = load.split_whitespace().take(3).collect();
+    println!("machine: {cores} cores, load average {}", load.join(" "));
+}
