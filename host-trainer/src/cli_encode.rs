@@ -2,7 +2,8 @@
 //!
 //! Streaming: the input is read in 1 MiB chunks and encoded with the core's resumable
 //! `encode_part` (`is_final` only at end of input), so memory stays flat for inputs of any size
-//! (it grows only with the longest single piece, which BPE must hold whole anyway). Ids are
+//! (it grows only with the longest single piece, which BPE must hold whole anyway: about 9 bytes
+//! per byte of that piece, e.g. ~900 MB for a 100 MB run of letters with no space). Ids are
 //! formatted with `itoa` into one reusable text buffer that goes to stdout in large writes —
 //! no per-id I/O or allocation. The only error possible after output has started is an I/O
 //! error (reading the input or writing stdout); encode itself cannot fail once the model has
