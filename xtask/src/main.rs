@@ -6,6 +6,7 @@ mod bench_train;
 mod firmware;
 mod firmware_test;
 mod footprint;
+mod panic_check;
 mod test_all;
 mod unicode;
 
@@ -23,6 +24,7 @@ fn main() -> ExitCode {
         "firmware-run" => firmware::run(rest),
         "firmware-test" => firmware_test::run(rest),
         "footprint" => footprint::run(rest),
+        "panic-check" => panic_check::run(rest),
         "gen-unicode" => unicode::run(rest),
         "test" => test_all::run(rest),
         _ => {

@@ -1,0 +1,229 @@
+//! Link-time proof that no panic is reachable from picobpe's public API.
+//!
+//! Every public entry point of the core (encode, count, decode, streaming, and the lower-level
+//! public pieces they are built from) is called below on *opaque* inputs: every slice, length,
+//! flag, table reference and stream state goes through [`black_box`], so the optimiser may assume
+//! nothing about them and must keep every check the code performs. The panic handler calls an
+//! `extern "C"` function that is defined nowhere. If, after optimisation (fat LTO), any panic
+//! path is still reachable from these calls, the handler is referenced and the link fails with
+//! `undefined symbol: picobpe_panic_is_reachable`. A successful link is the proof.
+//!
+//! The tables are the baked tables of a tiny model (see `build.rs`), but they too pass through
+//! `black_box`: the proof covers any tables, including corrupt ones.
+//!
+//! `cargo xtask panic-check` builds this for each optimisation profile and, on failure, rebuilds
+//! with `--features diagnose` (which defines the symbol) to print the call chain to the panic.
+#![no_std]
+#![no_main]
+
+use core::hint::black_box;
+
+use picobpe::pretok::{self, Pattern};
+use picobpe::special::{self, FirstBytes};
+use picobpe::{bpe, Specials, StreamDecoder, StreamEncoder, Tables, Tokenizer};
+
+#[allow(clippy::all, missing_docs, dead_code, long_running_const_eval)]
+mod baked {
+    include!(concat!(env!("OUT_DIR"), "/picobpe_tables.rs"));
+}
+
+/// Input bytes; only ever seen through `black_box`, so their contents and length are unknown.
+static TEXT: [u8; 73] =
+    *b"the then <|endoftext|> 'll \xF0\x9F\x98\x80 123\r\n\xFF\xC3 tthe<|endoftext|><|endo  x\tgood\xE2\x82";
+/// Input ids, likewise opaque.
+static IDS: [u32; 8] = [116, 256, 257, 1, 99_999, 262, 263, u32::MAX];
+
+#[inline(always)]
+fn text() -> &'static [u8] {
+    black_box(&TEXT[..])
+}
+
+#[inline(always)]
+fn ids() -> &'static [u32] {
+    black_box(&IDS[..])
+}
+
+#[inline(always)]
+fn tables() -> &'static Tables<'static> {
+    black_box(&baked::TABLES)
+}
+
+#[inline(always)]
+fn tokenizer() -> Tokenizer<'static> {
+    let mut tok = Tokenizer::new(tables());
+    black_box(&mut tok);
+    tok
+}
+
+#[inline(always)]
+fn specials() -> Specials {
+    black_box(Specials::All)
+}
+
+/// `Tokenizer::encode`, `encode_str`, `encode_ordinary`, `encode_part`, `count`.
+#[no_mangle]
+#[inline(never)]
+pub fn panic_check_encode() {
+    let tok = tokenizer();
+    let mut out = [0u32; 64];
+    let out = black_box(&mut out[..]);
+    black_box(tok.encode(text(), out, specials()).ok());
+    black_box(tok.encode_ordinary(text(), out).ok());
+    if let Ok(s) = core::str::from_utf8(text()) {
+        black_box(tok.encode_str(s, out, specials()).ok());
+    }
+    black_box(
+        tok.encode_part(text(), out, specials(), black_box(false))
+            .ok(),
+    );
+    let mut scratch = [0u32; 32];
+    let scratch = black_box(&mut scratch[..]);
+    black_box(tok.count(text(), specials(), scratch).ok());
+    black_box(tok.tables());
+}
+
+/// `Tokenizer::decode`, `decoded_len`, `token_bytes`.
+#[no_mangle]
+#[inline(never)]
+pub fn panic_check_decode() {
+    let tok = tokenizer();
+    let mut out = [0u8; 64];
+    let out = black_box(&mut out[..]);
+    black_box(tok.decode(ids(), out).ok());
+    black_box(tok.decoded_len(ids()).ok());
+    black_box(tok.token_bytes(black_box(7)));
+}
+
+/// `StreamEncoder` with capacities `IN`/`OUT`: `new`, `push`, `take`, `finish`, `is_done`.
+#[inline(always)]
+fn stream_encode<const IN: usize, const OUT: usize>() {
+    let mut enc: StreamEncoder<'static, IN, OUT> = StreamEncoder::new(tokenizer(), specials());
+    let mut out = [0u32; 16];
+    let out = black_box(&mut out[..]);
+    black_box(&mut enc);
+    black_box(enc.push(text()).ok());
+    black_box(&mut enc);
+    black_box(enc.take(out).ok());
+    black_box(&mut enc);
+    enc.finish();
+    black_box(&mut enc);
+    black_box(enc.take(out).ok());
+    black_box(enc.is_done());
+}
+
+/// The streaming encoder at a tiny, a medium and a large capacity (each is its own code).
+#[no_mangle]
+#[inline(never)]
+pub fn panic_check_stream_encode() {
+    stream_encode::<1, 1>();
+    stream_encode::<64, 32>();
+    stream_encode::<4096, 512>();
+}
+
+/// `StreamDecoder` with capacity `N`: `new`, `push`, `take`, `finish`.
+#[inline(always)]
+fn stream_decode<const N: usize>() {
+    let mut dec: StreamDecoder<'static, N> = StreamDecoder::new(tokenizer());
+    let mut out = [0u8; 16];
+    let out = black_box(&mut out[..]);
+    black_box(&mut dec);
+    for &id in ids() {
+        black_box(dec.push(id).ok());
+    }
+    black_box(&mut dec);
+    black_box(dec.take(out));
+    black_box(&mut dec);
+    dec.finish();
+    black_box(&mut dec);
+    black_box(dec.take(out));
+}
+
+/// The streaming decoder at a tiny and a usual capacity.
+#[no_mangle]
+#[inline(never)]
+pub fn panic_check_stream_decode() {
+    stream_decode::<1>();
+    stream_decode::<4>();
+    stream_decode::<256>();
+}
+
+/// The lower-level public API: pre-tokenizer, pair merging, special-token search, table lookups.
+#[no_mangle]
+#[inline(never)]
+pub fn panic_check_parts() {
+    for pattern in [Pattern::Gpt2, Pattern::Cl100k, Pattern::O200k] {
+        let pattern = black_box(pattern);
+        black_box(pretok::next_piece(
+            pattern,
+            text(),
+            black_box(0),
+            black_box(false),
+        ));
+        for piece in pretok::pieces(pattern, text()) {
+            black_box(piece);
+        }
+    }
+    black_box(pretok::char_class(black_box('x')));
+
+    let t = tables();
+    let mut ids = [0u32; 64];
+    let mut cand = [0u32; 64];
+    black_box(bpe::merge_into(
+        t,
+        text(),
+        black_box(&mut ids[..]),
+        black_box(&mut cand[..]),
+    ));
+
+    let mask = FirstBytes::new(t.specials);
+    black_box(special::find(
+        t.specials,
+        black_box(&mask),
+        text(),
+        black_box(3),
+        black_box(true),
+    ));
+
+    black_box(t.n_ids());
+    black_box(t.token_bytes(black_box(5)));
+    black_box(t.rank(black_box(300)));
+    black_box(t.special_by_id(black_box(12)));
+    black_box(t.pairs.get(black_box(1), black_box(2)));
+    black_box(t.pairs.len());
+}
+
+/// Entry point: calls every check, so the linker keeps them (and everything they reach).
+#[no_mangle]
+pub extern "C" fn _start() -> ! {
+    panic_check_encode();
+    panic_check_decode();
+    panic_check_stream_encode();
+    panic_check_stream_decode();
+    panic_check_parts();
+    loop {
+        black_box(());
+    }
+}
+
+#[cfg(not(feature = "diagnose"))]
+extern "C" {
+    /// Defined nowhere: a reference to it (from the panic handler) fails the link.
+    fn picobpe_panic_is_reachable() -> !;
+}
+
+/// With `diagnose`, the symbol exists so the binary links and can be inspected.
+#[cfg(feature = "diagnose")]
+#[no_mangle]
+#[inline(never)]
+pub unsafe extern "C" fn picobpe_panic_is_reachable() -> ! {
+    loop {
+        black_box(());
+    }
+}
+
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    // SAFETY: never runs when the link succeeds without `diagnose` (the symbol does not exist);
+    // with `diagnose` it is the infinite loop above.
+    unsafe { picobpe_panic_is_reachable() }
+}
