@@ -197,7 +197,7 @@ impl<'t> Tokenizer<'t> {
         // Whole-piece hit: single bytes directly, longer pieces through the piece table.
         let whole = match piece {
             [b] => Some(t.byte_ids[*b as usize]),
-            _ => t.pieces.get(piece).copied(),
+            _ => t.piece(piece),
         };
         if let Some(id) = whole {
             return match out.get_mut(at) {

@@ -6,6 +6,7 @@ pub mod bpe;
 pub mod decode;
 pub mod encode;
 pub mod error;
+pub mod hash;
 pub mod pretok;
 pub mod special;
 pub mod stream;
@@ -13,10 +14,8 @@ pub mod tables;
 
 pub use encode::{Progress, Tokenizer};
 pub use error::{DecodeError, EncodeError};
+pub use hash::PtrIndex;
 pub use pretok::Pattern;
 pub use special::Specials;
 pub use stream::{StreamDecoder, StreamEncoder, StreamError};
-pub use tables::{PairMap, SpecialToken, Tables};
-
-/// Re-exported so baked tables (`picobpe-build` output) need no direct `phf` dependency.
-pub use phf;
+pub use tables::{PairKeys, PairMap, PieceMap, SpecialToken, Tables};

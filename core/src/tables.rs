@@ -1,16 +1,18 @@
 //! The read-only tables a tokenizer runs on.
 //!
-//! A [`Tables`] value is either baked into flash by `picobpe-build` (generated Rust source with
-//! `phf_codegen` maps and flat arrays) or built at run time on the host by `picobpe-model` (the
-//! same maps made with `phf_generator`). Both go through the same lookups below, so the host CLI
-//! and the firmware run one code path.
+//! A [`Tables`] value is either baked into flash by `picobpe-build` (generated Rust source:
+//! flat `static` arrays) or built at run time on the host by `picobpe-model`; both lay the
+//! tables out with the same `phf_generator` (PtrHash) call and go through the same lookups
+//! below, so the host CLI and the firmware run one code path.
 //!
 //! Layout invariants (checked by whoever builds the tables, relied on here without panicking):
 //! - `token_offsets.len() == n_ids + 1`, non-decreasing, last entry `== token_bytes.len()`;
 //!   an id whose range is empty is unused (a hole in the id space).
-//! - every merged id in `pairs` and every id in `pieces` is an ordinary (non-special) id.
+//! - every merged id in `pairs` and every id in `pieces` is an ordinary (non-special) id;
+//!   `pairs.keys`, `pairs.merged` and `pieces.ids` have `index.len` entries.
 //! - `ranks` is empty when merge priority equals id order, else `ranks[id]` is the merge rank.
 
+use crate::hash::{self, PtrIndex};
 use crate::pretok::Pattern;
 
 /// One special token: text matched verbatim in the input, and its id.
@@ -22,49 +24,110 @@ pub struct SpecialToken<'a> {
     pub id: u32,
 }
 
-/// The merge table: `(left id, right id)` → merged id, as a perfect-hash map.
+/// The merge table: `(left id, right id)` → merged id, behind a PtrHash perfect-hash index.
 ///
-/// `Narrow` packs the pair into one `u32` (`left << 16 | right`), usable when every id is below
-/// 65 536 (GPT-2 and small trained models); `Wide` packs into a `u64` (`left << 32 | right`).
-#[derive(Clone, Copy)]
-pub enum PairMap<'a> {
-    /// Pair key `left << 16 | right`.
-    Narrow(&'a phf::Map<u32, u32>),
-    /// Pair key `left << 32 | right`.
-    Wide(&'a phf::Map<u64, u32>),
+/// Entries are stored in slot order in two parallel arrays (`keys`, `merged`); a lookup hashes
+/// the packed pair, finds its slot and compares the stored key.
+#[derive(Clone, Copy, Debug)]
+pub struct PairMap<'a> {
+    /// The perfect-hash index over the packed keys ([`hash::hash_u64`]).
+    pub index: PtrIndex<'a>,
+    /// The packed pair of each slot.
+    pub keys: PairKeys<'a>,
+    /// The merged id of each slot.
+    pub merged: &'a [u32],
+}
+
+/// Packed `(left, right)` keys. `Narrow` packs into one `u32` (`left << 16 | right`), usable
+/// when every id is below 65 536 (GPT-2 and small trained models); `Wide` into a `u64`
+/// (`left << 32 | right`).
+#[derive(Clone, Copy, Debug)]
+pub enum PairKeys<'a> {
+    /// Keys `left << 16 | right`.
+    Narrow(&'a [u32]),
+    /// Keys `left << 32 | right`.
+    Wide(&'a [u64]),
 }
 
 impl PairMap<'_> {
+    /// A map with no merges.
+    pub const EMPTY: PairMap<'static> = PairMap {
+        index: PtrIndex::EMPTY,
+        keys: PairKeys::Narrow(&[]),
+        merged: &[],
+    };
+
     /// The id that `(left, right)` merges into, if that pair is a merge.
     #[inline]
     pub fn get(&self, left: u32, right: u32) -> Option<u32> {
-        match self {
-            PairMap::Narrow(map) => {
+        let slot = match self.keys {
+            PairKeys::Narrow(keys) => {
                 if left > 0xFFFF || right > 0xFFFF {
                     return None;
                 }
-                map.get(&(left << 16 | right)).copied()
+                let key = left << 16 | right;
+                let slot = self
+                    .index
+                    .slot(hash::hash_u64(u64::from(key), self.index.seed))?;
+                if *keys.get(slot)? != key {
+                    return None;
+                }
+                slot
             }
-            PairMap::Wide(map) => map.get(&((left as u64) << 32 | right as u64)).copied(),
-        }
+            PairKeys::Wide(keys) => {
+                let key = u64::from(left) << 32 | u64::from(right);
+                let slot = self.index.slot(hash::hash_u64(key, self.index.seed))?;
+                if *keys.get(slot)? != key {
+                    return None;
+                }
+                slot
+            }
+        };
+        self.merged.get(slot).copied()
     }
 
     /// Number of merges in the map.
     pub fn len(&self) -> usize {
-        match self {
-            PairMap::Narrow(map) => map.len(),
-            PairMap::Wide(map) => map.len(),
-        }
+        self.merged.len()
     }
 
     /// True when the model has no merges.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.merged.is_empty()
+    }
+}
+
+/// Whole pieces that encode to exactly one id: a PtrHash index over the tokens' bytes
+/// ([`hash::hash_bytes`]) and the id of each slot. The key bytes are not stored again: a hit is
+/// confirmed by comparing the piece with the id's bytes in [`Tables::token_bytes`].
+#[derive(Clone, Copy, Debug)]
+pub struct PieceMap<'a> {
+    /// The perfect-hash index.
+    pub index: PtrIndex<'a>,
+    /// The id of each slot.
+    pub ids: &'a [u32],
+}
+
+impl PieceMap<'_> {
+    /// A map with no entries.
+    pub const EMPTY: PieceMap<'static> = PieceMap {
+        index: PtrIndex::EMPTY,
+        ids: &[],
+    };
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// True when there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
     }
 }
 
 /// Everything the encoder and decoder read. See the module docs for the invariants.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub struct Tables<'a> {
     /// The pre-tokenization pattern the model was trained with.
     pub pattern: Pattern,
@@ -81,7 +144,7 @@ pub struct Tables<'a> {
     /// Whole pieces that encode to exactly one id. Consulted before merging: a hit is both the
     /// fast path and, for tiktoken-style models, the rule that a piece equal to a token is that
     /// token. Only tokens for which this agrees with the model's semantics are present.
-    pub pieces: &'a phf::Map<&'static [u8], u32>,
+    pub pieces: PieceMap<'a>,
     /// Special tokens, in any order.
     pub specials: &'a [SpecialToken<'a>],
 }
@@ -102,6 +165,19 @@ impl<'a> Tables<'a> {
         match self.token_bytes.get(start..end) {
             Some(bytes) if !bytes.is_empty() => Some(bytes),
             _ => None,
+        }
+    }
+
+    /// The id of a whole piece, if `piece` is in the piece table.
+    #[inline]
+    pub fn piece(&self, piece: &[u8]) -> Option<u32> {
+        let index = &self.pieces.index;
+        let slot = index.slot(hash::hash_bytes(piece, index.seed))?;
+        let id = *self.pieces.ids.get(slot)?;
+        if self.token_bytes(id)? == piece {
+            Some(id)
+        } else {
+            None
         }
     }
 

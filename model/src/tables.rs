@@ -1,13 +1,15 @@
 //! [`TableData`]: the flat, owned form of [`picobpe::Tables`] built from a validated model.
 //!
-//! The bake step (`picobpe-build`) prints a `TableData` as Rust source with `phf_codegen`; the
-//! host CLI turns it into live [`Tables`] with [`TableData::to_tables`] using `phf_generator`
-//! (the same generator `phf_codegen` calls), so both run the same lookups on the same layout.
+//! The perfect-hash indexes are made here, once, with `phf_generator`'s PtrHash generator over
+//! the core's own fast hashes ([`picobpe::hash`]); entries are stored in slot order. The bake
+//! step (`picobpe-build`) prints a `TableData` as Rust source; the host CLI turns it into live
+//! [`Tables`] with [`TableData::to_tables`]. Both run the same lookups on the same layout.
 
 use core::fmt;
 use std::collections::HashMap;
 
-use picobpe::{PairMap, Pattern, SpecialToken, Tables};
+use picobpe::hash::{hash_bytes, hash_u64};
+use picobpe::{PairKeys, PairMap, Pattern, PieceMap, PtrIndex, SpecialToken, Tables};
 
 use crate::bpe::{pair_bpe, Merge};
 use crate::error::InvalidModel;
@@ -26,7 +28,37 @@ pub enum PieceTable {
     Minimal,
 }
 
-/// The merge entries with their packed key.
+/// A PtrHash index as owned vectors (see [`picobpe::PtrIndex`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IndexData {
+    /// The generator's seed.
+    pub seed: u64,
+    /// One pilot per bucket.
+    pub pilots: Vec<u8>,
+    /// Remapped slots.
+    pub remap: Vec<u32>,
+}
+
+impl IndexData {
+    /// Flash bytes of the index arrays.
+    pub fn bytes(&self) -> usize {
+        self.pilots.len() + 4 * self.remap.len()
+    }
+}
+
+/// Build a PtrHash index over `items` and return it with the item order by slot
+/// (`order[slot]` = index into `items`).
+fn ptr_index<T>(items: &[T], hash: impl Fn(&T, u64) -> u64) -> (IndexData, Vec<usize>) {
+    let state = phf_generator::ptrhash::generate_hash_with_hash_fn(items, |t, seed| hash(t, *seed));
+    let index = IndexData {
+        seed: state.seed,
+        pilots: state.pilots,
+        remap: state.remap,
+    };
+    (index, state.map)
+}
+
+/// The merge entries with their packed key, in slot order of [`TableData::pair_index`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PairData {
     /// `(left << 16 | right, merged)`; every id is below 65 536.
@@ -61,13 +93,17 @@ pub struct TableData {
     pub token_offsets: Vec<u32>,
     /// Id of each single byte.
     pub byte_ids: [u32; 256],
-    /// Merge entries.
+    /// Merge entries, in slot order.
     pub pairs: PairData,
+    /// The perfect-hash index of `pairs` (keys hashed with [`hash_u64`]).
+    pub pair_index: IndexData,
     /// Empty when merge order is increasing in merged id; else `ranks[id]` = merge index, or
     /// `u32::MAX` for ids no merge produces.
     pub ranks: Vec<u32>,
-    /// Ids of the whole-piece entries; each key is that id's bytes.
+    /// Ids of the whole-piece entries, in slot order; each key is that id's bytes.
     pub pieces: Vec<u32>,
+    /// The perfect-hash index of `pieces` (keys hashed with [`hash_bytes`]).
+    pub piece_index: IndexData,
     /// Special token text and id.
     pub specials: Vec<(String, u32)>,
 }
@@ -95,23 +131,29 @@ impl TableData {
 
         let merged_ids = model.merged_ids();
         let narrow = n <= 1 << 16;
-        let pairs = if narrow {
-            PairData::Narrow(
-                model
-                    .merges
-                    .iter()
-                    .zip(&merged_ids)
-                    .map(|(&(l, r), &m)| (l << 16 | r, m))
-                    .collect(),
+        let (pairs, pair_index) = if narrow {
+            let entries: Vec<(u32, u32)> = model
+                .merges
+                .iter()
+                .zip(&merged_ids)
+                .map(|(&(l, r), &m)| (l << 16 | r, m))
+                .collect();
+            let (index, order) = ptr_index(&entries, |e, seed| hash_u64(u64::from(e.0), seed));
+            (
+                PairData::Narrow(order.iter().map(|&i| entries[i]).collect()),
+                index,
             )
         } else {
-            PairData::Wide(
-                model
-                    .merges
-                    .iter()
-                    .zip(&merged_ids)
-                    .map(|(&(l, r), &m)| (u64::from(l) << 32 | u64::from(r), m))
-                    .collect(),
+            let entries: Vec<(u64, u32)> = model
+                .merges
+                .iter()
+                .zip(&merged_ids)
+                .map(|(&(l, r), &m)| (u64::from(l) << 32 | u64::from(r), m))
+                .collect();
+            let (index, order) = ptr_index(&entries, |e, seed| hash_u64(e.0, seed));
+            (
+                PairData::Wide(order.iter().map(|&i| entries[i]).collect()),
+                index,
             )
         };
 
@@ -148,6 +190,10 @@ impl TableData {
             (false, PieceTable::Full) => ids.into_iter().filter(|&id| reaches_itself(id)).collect(),
             (false, PieceTable::Minimal) => Vec::new(),
         };
+        let (piece_index, order) = ptr_index(&pieces, |&id, seed| {
+            hash_bytes(&model.tokens[id as usize], seed)
+        });
+        let pieces: Vec<u32> = order.iter().map(|&i| pieces[i]).collect();
 
         Ok(TableData {
             pattern: model.pattern.into(),
@@ -155,8 +201,10 @@ impl TableData {
             token_offsets,
             byte_ids,
             pairs,
+            pair_index,
             ranks,
             pieces,
+            piece_index,
             specials: model.specials.clone(),
         })
     }
@@ -180,7 +228,7 @@ impl TableData {
         let n_pairs = self.pairs.len();
         let pair_entry = match self.pairs {
             PairData::Narrow(_) => 8,
-            PairData::Wide(_) => 16,
+            PairData::Wide(_) => 12,
         };
         TableSizes {
             n_ids: self.n_ids(),
@@ -189,11 +237,9 @@ impl TableData {
             token_bytes: self.token_bytes.len(),
             token_offsets: 4 * self.token_offsets.len(),
             byte_ids: 4 * 256,
-            pairs: PHF_MAP_HEADER + pair_entry * n_pairs + PHF_DISP * phf_buckets(n_pairs),
+            pairs: PAIR_MAP_HEADER + pair_entry * n_pairs + self.pair_index.bytes(),
             ranks: 4 * self.ranks.len(),
-            pieces: PHF_MAP_HEADER
-                + PIECE_ENTRY * self.pieces.len()
-                + PHF_DISP * phf_buckets(self.pieces.len()),
+            pieces: PIECE_MAP_HEADER + 4 * self.pieces.len() + self.piece_index.bytes(),
             specials: self
                 .specials
                 .iter()
@@ -202,29 +248,35 @@ impl TableData {
         }
     }
 
-    /// Build live [`Tables`] with `phf_generator` and leak them.
+    /// Build live [`Tables`] and leak them.
     ///
     /// Leaking is deliberate: `Tables` borrows `'static` data exactly like baked tables do, a
     /// process loads one model once and uses it until exit, so the memory would only be freed
     /// at exit anyway. Do not call this in a loop.
     pub fn to_tables(self) -> &'static Tables<'static> {
-        let token_bytes: &'static [u8] = Box::leak(self.token_bytes.into_boxed_slice());
-        let token_offsets: &'static [u32] = Box::leak(self.token_offsets.into_boxed_slice());
-        let byte_ids: &'static [u32; 256] = Box::leak(Box::new(self.byte_ids));
-        let pairs = match self.pairs {
-            PairData::Narrow(entries) => PairMap::Narrow(Box::leak(Box::new(phf_map(entries)))),
-            PairData::Wide(entries) => PairMap::Wide(Box::leak(Box::new(phf_map(entries)))),
+        fn leak<T>(v: Vec<T>) -> &'static [T] {
+            Box::leak(v.into_boxed_slice())
+        }
+        fn index(d: IndexData, len: usize) -> PtrIndex<'static> {
+            PtrIndex {
+                seed: d.seed,
+                pilots: leak(d.pilots),
+                remap: leak(d.remap),
+                len,
+            }
+        }
+        let n_pairs = self.pairs.len();
+        let (keys, merged) = match self.pairs {
+            PairData::Narrow(entries) => {
+                let (k, m): (Vec<u32>, Vec<u32>) = entries.into_iter().unzip();
+                (PairKeys::Narrow(leak(k)), leak(m))
+            }
+            PairData::Wide(entries) => {
+                let (k, m): (Vec<u64>, Vec<u32>) = entries.into_iter().unzip();
+                (PairKeys::Wide(leak(k)), leak(m))
+            }
         };
-        let ranks: &'static [u32] = Box::leak(self.ranks.into_boxed_slice());
-        let piece_entries: Vec<(&'static [u8], u32)> = self
-            .pieces
-            .iter()
-            .map(|&id| {
-                let (s, e) = (token_offsets[id as usize], token_offsets[id as usize + 1]);
-                (&token_bytes[s as usize..e as usize], id)
-            })
-            .collect();
-        let pieces = Box::leak(Box::new(phf_map(piece_entries)));
+        let n_pieces = self.pieces.len();
         let specials: Vec<SpecialToken<'static>> = self
             .specials
             .into_iter()
@@ -235,46 +287,34 @@ impl TableData {
             .collect();
         Box::leak(Box::new(Tables {
             pattern: self.pattern,
-            token_bytes,
-            token_offsets,
-            byte_ids,
-            pairs,
-            ranks,
-            pieces,
-            specials: Box::leak(specials.into_boxed_slice()),
+            token_bytes: leak(self.token_bytes),
+            token_offsets: leak(self.token_offsets),
+            byte_ids: Box::leak(Box::new(self.byte_ids)),
+            pairs: PairMap {
+                index: index(self.pair_index, n_pairs),
+                keys,
+                merged,
+            },
+            ranks: leak(self.ranks),
+            pieces: PieceMap {
+                index: index(self.piece_index, n_pieces),
+                ids: leak(self.pieces),
+            },
+            specials: leak(specials),
         }))
     }
 }
 
-/// A `phf::Map` over `entries` (distinct keys), leaked, laid out as `phf_codegen` would.
-fn phf_map<K: phf_shared::PhfHash + 'static, V: 'static>(entries: Vec<(K, V)>) -> phf::Map<K, V> {
-    let keys: Vec<&K> = entries.iter().map(|(k, _)| k).collect();
-    let state = phf_generator::generate_hash(&keys);
-    let mut slots: Vec<Option<(K, V)>> = entries.into_iter().map(Some).collect();
-    let ordered: Vec<(K, V)> = state.map.iter().filter_map(|&i| slots[i].take()).collect();
-    phf::Map {
-        key: state.key,
-        disps: Box::leak(state.disps.into_boxed_slice()),
-        entries: Box::leak(ordered.into_boxed_slice()),
-    }
-}
-
-/// `phf` map struct on a 32-bit target: `u64` key + two fat slice pointers.
-const PHF_MAP_HEADER: usize = 8 + 8 + 8;
-/// One `(u32, u32)` displacement.
-const PHF_DISP: usize = 8;
-/// One `(&[u8], u32)` piece entry; its key bytes live inside `token_bytes`.
-const PIECE_ENTRY: usize = 12;
+/// `PairMap` on a 32-bit target: index (seed, two slices, len) + key slice with its tag +
+/// merged slice.
+const PAIR_MAP_HEADER: usize = 8 + 8 + 8 + 4 + 12 + 8;
+/// `PieceMap` on a 32-bit target: index + id slice.
+const PIECE_MAP_HEADER: usize = 8 + 8 + 8 + 4 + 8;
 /// One `SpecialToken` (`&str` + `u32`); its text is stored separately.
 const SPECIAL_ENTRY: usize = 12;
 
-/// Number of displacement buckets `phf_generator` uses for `n` keys (λ = 3).
-pub fn phf_buckets(n: usize) -> usize {
-    n.div_ceil(3)
-}
-
 /// Flash bytes per table for a 32-bit target (`usize` = 4, `u64` aligned to 8), as baked by
-/// `picobpe-build`. Whole-piece keys point into `token_bytes`, so they add no bytes.
+/// `picobpe-build`. Whole-piece keys are the ids' own bytes in `token_bytes`: no extra bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TableSizes {
     /// Ids, including holes and specials.
@@ -289,11 +329,11 @@ pub struct TableSizes {
     pub token_offsets: usize,
     /// Byte → id array.
     pub byte_ids: usize,
-    /// Merge map: entries (8 B narrow, 16 B wide) + displacements + map header.
+    /// Merge map: entries (8 B narrow, 12 B wide) + index (1 B pilot per bucket, remap).
     pub pairs: usize,
     /// Rank array (0 when ranks follow ids).
     pub ranks: usize,
-    /// Whole-piece map: 12 B entries + displacements + map header.
+    /// Whole-piece map: 4 B ids + index.
     pub pieces: usize,
     /// Special token entries and texts.
     pub specials: usize,

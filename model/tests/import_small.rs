@@ -52,8 +52,8 @@ fn tiktoken_canonical_splits_and_unreachable_tokens() {
     assert!(full.ranks.is_empty());
 
     let tables = full.to_tables();
-    assert_eq!(tables.pieces.get(&b"xyz"[..]), Some(&259));
-    assert_eq!(tables.pieces.get(&b"xy"[..]), None);
+    assert_eq!(tables.piece(b"xyz"), Some(259));
+    assert_eq!(tables.piece(b"xy"), None);
     assert_eq!(tables.pairs.get(byte_rank(b'a'), 256), Some(258));
     assert_eq!(tables.pairs.get(256, byte_rank(b'a')), None);
     assert_eq!(tables.byte_ids[b'a' as usize], byte_rank(b'a'));
@@ -170,7 +170,7 @@ fn hf_import_keeps_file_order_and_builds_rank_tables() {
     assert_eq!(tables.rank(257), 0);
     assert_eq!(tables.rank(100), u32::MAX);
     assert_eq!(tables.pairs.get(257, 256), Some(258));
-    assert_eq!(tables.pieces.get(&b" the"[..]), Some(&258));
+    assert_eq!(tables.piece(b" the"), Some(258));
 }
 
 #[test]

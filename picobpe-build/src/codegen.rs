@@ -1,49 +1,10 @@
-//! Rust source for a [`TableData`]: `phf_codegen` maps and flat `static` arrays.
+//! Rust source for a [`TableData`]: flat `static` arrays, including the PtrHash indexes that
+//! `picobpe-model` already computed (so baked and host-built tables are laid out identically).
 
 use core::fmt::{self, Write};
-use core::hash::{Hash, Hasher};
 use std::path::Path;
 
-use phf_shared::{FmtConst, PhfHash};
-use picobpe_model::{PairData, PatternKind, TableData};
-
-/// Path of `phf` as seen from generated code (re-exported by the core crate).
-const PHF_PATH: &str = "::picobpe::phf";
-
-/// A whole-piece key: hashed like the `&[u8]` it stands for, printed as a call to the
-/// generated `picobpe_piece(start, end)`, a sub-slice of the token bytes (no copy in flash).
-struct PieceKey<'a> {
-    bytes: &'a [u8],
-    start: u32,
-    end: u32,
-}
-
-impl PartialEq for PieceKey<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        self.bytes == other.bytes
-    }
-}
-
-impl Eq for PieceKey<'_> {}
-
-impl Hash for PieceKey<'_> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.bytes.hash(state);
-    }
-}
-
-impl PhfHash for PieceKey<'_> {
-    fn phf_hash<H: Hasher>(&self, state: &mut H) {
-        // Must equal the hash of the `&[u8]` the core looks up.
-        self.bytes.phf_hash(state);
-    }
-}
-
-impl FmtConst for PieceKey<'_> {
-    fn fmt_const(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "picobpe_piece({}, {})", self.start, self.end)
-    }
-}
+use picobpe_model::{IndexData, PairData, PatternKind, TableData};
 
 /// Generate the source for `data`. `model_name` goes into the header comment; the source
 /// `include_bytes!`s `token_bytes` (an absolute path), which must hold `data.token_bytes`.
@@ -69,48 +30,25 @@ pub fn generate(data: &TableData, model_name: &str, token_bytes: &Path) -> Strin
     array(&mut s, "PICOBPE_BYTE_IDS", "u32", &data.byte_ids);
     array(&mut s, "PICOBPE_RANKS", "u32", &data.ranks);
 
-    let (pair_kind, pair_type) = match &data.pairs {
-        PairData::Narrow(_) => ("Narrow", "u32"),
-        PairData::Wide(_) => ("Wide", "u64"),
+    let pair_kind = match &data.pairs {
+        PairData::Narrow(entries) => {
+            let keys: Vec<u32> = entries.iter().map(|e| e.0).collect();
+            let merged: Vec<u32> = entries.iter().map(|e| e.1).collect();
+            array(&mut s, "PICOBPE_PAIR_KEYS", "u32", &keys);
+            array(&mut s, "PICOBPE_PAIR_MERGED", "u32", &merged);
+            "Narrow"
+        }
+        PairData::Wide(entries) => {
+            let keys: Vec<u64> = entries.iter().map(|e| e.0).collect();
+            let merged: Vec<u32> = entries.iter().map(|e| e.1).collect();
+            array(&mut s, "PICOBPE_PAIR_KEYS", "u64", &keys);
+            array(&mut s, "PICOBPE_PAIR_MERGED", "u32", &merged);
+            "Wide"
+        }
     };
-    let _ = write!(
-        s,
-        "\nstatic PICOBPE_PAIRS: {PHF_PATH}::Map<{pair_type}, u32> = "
-    );
-    match &data.pairs {
-        PairData::Narrow(entries) => phf_map(&mut s, entries.iter().map(|&(k, v)| (k, v))),
-        PairData::Wide(entries) => phf_map(&mut s, entries.iter().map(|&(k, v)| (k, v))),
-    }
-    s.push_str(";\n");
-
-    let _ = writeln!(
-        s,
-        "\n/// `PICOBPE_TOKEN_BYTES[start..end]`, usable in a `static` initializer.\n\
-         const fn picobpe_piece(start: usize, end: usize) -> &'static [u8] {{\n    \
-         PICOBPE_TOKEN_BYTES.split_at(end).0.split_at(start).1\n}}"
-    );
-    let _ = write!(
-        s,
-        "\n// One const call per key: allow the long (linear, finite) evaluation.\n\
-         #[allow(long_running_const_eval)]\n\
-         static PICOBPE_PIECES: {PHF_PATH}::Map<&'static [u8], u32> = "
-    );
-    phf_map(
-        &mut s,
-        data.pieces.iter().map(|&id| {
-            let (start, end) = (
-                data.token_offsets[id as usize],
-                data.token_offsets[id as usize + 1],
-            );
-            let key = PieceKey {
-                bytes: &data.token_bytes[start as usize..end as usize],
-                start,
-                end,
-            };
-            (key, id)
-        }),
-    );
-    s.push_str(";\n");
+    index_arrays(&mut s, "PICOBPE_PAIR", &data.pair_index);
+    array(&mut s, "PICOBPE_PIECE_IDS", "u32", &data.pieces);
+    index_arrays(&mut s, "PICOBPE_PIECE", &data.piece_index);
 
     let _ = write!(
         s,
@@ -125,6 +63,8 @@ pub fn generate(data: &TableData, model_name: &str, token_bytes: &Path) -> Strin
     }
     s.push_str("\n];\n");
 
+    let pair_index = index_expr("PICOBPE_PAIR", &data.pair_index, data.pairs.len());
+    let piece_index = index_expr("PICOBPE_PIECE", &data.piece_index, data.pieces.len());
     let pattern = match PatternKind::from(data.pattern) {
         PatternKind::Gpt2 => "Gpt2",
         PatternKind::Cl100k => "Cl100k",
@@ -138,9 +78,13 @@ pub fn generate(data: &TableData, model_name: &str, token_bytes: &Path) -> Strin
          token_bytes: &PICOBPE_TOKEN_BYTES,\n    \
          token_offsets: &PICOBPE_TOKEN_OFFSETS,\n    \
          byte_ids: &PICOBPE_BYTE_IDS,\n    \
-         pairs: ::picobpe::PairMap::{pair_kind}(&PICOBPE_PAIRS),\n    \
+         pairs: ::picobpe::PairMap {{\n        \
+         index: {pair_index},\n        \
+         keys: ::picobpe::PairKeys::{pair_kind}(&PICOBPE_PAIR_KEYS),\n        \
+         merged: &PICOBPE_PAIR_MERGED,\n    \
+         }},\n    \
          ranks: &PICOBPE_RANKS,\n    \
-         pieces: &PICOBPE_PIECES,\n    \
+         pieces: ::picobpe::PieceMap {{ index: {piece_index}, ids: &PICOBPE_PIECE_IDS }},\n    \
          specials: &PICOBPE_SPECIALS,\n\
          }};"
     );
@@ -159,16 +103,16 @@ fn array<T: fmt::Display>(s: &mut String, name: &str, ty: &str, values: &[T]) {
     s.push_str("\n];\n");
 }
 
-/// A `phf::Map` literal over `entries` (distinct keys).
-fn phf_map<K, V>(s: &mut String, entries: impl Iterator<Item = (K, V)>)
-where
-    K: Hash + PhfHash + Eq + FmtConst,
-    V: fmt::Display,
-{
-    let mut map = phf_codegen::Map::new();
-    map.phf_path(PHF_PATH);
-    for (k, v) in entries {
-        map.entry(k, v.to_string());
-    }
-    let _ = write!(s, "{}", map.build());
+/// The `PILOTS` and `REMAP` statics of one PtrHash index, named `{prefix}_PILOTS` etc.
+fn index_arrays(s: &mut String, prefix: &str, index: &IndexData) {
+    array(s, &format!("{prefix}_PILOTS"), "u8", &index.pilots);
+    array(s, &format!("{prefix}_REMAP"), "u32", &index.remap);
+}
+
+/// A `::picobpe::PtrIndex` expression over the statics written by [`index_arrays`].
+fn index_expr(prefix: &str, index: &IndexData, len: usize) -> String {
+    format!(
+        "::picobpe::PtrIndex {{ seed: {:#x}, pilots: &{prefix}_PILOTS, remap: &{prefix}_REMAP, len: {len} }}",
+        index.seed
+    )
 }

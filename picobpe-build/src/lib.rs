@@ -15,11 +15,12 @@
 //! ```
 //!
 //! The generated file defines `pub static TABLES: ::picobpe::Tables<'static>` plus private
-//! statics it points at; it needs only the `picobpe` crate (which re-exports `phf`). Include it
-//! in a module of its own. Perfect-hash maps (merges, whole pieces) are made with
-//! `phf_codegen`; token bytes are written next to the source and pulled in with
-//! `include_bytes!` (fast to compile); whole-piece keys are sub-slices of those token bytes, so
-//! they cost no extra flash. Every table is a `static` in read-only memory.
+//! statics it points at; it needs only the `picobpe` crate. Include it in a module of its own.
+//! The perfect-hash indexes (merges, whole pieces) are PtrHash tables computed by
+//! `picobpe-model` with `phf_generator` and printed as plain arrays (pilots, remap, keys, ids);
+//! token bytes are written next to the source and pulled in with `include_bytes!` (fast to
+//! compile); whole pieces are stored as ids and compared against those token bytes, so they
+//! cost 4 bytes each. Every table is a `static` in read-only memory.
 //!
 //! Cost (measured here, `rustc -O` on the generated source alone; bake itself < 2 s in release):
 //! gpt2 8 s with the full whole-piece table, 1 s with [`PieceTable::Minimal`]; cl100k_base 17 s /

@@ -1,0 +1,168 @@
+//! Perfect-hash lookups: PtrHash layout (as built by `phf_generator::ptrhash`) over a fast,
+//! seeded hash of our own.
+//!
+//! `phf`'s default maps hash every key with SipHash-1-3 (128-bit); profiling the GPT-2 encoder
+//! showed those hashes plus the key compares taking over a third of the time. `phf_generator`'s
+//! PtrHash generator accepts any `Fn(&key, &seed) -> u64`, so the tables are built with the
+//! hashes below instead, and looked up here with the same index computation as
+//! `phf_shared::ptrhash::get_index` (a unit test checks they agree), written without panicking
+//! indexing. Lookups cost one or two multiplies per 8 key bytes, one byte read from `pilots`,
+//! and one entry read; the caller verifies the entry (a perfect hash maps *any* key to some slot).
+
+/// The PtrHash index of a table: a per-table seed, one pilot byte per bucket, and the remap of
+/// slots past the end.
+#[derive(Clone, Copy, Debug)]
+pub struct PtrIndex<'a> {
+    /// The seed the generator settled on.
+    pub seed: u64,
+    /// One pilot per bucket.
+    pub pilots: &'a [u8],
+    /// For slots `>= len`, the slot they were moved to.
+    pub remap: &'a [u32],
+    /// Number of keys (= entries).
+    pub len: usize,
+}
+
+impl PtrIndex<'_> {
+    /// An index with no keys.
+    pub const EMPTY: PtrIndex<'static> = PtrIndex {
+        seed: 0,
+        pilots: &[],
+        remap: &[],
+        len: 0,
+    };
+
+    /// The slot (`< len`) for a key with hash `hash`, or `None` for an empty table.
+    #[inline]
+    pub fn slot(&self, hash: u64) -> Option<usize> {
+        let pilots_len = self.pilots.len() as u32;
+        let slots_len = (self.len + self.remap.len()) as u32;
+        let bucket = fast_reduce(hash as u32, pilots_len) as usize;
+        let pilot = *self.pilots.get(bucket)?;
+        let pilot_hash = PILOT_MUL.wrapping_mul(self.seed ^ u64::from(pilot));
+        let index = fast_reduce(
+            (hash >> 32) as u32 ^ (pilot_hash >> 32) as u32 ^ pilot_hash as u32,
+            slots_len,
+        ) as usize;
+        if index < self.len {
+            Some(index)
+        } else {
+            self.remap.get(index - self.len).map(|&i| i as usize)
+        }
+    }
+}
+
+/// `phf_shared::ptrhash::hash_pilot`'s multiplier.
+const PILOT_MUL: u64 = 0x517c_c1b7_2722_0a95;
+
+/// Lemire's multiply-shift reduction of `x` into `0..limit`.
+#[inline]
+fn fast_reduce(x: u32, limit: u32) -> u32 {
+    ((x as u64 * limit as u64) >> 32) as u32
+}
+
+/// splitmix64's finaliser: every input bit affects every output bit.
+#[inline]
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Hash of an integer key (a packed id pair) under `seed`.
+#[inline]
+pub fn hash_u64(key: u64, seed: u64) -> u64 {
+    mix(key ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+}
+
+/// Hash of a byte string under `seed`: 8 bytes at a time (little-endian, zero-padded tail),
+/// folded with a multiply, finished with [`mix`]. The length is mixed in first, so zero
+/// padding cannot make two different strings collide systematically.
+#[inline]
+pub fn hash_bytes(bytes: &[u8], seed: u64) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h = seed ^ (bytes.len() as u64).wrapping_mul(K);
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut w = [0u8; 8];
+        for (d, s) in w.iter_mut().zip(rest) {
+            *d = *s;
+        }
+        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
+    }
+    mix(h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    extern crate std;
+    use std::vec::Vec;
+
+    /// Our lookup must land on the slot the generator assigned, for every key, and agree with
+    /// `phf_shared::ptrhash::get_index`.
+    #[test]
+    fn lookup_matches_the_generator() {
+        for n in [1usize, 2, 3, 10, 1000, 5000] {
+            let keys: Vec<u64> = (0..n as u64)
+                .map(|i| i.wrapping_mul(0x1234_5678_9abc_def1) ^ 77)
+                .collect();
+            let state = phf_generator::ptrhash::generate_hash_with_hash_fn(&keys, |k, seed| {
+                hash_u64(*k, *seed)
+            });
+            let index = PtrIndex {
+                seed: state.seed,
+                pilots: &state.pilots,
+                remap: &state.remap,
+                len: n,
+            };
+            for (i, &k) in keys.iter().enumerate() {
+                let h = hash_u64(k, state.seed);
+                let slot = index.slot(h).unwrap();
+                assert_eq!(state.map[slot], i, "key {i} of {n}");
+                let theirs =
+                    phf_shared::ptrhash::get_index(state.seed, h, &state.pilots, &state.remap, n);
+                assert_eq!(slot, theirs as usize);
+            }
+        }
+    }
+
+    #[test]
+    fn byte_keys_index_perfectly() {
+        let keys: Vec<Vec<u8>> = (0..3000u32)
+            .map(|i| std::format!("tok{i}-{}", i * 7).into_bytes())
+            .collect();
+        let state = phf_generator::ptrhash::generate_hash_with_hash_fn(&keys, |k, seed| {
+            hash_bytes(k, *seed)
+        });
+        let index = PtrIndex {
+            seed: state.seed,
+            pilots: &state.pilots,
+            remap: &state.remap,
+            len: keys.len(),
+        };
+        for (i, k) in keys.iter().enumerate() {
+            assert_eq!(state.map[index.slot(hash_bytes(k, state.seed)).unwrap()], i);
+        }
+    }
+
+    #[test]
+    fn empty_index_finds_nothing() {
+        assert_eq!(PtrIndex::EMPTY.slot(12345), None);
+    }
+
+    #[test]
+    fn byte_hash_depends_on_length_and_content() {
+        assert_ne!(hash_bytes(b"a", 1), hash_bytes(b"a\0", 1));
+        assert_ne!(hash_bytes(b"abcdefgh", 1), hash_bytes(b"abcdefgi", 1));
+        assert_ne!(hash_bytes(b"abcdefghX", 1), hash_bytes(b"abcdefghY", 1));
+        assert_ne!(hash_bytes(b"x", 1), hash_bytes(b"x", 2));
+    }
+}
