@@ -1,12 +1,12 @@
 //! The baked model and what its tables occupy in flash.
 //!
 //! `TABLES` is generated at build time by `picobpe-build` from the model file named by
-//! `PICOBPE_MODEL` (see `build.rs`): perfect-hash maps and flat arrays, all `static`, so they
+//! `PICOBPE_MODEL` (see `build.rs`): PtrHash indexes and flat arrays, all `static`, so they
 //! live in flash and cost no RAM.
 
 use core::mem::{size_of, size_of_val};
 
-use picobpe::{PairMap, Tables, Tokenizer};
+use picobpe::{PairKeys, PtrIndex, Tables, Tokenizer};
 
 #[allow(clippy::all, missing_docs, dead_code, long_running_const_eval)]
 mod baked {
@@ -41,12 +41,12 @@ pub struct TableBytes {
     pub token_offsets: usize,
     /// Byte → id array.
     pub byte_ids: usize,
-    /// Merge map: header, displacements and entries.
+    /// Merge map: index (pilots, remap), keys and merged ids.
     pub pairs: usize,
     /// Rank array (empty when ranks follow ids).
     pub ranks: usize,
-    /// Whole-piece map: header, displacements, entries, and key bytes stored outside
-    /// `token_bytes` (none when the keys point into it).
+    /// Whole-piece map: index (pilots, remap) and ids (keys are the ids' bytes in
+    /// `token_bytes`).
     pub pieces: usize,
     /// Special-token entries and texts.
     pub specials: usize,
@@ -77,10 +77,8 @@ fn in_flash<T>(s: &[T]) -> bool {
     (s.as_ptr() as usize) < RAM_START
 }
 
-fn map_bytes<K, V>(m: &picobpe::phf::Map<K, V>) -> usize {
-    // `disps` and `entries` are phf's codegen-facing fields (public, doc-hidden); reading their
-    // lengths is the exact size of what phf_codegen emitted.
-    size_of::<picobpe::phf::Map<K, V>>() + size_of_val(m.disps) + size_of_val(m.entries)
+fn index_bytes(i: &PtrIndex<'_>) -> usize {
+    size_of_val(i.pilots) + size_of_val(i.remap)
 }
 
 /// Measures the flash taken by `t`'s tables.
@@ -101,25 +99,21 @@ pub fn table_bytes(t: &Tables<'_>) -> TableBytes {
     outside(in_flash(t.token_bytes), t.token_bytes.len());
     outside(in_flash(t.token_offsets), b.token_offsets);
     outside(in_flash(t.ranks), b.ranks);
-    b.pairs = match t.pairs {
-        PairMap::Narrow(m) => {
-            outside(in_flash(m.entries), 8 * m.entries.len());
-            map_bytes(m)
+    let keys = match t.pairs.keys {
+        PairKeys::Narrow(k) => {
+            outside(in_flash(k), size_of_val(k));
+            size_of_val(k)
         }
-        PairMap::Wide(m) => {
-            outside(in_flash(m.entries), 16 * m.entries.len());
-            map_bytes(m)
+        PairKeys::Wide(k) => {
+            outside(in_flash(k), size_of_val(k));
+            size_of_val(k)
         }
     };
-    let range = t.token_bytes.as_ptr_range();
-    let external_keys: usize = t
-        .pieces
-        .entries()
-        .filter(|(k, _)| !(range.contains(&k.as_ptr()) || k.is_empty()))
-        .map(|(k, _)| k.len())
-        .sum();
-    b.pieces = map_bytes(t.pieces) + external_keys;
-    outside(in_flash(t.pieces.entries), b.pieces);
+    outside(in_flash(t.pairs.merged), size_of_val(t.pairs.merged));
+    outside(in_flash(t.pairs.index.pilots), t.pairs.index.pilots.len());
+    b.pairs = keys + size_of_val(t.pairs.merged) + index_bytes(&t.pairs.index);
+    outside(in_flash(t.pieces.ids), size_of_val(t.pieces.ids));
+    b.pieces = size_of_val(t.pieces.ids) + index_bytes(&t.pieces.index);
     b.specials = size_of_val(t.specials) + t.specials.iter().map(|s| s.text.len()).sum::<usize>();
     b
 }

@@ -3,7 +3,7 @@
 //!
 //! Where each figure comes from:
 //! - baked tables: measured on the target — the byte length of every slice the baked `Tables`
-//!   points at, plus the phf map headers (`firmware-example/src/tables.rs`);
+//!   points at: PtrHash indexes, keys, ids and flat arrays (`firmware-example/src/tables.rs`);
 //! - Unicode tables / picobpe code: sizes of the ELF's data / function symbols whose demangled
 //!   path starts with `picobpe::pretok` / `picobpe::` (code inlined into the firmware's own
 //!   functions is not counted; the firmware is built with fat LTO and `opt-level = "s"`);
