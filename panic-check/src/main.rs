@@ -190,6 +190,11 @@ pub fn panic_check_parts() {
     black_box(t.special_by_id(black_box(12)));
     black_box(t.pairs.get(black_box(1), black_box(2)));
     black_box(t.pairs.len());
+    black_box(t.piece(text()));
+    black_box(t.pieces.len());
+    black_box(t.pairs.index.slot(black_box(0x1234_5678_9abc_def0)));
+    black_box(picobpe::hash::hash_bytes(text(), black_box(7)));
+    black_box(picobpe::hash::hash_u64(black_box(7), black_box(9)));
 }
 
 /// Entry point: calls every check, so the linker keeps them (and everything they reach).
