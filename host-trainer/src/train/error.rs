@@ -70,6 +70,9 @@ pub enum TrainError {
         /// The byte string (GPT-2 text form).
         token: String,
     },
+    /// The distinct pieces hold more than 4 G bytes in total (the merge state indexes them with
+    /// 32-bit offsets).
+    TooManySymbols,
     /// The model file could not be built or written.
     Model(picobpe_model::ModelError),
     /// A counting thread panicked (a bug); the message is the panic payload if it was a string.
@@ -125,6 +128,10 @@ impl fmt::Display for TrainError {
                 f,
                 "merge {merge} produced {token:?}, which an earlier merge already produced; \
                  the model format needs one merge per token"
+            ),
+            TrainError::TooManySymbols => f.write_str(
+                "the distinct pre-tokens hold more than 4 G bytes in total; \
+                 the merge state supports at most 2^32 symbols",
             ),
             TrainError::Model(e) => write!(f, "cannot write the model: {e}"),
             TrainError::WorkerPanicked(msg) => {

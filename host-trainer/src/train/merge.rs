@@ -45,8 +45,8 @@ pub fn learn_merges(
     words: impl IntoIterator<Item = (Vec<u8>, u64)>,
     n_merges: usize,
     mut progress: impl FnMut(usize),
-) -> Vec<Merge> {
-    let mut state = State::new(words);
+) -> Result<Vec<Merge>, TooManySymbols> {
+    let mut state = State::new(words)?;
     let mut merges = Vec::with_capacity(n_merges);
     while merges.len() < n_merges {
         let Some(entry) = state.heap.pop(&state.symbols.bytes) else {
@@ -72,7 +72,7 @@ pub fn learn_merges(
         state.apply(entry.pair);
         progress(merges.len());
     }
-    merges
+    Ok(merges)
 }
 
 /// Symbols: id → bytes and bytes → id. Ids `0..256` are the single bytes.
@@ -102,31 +102,27 @@ impl Symbols {
     }
 }
 
-/// A word: `len` symbols at `syms[start..]`, occurring `count` times.
-#[derive(Clone, Copy)]
-struct Word {
-    start: usize,
-    len: u32,
-    count: u64,
-}
-
-/// A pair's exact count and the words that (may) contain it.
+/// A pair's exact count and the words that (may) contain it, by arena offset.
 #[derive(Default)]
 struct PairInfo {
     count: u64,
     words: Vec<u32>,
 }
 
+/// Words live in one `u32` arena so that visiting a word touches one place in memory (the merge
+/// loop is bound by cache misses on the words it visits). A word is identified by its offset
+/// `o`: `arena[o]` is its current length, `arena[o + 1]` the stamp of the last merge that
+/// visited it, `arena[o + 2..o + 4]` its count (low, high half), and its symbols follow. Words
+/// only shrink, in place.
+const HEADER: usize = 4;
+
 /// Everything the merge loop updates. See the module docs for the invariants.
 struct State {
-    /// All words' symbols, concatenated; words only shrink in place.
-    syms: Vec<u32>,
-    words: Vec<Word>,
+    arena: Vec<u32>,
     pairs: FxHashMap<PairKey, PairInfo>,
     heap: PairHeap,
     symbols: Symbols,
-    /// `visited[w] == stamp` when word `w` was already rewritten by the current merge.
-    visited: Vec<u32>,
+    /// Number of the current merge; a word whose stamp equals it was already rewritten.
     stamp: u32,
     /// Scratch buffers reused across words.
     scratch: Scratch,
@@ -140,29 +136,30 @@ struct Scratch {
     new_pairs: Vec<PairKey>,
 }
 
+/// The arena would need offsets beyond `u32`: more than 4 G bytes of distinct pieces.
+#[derive(Debug)]
+pub struct TooManySymbols;
+
 impl State {
-    fn new(input: impl IntoIterator<Item = (Vec<u8>, u64)>) -> Self {
-        let mut syms = Vec::new();
-        let mut words = Vec::new();
+    fn new(input: impl IntoIterator<Item = (Vec<u8>, u64)>) -> Result<Self, TooManySymbols> {
+        let mut arena: Vec<u32> = Vec::new();
         let mut pairs: FxHashMap<PairKey, PairInfo> = FxHashMap::default();
         for (bytes, count) in input {
-            let w = u32::try_from(words.len()).expect("fewer than 2^32 distinct pieces");
-            let start = syms.len();
-            syms.extend(bytes.iter().map(|&b| u32::from(b)));
+            let o = u32::try_from(arena.len()).map_err(|_| TooManySymbols)?;
+            if arena.len() + HEADER + bytes.len() > u32::MAX as usize {
+                return Err(TooManySymbols);
+            }
+            arena.extend([bytes.len() as u32, 0, count as u32, (count >> 32) as u32]);
+            arena.extend(bytes.iter().map(|&b| u32::from(b)));
             for pair in bytes.windows(2) {
                 let info = pairs
                     .entry(pair_key(pair[0].into(), pair[1].into()))
                     .or_default();
                 info.count += count;
-                if info.words.last() != Some(&w) {
-                    info.words.push(w);
+                if info.words.last() != Some(&o) {
+                    info.words.push(o);
                 }
             }
-            words.push(Word {
-                start,
-                len: bytes.len() as u32,
-                count,
-            });
         }
         let symbols = Symbols::new();
         let entries = pairs
@@ -173,16 +170,14 @@ impl State {
             })
             .collect();
         let heap = PairHeap::from_vec(entries, &symbols.bytes);
-        State {
-            syms,
-            visited: vec![0; words.len()],
-            words,
+        Ok(State {
+            arena,
             pairs,
             heap,
             symbols,
             stamp: 0,
             scratch: Scratch::default(),
-        }
+        })
     }
 
     /// Merge `pair` in every word that contains it and update counts, index and heap.
@@ -192,17 +187,16 @@ impl State {
         let info = self.pairs.remove(&pair).unwrap_or_default();
         self.stamp += 1;
         self.scratch.new_pairs.clear();
-        for &w in &info.words {
-            let slot = &mut self.visited[w as usize];
-            if *slot == self.stamp {
+        for &o in &info.words {
+            let o = o as usize;
+            if self.arena[o + 1] == self.stamp {
                 continue;
             }
-            *slot = self.stamp;
+            self.arena[o + 1] = self.stamp;
             rewrite_word(
-                w,
+                o,
                 (left, right, merged),
-                &mut self.words[w as usize],
-                &mut self.syms,
+                &mut self.arena,
                 &mut self.pairs,
                 &mut self.scratch,
             );
@@ -224,19 +218,21 @@ impl State {
     }
 }
 
-/// Replace the non-overlapping occurrences of `(left, right)` in word `w` by `merged`, left to
-/// right, and move the word's contribution from the pairs it lost to the pairs it gained.
-/// New pairs are appended to `scratch.new_pairs`. A word without an occurrence is left alone.
+/// Replace the non-overlapping occurrences of `(left, right)` in the word at offset `o` by
+/// `merged`, left to right, and move the word's contribution from the pairs it lost to the pairs
+/// it gained. New pairs are appended to `scratch.new_pairs`. A word without an occurrence is
+/// left alone.
 fn rewrite_word(
-    w: u32,
+    o: usize,
     (left, right, merged): (u32, u32, u32),
-    word: &mut Word,
-    syms: &mut [u32],
+    arena: &mut [u32],
     pairs: &mut FxHashMap<PairKey, PairInfo>,
     scratch: &mut Scratch,
 ) {
-    let old = &mut syms[word.start..word.start + word.len as usize];
-    let n = old.len();
+    let (header, rest) = arena[o..].split_at_mut(HEADER);
+    let n = header[0] as usize;
+    let count = u64::from(header[2]) | (u64::from(header[3]) << 32);
+    let old = &mut rest[..n];
     let Scratch {
         out,
         is_new,
@@ -266,7 +262,6 @@ fn rewrite_word(
     if !found {
         return;
     }
-    let count = word.count;
     // Pairs lost: every old adjacent pair with an element inside a merge site.
     for i in 0..n - 1 {
         if covered[i] || covered[i + 1] {
@@ -280,6 +275,7 @@ fn rewrite_word(
         }
     }
     // Pairs gained: every new adjacent pair with a merged symbol in it.
+    let w = o as u32;
     for j in 0..out.len().saturating_sub(1) {
         if is_new[j] || is_new[j + 1] {
             let key = pair_key(out[j], out[j + 1]);
@@ -292,7 +288,7 @@ fn rewrite_word(
         }
     }
     old[..out.len()].copy_from_slice(out);
-    word.len = out.len() as u32;
+    header[0] = out.len() as u32;
 }
 
 #[cfg(test)]
@@ -342,6 +338,7 @@ mod tests {
 
     fn fast(words: &[(Vec<u8>, u64)], n: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
         learn_merges(words.iter().cloned(), n, |_| {})
+            .unwrap()
             .into_iter()
             .map(|m| (m.left, m.right))
             .collect()

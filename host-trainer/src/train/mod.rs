@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use clap::ValueEnum;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use picobpe_model::PatternKind;
 
 pub use error::TrainError;
@@ -172,11 +172,12 @@ fn train(args: &TrainArgs) -> Result<(), TrainError> {
         show,
         n_merges as u64,
         "merging",
-        "{pos}/{len} merges ({per_sec}",
+        "{pos}/{len} merges ({rate}",
     );
     let merges = merge::learn_merges(counts.into_pieces(), n_merges, |done| {
         bar.set_position(done as u64)
-    });
+    })
+    .map_err(|_| TrainError::TooManySymbols)?;
     bar.finish_and_clear();
     let merged = started.elapsed();
 
@@ -219,6 +220,12 @@ fn progress_bar(show: bool, len: u64, label: &str, counter: &str) -> ProgressBar
     let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
     let template = format!("{label:>8} [{{bar:40}}] {counter}, ETA {{eta}})");
     if let Ok(style) = ProgressStyle::with_template(&template) {
+        let style = style.with_key(
+            "rate",
+            |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{:.0}/s", state.per_sec());
+            },
+        );
         bar.set_style(style.progress_chars("=> "));
     }
     bar
