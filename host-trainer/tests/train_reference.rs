@@ -8,7 +8,8 @@
 //! symbol exactly when their bytes are equal, as with the reference's tuples of `bytes`.
 //!
 //! Committed fixtures (fresh clone): 1 MB of English (`<|endoftext|>`-separated) and 100 KB
-//! slices of French, Russian, Chinese, Japanese, German, Greek and Rust source, N = 2000. Debug
+//! slices of French, Russian, Chinese, Japanese, German, Greek and Rust source, N = 2000; and
+//! `--pattern cl100k` / `o200k` against tiktoken's patterns on part of the same text. Debug
 //! builds use the first 256 KB and N = 1000 to stay quick. With `../shared/data` present and a
 //! release build, the full multilingual files (including Arabic, read in place, never committed)
 //! and a 2 MB English prefix are checked as well.
@@ -23,6 +24,24 @@ use train_common::*;
 
 const GPT2_PATTERN: &str =
     r"'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
+/// tiktoken's cl100k_base pattern (`tiktoken_ext/openai_public.py`).
+const CL100K_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
+/// tiktoken's o200k_base pattern (`tiktoken_ext/openai_public.py`, alternatives joined by `|`).
+const O200K_PATTERN: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"\p{N}{1,3}",
+    "|",
+    r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    "|",
+    r"\s*[\r\n]+",
+    "|",
+    r"\s+(?!\S)",
+    "|",
+    r"\s+",
+);
 const EOT: &str = "<|endoftext|>";
 
 /// Split `text` on the special tokens: at each position the longest special that matches.
@@ -47,9 +66,14 @@ fn split_specials<'t>(text: &'t str, specials: &[&str]) -> Vec<&'t str> {
     out
 }
 
-/// Pre-token counts of `text` (reference pre-tokenizer: fancy-regex).
-fn reference_counts(text: &str, specials: &[&str], counts: &mut HashMap<Vec<u8>, u64>) {
-    let re = Regex::new(GPT2_PATTERN).unwrap();
+/// Pre-token counts of `text` (reference pre-tokenizer: fancy-regex with `pattern`).
+fn reference_counts(
+    text: &str,
+    specials: &[&str],
+    pattern: &str,
+    counts: &mut HashMap<Vec<u8>, u64>,
+) {
+    let re = Regex::new(pattern).unwrap();
     for chunk in split_specials(text, specials) {
         for m in re.find_iter(chunk) {
             *counts
@@ -150,6 +174,23 @@ fn reference_merges(counts: &HashMap<Vec<u8>, u64>, n_merges: usize) -> Vec<(Vec
 
 /// Train `inputs` with the binary and with the reference; compare merge by merge.
 fn check(name: &str, inputs: &[(&Path, Option<usize>)], specials: &[&str], vocab_size: usize) {
+    check_pattern(name, inputs, specials, vocab_size, "gpt2");
+}
+
+/// [`check`] with `--pattern` (`gpt2`, `cl100k` or `o200k`).
+fn check_pattern(
+    name: &str,
+    inputs: &[(&Path, Option<usize>)],
+    specials: &[&str],
+    vocab_size: usize,
+    pattern: &str,
+) {
+    let regex = match pattern {
+        "gpt2" => GPT2_PATTERN,
+        "cl100k" => CL100K_PATTERN,
+        "o200k" => O200K_PATTERN,
+        other => panic!("unknown pattern {other}"),
+    };
     let tmp = TempDir::new("reference");
     let mut counts = HashMap::new();
     let mut paths = Vec::new();
@@ -163,12 +204,18 @@ fn check(name: &str, inputs: &[(&Path, Option<usize>)], specials: &[&str], vocab
         }
         let input = tmp.join(&format!("input-{i}.txt"));
         std::fs::write(&input, &text).unwrap();
-        reference_counts(&text, specials, &mut counts);
+        reference_counts(&text, specials, regex, &mut counts);
         paths.push(input);
     }
     let out = tmp.join("out");
     let path_refs: Vec<&Path> = paths.iter().map(|p| p.as_path()).collect();
-    train_ok(&path_refs, vocab_size, specials, &out, &[]);
+    train_ok(
+        &path_refs,
+        vocab_size,
+        specials,
+        &out,
+        &["--pattern", pattern],
+    );
     let ours = parse_merges(&std::fs::read_to_string(out.join("merges.txt")).unwrap());
     let n_merges = vocab_size - 256 - specials.len();
     let started = std::time::Instant::now();
@@ -187,7 +234,7 @@ fn check(name: &str, inputs: &[(&Path, Option<usize>)], specials: &[&str], vocab
     }
     assert_eq!(ours.len(), reference.len(), "{name}: number of merges");
     eprintln!(
-        "{name}: {} merges agree (reference trainer {reference_secs:.1} s)",
+        "{name} ({pattern}): {} merges agree (reference trainer {reference_secs:.1} s)",
         ours.len()
     );
 }
@@ -197,7 +244,7 @@ fn reference_trainer_reproduces_the_cs336_reference_merges() {
     // The reference is itself checked against the course's data before it judges anything.
     let text = std::fs::read_to_string(fixture("cs336/corpus.en")).unwrap();
     let mut counts = HashMap::new();
-    reference_counts(&text, &[EOT], &mut counts);
+    reference_counts(&text, &[EOT], GPT2_PATTERN, &mut counts);
     let expected = parse_merges(
         &std::fs::read_to_string(fixture("cs336/train-bpe-reference-merges.txt")).unwrap(),
     );
@@ -239,6 +286,20 @@ multi_fixture_tests! {
     multi_de => "de.txt",
     multi_el => "el.txt",
     multi_code_rust => "code-rust.txt",
+}
+
+#[test]
+fn cl100k_and_o200k_patterns() {
+    let (limit, n) = scale();
+    let english = fixture("train/english-1mb.txt");
+    let limit = limit.or(Some(400 << 10));
+    for pattern in ["cl100k", "o200k"] {
+        check_pattern("english", &[(&english, limit)], &[EOT], n, pattern);
+        for f in ["zh", "ru", "code-rust"] {
+            let path = fixture(&format!("train/multi/{f}.txt"));
+            check_pattern(f, &[(&path, limit)], &[], n, pattern);
+        }
+    }
 }
 
 #[test]
