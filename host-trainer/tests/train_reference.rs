@@ -10,7 +10,7 @@
 //! Committed fixtures (fresh clone): 1 MB of English (`<|endoftext|>`-separated) and 100 KB
 //! slices of French, Russian, Chinese, Japanese, German, Greek and Rust source, N = 2000; and
 //! `--pattern cl100k` / `o200k` against tiktoken's patterns on part of the same text. Debug
-//! builds use the first 256 KB and N = 1000 to stay quick. With `../shared/data` present and a
+//! builds use the first 128 KB and N = 800 to stay quick. With `../shared/data` present and a
 //! release build, the full multilingual files (including Arabic, read in place, never committed)
 //! and a 2 MB English prefix are checked as well.
 
@@ -251,10 +251,10 @@ fn reference_trainer_reproduces_the_cs336_reference_merges() {
     assert_eq!(reference_merges(&counts, 500 - 257), expected);
 }
 
-/// Full size in release builds; a 256 KB prefix and fewer merges in debug builds.
+/// Full size in release builds; a 128 KB prefix and fewer merges in debug builds.
 fn scale() -> (Option<usize>, usize) {
     if cfg!(debug_assertions) {
-        (Some(256 << 10), 1000)
+        (Some(128 << 10), 800)
     } else {
         (None, 2000)
     }
