@@ -5,9 +5,9 @@
 //! - `PICOBPE_MODEL`: the `*.model` file to bake. Default: the model `cargo xtask firmware-run`
 //!   prepares for the machine (`target/models/small.model` for lm3s6965evb,
 //!   `target/models/gpt2.model` for mps2-an385).
-//! - `PICOBPE_PIECES`: `minimal` (default: only the whole-piece entries exactness needs — none
-//!   for GPT-2 — so the GPT-2 tables fit 1.1 MB) or `full` (every token as a whole-piece fast
-//!   path: faster, ~15 B more flash per id).
+//! - `PICOBPE_PIECES`: `full` (default, as in `picobpe-build`: every token as a whole-piece fast
+//!   path) or `minimal` (only the entries exactness needs — none for GPT-2: ~20 % less table
+//!   flash, ~2.5× more instructions per byte).
 //! - `PICOBPE_VECTORS`: a conformance vector file (made by `cargo xtask firmware-test`); when set,
 //!   the on-target tests check the model against it (`cfg(picobpe_vectors)`).
 //!   `PICOBPE_VECTORS_REF` names model and reference (`gpt2/tiktoken`, `small/hf-tokenizers`).
@@ -59,8 +59,8 @@ fn main() {
     }
     println!("cargo::rerun-if-env-changed=PICOBPE_PIECES");
     let pieces = match env::var("PICOBPE_PIECES").as_deref() {
-        Ok("full") => PieceTable::Full,
-        Ok("minimal") | Err(_) => PieceTable::Minimal,
+        Ok("full") | Err(_) => PieceTable::Full,
+        Ok("minimal") => PieceTable::Minimal,
         Ok(other) => fail(&format!(
             "PICOBPE_PIECES={other}: expected `full` or `minimal`"
         )),

@@ -40,7 +40,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             Some(m) => m.clone(),
             None => firmware::prepare_model(*machine)?,
         };
-        for pieces in ["minimal", "full"] {
+        for pieces in ["full", "minimal"] {
             eprintln!(
                 "== footprint on {} (model {}, {pieces} whole-piece table)",
                 machine.name(),
@@ -299,7 +299,10 @@ fn print_table(cols: &[Column]) -> Result<(), String> {
 
     let header: Vec<String> = cols
         .iter()
-        .map(|c| format!("{}, {} pieces", c.machine.name(), c.pieces))
+        .map(|c| {
+            let default = if c.pieces == "full" { " (default)" } else { "" };
+            format!("{}, {} pieces{default}", c.machine.name(), c.pieces)
+        })
         .collect();
     println!("| | {} |", header.join(" | "));
     println!("|---|{}", "---|".repeat(cols.len()));
