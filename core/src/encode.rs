@@ -210,8 +210,13 @@ impl<'t> Tokenizer<'t> {
         }
         let n = piece.len();
         if n <= STACK_PIECE {
-            let mut ids = [0u32; STACK_PIECE];
             let mut cand = [0u32; STACK_PIECE];
+            if room >= n {
+                // Merge in place in the output buffer: no copy afterwards.
+                let ids = out.get_mut(at..at + n).unwrap_or(&mut []);
+                return Ok(bpe::merge_into(t, piece, ids, &mut cand).unwrap_or(0));
+            }
+            let mut ids = [0u32; STACK_PIECE];
             let k = bpe::merge_into(t, piece, &mut ids, &mut cand).unwrap_or(0);
             let (Some(dst), Some(src)) = (out.get_mut(at..at + k), ids.get(..k)) else {
                 return Err(at + k);

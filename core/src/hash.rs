@@ -75,28 +75,59 @@ pub fn hash_u64(key: u64, seed: u64) -> u64 {
     mix(key ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15))
 }
 
-/// Hash of a byte string under `seed`: 8 bytes at a time (little-endian, zero-padded tail),
-/// folded with a multiply, finished with [`mix`]. The length is mixed in first, so zero
-/// padding cannot make two different strings collide systematically.
+/// Hash of a byte string under `seed`: 8 bytes at a time (little-endian), the last 1–8 bytes
+/// read as two overlapping words (no per-byte loop), each word folded in with a multiply,
+/// finished with [`mix`]. The length is mixed in first, so strings whose words coincide after
+/// overlapping or padding still differ.
 #[inline]
 pub fn hash_bytes(bytes: &[u8], seed: u64) -> u64 {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut h = seed ^ (bytes.len() as u64).wrapping_mul(K);
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
+    #[inline]
+    fn fold(h: u64, w: u64) -> u64 {
+        (h ^ w).wrapping_mul(K).rotate_left(29)
     }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut w = [0u8; 8];
-        for (d, s) in w.iter_mut().zip(rest) {
-            *d = *s;
+    let len = bytes.len();
+    let mut h = seed ^ (len as u64).wrapping_mul(K);
+    let mut rest = bytes;
+    while rest.len() > 8 {
+        let (word, tail) = rest.split_at(8);
+        h = fold(h, read_u64(word));
+        rest = tail;
+    }
+    // 0–8 bytes left.
+    let w = match rest.len() {
+        0 => 0,
+        1..=3 => {
+            let (a, b, c) = (rest[0], rest[rest.len() / 2], rest[rest.len() - 1]);
+            u64::from(a) | u64::from(b) << 8 | u64::from(c) << 16
         }
-        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
+        n => {
+            let lo = read_u32(rest.get(..4).unwrap_or(&[]));
+            let hi = read_u32(rest.get(n - 4..).unwrap_or(&[]));
+            u64::from(lo) | u64::from(hi) << 32
+        }
+    };
+    mix(fold(h, w))
+}
+
+/// Little-endian `u64` from the first 8 bytes (zero if shorter).
+#[inline]
+fn read_u64(b: &[u8]) -> u64 {
+    match b.get(..8) {
+        Some(&[a0, a1, a2, a3, a4, a5, a6, a7]) => {
+            u64::from_le_bytes([a0, a1, a2, a3, a4, a5, a6, a7])
+        }
+        _ => 0,
     }
-    mix(h)
+}
+
+/// Little-endian `u32` from the first 4 bytes (zero if shorter).
+#[inline]
+fn read_u32(b: &[u8]) -> u32 {
+    match b.get(..4) {
+        Some(&[a0, a1, a2, a3]) => u32::from_le_bytes([a0, a1, a2, a3]),
+        _ => 0,
+    }
 }
 
 #[cfg(test)]

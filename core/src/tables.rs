@@ -174,7 +174,7 @@ impl<'a> Tables<'a> {
         let index = &self.pieces.index;
         let slot = index.slot(hash::hash_bytes(piece, index.seed))?;
         let id = *self.pieces.ids.get(slot)?;
-        if self.token_bytes(id)? == piece {
+        if bytes_eq(self.token_bytes(id)?, piece) {
             Some(id)
         } else {
             None
@@ -195,4 +195,11 @@ impl<'a> Tables<'a> {
     pub fn special_by_id(&self, id: u32) -> Option<&SpecialToken<'a>> {
         self.specials.iter().find(|s| s.id == id)
     }
+}
+
+/// Slice equality without a `memcmp` call: pieces are a few bytes long, where the call costs
+/// more than the compare.
+#[inline]
+fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }

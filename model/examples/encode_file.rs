@@ -1,0 +1,39 @@
+//! Encode a file repeatedly with a tiktoken rank file and print the best throughput: a small
+//! harness for profiling the encoder (`perf record`, `valgrind --tool=callgrind`).
+//!
+//! `cargo run --release -p picobpe-model --example encode_file -- RANKS PATTERN FILE [RUNS]`
+//! where RANKS is a plain (not gzipped) tiktoken rank file and PATTERN is gpt2|cl100k|o200k.
+
+use std::time::Instant;
+
+use picobpe::{Specials, Tokenizer};
+use picobpe_model::{import, PatternKind, PieceTable, TableData};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [ranks, pattern, file, rest @ ..] = args.as_slice() else {
+        eprintln!("usage: encode_file RANKS gpt2|cl100k|o200k FILE [RUNS]");
+        std::process::exit(2);
+    };
+    let runs: usize = rest.first().map_or(5, |r| r.parse().expect("RUNS"));
+    let pattern: PatternKind = pattern.parse().expect("pattern");
+    let model =
+        import::tiktoken(&std::fs::read(ranks).expect("ranks"), pattern, &[]).expect("import");
+    let tables = TableData::new(&model, PieceTable::Full)
+        .expect("tables")
+        .to_tables();
+    let tok = Tokenizer::new(tables);
+    let text = std::fs::read(file).expect("file");
+    let mut out = vec![0u32; text.len() * 2 + 16];
+    let mut best = f64::MAX;
+    let mut n = 0;
+    for _ in 0..runs {
+        let t = Instant::now();
+        n = tok.encode(&text, &mut out, Specials::None).expect("encode");
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    println!(
+        "{n} ids, best of {runs}: {:.1} MB/s",
+        text.len() as f64 / best / 1e6
+    );
+}
