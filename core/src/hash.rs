@@ -77,7 +77,7 @@ pub fn hash_u64(key: u64, seed: u64) -> u64 {
 
 /// Hash of a byte string under `seed`: 8 bytes at a time (little-endian), the last 1–8 bytes
 /// read as two overlapping words (no per-byte loop), each word folded in with a multiply,
-/// finished with [`mix`]. The length is mixed in first, so strings whose words coincide after
+/// finished with a splitmix64 finaliser. The length is mixed in first, so strings whose words coincide after
 /// overlapping or padding still differ.
 #[inline]
 pub fn hash_bytes(bytes: &[u8], seed: u64) -> u64 {
