@@ -96,6 +96,7 @@ fn bad_inputs_are_reported_precisely() {
     let out = tmp.join("out");
     let good = fixture("cs336/german.txt");
     let good = good.as_os_str();
+    let tiny = fixture("cs336/tinystories_sample.txt");
     let outp = out.as_os_str();
 
     let missing = tmp.join("missing.txt");
@@ -267,6 +268,28 @@ fn bad_inputs_are_reported_precisely() {
         &out,
     );
     assert!(e.contains("single byte"), "{e}");
+
+    // A special spelled like a token in vocab.json: a byte (found before training) or a merged
+    // token (found at the end; nothing is written).
+    for (special, input) in [("Ġ", good), ("Ġthe", tiny.as_os_str())] {
+        let e = train_err(
+            &[
+                os("--input"),
+                input,
+                os("--vocab-size"),
+                os("300"),
+                os("--special-token"),
+                os(special),
+                os("--out"),
+                outp,
+            ],
+            &out,
+        );
+        assert!(
+            e.contains("spelled like an ordinary token"),
+            "{special}: {e}"
+        );
+    }
 
     let e = train_err(
         &[

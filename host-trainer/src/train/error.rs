@@ -47,6 +47,11 @@ pub enum TrainError {
         /// The special token text.
         text: String,
     },
+    /// A special token's text is also the `vocab.json` key (GPT-2 text form) of another token.
+    SpecialKeyCollision {
+        /// The special token text.
+        text: String,
+    },
     /// `--threads 0`.
     ZeroThreads,
     /// The output directory exists and holds files other than a previous training's output.
@@ -112,6 +117,11 @@ impl fmt::Display for TrainError {
             TrainError::SpecialIsByte { text } => write!(
                 f,
                 "special token {text:?} is a single byte, which is already an ordinary byte token"
+            ),
+            TrainError::SpecialKeyCollision { text } => write!(
+                f,
+                "special token {text:?} is spelled like an ordinary token in vocab.json's \
+                 GPT-2 byte-to-unicode form; the two could not be told apart"
             ),
             TrainError::ZeroThreads => f.write_str("--threads must be at least 1"),
             TrainError::OutputNotReplaceable { path, reason } => {

@@ -35,8 +35,6 @@ pub struct Merge {
     pub left: Vec<u8>,
     /// Right byte string.
     pub right: Vec<u8>,
-    /// The pair's count when it was merged.
-    pub count: u64,
 }
 
 /// Learn up to `n_merges` merges from `words` (distinct byte strings and their frequencies).
@@ -67,7 +65,6 @@ pub fn learn_merges(
         merges.push(Merge {
             left: state.symbols.bytes[left as usize].clone(),
             right: state.symbols.bytes[right as usize].clone(),
-            count: entry.count,
         });
         state.apply(entry.pair);
         progress(merges.len());

@@ -92,14 +92,22 @@ pub fn run(args: TrainArgs) -> Result<(), String> {
     train(&args).map_err(|e| e.to_string())
 }
 
-/// Check the special tokens: non-empty, unique, not a single byte.
+/// Check the special tokens: non-empty, unique, not a single byte, and not spelled like a
+/// byte token in `vocab.json` (longer collisions can only be found after training).
 fn check_specials(specials: &[String]) -> Result<(), TrainError> {
+    let byte_chars = picobpe_model::byte_unicode::byte_to_char();
     for (i, s) in specials.iter().enumerate() {
         if s.is_empty() {
             return Err(TrainError::EmptySpecial);
         }
         if s.len() == 1 {
             return Err(TrainError::SpecialIsByte { text: s.clone() });
+        }
+        let mut chars = s.chars();
+        if let (Some(c), None) = (chars.next(), chars.next()) {
+            if byte_chars.contains(&c) {
+                return Err(TrainError::SpecialKeyCollision { text: s.clone() });
+            }
         }
         if specials[..i].contains(s) {
             return Err(TrainError::DuplicateSpecial { text: s.clone() });

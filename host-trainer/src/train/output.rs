@@ -9,6 +9,11 @@
 //! Python `json.dumps` escaping (`ensure_ascii`), special tokens under their own text;
 //! `merges.txt` has one `left right` line per merge, no header.
 //!
+//! No two merges produce the same byte string (a merge applies to every adjacent occurrence of
+//! its pair, so a pair never reappears, and the pieces of a byte string merge in one way), and
+//! no merge produces a special token's bytes (the text is split on them), so ids map one to one
+//! to byte strings as the model format requires; both are still checked when writing.
+//!
 //! The output directory appears atomically: everything is written into a temporary directory
 //! next to `--out`, which is renamed into place at the end (see [`OutputDir`]).
 
@@ -119,32 +124,33 @@ impl Trained {
         out
     }
 
-    /// `vocab.json`: `{"token": id, ...}` in id order on one line.
-    pub fn vocab_json(&self) -> String {
+    /// `vocab.json`: `{"token": id, ...}` in id order on one line. Fails if a special token's
+    /// text equals another entry's key (JSON keys must be unique).
+    pub fn vocab_json(&self) -> Result<String, TrainError> {
         let table = byte_to_char();
-        let mut out = String::from("{");
-        let mut first = true;
-        let mut entry = |out: &mut String, text: &str, id: usize| {
-            if !first {
-                out.push_str(", ");
-            }
-            first = false;
-            push_json_string(out, text);
-            let _ = write!(out, ": {id}");
-        };
-        for b in 0..=255u8 {
-            entry(&mut out, &table[b as usize].to_string(), b as usize);
-        }
-        for (i, m) in self.merges.iter().enumerate() {
+        let mut keys: Vec<String> = (0..=255u8).map(|b| table[b as usize].to_string()).collect();
+        for m in &self.merges {
             let mut text = bytes_to_text(&m.left, &table);
             text.push_str(&bytes_to_text(&m.right, &table));
-            entry(&mut out, &text, 256 + i);
+            keys.push(text);
         }
-        for (i, s) in self.specials.iter().enumerate() {
-            entry(&mut out, s, 256 + self.merges.len() + i);
+        let ordinary: std::collections::HashSet<&str> = keys.iter().map(String::as_str).collect();
+        for s in &self.specials {
+            if ordinary.contains(s.as_str()) {
+                return Err(TrainError::SpecialKeyCollision { text: s.clone() });
+            }
+        }
+        keys.extend(self.specials.iter().cloned());
+        let mut out = String::from("{");
+        for (id, key) in keys.iter().enumerate() {
+            if id > 0 {
+                out.push_str(", ");
+            }
+            push_json_string(&mut out, key);
+            let _ = write!(out, ": {id}");
         }
         out.push('}');
-        out
+        Ok(out)
     }
 }
 
@@ -193,7 +199,7 @@ impl OutputDir {
             let path = self.tmp.join(name);
             fs::write(&path, text).map_err(|source| TrainError::Write { path, source })
         };
-        write("vocab.json", trained.vocab_json())?;
+        write("vocab.json", trained.vocab_json()?)?;
         write("merges.txt", trained.merges_txt())?;
         model
             .write(self.tmp.join("tokenizer.model"))
