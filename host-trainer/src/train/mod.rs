@@ -14,6 +14,16 @@
 //!
 //! The vocabulary size `N` counts 256 byte tokens + merges + special tokens; training stops
 //! early when no pair is left. The result is identical for any `--threads`.
+//!
+//! Choices where CS336 says nothing:
+//! - Id layout (rank == id): bytes `0..=255` in byte order, then merges in order, then the
+//!   special tokens in the order given. (The CS336 reference vocabulary puts the special first;
+//!   the set of byte strings is the same.)
+//! - Several `--input` files are separate documents: no piece spans two files.
+//! - `--pattern cl100k|o200k` trains with those pre-tokenizers; everything else is unchanged.
+//! - A corpus without ordinary text (empty, or only special tokens) is an error; a special
+//!   token must be longer than one byte and must not be spelled like another `vocab.json` key.
+//! - The one-line summary goes to stderr even with `--quiet`, which only hides progress bars.
 
 mod count;
 mod error;
