@@ -485,3 +485,31 @@ fn trained_model_encodes_decodes_and_inspects() {
     let report = String::from_utf8_lossy(&inspect.stdout);
     assert!(report.contains("2000"), "{report}");
 }
+
+#[test]
+fn stderr_not_a_terminal_gets_one_summary_line() {
+    let tmp = TempDir::new("summary");
+    let out = tmp.join("out");
+    let input = fixture("cs336/tinystories_sample.txt");
+    for quiet in [false, true] {
+        let mut cmd = bin();
+        cmd.arg("train")
+            .arg("--input")
+            .arg(&input)
+            .args(["--vocab-size", "300", "--special-token", EOT])
+            .arg("--out")
+            .arg(&out);
+        if quiet {
+            cmd.arg("--quiet");
+        }
+        let output = cmd.output().unwrap();
+        assert!(output.status.success());
+        assert!(output.stdout.is_empty());
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
+        assert!(
+            stderr.starts_with("trained 300 tokens (256 bytes + 43 merges + 1 specials)"),
+            "{stderr}"
+        );
+    }
+}
