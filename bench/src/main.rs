@@ -1,187 +1,280 @@
-//! `cargo xtask bench` (or `cargo run --release -p picobpe-bench`): encode throughput of
-//! picobpe next to tiktoken-rs, single thread, same input, same run.
+//! `cargo xtask bench` (or `cargo run --release -p picobpe-bench -- ARGS`): encode throughput
+//! of picobpe next to the Rust peers, single thread, same input, same run.
 //!
-//! For every corpus: both encoders run on the same text (special tokens allowed), their ids are
-//! compared (a mismatch aborts: a fast wrong answer is not a result), then each is timed
-//! `RUNS` times and the median MB/s printed. The corpora are read from `../shared/data/corpus`
-//! when present (30 MB English, the multilingual and code files); otherwise the bench says so
-//! and uses the committed test fixtures.
+//! ```text
+//! picobpe-bench [--encoding gpt2|cl100k_base|o200k_base]... [--corpus NAME]... [--runs N]
+//!               [--specials ordinary|all] [--cold] [FILE...]
+//! ```
+//!
+//! For every encoding and corpus: picobpe's ids are compared with tiktoken-rs built from the
+//! same rank file (a difference aborts the run); each peer's ids are compared with picobpe's
+//! (a peer that differs gets "ids differ at i" and is not timed: a fast wrong answer is not a
+//! result); then every tokenizer is timed `--runs` times, interleaved, and the median MB/s
+//! (10^6 bytes of input per second) is printed. A Markdown table of all rows ends the output.
+//!
+//! Columns: picobpe (tables from `tests/fixtures/models` via `picobpe_model::import::tiktoken`,
+//! `PieceTable::Full`); tiktoken-rs from the same rank file with the issues' patterns (the
+//! reference); tiktoken-rs, bpe-openai, tiktoken (pure Rust) and toktok-rs with the
+//! vocabularies they embed. Default mode is `ordinary` (special-token text is plain text), the
+//! one every peer offers; `--specials all` recognizes the specials (bpe-openai has no such mode).
+//! tiktoken and toktok-rs keep per-thread piece caches across calls; `--cold` rebuilds them
+//! (untimed) before each timed run so every run starts with an empty cache.
+//!
+//! Corpora: `../shared/data/corpus` when present — `english` (english.txt, 30 MB), each
+//! `multi/*.txt` by stem (`zh`, `code-rust`, ...), and `multi` (all of them concatenated);
+//! otherwise the committed `tests/fixtures/**/*.txt`, with a note. FILE arguments replace both.
 
-use std::path::{Path, PathBuf};
-use std::time::Instant;
+mod corpus;
+mod encodings;
+mod peers;
+mod report;
 
-use picobpe::{Specials, Tokenizer};
+use std::path::Path;
+use std::process::ExitCode;
 
-const RUNS: usize = 3;
+use encodings::Encoding;
+use peers::{Column, Mode, Subject};
+use report::{Cell, Row};
 
-fn main() {
+/// Command-line options.
+struct Options {
+    encodings: Vec<Encoding>,
+    corpora: Vec<String>,
+    runs: usize,
+    mode: Mode,
+    cold: bool,
+    files: Vec<String>,
+}
+
+const USAGE: &str = "usage: picobpe-bench [--encoding gpt2|cl100k_base|o200k_base]... \
+[--corpus NAME]... [--runs N] [--specials ordinary|all] [--cold] [FILE...]";
+
+fn parse(args: &[String]) -> Result<Options, String> {
+    let mut o = Options {
+        encodings: Vec::new(),
+        corpora: Vec::new(),
+        runs: 5,
+        mode: Mode::Ordinary,
+        cold: false,
+        files: Vec::new(),
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = || it.next().cloned().ok_or(format!("{a} needs a value"));
+        match a.as_str() {
+            "--encoding" | "-e" => {
+                for e in value()?.split(',') {
+                    o.encodings
+                        .push(Encoding::parse(e).ok_or(format!("unknown encoding `{e}`"))?);
+                }
+            }
+            "--corpus" | "-c" => o.corpora.extend(value()?.split(',').map(String::from)),
+            "--runs" | "-n" => {
+                o.runs = value()?
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or("--runs needs a positive integer")?
+            }
+            "--specials" => {
+                o.mode = match value()?.as_str() {
+                    "ordinary" | "none" => Mode::Ordinary,
+                    "all" => Mode::All,
+                    s => return Err(format!("--specials: `{s}` is not ordinary|all")),
+                }
+            }
+            "--cold" => o.cold = true,
+            "--help" | "-h" => return Err(String::new()),
+            s if s.starts_with('-') => return Err(format!("unknown option `{s}`")),
+            f => o.files.push(f.to_string()),
+        }
+    }
+    if o.encodings.is_empty() {
+        o.encodings = Encoding::ALL.to_vec();
+    }
+    Ok(o)
+}
+
+fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    let shared = root.join("../shared/data");
-    let rank_file = first_existing(&[
-        root.join("tests/fixtures/models/gpt2.tiktoken"),
-        shared.join("tiktoken/gpt2.tiktoken"),
-    ])
-    .expect("gpt2.tiktoken not found in tests/fixtures/models or ../shared/data/tiktoken");
-    let rank_bytes = std::fs::read(&rank_file).expect("read rank file");
-
-    let corpora = corpora(&root, &shared, &args);
-    let model = picobpe_model::import::tiktoken(
-        &rank_bytes,
-        picobpe_model::PatternKind::Gpt2,
-        &[("<|endoftext|>".to_string(), 50256)],
-    )
-    .expect("import gpt2");
-    let tables = picobpe_model::TableData::new(&model, picobpe_model::PieceTable::Full)
-        .expect("tables")
-        .to_tables();
-    let ours = Tokenizer::new(tables);
-    let peer = tiktoken_gpt2(&rank_bytes);
-
-    println!("gpt2, single thread, median of {RUNS} runs, MB/s (1 MB = 10^6 bytes)");
+    let opts = match parse(&args) {
+        Ok(o) => o,
+        Err(e) => {
+            if !e.is_empty() {
+                eprintln!("error: {e}");
+            }
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let (source, corpora) = corpus::load(root, &opts.files, &opts.corpora);
+    match &source {
+        corpus::Source::Shared(p) => println!("corpora: {}", p.display()),
+        corpus::Source::Fixtures(p) => println!(
+            "note: ../shared/data/corpus not found; measuring the committed fixtures in {}",
+            p.display()
+        ),
+        corpus::Source::Files => println!("corpora: files from the command line"),
+    }
+    if corpora.is_empty() {
+        eprintln!("error: no corpus matches {:?}", opts.corpora);
+        return ExitCode::from(2);
+    }
     println!(
-        "{:<28} {:>10} {:>10} {:>12} {:>8}",
-        "corpus", "bytes", "picobpe", "tiktoken-rs", "ratio"
+        "single thread, median of {} runs, MB/s (10^6 input bytes/s), mode {:?}{}, load average at start: {}",
+        opts.runs,
+        opts.mode,
+        if opts.cold { ", cold caches" } else { "" },
+        report::loadavg()
     );
-    let mut out = Vec::new();
-    for (name, text) in &corpora {
-        out.resize(text.len() * 2 + 16, 0u32);
-        let n = ours
-            .encode(text.as_bytes(), &mut out, Specials::All)
-            .expect("picobpe encode");
-        let peer_ids = peer.encode_with_special_tokens(text);
-        if out[..n] != peer_ids[..] {
-            let i = out[..n]
-                .iter()
-                .zip(&peer_ids)
-                .position(|(a, b)| a != b)
-                .unwrap_or(n.min(peer_ids.len()));
-            panic!("{name}: ids differ from tiktoken-rs at index {i} (picobpe {n} ids, tiktoken-rs {})", peer_ids.len());
-        }
-        let ours_mbs = median_mbs(text.len(), || {
-            std::hint::black_box(
-                ours.encode(text.as_bytes(), &mut out, Specials::All)
-                    .unwrap(),
-            );
-        });
-        let peer_mbs = median_mbs(text.len(), || {
-            std::hint::black_box(peer.encode_with_special_tokens(text));
-        });
+
+    let models = root.join("tests/fixtures/models");
+    let mut rows = Vec::new();
+    for &enc in &opts.encodings {
+        let vocab = encodings::vocabulary(&models, enc);
         println!(
-            "{:<28} {:>10} {:>10.1} {:>12.1} {:>7.2}x",
-            name,
-            text.len(),
-            ours_mbs,
-            peer_mbs,
-            ours_mbs / peer_mbs
+            "\n## {} (rank file {}, {} specials)",
+            enc.name(),
+            vocab.source.display(),
+            vocab.specials.len()
         );
-    }
-}
-
-/// Median throughput of `f` over `RUNS` runs, in MB/s.
-fn median_mbs(bytes: usize, mut f: impl FnMut()) -> f64 {
-    let mut v: Vec<f64> = (0..RUNS)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            bytes as f64 / t.elapsed().as_secs_f64() / 1e6
-        })
-        .collect();
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[RUNS / 2]
-}
-
-fn first_existing(paths: &[PathBuf]) -> Option<PathBuf> {
-    paths.iter().find(|p| p.exists()).cloned()
-}
-
-/// (name, text) for every corpus to measure. Arguments, if any, are file paths to use instead.
-fn corpora(root: &Path, shared: &Path, args: &[String]) -> Vec<(String, String)> {
-    let read =
-        |p: &Path| std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    if !args.is_empty() {
-        return args
-            .iter()
-            .map(|a| (a.clone(), read(Path::new(a))))
-            .collect();
-    }
-    let corpus = shared.join("corpus");
-    if corpus.exists() {
-        let mut v = vec![(
-            "english.txt (30 MB)".to_string(),
-            read(&corpus.join("english.txt")),
-        )];
-        let mut multi: Vec<PathBuf> = std::fs::read_dir(corpus.join("multi"))
-            .map(|d| d.flatten().map(|e| e.path()).collect())
-            .unwrap_or_default();
-        multi.sort();
-        let mut all = String::new();
-        for p in &multi {
-            let t = read(p);
-            all.push_str(&t);
-            v.push((
-                format!("multi/{}", p.file_name().unwrap().to_string_lossy()),
-                t,
-            ));
-        }
-        v.push(("multi/* concatenated".to_string(), all));
-        v
-    } else {
-        println!("note: ../shared/data/corpus not found; measuring the committed fixtures only");
-        let dir = root.join("tests/fixtures");
-        let mut v = Vec::new();
-        for p in walk(&dir) {
-            if p.extension().is_some_and(|e| e == "txt") {
-                if let Ok(t) = std::fs::read_to_string(&p) {
-                    v.push((p.strip_prefix(&dir).unwrap_or(&p).display().to_string(), t));
+        let mut ours = peers::picobpe(enc, &vocab, opts.mode);
+        let mut columns: Vec<Column> =
+            vec![Column::Subject(peers::reference(enc, &vocab, opts.mode))];
+        columns.extend(peers::peers(enc, opts.mode));
+        for c in &corpora {
+            match measure(enc, c, &mut ours, &mut columns, &opts) {
+                Ok(row) => {
+                    report::print_row(&row);
+                    rows.push(row);
+                }
+                Err(msg) => {
+                    eprintln!("FAILURE: {msg}");
+                    return ExitCode::FAILURE;
                 }
             }
         }
-        v
     }
+    println!("\nload average at end: {}\n", report::loadavg());
+    report::print_markdown(&rows, opts.runs, opts.mode, opts.cold);
+    ExitCode::SUCCESS
 }
 
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(dir) {
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                out.extend(walk(&p));
-            } else {
-                out.push(p);
+/// Check and time every column on one corpus. `Err` only when picobpe and the reference differ.
+fn measure(
+    enc: Encoding,
+    c: &corpus::Corpus,
+    ours: &mut peers::Picobpe,
+    columns: &mut [Column],
+    opts: &Options,
+) -> Result<Row, String> {
+    let want = ours.ids(&c.text);
+    let mut cells: Vec<Cell> = Vec::with_capacity(columns.len() + 1);
+    let mut live: Vec<usize> = Vec::new();
+    for (i, col) in columns.iter_mut().enumerate() {
+        match col {
+            Column::Absent(why) => cells.push(Cell::Absent(why)),
+            Column::Subject(s) => {
+                let got = s.ids(&c.text);
+                match first_difference(&want, &got) {
+                    None => {
+                        cells.push(Cell::Pending);
+                        live.push(i);
+                    }
+                    Some(at) if i == 0 => {
+                        return Err(format!(
+                            "{} / {}: picobpe differs from {} at id index {at} \
+                             (picobpe {} ids, reference {}; around it: picobpe {:?}, reference {:?})",
+                            enc.name(),
+                            c.name,
+                            s.name(),
+                            want.len(),
+                            got.len(),
+                            around(&want, at),
+                            around(&got, at),
+                        ))
+                    }
+                    Some(at) => {
+                        eprintln!(
+                            "note: {} / {}: {} ids differ from picobpe's at index {at} ({} vs {} ids; \
+                             {:?} vs picobpe {:?}); not timed",
+                            enc.name(),
+                            c.name,
+                            s.name(),
+                            got.len(),
+                            want.len(),
+                            around(&got, at),
+                            around(&want, at)
+                        );
+                        cells.push(Cell::Differs(at));
+                    }
+                }
             }
         }
     }
-    out.sort();
-    out
+    drop(want);
+
+    // Interleaved runs: one run of each tokenizer per round, so load changes hit all alike.
+    let bytes = c.text.len();
+    let mut ours_times = Vec::with_capacity(opts.runs);
+    let mut peer_times: Vec<Vec<f64>> = vec![Vec::with_capacity(opts.runs); columns.len()];
+    for _ in 0..opts.runs {
+        ours_times.push(time(bytes, || ours.run(&c.text)));
+        for &i in &live {
+            let Column::Subject(s) = &mut columns[i] else {
+                unreachable!()
+            };
+            if opts.cold {
+                s.forget();
+            }
+            peer_times[i].push(time(bytes, || s.run(&c.text)));
+        }
+    }
+    for &i in &live {
+        cells[i] = Cell::Mbs(report::median(&mut peer_times[i]));
+    }
+    let mut all = vec![Cell::Mbs(report::median(&mut ours_times))];
+    all.extend(cells);
+    Ok(Row {
+        encoding: enc.name(),
+        corpus: c.name.clone(),
+        bytes,
+        cells: all,
+    })
 }
 
-/// tiktoken-rs's CoreBPE for gpt2 from the local rank file, with tiktoken's r50k pattern.
-fn tiktoken_gpt2(rank_file: &[u8]) -> tiktoken_rs::CoreBPE {
-    use base64::Engine;
-    let mut encoder: rustc_hash::FxHashMap<Vec<u8>, u32> = Default::default();
-    for line in rank_file.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        let mut it = line.split(|&b| b == b' ');
-        let (Some(tok), Some(rank)) = (it.next(), it.next()) else {
-            continue;
-        };
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(tok)
-            .expect("base64");
-        let rank: u32 = std::str::from_utf8(rank)
-            .unwrap()
-            .trim()
-            .parse()
-            .expect("rank");
-        encoder.insert(bytes, rank);
+/// MB/s of one call of `f` on `bytes` bytes of input.
+fn time(bytes: usize, mut f: impl FnMut() -> usize) -> f64 {
+    let t = std::time::Instant::now();
+    std::hint::black_box(f());
+    bytes as f64 / t.elapsed().as_secs_f64() / 1e6
+}
+
+/// First index where the id sequences differ (a prefix differs at the shorter length).
+fn first_difference(a: &[u32], b: &[u32]) -> Option<usize> {
+    match a.iter().zip(b).position(|(x, y)| x != y) {
+        Some(i) => Some(i),
+        None if a.len() == b.len() => None,
+        None => Some(a.len().min(b.len())),
     }
-    let mut specials: rustc_hash::FxHashMap<String, u32> = Default::default();
-    specials.insert("<|endoftext|>".to_string(), 50256);
-    const R50K_PAT: &str =
-        r"'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
-    tiktoken_rs::CoreBPE::new(encoder, specials, R50K_PAT).expect("tiktoken-rs CoreBPE")
+}
+
+fn around(ids: &[u32], at: usize) -> &[u32] {
+    let lo = at.saturating_sub(3).min(ids.len());
+    let hi = (at + 4).min(ids.len());
+    &ids[lo..hi]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_difference;
+
+    #[test]
+    fn first_difference_finds_mismatch_and_prefix() {
+        assert_eq!(first_difference(&[1, 2, 3], &[1, 2, 3]), None);
+        assert_eq!(first_difference(&[1, 2, 3], &[1, 5, 3]), Some(1));
+        assert_eq!(first_difference(&[1, 2], &[1, 2, 3]), Some(2));
+        assert_eq!(first_difference(&[], &[7]), Some(0));
+    }
 }

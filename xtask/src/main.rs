@@ -2,6 +2,7 @@
 //!
 //! Each command lives in its own module; `main` only dispatches.
 
+mod bench;
 mod bench_train;
 mod firmware;
 mod firmware_test;
@@ -20,6 +21,7 @@ fn main() -> ExitCode {
     };
     let result: Result<(), String> = match cmd {
         // COMMANDS: one arm per module, added by the module's author.
+        "bench" => bench::run(rest),
         "bench-train" => bench_train::run(rest),
         "firmware-run" => firmware::run(rest),
         "firmware-test" => firmware_test::run(rest),

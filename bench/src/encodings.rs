@@ -1,0 +1,150 @@
+//! The three encodings: their rank files and specials (from `tests/fixtures/models`), picobpe's
+//! tables for them, and the reference tiktoken-rs built from the same rank files.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use picobpe_model::{PatternKind, PieceTable};
+
+/// One tiktoken encoding picobpe runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encoding {
+    /// `gpt2` (r50k pattern).
+    Gpt2,
+    /// `cl100k_base`.
+    Cl100k,
+    /// `o200k_base`.
+    O200k,
+}
+
+/// The reference patterns: issue 2 (gpt2, tiktoken's r50k) and issue 5 (cl100k_base, o200k_base).
+const GPT2_PAT: &str = r"'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
+const CL100K_PAT: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
+const O200K_PAT: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"\p{N}{1,3}",
+    "|",
+    r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    "|",
+    r"\s*[\r\n]+",
+    "|",
+    r"\s+(?!\S)",
+    "|",
+    r"\s+",
+);
+
+impl Encoding {
+    /// All encodings, in table order.
+    pub const ALL: [Encoding; 3] = [Encoding::Gpt2, Encoding::Cl100k, Encoding::O200k];
+
+    /// tiktoken's name (also the fixture file stem).
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::Gpt2 => "gpt2",
+            Encoding::Cl100k => "cl100k_base",
+            Encoding::O200k => "o200k_base",
+        }
+    }
+
+    /// Parse `gpt2`, `cl100k`/`cl100k_base`, `o200k`/`o200k_base`.
+    pub fn parse(s: &str) -> Option<Encoding> {
+        match s {
+            "gpt2" | "r50k" | "r50k_base" => Some(Encoding::Gpt2),
+            "cl100k" | "cl100k_base" => Some(Encoding::Cl100k),
+            "o200k" | "o200k_base" => Some(Encoding::O200k),
+            _ => None,
+        }
+    }
+
+    fn pattern(self) -> (PatternKind, &'static str) {
+        match self {
+            Encoding::Gpt2 => (PatternKind::Gpt2, GPT2_PAT),
+            Encoding::Cl100k => (PatternKind::Cl100k, CL100K_PAT),
+            Encoding::O200k => (PatternKind::O200k, O200K_PAT),
+        }
+    }
+}
+
+/// An encoding's inputs, read from `tests/fixtures/models`.
+pub struct Vocabulary {
+    /// The decompressed rank file.
+    pub rank_file: Vec<u8>,
+    /// The standard specials `(text, id)`, sorted by id.
+    pub specials: Vec<(String, u32)>,
+    /// Where the rank file came from (for the report).
+    pub source: PathBuf,
+}
+
+/// Read `<name>.tiktoken` (or `.tiktoken.gz`) and `<name>.json` from `models`.
+pub fn vocabulary(models: &Path, enc: Encoding) -> Vocabulary {
+    let plain = models.join(format!("{}.tiktoken", enc.name()));
+    let gz = models.join(format!("{}.tiktoken.gz", enc.name()));
+    let (source, rank_file) = if plain.is_file() {
+        let data = read(&plain);
+        (plain, data)
+    } else {
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(read(&gz).as_slice())
+            .read_to_end(&mut out)
+            .unwrap_or_else(|e| panic!("{}: {e}", gz.display()));
+        (gz, out)
+    };
+    let json = models.join(format!("{}.json", enc.name()));
+    let meta: serde_json::Value =
+        serde_json::from_slice(&read(&json)).unwrap_or_else(|e| panic!("{}: {e}", json.display()));
+    let mut specials: Vec<(String, u32)> = meta["special_tokens"]
+        .as_object()
+        .unwrap_or_else(|| panic!("{}: no special_tokens object", json.display()))
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_u64().expect("special id") as u32))
+        .collect();
+    specials.sort_by_key(|s| s.1);
+    Vocabulary {
+        rank_file,
+        specials,
+        source,
+    }
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// picobpe's tables for `enc`: `picobpe_model::import::tiktoken` + `PieceTable::Full`, the same
+/// path as `host-trainer import` and the tests.
+pub fn picobpe_tables(enc: Encoding, vocab: &Vocabulary) -> &'static picobpe::Tables<'static> {
+    let model = picobpe_model::import::tiktoken(&vocab.rank_file, enc.pattern().0, &vocab.specials)
+        .unwrap_or_else(|e| panic!("import {}: {e}", enc.name()));
+    picobpe_model::TableData::new(&model, PieceTable::Full)
+        .unwrap_or_else(|e| panic!("tables {}: {e}", enc.name()))
+        .to_tables()
+}
+
+/// tiktoken-rs's `CoreBPE` from the same rank file, the issue's pattern and the same specials.
+pub fn tiktoken_rs_from_rank_file(enc: Encoding, vocab: &Vocabulary) -> tiktoken_rs::CoreBPE {
+    use base64::Engine;
+    let mut encoder: rustc_hash::FxHashMap<Vec<u8>, u32> = Default::default();
+    for line in vocab.rank_file.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            continue;
+        }
+        let mut it = line.split(|&b| b == b' ');
+        let (Some(tok), Some(rank)) = (it.next(), it.next()) else {
+            panic!("{}: bad rank line", vocab.source.display());
+        };
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(tok)
+            .expect("base64 token");
+        let rank: u32 = std::str::from_utf8(rank)
+            .ok()
+            .and_then(|r| r.trim().parse().ok())
+            .expect("integer rank");
+        encoder.insert(bytes, rank);
+    }
+    let specials: rustc_hash::FxHashMap<String, u32> = vocab.specials.iter().cloned().collect();
+    tiktoken_rs::CoreBPE::new(encoder, specials, enc.pattern().1).expect("tiktoken-rs CoreBPE")
+}

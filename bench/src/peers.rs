@@ -1,0 +1,236 @@
+//! The tokenizers measured, behind one trait: picobpe, and the peer crates with the
+//! vocabularies they embed (plus tiktoken-rs built from our rank file, the reference).
+
+use picobpe::{Specials, Tokenizer};
+
+use crate::encodings::{self, Encoding, Vocabulary};
+
+/// Which special-token handling every tokenizer runs with (the same for all columns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Special-token text is ordinary text (tiktoken `encode_ordinary`). Every peer has it.
+    Ordinary,
+    /// Every registered special is recognized (tiktoken `allowed_special="all"`).
+    All,
+}
+
+/// A tokenizer under test.
+pub trait Subject {
+    /// Column name.
+    fn name(&self) -> &'static str;
+    /// The ids for `text` (used for the exactness check; not timed).
+    fn ids(&mut self, text: &str) -> Vec<u32>;
+    /// Encode `text` once (timed); returns the number of ids so the work is not optimised out.
+    fn run(&mut self, text: &str) -> usize;
+    /// Drop any state kept between calls (piece caches) before a timed run in `--cold` mode.
+    /// Rebuilding is not timed. Default: nothing to drop.
+    fn forget(&mut self) {}
+}
+
+/// A column: a subject, or the reason there is none for this encoding / mode.
+pub enum Column {
+    /// Measured.
+    Subject(Box<dyn Subject>),
+    /// Not applicable: the crate lacks this vocabulary or mode (the reason).
+    Absent(&'static str),
+}
+
+/// Column names, in table order.
+pub const COLUMNS: [&str; 6] = [
+    "picobpe",
+    "tiktoken-rs (rank file)",
+    "tiktoken-rs (embedded)",
+    "bpe-openai",
+    "tiktoken",
+    "toktok-rs",
+];
+
+/// picobpe over host-built tables, writing into a buffer allocated once per corpus (the
+/// core's API takes the caller's buffer; the peers allocate their `Vec` inside the call).
+pub struct Picobpe {
+    tok: Tokenizer<'static>,
+    specials: Specials,
+    out: Vec<u32>,
+}
+
+impl Picobpe {
+    fn encode(&mut self, text: &str) -> usize {
+        // Every id covers at least one input byte.
+        if self.out.len() < text.len() + 1 {
+            self.out.resize(text.len() + 1, 0);
+        }
+        self.tok
+            .encode(text.as_bytes(), &mut self.out, self.specials)
+            .expect("picobpe encode")
+    }
+}
+
+impl Subject for Picobpe {
+    fn name(&self) -> &'static str {
+        "picobpe"
+    }
+    fn ids(&mut self, text: &str) -> Vec<u32> {
+        let n = self.encode(text);
+        self.out[..n].to_vec()
+    }
+    fn run(&mut self, text: &str) -> usize {
+        self.encode(text)
+    }
+}
+
+/// tiktoken-rs (either construction).
+struct TiktokenRs {
+    name: &'static str,
+    bpe: tiktoken_rs::CoreBPE,
+    mode: Mode,
+}
+
+impl Subject for TiktokenRs {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn ids(&mut self, text: &str) -> Vec<u32> {
+        match self.mode {
+            Mode::Ordinary => self.bpe.encode_ordinary(text),
+            Mode::All => self.bpe.encode_with_special_tokens(text),
+        }
+    }
+    fn run(&mut self, text: &str) -> usize {
+        self.ids(text).len()
+    }
+}
+
+/// bpe-openai (GitHub's rust-gems `bpe`): ordinary encoding only.
+struct BpeOpenai(&'static bpe_openai::Tokenizer);
+
+impl Subject for BpeOpenai {
+    fn name(&self) -> &'static str {
+        "bpe-openai"
+    }
+    fn ids(&mut self, text: &str) -> Vec<u32> {
+        self.0.encode(text)
+    }
+    fn run(&mut self, text: &str) -> usize {
+        self.0.encode(text).len()
+    }
+}
+
+/// The pure-Rust `tiktoken` crate. It memoises pieces in a thread-local cache keyed by
+/// instance; a new instance starts cold.
+struct TiktokenCrate {
+    make: fn() -> tiktoken::CoreBpe,
+    bpe: tiktoken::CoreBpe,
+    mode: Mode,
+}
+
+impl Subject for TiktokenCrate {
+    fn name(&self) -> &'static str {
+        "tiktoken"
+    }
+    fn ids(&mut self, text: &str) -> Vec<u32> {
+        match self.mode {
+            Mode::Ordinary => self.bpe.encode(text),
+            Mode::All => self.bpe.encode_with_special_tokens(text),
+        }
+    }
+    fn run(&mut self, text: &str) -> usize {
+        self.ids(text).len()
+    }
+    fn forget(&mut self) {
+        self.bpe = (self.make)();
+    }
+}
+
+/// toktok-rs. It memoises short pieces in a per-thread cache keyed by instance; a new
+/// instance starts cold.
+struct Toktok {
+    encoding: &'static str,
+    tok: toktok::Tokenizer,
+    mode: Mode,
+}
+
+impl Subject for Toktok {
+    fn name(&self) -> &'static str {
+        "toktok-rs"
+    }
+    fn ids(&mut self, text: &str) -> Vec<u32> {
+        match self.mode {
+            Mode::Ordinary => self.tok.encode(text.as_bytes()),
+            Mode::All => self.tok.encode_with_special(text),
+        }
+    }
+    fn run(&mut self, text: &str) -> usize {
+        self.ids(text).len()
+    }
+    fn forget(&mut self) {
+        self.tok = toktok::Tokenizer::builtin(self.encoding).expect("toktok builtin");
+    }
+}
+
+/// picobpe for `enc`.
+pub fn picobpe(enc: Encoding, vocab: &Vocabulary, mode: Mode) -> Picobpe {
+    Picobpe {
+        tok: Tokenizer::new(encodings::picobpe_tables(enc, vocab)),
+        specials: match mode {
+            Mode::Ordinary => Specials::None,
+            Mode::All => Specials::All,
+        },
+        out: Vec::new(),
+    }
+}
+
+/// The reference: tiktoken-rs from our rank file (always present).
+pub fn reference(enc: Encoding, vocab: &Vocabulary, mode: Mode) -> Box<dyn Subject> {
+    Box::new(TiktokenRs {
+        name: "tiktoken-rs (rank file)",
+        bpe: encodings::tiktoken_rs_from_rank_file(enc, vocab),
+        mode,
+    })
+}
+
+/// The peer columns after picobpe and the reference, in [`COLUMNS`] order.
+pub fn peers(enc: Encoding, mode: Mode) -> Vec<Column> {
+    let tiktoken_rs_embedded = match enc {
+        Encoding::Gpt2 => tiktoken_rs::r50k_base(),
+        Encoding::Cl100k => tiktoken_rs::cl100k_base(),
+        Encoding::O200k => tiktoken_rs::o200k_base(),
+    }
+    .expect("tiktoken-rs embedded vocabulary");
+    let mut v: Vec<Column> = vec![Column::Subject(Box::new(TiktokenRs {
+        name: "tiktoken-rs (embedded)",
+        bpe: tiktoken_rs_embedded,
+        mode,
+    }))];
+    v.push(match (enc, mode) {
+        (Encoding::Gpt2, _) => Column::Absent("no gpt2"),
+        (_, Mode::All) => Column::Absent("no specials"),
+        (Encoding::Cl100k, Mode::Ordinary) => {
+            Column::Subject(Box::new(BpeOpenai(bpe_openai::cl100k_base())))
+        }
+        (Encoding::O200k, Mode::Ordinary) => {
+            Column::Subject(Box::new(BpeOpenai(bpe_openai::o200k_base())))
+        }
+    });
+    let make: fn() -> tiktoken::CoreBpe = match enc {
+        Encoding::Gpt2 => tiktoken::encoding::gpt2,
+        Encoding::Cl100k => tiktoken::encoding::cl100k_base,
+        Encoding::O200k => tiktoken::encoding::o200k_base,
+    };
+    v.push(Column::Subject(Box::new(TiktokenCrate {
+        make,
+        bpe: make(),
+        mode,
+    })));
+    v.push(match enc {
+        Encoding::Gpt2 => Column::Absent("no gpt2"),
+        Encoding::Cl100k | Encoding::O200k => {
+            let encoding = enc.name();
+            Column::Subject(Box::new(Toktok {
+                encoding,
+                tok: toktok::Tokenizer::builtin(encoding).expect("toktok builtin"),
+                mode,
+            }))
+        }
+    });
+    v
+}

@@ -1,0 +1,131 @@
+//! Medians, one progress line per row, and the final Markdown table.
+
+use crate::peers::{Mode, COLUMNS};
+
+/// One table cell.
+pub enum Cell {
+    /// Median MB/s.
+    Mbs(f64),
+    /// The tokenizer's ids differ from picobpe's at this index (not timed).
+    Differs(usize),
+    /// The tokenizer has no such encoding / mode.
+    Absent(&'static str),
+    /// Checked, not yet timed (never printed).
+    Pending,
+}
+
+impl Cell {
+    fn mbs(&self) -> Option<f64> {
+        match self {
+            Cell::Mbs(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    fn text(&self) -> String {
+        match self {
+            Cell::Mbs(v) => format!("{v:.1}"),
+            Cell::Differs(i) => format!("ids differ at {i}"),
+            Cell::Absent(why) => format!("n/a ({why})"),
+            Cell::Pending => "?".into(),
+        }
+    }
+}
+
+/// One encoding × corpus row; `cells` follow [`COLUMNS`].
+pub struct Row {
+    /// Encoding name.
+    pub encoding: &'static str,
+    /// Corpus name.
+    pub corpus: String,
+    /// Input size in bytes.
+    pub bytes: usize,
+    /// One cell per column.
+    pub cells: Vec<Cell>,
+}
+
+impl Row {
+    /// picobpe's MB/s over the fastest timed peer's, and that peer's column name.
+    fn ratio(&self) -> Option<(f64, &'static str)> {
+        let ours = self.cells[0].mbs()?;
+        let (best, name) = self.cells[1..]
+            .iter()
+            .zip(&COLUMNS[1..])
+            .filter_map(|(c, n)| c.mbs().map(|v| (v, *n)))
+            .max_by(|a, b| a.0.total_cmp(&b.0))?;
+        Some((ours / best, name))
+    }
+
+    fn ratio_text(&self) -> String {
+        match self.ratio() {
+            Some((r, name)) => format!("{r:.2}x ({name})"),
+            None => "-".into(),
+        }
+    }
+}
+
+/// Median of `v` (sorts it; the upper median for even lengths).
+pub fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// `/proc/loadavg`'s first three fields, or `?`.
+pub fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// A progress line for a finished row.
+pub fn print_row(row: &Row) {
+    let cells: Vec<String> = COLUMNS
+        .iter()
+        .zip(&row.cells)
+        .map(|(n, c)| format!("{n} {}", c.text()))
+        .collect();
+    println!(
+        "{:<12} {:<18} {:>10} B | {} | picobpe/best peer {}",
+        row.encoding,
+        row.corpus,
+        row.bytes,
+        cells.join(" | "),
+        row.ratio_text()
+    );
+}
+
+/// The Markdown table of all rows.
+pub fn print_markdown(rows: &[Row], runs: usize, mode: Mode, cold: bool) {
+    println!(
+        "MB/s, single thread, median of {runs} runs, {} encoding{}:\n",
+        match mode {
+            Mode::Ordinary => "ordinary (specials as text)",
+            Mode::All => "all specials recognized",
+        },
+        if cold {
+            ", peer caches emptied before each run"
+        } else {
+            ""
+        }
+    );
+    let mut head = vec!["encoding", "corpus", "MB"];
+    head.extend(COLUMNS);
+    head.push("picobpe / best peer");
+    println!("| {} |", head.join(" | "));
+    let align: Vec<&str> = head
+        .iter()
+        .enumerate()
+        .map(|(i, _)| if i < 2 { "---" } else { "---:" })
+        .collect();
+    println!("|{}|", align.join("|"));
+    for r in rows {
+        let mut cells = vec![
+            r.encoding.to_string(),
+            r.corpus.clone(),
+            format!("{:.1}", r.bytes as f64 / 1e6),
+        ];
+        cells.extend(r.cells.iter().map(Cell::text));
+        cells.push(r.ratio_text());
+        println!("| {} |", cells.join(" | "));
+    }
+}
