@@ -27,7 +27,8 @@ For every encoding and corpus each package's ids are compared with tiktoken's; a
 differs is reported as "ids differ at i" and not timed. Timing covers only the encode call
 (its return value is not converted); median of --runs runs, interleaved; MB/s = 10^6 input
 bytes per second. Corpora: ../shared/data/corpus (english, each multi/* by stem, `multi` =
-all concatenated) when present, else the committed tests/fixtures/**/*.txt with a note.
+all concatenated) when present ($PICOBPE_SHARED_DATA replaces ../shared/data), else the committed
+tests/fixtures/train files of the same shape (1 MB English, 100 kB multi slices) with a note.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "tests" / "fixtures" / "models"
-SHARED_CORPUS = ROOT.parent / "shared" / "data" / "corpus"
+SHARED_CORPUS = Path(os.environ.get("PICOBPE_SHARED_DATA", ROOT.parent / "shared" / "data")) / "corpus"
 
 # The reference patterns (issue 2 for gpt2, issue 5 for the others), as in gen_vectors.py.
 PATTERNS = {
@@ -202,36 +203,36 @@ def tokenizer_json(name: str, ranks: dict[bytes, int], special: dict[str, int], 
 # ---------------------------------------------------------------------------------------------
 
 
-def corpora(files: list[str], wanted: list[str]) -> tuple[str, list[tuple[str, str]]]:
+def english_and_multi(english: Path, multi_dir: Path, wanted: list[str]) -> list[tuple[str, str]]:
+    """`english`, each multi/*.txt by stem, and `multi` (those files concatenated), filtered."""
     keep = lambda n: not wanted or n in wanted  # noqa: E731
     read = lambda p: Path(p).read_text(encoding="utf-8")  # noqa: E731
-    if files:
-        return "files from the command line", [(f, read(f)) for f in files]
-    if (SHARED_CORPUS / "english.txt").is_file():
-        out = []
-        if keep("english"):
-            out.append(("english", read(SHARED_CORPUS / "english.txt")))
-        parts = []
-        for p in sorted((SHARED_CORPUS / "multi").glob("*.txt")):
-            if keep("multi") or keep(p.stem):
-                t = read(p)
-                if keep("multi"):
-                    parts.append(t)
-                if keep(p.stem):
-                    out.append((p.stem, t))
-        if parts:
-            out.append(("multi", "".join(parts)))
-        return f"corpora: {SHARED_CORPUS}", out
-    fixtures = ROOT / "tests" / "fixtures"
     out = []
-    for p in sorted(fixtures.rglob("*.txt")):
-        name = str(p.relative_to(fixtures))
-        if keep(name):
-            try:
-                out.append((name, read(p)))
-            except UnicodeDecodeError:
-                pass
-    return f"note: {SHARED_CORPUS} not found; measuring the committed fixtures in {fixtures}", out
+    if keep("english"):
+        out.append(("english", read(english)))
+    parts = []
+    for p in sorted(multi_dir.glob("*.txt")):
+        if keep("multi") or keep(p.stem):
+            t = read(p)
+            if keep("multi"):
+                parts.append(t)
+            if keep(p.stem):
+                out.append((p.stem, t))
+    if parts:
+        out.append(("multi", "".join(parts)))
+    return out
+
+
+def corpora(files: list[str], wanted: list[str]) -> tuple[str, list[tuple[str, str]]]:
+    if files:
+        return "files from the command line", [(f, Path(f).read_text(encoding="utf-8")) for f in files]
+    if (SHARED_CORPUS / "english.txt").is_file():
+        return f"corpora: {SHARED_CORPUS}", english_and_multi(
+            SHARED_CORPUS / "english.txt", SHARED_CORPUS / "multi", wanted)
+    fixtures = ROOT / "tests" / "fixtures" / "train"
+    return (f"note: the shared corpus is absent; measuring the committed fixtures in {fixtures} "
+            "(1 MB English, 100 kB multi slices)",
+            english_and_multi(fixtures / "english-1mb.txt", fixtures / "multi", wanted))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -242,8 +243,8 @@ def corpora(files: list[str], wanted: list[str]) -> tuple[str, list[tuple[str, s
 class Subject:
     """name, ids(text) -> list[int] (checked), call(text) (timed; result not converted)."""
 
-    def __init__(self, name, ids, call):
-        self.name, self.ids, self.call = name, ids, call
+    def __init__(self, name, ids, call, decode_bytes=None):
+        self.name, self.ids, self.call, self.decode_bytes = name, ids, call, decode_bytes
 
 
 def subjects(name: str, mode: str) -> tuple[Subject, list]:
@@ -256,10 +257,10 @@ def subjects(name: str, mode: str) -> tuple[Subject, list]:
     enc = tiktoken.Encoding(name=f"{name}-local", pat_str=PATTERNS[name], mergeable_ranks=ranks,
                             special_tokens=special)
     if mode == "ordinary":
-        ref = Subject(COLUMNS[0], enc.encode_ordinary, enc.encode_ordinary)
+        ref = Subject(COLUMNS[0], enc.encode_ordinary, enc.encode_ordinary, enc.decode_bytes)
     else:
         f = lambda t: enc.encode(t, allowed_special="all")  # noqa: E731
-        ref = Subject(COLUMNS[0], f, f)
+        ref = Subject(COLUMNS[0], f, f, enc.decode_bytes)
 
     cols: list = []
     try:
@@ -316,7 +317,10 @@ def check_tokenizer_json(path: Path, name: str, enc) -> None:
     hf = HF.from_str(json.dumps(doc))
     sample = ("Hello world's CamelCase 12345 \u00e9t\u00e9  \n\n  \u4f60\u597d\u4e16\u754c \U0001F643 "
               "x = f(y)/2;\r\n   tail  <|endoftext|> end   ")
-    for p in sorted(SHARED_CORPUS.glob("multi/*.txt")):
+    multi = SHARED_CORPUS / "multi"
+    if not multi.is_dir():
+        multi = ROOT / "tests" / "fixtures" / "train" / "multi"
+    for p in sorted(multi.glob("*.txt")):
         sample += p.read_text(encoding="utf-8")[:20000]
     pieces = regex.findall(PATTERNS[name], sample)
     got = [i for e in hf.encode_batch(pieces, add_special_tokens=False) for i in e.ids]
@@ -348,7 +352,7 @@ def timed(call, text: str) -> tuple[float, float]:
     return t1 - t0, c1 - c0
 
 
-def measure(enc_name, corpus, ref, cols, runs):
+def measure(enc_name, corpus, ref, cols, runs, ref_bytes):
     name, text = corpus
     nbytes = len(text.encode("utf-8"))
     want = ref.ids(text)
@@ -365,9 +369,13 @@ def measure(enc_name, corpus, ref, cols, runs):
             live.append(j)
         else:
             lo = max(0, at - 3)
-            print(f"note: {enc_name} / {name}: {col.name} ids differ from tiktoken's at index {at} "
-                  f"({len(got)} vs {len(want)} ids; {got[lo:at + 4]} vs tiktoken {want[lo:at + 4]}); not timed",
-                  file=sys.stderr)
+            byte = len(ref_bytes(want[:at]))
+            raw = text.encode("utf-8")
+            near = raw[max(0, byte - 24):byte].decode("utf-8", "replace") + "\u27e6" + \
+                raw[byte:byte + 24].decode("utf-8", "replace")
+            print(f"note: {enc_name} / {name}: {col.name} ids differ from tiktoken's at index {at}, input byte "
+                  f"{byte} ({len(got)} vs {len(want)} ids; {got[lo:at + 4]} vs tiktoken {want[lo:at + 4]}; "
+                  f"text {near!r}); not timed", file=sys.stderr)
             cells.append(f"ids differ at {at}")
     del want
     walls = {j: [] for j in live}
@@ -441,7 +449,7 @@ def main() -> int:
         ref, cols = subjects(enc_name, a.specials)
         print(f"\n## {enc_name}")
         for corpus in texts:
-            row = measure(enc_name, corpus, ref, cols, a.runs)
+            row = measure(enc_name, corpus, ref, cols, a.runs, ref.decode_bytes)
             rows.append(row)
             cells = " | ".join(f"{n} {cell_text(c)}" for n, c in zip(COLUMNS, row["cells"]))
             print(f"{enc_name:<12} {row['corpus']:<18} {row['bytes']:>10} B | {cells} | cpu/wall: "

@@ -1,5 +1,6 @@
 //! The texts to measure: `../shared/data/corpus` when present (english.txt, each `multi/*` file,
-//! and all `multi/*` files concatenated), otherwise the committed test fixtures (with a note).
+//! and all `multi/*` files concatenated), otherwise the committed training fixtures of the same
+//! shape (`tests/fixtures/train`: 1 MB of English, 100 kB multi slices), with a note.
 //! Nothing here is ever written into the repository.
 
 use std::path::{Path, PathBuf};
@@ -24,9 +25,9 @@ pub enum Source {
 
 /// Load the corpora. `files` (command-line paths) replace the default set when non-empty.
 /// `wanted` filters by name (empty = all); it is applied before reading, so `--corpus zh` does
-/// not read the 30 MB English file.
+/// not read the 30 MB English file. The shared data folder is `$PICOBPE_SHARED_DATA` when set,
+/// else `../shared/data` beside the repository.
 pub fn load(root: &Path, files: &[String], wanted: &[String]) -> (Source, Vec<Corpus>) {
-    let keep = |name: &str| wanted.is_empty() || wanted.iter().any(|w| w == name);
     if !files.is_empty() {
         let v = files
             .iter()
@@ -37,74 +38,60 @@ pub fn load(root: &Path, files: &[String], wanted: &[String]) -> (Source, Vec<Co
             .collect();
         return (Source::Files, v);
     }
-    let shared = root.join("../shared/data/corpus");
+    let shared = std::env::var_os("PICOBPE_SHARED_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("../shared/data"))
+        .join("corpus");
     if shared.join("english.txt").is_file() {
-        let mut v = Vec::new();
-        if keep("english") {
-            v.push(Corpus {
-                name: "english".into(),
-                text: read(&shared.join("english.txt")),
-            });
-        }
-        let mut multi: Vec<PathBuf> = std::fs::read_dir(shared.join("multi"))
-            .map(|d| d.flatten().map(|e| e.path()).collect())
-            .unwrap_or_default();
-        multi.retain(|p| p.extension().is_some_and(|e| e == "txt"));
-        multi.sort();
-        let want_all = keep("multi");
-        let mut all = String::new();
-        for p in &multi {
-            let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
-            if !(want_all || keep(&stem)) {
-                continue;
-            }
-            let text = read(p);
-            if want_all {
-                all.push_str(&text);
-            }
-            if keep(&stem) {
-                v.push(Corpus { name: stem, text });
-            }
-        }
-        if want_all && !all.is_empty() {
-            v.push(Corpus {
-                name: "multi".into(),
-                text: all,
-            });
-        }
+        let v = english_and_multi(&shared.join("english.txt"), &shared.join("multi"), wanted);
         return (Source::Shared(shared), v);
     }
-    let dir = root.join("tests/fixtures");
+    // The committed training fixtures have the same shape: 1 MB of the English corpus and
+    // 100 kB slices of some multi files.
+    let dir = root.join("tests/fixtures/train");
+    let v = english_and_multi(&dir.join("english-1mb.txt"), &dir.join("multi"), wanted);
+    (Source::Fixtures(dir), v)
+}
+
+/// `english`, each `multi/*.txt` by stem, and `multi` (those files concatenated), filtered.
+fn english_and_multi(english: &Path, multi_dir: &Path, wanted: &[String]) -> Vec<Corpus> {
+    let keep = |name: &str| wanted.is_empty() || wanted.iter().any(|w| w == name);
     let mut v = Vec::new();
-    for p in walk(&dir) {
-        if p.extension().is_some_and(|e| e == "txt") {
-            if let Ok(text) = std::fs::read_to_string(&p) {
-                let name = p.strip_prefix(&dir).unwrap_or(&p).display().to_string();
-                if keep(&name) {
-                    v.push(Corpus { name, text });
-                }
-            }
+    if keep("english") {
+        v.push(Corpus {
+            name: "english".into(),
+            text: read(english),
+        });
+    }
+    let mut multi: Vec<PathBuf> = std::fs::read_dir(multi_dir)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    multi.retain(|p| p.extension().is_some_and(|e| e == "txt"));
+    multi.sort();
+    let want_all = keep("multi");
+    let mut all = String::new();
+    for p in &multi {
+        let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+        if !(want_all || keep(&stem)) {
+            continue;
+        }
+        let text = read(p);
+        if want_all {
+            all.push_str(&text);
+        }
+        if keep(&stem) {
+            v.push(Corpus { name: stem, text });
         }
     }
-    (Source::Fixtures(dir), v)
+    if want_all && !all.is_empty() {
+        v.push(Corpus {
+            name: "multi".into(),
+            text: all,
+        });
+    }
+    v
 }
 
 fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(dir) {
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                out.extend(walk(&p));
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
 }

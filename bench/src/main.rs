@@ -22,7 +22,9 @@
 //!
 //! Corpora: `../shared/data/corpus` when present — `english` (english.txt, 30 MB), each
 //! `multi/*.txt` by stem (`zh`, `code-rust`, ...), and `multi` (all of them concatenated);
-//! otherwise the committed `tests/fixtures/**/*.txt`, with a note. FILE arguments replace both.
+//! otherwise the committed `tests/fixtures/train` files of the same shape (1 MB English, 100 kB
+//! multi slices), with a note. `$PICOBPE_SHARED_DATA` replaces `../shared/data`. FILE arguments
+//! replace all of these.
 
 mod corpus;
 mod encodings;
@@ -112,7 +114,7 @@ fn main() -> ExitCode {
     match &source {
         corpus::Source::Shared(p) => println!("corpora: {}", p.display()),
         corpus::Source::Fixtures(p) => println!(
-            "note: ../shared/data/corpus not found; measuring the committed fixtures in {}",
+            "note: the shared corpus is absent; measuring the committed fixtures in {} (1 MB English, 100 kB multi slices)",
             p.display()
         ),
         corpus::Source::Files => println!("corpora: files from the command line"),
@@ -183,9 +185,11 @@ fn measure(
                         live.push(i);
                     }
                     Some(at) if i == 0 => {
+                        let byte = ours.byte_len(&want[..at]);
                         return Err(format!(
-                            "{} / {}: picobpe differs from {} at id index {at} \
-                             (picobpe {} ids, reference {}; around it: picobpe {:?}, reference {:?})",
+                            "{} / {}: picobpe differs from {} at id index {at}, input byte {byte} \
+                             (picobpe {} ids, reference {}; around it: picobpe {:?}, reference {:?}; \
+                             text {:?})",
                             enc.name(),
                             c.name,
                             s.name(),
@@ -193,19 +197,22 @@ fn measure(
                             got.len(),
                             around(&want, at),
                             around(&got, at),
-                        ))
+                            snippet(&c.text, byte),
+                        ));
                     }
                     Some(at) => {
+                        let byte = ours.byte_len(&want[..at]);
                         eprintln!(
-                            "note: {} / {}: {} ids differ from picobpe's at index {at} ({} vs {} ids; \
-                             {:?} vs picobpe {:?}); not timed",
+                            "note: {} / {}: {} ids differ from picobpe's at index {at}, input byte \
+                             {byte} ({} vs {} ids; {:?} vs picobpe {:?}; text {:?}); not timed",
                             enc.name(),
                             c.name,
                             s.name(),
                             got.len(),
                             want.len(),
                             around(&got, at),
-                            around(&want, at)
+                            around(&want, at),
+                            snippet(&c.text, byte),
                         );
                         cells.push(Cell::Differs(at));
                     }
@@ -258,6 +265,24 @@ fn first_difference(a: &[u32], b: &[u32]) -> Option<usize> {
         None if a.len() == b.len() => None,
         None => Some(a.len().min(b.len())),
     }
+}
+
+/// Up to 24 bytes of `text` either side of byte `at`, widened to character boundaries, with
+/// `⟦` marking `at`.
+fn snippet(text: &str, at: usize) -> String {
+    let mut lo = at.saturating_sub(24).min(text.len());
+    while !text.is_char_boundary(lo) {
+        lo -= 1;
+    }
+    let mut mid = at.min(text.len());
+    while !text.is_char_boundary(mid) {
+        mid -= 1;
+    }
+    let mut hi = (at + 24).min(text.len());
+    while !text.is_char_boundary(hi) {
+        hi += 1;
+    }
+    format!("{}⟦{}", &text[lo..mid], &text[mid..hi])
 }
 
 fn around(ids: &[u32], at: usize) -> &[u32] {

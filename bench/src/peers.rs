@@ -65,6 +65,15 @@ impl Picobpe {
     }
 }
 
+impl Picobpe {
+    /// Input bytes covered by `ids` (picobpe's ids for a prefix of the input).
+    pub fn byte_len(&self, ids: &[u32]) -> usize {
+        ids.iter()
+            .map(|&id| self.tok.token_bytes(id).map_or(0, <[u8]>::len))
+            .sum()
+    }
+}
+
 impl Subject for Picobpe {
     fn name(&self) -> &'static str {
         "picobpe"
