@@ -7,6 +7,7 @@ mod bench_train;
 mod firmware;
 mod firmware_test;
 mod footprint;
+mod fuzz;
 mod panic_check;
 mod test_all;
 mod unicode;
@@ -26,6 +27,7 @@ fn main() -> ExitCode {
         "firmware-run" => firmware::run(rest),
         "firmware-test" => firmware_test::run(rest),
         "footprint" => footprint::run(rest),
+        "fuzz" => fuzz::run(rest),
         "panic-check" => panic_check::run(rest),
         "gen-unicode" => unicode::run(rest),
         "test" => test_all::run(rest),

@@ -1,0 +1,134 @@
+//! Encode arbitrary bytes with every committed vocabulary, with and without special tokens.
+//!
+//! Input: `[vocab selector][flags][seed: u16 LE][text...]`; flags bit 0 = recognize specials,
+//! bits 1–2 = streaming capacities.
+//!
+//! Checks (any failure aborts with the input):
+//! 1. one-shot `encode` succeeds with a 2-ids-per-byte buffer and equals the reference
+//!    (fancy-regex pre-tokenizer + naive byte-keyed BPE, see `picobpe_fuzz`);
+//! 2. `count` equals the number of ids; `decode(encode(x)) == x`; `decoded_len` agrees;
+//! 3. encoding through small, randomly sized output buffers (resuming on `OutputFull`,
+//!    growing on `PieceTooLong`) gives the same ids;
+//! 4. streaming (`StreamEncoder`, random chunks and `take` sizes) gives the same ids, or fails
+//!    only with a capacity error that the input's longest piece justifies;
+//! 5. streaming decode of the ids gives the text back (whole characters only for UTF-8 text).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use picobpe::{Specials, StreamEncoder, StreamError, Tokenizer};
+use picobpe_fuzz::{escape, vocab, Params, Vocab};
+use picobpe_tests::check::{self, Rng};
+
+fuzz_target!(|data: &[u8]| {
+    let mut p = Params::new(data);
+    let v = vocab(p.below(3));
+    let flags = p.byte();
+    let seed = p.u16();
+    let text = p.rest();
+    let with_specials = flags & 1 == 1;
+    let specials = if with_specials {
+        Specials::All
+    } else {
+        Specials::None
+    };
+    let tok = Tokenizer::new(v.tables);
+    let mut rng = Rng::new("fuzz", u64::from(seed));
+    let name = v.encoding.name();
+    let show = || format!("{name} {specials:?} \"{}\"", escape(text));
+
+    // 1. One-shot, against the reference.
+    let ids = check::encode(&tok, text, specials)
+        .unwrap_or_else(|e| panic!("encode failed: {e:?} on {}", show()));
+    if let Some(expected) = v.ref_encode(text, with_specials) {
+        assert!(
+            ids == expected,
+            "{}",
+            check::mismatch(
+                &tok,
+                &format!("encode != reference: {}", show()),
+                text,
+                &expected,
+                &ids
+            )
+        );
+    }
+
+    // 2. count, decode, decoded_len.
+    assert_eq!(
+        check::count(&tok, text, specials),
+        Ok(ids.len()),
+        "count: {}",
+        show()
+    );
+    assert_eq!(
+        tok.decoded_len(&ids),
+        Ok(text.len()),
+        "decoded_len: {}",
+        show()
+    );
+    let back = check::decode(&tok, &ids).unwrap_or_else(|e| panic!("decode: {e:?}: {}", show()));
+    assert!(back == text, "decode(encode(x)) != x: {}", show());
+
+    // 3. Small output buffers.
+    let resumed = check::encode_resumed(&tok, text, specials, &mut rng)
+        .unwrap_or_else(|e| panic!("resumed encode: {e}: {}", show()));
+    assert!(resumed == ids, "resumed encode differs: {}", show());
+
+    // 4. Streaming, at one of four capacity pairs.
+    match (flags >> 1) & 3 {
+        0 => stream::<16, 8>(v, &tok, text, specials, &ids, &mut rng),
+        1 => stream::<64, 64>(v, &tok, text, specials, &ids, &mut rng),
+        2 => stream::<256, 512>(v, &tok, text, specials, &ids, &mut rng),
+        _ => stream::<8192, 16384>(v, &tok, text, specials, &ids, &mut rng),
+    }
+
+    // 5. Streaming decode.
+    let whole_chars = std::str::from_utf8(text).is_ok();
+    let streamed = check::decode_streamed(tok, &ids, &mut rng, whole_chars)
+        .unwrap_or_else(|e| panic!("streaming decode: {e}: {}", show()));
+    assert!(streamed == text, "streaming decode != text: {}", show());
+});
+
+/// Stream `text` through a `StreamEncoder<IN, OUT>`; the ids must equal `ids`, or the error must
+/// be a capacity the input really exceeds: `InputTooSmall` only when the longest piece plus the
+/// longest special token plus one character of look-ahead does not fit `IN`, `PieceTooLong`
+/// only when the piece needs more than `OUT` ids of work area.
+fn stream<const IN: usize, const OUT: usize>(
+    v: &Vocab,
+    tok: &Tokenizer<'_>,
+    text: &[u8],
+    specials: Specials,
+    ids: &[u32],
+    rng: &mut Rng,
+) {
+    let mut enc: StreamEncoder<'_, IN, OUT> = StreamEncoder::new(*tok, specials);
+    let with_specials = specials == Specials::All;
+    match check::encode_streamed(&mut enc, text, rng) {
+        Ok(got) => assert!(
+            got == ids,
+            "stream <{IN}, {OUT}> differs from one-shot on \"{}\"",
+            escape(text)
+        ),
+        Err(StreamError::InputTooSmall { capacity }) => {
+            assert_eq!(capacity, IN);
+            if let Some(longest) = v.longest_piece(text, with_specials) {
+                let special = if with_specials {
+                    v.max_special_len()
+                } else {
+                    0
+                };
+                assert!(
+                    longest + special + 4 > IN,
+                    "stream <{IN}, {OUT}>: InputTooSmall although the longest piece is {longest} bytes: \"{}\"",
+                    escape(text)
+                );
+            }
+        }
+        Err(StreamError::PieceTooLong { len, needed }) => assert!(
+            needed > OUT && needed <= 2 * len,
+            "stream <{IN}, {OUT}>: PieceTooLong {{ len: {len}, needed: {needed} }}: \"{}\"",
+            escape(text)
+        ),
+        Err(e) => panic!("stream <{IN}, {OUT}>: {e:?} on \"{}\"", escape(text)),
+    }
+}
