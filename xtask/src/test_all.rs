@@ -183,7 +183,8 @@ fn check_no_alloc(root: &Path) -> Result<(), String> {
         } else {
             continue;
         };
-        if grep_dir(&src, "extern crate alloc") {
+        let features: Vec<&str> = line.rsplit(' ').next().unwrap_or("").split(',').collect();
+        if declares_alloc(&src, &features) {
             bad.push(format!("{line} (declares `extern crate alloc`)"));
         }
     }
@@ -218,18 +219,40 @@ fn find_crate_dir(registry_src: &Path, dir_name: &str) -> Option<std::path::Path
     None
 }
 
-fn grep_dir(dir: &Path, needle: &str) -> bool {
+/// True if a source file under `dir` declares `extern crate alloc` other than behind
+/// `#[cfg(feature = "X")]` for a feature `X` that is not enabled.
+fn declares_alloc(dir: &Path, enabled: &[&str]) -> bool {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return false;
     };
     entries.flatten().any(|e| {
         let p = e.path();
         if p.is_dir() {
-            grep_dir(&p, needle)
-        } else {
-            p.extension().is_some_and(|x| x == "rs")
-                && std::fs::read_to_string(&p)
-                    .is_ok_and(|s| s.lines().any(|l| l.trim_start().starts_with(needle)))
+            return declares_alloc(&p, enabled);
         }
+        if p.extension().is_none_or(|x| x != "rs") {
+            return false;
+        }
+        let Ok(text) = std::fs::read_to_string(&p) else {
+            return false;
+        };
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        lines.iter().enumerate().any(|(i, l)| {
+            if !l.starts_with("extern crate alloc") {
+                return false;
+            }
+            let gate = i
+                .checked_sub(1)
+                .and_then(|j| lines.get(j))
+                .copied()
+                .unwrap_or("");
+            match gate
+                .strip_prefix("#[cfg(feature = \"")
+                .and_then(|g| g.strip_suffix("\")]"))
+            {
+                Some(feature) => enabled.contains(&feature),
+                None => true,
+            }
+        })
     })
 }
