@@ -473,6 +473,27 @@ fn trained_model_encodes_decodes_and_inspects() {
         assert_eq!(dec.stdout, text.as_bytes(), "{name} round trip");
     }
 
+    // vocab.json + merges.txt describe the same model: `import` rebuilds tokenizer.model exactly.
+    let imported = tmp.join("imported.model");
+    let import = bin()
+        .args([os("import"), os("--vocab")])
+        .arg(out.join("vocab.json"))
+        .arg("--merges")
+        .arg(out.join("merges.txt"))
+        .args(["--special", EOT, "--out"])
+        .arg(&imported)
+        .output()
+        .unwrap();
+    assert!(
+        import.status.success(),
+        "{}",
+        String::from_utf8_lossy(&import.stderr)
+    );
+    assert_eq!(
+        picobpe_model::Model::read(&imported).unwrap(),
+        picobpe_model::Model::read(&model).unwrap()
+    );
+
     let inspect = bin()
         .args([os("inspect"), os("--model"), model.as_os_str()])
         .output()
