@@ -10,7 +10,7 @@
 //! 3. encoding through small, randomly sized output buffers (resuming on `OutputFull`,
 //!    growing on `PieceTooLong`) gives the same ids;
 //! 4. streaming (`StreamEncoder`, random chunks and `take` sizes) gives the same ids, or fails
-//!    only with a capacity error that the input's longest piece justifies;
+//!    only with a capacity error that the input justifies (see `stream`);
 //! 5. streaming decode of the ids gives the text back (whole characters only for UTF-8 text).
 #![no_main]
 
@@ -19,7 +19,14 @@ use picobpe::{Specials, StreamEncoder, StreamError, Tokenizer};
 use picobpe_fuzz::{escape, vocab, Params, Vocab};
 use picobpe_tests::check::{self, Rng};
 
-fuzz_target!(|data: &[u8]| {
+fuzz_target!(
+    init: {
+        // Load every vocabulary up front, so no input is reported slow for it.
+        for i in 0..3 {
+            vocab(i);
+        }
+    },
+    |data: &[u8]| {
     let mut p = Params::new(data);
     let v = vocab(p.below(3));
     let flags = p.byte();
@@ -90,9 +97,10 @@ fuzz_target!(|data: &[u8]| {
 });
 
 /// Stream `text` through a `StreamEncoder<IN, OUT>`; the ids must equal `ids`, or the error must
-/// be a capacity the input really exceeds: `InputTooSmall` only when the longest piece plus the
-/// longest special token plus one character of look-ahead does not fit `IN`, `PieceTooLong`
-/// only when the piece needs more than `OUT` ids of work area.
+/// be a capacity the input really exceeds: `InputTooSmall` only when the longest piece or
+/// whitespace run (a whitespace piece is decided where its run ends), plus the longest special
+/// token, plus two characters of look-ahead does not fit `IN`; `PieceTooLong` only when the
+/// piece needs more than `OUT` ids of work area.
 fn stream<const IN: usize, const OUT: usize>(
     v: &Vocab,
     tok: &Tokenizer<'_>,
@@ -111,15 +119,17 @@ fn stream<const IN: usize, const OUT: usize>(
         ),
         Err(StreamError::InputTooSmall { capacity }) => {
             assert_eq!(capacity, IN);
-            if let Some(longest) = v.longest_piece(text, with_specials) {
+            let piece = v.longest_piece(text, with_specials);
+            let run = v.longest_whitespace_run(text, with_specials);
+            if let (Some(piece), Some(run)) = (piece, run) {
                 let special = if with_specials {
                     v.max_special_len()
                 } else {
                     0
                 };
                 assert!(
-                    longest + special + 4 > IN,
-                    "stream <{IN}, {OUT}>: InputTooSmall although the longest piece is {longest} bytes: \"{}\"",
+                    piece.max(run) + special + 8 > IN,
+                    "stream <{IN}, {OUT}>: InputTooSmall although the longest piece is {piece} bytes and the longest whitespace run {run}: \"{}\"",
                     escape(text)
                 );
             }

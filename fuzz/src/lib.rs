@@ -72,6 +72,7 @@ pub struct Vocab {
     /// Special tokens (text, id).
     pub specials: Vec<(Vec<u8>, u32)>,
     regex: Regex,
+    whitespace: Regex,
 }
 
 /// The vocabulary `ENCODINGS[i]`, built on first use (a few seconds for o200k_base).
@@ -115,6 +116,7 @@ impl Vocab {
         }
         let pattern = picobpe_tests::reference::pattern(encoding);
         let regex = Regex::new(&pattern).expect("tiktoken pattern compiles");
+        let whitespace = Regex::new(r"\s+").expect("whitespace regex");
         Vocab {
             encoding,
             tables,
@@ -122,6 +124,7 @@ impl Vocab {
             bytes_of,
             specials,
             regex,
+            whitespace,
         }
     }
 
@@ -185,6 +188,20 @@ impl Vocab {
         let mut longest = 0;
         for (segment, _) in self.segments(text, specials) {
             for (a, b) in self.ref_pieces(segment)? {
+                longest = longest.max(b - a);
+            }
+        }
+        Some(longest)
+    }
+
+    /// Length of the longest run of whitespace in `text` (segments split at specials when
+    /// `specials`), or `None` when the reference gave up. A whitespace piece is decided only
+    /// where its run ends (`\s+(?!\S)`, cl100k's `\s*[\r\n]`), so a streaming encoder must
+    /// see the whole run even when the piece is shorter.
+    pub fn longest_whitespace_run(&self, text: &[u8], specials: bool) -> Option<usize> {
+        let mut longest = 0;
+        for (segment, _) in self.segments(text, specials) {
+            for (a, b) in ref_pieces(&self.whitespace, segment)? {
                 longest = longest.max(b - a);
             }
         }
