@@ -9,7 +9,7 @@
 
 mod cli_common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use cli_common::{fails, gpt2_tiktoken, ok, scratch};
 
@@ -99,7 +99,7 @@ fn model_file(name: &str, payload: &[u8]) -> PathBuf {
 }
 
 /// Every command that loads a model must refuse `path` with `reason` and the path.
-fn refused_everywhere(path: &PathBuf, reason: &str) {
+fn refused_everywhere(path: &Path, reason: &str) {
     let p = path.to_str().unwrap();
     for command in ["inspect", "encode", "decode"] {
         let err = fails(&[command, "--model", p], b"1 2 3");
