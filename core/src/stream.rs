@@ -17,8 +17,9 @@ use crate::special::Specials;
 /// Why a streaming call failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StreamError {
-    /// The pending input holds one piece longer than the encoder's input capacity `IN`, so it can
-    /// never be completed: use a larger `IN`.
+    /// The pending input cannot be split within the encoder's input capacity `IN`: one piece, or
+    /// one whitespace run together with the character after it (the pattern decides a
+    /// whitespace piece only where the run ends), is longer than `IN`. Use a larger `IN`.
     InputTooSmall {
         /// The input capacity.
         capacity: usize,
