@@ -5,9 +5,11 @@
 //! cargo xtask bench-train [--runs N] [--vocab-size N] [--no-peers] [--no-big] [--big-gb X]
 //! ```
 //!
-//! Every measurement is one child process: wall time from spawn to exit, peak RSS from the
-//! kernel (`wait4`'s `ru_maxrss`), so the figures include process start-up, reading the file and
-//! writing the result, for every tool alike (the peers' in-library training time is shown too).
+//! Every measurement is one child process: wall time from spawn to exit, CPU time and peak RSS
+//! from the kernel (`wait4`'s `ru_utime + ru_stime` and `ru_maxrss`), so the figures include
+//! process start-up, reading the file and writing the result, for every tool alike (the peers'
+//! in-library training time is shown too). Other load on the machine inflates wall times; CPU
+//! times are steadier.
 //! Tools run interleaved, `--runs` times each (default 3); the table shows the median.
 //!
 //! Inputs: `../shared/data/corpus/english.txt` (or `$PICOBPE_SHARED_DATA/corpus/english.txt`) at
@@ -27,6 +29,8 @@ const EOT: &str = "<|endoftext|>";
 /// One finished child process.
 struct Measurement {
     wall_s: f64,
+    /// User + system CPU time (less sensitive than wall time to other load on the machine).
+    cpu_s: f64,
     peak_rss_mb: f64,
     stdout: String,
 }
@@ -175,20 +179,22 @@ pub fn run(args: &[String]) -> Result<(), String> {
         for (i, (name, make)) in tools.iter().enumerate() {
             let m = measure(make()).map_err(|e| format!("{name}: {e}"))?;
             println!(
-                "  run {}: {name:<44} {:>7.2} s {:>8.1} MB",
+                "  run {}: {name:<44} {:>7.2} s wall {:>7.2} s CPU {:>8.1} MB",
                 run + 1,
                 m.wall_s,
+                m.cpu_s,
                 m.peak_rss_mb
             );
             results[i].push(m);
         }
     }
     println!(
-        "\n{:<46} {:>10} {:>12} {:>14}",
-        "tool", "wall s", "peak RSS MB", "train() s"
+        "\n{:<46} {:>8} {:>8} {:>12} {:>10}",
+        "tool", "wall s", "CPU s", "peak RSS MB", "train() s"
     );
     for ((name, _), ms) in tools.iter().zip(&results) {
         let wall = median(ms.iter().map(|m| m.wall_s).collect());
+        let cpu = median(ms.iter().map(|m| m.cpu_s).collect());
         let rss = median(ms.iter().map(|m| m.peak_rss_mb).collect());
         let inner: Vec<f64> = ms
             .iter()
@@ -199,7 +205,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         } else {
             format!("{:.2}", median(inner))
         };
-        println!("{name:<46} {wall:>10.2} {rss:>12.1} {inner:>14}");
+        println!("{name:<46} {wall:>8.2} {cpu:>8.2} {rss:>12.1} {inner:>10}");
     }
 
     // CS336 corpus.en, N = 500.
@@ -208,9 +214,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .map(|_| measure(ours(None, &corpus_en, "500", "cs336")))
         .collect::<Result<_, _>>()?;
     println!(
-        "\n== corpus.en ({:.2} MB), N = 500: picobpe {:.3} s wall, {:.1} MB peak RSS (median of {}; CS336 budget 1.5 s)",
+        "\n== corpus.en ({:.2} MB), N = 500: picobpe {:.3} s wall, {:.3} s CPU, {:.1} MB peak RSS (median of {}; CS336 budget 1.5 s)",
         file_mb(&corpus_en),
         median(ms.iter().map(|m| m.wall_s).collect()),
+        median(ms.iter().map(|m| m.cpu_s).collect()),
         median(ms.iter().map(|m| m.peak_rss_mb).collect()),
         opts.runs
     );
@@ -219,10 +226,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
         let big = make_big(&english, &work, opts.big_gb)?;
         let big_mb = file_mb(&big);
         let m = measure(ours(None, &big, &n, "ours-big"))?;
+        let cpu = m.cpu_s;
         let small = median(results[0].iter().map(|m| m.wall_s).collect());
         println!(
-            "\n== {} ({big_mb:.0} MB = english.txt x {:.0}), N = {}: picobpe {:.1} s wall ({:.0} MB/s; \
-             english.txt: {:.0} MB/s), {:.1} MB peak RSS",
+            "\n== {} ({big_mb:.0} MB = english.txt x {:.0}), N = {}: picobpe {:.1} s wall, {cpu:.1} s CPU \
+             ({:.0} MB/s; english.txt: {:.0} MB/s), {:.1} MB peak RSS",
             big.display(),
             big_mb / english_mb,
             opts.vocab_size,
@@ -269,8 +277,10 @@ fn measure(mut cmd: Command) -> Result<Measurement, String> {
     if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
         return Err(format!("failed (status {status}): {stderr}"));
     }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     Ok(Measurement {
         wall_s,
+        cpu_s: secs(usage.ru_utime) + secs(usage.ru_stime),
         // Linux reports ru_maxrss in KiB.
         peak_rss_mb: usage.ru_maxrss as f64 * 1024.0 / 1e6,
         stdout,
