@@ -206,7 +206,7 @@ def tokenizer_json(name: str, ranks: dict[bytes, int], special: dict[str, int], 
 def english_and_multi(english: Path, multi_dir: Path, wanted: list[str]) -> list[tuple[str, str]]:
     """`english`, each multi/*.txt by stem, and `multi` (those files concatenated), filtered."""
     keep = lambda n: not wanted or n in wanted  # noqa: E731
-    read = lambda p: Path(p).read_text(encoding="utf-8")  # noqa: E731
+    read = lambda p: Path(p).read_bytes().decode("utf-8")  # noqa: E731 (bytes: keep CRLF as is)
     out = []
     if keep("english"):
         out.append(("english", read(english)))
@@ -225,7 +225,7 @@ def english_and_multi(english: Path, multi_dir: Path, wanted: list[str]) -> list
 
 def corpora(files: list[str], wanted: list[str]) -> tuple[str, list[tuple[str, str]]]:
     if files:
-        return "files from the command line", [(f, Path(f).read_text(encoding="utf-8")) for f in files]
+        return "files from the command line", [(f, Path(f).read_bytes().decode("utf-8")) for f in files]
     if (SHARED_CORPUS / "english.txt").is_file():
         return f"corpora: {SHARED_CORPUS}", english_and_multi(
             SHARED_CORPUS / "english.txt", SHARED_CORPUS / "multi", wanted)
@@ -321,7 +321,7 @@ def check_tokenizer_json(path: Path, name: str, enc) -> None:
     if not multi.is_dir():
         multi = ROOT / "tests" / "fixtures" / "train" / "multi"
     for p in sorted(multi.glob("*.txt")):
-        sample += p.read_text(encoding="utf-8")[:20000]
+        sample += p.read_bytes().decode("utf-8")[:20000]
     pieces = regex.findall(PATTERNS[name], sample)
     got = [i for e in hf.encode_batch(pieces, add_special_tokens=False) for i in e.ids]
     want = enc.encode_ordinary(sample)
@@ -371,8 +371,8 @@ def measure(enc_name, corpus, ref, cols, runs, ref_bytes):
             lo = max(0, at - 3)
             byte = len(ref_bytes(want[:at]))
             raw = text.encode("utf-8")
-            near = raw[max(0, byte - 24):byte].decode("utf-8", "replace") + "\u27e6" + \
-                raw[byte:byte + 24].decode("utf-8", "replace")
+            near = raw[max(0, byte - 24):byte].decode("utf-8", "ignore") + "\u27e6" + \
+                raw[byte:byte + 24].decode("utf-8", "ignore")
             print(f"note: {enc_name} / {name}: {col.name} ids differ from tiktoken's at index {at}, input byte "
                   f"{byte} ({len(got)} vs {len(want)} ids; {got[lo:at + 4]} vs tiktoken {want[lo:at + 4]}; "
                   f"text {near!r}); not timed", file=sys.stderr)
