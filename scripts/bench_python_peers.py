@@ -15,8 +15,9 @@ did the work.
 
 Vocabularies are built offline from `tests/fixtures/models` (the rank files and specials the Rust
 benchmark uses) with the issues' patterns: tiktoken with `tiktoken.Encoding(...)` as in
-`tests/scripts/gen_vectors.py`; fastokens with `Tokenizer.from_tiktoken(rank file, pattern,
-specials)`; tokie, which only reads Hugging Face `tokenizer.json`, from a tokenizer.json this
+`tests/scripts/gen_vectors.py`; fastokens with `Tokenizer.from_tiktoken(rank file, ...)`, with
+its `encoding=` preset pattern for cl100k_base / o200k_base (its fast path) and the issue's
+pattern for gpt2; tokie, which only reads Hugging Face `tokenizer.json`, from a tokenizer.json this
 script writes to $TMPDIR/picobpe-bench/ (vocab = the ranks in GPT-2's byte-to-unicode form,
 merges = each token's canonical split, i.e. the last merge of tiktoken's BPE on the token's own
 bytes, in rank order; ByteLevel pre-tokenizer for gpt2, Split(pattern) + ByteLevel otherwise).
@@ -271,7 +272,13 @@ def subjects(name: str, mode: str) -> tuple[Subject, list]:
         rank_path = tmp / f"{name}.tiktoken"
         if not rank_path.is_file() or rank_path.read_bytes() != raw:
             rank_path.write_bytes(raw)
-        ft = fastokens.Tokenizer.from_tiktoken(str(rank_path), pattern=PATTERNS[name], special_tokens=special)
+        # cl100k_base / o200k_base: fastokens's own preset for the pattern (its fast splitter; with
+        # the issue's pattern string it falls back to a regex engine, ~3x slower on cl100k). No
+        # gpt2 preset: the issue's pattern. Ids are checked against tiktoken either way.
+        if name == "gpt2":
+            ft = fastokens.Tokenizer.from_tiktoken(str(rank_path), pattern=PATTERNS[name], special_tokens=special)
+        else:
+            ft = fastokens.Tokenizer.from_tiktoken(str(rank_path), encoding=name, special_tokens=special)
         if mode == "ordinary":
             cols.append(Subject("fastokens", lambda t: list(ft.encode_ordinary(t).ids), ft.encode_ordinary))
         else:
