@@ -197,6 +197,44 @@ pub fn panic_check_parts() {
     black_box(picobpe::hash::hash_u64(black_box(7), black_box(9)));
 }
 
+/// A `fmt::Write` sink over a fixed buffer.
+struct Sink([u8; 32], usize);
+
+impl core::fmt::Write for Sink {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        for &b in s.as_bytes() {
+            let Some(slot) = self.0.get_mut(self.1) else {
+                return Err(core::fmt::Error);
+            };
+            *slot = b;
+            self.1 += 1;
+        }
+        Ok(())
+    }
+}
+
+/// The error types' `Display`.
+#[no_mangle]
+#[inline(never)]
+pub fn panic_check_display() {
+    use core::fmt::Write;
+    let mut sink = Sink([0; 32], 0);
+    let e = black_box(picobpe::EncodeError::OutputFull {
+        consumed: 1,
+        written: 2,
+    });
+    black_box(write!(sink, "{e}"));
+    let d = black_box(picobpe::DecodeError::UnknownId {
+        position: 1,
+        id: 2,
+        written: 3,
+    });
+    black_box(write!(sink, "{d}"));
+    let s = black_box(picobpe::StreamError::Finished);
+    black_box(write!(sink, "{s}"));
+    black_box(&sink);
+}
+
 /// Entry point: calls every check, so the linker keeps them (and everything they reach).
 #[no_mangle]
 pub extern "C" fn _start() -> ! {
@@ -205,6 +243,7 @@ pub extern "C" fn _start() -> ! {
     panic_check_stream_encode();
     panic_check_stream_decode();
     panic_check_parts();
+    panic_check_display();
     loop {
         black_box(());
     }
