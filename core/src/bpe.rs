@@ -14,6 +14,7 @@
 //! Memory: the work area is two `u32` per byte of the piece (ids and pair candidates). Pieces up
 //! to [`STACK_PIECE`] bytes use a fixed stack array; longer ones use caller-provided scratch.
 
+use crate::slice_ops::shift_left;
 use crate::tables::Tables;
 
 /// Longest piece merged in the fixed stack work area (2 × 4 × 64 = 512 bytes of stack).
@@ -78,8 +79,8 @@ pub fn merge_into(
         }
         // Merge pair best_i: ids[best_i] = best; drop ids[best_i + 1].
         *ids.get_mut(best_i)? = best;
-        ids.copy_within(best_i + 2..len, best_i + 1);
-        cand.copy_within(best_i + 2..len, best_i + 1);
+        shift_left(ids.get_mut(best_i + 1..len)?);
+        shift_left(cand.get_mut(best_i + 1..len)?);
         len -= 1;
         // Refresh the candidates that involve the merged id.
         *cand.get_mut(best_i)? = pair_after(t, ids, best_i, len);

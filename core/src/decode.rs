@@ -2,6 +2,7 @@
 
 use crate::encode::Tokenizer;
 use crate::error::DecodeError;
+use crate::slice_ops;
 
 impl<'t> Tokenizer<'t> {
     /// The bytes of one token (ordinary or special), or `None` for an unknown id.
@@ -29,7 +30,7 @@ impl<'t> Tokenizer<'t> {
                     written,
                 });
             };
-            dst.copy_from_slice(bytes);
+            slice_ops::copy(dst, bytes);
             written = end;
         }
         Ok(written)

@@ -11,6 +11,7 @@
 use crate::bpe::{self, STACK_PIECE};
 use crate::error::EncodeError;
 use crate::pretok::{self, Step};
+use crate::slice_ops;
 use crate::special::{self, Boundary, FirstBytes, Specials};
 use crate::tables::Tables;
 
@@ -221,7 +222,7 @@ impl<'t> Tokenizer<'t> {
             let (Some(dst), Some(src)) = (out.get_mut(at..at + k), ids.get(..k)) else {
                 return Err(at + k);
             };
-            dst.copy_from_slice(src);
+            slice_ops::copy(dst, src);
             Ok(k)
         } else {
             // Long piece: the work area is the free part of the output buffer.

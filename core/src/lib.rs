@@ -8,6 +8,7 @@ pub mod encode;
 pub mod error;
 pub mod hash;
 pub mod pretok;
+mod slice_ops;
 pub mod special;
 pub mod stream;
 pub mod tables;

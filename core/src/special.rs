@@ -87,7 +87,7 @@ pub fn find(
             continue;
         }
         let at = from + i;
-        let tail = &rest[i..];
+        let tail = rest.get(i..).unwrap_or(&[]);
         let mut best: Option<Found> = None;
         let mut partial = false;
         for s in specials {

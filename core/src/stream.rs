@@ -12,6 +12,7 @@
 
 use crate::encode::Tokenizer;
 use crate::error::{DecodeError, EncodeError};
+use crate::slice_ops;
 use crate::special::Specials;
 
 /// Why a streaming call failed.
@@ -120,10 +121,7 @@ impl<'t, const IN: usize, const OUT: usize> StreamEncoder<'t, IN, OUT> {
                 break;
             }
             let avail = self.ids.get(self.ids_start..self.ids_end).unwrap_or(&[]);
-            let k = avail.len().min(out.len() - n);
-            if let (Some(dst), Some(src)) = (out.get_mut(n..n + k), avail.get(..k)) {
-                dst.copy_from_slice(src);
-            }
+            let k = slice_ops::copy(out.get_mut(n..).unwrap_or(&mut []), avail);
             n += k;
             self.ids_start += k;
         }
@@ -152,9 +150,8 @@ impl<'t, const IN: usize, const OUT: usize> StreamEncoder<'t, IN, OUT> {
             return Err(StreamError::InputTooSmall { capacity: IN });
         }
         // Drop the consumed bytes (shift the rest to the front).
-        let len = self.input.len();
-        self.input.copy_within(consumed..len, 0);
-        self.input.truncate(len - consumed);
+        let kept = slice_ops::move_to_front(&mut self.input, consumed);
+        self.input.truncate(kept);
         self.ids_end = written;
         let progressed = consumed > 0 || written > 0;
         self.stalled = !progressed;
@@ -221,12 +218,9 @@ impl<'t, const N: usize> StreamDecoder<'t, N> {
             // `out` ends inside the ready bytes: cut back to a character boundary.
             k = complete_prefix(self.pending.get(..k).unwrap_or(&[]));
         }
-        if let (Some(dst), Some(src)) = (out.get_mut(..k), self.pending.get(..k)) {
-            dst.copy_from_slice(src);
-        }
-        let len = self.pending.len();
-        self.pending.copy_within(k..len, 0);
-        self.pending.truncate(len - k);
+        let k = slice_ops::copy(out, self.pending.get(..k).unwrap_or(&[]));
+        let kept = slice_ops::move_to_front(&mut self.pending, k);
+        self.pending.truncate(kept);
         k
     }
 }

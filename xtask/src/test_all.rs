@@ -5,8 +5,10 @@
 //!    on the host workspace;
 //! 3. a `no_std` build of the core for `thumbv7m-none-eabi` and a check that no crate in its
 //!    dependency graph links `alloc`;
-//! 4. the host test suite (release profile: the exactness tests read megabytes of text);
-//! 5. the on-target tests under QEMU (`cargo xtask firmware-test`), when that command exists.
+//! 4. the link-time panic-freedom proof (`cargo xtask panic-check`);
+//! 5. the host test suite (release profile: the exactness tests read megabytes of text), then a
+//!    20 s fuzzing smoke per target when nightly and cargo-fuzz are installed;
+//! 6. the on-target tests under QEMU (`cargo xtask firmware-test`).
 //!
 //! Any failing step stops the run with a non-zero exit.
 
@@ -49,8 +51,19 @@ pub fn run(args: &[String]) -> Result<(), String> {
     )?;
     check_no_alloc(&root)?;
     step(
+        "panic freedom: link-time proof (opt-level 3, s, z)",
+        cargo(&root, &["xtask", "panic-check"]),
+    )?;
+    step(
         "host tests (release)",
         cargo(&root, &["test", "--workspace", "--release"]),
+    )?;
+    step(
+        "fuzz smoke (20 s per target; skipped without nightly + cargo-fuzz)",
+        cargo(
+            &root,
+            &["xtask", "fuzz", "--seconds", "20", "--if-available"],
+        ),
     )?;
     if skip_firmware {
         println!("== on-target tests skipped (--skip-firmware)");
