@@ -134,9 +134,6 @@ fn read_u32(b: &[u8]) -> u32 {
 mod tests {
     use super::*;
 
-    extern crate std;
-    use std::vec::Vec;
-
     /// Our lookup must land on the slot the generator assigned, for every key, and agree with
     /// `phf_shared::ptrhash::get_index`.
     #[test]
