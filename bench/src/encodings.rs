@@ -17,25 +17,6 @@ pub enum Encoding {
     O200k,
 }
 
-/// The reference patterns: issue 2 (gpt2, tiktoken's r50k) and issue 5 (cl100k_base, o200k_base).
-const GPT2_PAT: &str = r"'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
-const CL100K_PAT: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
-const O200K_PAT: &str = concat!(
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-    "|",
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-    "|",
-    r"\p{N}{1,3}",
-    "|",
-    r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
-    "|",
-    r"\s*[\r\n]+",
-    "|",
-    r"\s+(?!\S)",
-    "|",
-    r"\s+",
-);
-
 impl Encoding {
     /// All encodings, in table order.
     pub const ALL: [Encoding; 3] = [Encoding::Gpt2, Encoding::Cl100k, Encoding::O200k];
@@ -59,11 +40,11 @@ impl Encoding {
         }
     }
 
-    fn pattern(self) -> (PatternKind, &'static str) {
+    fn pattern(self) -> PatternKind {
         match self {
-            Encoding::Gpt2 => (PatternKind::Gpt2, GPT2_PAT),
-            Encoding::Cl100k => (PatternKind::Cl100k, CL100K_PAT),
-            Encoding::O200k => (PatternKind::O200k, O200K_PAT),
+            Encoding::Gpt2 => PatternKind::Gpt2,
+            Encoding::Cl100k => PatternKind::Cl100k,
+            Encoding::O200k => PatternKind::O200k,
         }
     }
 }
@@ -116,7 +97,7 @@ fn read(path: &Path) -> Vec<u8> {
 /// picobpe's tables for `enc`: `picobpe_model::import::tiktoken` + `PieceTable::Full`, the same
 /// path as `host-trainer import` and the tests.
 pub fn picobpe_tables(enc: Encoding, vocab: &Vocabulary) -> &'static picobpe::Tables<'static> {
-    let model = picobpe_model::import::tiktoken(&vocab.rank_file, enc.pattern().0, &vocab.specials)
+    let model = picobpe_model::import::tiktoken(&vocab.rank_file, enc.pattern(), &vocab.specials)
         .unwrap_or_else(|e| panic!("import {}: {e}", enc.name()));
     picobpe_model::TableData::new(&model, PieceTable::Full)
         .unwrap_or_else(|e| panic!("tables {}: {e}", enc.name()))
@@ -146,5 +127,6 @@ pub fn tiktoken_rs_from_rank_file(enc: Encoding, vocab: &Vocabulary) -> tiktoken
         encoder.insert(bytes, rank);
     }
     let specials: rustc_hash::FxHashMap<String, u32> = vocab.specials.iter().cloned().collect();
-    tiktoken_rs::CoreBPE::new(encoder, specials, enc.pattern().1).expect("tiktoken-rs CoreBPE")
+    tiktoken_rs::CoreBPE::new(encoder, specials, enc.pattern().reference_regex())
+        .expect("tiktoken-rs CoreBPE")
 }

@@ -20,28 +20,9 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use fancy_regex::Regex;
+use picobpe_model::PatternKind;
 use train_common::*;
 
-const GPT2_PATTERN: &str =
-    r"'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
-/// tiktoken's cl100k_base pattern (`tiktoken_ext/openai_public.py`).
-const CL100K_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
-/// tiktoken's o200k_base pattern (`tiktoken_ext/openai_public.py`, alternatives joined by `|`).
-const O200K_PATTERN: &str = concat!(
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-    "|",
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-    "|",
-    r"\p{N}{1,3}",
-    "|",
-    r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
-    "|",
-    r"\s*[\r\n]+",
-    "|",
-    r"\s+(?!\S)",
-    "|",
-    r"\s+",
-);
 const EOT: &str = "<|endoftext|>";
 
 /// Split `text` on the special tokens: at each position the longest special that matches.
@@ -186,9 +167,9 @@ fn check_pattern(
     pattern: &str,
 ) {
     let regex = match pattern {
-        "gpt2" => GPT2_PATTERN,
-        "cl100k" => CL100K_PATTERN,
-        "o200k" => O200K_PATTERN,
+        "gpt2" => PatternKind::Gpt2.reference_regex(),
+        "cl100k" => PatternKind::Cl100k.reference_regex(),
+        "o200k" => PatternKind::O200k.reference_regex(),
         other => panic!("unknown pattern {other}"),
     };
     let tmp = TempDir::new("reference");
@@ -244,7 +225,12 @@ fn reference_trainer_reproduces_the_cs336_reference_merges() {
     // The reference is itself checked against the course's data before it judges anything.
     let text = std::fs::read_to_string(fixture("cs336/corpus.en")).unwrap();
     let mut counts = HashMap::new();
-    reference_counts(&text, &[EOT], GPT2_PATTERN, &mut counts);
+    reference_counts(
+        &text,
+        &[EOT],
+        PatternKind::Gpt2.reference_regex(),
+        &mut counts,
+    );
     let expected = parse_merges(
         &std::fs::read_to_string(fixture("cs336/train-bpe-reference-merges.txt")).unwrap(),
     );

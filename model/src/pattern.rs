@@ -32,7 +32,37 @@ impl PatternKind {
             PatternKind::O200k => "o200k",
         }
     }
+
+    /// The reference regex this pattern's hand-rolled splitter must agree with, verbatim from
+    /// tiktoken 0.14 (`tiktoken_ext/openai_public.py`: `r50k_pat_str`, cl100k_base's `pat_str`,
+    /// o200k_base's alternatives joined by `|`). Used by the differential tests, the trainer's
+    /// reference and the benchmark's peers; the core itself never runs a regex.
+    pub fn reference_regex(self) -> &'static str {
+        match self {
+            PatternKind::Gpt2 => GPT2_REGEX,
+            PatternKind::Cl100k => CL100K_REGEX,
+            PatternKind::O200k => O200K_REGEX,
+        }
+    }
 }
+
+const GPT2_REGEX: &str = r"'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
+const CL100K_REGEX: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
+const O200K_REGEX: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"\p{N}{1,3}",
+    "|",
+    r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    "|",
+    r"\s*[\r\n]+",
+    "|",
+    r"\s+(?!\S)",
+    "|",
+    r"\s+",
+);
 
 impl From<PatternKind> for picobpe::Pattern {
     fn from(kind: PatternKind) -> Self {

@@ -181,7 +181,8 @@ pub fn ensure_tools() -> Result<(), String> {
     ensure_qemu()
 }
 
-fn ensure_target(target: &str) -> Result<(), String> {
+/// Installs a rustup target when missing, or says which command to run.
+pub fn ensure_target(target: &str) -> Result<(), String> {
     let out = Command::new("rustup")
         .args(["target", "list", "--installed"])
         .output()

@@ -19,7 +19,7 @@ use std::process::Command;
 pub fn run(args: &[String]) -> Result<(), String> {
     let skip_firmware = args.iter().any(|a| a == "--skip-firmware");
     let root = repo_root();
-    ensure_rustup_target("thumbv7m-none-eabi")?;
+    crate::firmware::ensure_target("thumbv7m-none-eabi")?;
     ensure_component("clippy")?;
     ensure_component("rustfmt")?;
 
@@ -101,26 +101,6 @@ fn step(name: &str, mut cmd: Command) -> Result<(), String> {
     } else {
         Err(format!("step `{name}` failed ({status})"))
     }
-}
-
-fn ensure_rustup_target(target: &str) -> Result<(), String> {
-    let out = Command::new("rustup")
-        .args(["target", "list", "--installed"])
-        .output()
-        .map_err(|e| {
-            format!("rustup not found ({e}); install rustup, then run `rustup target add {target}`")
-        })?;
-    if String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .any(|l| l.trim() == target)
-    {
-        return Ok(());
-    }
-    step(&format!("rustup target add {target}"), {
-        let mut c = Command::new("rustup");
-        c.args(["target", "add", target]);
-        c
-    })
 }
 
 fn ensure_component(name: &str) -> Result<(), String> {

@@ -6,26 +6,8 @@
 #![allow(dead_code)]
 
 use picobpe::pretok::{next_piece, Pattern, Step};
+use picobpe_model::PatternKind;
 use std::path::PathBuf;
-
-/// The reference patterns, verbatim (tiktoken 0.14).
-pub const GPT2: &str = r"'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
-pub const CL100K: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
-pub const O200K: &str = concat!(
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-    "|",
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-    "|",
-    r"\p{N}{1,3}",
-    "|",
-    r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
-    "|",
-    r"\s*[\r\n]+",
-    "|",
-    r"\s+(?!\S)",
-    "|",
-    r"\s+",
-);
 
 /// A splitter under test and its reference regex.
 pub struct Harness {
@@ -35,11 +17,7 @@ pub struct Harness {
 
 impl Harness {
     pub fn new(pattern: Pattern) -> Harness {
-        let src = match pattern {
-            Pattern::Gpt2 => GPT2,
-            Pattern::Cl100k => CL100K,
-            Pattern::O200k => O200K,
-        };
+        let src = PatternKind::from(pattern).reference_regex();
         Harness {
             pattern,
             re: fancy_regex::Regex::new(src).expect("reference pattern compiles"),
