@@ -55,9 +55,11 @@ pub struct Picobpe {
 
 impl Picobpe {
     fn encode(&mut self, text: &str) -> usize {
-        // Every id covers at least one input byte.
-        if self.out.len() < text.len() + 1 {
-            self.out.resize(text.len() + 1, 0);
+        // Every id covers at least one input byte, and no piece's work area is longer than
+        // the one a single piece of the whole text would need.
+        let room = picobpe::bpe::scratch_needed(text.len()) + 1;
+        if self.out.len() < room {
+            self.out.resize(room, 0);
         }
         self.tok
             .encode(text.as_bytes(), &mut self.out, self.specials)

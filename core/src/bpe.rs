@@ -4,7 +4,9 @@
 //! id per byte; keep, for every adjacent pair, the id it merges into (or none); repeatedly merge
 //! the pair with the lowest rank, leftmost on ties, and refresh only the two neighbouring pair
 //! candidates. Each merge is an O(n) scan plus an O(n) shift, so a piece costs O(n²) in the worst
-//! case, like tiktoken; pieces are short (a word) in practice and live in cache.
+//! case, like tiktoken; pieces are short (a word) in practice and live in cache. Pieces longer
+//! than [`QUADRATIC_MAX`] bytes go to [`crate::bpe_tree`], which merges in the same order in
+//! O(n log n), so no input can make the encoder quadratic in more than 512 bytes.
 //!
 //! Why pairs of ids are exact for tiktoken vocabularies: a merge `(a, b) → t` during encoding
 //! only ever happens with `(a, b)` = the last merge of BPE run on `t`'s own bytes, because the
@@ -12,7 +14,8 @@
 //! those canonical splits, so a pair table reproduces byte-keyed tiktoken merging.
 //!
 //! Memory: the work area is two `u32` per byte of the piece (ids and pair candidates). Pieces up
-//! to [`STACK_PIECE`] bytes use a fixed stack array; longer ones use caller-provided scratch.
+//! to [`STACK_PIECE`] bytes use a fixed stack array; longer ones use caller-provided scratch:
+//! [`scratch_needed`] ids (2 per byte up to [`QUADRATIC_MAX`] bytes, about 2.1 beyond).
 
 use crate::slice_ops::shift_left;
 use crate::tables::Tables;
@@ -20,8 +23,37 @@ use crate::tables::Tables;
 /// Longest piece merged in the fixed stack work area (2 × 4 × 64 = 512 bytes of stack).
 pub const STACK_PIECE: usize = 64;
 
+/// Longest piece merged by the quadratic scan; longer ones use the O(n log n) block-min tree.
+pub const QUADRATIC_MAX: usize = 512;
+
 /// Marks "this pair does not merge" in the candidate array.
-const NO_MERGE: u32 = u32::MAX;
+pub(crate) const NO_MERGE: u32 = u32::MAX;
+
+/// Output-buffer room (in ids) that guarantees an `len`-byte piece can be encoded: the piece's
+/// ids for pieces of up to [`STACK_PIECE`] bytes, else the work area of its merge, which
+/// starts at the piece's first output slot. This is the `needed` of
+/// [`crate::EncodeError::PieceTooLong`] for a piece that is not a whole token.
+pub const fn scratch_needed(len: usize) -> usize {
+    if len <= STACK_PIECE {
+        len
+    } else if len <= QUADRATIC_MAX {
+        2 * len
+    } else {
+        crate::bpe_tree::scratch_len(len)
+    }
+}
+
+/// Merge a piece longer than [`STACK_PIECE`] bytes in `work` (at least
+/// [`scratch_needed`]`(piece.len())` ids). The ids are left in `work[..k]`; returns `k`.
+pub(crate) fn merge_long(t: &Tables<'_>, piece: &[u8], work: &mut [u32]) -> Option<usize> {
+    let n = piece.len();
+    if n <= QUADRATIC_MAX {
+        let (ids, cand) = work.get_mut(..2 * n)?.split_at_mut(n);
+        merge_into(t, piece, ids, cand)
+    } else {
+        crate::bpe_tree::merge(t, piece, work)
+    }
+}
 
 /// Merge `piece` (non-empty) into ids, using `ids` and `cand` (each at least `piece.len()` long)
 /// as the work area. Returns the number of ids, which are left in `ids[..n]`.

@@ -226,12 +226,12 @@ impl<'t> Tokenizer<'t> {
             Ok(k)
         } else {
             // Long piece: the work area is the free part of the output buffer.
-            if room < 2 * n {
-                return Err(at + 2 * n);
+            let needed = bpe::scratch_needed(n);
+            if room < needed {
+                return Err(at + needed);
             }
             let free = out.get_mut(at..).unwrap_or(&mut []);
-            let (ids, cand) = free.split_at_mut(n);
-            Ok(bpe::merge_into(t, piece, ids, cand).unwrap_or(0))
+            Ok(bpe::merge_long(t, piece, free).unwrap_or(0))
         }
     }
 }

@@ -3,6 +3,7 @@
 #![deny(missing_docs)]
 
 pub mod bpe;
+mod bpe_tree;
 pub mod decode;
 pub mod encode;
 pub mod error;

@@ -135,7 +135,7 @@ fn stream<const IN: usize, const OUT: usize>(
             }
         }
         Err(StreamError::PieceTooLong { len, needed }) => assert!(
-            needed > OUT && needed <= 2 * len,
+            needed > OUT && needed <= picobpe::bpe::scratch_needed(len),
             "stream <{IN}, {OUT}>: PieceTooLong {{ len: {len}, needed: {needed} }}: \"{}\"",
             escape(text)
         ),

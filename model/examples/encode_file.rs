@@ -24,7 +24,7 @@ fn main() {
         .to_tables();
     let tok = Tokenizer::new(tables);
     let text = std::fs::read(file).expect("file");
-    let mut out = vec![0u32; text.len() * 2 + 16];
+    let mut out = vec![0u32; picobpe::bpe::scratch_needed(text.len()) + 16];
     let mut best = f64::MAX;
     let mut n = 0;
     for _ in 0..runs {

@@ -382,6 +382,17 @@ def build_inputs(shared: Path, texts_dir: Path) -> dict[str, list[dict]]:
         ("long-tabs-nbsp", "\t\u00a0\u3000" * 2_000 + "end"),
         ("long-apostrophes", "'s" * 5_000),
     ]
+    # Long single pieces with irregular merge structure (the O(n log n) merge for pieces over
+    # 512 bytes); each over 4 KiB so the firmware's vector subset is unchanged.
+    rng = random.Random(0x5EED_0004)
+    long_alphabets = [
+        ("ab", 6_000), ("abc", 8_000), ("etaoinshr", 9_000), ("abcdefghijklmnopqrstuvwxyz", 12_000),
+        ("aAbBeEtT", 7_000), ("абвгдежзийклмнопрстуфхцчшщыэюя", 3_000), ("的一是不了人我在有他这为之大来", 2_000),
+    ]
+    for alphabet, n in long_alphabets:
+        inline.append((f"long-random-{len(alphabet)}-{n}", "".join(rng.choice(alphabet) for _ in range(n))))
+    inline.append(("long-random-digits", "".join(rng.choice("0123456789") for _ in range(6_000))))
+    inline.append(("long-random-punct", "".join(rng.choice("!?=-*#.,:;") for _ in range(6_000))))
     fixtures += [{"name": n, "text": t} for n, t in inline]
     sets["fixtures"] = fixtures
 

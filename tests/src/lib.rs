@@ -641,13 +641,13 @@ pub mod check {
         }
     }
 
-    /// One-shot encode with a buffer large enough for any piece (2 ids per input byte + slack).
+    /// One-shot encode with a buffer large enough for any piece (`scratch_needed` + slack).
     pub fn encode(
         tok: &Tokenizer<'_>,
         input: &[u8],
         specials: Specials,
     ) -> Result<Vec<u32>, EncodeError> {
-        let mut out = vec![0u32; 2 * input.len() + 16];
+        let mut out = vec![0u32; picobpe::bpe::scratch_needed(input.len()) + 16];
         let n = tok.encode(input, &mut out, specials)?;
         out.truncate(n);
         Ok(out)
@@ -1048,7 +1048,7 @@ pub mod conformance {
                 },
             );
         }
-        if bound + LOOKAHEAD <= BIG_IN && 2 * bound <= BIG_OUT {
+        if bound + LOOKAHEAD <= BIG_IN && picobpe::bpe::scratch_needed(bound) <= BIG_OUT {
             let mut enc: Box<StreamEncoder<'_, BIG_IN, BIG_OUT>> =
                 Box::new(StreamEncoder::new(*tok, specials));
             compare(
