@@ -4,13 +4,16 @@
 //! Inputs (environment):
 //! - `PICOBPE_MODEL`: the `*.model` file to bake. Default: the model `cargo xtask firmware-run`
 //!   prepares for the machine (`target/models/small.model` for lm3s6965evb,
-//!   `target/models/gpt2.model` for mps2-an385).
+//!   `target/models/gpt2.model` for mps2-an385, `target/models/cl100k_base.model` for mps2-an385
+//!   with the `cl100k` feature).
 //! - `PICOBPE_PIECES`: `full` (default, as in `picobpe-build`: every token as a whole-piece fast
-//!   path) or `minimal` (only the entries exactness needs — none for GPT-2: ~20 % less table
-//!   flash, ~2.5× more instructions per byte).
+//!   path) or `minimal` (only the entries exactness needs — none for GPT-2 and cl100k_base:
+//!   ~16–20 % less table flash, 2.1–2.8× more instructions per byte).
 //! - `PICOBPE_VECTORS`: a conformance vector file (made by `cargo xtask firmware-test`); when set,
 //!   the on-target tests check the model against it (`cfg(picobpe_vectors)`).
-//!   `PICOBPE_VECTORS_REF` names model and reference (`gpt2/tiktoken`, `small/hf-tokenizers`).
+//!   `PICOBPE_VECTORS_REF` names model and reference (`gpt2/tiktoken`,
+//!   `cl100k_base/tiktoken`, `small/hf-tokenizers`); the first two also enable the tests
+//!   specific to that model (`cfg(picobpe_gpt2)`, `cfg(picobpe_cl100k)`).
 use std::{env, fs, path::PathBuf};
 
 use picobpe_build::PieceTable;
@@ -18,12 +21,18 @@ use picobpe_build::PieceTable;
 fn main() {
     let lm3s = env::var_os("CARGO_FEATURE_LM3S6965EVB").is_some();
     let mps2 = env::var_os("CARGO_FEATURE_MPS2_AN385").is_some();
-    let (machine, default_model) = match (lm3s, mps2) {
-        (true, false) => ("lm3s6965evb", "small.model"),
-        (false, true) => ("mps2-an385", "gpt2.model"),
+    let cl100k = env::var_os("CARGO_FEATURE_CL100K").is_some();
+    let (machine, default_model, xtask_model) = match (lm3s, mps2, cl100k) {
+        (true, false, false) => ("lm3s6965evb", "small.model", "small"),
+        (false, true, false) => ("mps2-an385", "gpt2.model", "gpt2"),
+        (false, true, true) => ("mps2-an385", "cl100k_base.model", "cl100k"),
+        (true, false, true) => fail(
+            "the `cl100k` feature needs `mps2-an385`: cl100k_base's tables (~2.7 MB) do not fit \
+             the lm3s6965evb's 256 KiB of flash",
+        ),
         _ => fail(
             "select exactly one machine feature: `lm3s6965evb` (default) or \
-             `--no-default-features --features mps2-an385`",
+             `--no-default-features --features mps2-an385` (add `cl100k` for cl100k_base)",
         ),
     };
     let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
@@ -51,9 +60,9 @@ fn main() {
     };
     if !model.is_file() {
         fail(&format!(
-            "model file {} not found. Run `cargo xtask firmware-run --machine {machine}` from the \
-             repository root (it trains or imports the default model), or set PICOBPE_MODEL to \
-             your own `tokenizer.model`.",
+            "model file {} not found. Run `cargo xtask firmware-run --model {xtask_model}` from \
+             the repository root (it trains or imports the default model), or set PICOBPE_MODEL \
+             to your own `tokenizer.model`.",
             model.display()
         ));
     }
@@ -78,12 +87,17 @@ fn main() {
     println!("cargo::rerun-if-env-changed=PICOBPE_VECTORS");
     println!("cargo::rerun-if-env-changed=PICOBPE_VECTORS_REF");
     println!("cargo::rustc-check-cfg=cfg(picobpe_gpt2)");
+    println!("cargo::rustc-check-cfg=cfg(picobpe_cl100k)");
     if let Some(v) = env::var_os("PICOBPE_VECTORS") {
-        // `<model>/<reference>`, e.g. `gpt2/tiktoken`; a gpt2 model adds GPT-2-specific tests.
+        // `<model>/<reference>`, e.g. `gpt2/tiktoken`; a gpt2 or cl100k_base model adds the
+        // tests specific to it.
         let reference =
             env::var("PICOBPE_VECTORS_REF").unwrap_or_else(|_| "unnamed/reference".into());
         if reference.starts_with("gpt2/") {
             println!("cargo::rustc-cfg=picobpe_gpt2");
+        }
+        if reference.starts_with("cl100k_base/") {
+            println!("cargo::rustc-cfg=picobpe_cl100k");
         }
         println!("cargo::rustc-env=PICOBPE_VECTORS_REF={reference}");
         let v = PathBuf::from(v);

@@ -1,10 +1,11 @@
 //! On-target tests, one QEMU boot per test (`cargo xtask firmware-test`).
 //!
-//! Every machine runs the model-independent tests (round trips, streaming with small buffers,
-//! `OutputFull` resume, errors, special tokens, stack bounds). Builds that embed reference
-//! vectors (`cfg(picobpe_vectors)`) also compare ids with an independent implementation's:
-//! tiktoken's for GPT-2 on mps2-an385, Hugging Face tokenizers' for the small model on
-//! lm3s6965evb.
+//! Every configuration runs the model-independent tests (round trips, streaming with small
+//! buffers, `OutputFull` resume, errors, special tokens, stack bounds). Builds that embed
+//! reference vectors (`cfg(picobpe_vectors)`) also compare ids with an independent
+//! implementation's: tiktoken's for GPT-2 and cl100k_base on mps2-an385, Hugging Face
+//! tokenizers' for the small model on lm3s6965evb. GPT-2 and cl100k_base builds add tests with
+//! tiktoken ids written out here (`cfg(picobpe_gpt2)`, `cfg(picobpe_cl100k)`).
 #![no_std]
 #![no_main]
 
@@ -528,6 +529,90 @@ mod tests {
         assert!(ids.as_slice() == expected, "got {:?}", ids.as_slice());
     }
 
+    /// tiktoken's cl100k_base ids for the same sanity string.
+    #[test]
+    #[cfg(picobpe_cl100k)]
+    fn cl100k_sanity_string() {
+        let ids = encode(cl100k::SANITY.as_bytes(), Specials::All);
+        assert!(
+            ids.as_slice() == cl100k::SANITY_IDS,
+            "got {:?}",
+            ids.as_slice()
+        );
+    }
+
+    /// tiktoken's cl100k_base ids for a text where cl100k's pattern splits differently from
+    /// GPT-2's (case-insensitive contractions, 3-digit groups, a non-letter glued to the letters
+    /// after it, punctuation keeping its newlines, whitespace ending at a newline).
+    #[test]
+    #[cfg(picobpe_cl100k)]
+    fn cl100k_pattern_string() {
+        for specials in [Specials::All, Specials::None] {
+            let ids = encode(cl100k::PATTERN_TEXT.as_bytes(), specials);
+            assert!(
+                ids.as_slice() == cl100k::PATTERN_IDS,
+                "got {:?}",
+                ids.as_slice()
+            );
+        }
+        assert_decodes_to(&cl100k::PATTERN_IDS, cl100k::PATTERN_TEXT.as_bytes());
+    }
+
+    /// The five special tokens have tiktoken's ids, are recognized between ordinary text (and
+    /// only with `Specials::All`), and decode to their text.
+    #[test]
+    #[cfg(picobpe_cl100k)]
+    fn cl100k_special_tokens_have_tiktoken_ids() {
+        assert_eq!(TABLES.specials.len(), cl100k::SPECIALS.len());
+        let tok = tokenizer();
+        for (text, id) in cl100k::SPECIALS {
+            assert_eq!(special_id(text), Some(id), "{text}");
+            assert!(tok.token_bytes(id) == Some(text.as_bytes()), "{text} bytes");
+            let mut buf = [0u8; 64];
+            let n = text.len() + 2;
+            buf[0] = b'x';
+            buf[1..n - 1].copy_from_slice(text.as_bytes());
+            buf[n - 1] = b'y';
+            let (x, y) = (
+                TABLES.byte_ids[b'x' as usize],
+                TABLES.byte_ids[b'y' as usize],
+            );
+            let ids = encode(&buf[..n], Specials::All);
+            assert!(ids.as_slice() == [x, id, y], "{text}: {:?}", ids.as_slice());
+            let ordinary = encode(&buf[..n], Specials::None);
+            assert!(
+                !ordinary.as_slice().contains(&id),
+                "{text} in an ordinary encode"
+            );
+            assert_decodes_to(ordinary.as_slice(), &buf[..n]);
+        }
+    }
+
+    /// Ids below the vocabulary size that tiktoken leaves unused are unknown ids, and their
+    /// neighbours are not.
+    #[test]
+    #[cfg(picobpe_cl100k)]
+    fn cl100k_unused_ids_are_unknown() {
+        assert_eq!(TABLES.n_ids(), cl100k::N_VOCAB);
+        let tok = tokenizer();
+        let a = TABLES.byte_ids[b'a' as usize];
+        let mut out = [0u8; 64];
+        for id in cl100k::HOLES {
+            assert!(tok.token_bytes(id).is_none(), "id {id} has bytes");
+            assert_eq!(
+                tok.decode(&[a, id], &mut out),
+                Err(DecodeError::UnknownId {
+                    position: 1,
+                    id,
+                    written: 1
+                })
+            );
+        }
+        for id in [100_255, 100_257, 100_260, 100_276] {
+            assert!(tok.token_bytes(id).is_some(), "id {id} has no bytes");
+        }
+    }
+
     #[cfg(picobpe_vectors)]
     use crate::vectors::Miss;
 
@@ -617,7 +702,7 @@ mod tests {
     }
 }
 
-/// Conformance vectors (GPT-2 builds only).
+/// Conformance vectors (builds given `PICOBPE_VECTORS`).
 #[cfg(picobpe_vectors)]
 mod vectors {
     use super::*;
@@ -629,7 +714,7 @@ mod vectors {
 
     /// How a record failed: the first differing id index, or another problem.
     pub enum Miss {
-        /// Ids differ from tiktoken's from this index on.
+        /// Ids differ from the reference's from this index on.
         At(usize),
         /// Something else went wrong (described).
         Other(&'static str),
@@ -658,7 +743,10 @@ mod vectors {
             match f(&r, tok) {
                 Ok(()) => {}
                 Err(Miss::At(i)) => {
-                    panic!("vector {}: ids differ from tiktoken's at index {i}", r.name)
+                    panic!(
+                        "vector {}: ids differ from {REFERENCE} at index {i}",
+                        r.name
+                    )
                 }
                 Err(Miss::Other(why)) => panic!("vector {}: {why}", r.name),
             }
@@ -670,4 +758,39 @@ mod vectors {
         );
         semihosting::println!("{n} vectors match ({REFERENCE})");
     }
+}
+
+/// tiktoken's cl100k_base figures for the cl100k tests, printed by `scripts/cl100k_ids.py`
+/// (tiktoken 0.14 built offline from `tests/fixtures/models/cl100k_base.tiktoken.gz` and
+/// `cl100k_base.json`; the sanity ids are also checked there against the committed vectors).
+#[cfg(picobpe_cl100k)]
+mod cl100k {
+    /// The reference vectors generator's sanity string.
+    pub const SANITY: &str = "Hello, 🌍! 你好!";
+    /// Its ids.
+    pub const SANITY_IDS: [u32; 10] = [9906, 11, 11410, 234, 235, 0, 220, 57668, 53901, 0];
+    /// cl100k pieces: `HE|'S| WE|'LL| THEY|'RE| I|'M| DON|'T| obj|.field|=|123|456|7| #|tag|\n\n|...\r\n|  \n|\tx`
+    /// (GPT-2's pattern: `HE|'|S| WE|'|LL|…| obj|.|field|=|1234567| #|tag|\n|\n|...|\r\n  \n|\t|x`).
+    pub const PATTERN_TEXT: &str =
+        "HE'S WE'LL THEY'RE I'M DON'T obj.field=1234567 #tag\n\n...\r\n  \n\tx";
+    /// Its ids (the piece `'LL` is no token, so it merges to `'` + `LL`).
+    pub const PATTERN_IDS: [u32; 23] = [
+        1837, 13575, 20255, 6, 4178, 63593, 95253, 358, 28703, 45373, 17773, 2909, 16859, 28, 4513,
+        10961, 22, 674, 4681, 271, 35929, 2355, 10436,
+    ];
+    /// tiktoken's special tokens of cl100k_base.
+    pub const SPECIALS: [(&str, u32); 5] = [
+        ("<|endoftext|>", 100257),
+        ("<|fim_prefix|>", 100258),
+        ("<|fim_middle|>", 100259),
+        ("<|fim_suffix|>", 100260),
+        ("<|endofprompt|>", 100276),
+    ];
+    /// tiktoken's `n_vocab`.
+    pub const N_VOCAB: usize = 100_277;
+    /// Ids below `N_VOCAB` that are neither a rank nor a special token.
+    pub const HOLES: [u32; 16] = [
+        100256, 100261, 100262, 100263, 100264, 100265, 100266, 100267, 100268, 100269, 100270,
+        100271, 100272, 100273, 100274, 100275,
+    ];
 }

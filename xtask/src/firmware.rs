@@ -1,15 +1,17 @@
-//! `cargo xtask firmware-run [--machine lm3s6965evb|mps2-an385] [--model FILE]`: train (or import)
-//! the machine's model, bake it into the firmware, build it and run it under QEMU.
+//! `cargo xtask firmware-run [--machine lm3s6965evb|mps2-an385] [--model small|gpt2|cl100k|FILE]`:
+//! prepare (train or import) a model, bake it into the firmware, build it and run it under QEMU.
 //!
 //! Also the shared plumbing of the other firmware commands (`firmware-test`, `footprint`):
-//! installing the missing tools, preparing the models in `firmware-example/target/models/`,
-//! building the firmware with cargo and running an ELF under QEMU with a timeout.
+//! installing the missing tools, the configurations (machine + model) and their option parsing,
+//! preparing the models in `firmware-example/target/models/`, building the firmware with cargo
+//! and running an ELF under QEMU with a timeout.
 //!
-//! Models: `lm3s6965evb` gets a small vocabulary trained by `host-trainer train` on the sample in
-//! `firmware-example/sample/`; `mps2-an385` gets GPT-2, imported by `host-trainer import` from
-//! the tiktoken rank file in `tests/fixtures/models/`. The path reaches the firmware's build
-//! script through `PICOBPE_MODEL`; `--model FILE` (or `PICOBPE_MODEL` in the environment) bakes
-//! any other model instead.
+//! Built-in models ([`Builtin`]): `small` (lm3s6965evb) is a small vocabulary trained by
+//! `host-trainer train` on the sample in `firmware-example/sample/`; `gpt2` and `cl100k`
+//! (mps2-an385) are imported by `host-trainer import` from the tiktoken rank files in
+//! `tests/fixtures/models/`. The path reaches the firmware's build script through
+//! `PICOBPE_MODEL`; `--model FILE` (or `PICOBPE_MODEL` in the environment) bakes any other model
+//! instead.
 
 pub mod vectors;
 
@@ -57,96 +59,257 @@ impl Machine {
             .find(|m| m.name() == s)
             .ok_or_else(|| format!("unknown machine `{s}` (expected lm3s6965evb or mps2-an385)"))
     }
+}
 
-    /// Cargo arguments that select the machine's feature.
-    fn feature_args(self) -> Vec<&'static str> {
+/// A model the xtask prepares itself; `--model NAME` selects it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Builtin {
+    /// 4096 ids trained by `host-trainer train` on the bundled sample (lm3s6965evb).
+    Small,
+    /// GPT-2: 50 257 ids imported from its tiktoken rank file (mps2-an385).
+    Gpt2,
+    /// cl100k_base: 100 256 ranks and 5 special tokens (ids up to 100 276) imported from its
+    /// tiktoken rank file (mps2-an385).
+    Cl100k,
+}
+
+impl Builtin {
+    /// Every built-in model, in the order the commands run them.
+    pub const ALL: [Builtin; 3] = [Builtin::Small, Builtin::Gpt2, Builtin::Cl100k];
+
+    /// The name `--model` takes.
+    pub fn name(self) -> &'static str {
         match self {
-            Machine::Lm3s6965evb => vec![],
-            Machine::Mps2An385 => vec!["--no-default-features", "--features", "mps2-an385"],
+            Builtin::Small => "small",
+            Builtin::Gpt2 => "gpt2",
+            Builtin::Cl100k => "cl100k",
         }
     }
 
-    /// Short name of the machine's default model.
-    pub fn model_name(self) -> &'static str {
+    /// Parses a built-in model name.
+    pub fn parse(s: &str) -> Option<Self> {
+        Builtin::ALL.into_iter().find(|b| b.name() == s)
+    }
+
+    /// The machine the model is built for. GPT-2's tables (1.2 MB) and cl100k_base's (2.7 MB)
+    /// only fit the mps2-an385's 4 MiB of code memory.
+    pub fn machine(self) -> Machine {
         match self {
-            Machine::Lm3s6965evb => "small (4096 ids, trained on the bundled sample)",
-            Machine::Mps2An385 => "gpt2 (50257 ids, imported from tiktoken)",
+            Builtin::Small => Machine::Lm3s6965evb,
+            Builtin::Gpt2 | Builtin::Cl100k => Machine::Mps2An385,
+        }
+    }
+
+    /// The firmware's cargo feature that makes this model the build's default, if any. A feature
+    /// set of its own also gives the build its own artifacts in cargo's cache, so the gpt2 and
+    /// cl100k builds for the same machine do not rebuild each other.
+    fn feature(self) -> Option<&'static str> {
+        match self {
+            Builtin::Cl100k => Some("cl100k"),
+            Builtin::Small | Builtin::Gpt2 => None,
+        }
+    }
+
+    /// One line describing the model.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Builtin::Small => "small (4096 ids, trained on the bundled sample)",
+            Builtin::Gpt2 => "gpt2 (50257 ids, imported from tiktoken)",
+            Builtin::Cl100k => "cl100k (cl100k_base: 100277 ids, imported from tiktoken)",
+        }
+    }
+
+    /// File name of the prepared model in `firmware-example/target/models/` (also what the
+    /// firmware's `build.rs` bakes by default for the model's machine and feature).
+    fn file_name(self) -> &'static str {
+        match self {
+            Builtin::Small => "small.model",
+            Builtin::Gpt2 => "gpt2.model",
+            Builtin::Cl100k => "cl100k_base.model",
+        }
+    }
+}
+
+/// Where a configuration's model comes from.
+#[derive(Clone, Debug)]
+pub enum ModelSource {
+    /// A model the xtask prepares.
+    Builtin(Builtin),
+    /// A user's `*.model` file (no reference vectors).
+    File(PathBuf),
+}
+
+/// One firmware configuration: a machine and the model baked for it.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Target machine.
+    pub machine: Machine,
+    /// Model to bake.
+    pub model: ModelSource,
+}
+
+impl Config {
+    /// `machine/model`, e.g. `mps2-an385/cl100k` (a user model shows its file stem).
+    pub fn label(&self) -> String {
+        let model = match &self.model {
+            ModelSource::Builtin(b) => b.name().to_string(),
+            ModelSource::File(p) => p
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "model".into()),
+        };
+        format!("{}/{model}", self.machine.name())
+    }
+
+    /// The built-in model, if the configuration uses one.
+    pub fn builtin(&self) -> Option<Builtin> {
+        match self.model {
+            ModelSource::Builtin(b) => Some(b),
+            ModelSource::File(_) => None,
+        }
+    }
+
+    /// The model file: a user's as is, a built-in one prepared (trained or imported) first.
+    pub fn model_path(&self) -> Result<PathBuf, String> {
+        match &self.model {
+            ModelSource::Builtin(b) => {
+                eprintln!("== preparing the {} model", b.describe());
+                prepare_model(*b)
+            }
+            ModelSource::File(p) => Ok(p.clone()),
         }
     }
 }
 
 /// Parsed `--machine`/`--model` options shared by the firmware commands.
 pub struct Options {
-    /// Machines to run (one, or both when `--machine` is absent and `all_by_default`).
-    pub machines: Vec<Machine>,
-    /// A user model that replaces the machine's default model.
-    pub model: Option<PathBuf>,
+    /// Configurations to run, in order.
+    pub configs: Vec<Config>,
     /// Arguments not understood here.
     pub rest: Vec<String>,
 }
 
-/// Parses `--machine M` and `--model FILE`; without `--machine`, `default` machines are used.
-pub fn parse_options(args: &[String], default: &[Machine]) -> Result<Options, String> {
-    let mut machines = Vec::new();
-    let mut model = std::env::var_os("PICOBPE_MODEL").map(PathBuf::from);
+/// Which configurations the options select when they leave something open.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Selection {
+    /// Every built-in configuration that matches (`firmware-test`, `footprint`).
+    All,
+    /// One configuration per machine, its first built-in model (`firmware-run`); lm3s6965evb
+    /// when no machine is named.
+    FirstPerMachine,
+}
+
+/// Parses `--machine M` (repeatable) and `--model NAME|FILE`. A built-in model name
+/// (`small`, `gpt2`, `cl100k`) selects that model on its machine; anything else is a model file
+/// (write `./gpt2` for a file of that name), baked for each selected machine (default: as
+/// `selection` says). Without `--model`, `PICOBPE_MODEL` in the environment names the file.
+pub fn parse_options(args: &[String], selection: Selection) -> Result<Options, String> {
+    let mut machines: Vec<Machine> = Vec::new();
+    let mut model: Option<ModelSource> = std::env::var_os("PICOBPE_MODEL")
+        .map(PathBuf::from)
+        .map(ModelSource::File);
     let mut rest = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        match a.as_str() {
-            "--machine" => {
-                let v = it.next().ok_or("--machine needs a value")?;
-                machines.push(Machine::parse(v)?);
+        let (key, inline) = match a.split_once('=') {
+            Some((k, v)) if k == "--machine" || k == "--model" => (k, Some(v.to_string())),
+            _ => (a.as_str(), None),
+        };
+        let mut value = |name: &str| -> Result<String, String> {
+            match &inline {
+                Some(v) => Ok(v.clone()),
+                None => it.next().cloned().ok_or(format!("{name} needs a value")),
             }
+        };
+        match key {
+            "--machine" => machines.push(Machine::parse(&value("--machine")?)?),
             "--model" => {
-                let v = it.next().ok_or("--model needs a value")?;
-                let p = PathBuf::from(v);
-                model = Some(p.canonicalize().map_err(|e| format!("--model {v}: {e}"))?);
+                let v = value("--model")?;
+                model = Some(match Builtin::parse(&v) {
+                    Some(b) => ModelSource::Builtin(b),
+                    None => ModelSource::File(Path::new(&v).canonicalize().map_err(|e| {
+                        format!("--model {v}: {e} (built-in models: small, gpt2, cl100k)")
+                    })?),
+                });
             }
-            _ => {
-                if let Some(v) = a.strip_prefix("--machine=") {
-                    machines.push(Machine::parse(v)?);
-                } else {
-                    rest.push(a.clone());
-                }
-            }
+            _ => rest.push(a.clone()),
         }
     }
-    if machines.is_empty() {
-        machines = default.to_vec();
-    }
-    Ok(Options {
-        machines,
-        model,
-        rest,
-    })
+    machines.dedup();
+    let configs = match model {
+        Some(ModelSource::File(p)) => {
+            if machines.is_empty() {
+                machines = match selection {
+                    Selection::All => Machine::ALL.to_vec(),
+                    Selection::FirstPerMachine => vec![Machine::Lm3s6965evb],
+                };
+            }
+            machines
+                .iter()
+                .map(|&machine| Config {
+                    machine,
+                    model: ModelSource::File(p.clone()),
+                })
+                .collect()
+        }
+        Some(ModelSource::Builtin(b)) => {
+            if let Some(m) = machines.iter().find(|&&m| m != b.machine()) {
+                return Err(format!(
+                    "model `{}` is built for {}, not {} (give a model file to bake another \
+                     model for {})",
+                    b.name(),
+                    b.machine().name(),
+                    m.name(),
+                    m.name()
+                ));
+            }
+            vec![Config {
+                machine: b.machine(),
+                model: ModelSource::Builtin(b),
+            }]
+        }
+        None => {
+            if machines.is_empty() && selection == Selection::FirstPerMachine {
+                machines.push(Machine::Lm3s6965evb);
+            }
+            let mut configs: Vec<Config> = Vec::new();
+            for b in Builtin::ALL {
+                let wanted = machines.is_empty() || machines.contains(&b.machine());
+                let taken = selection == Selection::FirstPerMachine
+                    && configs.iter().any(|c| c.machine == b.machine());
+                if wanted && !taken {
+                    configs.push(Config {
+                        machine: b.machine(),
+                        model: ModelSource::Builtin(b),
+                    });
+                }
+            }
+            configs
+        }
+    };
+    Ok(Options { configs, rest })
 }
 
 /// Entry point of `firmware-run`.
 pub fn run(args: &[String]) -> Result<(), String> {
-    let opts = parse_options(args, &[Machine::Lm3s6965evb])?;
+    let opts = parse_options(args, Selection::FirstPerMachine)?;
     if let Some(a) = opts.rest.first() {
         return Err(format!(
-            "unexpected argument `{a}`\nusage: cargo xtask firmware-run [--machine lm3s6965evb|mps2-an385] [--model FILE]"
+            "unexpected argument `{a}`\nusage: cargo xtask firmware-run [--machine lm3s6965evb|mps2-an385] [--model small|gpt2|cl100k|FILE]"
         ));
     }
     ensure_tools()?;
-    for machine in opts.machines {
-        let model = match &opts.model {
-            Some(m) => m.clone(),
-            None => {
-                println!("== preparing the {} model", machine.model_name());
-                prepare_model(machine)?
-            }
-        };
+    for config in &opts.configs {
+        let model = config.model_path()?;
         println!(
             "== firmware on {} with model {}",
-            machine.name(),
+            config.machine.name(),
             model.display()
         );
-        let elf = build(&Build::new(machine, &model), Artifact::Firmware)?
+        let elf = build(&Build::new(config, &model), Artifact::Firmware)?
             .pop()
             .ok_or("cargo built no firmware binary")?;
-        let out = run_qemu(machine, &elf, &[], &[], RUN_TIMEOUT)?;
+        let out = run_qemu(config.machine, &elf, &[], &[], RUN_TIMEOUT)?;
         print!("{}", out.stdout);
         eprint!("{}", out.stderr);
         match out.status {
@@ -255,17 +418,18 @@ fn ensure_qemu() -> Result<(), String> {
     }
 }
 
-/// Builds (or refreshes) the machine's default model under `firmware-example/target/models/` and
-/// returns its path. The file is rewritten only when its bytes change, so the firmware is rebuilt
-/// only when the model really changed.
-pub fn prepare_model(machine: Machine) -> Result<PathBuf, String> {
+/// Builds (or refreshes) a built-in model under `firmware-example/target/models/` and returns its
+/// path. The file is rewritten only when its bytes change, so the firmware is rebuilt only when
+/// the model really changed.
+pub fn prepare_model(model: Builtin) -> Result<PathBuf, String> {
     let root = repo_root();
     let models = firmware_dir().join("target").join("models");
     let scratch = models.join("scratch");
     let _ = fs::remove_dir_all(&scratch);
     fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
-    let (args, produced, dest): (Vec<OsString>, PathBuf, PathBuf) = match machine {
-        Machine::Lm3s6965evb => {
+    let dest = models.join(model.file_name());
+    let (args, produced): (Vec<OsString>, PathBuf) = match model {
+        Builtin::Small => {
             let sample = firmware_dir().join("sample").join("english-sample.txt");
             (
                 vec![
@@ -281,27 +445,21 @@ pub fn prepare_model(machine: Machine) -> Result<PathBuf, String> {
                     scratch.clone().into(),
                 ],
                 scratch.join("tokenizer.model"),
-                models.join("small.model"),
             )
         }
-        Machine::Mps2An385 => {
-            let rank_file = gpt2_rank_file(&root)?;
+        Builtin::Gpt2 => {
+            let rank_file = rank_file(&root, "gpt2", &scratch)?;
             let out = scratch.join("gpt2.model");
             (
-                vec![
-                    "import".into(),
-                    "--tiktoken".into(),
-                    rank_file.into(),
-                    "--pattern".into(),
-                    "gpt2".into(),
-                    "--special".into(),
-                    "<|endoftext|>=50256".into(),
-                    "--out".into(),
-                    out.clone().into(),
-                ],
+                import_args(&rank_file, "gpt2", &[("<|endoftext|>".into(), 50256)], &out),
                 out,
-                models.join("gpt2.model"),
             )
+        }
+        Builtin::Cl100k => {
+            let rank_file = rank_file(&root, "cl100k_base", &scratch)?;
+            let specials = tiktoken_specials(&root, "cl100k_base")?;
+            let out = scratch.join("cl100k_base.model");
+            (import_args(&rank_file, "cl100k", &specials, &out), out)
         }
     };
     let status = cargo()
@@ -319,7 +477,7 @@ pub fn prepare_model(machine: Machine) -> Result<PathBuf, String> {
         ));
     }
     replace_if_changed(&produced, &dest)?;
-    if machine == Machine::Lm3s6965evb {
+    if model == Builtin::Small {
         // Keep the GPT-2-style vocabulary files: the small model's reference vectors come
         // from them (see `vectors::prepare_small`).
         for f in ["vocab.json", "merges.txt"] {
@@ -328,6 +486,29 @@ pub fn prepare_model(machine: Machine) -> Result<PathBuf, String> {
     }
     let _ = fs::remove_dir_all(&scratch);
     Ok(dest)
+}
+
+/// `host-trainer import` arguments for a tiktoken rank file.
+fn import_args(
+    rank_file: &Path,
+    pattern: &str,
+    specials: &[(String, u32)],
+    out: &Path,
+) -> Vec<OsString> {
+    let mut args: Vec<OsString> = vec![
+        "import".into(),
+        "--tiktoken".into(),
+        rank_file.into(),
+        "--pattern".into(),
+        pattern.into(),
+    ];
+    for (text, id) in specials {
+        args.push("--special".into());
+        args.push(format!("{text}={id}").into());
+    }
+    args.push("--out".into());
+    args.push(out.into());
+    args
 }
 
 /// Moves `from` over `to` unless `to` already has the same bytes (keeps its mtime then).
@@ -339,22 +520,58 @@ fn replace_if_changed(from: &Path, to: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// The GPT-2 tiktoken rank file: the committed fixture, else the shared data set.
-fn gpt2_rank_file(root: &Path) -> Result<PathBuf, String> {
-    let candidates = [
-        root.join("tests/fixtures/models/gpt2.tiktoken"),
-        root.join("../shared/data/tiktoken/gpt2.tiktoken"),
-    ];
-    candidates
+/// The tiktoken rank file of `encoding` as a plain file: the committed fixture
+/// (`tests/fixtures/models/<encoding>.tiktoken`, or its `.gz`, decompressed into `scratch`), else
+/// the shared data set.
+fn rank_file(root: &Path, encoding: &str, scratch: &Path) -> Result<PathBuf, String> {
+    let models = root.join("tests/fixtures/models");
+    let plain = models.join(format!("{encoding}.tiktoken"));
+    if plain.is_file() {
+        return Ok(plain);
+    }
+    let gz = models.join(format!("{encoding}.tiktoken.gz"));
+    if gz.is_file() {
+        let f = fs::File::open(&gz).map_err(|e| format!("{}: {e}", gz.display()))?;
+        let mut bytes = Vec::new();
+        flate2::read::GzDecoder::new(f)
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("{}: {e}", gz.display()))?;
+        let out = scratch.join(format!("{encoding}.tiktoken"));
+        fs::write(&out, bytes).map_err(|e| format!("{}: {e}", out.display()))?;
+        return Ok(out);
+    }
+    let shared = root.join(format!("../shared/data/tiktoken/{encoding}.tiktoken"));
+    if shared.is_file() {
+        return Ok(shared);
+    }
+    Err(format!(
+        "{encoding} rank file not found (looked at {} and {})",
+        plain.display(),
+        gz.display()
+    ))
+}
+
+/// The standard special tokens of a tiktoken encoding, sorted by id, from the committed
+/// encoding metadata `tests/fixtures/models/<encoding>.json` (tiktoken's `special_tokens`).
+fn tiktoken_specials(root: &Path, encoding: &str) -> Result<Vec<(String, u32)>, String> {
+    let path = root.join(format!("tests/fixtures/models/{encoding}.json"));
+    let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let meta: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let map = meta["special_tokens"]
+        .as_object()
+        .ok_or_else(|| format!("{}: no `special_tokens` object", path.display()))?;
+    let mut specials = map
         .iter()
-        .find(|p| p.is_file())
-        .cloned()
-        .ok_or_else(|| {
-            format!(
-                "GPT-2 rank file not found (looked at {})",
-                candidates[0].display()
-            )
+        .map(|(text, id)| {
+            id.as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .map(|id| (text.clone(), id))
+                .ok_or_else(|| format!("{}: bad id for `{text}`", path.display()))
         })
+        .collect::<Result<Vec<_>, _>>()?;
+    specials.sort_by_key(|s| s.1);
+    Ok(specials)
 }
 
 /// The inputs of one firmware build.
@@ -362,24 +579,38 @@ fn gpt2_rank_file(root: &Path) -> Result<PathBuf, String> {
 pub struct Build<'a> {
     /// Target machine.
     pub machine: Machine,
+    /// The firmware feature of a built-in model, beside the machine's (see [`Builtin`]).
+    pub model_feature: Option<&'static str>,
     /// Model file to bake.
     pub model: &'a Path,
     /// Conformance vectors to embed (tests only) and the name of their reference.
     pub vectors: Option<(&'a Path, &'static str)>,
     /// Whole-piece table, `minimal` or `full` (`PICOBPE_PIECES`); `None` keeps the environment's
-    /// choice (default `minimal`).
+    /// choice (default `full`).
     pub pieces: Option<&'static str>,
 }
 
 impl<'a> Build<'a> {
-    /// A build of `model` for `machine`, no vectors, default pieces.
-    pub fn new(machine: Machine, model: &'a Path) -> Self {
+    /// A build of `config` with the model file `model`, no vectors, default pieces.
+    pub fn new(config: &Config, model: &'a Path) -> Self {
         Build {
-            machine,
+            machine: config.machine,
+            model_feature: config.builtin().and_then(Builtin::feature),
             model,
             vectors: None,
             pieces: None,
         }
+    }
+
+    /// Cargo arguments that select the machine's and the model's features.
+    fn feature_args(&self) -> Vec<String> {
+        let mut features = vec![self.machine.name()];
+        features.extend(self.model_feature);
+        vec![
+            "--no-default-features".into(),
+            "--features".into(),
+            features.join(","),
+        ]
     }
 }
 
@@ -400,6 +631,7 @@ pub fn build(spec: &Build<'_>, what: Artifact) -> Result<Vec<PathBuf>, String> {
         model,
         vectors,
         pieces,
+        ..
     } = *spec;
     let mut cmd = cargo();
     cmd.current_dir(firmware_dir());
@@ -418,7 +650,7 @@ pub fn build(spec: &Build<'_>, what: Artifact) -> Result<Vec<PathBuf>, String> {
     if let Some(p) = pieces {
         cmd.env("PICOBPE_PIECES", p);
     }
-    cmd.args(machine.feature_args())
+    cmd.args(spec.feature_args())
         .args(["--message-format", "json-render-diagnostics"])
         .env("PICOBPE_MODEL", model)
         .stderr(Stdio::inherit())

@@ -1,5 +1,7 @@
-//! `cargo xtask firmware-test [--machine M] [--model FILE] [--show-output] [FILTER]`: the on-target tests
-//! (`firmware-example/tests/*.rs`, embedded-test harness) under QEMU, on both machines by default.
+//! `cargo xtask firmware-test [--machine M] [--model small|gpt2|cl100k|FILE] [--show-output] [FILTER]`:
+//! the on-target tests (`firmware-example/tests/*.rs`, embedded-test harness) under QEMU, by
+//! default in every built-in configuration: lm3s6965evb/small, mps2-an385/gpt2 and
+//! mps2-an385/cl100k (`--machine` keeps a machine's configurations, `--model` one model's).
 //!
 //! This is the embedded-test runner protocol without probe-rs: the test list is read from the
 //! ELF — every test is a symbol in section `.embedded_test` whose name is a JSON object
@@ -7,15 +9,15 @@
 //! `(fn() -> !, &'static str module path)`. Each test runs in a fresh QEMU with
 //! `-semihosting-config ...,arg=run_addr,arg=<decimal fn address>`; the harness exits with 0 on
 //! success and 134 (abort) on a panic or an `Err`. A run that exceeds the test's timeout is killed
-//! and fails. Prints one line per test, a `<machine>: N passed, N failed` line per machine and a
-//! final `N passed, N failed` line; any failure makes the command fail.
+//! and fails. Prints one line per test, a `<machine>/<model>: N passed, N failed` line per
+//! configuration and a final `N passed, N failed` line; any failure makes the command fail.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use object::{Object, ObjectSection, ObjectSymbol};
 
-use crate::firmware::{self, Artifact, Build, Machine};
+use crate::firmware::{self, Artifact, Build, Builtin, Config, Selection};
 
 /// Default per-test timeout, as in embedded-test.
 const DEFAULT_TIMEOUT_S: u64 = 60;
@@ -37,7 +39,7 @@ pub struct TestCase {
 
 /// Entry point of `firmware-test`.
 pub fn run(args: &[String]) -> Result<(), String> {
-    let mut opts = firmware::parse_options(args, &Machine::ALL)?;
+    let mut opts = firmware::parse_options(args, Selection::All)?;
     let show_output = opts.rest.iter().any(|a| a == "--show-output");
     opts.rest.retain(|a| a != "--show-output");
     let filter = match opts.rest.as_slice() {
@@ -45,57 +47,36 @@ pub fn run(args: &[String]) -> Result<(), String> {
         [f] if !f.starts_with('-') => Some(f.clone()),
         [a, ..] => {
             return Err(format!(
-                "unexpected argument `{a}`\nusage: cargo xtask firmware-test [--machine M] [--model FILE] [--show-output] [FILTER]"
+                "unexpected argument `{a}`\nusage: cargo xtask firmware-test [--machine M] [--model small|gpt2|cl100k|FILE] [--show-output] [FILTER]"
             ))
         }
     };
     firmware::ensure_tools()?;
     let (mut passed, mut failed) = (0usize, 0usize);
     let mut failures = Vec::new();
-    for machine in &opts.machines {
-        let model = match &opts.model {
-            Some(m) => m.clone(),
-            None => firmware::prepare_model(*machine)?,
-        };
+    for config in &opts.configs {
+        let machine = &config.machine;
+        let model = config.model_path()?;
         println!(
             "== on-target tests on {} (model {})",
-            machine.name(),
+            config.label(),
             model.display()
         );
-        // Reference vectors for the default models: tiktoken's for GPT-2, Hugging Face
-        // tokenizers' for the small trained model.
-        let vectors = match (machine, &opts.model) {
-            (Machine::Mps2An385, None) => {
-                let (path, n) = firmware::vectors::prepare("gpt2")?;
-                println!(
-                    "   embedding {n} tiktoken gpt2 vectors ({})",
-                    path.display()
-                );
-                Some((path, "gpt2/tiktoken"))
-            }
-            (Machine::Lm3s6965evb, None) => match firmware::vectors::prepare_small()? {
-                Some((path, n)) => {
-                    println!(
-                        "   embedding {n} Hugging Face tokenizers vectors for the small model ({})",
-                        path.display()
-                    );
-                    Some((path, "small/hf-tokenizers"))
-                }
-                None => None,
-            },
-            _ => None,
-        };
+        let vectors = reference_vectors(config)?;
+        let start = Instant::now();
         let elves = firmware::build(
             &Build {
                 vectors: vectors.as_ref().map(|(p, r)| (p.as_path(), *r)),
-                ..Build::new(*machine, &model)
+                ..Build::new(config, &model)
             },
             Artifact::Tests,
         )?;
+        println!("   built in {:.1} s", start.elapsed().as_secs_f64());
         if elves.is_empty() {
             return Err("cargo built no test binary".into());
         }
         let (mut p, mut f) = (0usize, 0usize);
+        let start = Instant::now();
         for elf in &elves {
             let tests = list_tests(elf)?;
             if tests.is_empty() {
@@ -111,7 +92,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 {
                     continue;
                 }
-                let label = format!("{}::{}", machine.name(), t.name);
+                let label = format!("{}::{}", config.label(), t.name);
                 if t.ignored {
                     println!("test {label} ... ignored");
                     continue;
@@ -148,7 +129,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 }
             }
         }
-        println!("{}: {p} passed, {f} failed", machine.name());
+        println!(
+            "{}: {p} passed, {f} failed ({:.1} s under QEMU)",
+            config.label(),
+            start.elapsed().as_secs_f64()
+        );
         passed += p;
         failed += f;
     }
@@ -165,6 +150,34 @@ pub fn run(args: &[String]) -> Result<(), String> {
         Err("no on-target test ran".into())
     } else {
         Ok(())
+    }
+}
+
+/// Reference vectors for a built-in model: tiktoken's for gpt2 and cl100k_base, Hugging Face
+/// tokenizers' for the small trained model (left out, with a note, without `tokenizers`). A
+/// user's model gets none.
+fn reference_vectors(
+    config: &Config,
+) -> Result<Option<(std::path::PathBuf, &'static str)>, String> {
+    let tiktoken = |encoding: &str, reference: &'static str| {
+        let (path, n) = firmware::vectors::prepare(encoding)?;
+        println!(
+            "   embedding {n} tiktoken {encoding} vectors ({})",
+            path.display()
+        );
+        Ok::<_, String>(Some((path, reference)))
+    };
+    match config.builtin() {
+        Some(Builtin::Gpt2) => tiktoken("gpt2", "gpt2/tiktoken"),
+        Some(Builtin::Cl100k) => tiktoken("cl100k_base", "cl100k_base/tiktoken"),
+        Some(Builtin::Small) => Ok(firmware::vectors::prepare_small()?.map(|(path, n)| {
+            println!(
+                "   embedding {n} Hugging Face tokenizers vectors for the small model ({})",
+                path.display()
+            );
+            (path, "small/hf-tokenizers")
+        })),
+        None => Ok(None),
     }
 }
 

@@ -1,5 +1,7 @@
-//! `cargo xtask footprint [--machine M] [--model FILE]`: flash, RAM, stack and speed of the
-//! firmware, per machine/model, as a Markdown table.
+//! `cargo xtask footprint [--machine M] [--model small|gpt2|cl100k|FILE]`: flash, RAM, stack and
+//! speed of the firmware, per configuration (machine + model) and whole-piece table, as a Markdown
+//! table with one column each (by default lm3s6965evb/small, mps2-an385/gpt2 and
+//! mps2-an385/cl100k, each with full and minimal pieces).
 //!
 //! Where each figure comes from:
 //! - baked tables: measured on the target — the byte length of every slice the baked `Tables`
@@ -20,35 +22,33 @@ use std::path::Path;
 
 use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind};
 
-use crate::firmware::{self, Artifact, Build, Machine, RUN_TIMEOUT};
+use crate::firmware::{self, Artifact, Build, Config, Machine, Selection, RUN_TIMEOUT};
 
 /// Start of RAM on both machines.
 const RAM_START: u64 = 0x2000_0000;
 
 /// Entry point of `footprint`.
 pub fn run(args: &[String]) -> Result<(), String> {
-    let opts = firmware::parse_options(args, &Machine::ALL)?;
+    let opts = firmware::parse_options(args, Selection::All)?;
     if let Some(a) = opts.rest.first() {
         return Err(format!(
-            "unexpected argument `{a}`\nusage: cargo xtask footprint [--machine M] [--model FILE]"
+            "unexpected argument `{a}`\nusage: cargo xtask footprint [--machine M] [--model small|gpt2|cl100k|FILE]"
         ));
     }
     firmware::ensure_tools()?;
     let mut columns = Vec::new();
-    for machine in &opts.machines {
-        let model = match &opts.model {
-            Some(m) => m.clone(),
-            None => firmware::prepare_model(*machine)?,
-        };
+    for config in &opts.configs {
+        let machine = &config.machine;
+        let model = config.model_path()?;
         for pieces in ["full", "minimal"] {
             eprintln!(
                 "== footprint on {} (model {}, {pieces} whole-piece table)",
-                machine.name(),
+                config.label(),
                 model.display()
             );
             let spec = Build {
                 pieces: Some(pieces),
-                ..Build::new(*machine, &model)
+                ..Build::new(config, &model)
             };
             let elf = firmware::build(&spec, Artifact::Firmware)?
                 .pop()
@@ -77,6 +77,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
             columns.push(Column {
+                config: config.clone(),
                 machine: *machine,
                 pieces,
                 figs,
@@ -88,6 +89,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
 }
 
 struct Column {
+    config: Config,
     machine: Machine,
     pieces: &'static str,
     figs: BTreeMap<String, String>,
@@ -301,7 +303,7 @@ fn print_table(cols: &[Column]) -> Result<(), String> {
         .iter()
         .map(|c| {
             let default = if c.pieces == "full" { " (default)" } else { "" };
-            format!("{}, {} pieces{default}", c.machine.name(), c.pieces)
+            format!("{}, {} pieces{default}", c.config.label(), c.pieces)
         })
         .collect();
     println!("| | {} |", header.join(" | "));
