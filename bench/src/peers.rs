@@ -1,7 +1,7 @@
 //! The tokenizers measured, behind one trait: picobpe, and the peer crates with the
 //! vocabularies they embed (plus tiktoken-rs built from our rank file, the reference).
 
-use picobpe::{Specials, Tokenizer};
+use picobpe::{CacheEntry, Specials, Tokenizer};
 
 use crate::encodings::{self, Encoding, Vocabulary};
 
@@ -36,14 +36,18 @@ pub enum Column {
 }
 
 /// Column names, in table order.
-pub const COLUMNS: [&str; 6] = [
+pub const COLUMNS: [&str; 7] = [
     "picobpe",
     "tiktoken-rs (rank file)",
     "tiktoken-rs (embedded)",
     "bpe-openai",
     "tiktoken",
     "toktok-rs",
+    "picobpe + cache",
 ];
+
+/// Slots of the piece cache of the "picobpe + cache" column (64 bytes each: 1 MiB).
+pub const CACHE_SLOTS: usize = 16_384;
 
 /// picobpe over host-built tables, writing into a buffer allocated once per corpus (the
 /// core's API takes the caller's buffer; the peers allocate their `Vec` inside the call).
@@ -55,6 +59,10 @@ pub struct Picobpe {
 
 impl Picobpe {
     fn encode(&mut self, text: &str) -> usize {
+        self.encode_with(text, &mut [])
+    }
+
+    fn encode_with(&mut self, text: &str, cache: &mut [CacheEntry]) -> usize {
         // Every id covers at least one input byte, and no piece's work area is longer than
         // the one a single piece of the whole text would need.
         let room = picobpe::bpe::scratch_needed(text.len()) + 1;
@@ -62,7 +70,7 @@ impl Picobpe {
             self.out.resize(room, 0);
         }
         self.tok
-            .encode(text.as_bytes(), &mut self.out, self.specials)
+            .encode_cached(text.as_bytes(), &mut self.out, self.specials, cache)
             .expect("picobpe encode")
     }
 }
@@ -86,6 +94,29 @@ impl Subject for Picobpe {
     }
     fn run(&mut self, text: &str) -> usize {
         self.encode(text)
+    }
+}
+
+/// picobpe with a [`CACHE_SLOTS`]-slot piece cache that lives across calls, like the peers'
+/// per-thread caches (emptied by `--cold`).
+struct PicobpeCached {
+    inner: Picobpe,
+    cache: Vec<CacheEntry>,
+}
+
+impl Subject for PicobpeCached {
+    fn name(&self) -> &'static str {
+        "picobpe + cache"
+    }
+    fn ids(&mut self, text: &str) -> Vec<u32> {
+        let n = self.inner.encode_with(text, &mut self.cache);
+        self.inner.out[..n].to_vec()
+    }
+    fn run(&mut self, text: &str) -> usize {
+        self.inner.encode_with(text, &mut self.cache)
+    }
+    fn forget(&mut self) {
+        self.cache.fill(CacheEntry::EMPTY);
     }
 }
 
@@ -199,8 +230,9 @@ pub fn reference(enc: Encoding, vocab: &Vocabulary, mode: Mode) -> Box<dyn Subje
     })
 }
 
-/// The peer columns after picobpe and the reference, in [`COLUMNS`] order.
-pub fn peers(enc: Encoding, mode: Mode) -> Vec<Column> {
+/// The columns after picobpe and the reference, in [`COLUMNS`] order: the peers, then picobpe
+/// with a piece cache.
+pub fn peers(enc: Encoding, vocab: &Vocabulary, mode: Mode) -> Vec<Column> {
     let tiktoken_rs_embedded = match enc {
         Encoding::Gpt2 => tiktoken_rs::r50k_base(),
         Encoding::Cl100k => tiktoken_rs::cl100k_base(),
@@ -243,5 +275,9 @@ pub fn peers(enc: Encoding, mode: Mode) -> Vec<Column> {
             }))
         }
     });
+    v.push(Column::Subject(Box::new(PicobpeCached {
+        inner: picobpe(enc, vocab, mode),
+        cache: vec![CacheEntry::EMPTY; CACHE_SLOTS],
+    })));
     v
 }

@@ -45,13 +45,20 @@ pub struct Row {
 }
 
 impl Row {
-    /// picobpe's MB/s over the fastest timed peer's, and that peer's column name.
+    /// The faster picobpe column's MB/s over the fastest timed peer's, and that peer's name.
     fn ratio(&self) -> Option<(f64, &'static str)> {
-        let ours = self.cells[0].mbs()?;
-        let (best, name) = self.cells[1..]
-            .iter()
-            .zip(&COLUMNS[1..])
-            .filter_map(|(c, n)| c.mbs().map(|v| (v, *n)))
+        let timed = || {
+            self.cells
+                .iter()
+                .zip(&COLUMNS)
+                .filter_map(|(c, n)| c.mbs().map(|v| (v, *n)))
+        };
+        let ours = timed()
+            .filter(|(_, n)| n.starts_with("picobpe"))
+            .map(|(v, _)| v)
+            .max_by(f64::total_cmp)?;
+        let (best, name) = timed()
+            .filter(|(_, n)| !n.starts_with("picobpe"))
             .max_by(|a, b| a.0.total_cmp(&b.0))?;
         Some((ours / best, name))
     }

@@ -9,6 +9,7 @@
 //! gives exactly the ids a one-shot call would have given.
 
 use crate::bpe::{self, STACK_PIECE};
+use crate::cache::{self, CacheEntry, CACHE_PIECE};
 use crate::error::EncodeError;
 use crate::pretok::{self, Step};
 use crate::slice_ops;
@@ -53,6 +54,22 @@ impl<'t> Tokenizer<'t> {
         specials: Specials,
     ) -> Result<usize, EncodeError> {
         self.encode_part(text, out, specials, true)
+            .map(|p| p.written)
+    }
+
+    /// [`Tokenizer::encode`] with a piece cache in caller memory: pieces seen before (in this
+    /// call or an earlier one with the same `cache`) are answered from the cache. The ids are
+    /// the same as without it. Start with every slot [`CacheEntry::EMPTY`] and keep the cache
+    /// with the tables it was filled from; any number of slots works (4 096 slots = 256 KiB
+    /// is a good size on a host, see `docs/benchmarks.md`). Empty `cache`: no caching.
+    pub fn encode_cached(
+        &self,
+        text: &[u8],
+        out: &mut [u32],
+        specials: Specials,
+        cache: &mut [CacheEntry],
+    ) -> Result<usize, EncodeError> {
+        self.encode_part_cached(text, out, specials, true, cache)
             .map(|p| p.written)
     }
 
@@ -105,6 +122,18 @@ impl<'t> Tokenizer<'t> {
         specials: Specials,
         is_final: bool,
     ) -> Result<Progress, EncodeError> {
+        self.encode_part_cached(text, out, specials, is_final, &mut [])
+    }
+
+    /// [`Tokenizer::encode_part`] with a piece cache (see [`Tokenizer::encode_cached`]).
+    pub fn encode_part_cached(
+        &self,
+        text: &[u8],
+        out: &mut [u32],
+        specials: Specials,
+        is_final: bool,
+        cache: &mut [CacheEntry],
+    ) -> Result<Progress, EncodeError> {
         let t = self.tables;
         let use_specials = specials == Specials::All && !self.first_bytes.is_empty();
         let mut pos = 0usize;
@@ -135,7 +164,7 @@ impl<'t> Tokenizer<'t> {
                     }
                 };
                 let piece = segment.get(pos..end).unwrap_or(&[]);
-                match self.encode_piece(piece, out, written) {
+                match self.encode_piece(piece, out, written, cache) {
                     Ok(n) => written += n,
                     Err(needed) => {
                         return Err(if written == 0 && needed > out.len() {
@@ -189,25 +218,52 @@ impl<'t> Tokenizer<'t> {
         })
     }
 
-    /// Encode one piece into `out[at..]`. Returns the number of ids, or `Err(needed)`: the free
-    /// room (in ids, counted from `out[0]`) this piece would need.
+    /// Encode one piece into `out[at..]`, through `cache` when it has slots. Returns the number
+    /// of ids, or `Err(needed)`: the free room (in ids, counted from `out[0]`) this piece would
+    /// need.
     #[inline]
-    fn encode_piece(&self, piece: &[u8], out: &mut [u32], at: usize) -> Result<usize, usize> {
+    fn encode_piece(
+        &self,
+        piece: &[u8],
+        out: &mut [u32],
+        at: usize,
+        cache: &mut [CacheEntry],
+    ) -> Result<usize, usize> {
+        let t = self.tables;
+        if let [b] = piece {
+            return put_one(out, at, t.byte_ids[*b as usize]);
+        }
+        let hash = t.piece_hash(piece);
+        if cache.is_empty() || piece.len() > CACHE_PIECE {
+            return self.encode_multibyte(piece, out, at, hash);
+        }
+        let slot = cache::slot(hash, cache.len());
+        if let Some(ids) = cache.get(slot).and_then(|e| e.get(piece)) {
+            let dst = out.get_mut(at..at + ids.len()).ok_or(at + ids.len())?;
+            slice_ops::copy(dst, ids);
+            return Ok(ids.len());
+        }
+        let n = self.encode_multibyte(piece, out, at, hash)?;
+        if let (Some(entry), Some(ids)) = (cache.get_mut(slot), out.get(at..at + n)) {
+            entry.put(piece, ids);
+        }
+        Ok(n)
+    }
+
+    /// [`Tokenizer::encode_piece`] without the cache, for a piece of two or more bytes whose
+    /// [`Tables::piece_hash`] is `hash`.
+    #[inline]
+    fn encode_multibyte(
+        &self,
+        piece: &[u8],
+        out: &mut [u32],
+        at: usize,
+        hash: u64,
+    ) -> Result<usize, usize> {
         let t = self.tables;
         let room = out.len().saturating_sub(at);
-        // Whole-piece hit: single bytes directly, longer pieces through the piece table.
-        let whole = match piece {
-            [b] => Some(t.byte_ids[*b as usize]),
-            _ => t.piece(piece),
-        };
-        if let Some(id) = whole {
-            return match out.get_mut(at) {
-                Some(slot) => {
-                    *slot = id;
-                    Ok(1)
-                }
-                None => Err(at + 1),
-            };
+        if let Some(id) = t.piece_with_hash(piece, hash) {
+            return put_one(out, at, id);
         }
         let n = piece.len();
         if n <= STACK_PIECE {
@@ -233,6 +289,18 @@ impl<'t> Tokenizer<'t> {
             let free = out.get_mut(at..).unwrap_or(&mut []);
             Ok(bpe::merge_long(t, piece, free).unwrap_or(0))
         }
+    }
+}
+
+/// Write one id at `out[at]`: `Ok(1)`, or `Err(at + 1)` when it does not fit.
+#[inline]
+fn put_one(out: &mut [u32], at: usize, id: u32) -> Result<usize, usize> {
+    match out.get_mut(at) {
+        Some(slot) => {
+            *slot = id;
+            Ok(1)
+        }
+        None => Err(at + 1),
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod bpe;
 mod bpe_tree;
+pub mod cache;
 pub mod decode;
 pub mod encode;
 pub mod error;
@@ -14,6 +15,7 @@ pub mod special;
 pub mod stream;
 pub mod tables;
 
+pub use cache::CacheEntry;
 pub use encode::{Progress, Tokenizer};
 pub use error::{DecodeError, EncodeError};
 pub use hash::PtrIndex;

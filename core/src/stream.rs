@@ -25,8 +25,8 @@ pub enum StreamError {
         /// The input capacity.
         capacity: usize,
     },
-    /// A piece needs more id room than the encoder's `OUT` capacity (2 ids per byte for pieces
-    /// longer than [`crate::bpe::STACK_PIECE`]).
+    /// A piece needs more id room than the encoder's `OUT` capacity
+    /// ([`crate::bpe::scratch_needed`] of its length).
     PieceTooLong {
         /// Length of the piece in bytes.
         len: usize,

@@ -171,8 +171,19 @@ impl<'a> Tables<'a> {
     /// The id of a whole piece, if `piece` is in the piece table.
     #[inline]
     pub fn piece(&self, piece: &[u8]) -> Option<u32> {
-        let index = &self.pieces.index;
-        let slot = index.slot(hash::hash_bytes(piece, index.seed))?;
+        self.piece_with_hash(piece, self.piece_hash(piece))
+    }
+
+    /// The hash the piece table uses for `piece` ([`hash::hash_bytes`] under its seed).
+    #[inline]
+    pub fn piece_hash(&self, piece: &[u8]) -> u64 {
+        hash::hash_bytes(piece, self.pieces.index.seed)
+    }
+
+    /// [`Tables::piece`] with the piece's [`Tables::piece_hash`] already computed.
+    #[inline]
+    pub fn piece_with_hash(&self, piece: &[u8], hash: u64) -> Option<u32> {
+        let slot = self.pieces.index.slot(hash)?;
         let id = *self.pieces.ids.get(slot)?;
         if bytes_eq(self.token_bytes(id)?, piece) {
             Some(id)

@@ -4,8 +4,9 @@
 //! bits 1–2 = streaming capacities.
 //!
 //! Checks (any failure aborts with the input):
-//! 1. one-shot `encode` succeeds with a 2-ids-per-byte buffer and equals the reference
-//!    (fancy-regex pre-tokenizer + naive byte-keyed BPE, see `picobpe_fuzz`);
+//! 1. one-shot `encode` succeeds with a `scratch_needed` buffer and equals the reference
+//!    (fancy-regex pre-tokenizer + naive byte-keyed BPE, see `picobpe_fuzz`); `encode_cached`
+//!    through a 5-slot cache, twice (the second time with hits), gives the same ids;
 //! 2. `count` equals the number of ids; `decode(encode(x)) == x`; `decoded_len` agrees;
 //! 3. encoding through small, randomly sized output buffers (resuming on `OutputFull`,
 //!    growing on `PieceTooLong`) gives the same ids;
@@ -46,6 +47,12 @@ fuzz_target!(
     // 1. One-shot, against the reference.
     let ids = check::encode(&tok, text, specials)
         .unwrap_or_else(|e| panic!("encode failed: {e:?} on {}", show()));
+    let mut cache = [picobpe::CacheEntry::EMPTY; 5];
+    for _ in 0..2 {
+        let cached = check::encode_cached(&tok, text, specials, &mut cache)
+            .unwrap_or_else(|e| panic!("encode_cached failed: {e:?} on {}", show()));
+        assert!(cached == ids, "encode_cached != encode: {}", show());
+    }
     if let Some(expected) = v.ref_encode(text, with_specials) {
         assert!(
             ids == expected,

@@ -60,7 +60,8 @@ fn specials() -> Specials {
     black_box(Specials::All)
 }
 
-/// `Tokenizer::encode`, `encode_str`, `encode_ordinary`, `encode_part`, `count`.
+/// `Tokenizer::encode`, `encode_str`, `encode_ordinary`, `encode_part`, `count`,
+/// `encode_cached`, `encode_part_cached`.
 #[no_mangle]
 #[inline(never)]
 pub fn panic_check_encode() {
@@ -80,6 +81,13 @@ pub fn panic_check_encode() {
     let scratch = black_box(&mut scratch[..]);
     black_box(tok.count(text(), specials(), scratch).ok());
     black_box(tok.tables());
+    let mut cache = [picobpe::CacheEntry::EMPTY; 7];
+    let cache = black_box(&mut cache[..]);
+    black_box(tok.encode_cached(text(), out, specials(), cache).ok());
+    black_box(
+        tok.encode_part_cached(text(), out, specials(), black_box(false), cache)
+            .ok(),
+    );
 }
 
 /// `Tokenizer::decode`, `decoded_len`, `token_bytes`.

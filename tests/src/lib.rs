@@ -653,6 +653,19 @@ pub mod check {
         Ok(out)
     }
 
+    /// [`encode`] through a piece cache.
+    pub fn encode_cached(
+        tok: &Tokenizer<'_>,
+        input: &[u8],
+        specials: Specials,
+        cache: &mut [picobpe::CacheEntry],
+    ) -> Result<Vec<u32>, EncodeError> {
+        let mut out = vec![0u32; picobpe::bpe::scratch_needed(input.len()) + 16];
+        let n = tok.encode_cached(input, &mut out, specials, cache)?;
+        out.truncate(n);
+        Ok(out)
+    }
+
     /// Encode through output buffers of random small sizes, draining and resuming on
     /// `OutputFull` (and growing the buffer to what `PieceTooLong` asks for).
     pub fn encode_resumed(
@@ -905,8 +918,11 @@ pub mod conformance {
         let tables = models::tables(encoding, source);
         let tok = Tokenizer::new(tables);
         let mut failures = Failures::default();
+        // One piece cache for the whole set, so later cases hit pieces cached by earlier ones;
+        // 61 slots make collisions (slot reuse) frequent.
+        let mut cache = vec![picobpe::CacheEntry::EMPTY; 61];
         for case in &vectors.cases {
-            run_case(encoding, &tok, case, set, plan, &mut failures);
+            run_case(encoding, &tok, case, set, plan, &mut cache, &mut failures);
         }
         failures.finish(&format!(
             "{} {} via {source:?} ({} cases, tiktoken {})",
@@ -923,6 +939,7 @@ pub mod conformance {
         case: &vectors::Case,
         set: Set,
         plan: Plan,
+        cache: &mut [picobpe::CacheEntry],
         f: &mut Failures,
     ) {
         let input = case.input.as_slice();
@@ -940,6 +957,15 @@ pub mod conformance {
                         check::mismatch(tok, &what("encode"), input, expected, &got)
                     }),
                     Err(e) => f.fail("encode", format!("{}: {e:?}", what("encode"))),
+                }
+                // Twice through the cache: the second time most pieces are hits.
+                for pass in ["cached encode", "cached encode again"] {
+                    match check::encode_cached(tok, input, specials, cache) {
+                        Ok(got) => f.check(pass, &got == expected, || {
+                            check::mismatch(tok, &what(pass), input, expected, &got)
+                        }),
+                        Err(e) => f.fail(pass, format!("{}: {e:?}", what(pass))),
+                    }
                 }
                 let round = check::decode(tok, expected);
                 f.check("decode", round.as_deref() == Ok(input), || {
