@@ -1,12 +1,13 @@
 //! A piece cache in caller memory ([`Tokenizer::encode_cached`](crate::Tokenizer::encode_cached)).
 //!
 //! Natural text repeats its pieces (Zipf): most pieces of a long text were seen a few thousand
-//! pieces earlier. The cache is a direct-mapped array of [`CacheEntry`] slots, one cache line
-//! each, indexed by the piece's hash (the one the whole-piece lookup computes anyway). A slot
-//! holds a piece's bytes and its ids; a lookup hits only when the stored bytes equal the piece,
-//! so a hit returns exactly the ids the tables would give, and a collision just overwrites the
-//! slot. Pieces of one byte, longer than [`CACHE_PIECE`] bytes or of more than [`CACHE_IDS`]
-//! ids are not cached.
+//! pieces earlier. Pieces that are a whole token cost one table lookup; the others are merged
+//! pair by pair, dozens of lookups into a table of megabytes. The cache remembers those: a
+//! direct-mapped array of [`CacheEntry`] slots, one cache line each, indexed by the piece's hash
+//! (the one the whole-piece lookup computes anyway). A slot holds a piece's bytes and its ids;
+//! a lookup hits only when the stored bytes equal the piece, so a hit returns exactly the ids
+//! merging would give, and a collision just overwrites the slot. Whole-token pieces, pieces
+//! longer than [`CACHE_PIECE`] bytes and pieces of more than [`CACHE_IDS`] ids are not cached.
 
 use crate::slice_ops;
 

@@ -218,9 +218,13 @@ impl<'t> Tokenizer<'t> {
         })
     }
 
-    /// Encode one piece into `out[at..]`, through `cache` when it has slots. Returns the number
-    /// of ids, or `Err(needed)`: the free room (in ids, counted from `out[0]`) this piece would
+    /// Encode one piece into `out[at..]`: a single byte, a whole token, a cached piece (when
+    /// `cache` has slots), or merged pair by pair (and then cached). Returns the number of
+    /// ids, or `Err(needed)`: the free room (in ids, counted from `out[0]`) this piece would
     /// need.
+    ///
+    /// Only merged pieces go into the cache: whole tokens are already one table lookup, and
+    /// keeping them out leaves the slots to the pieces that are expensive to redo.
     #[inline]
     fn encode_piece(
         &self,
@@ -234,8 +238,11 @@ impl<'t> Tokenizer<'t> {
             return put_one(out, at, t.byte_ids[*b as usize]);
         }
         let hash = t.piece_hash(piece);
+        if let Some(id) = t.piece_with_hash(piece, hash) {
+            return put_one(out, at, id);
+        }
         if cache.is_empty() || piece.len() > CACHE_PIECE {
-            return self.encode_multibyte(piece, out, at, hash);
+            return self.merge_piece(piece, out, at);
         }
         let slot = cache::slot(hash, cache.len());
         if let Some(ids) = cache.get(slot).and_then(|e| e.get(piece)) {
@@ -243,28 +250,19 @@ impl<'t> Tokenizer<'t> {
             slice_ops::copy(dst, ids);
             return Ok(ids.len());
         }
-        let n = self.encode_multibyte(piece, out, at, hash)?;
+        let n = self.merge_piece(piece, out, at)?;
         if let (Some(entry), Some(ids)) = (cache.get_mut(slot), out.get(at..at + n)) {
             entry.put(piece, ids);
         }
         Ok(n)
     }
 
-    /// [`Tokenizer::encode_piece`] without the cache, for a piece of two or more bytes whose
-    /// [`Tables::piece_hash`] is `hash`.
+    /// Merge a piece that is not a whole token into `out[at..]` (see [`Tokenizer::encode_piece`]
+    /// for the result).
     #[inline]
-    fn encode_multibyte(
-        &self,
-        piece: &[u8],
-        out: &mut [u32],
-        at: usize,
-        hash: u64,
-    ) -> Result<usize, usize> {
+    fn merge_piece(&self, piece: &[u8], out: &mut [u32], at: usize) -> Result<usize, usize> {
         let t = self.tables;
         let room = out.len().saturating_sub(at);
-        if let Some(id) = t.piece_with_hash(piece, hash) {
-            return put_one(out, at, id);
-        }
         let n = piece.len();
         if n <= STACK_PIECE {
             let mut cand = [0u32; STACK_PIECE];

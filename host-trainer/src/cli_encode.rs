@@ -7,7 +7,8 @@
 //! formatted with `itoa` into one reusable text buffer that goes to stdout in large writes —
 //! no per-id I/O or allocation. The only error possible after output has started is an I/O
 //! error (reading the input or writing stdout); encode itself cannot fail once the model has
-//! loaded, because a piece too long for the id buffer grows the buffer.
+//! loaded, because a piece too long for the id buffer grows the buffer. Pieces that are not a
+//! whole token go through a 1 MiB piece cache ([`CACHE_SLOTS`] slots) kept for the whole input.
 
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
@@ -16,6 +17,9 @@ use clap::Args;
 use picobpe::{EncodeError, Specials, Tokenizer};
 
 use crate::input;
+
+/// Slots of the piece cache (64 bytes each).
+const CACHE_SLOTS: usize = 16_384;
 
 /// Input bytes read per chunk.
 const CHUNK: usize = 1 << 20;
@@ -70,6 +74,7 @@ fn encode_stream<W: Write>(
 ) -> Result<(), StreamError> {
     let mut buf: Vec<u8> = Vec::with_capacity(2 * CHUNK);
     let mut ids = vec![0u32; IDS];
+    let mut cache = vec![picobpe::CacheEntry::EMPTY; CACHE_SLOTS];
     let mut eof = false;
     while !eof {
         // Invariant: `buf` holds input not yet encoded (a partial piece or special at most,
@@ -87,7 +92,7 @@ fn encode_stream<W: Write>(
         eof = n == 0;
         let mut pos = 0;
         loop {
-            match tokenizer.encode_part(&buf[pos..], &mut ids, specials, eof) {
+            match tokenizer.encode_part_cached(&buf[pos..], &mut ids, specials, eof, &mut cache) {
                 Ok(p) => {
                     out.write(&ids[..p.written]).map_err(StreamError::Write)?;
                     pos += p.consumed;
