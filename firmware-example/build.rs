@@ -9,6 +9,8 @@
 //! - `PICOBPE_PIECES`: `full` (default, as in `picobpe-build`: every token as a whole-piece fast
 //!   path) or `minimal` (only the entries exactness needs — none for GPT-2 and cl100k_base:
 //!   ~16–20 % less table flash, 2.1–2.8× more instructions per byte).
+//! - `PICOBPE_PIECE_KEYS`: `1` bakes the whole-piece keys (`picobpe_build::Bake::piece_keys`:
+//!   8 more bytes of flash per whole-piece entry for a cheaper check of short pieces); default off.
 //! - `PICOBPE_VECTORS`: a conformance vector file (made by `cargo xtask firmware-test`); when set,
 //!   the on-target tests check the model against it (`cfg(picobpe_vectors)`).
 //!   `PICOBPE_VECTORS_REF` names model and reference (`gpt2/tiktoken`,
@@ -74,7 +76,17 @@ fn main() {
             "PICOBPE_PIECES={other}: expected `full` or `minimal`"
         )),
     };
-    if let Err(e) = picobpe_build::Bake::new(&model).pieces(pieces).run() {
+    println!("cargo::rerun-if-env-changed=PICOBPE_PIECE_KEYS");
+    let piece_keys = match env::var("PICOBPE_PIECE_KEYS").as_deref() {
+        Ok("0") | Err(_) => false,
+        Ok("1") => true,
+        Ok(other) => fail(&format!("PICOBPE_PIECE_KEYS={other}: expected `0` or `1`")),
+    };
+    if let Err(e) = picobpe_build::Bake::new(&model)
+        .pieces(pieces)
+        .piece_keys(piece_keys)
+        .run()
+    {
         fail(&format!("baking {}: {e}", model.display()));
     }
     let file = model

@@ -230,6 +230,7 @@ impl Layout {
                     len: self.piece_ids.len(),
                 },
                 ids: &self.piece_ids,
+                keys: &[],
             },
             specials: &self.specials,
         }

@@ -3,7 +3,8 @@
 //!
 //! `cargo run --release -p picobpe-model --example encode_file -- RANKS PATTERN FILE [RUNS]`
 //! where RANKS is a plain (not gzipped) tiktoken rank file and PATTERN is gpt2|cl100k|o200k.
-//! `PICOBPE_CACHE=N` encodes with an N-slot piece cache (kept across runs).
+//! `PICOBPE_CACHE=N` encodes with an N-slot piece cache (kept across runs);
+//! `PICOBPE_NO_PIECE_KEYS=1` drops the whole-piece keys.
 
 use std::time::Instant;
 
@@ -20,9 +21,11 @@ fn main() {
     let pattern: PatternKind = pattern.parse().expect("pattern");
     let model =
         import::tiktoken(&std::fs::read(ranks).expect("ranks"), pattern, &[]).expect("import");
-    let tables = TableData::new(&model, PieceTable::Full)
-        .expect("tables")
-        .to_tables();
+    let mut data = TableData::new(&model, PieceTable::Full).expect("tables");
+    if std::env::var_os("PICOBPE_NO_PIECE_KEYS").is_some() {
+        data = data.without_piece_keys();
+    }
+    let tables = data.to_tables();
     let tok = Tokenizer::new(tables);
     let text = std::fs::read(file).expect("file");
     let mut out = vec![0u32; picobpe::bpe::scratch_needed(text.len()) + 16];

@@ -9,6 +9,7 @@ use core::fmt;
 use std::collections::HashMap;
 
 use picobpe::hash::{hash_bytes, hash_u64};
+use picobpe::tables::short_piece_key;
 use picobpe::{PairKeys, PairMap, Pattern, PieceMap, PtrIndex, SpecialToken, Tables};
 
 use crate::bpe::{pair_bpe, Merge};
@@ -104,6 +105,9 @@ pub struct TableData {
     pub pieces: Vec<u32>,
     /// The perfect-hash index of `pieces` (keys hashed with [`hash_bytes`]).
     pub piece_index: IndexData,
+    /// Empty, or [`short_piece_key`] of each entry of `pieces` (see [`picobpe::PieceMap`]);
+    /// [`TableData::new`] fills it, [`TableData::without_piece_keys`] drops it.
+    pub piece_keys: Vec<u64>,
     /// Special token text and id.
     pub specials: Vec<(String, u32)>,
 }
@@ -194,6 +198,10 @@ impl TableData {
             hash_bytes(&model.tokens[id as usize], seed)
         });
         let pieces: Vec<u32> = order.iter().map(|&i| pieces[i]).collect();
+        let piece_keys = pieces
+            .iter()
+            .map(|&id| short_piece_key(&model.tokens[id as usize]))
+            .collect();
 
         Ok(TableData {
             pattern: model.pattern.into(),
@@ -205,8 +213,16 @@ impl TableData {
             ranks,
             pieces,
             piece_index,
+            piece_keys,
             specials: model.specials.clone(),
         })
+    }
+
+    /// The same tables without the whole-piece keys: 8 bytes less per whole-piece entry,
+    /// every whole-piece hit confirmed through the token bytes instead.
+    pub fn without_piece_keys(mut self) -> TableData {
+        self.piece_keys = Vec::new();
+        self
     }
 
     /// The bytes of `id` (empty for an unused id or one out of range).
@@ -239,7 +255,10 @@ impl TableData {
             byte_ids: 4 * 256,
             pairs: PAIR_MAP_HEADER + pair_entry * n_pairs + self.pair_index.bytes(),
             ranks: 4 * self.ranks.len(),
-            pieces: PIECE_MAP_HEADER + 4 * self.pieces.len() + self.piece_index.bytes(),
+            pieces: PIECE_MAP_HEADER
+                + 4 * self.pieces.len()
+                + 8 * self.piece_keys.len()
+                + self.piece_index.bytes(),
             specials: self
                 .specials
                 .iter()
@@ -299,6 +318,7 @@ impl TableData {
             pieces: PieceMap {
                 index: index(self.piece_index, n_pieces),
                 ids: leak(self.pieces),
+                keys: leak(self.piece_keys),
             },
             specials: leak(specials),
         }))
@@ -309,7 +329,7 @@ impl TableData {
 /// merged slice.
 const PAIR_MAP_HEADER: usize = 8 + 8 + 8 + 4 + 12 + 8;
 /// `PieceMap` on a 32-bit target: index + id slice.
-const PIECE_MAP_HEADER: usize = 8 + 8 + 8 + 4 + 8;
+const PIECE_MAP_HEADER: usize = 8 + 8 + 8 + 4 + 8 + 8;
 /// One `SpecialToken` (`&str` + `u32`); its text is stored separately.
 const SPECIAL_ENTRY: usize = 12;
 
@@ -333,7 +353,7 @@ pub struct TableSizes {
     pub pairs: usize,
     /// Rank array (0 when ranks follow ids).
     pub ranks: usize,
-    /// Whole-piece map: 4 B ids + index.
+    /// Whole-piece map: 4 B ids (+ 8 B keys when present) + index.
     pub pieces: usize,
     /// Special token entries and texts.
     pub specials: usize,

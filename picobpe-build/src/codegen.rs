@@ -48,6 +48,7 @@ pub fn generate(data: &TableData, model_name: &str, token_bytes: &Path) -> Strin
     };
     index_arrays(&mut s, "PICOBPE_PAIR", &data.pair_index);
     array(&mut s, "PICOBPE_PIECE_IDS", "u32", &data.pieces);
+    array(&mut s, "PICOBPE_PIECE_KEYS", "u64", &data.piece_keys);
     index_arrays(&mut s, "PICOBPE_PIECE", &data.piece_index);
 
     let _ = write!(
@@ -84,7 +85,7 @@ pub fn generate(data: &TableData, model_name: &str, token_bytes: &Path) -> Strin
          merged: &PICOBPE_PAIR_MERGED,\n    \
          }},\n    \
          ranks: &PICOBPE_RANKS,\n    \
-         pieces: ::picobpe::PieceMap {{ index: {piece_index}, ids: &PICOBPE_PIECE_IDS }},\n    \
+         pieces: ::picobpe::PieceMap {{ index: {piece_index}, ids: &PICOBPE_PIECE_IDS, keys: &PICOBPE_PIECE_KEYS }},\n    \
          specials: &PICOBPE_SPECIALS,\n\
          }};"
     );

@@ -74,6 +74,7 @@ fn generated_source_defines_the_tables() {
         "pub static TABLES: ::picobpe::Tables<'static> = ::picobpe::Tables {",
         "static PICOBPE_PAIR_KEYS: [u32; 7] = [",
         "static PICOBPE_PIECE_IDS: [u32; 262] = [",
+        "static PICOBPE_PIECE_KEYS: [u64; 0] = [",
         "keys: ::picobpe::PairKeys::Narrow(&PICOBPE_PAIR_KEYS),",
         "pieces: ::picobpe::PieceMap { index: ::picobpe::PtrIndex {",
         "pattern: ::picobpe::Pattern::Gpt2,",
@@ -85,7 +86,20 @@ fn generated_source_defines_the_tables() {
     }
     let data = TableData::new(&m, PieceTable::Full).unwrap();
     assert_eq!(std::fs::read(&baked.token_bytes).unwrap(), data.token_bytes);
-    assert_eq!(baked.sizes, data.sizes());
+    // Baked without the whole-piece keys by default: 8 bytes less per entry.
+    assert_eq!(baked.sizes.pieces + 8 * 262, data.sizes().pieces);
+    assert_eq!(baked.sizes, data.clone().without_piece_keys().sizes());
+
+    let keyed = Bake::new(dir.join("test.model"))
+        .piece_keys(true)
+        .module_name("keyed")
+        .out_dir(&dir)
+        .cargo_directives(false)
+        .run()
+        .unwrap();
+    assert_eq!(keyed.sizes, data.sizes());
+    let source = std::fs::read_to_string(&keyed.source).unwrap();
+    assert!(source.contains("static PICOBPE_PIECE_KEYS: [u64; 262] = ["));
     // Pair semantics: "abc" is unreachable ("ab" merges first), so it is not a whole piece.
     assert_eq!(data.pieces.len(), 256 + 6);
 
