@@ -22,4 +22,4 @@ pub use hash::PtrIndex;
 pub use pretok::Pattern;
 pub use special::Specials;
 pub use stream::{StreamDecoder, StreamEncoder, StreamError};
-pub use tables::{PairKeys, PairMap, PieceMap, SpecialToken, Tables};
+pub use tables::{PairMap, PieceMap, SpecialToken, Tables};

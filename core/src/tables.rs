@@ -9,7 +9,7 @@
 //! - `token_offsets.len() == n_ids + 1`, non-decreasing, last entry `== token_bytes.len()`;
 //!   an id whose range is empty is unused (a hole in the id space).
 //! - every merged id in `pairs` and every id in `pieces` is an ordinary (non-special) id;
-//!   `pairs.keys`, `pairs.merged` and `pieces.ids` have `index.len` entries.
+//!   `pairs.entries` and `pieces.ids` have `index.len` entries; every id is below [`MAX_IDS`].
 //! - `ranks` is empty when merge priority equals id order, else `ranks[id]` is the merge rank.
 
 use crate::hash::{self, PtrIndex};
@@ -24,76 +24,73 @@ pub struct SpecialToken<'a> {
     pub id: u32,
 }
 
+/// Bits of an id in a packed merge entry: models have at most [`MAX_IDS`] ids.
+pub const ID_BITS: u32 = 21;
+
+/// Most ids a model may have (2 097 152): every id fits in [`ID_BITS`] bits.
+pub const MAX_IDS: usize = 1 << ID_BITS;
+
+const ID_MASK: u64 = (1 << ID_BITS) - 1;
+
 /// The merge table: `(left id, right id)` → merged id, behind a PtrHash perfect-hash index.
 ///
-/// Entries are stored in slot order in two parallel arrays (`keys`, `merged`); a lookup hashes
-/// the packed pair, finds its slot and compares the stored key.
+/// Each slot is one `u64`, `left << 42 | right << 21 | merged` ([`PairMap::entry`]): a lookup
+/// hashes the key `left << 21 | right`, finds its slot and compares the entry's top 42 bits,
+/// and the merged id comes with the same load — one cache miss per lookup after the pilot's.
 #[derive(Clone, Copy, Debug)]
 pub struct PairMap<'a> {
-    /// The perfect-hash index over the packed keys ([`hash::hash_u64`]).
+    /// The perfect-hash index over the keys ([`hash::hash_u64`] of [`PairMap::key`]).
     pub index: PtrIndex<'a>,
-    /// The packed pair of each slot.
-    pub keys: PairKeys<'a>,
-    /// The merged id of each slot.
-    pub merged: &'a [u32],
-}
-
-/// Packed `(left, right)` keys. `Narrow` packs into one `u32` (`left << 16 | right`), usable
-/// when every id is below 65 536 (GPT-2 and small trained models); `Wide` into a `u64`
-/// (`left << 32 | right`).
-#[derive(Clone, Copy, Debug)]
-pub enum PairKeys<'a> {
-    /// Keys `left << 16 | right`.
-    Narrow(&'a [u32]),
-    /// Keys `left << 32 | right`.
-    Wide(&'a [u64]),
+    /// The packed entry of each slot.
+    pub entries: &'a [u64],
 }
 
 impl PairMap<'_> {
     /// A map with no merges.
     pub const EMPTY: PairMap<'static> = PairMap {
         index: PtrIndex::EMPTY,
-        keys: PairKeys::Narrow(&[]),
-        merged: &[],
+        entries: &[],
     };
+
+    /// The hashed key of a pair: `left << 21 | right` (`None` if an id is not below
+    /// [`MAX_IDS`]).
+    #[inline]
+    pub const fn key(left: u32, right: u32) -> Option<u64> {
+        if (left | right) as u64 > ID_MASK {
+            return None;
+        }
+        Some((left as u64) << ID_BITS | right as u64)
+    }
+
+    /// The stored entry of a merge: `key << 21 | merged` (`None` if an id is too large).
+    #[inline]
+    pub const fn entry(left: u32, right: u32, merged: u32) -> Option<u64> {
+        match PairMap::key(left, right) {
+            Some(key) if merged as u64 <= ID_MASK => Some(key << ID_BITS | merged as u64),
+            _ => None,
+        }
+    }
 
     /// The id that `(left, right)` merges into, if that pair is a merge.
     #[inline]
     pub fn get(&self, left: u32, right: u32) -> Option<u32> {
-        let slot = match self.keys {
-            PairKeys::Narrow(keys) => {
-                if left > 0xFFFF || right > 0xFFFF {
-                    return None;
-                }
-                let key = left << 16 | right;
-                let slot = self
-                    .index
-                    .slot(hash::hash_u64(u64::from(key), self.index.seed))?;
-                if *keys.get(slot)? != key {
-                    return None;
-                }
-                slot
-            }
-            PairKeys::Wide(keys) => {
-                let key = u64::from(left) << 32 | u64::from(right);
-                let slot = self.index.slot(hash::hash_u64(key, self.index.seed))?;
-                if *keys.get(slot)? != key {
-                    return None;
-                }
-                slot
-            }
-        };
-        self.merged.get(slot).copied()
+        let key = PairMap::key(left, right)?;
+        let slot = self.index.slot(hash::hash_u64(key, self.index.seed))?;
+        let entry = *self.entries.get(slot)?;
+        if entry >> ID_BITS != key {
+            return None;
+        }
+        Some((entry & ID_MASK) as u32)
     }
 
     /// Number of merges in the map.
     pub fn len(&self) -> usize {
-        self.merged.len()
+        self.entries.len()
     }
 
     /// True when the model has no merges.
     pub fn is_empty(&self) -> bool {
-        self.merged.is_empty()
+        self.entries.is_empty()
     }
 }
 
@@ -282,6 +279,9 @@ mod tests {
         }
         assert_eq!(short_piece_key(b""), 0);
         assert_eq!(short_piece_key(b"12345678"), 0);
-        assert_eq!(short_piece_key(b"abcdefg"), u64::from_le_bytes(*b"abcdefg\x07"));
+        assert_eq!(
+            short_piece_key(b"abcdefg"),
+            u64::from_le_bytes(*b"abcdefg\x07")
+        );
     }
 }

@@ -6,16 +6,16 @@
 //! generator the model crate uses. Every public entry point runs on them — one-shot, resumed
 //! and streaming encode, count, decode, streaming decode, the pre-tokenizers — and the ids are
 //! compared with a plain pair-BPE written below (lowest rank first, leftmost on ties), so the
-//! tests check results as well as memory safety. Variants cover wide pair keys, an explicit rank
-//! table (merge order not monotone in id), and whole-piece semantics.
+//! tests check results as well as memory safety. Variants cover an explicit rank table (merge
+//! order not monotone in id), and whole-piece tables with and without their packed keys.
 
 use std::collections::HashMap;
 
 use picobpe::hash::{hash_bytes, hash_u64};
 use picobpe::pretok::{self, Pattern, Step};
 use picobpe::{
-    DecodeError, EncodeError, PairKeys, PairMap, PieceMap, PtrIndex, SpecialToken, Specials,
-    StreamDecoder, StreamEncoder, StreamError, Tables, Tokenizer,
+    DecodeError, EncodeError, PairMap, PieceMap, PtrIndex, SpecialToken, Specials, StreamDecoder,
+    StreamEncoder, StreamError, Tables, Tokenizer,
 };
 
 /// A toy model: token bytes by id, merges `(left, right) -> merged` in rank order, specials.
@@ -120,19 +120,17 @@ struct Layout {
     token_offsets: Vec<u32>,
     byte_ids: [u32; 256],
     pair_index: (u64, Vec<u8>, Vec<u32>),
-    narrow: Vec<u32>,
-    wide: Vec<u64>,
-    merged: Vec<u32>,
+    pair_entries: Vec<u64>,
     ranks: Vec<u32>,
     piece_index: (u64, Vec<u8>, Vec<u32>),
     piece_ids: Vec<u32>,
+    piece_keys: Vec<u64>,
     specials: Vec<SpecialToken<'static>>,
-    wide_keys: bool,
 }
 
 impl Layout {
-    /// Lay out `toy`; `pieces` lists the whole-piece ids.
-    fn new(toy: &Toy, wide_keys: bool, pieces: &[u32]) -> Layout {
+    /// Lay out `toy`; `pieces` lists the whole-piece ids, `piece_keys` adds their packed keys.
+    fn new(toy: &Toy, piece_keys: bool, pieces: &[u32]) -> Layout {
         let mut token_bytes = Vec::new();
         let mut token_offsets = vec![0u32];
         for t in &toy.tokens {
@@ -147,21 +145,19 @@ impl Layout {
         let keys: Vec<u64> = toy
             .merges
             .iter()
-            .map(|&(l, r, _)| {
-                if wide_keys {
-                    u64::from(l) << 32 | u64::from(r)
-                } else {
-                    u64::from(l << 16 | r)
-                }
-            })
+            .map(|&(l, r, _)| PairMap::key(l, r).unwrap())
             .collect();
         let state = phf_generator::ptrhash::generate_hash_with_hash_fn(&keys, |k, seed| {
             hash_u64(*k, *seed)
         });
-        let order: Vec<usize> = state.map.clone();
-        let narrow = order.iter().map(|&i| keys[i] as u32).collect();
-        let wide = order.iter().map(|&i| keys[i]).collect();
-        let merged = order.iter().map(|&i| toy.merges[i].2).collect();
+        let pair_entries = state
+            .map
+            .iter()
+            .map(|&i| {
+                let (l, r, m) = toy.merges[i];
+                PairMap::entry(l, r, m).unwrap()
+            })
+            .collect();
         let monotone = toy.merges.windows(2).all(|w| w[0].2 < w[1].2);
         let ranks = if monotone {
             Vec::new()
@@ -172,14 +168,22 @@ impl Layout {
             }
             ranks
         };
-        let piece_keys: Vec<&[u8]> = pieces
+        let piece_bytes: Vec<&[u8]> = pieces
             .iter()
             .map(|&id| toy.tokens[id as usize].as_slice())
             .collect();
-        let pstate = phf_generator::ptrhash::generate_hash_with_hash_fn(&piece_keys, |k, seed| {
+        let pstate = phf_generator::ptrhash::generate_hash_with_hash_fn(&piece_bytes, |k, seed| {
             hash_bytes(k, *seed)
         });
-        let piece_ids = pstate.map.iter().map(|&i| pieces[i]).collect();
+        let piece_ids: Vec<u32> = pstate.map.iter().map(|&i| pieces[i]).collect();
+        let piece_keys = if piece_keys {
+            piece_ids
+                .iter()
+                .map(|&id| picobpe::tables::short_piece_key(&toy.tokens[id as usize]))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let specials = toy
             .specials
             .iter()
@@ -190,14 +194,12 @@ impl Layout {
             token_offsets,
             byte_ids,
             pair_index: (state.seed, state.pilots, state.remap),
-            narrow,
-            wide,
-            merged,
+            pair_entries,
             ranks,
             piece_index: (pstate.seed, pstate.pilots, pstate.remap),
             piece_ids,
+            piece_keys,
             specials,
-            wide_keys,
         }
     }
 
@@ -212,14 +214,9 @@ impl Layout {
                     seed: self.pair_index.0,
                     pilots: &self.pair_index.1,
                     remap: &self.pair_index.2,
-                    len: self.merged.len(),
+                    len: self.pair_entries.len(),
                 },
-                keys: if self.wide_keys {
-                    PairKeys::Wide(&self.wide)
-                } else {
-                    PairKeys::Narrow(&self.narrow)
-                },
-                merged: &self.merged,
+                entries: &self.pair_entries,
             },
             ranks: &self.ranks,
             pieces: PieceMap {
@@ -230,7 +227,7 @@ impl Layout {
                     len: self.piece_ids.len(),
                 },
                 ids: &self.piece_ids,
-                keys: &[],
+                keys: &self.piece_keys,
             },
             specials: &self.specials,
         }
@@ -378,7 +375,7 @@ fn check(toy: &Toy, layout: &Layout, pattern: Pattern) {
 }
 
 #[test]
-fn narrow_keys_rank_is_id() {
+fn rank_is_id() {
     let toy = Toy::new(MERGES, false);
     let layout = Layout::new(&toy, false, &[]);
     for pattern in [Pattern::Gpt2, Pattern::Cl100k, Pattern::O200k] {
@@ -387,9 +384,9 @@ fn narrow_keys_rank_is_id() {
 }
 
 #[test]
-fn wide_keys_and_rank_table() {
+fn rank_table() {
     let toy = Toy::new(MERGES, true);
-    let layout = Layout::new(&toy, true, &[]);
+    let layout = Layout::new(&toy, false, &[]);
     assert!(!layout.ranks.is_empty(), "reversed ids need a rank table");
     check(&toy, &layout, Pattern::Gpt2);
 }
@@ -402,12 +399,14 @@ fn whole_piece_table() {
         .filter(|&id| toy.bpe(&toy.tokens[id as usize]) == [id])
         .collect();
     assert!(reachable.len() >= 5);
-    let layout = Layout::new(&toy, false, &reachable);
-    for &id in &reachable {
-        let tables = layout.tables(Pattern::Gpt2);
-        assert_eq!(tables.piece(&toy.tokens[id as usize]), Some(id));
+    for piece_keys in [false, true] {
+        let layout = Layout::new(&toy, piece_keys, &reachable);
+        for &id in &reachable {
+            let tables = layout.tables(Pattern::Gpt2);
+            assert_eq!(tables.piece(&toy.tokens[id as usize]), Some(id));
+        }
+        check(&toy, &layout, Pattern::O200k);
     }
-    check(&toy, &layout, Pattern::O200k);
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 use core::mem::{size_of, size_of_val};
 
-use picobpe::{PairKeys, PtrIndex, Tables, Tokenizer};
+use picobpe::{PtrIndex, Tables, Tokenizer};
 
 #[allow(clippy::all, missing_docs, dead_code, long_running_const_eval)]
 mod baked {
@@ -99,21 +99,13 @@ pub fn table_bytes(t: &Tables<'_>) -> TableBytes {
     outside(in_flash(t.token_bytes), t.token_bytes.len());
     outside(in_flash(t.token_offsets), b.token_offsets);
     outside(in_flash(t.ranks), b.ranks);
-    let keys = match t.pairs.keys {
-        PairKeys::Narrow(k) => {
-            outside(in_flash(k), size_of_val(k));
-            size_of_val(k)
-        }
-        PairKeys::Wide(k) => {
-            outside(in_flash(k), size_of_val(k));
-            size_of_val(k)
-        }
-    };
-    outside(in_flash(t.pairs.merged), size_of_val(t.pairs.merged));
+    outside(in_flash(t.pairs.entries), size_of_val(t.pairs.entries));
     outside(in_flash(t.pairs.index.pilots), t.pairs.index.pilots.len());
-    b.pairs = keys + size_of_val(t.pairs.merged) + index_bytes(&t.pairs.index);
+    b.pairs = size_of_val(t.pairs.entries) + index_bytes(&t.pairs.index);
     outside(in_flash(t.pieces.ids), size_of_val(t.pieces.ids));
-    b.pieces = size_of_val(t.pieces.ids) + index_bytes(&t.pieces.index);
+    outside(in_flash(t.pieces.keys), size_of_val(t.pieces.keys));
+    b.pieces =
+        size_of_val(t.pieces.ids) + size_of_val(t.pieces.keys) + index_bytes(&t.pieces.index);
     b.specials = size_of_val(t.specials) + t.specials.iter().map(|s| s.text.len()).sum::<usize>();
     b
 }

@@ -54,13 +54,6 @@ pub fn run(args: InspectArgs) -> Result<(), String> {
                     "not monotone in ids (rank table stored)"
                 }
             );
-            println!(
-                "pair keys:    {}",
-                match data.pairs {
-                    picobpe_model::PairData::Narrow(_) => "narrow (u32: left << 16 | right)",
-                    picobpe_model::PairData::Wide(_) => "wide (u64: left << 32 | right)",
-                }
-            );
         }
         println!(
             "table bytes (32-bit target), {name} piece table:\n{}",

@@ -53,7 +53,6 @@ fn inspect_reports_vocabulary_and_table_sizes() {
         "merges:       50000",
         "special:      50256 \"<|endoftext|>\"",
         "rank order:   merged ids increase with rank",
-        "pair keys:    narrow",
         "token_bytes",
         "total",
     ] {

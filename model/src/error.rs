@@ -105,7 +105,7 @@ impl From<InvalidModel> for ModelError {
 /// A broken model invariant, naming the offending id, merge or special token.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum InvalidModel {
-    /// More ids than fit in `u32`.
+    /// More ids than the tables can hold ([`picobpe::tables::MAX_IDS`], 2 097 152).
     TooManyIds {
         /// Number of ids.
         n_ids: u64,
@@ -196,7 +196,11 @@ impl fmt::Display for InvalidModel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             InvalidModel::TooManyIds { n_ids } => {
-                write!(f, "{n_ids} ids: every id must fit in u32")
+                write!(
+                    f,
+                    "{n_ids} ids: at most {} are supported (ids are packed in 21 bits)",
+                    picobpe::tables::MAX_IDS
+                )
             }
             InvalidModel::TooManyBytes { total } => write!(
                 f,

@@ -19,7 +19,7 @@ mod tables;
 pub use error::{InvalidModel, ModelError};
 pub use model::Model;
 pub use pattern::{PatternKind, UnknownPattern};
-pub use tables::{IndexData, PairData, PieceTable, TableData, TableSizes};
+pub use tables::{IndexData, PieceTable, TableData, TableSizes};
 
 /// Read a model file and build live tables for it (validate, lay out, hash, leak).
 pub fn load_tables(

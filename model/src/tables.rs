@@ -9,8 +9,8 @@ use core::fmt;
 use std::collections::HashMap;
 
 use picobpe::hash::{hash_bytes, hash_u64};
-use picobpe::tables::short_piece_key;
-use picobpe::{PairKeys, PairMap, Pattern, PieceMap, PtrIndex, SpecialToken, Tables};
+use picobpe::tables::{short_piece_key, ID_BITS};
+use picobpe::{PairMap, Pattern, PieceMap, PtrIndex, SpecialToken, Tables};
 
 use crate::bpe::{pair_bpe, Merge};
 use crate::error::InvalidModel;
@@ -59,30 +59,6 @@ fn ptr_index<T>(items: &[T], hash: impl Fn(&T, u64) -> u64) -> (IndexData, Vec<u
     (index, state.map)
 }
 
-/// The merge entries with their packed key, in slot order of [`TableData::pair_index`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PairData {
-    /// `(left << 16 | right, merged)`; every id is below 65 536.
-    Narrow(Vec<(u32, u32)>),
-    /// `(left << 32 | right, merged)`.
-    Wide(Vec<(u64, u32)>),
-}
-
-impl PairData {
-    /// Number of merges.
-    pub fn len(&self) -> usize {
-        match self {
-            PairData::Narrow(v) => v.len(),
-            PairData::Wide(v) => v.len(),
-        }
-    }
-
-    /// True when there are no merges.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
 /// Owned table contents, one field per [`Tables`] field (maps as plain entry lists).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableData {
@@ -94,8 +70,8 @@ pub struct TableData {
     pub token_offsets: Vec<u32>,
     /// Id of each single byte.
     pub byte_ids: [u32; 256],
-    /// Merge entries, in slot order.
-    pub pairs: PairData,
+    /// Merge entries ([`PairMap::entry`]: `left << 42 | right << 21 | merged`), in slot order.
+    pub pairs: Vec<u64>,
     /// The perfect-hash index of `pairs` (keys hashed with [`hash_u64`]).
     pub pair_index: IndexData,
     /// Empty when merge order is increasing in merged id; else `ranks[id]` = merge index, or
@@ -134,32 +110,15 @@ impl TableData {
         }
 
         let merged_ids = model.merged_ids();
-        let narrow = n <= 1 << 16;
-        let (pairs, pair_index) = if narrow {
-            let entries: Vec<(u32, u32)> = model
-                .merges
-                .iter()
-                .zip(&merged_ids)
-                .map(|(&(l, r), &m)| (l << 16 | r, m))
-                .collect();
-            let (index, order) = ptr_index(&entries, |e, seed| hash_u64(u64::from(e.0), seed));
-            (
-                PairData::Narrow(order.iter().map(|&i| entries[i]).collect()),
-                index,
-            )
-        } else {
-            let entries: Vec<(u64, u32)> = model
-                .merges
-                .iter()
-                .zip(&merged_ids)
-                .map(|(&(l, r), &m)| (u64::from(l) << 32 | u64::from(r), m))
-                .collect();
-            let (index, order) = ptr_index(&entries, |e, seed| hash_u64(e.0, seed));
-            (
-                PairData::Wide(order.iter().map(|&i| entries[i]).collect()),
-                index,
-            )
-        };
+        // Validation keeps every id below MAX_IDS, so every entry packs.
+        let entries: Vec<u64> = model
+            .merges
+            .iter()
+            .zip(&merged_ids)
+            .filter_map(|(&(l, r), &m)| PairMap::entry(l, r, m))
+            .collect();
+        let (pair_index, order) = ptr_index(&entries, |&e, seed| hash_u64(e >> ID_BITS, seed));
+        let pairs: Vec<u64> = order.iter().map(|&i| entries[i]).collect();
 
         let monotone = merged_ids.windows(2).all(|w| w[0] < w[1]);
         let ranks = if monotone {
@@ -242,10 +201,6 @@ impl TableData {
     /// Flash bytes of each table as baked for a 32-bit target (see [`TableSizes`]).
     pub fn sizes(&self) -> TableSizes {
         let n_pairs = self.pairs.len();
-        let pair_entry = match self.pairs {
-            PairData::Narrow(_) => 8,
-            PairData::Wide(_) => 12,
-        };
         TableSizes {
             n_ids: self.n_ids(),
             n_merges: n_pairs,
@@ -253,7 +208,7 @@ impl TableData {
             token_bytes: self.token_bytes.len(),
             token_offsets: 4 * self.token_offsets.len(),
             byte_ids: 4 * 256,
-            pairs: PAIR_MAP_HEADER + pair_entry * n_pairs + self.pair_index.bytes(),
+            pairs: PAIR_MAP_HEADER + 8 * n_pairs + self.pair_index.bytes(),
             ranks: 4 * self.ranks.len(),
             pieces: PIECE_MAP_HEADER
                 + 4 * self.pieces.len()
@@ -285,16 +240,6 @@ impl TableData {
             }
         }
         let n_pairs = self.pairs.len();
-        let (keys, merged) = match self.pairs {
-            PairData::Narrow(entries) => {
-                let (k, m): (Vec<u32>, Vec<u32>) = entries.into_iter().unzip();
-                (PairKeys::Narrow(leak(k)), leak(m))
-            }
-            PairData::Wide(entries) => {
-                let (k, m): (Vec<u64>, Vec<u32>) = entries.into_iter().unzip();
-                (PairKeys::Wide(leak(k)), leak(m))
-            }
-        };
         let n_pieces = self.pieces.len();
         let specials: Vec<SpecialToken<'static>> = self
             .specials
@@ -311,8 +256,7 @@ impl TableData {
             byte_ids: Box::leak(Box::new(self.byte_ids)),
             pairs: PairMap {
                 index: index(self.pair_index, n_pairs),
-                keys,
-                merged,
+                entries: leak(self.pairs),
             },
             ranks: leak(self.ranks),
             pieces: PieceMap {
@@ -325,9 +269,8 @@ impl TableData {
     }
 }
 
-/// `PairMap` on a 32-bit target: index (seed, two slices, len) + key slice with its tag +
-/// merged slice.
-const PAIR_MAP_HEADER: usize = 8 + 8 + 8 + 4 + 12 + 8;
+/// `PairMap` on a 32-bit target: index (seed, two slices, len) + entry slice.
+const PAIR_MAP_HEADER: usize = 8 + 8 + 8 + 4 + 8;
 /// `PieceMap` on a 32-bit target: index + id slice.
 const PIECE_MAP_HEADER: usize = 8 + 8 + 8 + 4 + 8 + 8;
 /// One `SpecialToken` (`&str` + `u32`); its text is stored separately.
@@ -349,7 +292,7 @@ pub struct TableSizes {
     pub token_offsets: usize,
     /// Byte → id array.
     pub byte_ids: usize,
-    /// Merge map: entries (8 B narrow, 12 B wide) + index (1 B pilot per bucket, remap).
+    /// Merge map: 8 B entries + index (1 B pilot per bucket, remap).
     pub pairs: usize,
     /// Rank array (0 when ranks follow ids).
     pub ranks: usize,

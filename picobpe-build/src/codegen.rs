@@ -4,7 +4,7 @@
 use core::fmt::{self, Write};
 use std::path::Path;
 
-use picobpe_model::{IndexData, PairData, PatternKind, TableData};
+use picobpe_model::{IndexData, PatternKind, TableData};
 
 /// Generate the source for `data`. `model_name` goes into the header comment; the source
 /// `include_bytes!`s `token_bytes` (an absolute path), which must hold `data.token_bytes`.
@@ -30,22 +30,7 @@ pub fn generate(data: &TableData, model_name: &str, token_bytes: &Path) -> Strin
     array(&mut s, "PICOBPE_BYTE_IDS", "u32", &data.byte_ids);
     array(&mut s, "PICOBPE_RANKS", "u32", &data.ranks);
 
-    let pair_kind = match &data.pairs {
-        PairData::Narrow(entries) => {
-            let keys: Vec<u32> = entries.iter().map(|e| e.0).collect();
-            let merged: Vec<u32> = entries.iter().map(|e| e.1).collect();
-            array(&mut s, "PICOBPE_PAIR_KEYS", "u32", &keys);
-            array(&mut s, "PICOBPE_PAIR_MERGED", "u32", &merged);
-            "Narrow"
-        }
-        PairData::Wide(entries) => {
-            let keys: Vec<u64> = entries.iter().map(|e| e.0).collect();
-            let merged: Vec<u32> = entries.iter().map(|e| e.1).collect();
-            array(&mut s, "PICOBPE_PAIR_KEYS", "u64", &keys);
-            array(&mut s, "PICOBPE_PAIR_MERGED", "u32", &merged);
-            "Wide"
-        }
-    };
+    array(&mut s, "PICOBPE_PAIR_ENTRIES", "u64", &data.pairs);
     index_arrays(&mut s, "PICOBPE_PAIR", &data.pair_index);
     array(&mut s, "PICOBPE_PIECE_IDS", "u32", &data.pieces);
     array(&mut s, "PICOBPE_PIECE_KEYS", "u64", &data.piece_keys);
@@ -81,8 +66,7 @@ pub fn generate(data: &TableData, model_name: &str, token_bytes: &Path) -> Strin
          byte_ids: &PICOBPE_BYTE_IDS,\n    \
          pairs: ::picobpe::PairMap {{\n        \
          index: {pair_index},\n        \
-         keys: ::picobpe::PairKeys::{pair_kind}(&PICOBPE_PAIR_KEYS),\n        \
-         merged: &PICOBPE_PAIR_MERGED,\n    \
+         entries: &PICOBPE_PAIR_ENTRIES,\n    \
          }},\n    \
          ranks: &PICOBPE_RANKS,\n    \
          pieces: ::picobpe::PieceMap {{ index: {piece_index}, ids: &PICOBPE_PIECE_IDS, keys: &PICOBPE_PIECE_KEYS }},\n    \

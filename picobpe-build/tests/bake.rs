@@ -72,10 +72,10 @@ fn generated_source_defines_the_tables() {
     let source = std::fs::read_to_string(&baked.source).unwrap();
     for expected in [
         "pub static TABLES: ::picobpe::Tables<'static> = ::picobpe::Tables {",
-        "static PICOBPE_PAIR_KEYS: [u32; 7] = [",
+        "static PICOBPE_PAIR_ENTRIES: [u64; 7] = [",
         "static PICOBPE_PIECE_IDS: [u32; 262] = [",
         "static PICOBPE_PIECE_KEYS: [u64; 0] = [",
-        "keys: ::picobpe::PairKeys::Narrow(&PICOBPE_PAIR_KEYS),",
+        "entries: &PICOBPE_PAIR_ENTRIES,",
         "pieces: ::picobpe::PieceMap { index: ::picobpe::PtrIndex {",
         "pattern: ::picobpe::Pattern::Gpt2,",
         "static PICOBPE_RANKS: [u32; 0] = [",
@@ -105,7 +105,7 @@ fn generated_source_defines_the_tables() {
 
     let wide = bake(&dir, &model(false, 70_000, true), PieceTable::Minimal);
     let source = std::fs::read_to_string(&wide.source).unwrap();
-    assert!(source.contains("keys: ::picobpe::PairKeys::Wide(&PICOBPE_PAIR_KEYS),"));
+    assert!(source.contains("static PICOBPE_PAIR_ENTRIES: [u64; 7] = ["));
     assert!(source.contains("static PICOBPE_RANKS: [u32; 70264] = ["));
     assert!(source.contains("static PICOBPE_PIECE_IDS: [u32; 0] = ["));
     std::fs::remove_dir_all(&dir).unwrap();
