@@ -5,8 +5,8 @@
 //! the pair with the lowest rank, leftmost on ties, and refresh only the two neighbouring pair
 //! candidates. Each merge is an O(n) scan plus an O(n) shift, so a piece costs O(n²) in the worst
 //! case, like tiktoken; pieces are short (a word) in practice and live in cache. Pieces longer
-//! than [`QUADRATIC_MAX`] bytes go to [`crate::bpe_tree`], which merges in the same order in
-//! O(n log n), so no input can make the encoder quadratic in more than 512 bytes.
+//! than [`QUADRATIC_MAX`] bytes go to a block-min tree (`bpe_tree.rs`), which merges in the
+//! same order in O(n log n), so no input can make the encoder quadratic in more than 512 bytes.
 //!
 //! Why pairs of ids are exact for tiktoken vocabularies: a merge `(a, b) → t` during encoding
 //! only ever happens with `(a, b)` = the last merge of BPE run on `t`'s own bytes, because the
