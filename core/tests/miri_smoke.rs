@@ -432,3 +432,37 @@ fn pretokenizers_cover_the_input() {
         }
     }
 }
+
+/// A piece over 512 bytes goes through the block-min tree merge; the piece cache gives the
+/// same ids as no cache, on misses and on hits.
+#[test]
+fn long_piece_and_piece_cache() {
+    let toy = Toy::new(MERGES, false);
+    let layout = Layout::new(&toy, false, &[]);
+    let tables = layout.tables(Pattern::Gpt2);
+    let tok = Tokenizer::new(&tables);
+    let mut text = b"the".repeat(150);
+    text.extend_from_slice(b"ab".repeat(200).as_slice());
+    text.extend_from_slice(b" theme other the");
+    let want = toy.encode(Pattern::Gpt2, &text, false);
+    let long = 150 * 3 + 200 * 2;
+    let mut small = vec![0u32; long];
+    assert_eq!(
+        tok.encode(&text, &mut small, Specials::None),
+        Err(EncodeError::PieceTooLong {
+            offset: 0,
+            len: long,
+            needed: picobpe::bpe::scratch_needed(long),
+        })
+    );
+    let mut out = vec![0u32; picobpe::bpe::scratch_needed(text.len())];
+    let n = tok.encode(&text, &mut out, Specials::None).expect("encode");
+    assert_eq!(&out[..n], want.as_slice());
+    let mut cache = [picobpe::CacheEntry::EMPTY; 3];
+    for _ in 0..2 {
+        let n = tok
+            .encode_cached(&text, &mut out, Specials::None, &mut cache)
+            .expect("encode_cached");
+        assert_eq!(&out[..n], want.as_slice());
+    }
+}
