@@ -55,10 +55,16 @@ pub fn run(args: InspectArgs) -> Result<(), String> {
                 }
             );
         }
+        let keys = data.piece_keys.len() * 8;
         println!(
-            "table bytes (32-bit target), {name} piece table:\n{}",
-            data.sizes()
+            "table bytes (32-bit target), {name} piece table, as baked by default:\n{}",
+            data.without_piece_keys().sizes()
         );
+        if keys > 0 {
+            println!(
+                "  + piece keys       {keys} B  (Bake::piece_keys; host-built tables have them)"
+            );
+        }
     }
     Ok(())
 }
