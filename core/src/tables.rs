@@ -258,16 +258,18 @@ mod tests {
     /// key (so trailing NULs or a shorter prefix never collide), and longer pieces get 0.
     #[test]
     fn short_piece_keys_are_injective() {
-        let alphabet = [0u8, 1, b'a', 0xFF];
+        // Under Miri (slow) two symbols still cover every length and the overlapping reads.
+        let alphabet: &[u8] = if cfg!(miri) { &[0, 0xFF] } else { &[0, 1, b'a', 0xFF] };
+        let k = alphabet.len();
         let mut seen: HashMap<u64, Vec<u8>> = HashMap::new();
         let mut piece = Vec::new();
         for len in 1..=7u32 {
-            for code in 0..4usize.pow(len) {
+            for code in 0..k.pow(len) {
                 piece.clear();
                 let mut c = code;
                 for _ in 0..len {
-                    piece.push(alphabet[c % 4]);
-                    c /= 4;
+                    piece.push(alphabet[c % k]);
+                    c /= k;
                 }
                 let key = short_piece_key(&piece);
                 assert_ne!(key, 0);
