@@ -259,7 +259,11 @@ mod tests {
     #[test]
     fn short_piece_keys_are_injective() {
         // Under Miri (slow) two symbols still cover every length and the overlapping reads.
-        let alphabet: &[u8] = if cfg!(miri) { &[0, 0xFF] } else { &[0, 1, b'a', 0xFF] };
+        let alphabet: &[u8] = if cfg!(miri) {
+            &[0, 0xFF]
+        } else {
+            &[0, 1, b'a', 0xFF]
+        };
         let k = alphabet.len();
         let mut seen: HashMap<u64, Vec<u8>> = HashMap::new();
         let mut piece = Vec::new();
