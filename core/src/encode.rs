@@ -61,8 +61,7 @@ impl<'t> Tokenizer<'t> {
     /// call or an earlier one with the same `cache`) are answered from the cache. The ids are
     /// the same as without it. Start with every slot [`CacheEntry::EMPTY`] and keep the cache
     /// with the tables it was filled from; any number of slots works (16 384 slots = 1 MiB is
-    /// what `host-trainer encode` and the benchmark use; 4 096 measured no faster than no
-    /// cache on English). Empty `cache`: no caching.
+    /// what `host-trainer encode` and the benchmark use). Empty `cache`: no caching.
     pub fn encode_cached(
         &self,
         text: &[u8],
