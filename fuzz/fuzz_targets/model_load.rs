@@ -17,6 +17,7 @@ use libfuzzer_sys::fuzz_target;
 use picobpe_fuzz::Params;
 use picobpe_model::format::{HEADER_LEN, MAGIC, VERSION};
 use picobpe_model::{Model, ModelError, PatternKind, PieceTable, TableData};
+use picobpe_tests::reference::crc32;
 
 fuzz_target!(|data: &[u8]| {
     let mut p = Params::new(data);
@@ -87,22 +88,6 @@ fn wrap(payload: &[u8]) -> Vec<u8> {
     file.extend_from_slice(&crc32(payload).to_le_bytes());
     file.extend_from_slice(payload);
     file
-}
-
-/// CRC-32 (IEEE), bitwise: independent of the crc32fast the loader uses.
-fn crc32(bytes: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in bytes {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0xEDB8_8320
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
 }
 
 /// A model driven by fuzz bytes: mostly valid, with occasional deliberate faults (missing or

@@ -27,6 +27,7 @@ use fancy_regex::Regex;
 use libfuzzer_sys::fuzz_target;
 use picobpe_fuzz::{escape, Params};
 use picobpe_model::Model;
+use picobpe_tests::reference::split_specials;
 use picobpe_tests::vectors::Encoding;
 use train::{PatternArg, TrainArgs};
 
@@ -193,27 +194,6 @@ fn regex(encoding: Encoding) -> &'static Regex {
     CACHE[i].get_or_init(|| {
         Regex::new(&picobpe_tests::reference::pattern(encoding)).expect("pattern compiles")
     })
-}
-
-/// Split `text` on the specials: at each position, the longest special that matches.
-fn split_specials<'t>(text: &'t str, specials: &[&str]) -> Vec<&'t str> {
-    let mut sorted = specials.to_vec();
-    sorted.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    let mut out = Vec::new();
-    let (mut start, mut i) = (0, 0);
-    'scan: while i < text.len() {
-        for s in &sorted {
-            if text.as_bytes()[i..].starts_with(s.as_bytes()) {
-                out.push(&text[start..i]);
-                i += s.len();
-                start = i;
-                continue 'scan;
-            }
-        }
-        i += 1;
-    }
-    out.push(&text[start..]);
-    out
 }
 
 /// Pre-token counts (reference pre-tokenizer).

@@ -12,6 +12,7 @@ mod cli_common;
 use std::path::{Path, PathBuf};
 
 use cli_common::{fails, gpt2_tiktoken, ok, scratch};
+use picobpe_tests::reference::crc32;
 
 /// postcard's unsigned varint (LEB128).
 fn varint(out: &mut Vec<u8>, mut v: u64) {
@@ -68,22 +69,6 @@ impl Payload {
         p.push(1); // whole_piece
         p
     }
-}
-
-/// CRC-32 (IEEE), bitwise.
-fn crc32(bytes: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in bytes {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0xEDB8_8320
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
 }
 
 /// A model file: correct magic, version 1, length and CRC around `payload`.

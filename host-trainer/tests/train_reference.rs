@@ -21,31 +21,10 @@ use std::path::Path;
 
 use fancy_regex::Regex;
 use picobpe_model::PatternKind;
+use picobpe_tests::reference::split_specials;
 use train_common::*;
 
 const EOT: &str = "<|endoftext|>";
-
-/// Split `text` on the special tokens: at each position the longest special that matches.
-fn split_specials<'t>(text: &'t str, specials: &[&str]) -> Vec<&'t str> {
-    let mut sorted: Vec<&str> = specials.to_vec();
-    sorted.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    let mut out = Vec::new();
-    let (mut start, mut i) = (0, 0);
-    let bytes = text.as_bytes();
-    'scan: while i < bytes.len() {
-        for s in &sorted {
-            if bytes[i..].starts_with(s.as_bytes()) {
-                out.push(&text[start..i]);
-                i += s.len();
-                start = i;
-                continue 'scan;
-            }
-        }
-        i += 1;
-    }
-    out.push(&text[start..]);
-    out
-}
 
 /// Pre-token counts of `text` (reference pre-tokenizer: fancy-regex with `pattern`).
 fn reference_counts(

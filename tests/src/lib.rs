@@ -460,6 +460,45 @@ pub mod reference {
             .collect()
     }
 
+    /// Split `text` on the special tokens: at each position the longest special that matches
+    /// (tried one by one, the way the CS336 reference does; no shared code with the core).
+    pub fn split_specials<'t>(text: &'t str, specials: &[&str]) -> Vec<&'t str> {
+        let mut sorted = specials.to_vec();
+        sorted.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        let mut out = Vec::new();
+        let (mut start, mut i) = (0, 0);
+        let bytes = text.as_bytes();
+        'scan: while i < bytes.len() {
+            for s in &sorted {
+                if bytes[i..].starts_with(s.as_bytes()) {
+                    out.push(&text[start..i]);
+                    i += s.len();
+                    start = i;
+                    continue 'scan;
+                }
+            }
+            i += 1;
+        }
+        out.push(&text[start..]);
+        out
+    }
+
+    /// CRC-32 (IEEE), bitwise: independent of the `crc32fast` the model loader uses.
+    pub fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &b in bytes {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 != 0 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+
     /// Length in bytes of the longest piece of `input`, or `None` when `input` is not UTF-8.
     pub fn longest_piece(encoding: Encoding, input: &[u8]) -> Option<usize> {
         let text = std::str::from_utf8(input).ok()?;
