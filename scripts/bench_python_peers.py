@@ -49,23 +49,10 @@ ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "tests" / "fixtures" / "models"
 SHARED_CORPUS = Path(os.environ.get("PICOBPE_SHARED_DATA", ROOT.parent / "shared" / "data")) / "corpus"
 
-# The reference patterns (issue 2 for gpt2, issue 5 for the others), as in gen_vectors.py.
-PATTERNS = {
-    "gpt2": r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
-    "cl100k_base": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
-    "o200k_base": "|".join(
-        [
-            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-            r"""\p{N}{1,3}""",
-            r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-            r"""\s*[\r\n]+""",
-            r"""\s+(?!\S)""",
-            r"""\s+""",
-        ]
-    ),
-}
-ENCODINGS = ["gpt2", "cl100k_base", "o200k_base"]
+# The reference patterns (issue 2 for gpt2, issue 5 for the others): tests/scripts/patterns.py.
+sys.path.insert(0, str(ROOT / "tests" / "scripts"))
+from patterns import ENCODINGS, ISSUE_PATTERNS as PATTERNS  # noqa: E402
+
 ALIASES = {"gpt2": "gpt2", "r50k": "gpt2", "cl100k": "cl100k_base", "o200k": "o200k_base"}
 COLUMNS = ["tiktoken (py)", "fastokens", "tokie"]
 
