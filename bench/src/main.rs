@@ -146,7 +146,7 @@ fn main() -> ExitCode {
         let mut ours = peers::picobpe(enc, &vocab, opts.mode);
         let mut columns: Vec<Column> =
             vec![Column::Subject(peers::reference(enc, &vocab, opts.mode))];
-        columns.extend(peers::peers(enc, &vocab, opts.mode));
+        columns.extend(peers::peers(enc, &ours, opts.mode));
         for c in &corpora {
             match measure(enc, c, &mut ours, &mut columns, &opts) {
                 Ok(row) => {

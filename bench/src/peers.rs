@@ -232,7 +232,7 @@ pub fn reference(enc: Encoding, vocab: &Vocabulary, mode: Mode) -> Box<dyn Subje
 
 /// The columns after picobpe and the reference, in [`COLUMNS`] order: the peers, then picobpe
 /// with a piece cache.
-pub fn peers(enc: Encoding, vocab: &Vocabulary, mode: Mode) -> Vec<Column> {
+pub fn peers(enc: Encoding, ours: &Picobpe, mode: Mode) -> Vec<Column> {
     let tiktoken_rs_embedded = match enc {
         Encoding::Gpt2 => tiktoken_rs::r50k_base(),
         Encoding::Cl100k => tiktoken_rs::cl100k_base(),
@@ -276,7 +276,12 @@ pub fn peers(enc: Encoding, vocab: &Vocabulary, mode: Mode) -> Vec<Column> {
         }
     });
     v.push(Column::Subject(Box::new(PicobpeCached {
-        inner: picobpe(enc, vocab, mode),
+        // The same tables as the "picobpe" column, built once.
+        inner: Picobpe {
+            tok: ours.tok,
+            specials: ours.specials,
+            out: Vec::new(),
+        },
         cache: vec![CacheEntry::EMPTY; CACHE_SLOTS],
     })));
     v
