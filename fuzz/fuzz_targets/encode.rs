@@ -21,12 +21,7 @@ use picobpe_fuzz::{escape, vocab, Params, Vocab};
 use picobpe_tests::check::{self, Rng};
 
 fuzz_target!(
-    init: {
-        // Load every vocabulary up front, so no input is reported slow for it.
-        for i in 0..3 {
-            vocab(i);
-        }
-    },
+    init: picobpe_fuzz::load_all_vocabs(),
     |data: &[u8]| {
     let mut p = Params::new(data);
     let v = vocab(p.below(3));

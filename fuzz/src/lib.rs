@@ -75,6 +75,13 @@ pub struct Vocab {
     whitespace: Regex,
 }
 
+/// Build every vocabulary now (from a target's `init`), so no input is reported slow for it.
+pub fn load_all_vocabs() {
+    for i in 0..ENCODINGS.len() {
+        vocab(i);
+    }
+}
+
 /// The vocabulary `ENCODINGS[i]`, built on first use (a few seconds for o200k_base).
 pub fn vocab(i: usize) -> &'static Vocab {
     static CACHE: [OnceLock<Vocab>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
