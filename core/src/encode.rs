@@ -11,7 +11,8 @@
 use crate::bpe::{self, STACK_PIECE};
 use crate::cache::{self, CacheEntry, CACHE_PIECE};
 use crate::error::EncodeError;
-use crate::pretok::{self, Step};
+use crate::hash;
+use crate::pretok::{self, Pattern, Step};
 use crate::slice_ops;
 use crate::special::{self, Boundary, FirstBytes, Specials};
 use crate::tables::Tables;
@@ -153,18 +154,36 @@ impl<'t> Tokenizer<'t> {
             let segment = text.get(..seg_end).unwrap_or(&[]);
             // Stage 2 and 3: pieces of the ordinary text, each merged.
             while pos < seg_end {
-                let end = match pretok::next_piece(t.pattern, segment, pos, seg_final) {
-                    Step::Piece { end } if end > pos && end <= seg_end => end,
-                    // NeedMore, or an out-of-contract answer: stop cleanly here.
-                    _ => {
-                        return Ok(Progress {
-                            consumed: pos,
-                            written,
-                        })
-                    }
+                // Fast loop: ASCII pieces the fast path splits and the short-piece lookup
+                // answers (most of prose), one id each, straight into `out`. One copy per
+                // pattern, so the pattern's rules are inlined without a dispatch per piece.
+                (pos, written) = match t.pattern {
+                    Pattern::Gpt2 => fast_loop(t, Pattern::Gpt2, segment, pos, out, written),
+                    Pattern::Cl100k => fast_loop(t, Pattern::Cl100k, segment, pos, out, written),
+                    Pattern::O200k => fast_loop(t, Pattern::O200k, segment, pos, out, written),
+                };
+                if pos >= seg_end {
+                    break;
+                }
+                // The piece's end and, for 1–7-byte pieces the ASCII fast path found, its key.
+                let (end, key) = match pretok::ascii_piece(t.pattern, segment, pos) {
+                    Some(p) => (pos + p.len, p.key),
+                    None => match pretok::next_piece(t.pattern, segment, pos, seg_final) {
+                        Step::Piece { end } if end > pos && end <= seg_end => {
+                            let key = hash::short_key(segment.get(pos..end).unwrap_or(&[]));
+                            (end, key)
+                        }
+                        // NeedMore, or an out-of-contract answer: stop cleanly here.
+                        _ => {
+                            return Ok(Progress {
+                                consumed: pos,
+                                written,
+                            })
+                        }
+                    },
                 };
                 let piece = segment.get(pos..end).unwrap_or(&[]);
-                match self.encode_piece(piece, out, written, cache) {
+                match self.encode_piece(piece, key, out, written, cache) {
                     Ok(n) => written += n,
                     Err(needed) => {
                         return Err(if written == 0 && needed > out.len() {
@@ -219,9 +238,9 @@ impl<'t> Tokenizer<'t> {
     }
 
     /// Encode one piece into `out[at..]`: a single byte, a whole token, a cached piece (when
-    /// `cache` has slots), or merged pair by pair (and then cached). Returns the number of
-    /// ids, or `Err(needed)`: the free room (in ids, counted from `out[0]`) this piece would
-    /// need.
+    /// `cache` has slots), or merged pair by pair (and then cached). `key` is the piece's
+    /// [`hash::short_key`]. Returns the number of ids, or `Err(needed)`: the free room (in
+    /// ids, counted from `out[0]`) this piece would need.
     ///
     /// Only merged pieces go into the cache: whole tokens are already one table lookup, and
     /// keeping them out leaves the slots to the pieces that are expensive to redo.
@@ -229,22 +248,19 @@ impl<'t> Tokenizer<'t> {
     fn encode_piece(
         &self,
         piece: &[u8],
+        key: u64,
         out: &mut [u32],
         at: usize,
         cache: &mut [CacheEntry],
     ) -> Result<usize, usize> {
         let t = self.tables;
-        if let [b] = piece {
-            return put_one(out, at, t.byte_ids[*b as usize]);
-        }
-        let hash = t.piece_hash(piece);
-        if let Some(id) = t.piece_with_hash(piece, hash) {
+        if let Some(id) = t.whole_piece(piece, key) {
             return put_one(out, at, id);
         }
         if cache.is_empty() || piece.len() > CACHE_PIECE {
             return self.merge_piece(piece, out, at);
         }
-        let slot = cache::slot(hash, cache.len());
+        let slot = cache::slot(t.piece_hash_with_key(piece, key), cache.len());
         if let Some(ids) = cache.get(slot).and_then(|e| e.get(piece)) {
             let dst = out.get_mut(at..at + ids.len()).ok_or(at + ids.len())?;
             slice_ops::copy(dst, ids);
@@ -288,6 +304,33 @@ impl<'t> Tokenizer<'t> {
             Ok(bpe::merge_long(t, piece, free).unwrap_or(0))
         }
     }
+}
+
+/// Encode the pieces at `text[pos..]` that the ASCII fast path splits and that are whole
+/// tokens, one id each into `out[written..]`, until one is not (or `out` is full). Returns the
+/// new `(pos, written)`.
+#[inline(always)]
+fn fast_loop(
+    t: &Tables<'_>,
+    pattern: Pattern,
+    text: &[u8],
+    mut pos: usize,
+    out: &mut [u32],
+    mut written: usize,
+) -> (usize, usize) {
+    while let Some(p) = pretok::ascii_piece(pattern, text, pos) {
+        let piece = text.get(pos..pos + p.len).unwrap_or(&[]);
+        let Some(id) = t.whole_piece(piece, p.key) else {
+            break;
+        };
+        let Some(slot) = out.get_mut(written) else {
+            break;
+        };
+        *slot = id;
+        written += 1;
+        pos += p.len;
+    }
+    (pos, written)
 }
 
 /// Write one id at `out[at]`: `Ok(1)`, or `Err(at + 1)` when it does not fit.

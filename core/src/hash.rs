@@ -75,12 +75,46 @@ pub fn hash_u64(key: u64, seed: u64) -> u64 {
     mix(key ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15))
 }
 
-/// Hash of a byte string under `seed`: 8 bytes at a time (little-endian), the last 1–8 bytes
-/// read as two overlapping words (no per-byte loop), each word folded in with a multiply,
-/// finished with a splitmix64 finaliser. The length is mixed in first, so strings whose words coincide after
-/// overlapping or padding still differ.
+/// A string of 1–7 bytes packed into a `u64`: its bytes little-endian in the low 56 bits and
+/// its length in the top 8, so no two such strings share a key; 0 for any other length.
+#[inline]
+pub fn short_key(bytes: &[u8]) -> u64 {
+    let n = bytes.len();
+    let packed = match bytes {
+        [] => return 0,
+        [a] => u64::from(*a),
+        [a, b] => u64::from(*a) | u64::from(*b) << 8,
+        [a, b, c] => u64::from(*a) | u64::from(*b) << 8 | u64::from(*c) << 16,
+        [a, b, c, d, ..] if n <= 7 => {
+            // Two overlapping 4-byte reads cover bytes 0..4 and n-4..n; the overlap agrees.
+            let lo = u32::from_le_bytes([*a, *b, *c, *d]);
+            let hi = read_u32(bytes.get(n - 4..).unwrap_or(&[]));
+            u64::from(lo) | u64::from(hi) << (8 * (n - 4))
+        }
+        _ => return 0,
+    };
+    packed | (n as u64) << 56
+}
+
+/// Hash of a byte string under `seed`.
+///
+/// Strings of 1–7 bytes (most pieces of natural text) hash as their [`short_key`]
+/// ([`hash_u64`]), so a caller that already holds the packed key, such as the encoder's ASCII
+/// word fast path, skips the byte reads. Longer strings go 8 bytes at a time (little-endian),
+/// the last 1–8 bytes read as two overlapping words (no per-byte loop), each word folded in
+/// with a multiply, finished with a splitmix64 finaliser; the length is mixed in first, so
+/// strings whose words coincide after overlapping or padding still differ.
 #[inline]
 pub fn hash_bytes(bytes: &[u8], seed: u64) -> u64 {
+    match short_key(bytes) {
+        0 => hash_long(bytes, seed),
+        key => hash_u64(key, seed),
+    }
+}
+
+/// [`hash_bytes`] of a string whose [`short_key`] is 0 (empty, or 8 bytes and longer).
+#[inline]
+pub(crate) fn hash_long(bytes: &[u8], seed: u64) -> u64 {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
     #[inline]
     fn fold(h: u64, w: u64) -> u64 {

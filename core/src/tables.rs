@@ -111,27 +111,11 @@ pub struct PieceMap<'a> {
 }
 
 /// A piece of 1–7 bytes packed into a `u64`: its bytes little-endian in the low 56 bits and
-/// its length in the top 8 (so no two such pieces share a key); 0 for any other length.
+/// its length in the top 8 (so no two such pieces share a key); 0 for any other length. The
+/// piece table hashes such pieces by this key ([`hash::hash_bytes`]).
 #[inline]
 pub fn short_piece_key(piece: &[u8]) -> u64 {
-    let n = piece.len();
-    let bytes = match piece {
-        [] => return 0,
-        [a] => u64::from(*a),
-        [a, b] => u64::from(*a) | u64::from(*b) << 8,
-        [a, b, c] => u64::from(*a) | u64::from(*b) << 8 | u64::from(*c) << 16,
-        [a, b, c, d, ..] if n <= 7 => {
-            // Two overlapping 4-byte reads cover bytes 0..4 and n-4..n; the overlap agrees.
-            let lo = u32::from_le_bytes([*a, *b, *c, *d]);
-            let hi = match piece.get(n - 4..) {
-                Some(&[e, f, g, h]) => u32::from_le_bytes([e, f, g, h]),
-                _ => 0,
-            };
-            u64::from(lo) | u64::from(hi) << (8 * (n - 4))
-        }
-        _ => return 0,
-    };
-    bytes | (n as u64) << 56
+    hash::short_key(piece)
 }
 
 impl PieceMap<'_> {
@@ -207,13 +191,38 @@ impl<'a> Tables<'a> {
         hash::hash_bytes(piece, self.pieces.index.seed)
     }
 
+    /// [`Tables::piece_hash`] of a piece whose [`short_piece_key`] is `key`.
+    #[inline(always)]
+    pub(crate) fn piece_hash_with_key(&self, piece: &[u8], key: u64) -> u64 {
+        if key != 0 {
+            hash::hash_u64(key, self.pieces.index.seed)
+        } else {
+            hash::hash_long(piece, self.pieces.index.seed)
+        }
+    }
+
+    /// [`Tables::piece`] of a piece whose [`short_piece_key`] is `key`, including single
+    /// bytes (which need no lookup).
+    #[inline(always)]
+    pub(crate) fn whole_piece(&self, piece: &[u8], key: u64) -> Option<u32> {
+        if key >> 56 == 1 {
+            return self.byte_ids.get(key as u8 as usize).copied();
+        }
+        self.piece_with_key(piece, key, self.piece_hash_with_key(piece, key))
+    }
+
     /// [`Tables::piece`] with the piece's [`Tables::piece_hash`] already computed.
     #[inline]
     pub fn piece_with_hash(&self, piece: &[u8], hash: u64) -> Option<u32> {
+        self.piece_with_key(piece, short_piece_key(piece), hash)
+    }
+
+    /// [`Tables::piece_with_hash`] with the piece's [`short_piece_key`] already computed.
+    #[inline(always)]
+    pub(crate) fn piece_with_key(&self, piece: &[u8], want: u64, hash: u64) -> Option<u32> {
         let slot = self.pieces.index.slot(hash)?;
         let id = *self.pieces.ids.get(slot)?;
         if let Some(&key) = self.pieces.keys.get(slot) {
-            let want = short_piece_key(piece);
             if want != 0 || key != 0 {
                 // A short piece, or a slot holding a short token: the keys decide.
                 return (key == want).then_some(id);

@@ -38,6 +38,7 @@
 //! linear. ASCII is classified with a 128-entry table, other characters by a hand-written UTF-8
 //! decoder and a two-level table lookup (two loads, no search).
 
+mod ascii_piece;
 mod cl100k;
 mod gpt2;
 mod o200k;
@@ -45,6 +46,7 @@ mod unicode;
 #[rustfmt::skip]
 mod unicode_tables;
 
+pub(crate) use ascii_piece::ascii_piece;
 pub use unicode::{char_class, CharClass};
 
 /// Which pre-tokenization regex a model uses.

@@ -277,13 +277,13 @@ pub(crate) fn skip_ascii_lowercase(text: &[u8], i: usize) -> usize {
 }
 
 const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
-const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+pub(crate) const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 const ONES: u64 = 0x0101_0101_0101_0101;
 
 /// SWAR: the high bit of each byte of the result is set iff that byte of `w` is in `lo..=hi`
 /// (`lo <= hi < 0x80`); other bits are zero. Adding to 7-bit values never carries across bytes.
 #[inline(always)]
-const fn in_range(w: u64, lo: u8, hi: u8) -> u64 {
+pub(crate) const fn in_range(w: u64, lo: u8, hi: u8) -> u64 {
     let x = w & LOW7;
     let ge_lo = x + ONES * (0x80 - lo as u64);
     let gt_hi = x + ONES * (0x7F - hi as u64);
@@ -292,7 +292,7 @@ const fn in_range(w: u64, lo: u8, hi: u8) -> u64 {
 
 /// High bit per byte: ASCII letter.
 #[inline(always)]
-const fn ascii_letters(w: u64) -> u64 {
+pub(crate) const fn ascii_letters(w: u64) -> u64 {
     // Setting bit 5 maps exactly `A..=Z` onto `a..=z` and no other byte into that range.
     in_range(w | (ONES * 0x20), b'a', b'z')
 }

@@ -1,0 +1,485 @@
+//! The ASCII fast path of the three splitters: most pieces of prose and code are a few ASCII
+//! bytes (a word with its leading space, a punctuation run, a newline), and for those each
+//! pattern reduces to a few short runs within the 16 bytes at the piece's start.
+//!
+//! Words, the most common case, are found eight bytes at a time (SWAR letter masks and a
+//! trailing-zero count); the rarer short runs (punctuation, whitespace, digits) byte by byte
+//! with a flag table. [`ascii_piece`] answers only when the piece and the byte that ends it
+//! lie in the 16-byte window and every byte it had to classify is ASCII; otherwise it says
+//! `None` and the caller asks the full splitter ([`super::next_piece`]). Whenever it answers,
+//! the answer is the full splitter's for every continuation of the text (the deciding byte is
+//! inside the window), so it can never change a split, streaming or not.
+
+use super::unicode::{ascii_letters, in_range, HIGH_BITS};
+use super::Pattern;
+
+/// A piece found by [`ascii_piece`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct AsciiPiece {
+    /// Its length in bytes (1–15).
+    pub len: usize,
+    /// [`crate::hash::short_key`] of the piece when it is 1–7 bytes long, else 0.
+    pub key: u64,
+}
+
+/// Bytes in the window.
+const W: usize = 16;
+
+/// Flags of an ASCII byte in [`FLAGS`]; bytes `>= 0x80` have none.
+const LETTER: u8 = 1;
+const DIGIT: u8 = 2;
+/// `\s`: `\t`, `\n`, `\v`, `\f`, `\r`, space.
+const SPACE: u8 = 4;
+/// `\r`, `\n`.
+const NEWLINE: u8 = 8;
+/// `[^\s\p{L}\p{N}]`.
+const OTHER: u8 = 16;
+/// `[^\r\n\p{L}\p{N}]` (the optional character before a letter run).
+const PREFIX: u8 = 32;
+/// o200k's slash, which may follow a punctuation run with the newlines.
+const SLASH: u8 = 64;
+
+/// The flags of each byte.
+static FLAGS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 0x80 {
+        let c = b as u8;
+        let f = if c.is_ascii_alphabetic() {
+            LETTER
+        } else if c.is_ascii_digit() {
+            DIGIT
+        } else if c == b'\n' || c == b'\r' {
+            SPACE | NEWLINE
+        } else if (c >= b'\t' && c <= 0x0D) || c == b' ' {
+            SPACE | PREFIX
+        } else {
+            OTHER | PREFIX
+        };
+        t[b] = if c == b'/' { f | SLASH } else { f };
+        b += 1;
+    }
+    t
+};
+
+/// The 16-byte window at the piece's start.
+struct Window<'a>(&'a [u8; W]);
+
+impl Window<'_> {
+    /// Byte `i`, or 0x80 (non-ASCII, no flags) past the window.
+    #[inline(always)]
+    fn byte(&self, i: usize) -> u8 {
+        self.0.get(i).copied().unwrap_or(0x80)
+    }
+
+    /// Flags of byte `i` (none past the window).
+    #[inline(always)]
+    fn flags(&self, i: usize) -> u8 {
+        FLAGS[self.byte(i) as usize]
+    }
+
+    /// Byte `i` is in the window and ASCII.
+    #[inline(always)]
+    fn ascii(&self, i: usize) -> bool {
+        self.byte(i) < 0x80
+    }
+
+    /// Bytes `8 * k .. 8 * k + 8` as a little-endian word (`k` = 0 or 1).
+    #[inline(always)]
+    fn word(&self, k: usize) -> u64 {
+        let mut b = [0u8; 8];
+        if let Some(src) = self.0.get(8 * k..8 * k + 8) {
+            b.copy_from_slice(src);
+        }
+        u64::from_le_bytes(b)
+    }
+
+    /// The first index at or after `i` whose byte lacks every flag in `mask` (`W` if none).
+    #[inline(always)]
+    fn run_end(&self, mut i: usize, mask: u8) -> usize {
+        while i < W && self.flags(i) & mask != 0 {
+            i += 1;
+        }
+        i
+    }
+
+    /// A piece of `len` bytes (`1 <= len < W`).
+    #[inline(always)]
+    fn piece(&self, len: usize) -> Option<AsciiPiece> {
+        let key = if len <= 7 {
+            let mask = (1u64 << (8 * len)) - 1;
+            (self.word(0) & mask) | (len as u64) << 56
+        } else {
+            0
+        };
+        Some(AsciiPiece { len, key })
+    }
+}
+
+/// Index of the first byte whose high bit is set in `marks` (8 when none is).
+#[inline(always)]
+fn first(marks: u64) -> usize {
+    (marks & HIGH_BITS).trailing_zeros() as usize / 8
+}
+
+/// Little-endian word of `bytes[at..at + 8]` (zero if out of range).
+#[inline(always)]
+fn read_word(bytes: &[u8; W], at: usize) -> u64 {
+    bytes
+        .get(at..at + 8)
+        .and_then(|b| <[u8; 8]>::try_from(b).ok())
+        .map_or(0, u64::from_le_bytes)
+}
+
+/// The piece at `text[start..]` when the ASCII fast path can decide it (see the module docs),
+/// else `None` (also when fewer than 16 bytes are left).
+///
+/// Words are found from the first eight bytes as one register (the second eight only for a
+/// word that fills them); everything else goes to [`ascii_rest`], kept out of line so that the
+/// word path stays short.
+#[inline(always)]
+pub(crate) fn ascii_piece(pattern: Pattern, text: &[u8], start: usize) -> Option<AsciiPiece> {
+    let bytes = <&[u8; W]>::try_from(text.get(start..start.checked_add(W)?)?).ok()?;
+    let w0 = read_word(bytes, 0);
+    let b0 = w0 as u8;
+    if b0 >= 0x80 {
+        return None;
+    }
+    let letters = ascii_letters(w0);
+    // `p`: index of the word's first letter (after an optional prefix character).
+    let p = if letters & 0x80 != 0 {
+        0
+    } else if letters & 0x8000 != 0
+        && match pattern {
+            Pattern::Gpt2 => b0 == b' ',
+            // cl100k tries `'` + a contraction first (see `cl100k_rest`).
+            Pattern::Cl100k => FLAGS[b0 as usize] & PREFIX != 0 && b0 != b'\'',
+            Pattern::O200k => FLAGS[b0 as usize] & PREFIX != 0,
+        }
+    {
+        1
+    } else if (w0 >> 8) as u8 >= 0x80 {
+        // Every other alternative needs the class of byte 1 (a letter? a number? part of a
+        // run?), which the fast path does not know for a non-ASCII byte.
+        return None;
+    } else {
+        return ascii_rest(pattern, bytes);
+    };
+    let from_p = HIGH_BITS << (8 * p);
+    let (end, stop) = match pattern {
+        Pattern::Gpt2 | Pattern::Cl100k => {
+            let end = first(!letters & from_p);
+            if end < 8 {
+                (end, w0 >> (8 * end))
+            } else {
+                let w1 = read_word(bytes, 8);
+                let end = first(!ascii_letters(w1));
+                if end >= 8 {
+                    return None;
+                }
+                (8 + end, w1 >> (8 * end))
+            }
+        }
+        Pattern::O200k => {
+            // Uppercase run, then lowercase run, within the first word.
+            let upper_end = first(!in_range(w0, b'A', b'Z') & from_p);
+            let after_upper = HIGH_BITS.checked_shl(8 * upper_end as u32).unwrap_or(0);
+            let end = first(!in_range(w0, b'a', b'z') & after_upper);
+            if end >= 8 {
+                return None;
+            }
+            let stop = w0 >> (8 * end);
+            if stop as u8 == b'\'' {
+                return o200k_contraction(bytes, end);
+            }
+            (end, stop)
+        }
+    };
+    if stop as u8 >= 0x80 {
+        return None;
+    }
+    Some(AsciiPiece {
+        len: end,
+        key: if end <= 7 {
+            (w0 & ((1u64 << (8 * end)) - 1)) | (end as u64) << 56
+        } else {
+            0
+        },
+    })
+}
+
+/// The pieces of [`ascii_piece`] that are not words.
+#[inline(never)]
+fn ascii_rest(pattern: Pattern, bytes: &[u8; W]) -> Option<AsciiPiece> {
+    let w = Window(bytes);
+    match pattern {
+        Pattern::Gpt2 => gpt2_rest(&w),
+        Pattern::Cl100k => cl100k_rest(&w),
+        Pattern::O200k => o200k_rest(&w),
+    }
+}
+
+/// An o200k word of `e` bytes followed by `'`: the word with an optional
+/// `(?i:'s|'t|'re|'ve|'m|'ll|'d)`.
+#[inline(never)]
+fn o200k_contraction(bytes: &[u8; W], e: usize) -> Option<AsciiPiece> {
+    let w = Window(bytes);
+    if !w.ascii(e + 1) || !w.ascii(e + 2) || e + 3 >= W {
+        return None;
+    }
+    let second = w.byte(e + 2).to_ascii_lowercase();
+    let len = match w.byte(e + 1).to_ascii_lowercase() {
+        b's' | b't' | b'm' | b'd' => 2,
+        b'r' | b'v' if second == b'e' => 3,
+        b'l' if second == b'l' => 3,
+        _ => 0,
+    };
+    w.piece(e + len)
+}
+
+/// `'` + a contraction at the window's start: `Some(Some(len))` when one matches,
+/// `Some(None)` when none does, `None` when a non-ASCII byte leaves it open. `fold`: compare
+/// case-insensitively (cl100k's `(?i:…)`).
+#[inline(always)]
+fn leading_contraction(w: &Window<'_>, fold: bool) -> Option<Option<usize>> {
+    let case = |b: u8| if fold { b.to_ascii_lowercase() } else { b };
+    if !w.ascii(1) {
+        return None;
+    }
+    let want = match case(w.byte(1)) {
+        b's' | b'd' | b'm' | b't' => return Some(Some(2)),
+        b'l' => b'l',
+        b'v' | b'r' => b'e',
+        _ => return Some(None),
+    };
+    if !w.ascii(2) {
+        return None;
+    }
+    Some((case(w.byte(2)) == want).then_some(3))
+}
+
+/// A whitespace run at the window's start, as cl100k and o200k split it. The run must end in
+/// the window at an ASCII non-space byte (so cl100k's `\s++$` cannot match); the piece is then
+/// up to and including the run's last `\r`/`\n` if it has one (`\s*[\r\n]`, `\s*[\r\n]+`),
+/// else all but its last character when it has two or more (`\s+(?!\S)`), else the one
+/// character.
+#[inline(always)]
+fn whitespace(w: &Window<'_>) -> Option<AsciiPiece> {
+    let mut i = 0;
+    let mut after_newline = 0;
+    while i < W && w.flags(i) & SPACE != 0 {
+        if w.flags(i) & NEWLINE != 0 {
+            after_newline = i + 1;
+        }
+        i += 1;
+    }
+    if i >= W || !w.ascii(i) {
+        return None;
+    }
+    w.piece(if after_newline > 0 {
+        after_newline
+    } else if i >= 2 {
+        i - 1
+    } else {
+        1
+    })
+}
+
+/// Up to three digits at the window's start (`\p{N}{1,3}`); a non-ASCII byte before the third
+/// could be a number.
+#[inline(always)]
+fn digits(w: &Window<'_>) -> Option<AsciiPiece> {
+    let e = w.run_end(0, DIGIT).min(3);
+    if e == 3 || w.ascii(e) {
+        w.piece(e)
+    } else {
+        None
+    }
+}
+
+/// A punctuation run: an optional space, ASCII `[^\s\p{L}\p{N}]` from `p`, then the bytes
+/// with a flag in `tail`. `None` when byte `p` is not such a character (another alternative
+/// applies); `Some(None)` when the run does not end in the window at an ASCII byte.
+#[inline(always)]
+fn punctuation(w: &Window<'_>, tail: u8) -> Option<Option<AsciiPiece>> {
+    let p = usize::from(w.byte(0) == b' ');
+    if w.flags(p) & OTHER == 0 {
+        return None;
+    }
+    let e = w.run_end(p, OTHER);
+    if e >= W || !w.ascii(e) {
+        return Some(None);
+    }
+    let e = w.run_end(e, tail);
+    Some(if e < W { w.piece(e) } else { None })
+}
+
+/// cl100k_base pieces that are not words: `'(?i:[sdmt]|ll|ve|re)`, `\p{N}{1,3}+`,
+/// `` ?[^\s\p{L}\p{N}]++[\r\n]*+``, then the whitespace alternatives.
+#[inline(always)]
+fn cl100k_rest(w: &Window<'_>) -> Option<AsciiPiece> {
+    let b0 = w.byte(0);
+    if b0 == b'\'' {
+        if let Some(len) = leading_contraction(w, true)? {
+            return w.piece(len);
+        }
+    }
+    // The prefix-and-letters alternative was ruled out only if byte 1 is known.
+    if !w.ascii(1) {
+        return None;
+    }
+    if b0 == b'\'' && w.flags(1) & LETTER != 0 {
+        // `'` + letters, not a contraction: the prefix alternative.
+        let e = w.run_end(1, LETTER);
+        return if w.ascii(e) { w.piece(e) } else { None };
+    }
+    let f0 = w.flags(0);
+    if f0 & DIGIT != 0 {
+        return digits(w);
+    }
+    if let Some(piece) = punctuation(w, NEWLINE) {
+        return piece;
+    }
+    if f0 & SPACE != 0 {
+        return whitespace(w);
+    }
+    None
+}
+
+/// o200k_base pieces that are not words: `\p{N}{1,3}`, `` ?[^\s\p{L}\p{N}]+[\r\n/]*``, then the
+/// whitespace alternatives.
+#[inline(always)]
+fn o200k_rest(w: &Window<'_>) -> Option<AsciiPiece> {
+    // The prefix-and-letters alternatives were ruled out only if byte 1 is known.
+    if !w.ascii(1) {
+        return None;
+    }
+    let f0 = w.flags(0);
+    if f0 & DIGIT != 0 {
+        return digits(w);
+    }
+    if let Some(piece) = punctuation(w, NEWLINE | SLASH) {
+        return piece;
+    }
+    if f0 & SPACE != 0 {
+        return whitespace(w);
+    }
+    None
+}
+
+/// GPT-2 pieces that are not words: `'(?:[sdmt]|ll|ve|re)`, ` ?\p{N}+`, ` ?[^\s\p{L}\p{N}]+`,
+/// `\s+(?!\S)`, `\s+`.
+#[inline(always)]
+fn gpt2_rest(w: &Window<'_>) -> Option<AsciiPiece> {
+    if !w.ascii(1) {
+        return None;
+    }
+    let b0 = w.byte(0);
+    if b0 == b'\'' {
+        if let Some(len) = leading_contraction(w, false)? {
+            return w.piece(len);
+        }
+    }
+    let p = usize::from(b0 == b' ');
+    let class = w.flags(p) & (DIGIT | OTHER);
+    if class != 0 {
+        let e = w.run_end(p, class);
+        return if e < W && w.ascii(e) {
+            w.piece(e)
+        } else {
+            None
+        };
+    }
+    if w.flags(0) & SPACE == 0 {
+        return None;
+    }
+    // All but the last character of a run of two or more followed by a non-space, else the
+    // run (here: its one character).
+    let r = w.run_end(0, SPACE);
+    if r >= W || !w.ascii(r) {
+        return None;
+    }
+    w.piece(if r >= 2 { r - 1 } else { 1 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::short_key;
+    use crate::pretok::{next_piece, Step};
+
+    /// Checks the fast path at every position of `text` against the full splitter (final and
+    /// not final) and the key against `short_key`; returns how often it answered.
+    fn check(pattern: Pattern, bytes: &[u8]) -> usize {
+        let mut answered = 0;
+        for start in 0..bytes.len() {
+            let Some(p) = ascii_piece(pattern, bytes, start) else {
+                continue;
+            };
+            answered += 1;
+            for is_final in [true, false] {
+                assert_eq!(
+                    next_piece(pattern, bytes, start, is_final),
+                    Step::Piece { end: start + p.len },
+                    "{pattern:?} at {start} of {:?}",
+                    String::from_utf8_lossy(bytes)
+                );
+            }
+            assert_eq!(p.key, short_key(&bytes[start..start + p.len]));
+        }
+        answered
+    }
+
+    const PATTERNS: [Pattern; 3] = [Pattern::Gpt2, Pattern::Cl100k, Pattern::O200k];
+
+    /// A text rich in the edge cases: prefixes, apostrophes, case changes, digit runs,
+    /// whitespace runs with and without newlines, slashes, non-ASCII letters, numbers,
+    /// spaces and punctuation right after ASCII runs.
+    #[test]
+    fn agrees_with_the_full_splitter_on_edge_cases() {
+        let text = "Hello, world! It's a TEST of HTTPServer's fooBar (x) \"quoted\" \
+                    caf\u{e9} na\u{ef}ve 123abc abc123 1234567 \ttab\r\nline's WON'T 'twas \
+                    \u{5f}under_score a-b a/b ABCdef abcDEF aBcDeF IVs I'm he'd WE'D don't X y z! \
+                    ./\n/x ...\n\n   \n  x  \t\n y\u{a0}z 12\u{663} x\u{2003}\u{2003}y 'S 'LL \
+                    'ſ '\u{e9} \u{201c}Well,\u{201d} he said.\u{201d}\n\n  end?\r\n\r\n--abc";
+        for pattern in PATTERNS {
+            let answered = check(pattern, text.as_bytes());
+            assert!(
+                answered > 100,
+                "{pattern:?}: fast path answered only {answered} times"
+            );
+        }
+    }
+
+    /// Random strings over an alphabet of the bytes the rules distinguish (and a few
+    /// non-ASCII characters), 3 000 per pattern, with a fixed-seed generator.
+    #[test]
+    fn agrees_with_the_full_splitter_on_random_text() {
+        const ALPHABET: [&str; 32] = [
+            "a", "Z", "q", "S", "s", "t", "l", "e", "v", "r", "d", "m", "L", "E", "T", "D", "7",
+            " ", " ", "\t", "\n", "\r", "'", "'", "/", ".", ",", "-", "\u{e9}", "\u{a0}",
+            "\u{663}", "\u{201d}",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for pattern in PATTERNS {
+            let mut answered = 0;
+            for _ in 0..3000 {
+                let len = 16 + (next() % 48) as usize;
+                let text: String = (0..len)
+                    .map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize])
+                    .collect();
+                answered += check(pattern, text.as_bytes());
+            }
+            assert!(
+                answered > 10_000,
+                "{pattern:?}: answered only {answered} times"
+            );
+        }
+    }
+}
