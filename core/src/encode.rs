@@ -4,6 +4,10 @@
 //! into pieces by the model's pattern ([`crate::pretok`]); each piece becomes one id if it is a
 //! whole token ([`Tables::pieces`]) and is merged pair by pair otherwise ([`crate::bpe`]).
 //!
+//! Most pieces of prose and code are short ASCII words that are whole tokens; a tight loop
+//! per pattern handles those (the ASCII fast path of [`crate::pretok`], then one table lookup by
+//! the piece's packed key) and hands every other piece to the general path.
+//!
 //! Output goes into the caller's slice. When it fills up, the call returns
 //! [`EncodeError::OutputFull`] at a piece boundary, so encoding the rest of the input later
 //! gives exactly the ids a one-shot call would have given.
@@ -157,22 +161,29 @@ impl<'t> Tokenizer<'t> {
                 // Fast loop: ASCII pieces the fast path splits and the short-piece lookup
                 // answers (most of prose), one id each, straight into `out`. One copy per
                 // pattern, so the pattern's rules are inlined without a dispatch per piece.
-                (pos, written) = match t.pattern {
-                    Pattern::Gpt2 => fast_loop(t, Pattern::Gpt2, segment, pos, out, written),
-                    Pattern::Cl100k => fast_loop(t, Pattern::Cl100k, segment, pos, out, written),
-                    Pattern::O200k => fast_loop(t, Pattern::O200k, segment, pos, out, written),
-                };
+                if FAST_LOOP && !t.pieces.is_empty() {
+                    (pos, written) = match t.pattern {
+                        Pattern::Gpt2 => fast_loop(t, Pattern::Gpt2, segment, pos, out, written),
+                        Pattern::Cl100k => {
+                            fast_loop(t, Pattern::Cl100k, segment, pos, out, written)
+                        }
+                        Pattern::O200k => fast_loop(t, Pattern::O200k, segment, pos, out, written),
+                    };
+                }
                 if pos >= seg_end {
                     break;
                 }
-                // The piece's end and, for 1–7-byte pieces the ASCII fast path found, its key.
-                let (end, key) = match pretok::ascii_piece(t.pattern, segment, pos) {
+                // The piece's end and, for 1–7-byte pieces the ASCII fast path found, its key
+                // (0: not known yet).
+                let fast = if FAST_LOOP {
+                    pretok::ascii_piece(t.pattern, segment, pos)
+                } else {
+                    None
+                };
+                let (end, key) = match fast {
                     Some(p) => (pos + p.len, p.key),
                     None => match pretok::next_piece(t.pattern, segment, pos, seg_final) {
-                        Step::Piece { end } if end > pos && end <= seg_end => {
-                            let key = hash::short_key(segment.get(pos..end).unwrap_or(&[]));
-                            (end, key)
-                        }
+                        Step::Piece { end } if end > pos && end <= seg_end => (end, 0),
                         // NeedMore, or an out-of-contract answer: stop cleanly here.
                         _ => {
                             return Ok(Progress {
@@ -239,7 +250,7 @@ impl<'t> Tokenizer<'t> {
 
     /// Encode one piece into `out[at..]`: a single byte, a whole token, a cached piece (when
     /// `cache` has slots), or merged pair by pair (and then cached). `key` is the piece's
-    /// [`hash::short_key`]. Returns the number of ids, or `Err(needed)`: the free room (in
+    /// [`hash::short_key`], or 0 when the caller does not know it. Returns the number of ids, or `Err(needed)`: the free room (in
     /// ids, counted from `out[0]`) this piece would need.
     ///
     /// Only merged pieces go into the cache: whole tokens are already one table lookup, and
@@ -254,13 +265,22 @@ impl<'t> Tokenizer<'t> {
         cache: &mut [CacheEntry],
     ) -> Result<usize, usize> {
         let t = self.tables;
-        if let Some(id) = t.whole_piece(piece, key) {
+        if let [b] = piece {
+            return put_one(out, at, t.byte_ids[*b as usize]);
+        }
+        let key = if key != 0 {
+            key
+        } else {
+            hash::short_key(piece)
+        };
+        let hash = t.piece_hash_with_key(piece, key);
+        if let Some(id) = t.piece_with_key(piece, key, hash) {
             return put_one(out, at, id);
         }
         if cache.is_empty() || piece.len() > CACHE_PIECE {
             return self.merge_piece(piece, out, at);
         }
-        let slot = cache::slot(t.piece_hash_with_key(piece, key), cache.len());
+        let slot = cache::slot(hash, cache.len());
         if let Some(ids) = cache.get(slot).and_then(|e| e.get(piece)) {
             let dst = out.get_mut(at..at + ids.len()).ok_or(at + ids.len())?;
             slice_ops::copy(dst, ids);
@@ -305,6 +325,12 @@ impl<'t> Tokenizer<'t> {
         }
     }
 }
+
+/// Whether the encoder runs [`fast_loop`]: on 64-bit targets only. Its word-at-a-time scans
+/// use 64-bit arithmetic, which a 32-bit core (the Cortex-M firmware) does in several
+/// instructions: measured under QEMU (`cargo xtask footprint`), it made the firmware encoder
+/// about 10 % slower, so 32-bit targets split every piece with the full splitter.
+const FAST_LOOP: bool = cfg!(target_pointer_width = "64");
 
 /// Encode the pieces at `text[pos..]` that the ASCII fast path splits and that are whole
 /// tokens, one id each into `out[written..]`, until one is not (or `out` is full). Returns the

@@ -69,10 +69,12 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Hash of an integer key (a packed id pair) under `seed`.
+/// Hash of an integer key (a packed id pair, a packed short piece) under `seed`. The
+/// generator's seeds are random 64-bit values, so XOR-ing the seed in before the finaliser is
+/// enough to give each seed its own hash function.
 #[inline]
 pub fn hash_u64(key: u64, seed: u64) -> u64 {
-    mix(key ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+    mix(key ^ seed)
 }
 
 /// A string of 1–7 bytes packed into a `u64`: its bytes little-endian in the low 56 bits and
@@ -86,10 +88,12 @@ pub fn short_key(bytes: &[u8]) -> u64 {
         [a, b] => u64::from(*a) | u64::from(*b) << 8,
         [a, b, c] => u64::from(*a) | u64::from(*b) << 8 | u64::from(*c) << 16,
         [a, b, c, d, ..] if n <= 7 => {
-            // Two overlapping 4-byte reads cover bytes 0..4 and n-4..n; the overlap agrees.
+            // Bytes 0..4, and bytes 4..n as the top n - 4 bytes of the 4-byte read ending at n
+            // (32-bit shifts only: cheap on 32-bit cores too).
             let lo = u32::from_le_bytes([*a, *b, *c, *d]);
-            let hi = read_u32(bytes.get(n - 4..).unwrap_or(&[]));
-            u64::from(lo) | u64::from(hi) << (8 * (n - 4))
+            let last = read_u32(bytes.get(n - 4..).unwrap_or(&[]));
+            let hi = last.checked_shr(8 * (8 - n) as u32).unwrap_or(0);
+            u64::from(lo) | u64::from(hi) << 32
         }
         _ => return 0,
     };
