@@ -96,18 +96,34 @@ impl PairMap<'_> {
 
 /// Whole pieces that encode to exactly one id: a PtrHash index over the tokens' bytes
 /// ([`hash::hash_bytes`]) and the id of each slot. A hit is confirmed by comparing the piece
-/// with the id's bytes in [`Tables::token_bytes`], or, when `keys` is present and the piece is
-/// 1–7 bytes long, with the slot's packed key alone: that saves two dependent loads (the
-/// offsets and the bytes of the id) on most pieces of natural text, for 8 bytes per entry.
+/// with the id's bytes in [`Tables::token_bytes`], or, when `keys` is present, with the slot's
+/// key ([`piece_key_entry`]): for pieces of 1–7 bytes the packed key alone decides, which saves
+/// two dependent loads (the offsets and the bytes of the id) on most pieces of natural text;
+/// for longer ones it holds the token's length and offset, which saves the offsets load. The
+/// keys cost 8 bytes per entry.
 #[derive(Clone, Copy, Debug)]
 pub struct PieceMap<'a> {
     /// The perfect-hash index.
     pub index: PtrIndex<'a>,
     /// The id of each slot.
     pub ids: &'a [u32],
-    /// Empty, or one per slot: [`short_piece_key`] of the slot's token (0 when it is longer
-    /// than 7 bytes).
+    /// Empty, or one per slot: [`piece_key_entry`] of the slot's token.
     pub keys: &'a [u64],
+}
+
+/// Top byte of a [`PieceMap::keys`] entry for a token longer than 7 bytes (a
+/// [`short_piece_key`] has its length, 1–7, there).
+const LONG_TAG: u64 = 0xFF << 56;
+
+/// The [`PieceMap::keys`] entry of a token with bytes `bytes`, stored at `offset` in
+/// [`Tables::token_bytes`]: its [`short_piece_key`] when it is 1–7 bytes long, else
+/// `0xFF << 56 | len << 32 | offset` (0 for a length of 2^24 bytes or more: the lookup then
+/// reads the offsets).
+pub fn piece_key_entry(bytes: &[u8], offset: u32) -> u64 {
+    match short_piece_key(bytes) {
+        0 if bytes.len() < 1 << 24 => LONG_TAG | (bytes.len() as u64) << 32 | u64::from(offset),
+        key => key,
+    }
 }
 
 /// A piece of 1–7 bytes packed into a `u64`: its bytes little-endian in the low 56 bits and
@@ -223,9 +239,21 @@ impl<'a> Tables<'a> {
         let slot = self.pieces.index.slot(hash)?;
         let id = *self.pieces.ids.get(slot)?;
         if let Some(&key) = self.pieces.keys.get(slot) {
-            if want != 0 || key != 0 {
-                // A short piece, or a slot holding a short token: the keys decide.
+            if want != 0 {
+                // A short piece: the keys decide.
                 return (key == want).then_some(id);
+            }
+            if key >> 56 == LONG_TAG >> 56 {
+                // A long piece and a long token: compare with the token's bytes, found
+                // through the key instead of the offsets.
+                let len = (key >> 32) as usize & 0xFF_FFFF;
+                let start = key as u32 as usize;
+                let stored = self.token_bytes.get(start..start.checked_add(len)?)?;
+                return bytes_eq(stored, piece).then_some(id);
+            }
+            if key != 0 {
+                // A long piece, and a slot holding a short token.
+                return None;
             }
         }
         if bytes_eq(self.token_bytes(id)?, piece) {

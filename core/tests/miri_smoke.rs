@@ -179,7 +179,10 @@ impl Layout {
         let piece_keys = if piece_keys {
             piece_ids
                 .iter()
-                .map(|&id| picobpe::tables::short_piece_key(&toy.tokens[id as usize]))
+                .map(|&id| {
+                    let i = id as usize;
+                    picobpe::tables::piece_key_entry(&toy.tokens[i], token_offsets[i])
+                })
                 .collect()
         } else {
             Vec::new()

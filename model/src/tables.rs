@@ -9,7 +9,7 @@ use core::fmt;
 use std::collections::HashMap;
 
 use picobpe::hash::{hash_bytes, hash_u64};
-use picobpe::tables::{short_piece_key, ID_BITS};
+use picobpe::tables::{piece_key_entry, ID_BITS};
 use picobpe::{PairMap, Pattern, PieceMap, PtrIndex, SpecialToken, Tables};
 
 use crate::bpe::{pair_bpe, Merge};
@@ -81,7 +81,7 @@ pub struct TableData {
     pub pieces: Vec<u32>,
     /// The perfect-hash index of `pieces` (keys hashed with [`hash_bytes`]).
     pub piece_index: IndexData,
-    /// Empty, or [`short_piece_key`] of each entry of `pieces` (see [`picobpe::PieceMap`]);
+    /// Empty, or [`piece_key_entry`] of each entry of `pieces` (see [`picobpe::PieceMap`]);
     /// [`TableData::new`] fills it, [`TableData::without_piece_keys`] drops it.
     pub piece_keys: Vec<u64>,
     /// Special token text and id.
@@ -159,7 +159,7 @@ impl TableData {
         let pieces: Vec<u32> = order.iter().map(|&i| pieces[i]).collect();
         let piece_keys = pieces
             .iter()
-            .map(|&id| short_piece_key(&model.tokens[id as usize]))
+            .map(|&id| piece_key_entry(&model.tokens[id as usize], token_offsets[id as usize]))
             .collect();
 
         Ok(TableData {
