@@ -20,8 +20,8 @@
 //! `picobpe-model` with `phf_generator` and printed as plain arrays (pilots, remap, keys, ids);
 //! token bytes are written next to the source and pulled in with `include_bytes!` (fast to
 //! compile); whole pieces are stored as ids and compared against those token bytes, so they
-//! cost 4 bytes each ([`Bake::piece_keys`] adds 8 bytes each for a faster check of pieces of up
-//! to 7 bytes). Every table is a `static` in read-only memory.
+//! cost 4 bytes each ([`Bake::piece_keys`] adds 8 bytes each for a faster check: pieces of up
+//! to 7 bytes without the token bytes, longer ones without the offsets). Every table is a `static` in read-only memory.
 //!
 //! Cost (measured here): the bake of cl100k_base takes 1.2 s in the firmware's build script, and
 //! rebuilding the firmware around the new tables about 10 s (the arrays are plain integers; token
@@ -98,8 +98,8 @@ impl Bake {
 
     /// Whether to bake the whole-piece keys (default false): 8 more bytes of flash per
     /// whole-piece entry (+800 KB for cl100k_base's full table) for a check of pieces of 1–7
-    /// bytes without reading the token bytes (about 10 % faster encoding on a host with
-    /// caches; see [`picobpe::PieceMap`]). Off by default because flash is usually the
+    /// bytes without reading the token bytes, and of longer ones without reading the offsets
+    /// (about 10 % faster encoding on a host with caches; see [`picobpe::PieceMap`]). Off by default because flash is usually the
     /// scarcer resource; host-built tables (`TableData::to_tables`) have them.
     pub fn piece_keys(mut self, on: bool) -> Self {
         self.piece_keys = on;
