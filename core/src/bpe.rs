@@ -69,16 +69,7 @@ pub fn merge_into(
     let n = piece.len();
     let ids = ids.get_mut(..n)?;
     let cand = cand.get_mut(..n)?;
-    for (slot, &b) in ids.iter_mut().zip(piece) {
-        *slot = t.byte_ids[b as usize];
-    }
-    // cand[i] = id that ids[i], ids[i + 1] merge into; the last slot is a sentinel.
-    for (i, c) in cand.iter_mut().enumerate() {
-        *c = match (ids.get(i), ids.get(i + 1)) {
-            (Some(&l), Some(&r)) => t.pairs.get(l, r).unwrap_or(NO_MERGE),
-            _ => NO_MERGE,
-        };
-    }
+    start_ids(t, piece, ids, cand);
     let mut len = n;
     let rank_is_id = t.ranks.is_empty();
     loop {
@@ -120,6 +111,35 @@ pub fn merge_into(
             *cand.get_mut(best_i - 1)? = pair_after(t, ids, best_i - 1, len);
         }
         *cand.get_mut(len - 1)? = NO_MERGE;
+    }
+}
+
+/// Fill `ids` (the id of each byte of `piece`) and `cand` (`cand[i]`: the id that `ids[i]` and
+/// `ids[i + 1]` merge into, [`NO_MERGE`] for none and in the last slot), both `piece.len()`
+/// long. Uses the byte-pair table when the tables have one.
+#[inline]
+pub(crate) fn start_ids(t: &Tables<'_>, piece: &[u8], ids: &mut [u32], cand: &mut [u32]) {
+    for (slot, &b) in ids.iter_mut().zip(piece) {
+        *slot = t.byte_ids[b as usize];
+    }
+    if t.byte_pairs.len() == crate::tables::BYTE_PAIRS {
+        for (i, c) in cand.iter_mut().enumerate() {
+            *c = match (piece.get(i), piece.get(i + 1)) {
+                (Some(&a), Some(&b)) => t
+                    .byte_pairs
+                    .get(usize::from(a) << 8 | usize::from(b))
+                    .copied()
+                    .unwrap_or(NO_MERGE),
+                _ => NO_MERGE,
+            };
+        }
+    } else {
+        for (i, c) in cand.iter_mut().enumerate() {
+            *c = match (ids.get(i), ids.get(i + 1)) {
+                (Some(&l), Some(&r)) => t.pairs.get(l, r).unwrap_or(NO_MERGE),
+                _ => NO_MERGE,
+            };
+        }
     }
 }
 

@@ -60,15 +60,7 @@ pub(crate) fn merge(t: &Tables<'_>, piece: &[u8], work: &mut [u32]) -> Option<us
     let leaves = tree.len() / 2;
     let blocks = n.div_ceil(BLOCK);
 
-    for (slot, &b) in ids.iter_mut().zip(piece) {
-        *slot = t.byte_ids[b as usize];
-    }
-    for (i, c) in cand.iter_mut().enumerate() {
-        *c = match (ids.get(i), ids.get(i + 1)) {
-            (Some(&l), Some(&r)) => pair(t, l, r),
-            _ => NO_MERGE,
-        };
-    }
+    crate::bpe::start_ids(t, piece, ids, cand);
     for (w, word) in live.iter_mut().enumerate() {
         let left = n - w * 32; // > 0: w < n.div_ceil(32)
         *word = if left >= 32 {

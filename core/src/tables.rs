@@ -174,7 +174,15 @@ pub struct Tables<'a> {
     pub pieces: PieceMap<'a>,
     /// Special tokens, in any order.
     pub specials: &'a [SpecialToken<'a>],
+    /// Empty, or [`BYTE_PAIRS`] entries: entry `a << 8 | b` is the id that the ids of bytes
+    /// `a` and `b` merge into, or `u32::MAX`. The first pair candidates of every merged piece
+    /// are byte pairs; with this table they cost one load each instead of a perfect-hash
+    /// lookup. 256 KiB: host-built tables have it, baked tables leave it out.
+    pub byte_pairs: &'a [u32],
 }
+
+/// Entries of a full [`Tables::byte_pairs`] table.
+pub const BYTE_PAIRS: usize = 1 << 16;
 
 impl<'a> Tables<'a> {
     /// Number of ids (including holes and specials): valid ids are `0..n_ids()`.

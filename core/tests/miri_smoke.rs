@@ -126,6 +126,7 @@ struct Layout {
     piece_ids: Vec<u32>,
     piece_keys: Vec<u64>,
     specials: Vec<SpecialToken<'static>>,
+    byte_pairs: Vec<u32>,
 }
 
 impl Layout {
@@ -187,6 +188,18 @@ impl Layout {
         } else {
             Vec::new()
         };
+        // The host-only lookup aids go with the keys: the byte-pair table too.
+        let byte_pairs = if !piece_keys.is_empty() {
+            let mut t = vec![u32::MAX; picobpe::tables::BYTE_PAIRS];
+            for &(l, r, m) in &toy.merges {
+                if l < 256 && r < 256 {
+                    t[(l as usize) << 8 | r as usize] = m;
+                }
+            }
+            t
+        } else {
+            Vec::new()
+        };
         let specials = toy
             .specials
             .iter()
@@ -203,6 +216,7 @@ impl Layout {
             piece_ids,
             piece_keys,
             specials,
+            byte_pairs,
         }
     }
 
@@ -233,6 +247,7 @@ impl Layout {
                 keys: &self.piece_keys,
             },
             specials: &self.specials,
+            byte_pairs: &self.byte_pairs,
         }
     }
 }

@@ -9,7 +9,7 @@ use core::fmt;
 use std::collections::HashMap;
 
 use picobpe::hash::{hash_bytes, hash_u64};
-use picobpe::tables::{piece_key_entry, ID_BITS};
+use picobpe::tables::{piece_key_entry, BYTE_PAIRS, ID_BITS};
 use picobpe::{PairMap, Pattern, PieceMap, PtrIndex, SpecialToken, Tables};
 
 use crate::bpe::{pair_bpe, Merge};
@@ -86,6 +86,9 @@ pub struct TableData {
     pub piece_keys: Vec<u64>,
     /// Special token text and id.
     pub specials: Vec<(String, u32)>,
+    /// Empty, or the byte-pair table ([`picobpe::Tables::byte_pairs`]); [`TableData::new`]
+    /// fills it, [`TableData::without_piece_keys`] drops it, the bake never writes it.
+    pub byte_pairs: Vec<u32>,
 }
 
 impl TableData {
@@ -162,6 +165,12 @@ impl TableData {
             .map(|&id| piece_key_entry(&model.tokens[id as usize], token_offsets[id as usize]))
             .collect();
 
+        let byte_pairs = (0..BYTE_PAIRS)
+            .map(|i| {
+                let pair = (byte_ids[i >> 8], byte_ids[i & 0xFF]);
+                merge_map.get(&pair).map_or(u32::MAX, |m| m.merged)
+            })
+            .collect();
         Ok(TableData {
             pattern: model.pattern.into(),
             token_bytes,
@@ -174,13 +183,17 @@ impl TableData {
             piece_index,
             piece_keys,
             specials: model.specials.clone(),
+            byte_pairs,
         })
     }
 
-    /// The same tables without the whole-piece keys: 8 bytes less per whole-piece entry,
-    /// every whole-piece hit confirmed through the token bytes instead.
+    /// The same tables without the host-only lookup aids, as the bake lays them out by
+    /// default: no whole-piece keys (8 bytes less per whole-piece entry, every whole-piece hit
+    /// confirmed through the token bytes instead) and no byte-pair table (256 KiB less, the
+    /// first pair candidates looked up in the merge map).
     pub fn without_piece_keys(mut self) -> TableData {
         self.piece_keys = Vec::new();
+        self.byte_pairs = Vec::new();
         self
     }
 
@@ -265,6 +278,7 @@ impl TableData {
                 keys: leak(self.piece_keys),
             },
             specials: leak(specials),
+            byte_pairs: leak(self.byte_pairs),
         }))
     }
 }
