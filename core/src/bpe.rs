@@ -117,7 +117,7 @@ pub fn merge_into(
 /// Fill `ids` (the id of each byte of `piece`) and `cand` (`cand[i]`: the id that `ids[i]` and
 /// `ids[i + 1]` merge into, [`NO_MERGE`] for none and in the last slot), both `piece.len()`
 /// long. Uses the byte-pair table when the tables have one.
-#[inline]
+#[inline(always)]
 pub(crate) fn start_ids(t: &Tables<'_>, piece: &[u8], ids: &mut [u32], cand: &mut [u32]) {
     for (slot, &b) in ids.iter_mut().zip(piece) {
         *slot = t.byte_ids[b as usize];
