@@ -467,9 +467,11 @@ mod tests {
             state ^= state << 17;
             state
         };
+        // Miri runs a handful (the splitters are the same code; it checks memory, not logic).
+        let strings = if cfg!(miri) { 3 } else { 3000 };
         for pattern in PATTERNS {
             let mut answered = 0;
-            for _ in 0..3000 {
+            for _ in 0..strings {
                 let len = 16 + (next() % 48) as usize;
                 let text: String = (0..len)
                     .map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize])
@@ -477,7 +479,7 @@ mod tests {
                 answered += check(pattern, text.as_bytes());
             }
             assert!(
-                answered > 10_000,
+                answered > strings * 3,
                 "{pattern:?}: answered only {answered} times"
             );
         }
