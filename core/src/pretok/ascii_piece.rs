@@ -25,8 +25,10 @@ pub(crate) struct AsciiPiece {
 /// Bytes in the window.
 const W: usize = 16;
 
-/// Flags of an ASCII byte in [`FLAGS`]; bytes `>= 0x80` have none.
+// Flags of an ASCII byte in [`FLAGS`]; bytes `>= 0x80` have none.
+/// `[A-Za-z]`.
 const LETTER: u8 = 1;
+/// `[0-9]`.
 const DIGIT: u8 = 2;
 /// `\s`: `\t`, `\n`, `\v`, `\f`, `\r`, space.
 const SPACE: u8 = 4;
@@ -84,16 +86,6 @@ impl Window<'_> {
         self.byte(i) < 0x80
     }
 
-    /// Bytes `8 * k .. 8 * k + 8` as a little-endian word (`k` = 0 or 1).
-    #[inline(always)]
-    fn word(&self, k: usize) -> u64 {
-        let mut b = [0u8; 8];
-        if let Some(src) = self.0.get(8 * k..8 * k + 8) {
-            b.copy_from_slice(src);
-        }
-        u64::from_le_bytes(b)
-    }
-
     /// The first index at or after `i` whose byte lacks every flag in `mask` (`W` if none).
     #[inline(always)]
     fn run_end(&self, mut i: usize, mask: u8) -> usize {
@@ -108,7 +100,7 @@ impl Window<'_> {
     fn piece(&self, len: usize) -> Option<AsciiPiece> {
         let key = if len <= 7 {
             let mask = (1u64 << (8 * len)) - 1;
-            (self.word(0) & mask) | (len as u64) << 56
+            (read_word(self.0, 0) & mask) | (len as u64) << 56
         } else {
             0
         };
