@@ -158,9 +158,9 @@ impl<'t> Tokenizer<'t> {
             let segment = text.get(..seg_end).unwrap_or(&[]);
             // Stage 2 and 3: pieces of the ordinary text, each merged.
             while pos < seg_end {
-                // Fast loop: ASCII pieces the fast path splits and the short-piece lookup
-                // answers (most of prose), one id each, straight into `out`. One copy per
-                // pattern, so the pattern's rules are inlined without a dispatch per piece.
+                // Fast loop: ASCII pieces that the fast path splits and that are whole tokens
+                // (most of prose), one id each, straight into `out`. One copy per pattern, so
+                // the pattern's rules are inlined without a dispatch per piece.
                 if FAST_LOOP && !t.pieces.is_empty() {
                     (pos, written) = match t.pattern {
                         Pattern::Gpt2 => fast_loop(t, Pattern::Gpt2, segment, pos, out, written),
