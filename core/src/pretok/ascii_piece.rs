@@ -207,7 +207,9 @@ fn ascii_rest(pattern: Pattern, bytes: &[u8; W]) -> Option<AsciiPiece> {
     match pattern {
         Pattern::Gpt2 => gpt2_rest(&w),
         Pattern::Cl100k => cl100k_rest(&w),
-        Pattern::O200k => o200k_rest(&w),
+        // o200k: `\p{N}{1,3}`, `` ?[^\s\p{L}\p{N}]+[\r\n/]*``, then whitespace.
+        Pattern::O200k if w.ascii(1) => numbers_punctuation_whitespace(&w, NEWLINE | SLASH),
+        Pattern::O200k => None,
     }
 }
 
@@ -325,32 +327,20 @@ fn cl100k_rest(w: &Window<'_>) -> Option<AsciiPiece> {
         let e = w.run_end(1, LETTER);
         return if w.ascii(e) { w.piece(e) } else { None };
     }
-    let f0 = w.flags(0);
-    if f0 & DIGIT != 0 {
-        return digits(w);
-    }
-    if let Some(piece) = punctuation(w, NEWLINE) {
-        return piece;
-    }
-    if f0 & SPACE != 0 {
-        return whitespace(w);
-    }
-    None
+    numbers_punctuation_whitespace(w, NEWLINE)
 }
 
-/// o200k_base pieces that are not words: `\p{N}{1,3}`, `` ?[^\s\p{L}\p{N}]+[\r\n/]*``, then the
-/// whitespace alternatives.
+/// The alternatives cl100k_base and o200k_base share after their letter rules: `\p{N}{1,3}`,
+/// `` ?[^\s\p{L}\p{N}]+`` followed by the bytes flagged in `tail` (cl100k: `[\r\n]*`, o200k:
+/// `[\r\n/]*`), then the whitespace alternatives. The caller has seen that byte 1 is ASCII,
+/// so the letter alternatives are ruled out.
 #[inline(always)]
-fn o200k_rest(w: &Window<'_>) -> Option<AsciiPiece> {
-    // The prefix-and-letters alternatives were ruled out only if byte 1 is known.
-    if !w.ascii(1) {
-        return None;
-    }
+fn numbers_punctuation_whitespace(w: &Window<'_>, tail: u8) -> Option<AsciiPiece> {
     let f0 = w.flags(0);
     if f0 & DIGIT != 0 {
         return digits(w);
     }
-    if let Some(piece) = punctuation(w, NEWLINE | SLASH) {
+    if let Some(piece) = punctuation(w, tail) {
         return piece;
     }
     if f0 & SPACE != 0 {
