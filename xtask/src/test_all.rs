@@ -1,13 +1,15 @@
 //! `cargo xtask test`: every check the project has, in the order that fails fastest.
 //!
-//! 1. toolchain pieces (installs the thumbv7m target, clippy and rustfmt when missing);
+//! 1. toolchain pieces (installs the thumbv7m target, clippy and rustfmt, the nightly toolchain
+//!    and cargo-fuzz for the fuzzing smoke, and Python's `tokenizers` for the small model's
+//!    reference vectors, when missing);
 //! 2. `cargo fmt --check`, the generated Unicode tables are current, `cargo clippy -D warnings`
 //!    on the host workspace;
 //! 3. a `no_std` build of the core for `thumbv7m-none-eabi` and a check that no crate in its
 //!    dependency graph links `alloc`;
 //! 4. the link-time panic-freedom proof (`cargo xtask panic-check`);
 //! 5. the host test suite (release profile: the exactness tests read megabytes of text), then a
-//!    20 s fuzzing smoke per target when nightly and cargo-fuzz are installed;
+//!    20 s fuzzing smoke per target;
 //! 6. the on-target tests under QEMU (`cargo xtask firmware-test`).
 //!
 //! Any failing step stops the run with a non-zero exit.
@@ -22,6 +24,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     crate::firmware::ensure_target("thumbv7m-none-eabi")?;
     ensure_component("clippy")?;
     ensure_component("rustfmt")?;
+    ensure_fuzz_tools()?;
+    if !skip_firmware {
+        ensure_python_tokenizers()?;
+    }
 
     step("format", cargo(&root, &["fmt", "--all", "--", "--check"]))?;
     step(
@@ -59,11 +65,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         cargo(&root, &["test", "--workspace", "--release"]),
     )?;
     step(
-        "fuzz smoke (20 s per target; skipped without nightly + cargo-fuzz)",
-        cargo(
-            &root,
-            &["xtask", "fuzz", "--seconds", "20", "--if-available"],
-        ),
+        "fuzz smoke (20 s per target)",
+        cargo(&root, &["xtask", "fuzz", "--seconds", "20"]),
     )?;
     if skip_firmware {
         println!("== on-target tests skipped (--skip-firmware)");
@@ -119,6 +122,62 @@ fn ensure_component(name: &str) -> Result<(), String> {
         c.args(["component", "add", name]);
         c
     })
+}
+
+/// Install what the fuzzing smoke needs when it is missing: the nightly toolchain (minimal
+/// profile) and `cargo-fuzz`. Fails with the commands to run by hand if that does not work.
+fn ensure_fuzz_tools() -> Result<(), String> {
+    let works = |args: &[&str]| {
+        Command::new("cargo")
+            .args(args)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if works(&["+nightly", "fuzz", "--version"]) {
+        return Ok(());
+    }
+    if !works(&["+nightly", "--version"]) {
+        step("rustup toolchain install nightly", {
+            let mut c = Command::new("rustup");
+            c.args(["toolchain", "install", "nightly", "--profile", "minimal"]);
+            c
+        })
+        .map_err(|e| format!("{e}; install it with `rustup toolchain install nightly`"))?;
+    }
+    step("cargo install cargo-fuzz", {
+        let mut c = Command::new("cargo");
+        c.args(["install", "cargo-fuzz", "--locked"]);
+        c
+    })
+    .map_err(|e| format!("{e}; install it with `cargo install cargo-fuzz --locked`"))
+}
+
+/// Install Python's `tokenizers` (Hugging Face) when `python3` lacks it: the small model's
+/// on-target reference vectors come from it. Fails with the command to run by hand.
+fn ensure_python_tokenizers() -> Result<(), String> {
+    let has = |py: &str| {
+        Command::new(py)
+            .args(["-c", "import tokenizers"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if has("python3") {
+        return Ok(());
+    }
+    step("pip install tokenizers", {
+        let mut c = Command::new("python3");
+        c.args(["-m", "pip", "install", "--quiet", "tokenizers"]);
+        c
+    })
+    .map_err(|e| format!("{e}; install it with `python3 -m pip install tokenizers`"))?;
+    if has("python3") {
+        Ok(())
+    } else {
+        Err(
+            "python3 still cannot import tokenizers; run `python3 -m pip install tokenizers`"
+                .into(),
+        )
+    }
 }
 
 /// Fail if any crate the core depends on (for the embedded target) uses `alloc`.
