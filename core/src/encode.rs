@@ -265,18 +265,22 @@ impl<'t> Tokenizer<'t> {
         cache: &mut [CacheEntry],
     ) -> Result<usize, usize> {
         let t = self.tables;
+        if let [b] = piece {
+            return put_one(out, at, t.byte_ids[*b as usize]);
+        }
         let key = if key != 0 {
             key
         } else {
             hash::short_key(piece)
         };
-        if let Some(id) = t.whole_piece(piece, key) {
+        let hash = t.piece_hash_with_key(piece, key);
+        if let Some(id) = t.piece_with_key(piece, key, hash) {
             return put_one(out, at, id);
         }
         if cache.is_empty() || piece.len() > CACHE_PIECE {
             return self.merge_piece(piece, out, at);
         }
-        let slot = cache::slot(t.piece_hash_with_key(piece, key), cache.len());
+        let slot = cache::slot(hash, cache.len());
         if let Some(ids) = cache.get(slot).and_then(|e| e.get(piece)) {
             let dst = out.get_mut(at..at + ids.len()).ok_or(at + ids.len())?;
             slice_ops::copy(dst, ids);
