@@ -250,8 +250,8 @@ impl<'t> Tokenizer<'t> {
 
     /// Encode one piece into `out[at..]`: a single byte, a whole token, a cached piece (when
     /// `cache` has slots), or merged pair by pair (and then cached). `key` is the piece's
-    /// [`hash::short_key`], or 0 when the caller does not know it. Returns the number of ids, or `Err(needed)`: the free room (in
-    /// ids, counted from `out[0]`) this piece would need.
+    /// [`hash::short_key`], or 0 when the caller does not know it. Returns the number of ids,
+    /// or `Err(needed)`: the free room (in ids, counted from `out[0]`) this piece would need.
     ///
     /// Only merged pieces go into the cache: whole tokens are already one table lookup, and
     /// keeping them out leaves the slots to the pieces that are expensive to redo.
