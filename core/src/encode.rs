@@ -16,7 +16,7 @@ use crate::bpe::{self, STACK_PIECE};
 use crate::cache::{self, CacheEntry, CACHE_PIECE};
 use crate::error::EncodeError;
 use crate::hash;
-use crate::pretok::{self, Pattern, Step};
+use crate::pretok::{self, AsciiPiece, Pattern, Step};
 use crate::slice_ops;
 use crate::special::{self, Boundary, FirstBytes, Specials};
 use crate::tables::Tables;
@@ -161,8 +161,11 @@ impl<'t> Tokenizer<'t> {
                 // Fast loop: ASCII pieces that the fast path splits and that are whole tokens
                 // (most of prose), one id each, straight into `out`. One copy per pattern, so
                 // the pattern's rules are inlined without a dispatch per piece.
+                // `split`: the piece at `pos` that the fast path split but that is not a whole
+                // token (None: the fast path could not split it).
+                let mut split = None;
                 if FAST_LOOP && !t.pieces.is_empty() {
-                    (pos, written) = match t.pattern {
+                    (pos, written, split) = match t.pattern {
                         Pattern::Gpt2 => fast_loop(t, Pattern::Gpt2, segment, pos, out, written),
                         Pattern::Cl100k => {
                             fast_loop(t, Pattern::Cl100k, segment, pos, out, written)
@@ -173,14 +176,9 @@ impl<'t> Tokenizer<'t> {
                 if pos >= seg_end {
                     break;
                 }
-                // The piece's end and, for 1–7-byte pieces the ASCII fast path found, its key
-                // (0: not known yet).
-                let fast = if FAST_LOOP {
-                    pretok::ascii_piece(t.pattern, segment, pos)
-                } else {
-                    None
-                };
-                let (end, key) = match fast {
+                // The piece's end and, for 1–7-byte pieces the fast path split, its key (0: not
+                // known yet).
+                let (end, key) = match split {
                     Some(p) => (pos + p.len, p.key),
                     None => match pretok::next_piece(t.pattern, segment, pos, seg_final) {
                         Step::Piece { end } if end > pos && end <= seg_end => (end, 0),
@@ -334,7 +332,8 @@ const FAST_LOOP: bool = cfg!(target_pointer_width = "64");
 
 /// Encode the pieces at `text[pos..]` that the ASCII fast path splits and that are whole
 /// tokens, one id each into `out[written..]`, until one is not (or `out` is full). Returns the
-/// new `(pos, written)`.
+/// new `(pos, written)` and, when the loop stopped at a piece it had split, that piece (so the
+/// caller does not split it again).
 #[inline(always)]
 fn fast_loop(
     t: &Tables<'_>,
@@ -343,20 +342,17 @@ fn fast_loop(
     mut pos: usize,
     out: &mut [u32],
     mut written: usize,
-) -> (usize, usize) {
+) -> (usize, usize, Option<AsciiPiece>) {
     while let Some(p) = pretok::ascii_piece(pattern, text, pos) {
         let piece = text.get(pos..pos + p.len).unwrap_or(&[]);
-        let Some(id) = t.whole_piece(piece, p.key) else {
-            break;
-        };
-        let Some(slot) = out.get_mut(written) else {
-            break;
+        let (Some(id), Some(slot)) = (t.whole_piece(piece, p.key), out.get_mut(written)) else {
+            return (pos, written, Some(p));
         };
         *slot = id;
         written += 1;
         pos += p.len;
     }
-    (pos, written)
+    (pos, written, None)
 }
 
 /// Write one id at `out[at]`: `Ok(1)`, or `Err(at + 1)` when it does not fit.

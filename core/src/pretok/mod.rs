@@ -50,7 +50,7 @@ mod unicode;
 #[rustfmt::skip]
 mod unicode_tables;
 
-pub(crate) use ascii_piece::ascii_piece;
+pub(crate) use ascii_piece::{ascii_piece, AsciiPiece};
 pub use unicode::{char_class, CharClass};
 
 /// Which pre-tokenization regex a model uses.
