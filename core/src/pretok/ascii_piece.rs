@@ -4,8 +4,9 @@
 //!
 //! Words, the most common case, are found eight bytes at a time (SWAR letter masks and a
 //! trailing-zero count); the rarer short runs (punctuation, whitespace, digits) byte by byte
-//! with a flag table. [`ascii_piece`] answers only when the piece and the byte that ends it
-//! lie in the 16-byte window and every byte it had to classify is ASCII; otherwise it says
+//! with a flag table; contractions by the full splitters' own contraction rules, run on the
+//! window. [`ascii_piece`] answers only when the piece and the byte that ends it lie in the
+//! 16-byte window and every byte it had to classify is ASCII; otherwise it says
 //! `None` and the caller asks the full splitter ([`super::next_piece`]). Whenever it answers,
 //! the answer is the full splitter's for every continuation of the text (the deciding byte is
 //! inside the window), so it can never change a split, streaming or not.
@@ -98,13 +99,21 @@ impl Window<'_> {
     /// A piece of `len` bytes (`1 <= len < W`).
     #[inline(always)]
     fn piece(&self, len: usize) -> Option<AsciiPiece> {
+        Some(AsciiPiece::new(read_word(self.0, 0), len))
+    }
+}
+
+impl AsciiPiece {
+    /// The piece of the first `len` bytes (`1 <= len < W`) of a window whose first eight bytes
+    /// are `first_word`: the key is those bytes packed as `short_key` packs them.
+    #[inline(always)]
+    fn new(first_word: u64, len: usize) -> AsciiPiece {
         let key = if len <= 7 {
-            let mask = (1u64 << (8 * len)) - 1;
-            (read_word(self.0, 0) & mask) | (len as u64) << 56
+            (first_word & ((1u64 << (8 * len)) - 1)) | (len as u64) << 56
         } else {
             0
         };
-        Some(AsciiPiece { len, key })
+        AsciiPiece { len, key }
     }
 }
 
@@ -190,14 +199,7 @@ pub(crate) fn ascii_piece(pattern: Pattern, text: &[u8], start: usize) -> Option
     if stop as u8 >= 0x80 {
         return None;
     }
-    Some(AsciiPiece {
-        len: end,
-        key: if end <= 7 {
-            (w0 & ((1u64 << (8 * end)) - 1)) | (end as u64) << 56
-        } else {
-            0
-        },
-    })
+    Some(AsciiPiece::new(w0, end))
 }
 
 /// The pieces of [`ascii_piece`] that are not words.
@@ -214,42 +216,11 @@ fn ascii_rest(pattern: Pattern, bytes: &[u8; W]) -> Option<AsciiPiece> {
 }
 
 /// An o200k word of `e` bytes followed by `'`: the word with an optional
-/// `(?i:'s|'t|'re|'ve|'m|'ll|'d)`.
+/// `(?i:'s|'t|'re|'ve|'m|'ll|'d)`, as the full splitter decides it within the window.
 #[inline(never)]
 fn o200k_contraction(bytes: &[u8; W], e: usize) -> Option<AsciiPiece> {
-    let w = Window(bytes);
-    if !w.ascii(e + 1) || !w.ascii(e + 2) || e + 3 >= W {
-        return None;
-    }
-    let second = w.byte(e + 2).to_ascii_lowercase();
-    let len = match w.byte(e + 1).to_ascii_lowercase() {
-        b's' | b't' | b'm' | b'd' => 2,
-        b'r' | b'v' if second == b'e' => 3,
-        b'l' if second == b'l' => 3,
-        _ => 0,
-    };
-    w.piece(e + len)
-}
-
-/// `'` + a contraction at the window's start: `Some(Some(len))` when one matches,
-/// `Some(None)` when none does, `None` when a non-ASCII byte leaves it open. `fold`: compare
-/// case-insensitively (cl100k's `(?i:…)`).
-#[inline(always)]
-fn leading_contraction(w: &Window<'_>, fold: bool) -> Option<Option<usize>> {
-    let case = |b: u8| if fold { b.to_ascii_lowercase() } else { b };
-    if !w.ascii(1) {
-        return None;
-    }
-    let want = match case(w.byte(1)) {
-        b's' | b'd' | b'm' | b't' => return Some(Some(2)),
-        b'l' => b'l',
-        b'v' | b'r' => b'e',
-        _ => return Some(None),
-    };
-    if !w.ascii(2) {
-        return None;
-    }
-    Some((case(w.byte(2)) == want).then_some(3))
+    let end = super::o200k::with_contraction(bytes, e, false)?;
+    Window(bytes).piece(end)
 }
 
 /// A whitespace run at the window's start, as cl100k and o200k split it. The run must end in
@@ -314,7 +285,7 @@ fn punctuation(w: &Window<'_>, tail: u8) -> Option<Option<AsciiPiece>> {
 fn cl100k_rest(w: &Window<'_>) -> Option<AsciiPiece> {
     let b0 = w.byte(0);
     if b0 == b'\'' {
-        if let Some(len) = leading_contraction(w, true)? {
+        if let Some(len) = super::cl100k::contraction(w.0, 1, false)? {
             return w.piece(len);
         }
     }
@@ -358,7 +329,7 @@ fn gpt2_rest(w: &Window<'_>) -> Option<AsciiPiece> {
     }
     let b0 = w.byte(0);
     if b0 == b'\'' {
-        if let Some(len) = leading_contraction(w, false)? {
+        if let Some(len) = super::gpt2::contraction(w.0, 0, false)? {
             return w.piece(len);
         }
     }

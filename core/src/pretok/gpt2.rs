@@ -12,6 +12,26 @@
 
 use super::unicode::{letters_from, peek, scan, scan_ws, Ch, L_MASK, MORE, N_MASK, OTHER_MASK};
 
+/// The contraction `'(?:[sdmt]|ll|ve|re)` (case-sensitive) at `s`, where `text[s]` is `'`:
+/// `Some(Some(end))` when one matches, `Some(None)` when none does, `None` when undecided (the
+/// text ends inside it and is not final).
+#[inline]
+pub(crate) fn contraction(text: &[u8], s: usize, is_final: bool) -> Option<Option<usize>> {
+    let undecided = if is_final { Some(None) } else { None };
+    match text.get(s + 1) {
+        None => undecided,
+        Some(b's' | b'd' | b'm' | b't') => Some(Some(s + 2)),
+        Some(&b1 @ (b'l' | b'v' | b'r')) => {
+            let want = if b1 == b'l' { b'l' } else { b'e' };
+            match text.get(s + 2) {
+                None => undecided,
+                Some(&b2) => Some((b2 == want).then_some(s + 3)),
+            }
+        }
+        Some(_) => Some(None),
+    }
+}
+
 /// The end of the piece at `s`, or `None` for NeedMore (see [`super::next_piece`]).
 #[inline]
 pub(crate) fn next(text: &[u8], s: usize, is_final: bool) -> Option<usize> {
@@ -22,18 +42,8 @@ pub(crate) fn next(text: &[u8], s: usize, is_final: bool) -> Option<usize> {
         return letters_from(text, p + 1, is_final);
     }
     if b0 == b'\'' {
-        match text.get(s + 1) {
-            None if !is_final => return None,
-            Some(b's' | b'd' | b'm' | b't') => return Some(s + 2),
-            Some(&b1 @ (b'l' | b'v' | b'r')) => {
-                let want = if b1 == b'l' { b'l' } else { b'e' };
-                match text.get(s + 2) {
-                    None if !is_final => return None,
-                    Some(&b2) if b2 == want => return Some(s + 3),
-                    _ => {}
-                }
-            }
-            _ => {}
+        if let Some(e) = contraction(text, s, is_final)? {
+            return Some(e);
         }
         // `'` is "other": the run of other characters it starts.
         return scan(text, s + 1, OTHER_MASK, is_final).map(|(e, _)| e);

@@ -31,7 +31,7 @@ use super::unicode_tables::M;
 
 /// The optional contraction after a letter piece ending at `e`; `None` when undecided.
 #[inline]
-fn with_contraction(text: &[u8], e: usize, is_final: bool) -> Option<usize> {
+pub(crate) fn with_contraction(text: &[u8], e: usize, is_final: bool) -> Option<usize> {
     match text.get(e) {
         Some(b'\'') => Some(contraction(text, e + 1, is_final)?.unwrap_or(e)),
         Some(_) => Some(e),
