@@ -136,11 +136,17 @@ pub(crate) fn start_ids(t: &Tables<'_>, piece: &[u8], ids: &mut [u32], cand: &mu
     } else {
         for (i, c) in cand.iter_mut().enumerate() {
             *c = match (ids.get(i), ids.get(i + 1)) {
-                (Some(&l), Some(&r)) => t.pairs.get(l, r).unwrap_or(NO_MERGE),
+                (Some(&l), Some(&r)) => pair(t, l, r),
                 _ => NO_MERGE,
             };
         }
     }
+}
+
+/// The id that `left` and `right` merge into, or [`NO_MERGE`].
+#[inline(always)]
+pub(crate) fn pair(t: &Tables<'_>, left: u32, right: u32) -> u32 {
+    t.pairs.get(left, right).unwrap_or(NO_MERGE)
 }
 
 /// The merge candidate for `ids[i], ids[i + 1]` within the first `len` ids.
@@ -150,7 +156,7 @@ fn pair_after(t: &Tables<'_>, ids: &[u32], i: usize, len: usize) -> u32 {
         return NO_MERGE;
     }
     match (ids.get(i), ids.get(i + 1)) {
-        (Some(&l), Some(&r)) => t.pairs.get(l, r).unwrap_or(NO_MERGE),
+        (Some(&l), Some(&r)) => pair(t, l, r),
         _ => NO_MERGE,
     }
 }

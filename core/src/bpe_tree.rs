@@ -21,7 +21,7 @@
 //! fewer than n times whatever the tables contain. At the end the live ids are moved to the
 //! front of `ids`, in order.
 
-use crate::bpe::NO_MERGE;
+use crate::bpe::{pair, NO_MERGE};
 use crate::tables::Tables;
 
 /// Positions per leaf of the min-tree: a merge rescans up to three blocks of this many.
@@ -136,12 +136,6 @@ pub(crate) fn merge(t: &Tables<'_>, piece: &[u8], work: &mut [u32]) -> Option<us
         }
     }
     Some(k)
-}
-
-/// The candidate for the adjacent ids `l`, `r`.
-#[inline]
-fn pair(t: &Tables<'_>, l: u32, r: u32) -> u32 {
-    t.pairs.get(l, r).unwrap_or(NO_MERGE)
 }
 
 /// Priority of a candidate: its merge rank, or `u32::MAX` for no merge.
