@@ -87,7 +87,7 @@ pub struct TableData {
     /// Special token text and id.
     pub specials: Vec<(String, u32)>,
     /// Empty, or the byte-pair table ([`picobpe::Tables::byte_pairs`]); [`TableData::new`]
-    /// fills it, [`TableData::without_piece_keys`] drops it, the bake never writes it.
+    /// fills it, [`TableData::without_byte_pairs`] drops it, the bake never writes it.
     pub byte_pairs: Vec<u32>,
 }
 
@@ -187,12 +187,16 @@ impl TableData {
         })
     }
 
-    /// The same tables without the host-only lookup aids, as the bake lays them out by
-    /// default: no whole-piece keys (8 bytes less per whole-piece entry, every whole-piece hit
-    /// confirmed through the token bytes instead) and no byte-pair table (256 KiB less, the
-    /// first pair candidates looked up in the merge map).
+    /// The same tables without the whole-piece keys: 8 bytes less per whole-piece entry,
+    /// every whole-piece hit confirmed through the token bytes instead.
     pub fn without_piece_keys(mut self) -> TableData {
         self.piece_keys = Vec::new();
+        self
+    }
+
+    /// The same tables without the byte-pair table (256 KiB less): the first pair candidates
+    /// of a merge are looked up in the merge map, as in baked tables.
+    pub fn without_byte_pairs(mut self) -> TableData {
         self.byte_pairs = Vec::new();
         self
     }

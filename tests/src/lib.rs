@@ -405,7 +405,8 @@ pub mod models {
         let data = TableData::new(&model, pieces)
             .unwrap_or_else(|e| panic!("tables {} ({source:?}): {e}", encoding.name()));
         let tables = match source {
-            Source::HfVocabMerges => data.without_piece_keys(),
+            // The baked layout: no host-only lookup aids.
+            Source::HfVocabMerges => data.without_piece_keys().without_byte_pairs(),
             _ => data,
         }
         .to_tables();
