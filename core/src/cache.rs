@@ -1,67 +1,167 @@
 //! A piece cache in caller memory ([`Tokenizer::encode_cached`](crate::Tokenizer::encode_cached)).
 //!
 //! Natural text repeats its pieces (Zipf): most pieces of a long text were seen a few thousand
-//! pieces earlier. Pieces that are a whole token cost one table lookup; the others are merged
-//! pair by pair, dozens of lookups into a table of megabytes. The cache remembers those: a
-//! direct-mapped array of [`CacheEntry`] slots, one cache line each, indexed by the piece's hash
-//! (the one the whole-piece lookup computes anyway). A slot holds a piece's bytes and its ids;
-//! a lookup hits only when the stored bytes equal the piece, so a hit returns exactly the ids
-//! merging would give, and a collision just overwrites the slot. Whole-token pieces, pieces
-//! longer than [`CACHE_PIECE`] bytes and pieces of more than [`CACHE_IDS`] ids are not cached.
+//! pieces earlier. The cache remembers the ids of short pieces, whole tokens included, and the
+//! encoder asks it *before* the piece table: a hit costs one hash of the piece's packed bytes
+//! and one cache-line load, where the piece table costs a pilot load and then an entry load
+//! that depends on it (two cache misses in a row on a 100k–200k vocabulary), and a merged
+//! piece dozens of lookups.
+//!
+//! Layout: a slice of [`CacheEntry`] lines, one 64-byte cache line each, holding two pieces
+//! (two ways). A piece is keyed by its bytes packed into two words ([`CacheKey`]); a lookup
+//! hits only when a way's key equals the piece's, so a hit returns exactly the ids the encoder
+//! would compute, and a miss costs only the recomputation. A new piece goes into way 0 and
+//! moves the old way 0 to way 1. Pieces longer than [`CACHE_PIECE`] bytes, pieces of more than
+//! [`CACHE_IDS`] ids and single bytes (one table read anyway) are not cached.
 
 use crate::slice_ops;
 
-/// Longest piece (in bytes) a cache slot holds.
-pub const CACHE_PIECE: usize = 22;
+/// Longest piece (in bytes) a cache way holds.
+pub const CACHE_PIECE: usize = 15;
 
 /// Most ids a cached piece may have.
-pub const CACHE_IDS: usize = 10;
+pub const CACHE_IDS: usize = 4;
 
-/// One cache slot: 64 bytes, aligned to a cache line. Start with [`CacheEntry::EMPTY`].
-#[derive(Clone, Copy, Debug)]
-#[repr(C, align(64))]
-pub struct CacheEntry {
-    bytes: [u8; CACHE_PIECE],
-    /// Length of the piece in `bytes`; 0 = empty slot (pieces are never empty).
-    len: u8,
-    n_ids: u8,
-    ids: [u32; CACHE_IDS],
+/// Ids at or above this are never cached: the id count lives in the top byte of the first id.
+const ID_LIMIT: u32 = 1 << 24;
+
+/// A piece of 1–[`CACHE_PIECE`] bytes packed into two words: `lo` holds bytes 0–7 and `hi`
+/// bytes 8–14 (little-endian, zero past the end) with the length in its top byte, so no two
+/// pieces share a key and no key is zero (the empty way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CacheKey {
+    lo: u64,
+    hi: u64,
 }
 
-impl CacheEntry {
-    /// An empty slot.
-    pub const EMPTY: CacheEntry = CacheEntry {
-        bytes: [0; CACHE_PIECE],
-        len: 0,
-        n_ids: 0,
-        ids: [0; CACHE_IDS],
-    };
-
-    /// The cached ids if this slot holds exactly `piece`.
-    #[inline]
-    pub(crate) fn get(&self, piece: &[u8]) -> Option<&[u32]> {
-        let len = usize::from(self.len);
-        if len != piece.len() {
-            return None;
-        }
-        let stored = self.bytes.get(..len)?;
-        if stored.iter().zip(piece).all(|(a, b)| a == b) {
-            self.ids.get(..usize::from(self.n_ids))
-        } else {
-            None
+impl CacheKey {
+    /// The key of a piece of `len` bytes (`1..=CACHE_PIECE`) whose first sixteen bytes, read
+    /// little-endian, are `w0` and `w1` (bytes past the piece may be anything).
+    #[inline(always)]
+    pub(crate) fn from_words(w0: u64, w1: u64, len: usize) -> CacheKey {
+        CacheKey {
+            lo: w0 & low_bytes(len.min(8)),
+            hi: (w1 & low_bytes(len.saturating_sub(8))) | (len as u64) << 56,
         }
     }
 
-    /// Remember `piece` → `ids` (ignored when either does not fit a slot).
+    /// The key of `piece`, or `None` when it is empty or longer than [`CACHE_PIECE`] bytes.
     #[inline]
-    pub(crate) fn put(&mut self, piece: &[u8], ids: &[u32]) {
-        if piece.is_empty() || piece.len() > CACHE_PIECE || ids.len() > CACHE_IDS {
+    pub(crate) fn of(piece: &[u8]) -> Option<CacheKey> {
+        if piece.is_empty() || piece.len() > CACHE_PIECE {
+            return None;
+        }
+        let mut bytes = [0u8; 16];
+        slice_ops::copy(&mut bytes, piece);
+        let (w0, w1) = words(&bytes);
+        Some(CacheKey::from_words(w0, w1, piece.len()))
+    }
+
+    /// The line of a cache of `lines` lines (`lines > 0`) this key lives in. Two multiplies
+    /// that issue in parallel: the probe's whole chain (pack, hash, index, load) is serial, so
+    /// latency matters more here than a full avalanche; the top bits of each product depend
+    /// on every bit of its word.
+    #[inline(always)]
+    pub(crate) fn line(self, lines: usize) -> usize {
+        let h = self.lo.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            ^ self.hi.wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+        (((h >> 32) * lines as u64) >> 32) as usize
+    }
+}
+
+/// The two little-endian words of a 16-byte block.
+#[inline(always)]
+pub(crate) fn words(bytes: &[u8; 16]) -> (u64, u64) {
+    let mut lo = [0u8; 8];
+    let mut hi = [0u8; 8];
+    let (a, b) = bytes.split_at(8);
+    slice_ops::copy(&mut lo, a);
+    slice_ops::copy(&mut hi, b);
+    (u64::from_le_bytes(lo), u64::from_le_bytes(hi))
+}
+
+/// A mask of the low `n` bytes of a word (`n <= 8`).
+#[inline(always)]
+fn low_bytes(n: usize) -> u64 {
+    u64::MAX.checked_shr(64 - 8 * n as u32).unwrap_or(0)
+}
+
+/// One way: a key and up to four ids, the count in the top byte of the first.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+struct Way {
+    key: CacheKey,
+    ids: [u32; CACHE_IDS],
+}
+
+const EMPTY_WAY: Way = Way {
+    key: CacheKey { lo: 0, hi: 0 },
+    ids: [0; CACHE_IDS],
+};
+
+/// One cache line of the piece cache: two pieces and their ids, 64 bytes, aligned to a cache
+/// line. Start with [`CacheEntry::EMPTY`].
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+pub struct CacheEntry {
+    ways: [Way; 2],
+}
+
+impl CacheEntry {
+    /// An empty line.
+    pub const EMPTY: CacheEntry = CacheEntry {
+        ways: [EMPTY_WAY; 2],
+    };
+
+    /// Write the ids cached for `key` at `out[at..]`: `Some(Ok(n))` with their number, or
+    /// `Some(Err(at + n))` when they do not fit; `None` when the line does not hold `key`.
+    #[inline(always)]
+    pub(crate) fn emit(
+        &self,
+        key: CacheKey,
+        out: &mut [u32],
+        at: usize,
+    ) -> Option<Result<usize, usize>> {
+        let way = if self.ways[0].key == key {
+            &self.ways[0]
+        } else if self.ways[1].key == key {
+            &self.ways[1]
+        } else {
+            return None;
+        };
+        let [first, b, c, d] = way.ids;
+        let n = (first >> 24) as usize;
+        let first = first & (ID_LIMIT - 1);
+        Some(match out.get_mut(at..at + CACHE_IDS) {
+            // Room for all four lanes: store them unconditionally (lanes past `n` are
+            // overwritten by the next piece or lie past the returned length).
+            Some(dst) => {
+                slice_ops::copy(dst, &[first, b, c, d]);
+                Ok(n)
+            }
+            None => match out.get_mut(at..at + n) {
+                Some(dst) => {
+                    slice_ops::copy(dst, &[first, b, c, d]);
+                    Ok(n)
+                }
+                None => Err(at + n),
+            },
+        })
+    }
+
+    /// Remember `key` → `ids` in way 0, moving the old way 0 to way 1 (ignored when the ids do
+    /// not fit a way).
+    #[inline]
+    pub(crate) fn put(&mut self, key: CacheKey, ids: &[u32]) {
+        let n = ids.len();
+        if n == 0 || n > CACHE_IDS || ids.iter().any(|&id| id >= ID_LIMIT) {
             return;
         }
-        slice_ops::copy(&mut self.bytes, piece);
-        slice_ops::copy(&mut self.ids, ids);
-        self.len = piece.len() as u8;
-        self.n_ids = ids.len() as u8;
+        let mut lanes = [0u32; CACHE_IDS];
+        slice_ops::copy(&mut lanes, ids);
+        lanes[0] |= (n as u32) << 24;
+        self.ways[1] = self.ways[0];
+        self.ways[0] = Way { key, ids: lanes };
     }
 }
 
@@ -71,37 +171,83 @@ impl Default for CacheEntry {
     }
 }
 
-/// The slot for a piece with hash `hash` in a cache of `slots` entries (`slots > 0`). Uses the
-/// hash's high half: the perfect-hash bucket uses the low half.
-#[inline]
-pub(crate) fn slot(hash: u64, slots: usize) -> usize {
-    (((hash >> 32) * slots as u64) >> 32) as usize
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_slot_answers_only_for_its_own_piece() {
-        let mut e = CacheEntry::EMPTY;
-        assert_eq!(e.get(b"the"), None);
-        e.put(b" the", &[262]);
-        assert_eq!(e.get(b" the"), Some(&[262][..]));
-        assert_eq!(e.get(b" thE"), None);
-        assert_eq!(e.get(b" th"), None);
-        e.put(b"abcdefghijklmnopqrstuvw", &[1, 2]); // 23 bytes: not cached
-        assert_eq!(e.get(b" the"), Some(&[262][..]));
-        e.put(b"xy", &[1; CACHE_IDS + 1]); // too many ids: not cached
-        assert_eq!(e.get(b"xy"), None);
-        assert_eq!(core::mem::size_of::<CacheEntry>(), 64);
+    fn key(piece: &[u8]) -> CacheKey {
+        CacheKey::of(piece).expect("fits")
+    }
+
+    fn get(e: &CacheEntry, piece: &[u8]) -> Option<Vec<u32>> {
+        let mut out = [0u32; 8];
+        match e.emit(key(piece), &mut out, 1)? {
+            Ok(n) => Some(out[1..1 + n].to_vec()),
+            Err(_) => panic!("room for 7"),
+        }
     }
 
     #[test]
-    fn slots_stay_in_range() {
-        for h in [0u64, u64::MAX, 0x1234_5678_9abc_def0] {
+    fn a_line_answers_only_for_its_own_pieces() {
+        let mut e = CacheEntry::EMPTY;
+        assert_eq!(get(&e, b"the"), None);
+        e.put(key(b" the"), &[262]);
+        assert_eq!(get(&e, b" the"), Some(vec![262]));
+        assert_eq!(get(&e, b" thE"), None);
+        assert_eq!(get(&e, b" th"), None);
+        assert_eq!(get(&e, b" the\0"), None);
+        e.put(key(b"fifteen bytes.."), &[1, 2, 3, 4]);
+        assert_eq!(get(&e, b"fifteen bytes.."), Some(vec![1, 2, 3, 4]));
+        assert_eq!(get(&e, b"fifteen bytes.!"), None);
+        assert_eq!(
+            get(&e, b" the"),
+            Some(vec![262]),
+            "way 1 keeps the older piece"
+        );
+        e.put(key(b"xy"), &[7, 8]);
+        assert_eq!(get(&e, b"xy"), Some(vec![7, 8]));
+        assert_eq!(get(&e, b" the"), None, "the oldest piece is evicted");
+        e.put(key(b"ab"), &[1; CACHE_IDS + 1]); // too many ids: not cached
+        e.put(key(b"cd"), &[ID_LIMIT]); // id too large for the packing: not cached
+        assert_eq!(get(&e, b"ab"), None);
+        assert_eq!(get(&e, b"cd"), None);
+        assert_eq!(get(&e, b"xy"), Some(vec![7, 8]));
+        assert_eq!(CacheKey::of(b"sixteen bytes..."), None);
+        assert_eq!(CacheKey::of(b""), None);
+        assert_eq!(core::mem::size_of::<CacheEntry>(), 64);
+        assert_eq!(core::mem::align_of::<CacheEntry>(), 64);
+    }
+
+    #[test]
+    fn emit_writes_only_what_fits() {
+        let mut e = CacheEntry::EMPTY;
+        e.put(key(b"abc"), &[5, 6]);
+        let mut out = [0u32; 3];
+        assert_eq!(e.emit(key(b"abc"), &mut out, 1), Some(Ok(2)));
+        assert_eq!(out, [0, 5, 6]);
+        assert_eq!(e.emit(key(b"abc"), &mut out, 2), Some(Err(4)));
+    }
+
+    #[test]
+    fn keys_from_words_ignore_bytes_past_the_piece() {
+        let text = *b"0123456789abcdefXYZ";
+        let mut block = [0u8; 16];
+        block.copy_from_slice(&text[..16]);
+        let (w0, w1) = words(&block);
+        for len in 1..=CACHE_PIECE {
+            assert_eq!(
+                CacheKey::from_words(w0, w1, len),
+                key(&text[..len]),
+                "len {len}"
+            );
+        }
+    }
+
+    #[test]
+    fn lines_stay_in_range() {
+        for piece in [&b"a"[..], b" the", b"fifteen bytes.."] {
             for n in [1usize, 7, 4096] {
-                assert!(slot(h, n) < n);
+                assert!(key(piece).line(n) < n);
             }
         }
     }

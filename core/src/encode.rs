@@ -13,7 +13,7 @@
 //! gives exactly the ids a one-shot call would have given.
 
 use crate::bpe::{self, STACK_PIECE};
-use crate::cache::{self, CacheEntry, CACHE_PIECE};
+use crate::cache::{self, CacheEntry, CacheKey};
 use crate::error::EncodeError;
 use crate::hash;
 use crate::pretok::{self, AsciiPiece, Pattern, Step};
@@ -165,12 +165,31 @@ impl<'t> Tokenizer<'t> {
                 // token (None: the fast path could not split it).
                 let mut split = None;
                 if FAST_LOOP && !t.pieces.is_empty() {
-                    (pos, written, split) = match t.pattern {
-                        Pattern::Gpt2 => fast_loop(t, Pattern::Gpt2, segment, pos, out, written),
-                        Pattern::Cl100k => {
-                            fast_loop(t, Pattern::Cl100k, segment, pos, out, written)
+                    (pos, written, split) = if cache.is_empty() {
+                        match t.pattern {
+                            Pattern::Gpt2 => {
+                                fast_loop(t, Pattern::Gpt2, segment, pos, out, written)
+                            }
+                            Pattern::Cl100k => {
+                                fast_loop(t, Pattern::Cl100k, segment, pos, out, written)
+                            }
+                            Pattern::O200k => {
+                                fast_loop(t, Pattern::O200k, segment, pos, out, written)
+                            }
                         }
-                        Pattern::O200k => fast_loop(t, Pattern::O200k, segment, pos, out, written),
+                    } else {
+                        let (c, p) = (&*cache, pos);
+                        match t.pattern {
+                            Pattern::Gpt2 => {
+                                fast_loop_cached(t, Pattern::Gpt2, segment, p, out, written, c)
+                            }
+                            Pattern::Cl100k => {
+                                fast_loop_cached(t, Pattern::Cl100k, segment, p, out, written, c)
+                            }
+                            Pattern::O200k => {
+                                fast_loop_cached(t, Pattern::O200k, segment, p, out, written, c)
+                            }
+                        }
                     };
                 }
                 if pos >= seg_end {
@@ -246,13 +265,13 @@ impl<'t> Tokenizer<'t> {
         })
     }
 
-    /// Encode one piece into `out[at..]`: a single byte, a whole token, a cached piece (when
-    /// `cache` has slots), or merged pair by pair (and then cached). `key` is the piece's
+    /// Encode one piece into `out[at..]`: a single byte, a cached piece (when `cache` has
+    /// lines), a whole token, or merged pair by pair. `key` is the piece's
     /// [`hash::short_key`], or 0 when the caller does not know it. Returns the number of ids,
     /// or `Err(needed)`: the free room (in ids, counted from `out[0]`) this piece would need.
     ///
-    /// Only merged pieces go into the cache: whole tokens are already one table lookup, and
-    /// keeping them out leaves the slots to the pieces that are expensive to redo.
+    /// The cache is asked first and remembers every piece it can hold, whole tokens included:
+    /// a hit is one line load, cheaper than the piece table's two dependent loads.
     #[inline]
     fn encode_piece(
         &self,
@@ -262,10 +281,34 @@ impl<'t> Tokenizer<'t> {
         at: usize,
         cache: &mut [CacheEntry],
     ) -> Result<usize, usize> {
-        let t = self.tables;
         if let [b] = piece {
-            return put_one(out, at, t.byte_ids[*b as usize]);
+            return put_one(out, at, self.tables.byte_ids[*b as usize]);
         }
+        let Some(ckey) = CacheKey::of(piece).filter(|_| !cache.is_empty()) else {
+            return self.uncached_piece(piece, key, out, at);
+        };
+        let line = ckey.line(cache.len());
+        if let Some(done) = cache.get(line).and_then(|e| e.emit(ckey, out, at)) {
+            return done;
+        }
+        let n = self.uncached_piece(piece, key, out, at)?;
+        if let (Some(entry), Some(ids)) = (cache.get_mut(line), out.get(at..at + n)) {
+            entry.put(ckey, ids);
+        }
+        Ok(n)
+    }
+
+    /// Encode a piece of two or more bytes without the cache: one id if it is a whole token,
+    /// else merged pair by pair (see [`Tokenizer::encode_piece`] for `key` and the result).
+    #[inline]
+    fn uncached_piece(
+        &self,
+        piece: &[u8],
+        key: u64,
+        out: &mut [u32],
+        at: usize,
+    ) -> Result<usize, usize> {
+        let t = self.tables;
         let key = if key != 0 {
             key
         } else {
@@ -275,20 +318,7 @@ impl<'t> Tokenizer<'t> {
         if let Some(id) = t.piece_with_key(piece, key, hash) {
             return put_one(out, at, id);
         }
-        if cache.is_empty() || piece.len() > CACHE_PIECE {
-            return self.merge_piece(piece, out, at);
-        }
-        let slot = cache::slot(hash, cache.len());
-        if let Some(ids) = cache.get(slot).and_then(|e| e.get(piece)) {
-            let dst = out.get_mut(at..at + ids.len()).ok_or(at + ids.len())?;
-            slice_ops::copy(dst, ids);
-            return Ok(ids.len());
-        }
-        let n = self.merge_piece(piece, out, at)?;
-        if let (Some(entry), Some(ids)) = (cache.get_mut(slot), out.get(at..at + n)) {
-            entry.put(piece, ids);
-        }
-        Ok(n)
+        self.merge_piece(piece, out, at)
     }
 
     /// Merge a piece that is not a whole token into `out[at..]` (see [`Tokenizer::encode_piece`]
@@ -350,6 +380,49 @@ fn fast_loop(
         };
         *slot = id;
         written += 1;
+        pos += p.len;
+    }
+    (pos, written, None)
+}
+
+/// [`fast_loop`] with a piece cache: encode the pieces at `text[pos..]` that the ASCII fast
+/// path splits and that are a single byte or in `cache`, until one is neither (that piece is
+/// returned, for the general path to look up, merge and cache) or `out` is full.
+#[inline(always)]
+fn fast_loop_cached(
+    t: &Tables<'_>,
+    pattern: Pattern,
+    text: &[u8],
+    mut pos: usize,
+    out: &mut [u32],
+    mut written: usize,
+    cache: &[CacheEntry],
+) -> (usize, usize, Option<AsciiPiece>) {
+    while let Some(p) = pretok::ascii_piece(pattern, text, pos) {
+        // `ascii_piece` answered, so the 16-byte window at `pos` exists.
+        let Some(window) = text
+            .get(pos..pos + 16)
+            .and_then(|w| <&[u8; 16]>::try_from(w).ok())
+        else {
+            break;
+        };
+        let (w0, w1) = cache::words(window);
+        let done = if p.len == 1 {
+            put_one(out, written, t.byte_ids[w0 as u8 as usize])
+        } else {
+            let ckey = CacheKey::from_words(w0, w1, p.len);
+            match cache
+                .get(ckey.line(cache.len()))
+                .and_then(|e| e.emit(ckey, out, written))
+            {
+                Some(done) => done,
+                None => return (pos, written, Some(p)),
+            }
+        };
+        match done {
+            Ok(n) => written += n,
+            Err(_) => return (pos, written, Some(p)),
+        }
         pos += p.len;
     }
     (pos, written, None)

@@ -1,15 +1,15 @@
 //! Encode arbitrary bytes with every committed vocabulary, with and without special tokens.
 //!
 //! Input: `[vocab selector][flags][seed: u16 LE][text...]`; flags bit 0 = recognize specials,
-//! bits 1–2 = streaming capacities.
+//! bits 1–2 = streaming capacities, bit 7 = resumed encode through the cache.
 //!
 //! Checks (any failure aborts with the input):
 //! 1. one-shot `encode` succeeds with a `scratch_needed` buffer and equals the reference
 //!    (fancy-regex pre-tokenizer + naive byte-keyed BPE, see `picobpe_fuzz`); `encode_cached`
-//!    through a 5-slot cache, twice (the second time with hits), gives the same ids;
+//!    through a 5-line cache, twice (the second time with hits), gives the same ids;
 //! 2. `count` equals the number of ids; `decode(encode(x)) == x`; `decoded_len` agrees;
 //! 3. encoding through small, randomly sized output buffers (resuming on `OutputFull`,
-//!    growing on `PieceTooLong`) gives the same ids;
+//!    growing on `PieceTooLong`), with or without the warm cache, gives the same ids;
 //! 4. streaming (`StreamEncoder`, random chunks and `take` sizes) gives the same ids, or fails
 //!    only with a capacity error that the input justifies (see `stream`);
 //! 5. streaming decode of the ids gives the text back (whole characters only for UTF-8 text).
@@ -78,8 +78,13 @@ fuzz_target!(
     let back = check::decode(&tok, &ids).unwrap_or_else(|e| panic!("decode: {e:?}: {}", show()));
     assert!(back == text, "decode(encode(x)) != x: {}", show());
 
-    // 3. Small output buffers.
-    let resumed = check::encode_resumed(&tok, text, specials, &mut rng)
+    // 3. Small output buffers, through the warm cache when the flags' top bit says so.
+    let resume_cache: &mut [picobpe::CacheEntry] = if flags & 0x80 != 0 {
+        &mut cache
+    } else {
+        &mut []
+    };
+    let resumed = check::encode_resumed(&tok, text, specials, &mut rng, resume_cache)
         .unwrap_or_else(|e| panic!("resumed encode: {e}: {}", show()));
     assert!(resumed == ids, "resumed encode differs: {}", show());
 

@@ -712,19 +712,21 @@ pub mod check {
     }
 
     /// Encode through output buffers of random small sizes, draining and resuming on
-    /// `OutputFull` (and growing the buffer to what `PieceTooLong` asks for).
+    /// `OutputFull` (and growing the buffer to what `PieceTooLong` asks for), through `cache`
+    /// (empty: no cache).
     pub fn encode_resumed(
         tok: &Tokenizer<'_>,
         input: &[u8],
         specials: Specials,
         rng: &mut Rng,
+        cache: &mut [picobpe::CacheEntry],
     ) -> Result<Vec<u32>, String> {
         let mut got = Vec::new();
         let mut rest = input;
         let mut size = rng.range(1, 24);
         loop {
             let mut buf = vec![0u32; size];
-            match tok.encode(rest, &mut buf, specials) {
+            match tok.encode_cached(rest, &mut buf, specials, cache) {
                 Ok(n) => {
                     got.extend_from_slice(&buf[..n]);
                     return Ok(got);
@@ -1045,7 +1047,13 @@ pub mod conformance {
             f.check("count", n == Ok(expected.len()), || {
                 format!("{}: {n:?}, expected {}", what("count"), expected.len())
             });
-            match check::encode_resumed(tok, input, specials, &mut rng) {
+            // With the cache for one choice of specials (its pieces are mostly hits by now,
+            // so hits meet full buffers), without it for the other.
+            let resume_cache = match specials {
+                Specials::All => &mut *cache,
+                Specials::None => &mut [][..],
+            };
+            match check::encode_resumed(tok, input, specials, &mut rng, resume_cache) {
                 Ok(got) => f.check("resumed encode", &got == expected, || {
                     check::mismatch(
                         tok,
