@@ -18,8 +18,8 @@
 //! vocabularies they embed. Default mode is `ordinary` (special-token text is plain text), the
 //! one every peer offers; `--specials all` recognizes the specials (bpe-openai has no such mode).
 //! tiktoken and toktok-rs keep per-thread piece caches across calls; so does the last column,
-//! "picobpe + cache" (`Tokenizer::encode_cached` with a 16 384-slot, 1 MiB cache in the
-//! caller's memory). `--cold` empties them all (untimed) before each timed run. The ratio is
+//! "picobpe + cache" (`Tokenizer::encode_cached` with a 262 144-line, 16 MiB cache in the
+//! caller's memory: the budget toktok-rs takes for one thread). `--cold` empties them all (untimed) before each timed run. The ratio is
 //! the faster picobpe column over the fastest peer.
 //!
 //! Corpora: `../shared/data/corpus` when present — `english` (english.txt, 30 MB), each

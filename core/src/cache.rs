@@ -10,8 +10,8 @@
 //! Layout: a slice of [`CacheEntry`] lines, one 64-byte cache line each, holding two pieces
 //! (two ways). A piece is keyed by its bytes packed into two words ([`CacheKey`]); a lookup
 //! hits only when a way's key equals the piece's, so a hit returns exactly the ids the encoder
-//! would compute, and a miss costs only the recomputation. A new piece goes into way 0 and
-//! moves the old way 0 to way 1. Pieces longer than [`CACHE_PIECE`] bytes, pieces of more than
+//! would compute, and a miss costs only the recomputation. Merged pieces are kept in
+//! preference to whole tokens ([`CacheEntry`]'s `put`). Pieces longer than [`CACHE_PIECE`] bytes, pieces of more than
 //! [`CACHE_IDS`] ids and single bytes (one table read anyway) are not cached.
 
 use crate::slice_ops;
@@ -149,8 +149,10 @@ impl CacheEntry {
         })
     }
 
-    /// Remember `key` → `ids` in way 0, moving the old way 0 to way 1 (ignored when the ids do
-    /// not fit a way).
+    /// Remember `key` → `ids` (ignored when the ids do not fit a way). A piece of several ids
+    /// (merged, expensive to redo) goes into way 0 and moves the old way 0 to way 1; a piece of
+    /// one id (a whole token: one table lookup to redo) takes way 0 only when it is empty and
+    /// otherwise replaces way 1, so whole tokens never push a merged piece out.
     #[inline]
     pub(crate) fn put(&mut self, key: CacheKey, ids: &[u32]) {
         let n = ids.len();
@@ -160,8 +162,13 @@ impl CacheEntry {
         let mut lanes = [0u32; CACHE_IDS];
         slice_ops::copy(&mut lanes, ids);
         lanes[0] |= (n as u32) << 24;
-        self.ways[1] = self.ways[0];
-        self.ways[0] = Way { key, ids: lanes };
+        let way = Way { key, ids: lanes };
+        if n == 1 && self.ways[0].key != EMPTY_WAY.key {
+            self.ways[1] = way;
+        } else {
+            self.ways[1] = self.ways[0];
+            self.ways[0] = way;
+        }
     }
 }
 
@@ -207,6 +214,14 @@ mod tests {
         e.put(key(b"xy"), &[7, 8]);
         assert_eq!(get(&e, b"xy"), Some(vec![7, 8]));
         assert_eq!(get(&e, b" the"), None, "the oldest piece is evicted");
+        e.put(key(b" a"), &[64]);
+        assert_eq!(get(&e, b" a"), Some(vec![64]));
+        assert_eq!(
+            get(&e, b"xy"),
+            Some(vec![7, 8]),
+            "a whole token keeps out of way 0"
+        );
+        assert_eq!(get(&e, b"fifteen bytes.."), None);
         e.put(key(b"ab"), &[1; CACHE_IDS + 1]); // too many ids: not cached
         e.put(key(b"cd"), &[ID_LIMIT]); // id too large for the packing: not cached
         assert_eq!(get(&e, b"ab"), None);
