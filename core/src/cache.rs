@@ -35,6 +35,9 @@ pub(crate) struct CacheKey {
 }
 
 impl CacheKey {
+    /// The key of no piece (an empty way's).
+    pub(crate) const EMPTY: CacheKey = CacheKey { lo: 0, hi: 0 };
+
     /// The key of a piece of `len` bytes (`1..=CACHE_PIECE`) whose first sixteen bytes, read
     /// little-endian, are `w0` and `w1` (bytes past the piece may be anything).
     #[inline(always)]
@@ -80,6 +83,23 @@ pub(crate) fn words(bytes: &[u8; 16]) -> (u64, u64) {
     (u64::from_le_bytes(lo), u64::from_le_bytes(hi))
 }
 
+/// Ask the CPU to start loading `line` into its caches; the encoder issues this for the
+/// lines of pieces it will look up a little later. A no-op on targets without a prefetch
+/// instruction in stable Rust.
+#[inline(always)]
+pub(crate) fn prefetch(line: &CacheEntry) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `prefetcht0` only hints the cache hierarchy: it never faults and has no
+    // architectural effect, whatever the address; here it is a valid reference anyway. The
+    // `sse` feature it needs is part of the x86_64 baseline.
+    unsafe {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>((line as *const CacheEntry).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = line;
+}
+
 /// A mask of the low `n` bytes of a word (`n <= 8`).
 #[inline(always)]
 fn low_bytes(n: usize) -> u64 {
@@ -95,7 +115,7 @@ struct Way {
 }
 
 const EMPTY_WAY: Way = Way {
-    key: CacheKey { lo: 0, hi: 0 },
+    key: CacheKey::EMPTY,
     ids: [0; CACHE_IDS],
 };
 

@@ -178,17 +178,31 @@ impl<'t> Tokenizer<'t> {
                             }
                         }
                     } else {
-                        let (c, p) = (&*cache, pos);
                         match t.pattern {
-                            Pattern::Gpt2 => {
-                                fast_loop_cached(t, Pattern::Gpt2, segment, p, out, written, c)
-                            }
-                            Pattern::Cl100k => {
-                                fast_loop_cached(t, Pattern::Cl100k, segment, p, out, written, c)
-                            }
-                            Pattern::O200k => {
-                                fast_loop_cached(t, Pattern::O200k, segment, p, out, written, c)
-                            }
+                            Pattern::Gpt2 => self.fast_loop_cached(
+                                Pattern::Gpt2,
+                                segment,
+                                pos,
+                                out,
+                                written,
+                                cache,
+                            ),
+                            Pattern::Cl100k => self.fast_loop_cached(
+                                Pattern::Cl100k,
+                                segment,
+                                pos,
+                                out,
+                                written,
+                                cache,
+                            ),
+                            Pattern::O200k => self.fast_loop_cached(
+                                Pattern::O200k,
+                                segment,
+                                pos,
+                                out,
+                                written,
+                                cache,
+                            ),
                         }
                     };
                 }
@@ -263,6 +277,88 @@ impl<'t> Tokenizer<'t> {
             consumed: pos,
             written,
         })
+    }
+
+    /// [`fast_loop`] with a piece cache: encode the pieces at `text[pos..]` that the ASCII fast
+    /// path splits, from the cache when it holds them and through the piece table or merging
+    /// (then caching them) when it does not, until the fast path cannot split one. Returns
+    /// like [`fast_loop`]; the piece is handed back only when `out` is full.
+    ///
+    /// Software-pipelined: a 16-MiB cache lives in the last-level cache, and a lookup that
+    /// waits for its line before the next piece is split is bound by that latency. So the loop
+    /// splits up to [`BATCH`] pieces ahead and prefetches their lines, then answers them in
+    /// order; by then most lines have arrived. Splitting does not depend on the answers, so
+    /// the batch never has to be undone.
+    #[inline(always)]
+    fn fast_loop_cached(
+        &self,
+        pattern: Pattern,
+        text: &[u8],
+        mut pos: usize,
+        out: &mut [u32],
+        mut written: usize,
+        cache: &mut [CacheEntry],
+    ) -> (usize, usize, Option<AsciiPiece>) {
+        let byte_ids = self.tables.byte_ids;
+        let lines = cache.len();
+        loop {
+            // Stage 1: split ahead, computing each piece's key and line and prefetching it.
+            let mut pieces = [AsciiPiece { len: 0, key: 0 }; BATCH];
+            let mut keys = [(CacheKey::EMPTY, 0usize); BATCH];
+            let mut n = 0;
+            let mut at = pos;
+            for (piece, key) in pieces.iter_mut().zip(keys.iter_mut()) {
+                let Some(p) = pretok::ascii_piece(pattern, text, at) else {
+                    break;
+                };
+                // `ascii_piece` answered, so the 16-byte window at `at` exists.
+                let Some(window) = text
+                    .get(at..at + 16)
+                    .and_then(|w| <&[u8; 16]>::try_from(w).ok())
+                else {
+                    break;
+                };
+                let (w0, w1) = cache::words(window);
+                let ckey = CacheKey::from_words(w0, w1, p.len);
+                let line = ckey.line(lines);
+                if p.len > 1 {
+                    if let Some(entry) = cache.get(line) {
+                        cache::prefetch(entry);
+                    }
+                }
+                *piece = p;
+                *key = (ckey, line);
+                at += p.len;
+                n += 1;
+            }
+            // Stage 2: answer them in order.
+            for (&p, &(ckey, line)) in pieces.iter().zip(&keys).take(n) {
+                let piece = text.get(pos..pos + p.len).unwrap_or(&[]);
+                let done = if let [b] = piece {
+                    put_one(out, written, byte_ids[*b as usize])
+                } else {
+                    match cache.get(line).and_then(|e| e.emit(ckey, out, written)) {
+                        Some(done) => done,
+                        None => self.uncached_piece(piece, p.key, out, written).map(|k| {
+                            if let (Some(entry), Some(ids)) =
+                                (cache.get_mut(line), out.get(written..written + k))
+                            {
+                                entry.put(ckey, ids);
+                            }
+                            k
+                        }),
+                    }
+                };
+                match done {
+                    Ok(k) => written += k,
+                    Err(_) => return (pos, written, Some(p)),
+                }
+                pos += p.len;
+            }
+            if n < BATCH {
+                return (pos, written, None);
+            }
+        }
     }
 
     /// Encode one piece into `out[at..]`: a single byte, a cached piece (when `cache` has
@@ -360,6 +456,10 @@ impl<'t> Tokenizer<'t> {
 /// about 10 % slower, so 32-bit targets split every piece with the full splitter.
 const FAST_LOOP: bool = cfg!(target_pointer_width = "64");
 
+/// Pieces the cached fast loop splits ahead of answering them
+/// ([`Tokenizer::fast_loop_cached`]).
+const BATCH: usize = 16;
+
 /// Encode the pieces at `text[pos..]` that the ASCII fast path splits and that are whole
 /// tokens, one id each into `out[written..]`, until one is not (or `out` is full). Returns the
 /// new `(pos, written)` and, when the loop stopped at a piece it had split, that piece (so the
@@ -380,49 +480,6 @@ fn fast_loop(
         };
         *slot = id;
         written += 1;
-        pos += p.len;
-    }
-    (pos, written, None)
-}
-
-/// [`fast_loop`] with a piece cache: encode the pieces at `text[pos..]` that the ASCII fast
-/// path splits and that are a single byte or in `cache`, until one is neither (that piece is
-/// returned, for the general path to look up, merge and cache) or `out` is full.
-#[inline(always)]
-fn fast_loop_cached(
-    t: &Tables<'_>,
-    pattern: Pattern,
-    text: &[u8],
-    mut pos: usize,
-    out: &mut [u32],
-    mut written: usize,
-    cache: &[CacheEntry],
-) -> (usize, usize, Option<AsciiPiece>) {
-    while let Some(p) = pretok::ascii_piece(pattern, text, pos) {
-        // `ascii_piece` answered, so the 16-byte window at `pos` exists.
-        let Some(window) = text
-            .get(pos..pos + 16)
-            .and_then(|w| <&[u8; 16]>::try_from(w).ok())
-        else {
-            break;
-        };
-        let (w0, w1) = cache::words(window);
-        let done = if p.len == 1 {
-            put_one(out, written, t.byte_ids[w0 as u8 as usize])
-        } else {
-            let ckey = CacheKey::from_words(w0, w1, p.len);
-            match cache
-                .get(ckey.line(cache.len()))
-                .and_then(|e| e.emit(ckey, out, written))
-            {
-                Some(done) => done,
-                None => return (pos, written, Some(p)),
-            }
-        };
-        match done {
-            Ok(n) => written += n,
-            Err(_) => return (pos, written, Some(p)),
-        }
         pos += p.len;
     }
     (pos, written, None)
