@@ -339,14 +339,15 @@ impl<'t> Tokenizer<'t> {
                 } else {
                     match cache.get(line).and_then(|e| e.emit(ckey, out, written)) {
                         Some(done) => done,
-                        None => self.uncached_piece(piece, p.key, out, written).map(|k| {
-                            if let (Some(entry), Some(ids)) =
-                                (cache.get_mut(line), out.get(written..written + k))
-                            {
-                                entry.put(ckey, ids);
-                            }
-                            k
-                        }),
+                        None => self
+                            .uncached_piece(piece, p.key, out, written)
+                            .inspect(|&k| {
+                                if let (Some(entry), Some(ids)) =
+                                    (cache.get_mut(line), out.get(written..written + k))
+                                {
+                                    entry.put(ckey, ids);
+                                }
+                            }),
                     }
                 };
                 match done {
