@@ -1,29 +1,52 @@
 //! A piece cache in caller memory ([`Tokenizer::encode_cached`](crate::Tokenizer::encode_cached)).
 //!
 //! Natural text repeats its pieces (Zipf): most pieces of a long text were seen a few thousand
-//! pieces earlier. The cache remembers the ids of short pieces, whole tokens included, and the
-//! encoder asks it *before* the piece table: a hit costs one hash of the piece's packed bytes
-//! and one cache-line load, where the piece table costs a pilot load and then an entry load
-//! that depends on it (two cache misses in a row on a 100k–200k vocabulary), and a merged
-//! piece dozens of lookups.
+//! pieces earlier. The cache remembers the ids of pieces of up to [`CACHE_WIDE_PIECE`] bytes,
+//! whole tokens included, and the encoder asks it *before* the piece table: a hit costs one
+//! hash of the piece's packed bytes and one cache-line load, where the piece table costs a
+//! pilot load and then an entry load that depends on it (two cache misses in a row on a
+//! 100k–200k vocabulary), and a merged piece dozens of lookups.
 //!
-//! Layout: a slice of [`CacheEntry`] lines, one 64-byte cache line each, holding two pieces
-//! (two ways). A piece is keyed by its bytes packed into two words ([`CacheKey`]); a lookup
-//! hits only when a way's key equals the piece's, so a hit returns exactly the ids the encoder
-//! would compute, and a miss costs only the recomputation. Merged pieces are kept in
-//! preference to whole tokens ([`CacheEntry`]'s `put`). Pieces longer than [`CACHE_PIECE`] bytes, pieces of more than
-//! [`CACHE_IDS`] ids and single bytes (one table read anyway) are not cached.
+//! Layout: a slice of [`CacheEntry`] lines, one 64-byte cache line each. The first three
+//! quarters of the lines ([`short_lines`]) hold two *short* pieces each (1–[`CACHE_PIECE`]
+//! bytes, up to [`CACHE_IDS`] ids): two ways, each a 16-byte key ([`CacheKey`]: the bytes
+//! packed into two words with the length) and four ids. The last quarter holds one *wide*
+//! piece per line ([`CACHE_PIECE`]` + 1`–[`CACHE_WIDE_PIECE`] bytes, up to [`CACHE_WIDE_IDS`]
+//! ids: the words of Russian, Greek or Korean text, clauses of Chinese), its 32-byte key
+//! ([`WideKey`]) and eight ids spread over both ways. A lookup hits only when the stored key
+//! equals the piece's, so a hit returns exactly the ids the encoder would compute, and a miss
+//! costs only the recomputation. The top byte of a way's first id holds the piece's id count,
+//! with [`WIDE`] set in both ways of a wide piece, so neither kind of lookup can take the
+//! other kind's entry for its own (even if the caller changes the cache's length). Merged
+//! pieces are kept in preference to whole tokens ([`CacheEntry`]'s `put`). Single bytes (one
+//! table read anyway), longer pieces and pieces of more ids are not cached.
 
 use crate::slice_ops;
 
 /// Longest piece (in bytes) a cache way holds.
 pub const CACHE_PIECE: usize = 15;
 
-/// Most ids a cached piece may have.
+/// Most ids a cached short piece may have.
 pub const CACHE_IDS: usize = 4;
+
+/// Longest piece (in bytes) a wide cache line holds.
+pub const CACHE_WIDE_PIECE: usize = 31;
+
+/// Most ids a cached wide piece may have.
+pub const CACHE_WIDE_IDS: usize = 8;
 
 /// Ids at or above this are never cached: the id count lives in the top byte of the first id.
 const ID_LIMIT: u32 = 1 << 24;
+
+/// Flag in the count byte of both ways of a wide piece.
+const WIDE: u32 = 0x80;
+
+/// How many of a cache's `lines` hold short pieces (the rest, from this index on, hold wide
+/// ones): three quarters, and all of a cache of fewer than four lines.
+#[inline(always)]
+pub(crate) fn short_lines(lines: usize) -> usize {
+    lines - lines / 4
+}
 
 /// A piece of 1–[`CACHE_PIECE`] bytes packed into two words: `lo` holds bytes 0–7 and `hi`
 /// bytes 8–14 (little-endian, zero past the end) with the length in its top byte, so no two
@@ -68,6 +91,51 @@ impl CacheKey {
     pub(crate) fn line(self, lines: usize) -> usize {
         let h = self.lo.wrapping_mul(0x9e37_79b9_7f4a_7c15)
             ^ self.hi.wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+        (((h >> 32) * lines as u64) >> 32) as usize
+    }
+}
+
+/// A piece of [`CACHE_PIECE`]` + 1`–[`CACHE_WIDE_PIECE`] bytes packed into four words: `a`
+/// holds bytes 0–15, `b` bytes 16–30 and the length (which is at least 16, so `b` never equals
+/// a short piece's key).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct WideKey {
+    a: CacheKey,
+    b: CacheKey,
+}
+
+impl WideKey {
+    /// The key of `piece`, or `None` when its length is outside
+    /// [`CACHE_PIECE`]` + 1..=`[`CACHE_WIDE_PIECE`].
+    #[inline]
+    pub(crate) fn of(piece: &[u8]) -> Option<WideKey> {
+        if piece.len() <= CACHE_PIECE || piece.len() > CACHE_WIDE_PIECE {
+            return None;
+        }
+        let mut bytes = [0u8; 32];
+        slice_ops::copy(&mut bytes, piece);
+        let (first, second) = bytes.split_at(16);
+        let mut block = [0u8; 16];
+        slice_ops::copy(&mut block, first);
+        let (w0, w1) = words(&block);
+        slice_ops::copy(&mut block, second);
+        let (w2, w3) = words(&block);
+        Some(WideKey {
+            a: CacheKey { lo: w0, hi: w1 },
+            b: CacheKey {
+                lo: w2,
+                hi: (w3 & low_bytes(7)) | (piece.len() as u64) << 56,
+            },
+        })
+    }
+
+    /// The line, among `lines` wide lines (`lines > 0`), this key lives in.
+    #[inline]
+    pub(crate) fn line(self, lines: usize) -> usize {
+        let h = self.a.lo.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            ^ self.a.hi.wrapping_mul(0xc2b2_ae3d_27d4_eb4f)
+            ^ self.b.lo.wrapping_mul(0x1656_67b1_9e37_79f9)
+            ^ self.b.hi.wrapping_mul(0x27d4_eb2f_1656_67c5);
         (((h >> 32) * lines as u64) >> 32) as usize
     }
 }
@@ -151,6 +219,9 @@ impl CacheEntry {
         };
         let [first, b, c, d] = way.ids;
         let n = (first >> 24) as usize;
+        if n > CACHE_IDS {
+            return None; // half of a wide piece
+        }
         let first = first & (ID_LIMIT - 1);
         Some(match out.get_mut(at..at + CACHE_IDS) {
             // Room for all four lanes: store them unconditionally (lanes past `n` are
@@ -189,6 +260,65 @@ impl CacheEntry {
             self.ways[1] = self.ways[0];
             self.ways[0] = way;
         }
+    }
+}
+
+impl CacheEntry {
+    /// [`CacheEntry::emit`] for a wide piece: its ids at `out[at..]` when this (wide) line
+    /// holds `key`.
+    #[inline]
+    pub(crate) fn emit_wide(
+        &self,
+        key: WideKey,
+        out: &mut [u32],
+        at: usize,
+    ) -> Option<Result<usize, usize>> {
+        let [w0, w1] = &self.ways;
+        let count = w0.ids[0] >> 24;
+        if w0.key != key.a || w1.key != key.b || count & WIDE == 0 {
+            return None;
+        }
+        let n = (count & !WIDE) as usize;
+        let mut ids = [0u32; CACHE_WIDE_IDS];
+        let (lo, hi) = ids.split_at_mut(CACHE_IDS);
+        slice_ops::copy(lo, &w0.ids);
+        slice_ops::copy(hi, &w1.ids);
+        for id in ids.iter_mut().step_by(CACHE_IDS) {
+            *id &= ID_LIMIT - 1;
+        }
+        Some(match out.get_mut(at..at + n) {
+            Some(dst) => {
+                slice_ops::copy(dst, &ids);
+                Ok(n)
+            }
+            None => Err(at + n),
+        })
+    }
+
+    /// Remember the wide piece `key` → `ids` in this (wide) line, replacing what it held
+    /// (ignored when the ids do not fit).
+    #[inline]
+    pub(crate) fn put_wide(&mut self, key: WideKey, ids: &[u32]) {
+        let n = ids.len();
+        if n == 0 || n > CACHE_WIDE_IDS || ids.iter().any(|&id| id >= ID_LIMIT) {
+            return;
+        }
+        let mut lanes = [0u32; CACHE_WIDE_IDS];
+        slice_ops::copy(&mut lanes, ids);
+        let (lo, hi) = lanes.split_at_mut(CACHE_IDS);
+        let mut way0 = Way {
+            key: key.a,
+            ids: [0; CACHE_IDS],
+        };
+        let mut way1 = Way {
+            key: key.b,
+            ids: [0; CACHE_IDS],
+        };
+        slice_ops::copy(&mut way0.ids, lo);
+        slice_ops::copy(&mut way1.ids, hi);
+        way0.ids[0] |= (WIDE | n as u32) << 24;
+        way1.ids[0] |= WIDE << 24;
+        self.ways = [way0, way1];
     }
 }
 
@@ -276,6 +406,59 @@ mod tests {
                 "len {len}"
             );
         }
+    }
+
+    fn get_wide(e: &CacheEntry, piece: &[u8]) -> Option<Vec<u32>> {
+        let mut out = [0u32; 12];
+        let key = WideKey::of(piece).expect("wide");
+        match e.emit_wide(key, &mut out, 2)? {
+            Ok(n) => Some(out[2..2 + n].to_vec()),
+            Err(_) => panic!("room for 10"),
+        }
+    }
+
+    #[test]
+    fn a_wide_line_answers_only_for_its_piece_and_never_to_short_lookups() {
+        let piece = b"sixteen bytes, and more: 31 b.."; // 31 bytes
+        let mut e = CacheEntry::EMPTY;
+        assert_eq!(get_wide(&e, piece), None);
+        let ids = [1, 2, 3, 4, 5, 6, 7, ID_LIMIT - 1];
+        e.put_wide(WideKey::of(piece).expect("wide"), &ids);
+        assert_eq!(get_wide(&e, piece), Some(ids.to_vec()));
+        assert_eq!(get_wide(&e, &piece[..30]), None);
+        let mut other = *piece;
+        other[20] ^= 1;
+        assert_eq!(get_wide(&e, &other), None);
+        // The halves of the wide key are valid short keys' shapes: a short lookup must still
+        // not take them.
+        assert_eq!(get(&e, &piece[..15]), None);
+        let mut out = [0u32; 8];
+        assert_eq!(e.emit(e.ways[0].key, &mut out, 0), None);
+        assert_eq!(e.emit(e.ways[1].key, &mut out, 0), None);
+        // A short line is not a wide one.
+        let mut s = CacheEntry::EMPTY;
+        s.put(key(b"abc"), &[1, 2]);
+        s.put(key(b"abd"), &[3, 4]);
+        assert_eq!(get_wide(&s, piece), None);
+        // Too many ids, or too short / long a piece: not cached.
+        let mut f = CacheEntry::EMPTY;
+        f.put_wide(WideKey::of(piece).expect("wide"), &[1; CACHE_WIDE_IDS + 1]);
+        assert_eq!(get_wide(&f, piece), None);
+        assert_eq!(WideKey::of(&piece[..15]), None);
+        assert_eq!(WideKey::of(b"thirty-two bytes are too many..."), None);
+        // Room for fewer ids than the piece has: the room it would need.
+        let mut small = [0u32; 9];
+        assert_eq!(
+            e.emit_wide(WideKey::of(piece).expect("wide"), &mut small, 2),
+            Some(Err(10))
+        );
+    }
+
+    #[test]
+    fn short_lines_are_three_quarters() {
+        assert_eq!(short_lines(3), 3);
+        assert_eq!(short_lines(4), 3);
+        assert_eq!(short_lines(262_144), 196_608);
     }
 
     #[test]

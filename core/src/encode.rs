@@ -13,7 +13,7 @@
 //! gives exactly the ids a one-shot call would have given.
 
 use crate::bpe::{self, STACK_PIECE};
-use crate::cache::{self, CacheEntry, CacheKey};
+use crate::cache::{self, CacheEntry, CacheKey, WideKey};
 use crate::error::EncodeError;
 use crate::hash;
 use crate::pretok::{self, AsciiPiece, Pattern, Step};
@@ -300,7 +300,7 @@ impl<'t> Tokenizer<'t> {
         cache: &mut [CacheEntry],
     ) -> (usize, usize, Option<AsciiPiece>) {
         let byte_ids = self.tables.byte_ids;
-        let lines = cache.len();
+        let lines = cache::short_lines(cache.len());
         loop {
             // Stage 1: split ahead, computing each piece's key and line and prefetching it.
             let mut pieces = [AsciiPiece { len: 0, key: 0 }; BATCH];
@@ -381,18 +381,30 @@ impl<'t> Tokenizer<'t> {
         if let [b] = piece {
             return put_one(out, at, self.tables.byte_ids[*b as usize]);
         }
-        let Some(ckey) = CacheKey::of(piece).filter(|_| !cache.is_empty()) else {
-            return self.uncached_piece(piece, key, out, at);
-        };
-        let line = ckey.line(cache.len());
-        if let Some(done) = cache.get(line).and_then(|e| e.emit(ckey, out, at)) {
-            return done;
+        let short = cache::short_lines(cache.len());
+        if let Some(ckey) = CacheKey::of(piece).filter(|_| short > 0) {
+            let line = ckey.line(short);
+            if let Some(done) = cache.get(line).and_then(|e| e.emit(ckey, out, at)) {
+                return done;
+            }
+            let n = self.uncached_piece(piece, key, out, at)?;
+            if let (Some(entry), Some(ids)) = (cache.get_mut(line), out.get(at..at + n)) {
+                entry.put(ckey, ids);
+            }
+            return Ok(n);
         }
-        let n = self.uncached_piece(piece, key, out, at)?;
-        if let (Some(entry), Some(ids)) = (cache.get_mut(line), out.get(at..at + n)) {
-            entry.put(ckey, ids);
+        if let Some(wkey) = WideKey::of(piece).filter(|_| short < cache.len()) {
+            let line = short + wkey.line(cache.len() - short);
+            if let Some(done) = cache.get(line).and_then(|e| e.emit_wide(wkey, out, at)) {
+                return done;
+            }
+            let n = self.uncached_piece(piece, key, out, at)?;
+            if let (Some(entry), Some(ids)) = (cache.get_mut(line), out.get(at..at + n)) {
+                entry.put_wide(wkey, ids);
+            }
+            return Ok(n);
         }
-        Ok(n)
+        self.uncached_piece(piece, key, out, at)
     }
 
     /// Encode a piece of two or more bytes without the cache: one id if it is a whole token,
