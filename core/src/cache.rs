@@ -72,15 +72,25 @@ impl CacheKey {
     }
 
     /// The key of `piece`, or `None` when it is empty or longer than [`CACHE_PIECE`] bytes.
+    /// Reads whole words: 1–7 bytes as [`crate::hash::short_key`] packs them; 8–15 as the
+    /// first eight and the eight ending at the piece's end, shifted down past the overlap.
     #[inline]
     pub(crate) fn of(piece: &[u8]) -> Option<CacheKey> {
-        if piece.is_empty() || piece.len() > CACHE_PIECE {
-            return None;
-        }
-        let mut bytes = [0u8; 16];
-        slice_ops::copy(&mut bytes, piece);
-        let (w0, w1) = words(&bytes);
-        Some(CacheKey::from_words(w0, w1, piece.len()))
+        let n = piece.len();
+        let (lo, hi) = match n {
+            1..=7 => (crate::hash::short_key(piece) & low_bytes(7), 0),
+            8..=CACHE_PIECE => {
+                let first = read_u64(piece.get(..8)?);
+                let last = read_u64(piece.get(n - 8..)?);
+                // `>> 8` then `>> 8 * (15 - n)`: both shifts stay below 64 for n = 8..=15.
+                (first, (last >> 8) >> (8 * (15 - n)))
+            }
+            _ => return None,
+        };
+        Some(CacheKey {
+            lo,
+            hi: hi | (n as u64) << 56,
+        })
     }
 
     /// The line of a cache of `lines` lines (`lines > 0`) this key lives in. Two multiplies
@@ -138,6 +148,12 @@ impl WideKey {
             ^ self.b.hi.wrapping_mul(0x27d4_eb2f_1656_67c5);
         (((h >> 32) * lines as u64) >> 32) as usize
     }
+}
+
+/// The little-endian word of an 8-byte slice (0 for any other length).
+#[inline(always)]
+fn read_u64(bytes: &[u8]) -> u64 {
+    <[u8; 8]>::try_from(bytes).map_or(0, u64::from_le_bytes)
 }
 
 /// The two little-endian words of a 16-byte block.

@@ -143,6 +143,9 @@ impl<'t> Tokenizer<'t> {
         let use_specials = specials == Specials::All && !self.first_bytes.is_empty();
         let mut pos = 0usize;
         let mut written = 0usize;
+        // The cache with the cached fast loop's work area, set up once per call rather than
+        // per loop entry (which, in text that is not mostly ASCII, is once per piece or two).
+        let mut ahead = Lookahead::new(cache);
         while pos < text.len() {
             // Stage 1: where does the ordinary text end?
             let boundary = if use_specials {
@@ -165,7 +168,7 @@ impl<'t> Tokenizer<'t> {
                 // token (None: the fast path could not split it).
                 let mut split = None;
                 if FAST_LOOP && !t.pieces.is_empty() {
-                    (pos, written, split) = if cache.is_empty() {
+                    (pos, written, split) = if ahead.cache.is_empty() {
                         match t.pattern {
                             Pattern::Gpt2 => {
                                 fast_loop(t, Pattern::Gpt2, segment, pos, out, written)
@@ -185,7 +188,7 @@ impl<'t> Tokenizer<'t> {
                                 pos,
                                 out,
                                 written,
-                                cache,
+                                &mut ahead,
                             ),
                             Pattern::Cl100k => self.fast_loop_cached(
                                 Pattern::Cl100k,
@@ -193,7 +196,7 @@ impl<'t> Tokenizer<'t> {
                                 pos,
                                 out,
                                 written,
-                                cache,
+                                &mut ahead,
                             ),
                             Pattern::O200k => self.fast_loop_cached(
                                 Pattern::O200k,
@@ -201,7 +204,7 @@ impl<'t> Tokenizer<'t> {
                                 pos,
                                 out,
                                 written,
-                                cache,
+                                &mut ahead,
                             ),
                         }
                     };
@@ -225,7 +228,7 @@ impl<'t> Tokenizer<'t> {
                     },
                 };
                 let piece = segment.get(pos..end).unwrap_or(&[]);
-                match self.encode_piece(piece, key, out, written, cache) {
+                match self.encode_piece(piece, key, out, written, ahead.cache) {
                     Ok(n) => written += n,
                     Err(needed) => {
                         return Err(if written == 0 && needed > out.len() {
@@ -297,14 +300,14 @@ impl<'t> Tokenizer<'t> {
         mut pos: usize,
         out: &mut [u32],
         mut written: usize,
-        cache: &mut [CacheEntry],
+        ahead: &mut Lookahead<'_>,
     ) -> (usize, usize, Option<AsciiPiece>) {
         let byte_ids = self.tables.byte_ids;
+        let cache = &mut *ahead.cache;
         let lines = cache::short_lines(cache.len());
         loop {
             // Stage 1: split ahead, computing each piece's key and line and prefetching it.
-            let mut pieces = [AsciiPiece { len: 0, key: 0 }; BATCH];
-            let mut keys = [(CacheKey::EMPTY, 0usize); BATCH];
+            let (pieces, keys) = (&mut ahead.pieces, &mut ahead.keys);
             let mut n = 0;
             let mut at = pos;
             for (piece, key) in pieces.iter_mut().zip(keys.iter_mut()) {
@@ -332,7 +335,7 @@ impl<'t> Tokenizer<'t> {
                 n += 1;
             }
             // Stage 2: answer them in order.
-            for (&p, &(ckey, line)) in pieces.iter().zip(&keys).take(n) {
+            for (&p, &(ckey, line)) in pieces.iter().zip(keys.iter()).take(n) {
                 let piece = text.get(pos..pos + p.len).unwrap_or(&[]);
                 let done = if let [b] = piece {
                     put_one(out, written, byte_ids[*b as usize])
@@ -472,6 +475,24 @@ const FAST_LOOP: bool = cfg!(target_pointer_width = "64");
 /// Pieces the cached fast loop splits ahead of answering them
 /// ([`Tokenizer::fast_loop_cached`]).
 const BATCH: usize = 16;
+
+/// The piece cache, with the cached fast loop's split-ahead pieces and their cache keys and
+/// lines ([`Tokenizer::fast_loop_cached`]).
+struct Lookahead<'c> {
+    cache: &'c mut [CacheEntry],
+    pieces: [AsciiPiece; BATCH],
+    keys: [(CacheKey, usize); BATCH],
+}
+
+impl<'c> Lookahead<'c> {
+    fn new(cache: &'c mut [CacheEntry]) -> Self {
+        Lookahead {
+            cache,
+            pieces: [AsciiPiece { len: 0, key: 0 }; BATCH],
+            keys: [(CacheKey::EMPTY, 0); BATCH],
+        }
+    }
+}
 
 /// Encode the pieces at `text[pos..]` that the ASCII fast path splits and that are whole
 /// tokens, one id each into `out[written..]`, until one is not (or `out` is full). Returns the
