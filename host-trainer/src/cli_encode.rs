@@ -7,8 +7,8 @@
 //! formatted with `itoa` into one reusable text buffer that goes to stdout in large writes —
 //! no per-id I/O or allocation. The only error possible after output has started is an I/O
 //! error (reading the input or writing stdout); encode itself cannot fail once the model has
-//! loaded, because a piece too long for the id buffer grows the buffer. Pieces that are not a
-//! whole token go through a 1 MiB piece cache ([`CACHE_SLOTS`] slots) kept for the whole input.
+//! loaded, because a piece too long for the id buffer grows the buffer. Pieces go through a
+//! 1 MiB piece cache ([`CACHE_SLOTS`] lines) kept for the whole input.
 
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
@@ -18,7 +18,7 @@ use picobpe::{EncodeError, Specials, Tokenizer};
 
 use crate::input;
 
-/// Slots of the piece cache (64 bytes each).
+/// Lines of the piece cache (64 bytes each).
 const CACHE_SLOTS: usize = 16_384;
 
 /// Input bytes read per chunk.
