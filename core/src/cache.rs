@@ -11,9 +11,10 @@
 //! quarters of the lines ([`short_lines`]) hold two *short* pieces each (1–[`CACHE_PIECE`]
 //! bytes, up to [`CACHE_IDS`] ids): two ways, each a 16-byte key ([`CacheKey`]: the bytes
 //! packed into two words with the length) and four ids. The last quarter holds one *wide*
-//! piece per line ([`CACHE_PIECE`]` + 1`–[`CACHE_WIDE_PIECE`] bytes, up to [`CACHE_WIDE_IDS`]
-//! ids: the words of Russian, Greek or Korean text, clauses of Chinese), its 32-byte key
-//! ([`WideKey`]) and eight ids spread over both ways. A lookup hits only when the stored key
+//! piece per line (up to [`CACHE_WIDE_PIECE`] bytes and [`CACHE_WIDE_IDS`] ids: the longer
+//! words of Russian, Greek or Korean text, and short pieces with more than four ids that are
+//! not all ASCII), its
+//! 32-byte key ([`WideKey`]) and eight ids spread over both ways. A lookup hits only when the stored key
 //! equals the piece's, so a hit returns exactly the ids the encoder would compute, and a miss
 //! costs only the recomputation. The top byte of a way's first id holds the piece's id count,
 //! with [`WIDE`] set in both ways of a wide piece, so neither kind of lookup can take the
@@ -29,7 +30,8 @@ pub const CACHE_PIECE: usize = 15;
 /// Most ids a cached short piece may have.
 pub const CACHE_IDS: usize = 4;
 
-/// Longest piece (in bytes) a wide cache line holds.
+/// Longest piece (in bytes) a wide cache line holds (pieces of up to [`CACHE_PIECE`] bytes go
+/// there when they have more than [`CACHE_IDS`] ids).
 pub const CACHE_WIDE_PIECE: usize = 31;
 
 /// Most ids a cached wide piece may have.
@@ -105,9 +107,8 @@ impl CacheKey {
     }
 }
 
-/// A piece of [`CACHE_PIECE`]` + 1`–[`CACHE_WIDE_PIECE`] bytes packed into four words: `a`
-/// holds bytes 0–15, `b` bytes 16–30 and the length (which is at least 16, so `b` never equals
-/// a short piece's key).
+/// A piece of 1–[`CACHE_WIDE_PIECE`] bytes packed into four words: `a` holds bytes 0–15, `b`
+/// bytes 16–30 and the length (zero past the end).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct WideKey {
     a: CacheKey,
@@ -115,11 +116,10 @@ pub(crate) struct WideKey {
 }
 
 impl WideKey {
-    /// The key of `piece`, or `None` when its length is outside
-    /// [`CACHE_PIECE`]` + 1..=`[`CACHE_WIDE_PIECE`].
+    /// The key of `piece`, or `None` when it is empty or longer than [`CACHE_WIDE_PIECE`].
     #[inline]
     pub(crate) fn of(piece: &[u8]) -> Option<WideKey> {
-        if piece.len() <= CACHE_PIECE || piece.len() > CACHE_WIDE_PIECE {
+        if piece.is_empty() || piece.len() > CACHE_WIDE_PIECE {
             return None;
         }
         let mut bytes = [0u8; 32];
@@ -460,7 +460,7 @@ mod tests {
         let mut f = CacheEntry::EMPTY;
         f.put_wide(WideKey::of(piece).expect("wide"), &[1; CACHE_WIDE_IDS + 1]);
         assert_eq!(get_wide(&f, piece), None);
-        assert_eq!(WideKey::of(&piece[..15]), None);
+        assert_eq!(WideKey::of(b""), None);
         assert_eq!(WideKey::of(b"thirty-two bytes are too many..."), None);
         // Room for fewer ids than the piece has: the room it would need.
         let mut small = [0u32; 9];
@@ -468,6 +468,20 @@ mod tests {
             e.emit_wide(WideKey::of(piece).expect("wide"), &mut small, 2),
             Some(Err(10))
         );
+    }
+
+    #[test]
+    fn a_wide_line_holds_a_short_piece_with_many_ids() {
+        let mut e = CacheEntry::EMPTY;
+        let ids = [9, 8, 7, 6, 5, 4];
+        e.put_wide(WideKey::of(b"\0\0").expect("fits"), &ids);
+        assert_eq!(get_wide(&e, b"\0\0"), Some(ids.to_vec()));
+        assert_eq!(get_wide(&e, b"\0"), None);
+        assert_eq!(get_wide(&e, b"\0\0\0"), None);
+        // Its way 1 key is (0, 2 << 56), the short key of the same two NUL bytes: the wide
+        // mark keeps a short lookup from taking it.
+        assert_eq!(e.ways[1].key, key(b"\0\0"));
+        assert_eq!(get(&e, b"\0\0"), None);
     }
 
     #[test]

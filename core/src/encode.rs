@@ -13,7 +13,7 @@
 //! gives exactly the ids a one-shot call would have given.
 
 use crate::bpe::{self, STACK_PIECE};
-use crate::cache::{self, CacheEntry, CacheKey, WideKey};
+use crate::cache::{self, CacheEntry, CacheKey, WideKey, CACHE_IDS};
 use crate::error::EncodeError;
 use crate::hash;
 use crate::pretok::{self, AsciiPiece, Pattern, Step};
@@ -342,15 +342,7 @@ impl<'t> Tokenizer<'t> {
                 } else {
                     match cache.get(line).and_then(|e| e.emit(ckey, out, written)) {
                         Some(done) => done,
-                        None => self
-                            .uncached_piece(piece, p.key, out, written)
-                            .inspect(|&k| {
-                                if let (Some(entry), Some(ids)) =
-                                    (cache.get_mut(line), out.get(written..written + k))
-                                {
-                                    entry.put(ckey, ids);
-                                }
-                            }),
+                        None => self.encode_piece(piece, p.key, out, written, cache),
                     }
                 };
                 match done {
@@ -384,30 +376,43 @@ impl<'t> Tokenizer<'t> {
         if let [b] = piece {
             return put_one(out, at, self.tables.byte_ids[*b as usize]);
         }
+        // The short line, then the wide line, then the tables; the result goes where it fits.
+        // A piece of up to 15 bytes with 5–8 ids goes to a wide line too, when it is not all
+        // ASCII: those are common in scripts a vocabulary covers thinly (Greek, Korean in
+        // cl100k_base), rare in ASCII text, where the extra probe after a miss would not pay.
         let short = cache::short_lines(cache.len());
-        if let Some(ckey) = CacheKey::of(piece).filter(|_| short > 0) {
-            let line = ckey.line(short);
-            if let Some(done) = cache.get(line).and_then(|e| e.emit(ckey, out, at)) {
+        let short_key = CacheKey::of(piece)
+            .filter(|_| short > 0)
+            .map(|k| (k, k.line(short)));
+        if let Some((k, line)) = short_key {
+            if let Some(done) = cache.get(line).and_then(|e| e.emit(k, out, at)) {
                 return done;
             }
-            let n = self.uncached_piece(piece, key, out, at)?;
-            if let (Some(entry), Some(ids)) = (cache.get_mut(line), out.get(at..at + n)) {
-                entry.put(ckey, ids);
-            }
-            return Ok(n);
         }
-        if let Some(wkey) = WideKey::of(piece).filter(|_| short < cache.len()) {
-            let line = short + wkey.line(cache.len() - short);
-            if let Some(done) = cache.get(line).and_then(|e| e.emit_wide(wkey, out, at)) {
+        let wide_key = WideKey::of(piece)
+            .filter(|_| short < cache.len() && (short_key.is_none() || !piece.is_ascii()))
+            .map(|k| (k, short + k.line(cache.len() - short)));
+        if let Some((k, line)) = wide_key {
+            if let Some(done) = cache.get(line).and_then(|e| e.emit_wide(k, out, at)) {
                 return done;
             }
-            let n = self.uncached_piece(piece, key, out, at)?;
-            if let (Some(entry), Some(ids)) = (cache.get_mut(line), out.get(at..at + n)) {
-                entry.put_wide(wkey, ids);
-            }
-            return Ok(n);
         }
-        self.uncached_piece(piece, key, out, at)
+        let n = self.uncached_piece(piece, key, out, at)?;
+        let ids = out.get(at..at + n).unwrap_or(&[]);
+        match (short_key, wide_key) {
+            (Some((k, line)), _) if n <= CACHE_IDS => {
+                if let Some(entry) = cache.get_mut(line) {
+                    entry.put(k, ids);
+                }
+            }
+            (_, Some((k, line))) => {
+                if let Some(entry) = cache.get_mut(line) {
+                    entry.put_wide(k, ids);
+                }
+            }
+            _ => {}
+        }
+        Ok(n)
     }
 
     /// Encode a piece of two or more bytes without the cache: one id if it is a whole token,
