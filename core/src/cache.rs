@@ -19,8 +19,9 @@
 //! costs only the recomputation. The top byte of a way's first id holds the piece's id count,
 //! with [`WIDE`] set in both ways of a wide piece, so neither kind of lookup can take the
 //! other kind's entry for its own (even if the caller changes the cache's length). Merged
-//! pieces are kept in preference to whole tokens ([`CacheEntry`]'s `put`). Single bytes (one
-//! table read anyway), longer pieces and pieces of more ids are not cached.
+//! pieces are kept in preference to whole tokens ([`CacheEntry`]'s `put`). Longer pieces and
+//! pieces of more ids are not cached. Single bytes are, although they are one table read
+//! anyway: the encoder's loop then need not branch on the piece's length.
 
 use crate::slice_ops;
 
@@ -156,15 +157,11 @@ fn read_u64(bytes: &[u8]) -> u64 {
     <[u8; 8]>::try_from(bytes).map_or(0, u64::from_le_bytes)
 }
 
-/// The two little-endian words of a 16-byte block.
+/// The two little-endian words of a 16-byte block (two loads: no byte loop).
 #[inline(always)]
 pub(crate) fn words(bytes: &[u8; 16]) -> (u64, u64) {
-    let mut lo = [0u8; 8];
-    let mut hi = [0u8; 8];
-    let (a, b) = bytes.split_at(8);
-    slice_ops::copy(&mut lo, a);
-    slice_ops::copy(&mut hi, b);
-    (u64::from_le_bytes(lo), u64::from_le_bytes(hi))
+    let (lo, hi) = bytes.split_at(8);
+    (read_u64(lo), read_u64(hi))
 }
 
 /// Ask the CPU to start loading `line` into its caches; the encoder issues this for the
@@ -240,10 +237,12 @@ impl CacheEntry {
         }
         let first = first & (ID_LIMIT - 1);
         Some(match out.get_mut(at..at + CACHE_IDS) {
-            // Room for all four lanes: store them unconditionally (lanes past `n` are
-            // overwritten by the next piece or lie past the returned length).
+            // Room for all four lanes: store them unconditionally, as one 16-byte store (lanes
+            // past `n` are overwritten by the next piece or lie past the returned length).
             Some(dst) => {
-                slice_ops::copy(dst, &[first, b, c, d]);
+                if let Ok(dst) = <&mut [u32; CACHE_IDS]>::try_from(dst) {
+                    *dst = [first, b, c, d];
+                }
                 Ok(n)
             }
             None => match out.get_mut(at..at + n) {

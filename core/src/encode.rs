@@ -302,7 +302,6 @@ impl<'t> Tokenizer<'t> {
         mut written: usize,
         ahead: &mut Lookahead<'_>,
     ) -> (usize, usize, Option<AsciiPiece>) {
-        let byte_ids = self.tables.byte_ids;
         let cache = &mut *ahead.cache;
         let lines = cache::short_lines(cache.len());
         loop {
@@ -324,10 +323,8 @@ impl<'t> Tokenizer<'t> {
                 let (w0, w1) = cache::words(window);
                 let ckey = CacheKey::from_words(w0, w1, p.len);
                 let line = ckey.line(lines);
-                if p.len > 1 {
-                    if let Some(entry) = cache.get(line) {
-                        cache::prefetch(entry);
-                    }
+                if let Some(entry) = cache.get(line) {
+                    cache::prefetch(entry);
                 }
                 *piece = p;
                 *key = (ckey, line);
@@ -337,13 +334,11 @@ impl<'t> Tokenizer<'t> {
             // Stage 2: answer them in order.
             for (&p, &(ckey, line)) in pieces.iter().zip(keys.iter()).take(n) {
                 let piece = text.get(pos..pos + p.len).unwrap_or(&[]);
-                let done = if let [b] = piece {
-                    put_one(out, written, byte_ids[*b as usize])
-                } else {
-                    match cache.get(line).and_then(|e| e.emit(ckey, out, written)) {
-                        Some(done) => done,
-                        None => self.encode_piece(piece, p.key, out, written, cache),
-                    }
+                // Single bytes go through the cache too: a branch on the length would be
+                // mispredicted at every turn between words and punctuation.
+                let done = match cache.get(line).and_then(|e| e.emit(ckey, out, written)) {
+                    Some(done) => done,
+                    None => self.encode_piece(piece, p.key, out, written, cache),
                 };
                 match done {
                     Ok(k) => written += k,
@@ -357,8 +352,8 @@ impl<'t> Tokenizer<'t> {
         }
     }
 
-    /// Encode one piece into `out[at..]`: a single byte, a cached piece (when `cache` has
-    /// lines), a whole token, or merged pair by pair. `key` is the piece's
+    /// Encode one piece into `out[at..]`: a cached piece (when `cache` has lines), a single
+    /// byte, a whole token, or merged pair by pair. `key` is the piece's
     /// [`hash::short_key`], or 0 when the caller does not know it. Returns the number of ids,
     /// or `Err(needed)`: the free room (in ids, counted from `out[0]`) this piece would need.
     ///
@@ -373,9 +368,6 @@ impl<'t> Tokenizer<'t> {
         at: usize,
         cache: &mut [CacheEntry],
     ) -> Result<usize, usize> {
-        if let [b] = piece {
-            return put_one(out, at, self.tables.byte_ids[*b as usize]);
-        }
         // The short line, then the wide line, then the tables; the result goes where it fits.
         // A piece of up to 15 bytes with 5–8 ids goes to a wide line too, when it is not all
         // ASCII: those are common in scripts a vocabulary covers thinly (Greek, Korean in
@@ -415,8 +407,8 @@ impl<'t> Tokenizer<'t> {
         Ok(n)
     }
 
-    /// Encode a piece of two or more bytes without the cache: one id if it is a whole token,
-    /// else merged pair by pair (see [`Tokenizer::encode_piece`] for `key` and the result).
+    /// Encode a piece without the cache: one id if it is a single byte or a whole token, else
+    /// merged pair by pair (see [`Tokenizer::encode_piece`] for `key` and the result).
     #[inline]
     fn uncached_piece(
         &self,
@@ -426,6 +418,9 @@ impl<'t> Tokenizer<'t> {
         at: usize,
     ) -> Result<usize, usize> {
         let t = self.tables;
+        if let [b] = piece {
+            return put_one(out, at, t.byte_ids[*b as usize]);
+        }
         let key = if key != 0 {
             key
         } else {
