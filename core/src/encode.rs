@@ -474,7 +474,7 @@ const FAST_LOOP: bool = cfg!(target_pointer_width = "64");
 
 /// Pieces the cached fast loop splits ahead of answering them
 /// ([`Tokenizer::fast_loop_cached`]).
-const BATCH: usize = 16;
+const BATCH: usize = 32;
 
 /// The piece cache, with the cached fast loop's split-ahead pieces and their cache keys and
 /// lines ([`Tokenizer::fast_loop_cached`]).
