@@ -305,46 +305,47 @@ impl<'t> Tokenizer<'t> {
         let cache = &mut *ahead.cache;
         let lines = cache::short_lines(cache.len());
         loop {
-            // Stage 1: split ahead, computing each piece's key and line and prefetching it.
-            let (pieces, keys) = (&mut ahead.pieces, &mut ahead.keys);
+            // Stage 1: split ahead, recording each piece's length and line and prefetching
+            // the line.
+            let (lens, line_of) = (&mut ahead.lens, &mut ahead.lines);
             let mut n = 0;
             let mut at = pos;
-            for (piece, key) in pieces.iter_mut().zip(keys.iter_mut()) {
+            for (len, line_slot) in lens.iter_mut().zip(line_of.iter_mut()) {
                 let Some(p) = pretok::ascii_piece(pattern, text, at) else {
                     break;
                 };
-                // `ascii_piece` answered, so the 16-byte window at `at` exists.
-                let Some(window) = text
-                    .get(at..at + 16)
-                    .and_then(|w| <&[u8; 16]>::try_from(w).ok())
-                else {
+                let Some(ckey) = window_key(text, at, p.len) else {
                     break;
                 };
-                let (w0, w1) = cache::words(window);
-                let ckey = CacheKey::from_words(w0, w1, p.len);
                 let line = ckey.line(lines);
                 if let Some(entry) = cache.get(line) {
                     cache::prefetch(entry);
                 }
-                *piece = p;
-                *key = (ckey, line);
+                // `ascii_piece` pieces are 1–15 bytes long.
+                *len = p.len as u8;
+                *line_slot = line;
                 at += p.len;
                 n += 1;
             }
-            // Stage 2: answer them in order.
-            for (&p, &(ckey, line)) in pieces.iter().zip(keys.iter()).take(n) {
-                let piece = text.get(pos..pos + p.len).unwrap_or(&[]);
+            // Stage 2: answer them in order (the keys are packed again: cheaper than keeping
+            // them, which would make the work area too big to set up on every call).
+            for (&len, &line) in lens.iter().zip(line_of.iter()).take(n) {
+                let len = usize::from(len);
+                let piece = text.get(pos..pos + len).unwrap_or(&[]);
+                let Some(ckey) = window_key(text, pos, len) else {
+                    break;
+                };
                 // Single bytes go through the cache too: a branch on the length would be
                 // mispredicted at every turn between words and punctuation.
                 let done = match cache.get(line).and_then(|e| e.emit(ckey, out, written)) {
                     Some(done) => done,
-                    None => self.encode_piece(piece, p.key, out, written, cache),
+                    None => self.encode_piece(piece, 0, out, written, cache),
                 };
                 match done {
                     Ok(k) => written += k,
-                    Err(_) => return (pos, written, Some(p)),
+                    Err(_) => return (pos, written, Some(AsciiPiece { len, key: 0 })),
                 }
-                pos += p.len;
+                pos += len;
             }
             if n < BATCH {
                 return (pos, written, None);
@@ -476,22 +477,31 @@ const FAST_LOOP: bool = cfg!(target_pointer_width = "64");
 /// ([`Tokenizer::fast_loop_cached`]).
 const BATCH: usize = 32;
 
-/// The piece cache, with the cached fast loop's split-ahead pieces and their cache keys and
-/// lines ([`Tokenizer::fast_loop_cached`]).
+/// The piece cache, with the cached fast loop's split-ahead pieces: their lengths and cache
+/// lines ([`Tokenizer::fast_loop_cached`]). Small, since it is set up on every call.
 struct Lookahead<'c> {
     cache: &'c mut [CacheEntry],
-    pieces: [AsciiPiece; BATCH],
-    keys: [(CacheKey, usize); BATCH],
+    lens: [u8; BATCH],
+    lines: [usize; BATCH],
 }
 
 impl<'c> Lookahead<'c> {
     fn new(cache: &'c mut [CacheEntry]) -> Self {
         Lookahead {
             cache,
-            pieces: [AsciiPiece { len: 0, key: 0 }; BATCH],
-            keys: [(CacheKey::EMPTY, 0); BATCH],
+            lens: [0; BATCH],
+            lines: [0; BATCH],
         }
     }
+}
+
+/// The cache key of the `len`-byte piece (`1..=15`) at `text[at..]`, read from the 16 bytes
+/// there (`None` when fewer are left).
+#[inline(always)]
+fn window_key(text: &[u8], at: usize, len: usize) -> Option<CacheKey> {
+    let window = <&[u8; 16]>::try_from(text.get(at..at + 16)?).ok()?;
+    let (w0, w1) = cache::words(window);
+    Some(CacheKey::from_words(w0, w1, len))
 }
 
 /// Encode the pieces at `text[pos..]` that the ASCII fast path splits and that are whole
