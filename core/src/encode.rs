@@ -64,9 +64,10 @@ impl<'t> Tokenizer<'t> {
 
     /// [`Tokenizer::encode`] with a piece cache in caller memory: pieces seen before (in this
     /// call or an earlier one with the same `cache`) are answered from the cache. The ids are
-    /// the same as without it. Start with every slot [`CacheEntry::EMPTY`] and keep the cache
-    /// with the tables it was filled from; any number of slots works (16 384 slots = 1 MiB is
-    /// what `host-trainer encode` and the benchmark use). Empty `cache`: no caching.
+    /// the same as without it. Start with every line [`CacheEntry::EMPTY`] and keep the cache
+    /// with the tables it was filled from; any number of lines works, and more lines hold more
+    /// of a text's distinct pieces (`host-trainer encode` uses 16 384 lines = 1 MiB, the
+    /// benchmark 262 144 = 16 MiB). Empty `cache`: no caching.
     pub fn encode_cached(
         &self,
         text: &[u8],
