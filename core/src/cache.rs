@@ -8,20 +8,21 @@
 //! 100k–200k vocabulary), and a merged piece dozens of lookups.
 //!
 //! Layout: a slice of [`CacheEntry`] lines, one 64-byte cache line each. The first three
-//! quarters of the lines ([`short_lines`]) hold two *short* pieces each (1–[`CACHE_PIECE`]
-//! bytes, up to [`CACHE_IDS`] ids): two ways, each a 16-byte key ([`CacheKey`]: the bytes
+//! quarters of the lines (`short_lines`) hold two *short* pieces each (1–[`CACHE_PIECE`]
+//! bytes, up to [`CACHE_IDS`] ids): two ways, each a 16-byte key (`CacheKey`: the bytes
 //! packed into two words with the length) and four ids. The last quarter holds one *wide*
 //! piece per line (up to [`CACHE_WIDE_PIECE`] bytes and [`CACHE_WIDE_IDS`] ids: the longer
 //! words of Russian, Greek or Korean text, and short pieces with more than four ids that are
-//! not all ASCII), its
-//! 32-byte key ([`WideKey`]) and eight ids spread over both ways. A lookup hits only when the stored key
-//! equals the piece's, so a hit returns exactly the ids the encoder would compute, and a miss
-//! costs only the recomputation. The top byte of a way's first id holds the piece's id count,
-//! with [`WIDE`] set in both ways of a wide piece, so neither kind of lookup can take the
-//! other kind's entry for its own (even if the caller changes the cache's length). Merged
-//! pieces are kept in preference to whole tokens ([`CacheEntry`]'s `put`). Longer pieces and
-//! pieces of more ids are not cached. Single bytes are, although they are one table read
-//! anyway: the encoder's loop then need not branch on the piece's length.
+//! not all ASCII), its 32-byte key (`WideKey`) and eight ids spread over both ways.
+//!
+//! A lookup hits only when the stored key equals the piece's, so a hit returns exactly the ids
+//! the encoder would compute, and a miss costs only the recomputation. The top byte of a way's
+//! first id holds the piece's id count, with `WIDE` set in both ways of a wide piece, so
+//! neither kind of lookup can take the other kind's entry for its own (even if the caller
+//! changes the cache's length). Merged pieces are kept in preference to whole tokens
+//! ([`CacheEntry`]'s `put`). Longer pieces and pieces of more ids are not cached. Single bytes
+//! are, although they are one table read anyway: the encoder's loop then need not branch on
+//! the piece's length.
 
 use crate::slice_ops;
 
@@ -245,13 +246,7 @@ impl CacheEntry {
                 }
                 Ok(n)
             }
-            None => match out.get_mut(at..at + n) {
-                Some(dst) => {
-                    slice_ops::copy(dst, &[first, b, c, d]);
-                    Ok(n)
-                }
-                None => Err(at + n),
-            },
+            None => write_ids(out, at, [first, b, c, d].get(..n).unwrap_or(&[])),
         })
     }
 
@@ -262,7 +257,7 @@ impl CacheEntry {
     #[inline]
     pub(crate) fn put(&mut self, key: CacheKey, ids: &[u32]) {
         let n = ids.len();
-        if n == 0 || n > CACHE_IDS || ids.iter().any(|&id| id >= ID_LIMIT) {
+        if !fits(ids, CACHE_IDS) {
             return;
         }
         let mut lanes = [0u32; CACHE_IDS];
@@ -276,9 +271,7 @@ impl CacheEntry {
             self.ways[0] = way;
         }
     }
-}
 
-impl CacheEntry {
     /// [`CacheEntry::emit`] for a wide piece: its ids at `out[at..]` when this (wide) line
     /// holds `key`.
     #[inline]
@@ -301,13 +294,7 @@ impl CacheEntry {
         for id in ids.iter_mut().step_by(CACHE_IDS) {
             *id &= ID_LIMIT - 1;
         }
-        Some(match out.get_mut(at..at + n) {
-            Some(dst) => {
-                slice_ops::copy(dst, &ids);
-                Ok(n)
-            }
-            None => Err(at + n),
-        })
+        Some(write_ids(out, at, ids.get(..n).unwrap_or(&[])))
     }
 
     /// Remember the wide piece `key` → `ids` in this (wide) line, replacing what it held
@@ -315,7 +302,7 @@ impl CacheEntry {
     #[inline]
     pub(crate) fn put_wide(&mut self, key: WideKey, ids: &[u32]) {
         let n = ids.len();
-        if n == 0 || n > CACHE_WIDE_IDS || ids.iter().any(|&id| id >= ID_LIMIT) {
+        if !fits(ids, CACHE_WIDE_IDS) {
             return;
         }
         let mut lanes = [0u32; CACHE_WIDE_IDS];
@@ -334,6 +321,26 @@ impl CacheEntry {
         way0.ids[0] |= (WIDE | n as u32) << 24;
         way1.ids[0] |= WIDE << 24;
         self.ways = [way0, way1];
+    }
+}
+
+/// Whether `ids` can be cached in a slot of `max` ids: one to `max` of them, each below
+/// [`ID_LIMIT`].
+#[inline]
+fn fits(ids: &[u32], max: usize) -> bool {
+    (1..=max).contains(&ids.len()) && ids.iter().all(|&id| id < ID_LIMIT)
+}
+
+/// Copy `ids` to `out[at..]`: `Ok(ids.len())`, or `Err(at + ids.len())` when they do not fit.
+#[inline]
+fn write_ids(out: &mut [u32], at: usize, ids: &[u32]) -> Result<usize, usize> {
+    let n = ids.len();
+    match out.get_mut(at..at + n) {
+        Some(dst) => {
+            slice_ops::copy(dst, ids);
+            Ok(n)
+        }
+        None => Err(at + n),
     }
 }
 

@@ -162,51 +162,24 @@ impl<'t> Tokenizer<'t> {
             let segment = text.get(..seg_end).unwrap_or(&[]);
             // Stage 2 and 3: pieces of the ordinary text, each merged.
             while pos < seg_end {
-                // Fast loop: ASCII pieces that the fast path splits and that are whole tokens
-                // (most of prose), one id each, straight into `out`. One copy per pattern, so
-                // the pattern's rules are inlined without a dispatch per piece.
-                // `split`: the piece at `pos` that the fast path split but that is not a whole
-                // token (None: the fast path could not split it).
+                // Fast loop: the pieces the ASCII fast path splits (most of prose and code).
+                // Without a cache, those that are whole tokens, one id each, straight into
+                // `out`; with one, all of them, through the cache. One copy per pattern, so the
+                // pattern's rules are inlined without a dispatch per piece.
+                // `split`: the piece at `pos` that the loop split but did not encode (None: it
+                // did not split it).
                 let mut split = None;
                 if FAST_LOOP && !t.pieces.is_empty() {
-                    (pos, written, split) = if ahead.cache.is_empty() {
-                        match t.pattern {
-                            Pattern::Gpt2 => {
-                                fast_loop(t, Pattern::Gpt2, segment, pos, out, written)
-                            }
-                            Pattern::Cl100k => {
-                                fast_loop(t, Pattern::Cl100k, segment, pos, out, written)
-                            }
-                            Pattern::O200k => {
-                                fast_loop(t, Pattern::O200k, segment, pos, out, written)
-                            }
+                    let (p, w, ahead) = (pos, written, &mut ahead);
+                    (pos, written, split) = match t.pattern {
+                        Pattern::Gpt2 => {
+                            self.pick_fast_loop(Pattern::Gpt2, segment, p, out, w, ahead)
                         }
-                    } else {
-                        match t.pattern {
-                            Pattern::Gpt2 => self.fast_loop_cached(
-                                Pattern::Gpt2,
-                                segment,
-                                pos,
-                                out,
-                                written,
-                                &mut ahead,
-                            ),
-                            Pattern::Cl100k => self.fast_loop_cached(
-                                Pattern::Cl100k,
-                                segment,
-                                pos,
-                                out,
-                                written,
-                                &mut ahead,
-                            ),
-                            Pattern::O200k => self.fast_loop_cached(
-                                Pattern::O200k,
-                                segment,
-                                pos,
-                                out,
-                                written,
-                                &mut ahead,
-                            ),
+                        Pattern::Cl100k => {
+                            self.pick_fast_loop(Pattern::Cl100k, segment, p, out, w, ahead)
+                        }
+                        Pattern::O200k => {
+                            self.pick_fast_loop(Pattern::O200k, segment, p, out, w, ahead)
                         }
                     };
                 }
@@ -281,6 +254,26 @@ impl<'t> Tokenizer<'t> {
             consumed: pos,
             written,
         })
+    }
+
+    /// The fast loop for `pattern`: [`fast_loop_cached`](Tokenizer::fast_loop_cached) when
+    /// there is a cache, else [`fast_loop`]. Called with the pattern as a constant, so each
+    /// pattern gets its own copy with its rules inlined.
+    #[inline(always)]
+    fn pick_fast_loop(
+        &self,
+        pattern: Pattern,
+        text: &[u8],
+        pos: usize,
+        out: &mut [u32],
+        written: usize,
+        ahead: &mut Lookahead<'_>,
+    ) -> (usize, usize, Option<AsciiPiece>) {
+        if ahead.cache.is_empty() {
+            fast_loop(self.tables, pattern, text, pos, out, written)
+        } else {
+            self.fast_loop_cached(pattern, text, pos, out, written, ahead)
+        }
     }
 
     /// [`fast_loop`] with a piece cache: encode the pieces at `text[pos..]` that the ASCII fast
