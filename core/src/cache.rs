@@ -256,15 +256,11 @@ impl CacheEntry {
     /// otherwise replaces way 1, so whole tokens never push a merged piece out.
     #[inline]
     pub(crate) fn put(&mut self, key: CacheKey, ids: &[u32]) {
-        let n = ids.len();
-        if !fits(ids, CACHE_IDS) {
+        let Some(lanes) = pack::<CACHE_IDS>(ids, 0) else {
             return;
-        }
-        let mut lanes = [0u32; CACHE_IDS];
-        slice_ops::copy(&mut lanes, ids);
-        lanes[0] |= (n as u32) << 24;
+        };
         let way = Way { key, ids: lanes };
-        if n == 1 && self.ways[0].key != EMPTY_WAY.key {
+        if ids.len() == 1 && self.ways[0].key != EMPTY_WAY.key {
             self.ways[1] = way;
         } else {
             self.ways[1] = self.ways[0];
@@ -301,34 +297,36 @@ impl CacheEntry {
     /// (ignored when the ids do not fit).
     #[inline]
     pub(crate) fn put_wide(&mut self, key: WideKey, ids: &[u32]) {
-        let n = ids.len();
-        if !fits(ids, CACHE_WIDE_IDS) {
+        let Some(lanes) = pack::<CACHE_WIDE_IDS>(ids, WIDE) else {
             return;
-        }
-        let mut lanes = [0u32; CACHE_WIDE_IDS];
-        slice_ops::copy(&mut lanes, ids);
-        let (lo, hi) = lanes.split_at_mut(CACHE_IDS);
-        let mut way0 = Way {
-            key: key.a,
-            ids: [0; CACHE_IDS],
         };
-        let mut way1 = Way {
-            key: key.b,
-            ids: [0; CACHE_IDS],
-        };
-        slice_ops::copy(&mut way0.ids, lo);
-        slice_ops::copy(&mut way1.ids, hi);
-        way0.ids[0] |= (WIDE | n as u32) << 24;
-        way1.ids[0] |= WIDE << 24;
-        self.ways = [way0, way1];
+        let [a, b, c, d, e, f, g, h] = lanes;
+        self.ways = [
+            Way {
+                key: key.a,
+                ids: [a, b, c, d],
+            },
+            Way {
+                key: key.b,
+                ids: [e | WIDE << 24, f, g, h],
+            },
+        ];
     }
 }
 
-/// Whether `ids` can be cached in a slot of `max` ids: one to `max` of them, each below
-/// [`ID_LIMIT`].
+/// `ids` in `N` lanes, with their count and `flag` in the top byte of the first; `None` when
+/// they do not fit (none, more than `N`, or an id of [`ID_LIMIT`] or more).
 #[inline]
-fn fits(ids: &[u32], max: usize) -> bool {
-    (1..=max).contains(&ids.len()) && ids.iter().all(|&id| id < ID_LIMIT)
+fn pack<const N: usize>(ids: &[u32], flag: u32) -> Option<[u32; N]> {
+    if !(1..=N).contains(&ids.len()) || ids.iter().any(|&id| id >= ID_LIMIT) {
+        return None;
+    }
+    let mut lanes = [0u32; N];
+    slice_ops::copy(&mut lanes, ids);
+    if let Some(first) = lanes.first_mut() {
+        *first |= (flag | ids.len() as u32) << 24;
+    }
+    Some(lanes)
 }
 
 /// Copy `ids` to `out[at..]`: `Ok(ids.len())`, or `Err(at + ids.len())` when they do not fit.
