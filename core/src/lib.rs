@@ -2,6 +2,7 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
+pub mod backtrack;
 pub mod bpe;
 mod bpe_tree;
 pub mod cache;
@@ -15,6 +16,7 @@ pub mod special;
 pub mod stream;
 pub mod tables;
 
+pub use backtrack::TokenTrie;
 pub use cache::CacheEntry;
 pub use encode::{Progress, Tokenizer};
 pub use error::{DecodeError, EncodeError};

@@ -12,6 +12,7 @@
 //!   `pairs.entries` and `pieces.ids` have `index.len` entries; every id is below [`MAX_IDS`].
 //! - `ranks` is empty when merge priority equals id order, else `ranks[id]` is the merge rank.
 
+use crate::backtrack::TokenTrie;
 use crate::hash::{self, PtrIndex};
 use crate::pretok::Pattern;
 
@@ -179,6 +180,10 @@ pub struct Tables<'a> {
     /// are byte pairs; with this table they cost one load each instead of a perfect-hash
     /// lookup. 256 KiB: host-built tables have it, baked tables leave it out.
     pub byte_pairs: &'a [u32],
+    /// Empty, or the token trie for backtracking encoding of long pieces
+    /// ([`crate::backtrack`]). Megabytes for a large vocabulary: host-built tables have it,
+    /// baked tables leave it out.
+    pub trie: TokenTrie<'a>,
 }
 
 /// Entries of a full [`Tables::byte_pairs`] table.

@@ -248,6 +248,7 @@ impl Layout {
             },
             specials: &self.specials,
             byte_pairs: &self.byte_pairs,
+            trie: picobpe::TokenTrie::EMPTY,
         }
     }
 }

@@ -15,11 +15,13 @@ pub mod import;
 mod model;
 mod pattern;
 mod tables;
+mod trie;
 
 pub use error::{InvalidModel, ModelError};
 pub use model::Model;
 pub use pattern::{PatternKind, UnknownPattern};
 pub use tables::{IndexData, PieceTable, TableData, TableSizes};
+pub use trie::TrieData;
 
 /// Read a model file and build live tables for it (validate, lay out, hash, leak).
 pub fn load_tables(

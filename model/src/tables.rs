@@ -15,6 +15,7 @@ use picobpe::{PairMap, Pattern, PieceMap, PtrIndex, SpecialToken, Tables};
 use crate::bpe::{pair_bpe, Merge};
 use crate::error::InvalidModel;
 use crate::model::Model;
+use crate::trie::TrieData;
 
 /// Which whole-piece entries to put in [`Tables::pieces`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -89,6 +90,9 @@ pub struct TableData {
     /// Empty, or the byte-pair table ([`picobpe::Tables::byte_pairs`]); [`TableData::new`]
     /// fills it, [`TableData::without_byte_pairs`] drops it, the bake never writes it.
     pub byte_pairs: Vec<u32>,
+    /// The token trie ([`picobpe::Tables::trie`]): [`TableData::new`] fills it when the model
+    /// qualifies, [`TableData::without_trie`] drops it, the bake never writes it.
+    pub trie: TrieData,
 }
 
 impl TableData {
@@ -171,6 +175,7 @@ impl TableData {
                 merge_map.get(&pair).map_or(u32::MAX, |m| m.merged)
             })
             .collect();
+        let trie = TrieData::new(model, &byte_ids, &merged_ids, &merge_map);
         Ok(TableData {
             pattern: model.pattern.into(),
             token_bytes,
@@ -184,7 +189,15 @@ impl TableData {
             piece_keys,
             specials: model.specials.clone(),
             byte_pairs,
+            trie,
         })
+    }
+
+    /// The same tables without the token trie: every piece that is not a whole token is
+    /// merged pair by pair, as with baked tables.
+    pub fn without_trie(mut self) -> TableData {
+        self.trie = TrieData::default();
+        self
     }
 
     /// The same tables without the whole-piece keys: 8 bytes less per whole-piece entry,
@@ -283,6 +296,11 @@ impl TableData {
             },
             specials: leak(specials),
             byte_pairs: leak(self.byte_pairs),
+            trie: picobpe::TokenTrie {
+                edges: leak(self.trie.edges),
+                next_prefix: leak(self.trie.next_prefix),
+                splits: leak(self.trie.splits),
+            },
         }))
     }
 }

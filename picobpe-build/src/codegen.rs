@@ -71,7 +71,8 @@ pub fn generate(data: &TableData, model_name: &str, token_bytes: &Path) -> Strin
          ranks: &PICOBPE_RANKS,\n    \
          pieces: ::picobpe::PieceMap {{ index: {piece_index}, ids: &PICOBPE_PIECE_IDS, keys: &PICOBPE_PIECE_KEYS }},\n    \
          specials: &PICOBPE_SPECIALS,\n    \
-         byte_pairs: &[],\n\
+         byte_pairs: &[],\n    \
+         trie: ::picobpe::TokenTrie::EMPTY,\n\
          }};"
     );
     s

@@ -1,13 +1,13 @@
 //! Conformance of picobpe with tiktoken's `cl100k_base` on the committed reference vectors
 //! (`fixtures/vectors`, see its PROVENANCE.md): ids with and without specials, round trip,
 //! resumed encode through small buffers, `count`, streaming encode with random chunks,
-//! resumed decode, streaming decode; the same ids from the minimal piece table (every piece
-//! merged pair by pair).
+//! resumed decode, streaming decode; the same ids from the minimal piece table without the token
+//! trie (every piece merged pair by pair; the default host tables backtrack on long pieces).
 //!
 //! Heavy: run with `cargo test --release -p picobpe-tests --test conformance_cl100k`.
 
 use picobpe_tests::conformance::{run, Plan};
-use picobpe_tests::models::Source;
+use picobpe_tests::models::{self, Source};
 use picobpe_tests::vectors::{Encoding, Set};
 
 const E: Encoding = Encoding::Cl100kBase;
@@ -55,10 +55,21 @@ fn streaming_decode() {
     }
 }
 
-/// The minimal piece table sends every piece through pair merging: same ids.
+/// The minimal piece table without the token trie sends every piece through pair merging:
+/// same ids.
 #[test]
 fn minimal_piece_table_gives_the_same_ids() {
     for set in [Set::Fixtures, Set::Corpus, Set::Random, Set::InvalidUtf8] {
         run(E, Source::TiktokenMinimalPieces, set, Plan::IDS);
     }
+}
+
+/// The host tables carry the token trie, so the tests above cover backtracking encoding
+/// (`picobpe::backtrack`), and the minimal tables do not, so the test above covers merging.
+#[test]
+fn default_tables_backtrack_and_minimal_ones_merge() {
+    assert!(!models::tables(E, Source::Tiktoken).trie.is_empty());
+    assert!(models::tables(E, Source::TiktokenMinimalPieces)
+        .trie
+        .is_empty());
 }

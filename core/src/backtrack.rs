@@ -1,0 +1,233 @@
+//! Backtracking BPE: the linear-time encoder for long pieces (host-built tables only).
+//!
+//! Byte-pair merging a piece of `n` bytes scans all pair candidates once per merge, which is
+//! quadratic; CJK text has pieces of 30–300 bytes, where that scan dominates. This module finds
+//! the same ids another way, after the `bpe` crate of GitHub (the algorithm, not its code):
+//!
+//! - A tokenization `t1 … tk` of a piece is the BPE result exactly when every adjacent pair is
+//!   *compatible*: BPE run on the bytes of `ti ++ ti+1` alone gives `[ti, ti+1]`
+//!   ([`compatible`]).
+//! - Walk the piece left to right. At each position try the longest token that starts there,
+//!   then ever shorter ones ([`TokenTrie::next_prefix`]); take the first that is compatible with
+//!   the previous token and ends at a position not known to be a dead end. When no token
+//!   fits, mark the position a dead end and take back the previous token.
+//!
+//! Every token is reachable (BPE of its own bytes gives itself), so single bytes always fit
+//! somewhere and the walk ends; in practice it rarely takes anything back, so a piece costs
+//! one trie walk and one compatibility test per token.
+//!
+//! The compatibility test needs merge priority to follow id order, with every single byte's id
+//! below every merged id (true of tiktoken vocabularies): the model builder leaves the trie
+//! empty otherwise, and the encoder then merges pair by pair as before.
+
+use crate::tables::Tables;
+
+/// A token trie over the vocabulary's reachable ordinary tokens, for the longest token at a
+/// position, and for each token its longest proper prefix and its merge split.
+///
+/// Nodes are numbered so that the node spelling a reachable token's bytes *is* that token's
+/// id; other nodes get numbers from [`Tables::n_ids`] up. The edges are an open-addressing hash
+/// table of [`TrieEdge`]-packed `u64`s, its length a power of two, at most 7/8 full.
+#[derive(Clone, Copy, Debug)]
+pub struct TokenTrie<'a> {
+    /// The edge table, empty when the tables have no trie (see the module docs).
+    pub edges: &'a [u64],
+    /// Per id: the longest reachable token that is a proper prefix of it, or `u32::MAX`.
+    pub next_prefix: &'a [u32],
+    /// Per id: `left << 32 | right`, the merge that makes it, or `u64::MAX` for a single byte
+    /// (and for ids that are not reachable tokens).
+    pub splits: &'a [u64],
+}
+
+/// Packing of one [`TokenTrie::edges`] entry: `OCCUPIED | leaf << 52 | child << 30 | parent
+/// << 8 | byte`. `leaf` says the child node has no edges of its own.
+pub struct TrieEdge;
+
+impl TrieEdge {
+    /// Bits of a node number.
+    pub const NODE_BITS: u32 = 22;
+    /// Most nodes a trie may have.
+    pub const MAX_NODES: usize = 1 << Self::NODE_BITS;
+    /// Set in every used slot.
+    pub const OCCUPIED: u64 = 1 << 63;
+    /// Set when the child has no children.
+    pub const LEAF: u64 = 1 << 52;
+    const KEY_BITS: u32 = Self::NODE_BITS + 8;
+    const KEY_MASK: u64 = (1 << Self::KEY_BITS) - 1;
+    const NODE_MASK: u64 = (1 << Self::NODE_BITS) - 1;
+
+    /// The key of the edge from `parent` on `byte`.
+    #[inline(always)]
+    pub const fn key(parent: u32, byte: u8) -> u64 {
+        ((parent as u64) << 8 | byte as u64) & Self::KEY_MASK
+    }
+
+    /// The packed entry of an edge.
+    pub const fn entry(parent: u32, byte: u8, child: u32, leaf: bool) -> u64 {
+        Self::OCCUPIED
+            | if leaf { Self::LEAF } else { 0 }
+            | (child as u64 & Self::NODE_MASK) << Self::KEY_BITS
+            | Self::key(parent, byte)
+    }
+
+    /// The home slot of `key` in a table of `len` (a power of two) slots.
+    #[inline(always)]
+    pub const fn home(key: u64, len: usize) -> usize {
+        let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (h >> 32) as usize & (len - 1)
+    }
+}
+
+impl TokenTrie<'_> {
+    /// No trie: every piece is merged pair by pair.
+    pub const EMPTY: TokenTrie<'static> = TokenTrie {
+        edges: &[],
+        next_prefix: &[],
+        splits: &[],
+    };
+
+    /// True when the tables carry no trie.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.edges.is_empty()
+    }
+
+    /// The entry of the edge from `parent` on `byte`, if there is one.
+    #[inline(always)]
+    fn edge(&self, parent: u32, byte: u8) -> Option<u64> {
+        let key = TrieEdge::key(parent, byte);
+        let mask = self.edges.len().wrapping_sub(1);
+        let mut slot = TrieEdge::home(key, self.edges.len());
+        // The table is never full, so an empty slot ends every probe sequence; the bound only
+        // keeps a corrupt table from looping.
+        for _ in 0..self.edges.len() {
+            let e = *self.edges.get(slot)?;
+            if e & TrieEdge::OCCUPIED == 0 {
+                return None;
+            }
+            if e & TrieEdge::KEY_MASK == key {
+                return Some(e);
+            }
+            slot = (slot + 1) & mask;
+        }
+        None
+    }
+
+    /// The longest reachable token that `text` (non-empty) starts with, and its length.
+    #[inline]
+    fn longest_prefix(&self, t: &Tables<'_>, text: &[u8]) -> Option<(u32, usize)> {
+        let n_ids = t.n_ids() as u64;
+        let first = *text.first()?;
+        let mut node = *t.byte_ids.get(first as usize)?;
+        let mut best = (node, 1);
+        for (i, &b) in text.iter().enumerate().skip(1) {
+            let Some(e) = self.edge(node, b) else { break };
+            let child = (e >> TrieEdge::KEY_BITS) & TrieEdge::NODE_MASK;
+            if child < n_ids {
+                best = (child as u32, i + 1);
+            }
+            if e & TrieEdge::LEAF != 0 {
+                break;
+            }
+            node = child as u32;
+        }
+        Some(best)
+    }
+
+    /// The merge that makes `id`: `(left, right)`, or `None` for a single byte.
+    #[inline(always)]
+    fn split(&self, id: u32) -> Option<(u32, u32)> {
+        let s = *self.splits.get(id as usize)?;
+        (s != u64::MAX).then_some(((s >> 32) as u32, s as u32))
+    }
+}
+
+/// Whether BPE on the bytes of `left ++ right` yields `[left, right]`.
+///
+/// Replays the two tokens' formation backwards in time. A state is the pair of tokens that
+/// touch across the boundary; it lasts from when the later of the two was made until `limit`,
+/// the rank of the merge that consumes one of them. The pair is incompatible iff some state's
+/// two tokens merge (crossing the boundary) at a rank below its `limit`. Going back, undo the
+/// later-made token: its right part (for `left`) or left part (for `right`) now touches the
+/// boundary. Ties on equal ranks go to the leftmost pair, as in tiktoken: a crossing merge
+/// beats the merge that made `right` (it lies to its left), and loses to the one that made
+/// `left`, hence `limit = right + 1` but `limit = left`. Needs rank = id, bytes first.
+#[inline]
+fn compatible(t: &Tables<'_>, trie: &TokenTrie<'_>, mut left: u32, mut right: u32) -> bool {
+    let mut limit = u32::MAX;
+    loop {
+        if let Some(merged) = t.pairs.get(left, right) {
+            if merged < limit {
+                return false;
+            }
+        }
+        if left > right {
+            let Some((_, r)) = trie.split(left) else {
+                return true;
+            };
+            limit = left;
+            left = r;
+        } else {
+            let Some((l, _)) = trie.split(right) else {
+                return true;
+            };
+            limit = right.saturating_add(1);
+            right = l;
+        }
+    }
+}
+
+/// Longest piece [`encode`] takes: its dead-end set is a fixed bit array.
+pub const MAX_PIECE: usize = 512;
+
+/// Encode `piece` (1..=[`MAX_PIECE`] bytes) into `out` (at least `piece.len()` long) with the
+/// trie; returns the number of ids, or `None` if the tables have no trie or the piece does not
+/// fit the limits (the caller then merges pair by pair).
+pub(crate) fn encode(t: &Tables<'_>, piece: &[u8], out: &mut [u32]) -> Option<usize> {
+    let trie = &t.trie;
+    let n = piece.len();
+    if trie.is_empty() || n == 0 || n > MAX_PIECE || out.len() < n {
+        return None;
+    }
+    // Bit `p` set: position `p` may still start the rest of the encoding.
+    let mut open = [u64::MAX; MAX_PIECE / 64 + 1];
+    let is_open = |open: &[u64], p: usize| open.get(p / 64).is_some_and(|w| w >> (p % 64) & 1 != 0);
+    let mut k: usize = 0;
+    let mut pos: usize = 0;
+    let (mut token, mut len) = trie.longest_prefix(t, piece)?;
+    loop {
+        let end = pos + len;
+        let fits = is_open(&open, end)
+            && match k.checked_sub(1).and_then(|i| out.get(i)) {
+                Some(&last) => compatible(t, trie, last, token),
+                None => true,
+            };
+        if fits {
+            *out.get_mut(k)? = token;
+            k += 1;
+            pos = end;
+            if pos >= n {
+                return Some(k);
+            }
+            (token, len) = trie.longest_prefix(t, piece.get(pos..)?)?;
+            continue;
+        }
+        match trie.next_prefix.get(token as usize) {
+            Some(&shorter) if shorter != u32::MAX => {
+                token = shorter;
+                len = t.token_bytes(token)?.len();
+            }
+            _ => {
+                // No token fits at `pos`: it is a dead end; take back the previous token and
+                // try it shorter (its own end is now closed, so it cannot be taken again).
+                if let Some(w) = open.get_mut(pos / 64) {
+                    *w &= !(1 << (pos % 64));
+                }
+                k = k.checked_sub(1)?;
+                token = *out.get(k)?;
+                len = t.token_bytes(token)?.len();
+                pos = pos.checked_sub(len)?;
+            }
+        }
+    }
+}
