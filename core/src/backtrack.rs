@@ -37,6 +37,65 @@ pub struct TokenTrie<'a> {
     /// Per id: `left << 32 | right`, the merge that makes it, or `u64::MAX` for a single byte
     /// (and for ids that are not reachable tokens).
     pub splits: &'a [u64],
+    /// A blocked Bloom filter over the merges' pairs ([`PairFilter`]), its length a power of
+    /// two: most pairs [`compatible`] asks about do not merge, and one load here says so
+    /// without the merge map's two dependent loads.
+    pub pair_filter: &'a [u64],
+    /// Empty, or [`TrieStart::LEN`] entries that start the walk a few bytes in: entry
+    /// `a << 8 | b` for a text starting with bytes `a, b`, entry `2^16 + c` for one starting
+    /// with the 3-byte UTF-8 character `c`; each is a [`TrieStart`]-packed node, with the
+    /// longest token among the prefixes it covers. Saves two probes per CJK token.
+    pub starts: &'a [u64],
+}
+
+/// Packing of a [`TokenTrie::starts`] entry: `PRESENT | leaf << 62 | best_len << 44 | best <<
+/// 22 | node`, where `node` is the trie node after the 2 or 3 bytes, and `best` the longest
+/// reachable token of `best_len` bytes among their prefixes; 0 when no token has them as
+/// prefix.
+pub struct TrieStart;
+
+impl TrieStart {
+    /// Entries of a full table: every 2-byte start, then every 3-byte character.
+    pub const LEN: usize = 2 << 16;
+    /// Set in every entry that has a node.
+    pub const PRESENT: u64 = 1 << 63;
+    /// Set when the node has no children.
+    pub const LEAF: u64 = 1 << 62;
+
+    /// The packed entry.
+    pub const fn entry(node: u32, best: u32, best_len: usize, leaf: bool) -> u64 {
+        Self::PRESENT
+            | if leaf { Self::LEAF } else { 0 }
+            | (best_len as u64 & 0xF) << 44
+            | (best as u64 & TrieEdge::NODE_MASK) << 22
+            | node as u64 & TrieEdge::NODE_MASK
+    }
+
+    /// The entry index of a text starting with a well-formed 3-byte UTF-8 character.
+    #[inline(always)]
+    pub const fn char3(b0: u8, b1: u8, b2: u8) -> Option<usize> {
+        if b0 & 0xF0 == 0xE0 && b1 & 0xC0 == 0x80 && b2 & 0xC0 == 0x80 {
+            let c =
+                ((b0 & 0xF) as usize) << 12 | ((b1 & 0x3F) as usize) << 6 | (b2 & 0x3F) as usize;
+            Some((1 << 16) + c)
+        } else {
+            None
+        }
+    }
+}
+
+/// The Bloom filter in [`TokenTrie::pair_filter`]: each pair sets two bits of one word, both
+/// chosen by one multiply of its [`PairMap::key`](crate::PairMap::key).
+pub struct PairFilter;
+
+impl PairFilter {
+    /// The word index and the two-bit mask of a pair's key in a filter of `len` words.
+    #[inline(always)]
+    pub const fn slot(key: u64, len: usize) -> (usize, u64) {
+        let h = key.wrapping_mul(0xD6E8_FEB8_6659_FD93);
+        let word = (h >> 32) as usize & (len - 1);
+        (word, 1 << (h & 63) | 1 << ((h >> 6) & 63))
+    }
 }
 
 /// Packing of one [`TokenTrie::edges`] entry: `OCCUPIED | leaf << 52 | child << 30 | parent
@@ -54,7 +113,7 @@ impl TrieEdge {
     pub const LEAF: u64 = 1 << 52;
     const KEY_BITS: u32 = Self::NODE_BITS + 8;
     const KEY_MASK: u64 = (1 << Self::KEY_BITS) - 1;
-    const NODE_MASK: u64 = (1 << Self::NODE_BITS) - 1;
+    pub(crate) const NODE_MASK: u64 = (1 << Self::NODE_BITS) - 1;
 
     /// The key of the edge from `parent` on `byte`.
     #[inline(always)]
@@ -84,6 +143,8 @@ impl TokenTrie<'_> {
         edges: &[],
         next_prefix: &[],
         splits: &[],
+        pair_filter: &[],
+        starts: &[],
     };
 
     /// True when the tables carry no trie.
@@ -120,7 +181,33 @@ impl TokenTrie<'_> {
         let first = *text.first()?;
         let mut node = *t.byte_ids.get(first as usize)?;
         let mut best = (node, 1);
-        for (i, &b) in text.iter().enumerate().skip(1) {
+        let mut from = 1;
+        if let (Some(&b1), false) = (text.get(1), self.starts.is_empty()) {
+            // Start 3 bytes in at a 3-byte character, else 2 bytes in.
+            let char3 = text.get(2).and_then(|&b2| TrieStart::char3(first, b1, b2));
+            let mut start = char3.and_then(|i| self.starts.get(i)).copied().unwrap_or(0);
+            from = 3;
+            if start & TrieStart::PRESENT == 0 {
+                start = self
+                    .starts
+                    .get(usize::from(first) << 8 | usize::from(b1))
+                    .copied()
+                    .unwrap_or(0);
+                from = 2;
+            }
+            if start & TrieStart::PRESENT == 0 {
+                return Some(best);
+            }
+            let best_len = (start >> 44) as usize & 0xF;
+            if best_len > 1 {
+                best = (((start >> 22) & TrieEdge::NODE_MASK) as u32, best_len);
+            }
+            if start & TrieStart::LEAF != 0 {
+                return Some(best);
+            }
+            node = (start & TrieEdge::NODE_MASK) as u32;
+        }
+        for (i, &b) in text.iter().enumerate().skip(from) {
             let Some(e) = self.edge(node, b) else { break };
             let child = (e >> TrieEdge::KEY_BITS) & TrieEdge::NODE_MASK;
             if child < n_ids {
@@ -132,6 +219,19 @@ impl TokenTrie<'_> {
             node = child as u32;
         }
         Some(best)
+    }
+
+    /// False when `(left, right)` is certainly not a merge (no filter: never).
+    #[inline(always)]
+    fn may_merge(&self, left: u32, right: u32) -> bool {
+        let Some(key) = crate::PairMap::key(left, right) else {
+            return false;
+        };
+        if self.pair_filter.is_empty() {
+            return true;
+        }
+        let (word, mask) = PairFilter::slot(key, self.pair_filter.len());
+        self.pair_filter.get(word).is_some_and(|w| w & mask == mask)
     }
 
     /// The merge that makes `id`: `(left, right)`, or `None` for a single byte.
@@ -156,9 +256,11 @@ impl TokenTrie<'_> {
 fn compatible(t: &Tables<'_>, trie: &TokenTrie<'_>, mut left: u32, mut right: u32) -> bool {
     let mut limit = u32::MAX;
     loop {
-        if let Some(merged) = t.pairs.get(left, right) {
-            if merged < limit {
-                return false;
+        if trie.may_merge(left, right) {
+            if let Some(merged) = t.pairs.get(left, right) {
+                if merged < limit {
+                    return false;
+                }
             }
         }
         if left > right {

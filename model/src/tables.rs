@@ -300,6 +300,8 @@ impl TableData {
                 edges: leak(self.trie.edges),
                 next_prefix: leak(self.trie.next_prefix),
                 splits: leak(self.trie.splits),
+                pair_filter: leak(self.trie.pair_filter),
+                starts: leak(self.trie.starts),
             },
         }))
     }

@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 
-use picobpe::backtrack::TrieEdge;
+use picobpe::backtrack::{PairFilter, TrieEdge, TrieStart};
+use picobpe::PairMap;
 use picobpe::TokenTrie;
 
 use crate::bpe::{pair_bpe, Merge};
@@ -19,6 +20,10 @@ pub struct TrieData {
     pub next_prefix: Vec<u32>,
     /// Merge split per id ([`TokenTrie::splits`]).
     pub splits: Vec<u64>,
+    /// Bloom filter of the merges' pairs ([`TokenTrie::pair_filter`]).
+    pub pair_filter: Vec<u64>,
+    /// Walk starts after 2 bytes or a 3-byte character ([`TokenTrie::starts`]).
+    pub starts: Vec<u64>,
 }
 
 impl TrieData {
@@ -104,16 +109,48 @@ impl TrieData {
                 .find_map(|len| reachable.get(&bytes[..len]).copied())
                 .unwrap_or(u32::MAX);
         }
+        // 16 bits per merge: about 1 % false positives with two bits per pair.
+        let words = (model.merges.len() / 4).next_power_of_two().max(1);
+        let mut pair_filter = vec![0u64; words];
+        for &(l, r) in &model.merges {
+            if let Some(key) = PairMap::key(l, r) {
+                let (word, mask) = PairFilter::slot(key, words);
+                pair_filter[word] |= mask;
+            }
+        }
+        // Starts: the node after 2 bytes, or after a 3-byte character, with the longest token
+        // among its prefixes.
+        let longest = |bytes: &[u8]| {
+            (1..=bytes.len())
+                .rev()
+                .find_map(|len| reachable.get(&bytes[..len]).map(|&id| (id, len)))
+        };
+        let mut starts = vec![0u64; TrieStart::LEN];
+        for (&bytes, &node) in &nodes {
+            let index = match *bytes {
+                [a, b] => usize::from(a) << 8 | usize::from(b),
+                [a, b, c] => match TrieStart::char3(a, b, c) {
+                    Some(i) => i,
+                    None => continue,
+                },
+                _ => continue,
+            };
+            let (best, best_len) = longest(bytes).unwrap_or((0, 0));
+            starts[index] = TrieStart::entry(node, best, best_len, !has_children.contains(bytes));
+        }
         TrieData {
             edges,
             next_prefix,
             splits,
+            pair_filter,
+            starts,
         }
     }
 
     /// Bytes the trie takes in memory.
     pub fn bytes(&self) -> usize {
-        8 * self.edges.len() + 4 * self.next_prefix.len() + 8 * self.splits.len()
+        8 * (self.edges.len() + self.splits.len() + self.pair_filter.len() + self.starts.len())
+            + 4 * self.next_prefix.len()
     }
 
     /// Borrow as a [`TokenTrie`].
@@ -122,6 +159,8 @@ impl TrieData {
             edges: &self.edges,
             next_prefix: &self.next_prefix,
             splits: &self.splits,
+            pair_filter: &self.pair_filter,
+            starts: &self.starts,
         }
     }
 }
