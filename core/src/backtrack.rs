@@ -132,8 +132,8 @@ impl TrieEdge {
     /// The home slot of `key` in a table of `len` (a power of two) slots.
     #[inline(always)]
     pub const fn home(key: u64, len: usize) -> usize {
-        let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        (h >> 32) as usize & (len - 1)
+        let h = (key >> 8).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        ((h >> 32) as usize + (key & 0xFF) as usize) & (len - 1)
     }
 }
 
