@@ -6,7 +6,7 @@
 //!
 //! - A tokenization `t1 … tk` of a piece is the BPE result exactly when every adjacent pair is
 //!   *compatible*: BPE run on the bytes of `ti ++ ti+1` alone gives `[ti, ti+1]`
-//!   ([`compatible`]).
+//!   (`compatible`).
 //! - Walk the piece left to right. At each position try the longest token that starts there,
 //!   then ever shorter ones ([`TokenTrie::next_prefix`]); take the first that is compatible with
 //!   the previous token and ends at a position not known to be a dead end. When no token
@@ -19,6 +19,13 @@
 //! The compatibility test needs merge priority to follow id order, with every single byte's id
 //! below every merged id (true of tiktoken vocabularies): the model builder leaves the trie
 //! empty otherwise, and the encoder then merges pair by pair as before.
+//!
+//! The encoder uses this only when built with the `backtrack` feature (`picobpe-model` turns
+//! it on for host-built tables); the types are always here, since baked tables name
+//! [`TokenTrie::EMPTY`].
+
+// Without the `backtrack` feature only the table types are used (baked tables name them).
+#![cfg_attr(not(feature = "backtrack"), allow(dead_code))]
 
 use crate::tables::Tables;
 
@@ -38,7 +45,7 @@ pub struct TokenTrie<'a> {
     /// (and for ids that are not reachable tokens).
     pub splits: &'a [u64],
     /// A blocked Bloom filter over the merges' pairs ([`PairFilter`]), its length a power of
-    /// two: most pairs [`compatible`] asks about do not merge, and one load here says so
+    /// two: most pairs `compatible` asks about do not merge, and one load here says so
     /// without the merge map's two dependent loads.
     pub pair_filter: &'a [u64],
     /// Empty, or [`TrieStart::LEN`] entries that start the walk a few bytes in: entry
@@ -279,7 +286,7 @@ fn compatible(t: &Tables<'_>, trie: &TokenTrie<'_>, mut left: u32, mut right: u3
     }
 }
 
-/// Longest piece [`encode`] takes: its dead-end set is a fixed bit array.
+/// Longest piece the backtracking encoder takes: its dead-end set is a fixed bit array.
 pub const MAX_PIECE: usize = 512;
 
 /// Encode `piece` (1..=[`MAX_PIECE`] bytes) into `out` (at least `piece.len()` long) with the

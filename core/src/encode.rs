@@ -12,7 +12,6 @@
 //! [`EncodeError::OutputFull`] at a piece boundary, so encoding the rest of the input later
 //! gives exactly the ids a one-shot call would have given.
 
-use crate::backtrack;
 use crate::bpe::{self, STACK_PIECE};
 use crate::cache::{self, CacheEntry, CacheKey, WideKey, CACHE_IDS};
 use crate::error::EncodeError;
@@ -444,9 +443,10 @@ impl<'t> Tokenizer<'t> {
         let t = self.tables;
         let room = out.len().saturating_sub(at);
         let n = piece.len();
+        #[cfg(feature = "backtrack")]
         if room >= n && (n >= BACKTRACK_MIN || !piece.is_ascii()) {
             let ids = out.get_mut(at..at + n).unwrap_or(&mut []);
-            if let Some(k) = backtrack::encode(t, piece, ids) {
+            if let Some(k) = crate::backtrack::encode(t, piece, ids) {
                 return Ok(k);
             }
         }
@@ -486,6 +486,7 @@ const FAST_LOOP: bool = cfg!(target_pointer_width = "64");
 /// trie (every piece that is not all ASCII is). Shorter ASCII pieces merge as fast pair by pair
 /// from tables already in cache, where the trie walk would touch colder memory (measured with
 /// callgrind on English: neutral at 16 bytes, 10 % more cycles at 2).
+#[cfg(feature = "backtrack")]
 const BACKTRACK_MIN: usize = 16;
 
 /// Pieces the cached fast loop splits ahead of answering them

@@ -180,9 +180,9 @@ pub struct Tables<'a> {
     /// are byte pairs; with this table they cost one load each instead of a perfect-hash
     /// lookup. 256 KiB: host-built tables have it, baked tables leave it out.
     pub byte_pairs: &'a [u32],
-    /// Empty, or the token trie for backtracking encoding of long pieces
-    /// ([`crate::backtrack`]). Megabytes for a large vocabulary: host-built tables have it,
-    /// baked tables leave it out.
+    /// Empty, or the token trie for backtracking encoding of long and non-ASCII pieces
+    /// ([`crate::backtrack`], used with the `backtrack` feature). Megabytes for a large
+    /// vocabulary: host-built tables have it, baked tables leave it out.
     pub trie: TokenTrie<'a>,
 }
 

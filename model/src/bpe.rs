@@ -9,6 +9,7 @@
 //! Both are quadratic in the piece length, which is fine for tokens (at most a few hundred bytes).
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 /// Run tiktoken BPE on `bytes` (ranks by bytes) and, when it ends in one part, return the
 /// boundary of the last merge: `bytes[..split]` and `bytes[split..]` are the token's canonical
@@ -63,10 +64,10 @@ pub struct Merge {
 
 /// Encode `bytes` with pair semantics: start from the byte ids, repeatedly merge the adjacent
 /// pair with the lowest rank (leftmost on ties) until no adjacent pair is a merge.
-pub fn pair_bpe(
+pub fn pair_bpe<S: BuildHasher>(
     bytes: &[u8],
     byte_ids: &[u32; 256],
-    merges: &HashMap<(u32, u32), Merge>,
+    merges: &HashMap<(u32, u32), Merge, S>,
 ) -> Vec<u32> {
     let mut ids: Vec<u32> = bytes.iter().map(|&b| byte_ids[b as usize]).collect();
     loop {

@@ -6,7 +6,7 @@
 //! [`Tables`] with [`TableData::to_tables`]. Both run the same lookups on the same layout.
 
 use core::fmt;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use picobpe::hash::{hash_bytes, hash_u64};
 use picobpe::tables::{piece_key_entry, BYTE_PAIRS, ID_BITS};
@@ -138,7 +138,7 @@ impl TableData {
             ranks
         };
 
-        let merge_map: HashMap<(u32, u32), Merge> = model
+        let merge_map: FxHashMap<(u32, u32), Merge> = model
             .merges
             .iter()
             .zip(&merged_ids)

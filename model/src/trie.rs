@@ -1,7 +1,7 @@
 //! [`TrieData`]: the owned form of [`picobpe::TokenTrie`], the host-only table for
 //! backtracking encoding of long pieces (see `picobpe::backtrack`).
 
-use std::collections::HashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use picobpe::backtrack::{PairFilter, TrieEdge, TrieStart};
 use picobpe::PairMap;
@@ -36,7 +36,7 @@ impl TrieData {
         model: &Model,
         byte_ids: &[u32; 256],
         merged_ids: &[u32],
-        merges: &HashMap<(u32, u32), Merge>,
+        merges: &FxHashMap<(u32, u32), Merge>,
     ) -> TrieData {
         let n = model.n_ids();
         let monotone = merged_ids.windows(2).all(|w| w[0] < w[1]);
@@ -53,7 +53,7 @@ impl TrieData {
                 splits[m as usize] = u64::from(l) << 32 | u64::from(r);
             }
         }
-        let mut reachable: HashMap<&[u8], u32> = HashMap::new();
+        let mut reachable: FxHashMap<&[u8], u32> = FxHashMap::default();
         for &id in byte_ids {
             reachable.insert(&model.tokens[id as usize], id);
         }
@@ -65,7 +65,7 @@ impl TrieData {
 
         // Nodes: every prefix of a reachable token. A reachable token's node is its id; the
         // other prefixes are numbered from `n` up.
-        let mut nodes: HashMap<&[u8], u32> = reachable.clone();
+        let mut nodes: FxHashMap<&[u8], u32> = reachable.clone();
         let mut next_node = n as u32;
         for bytes in reachable.keys() {
             for len in 1..bytes.len() {
@@ -78,7 +78,7 @@ impl TrieData {
         if next_node as usize > TrieEdge::MAX_NODES {
             return TrieData::default();
         }
-        let has_children: std::collections::HashSet<&[u8]> = nodes
+        let has_children: FxHashSet<&[u8]> = nodes
             .keys()
             .filter(|b| b.len() > 1)
             .map(|b| &b[..b.len() - 1])
