@@ -4,10 +4,11 @@
 //! and whole-piece semantics with tokens that pair merging cannot reach.
 //!
 //! Each model goes through the file format, `TableData::new` (both piece tables) and the core
-//! tokenizer, and is compared with a plain reference written here: specials (earliest, then
-//! longest), the core's pre-tokenizer pieces (checked against fancy-regex in `picobpe-tests`),
-//! then — for whole-piece models, a piece equal to an ordinary token is that token — pair
-//! merging, lowest rank first, leftmost on ties.
+//! tokenizer (with the token trie where the model qualifies), and is compared with a plain
+//! reference written here: specials (earliest, then longest), the core's pre-tokenizer pieces
+//! (checked against fancy-regex in `picobpe-tests`), then — for whole-piece models, a piece
+//! equal to an ordinary token is that token — pair merging, lowest rank first, leftmost on
+//! ties.
 
 use std::collections::HashMap;
 
@@ -301,4 +302,24 @@ fn whole_piece_tokens_unreachable_by_merges() {
             ..plain()
         },
     );
+}
+
+/// Models whose merge order follows id order (bytes first) get the token trie, so `check`
+/// covers the backtracking encoder on them (pieces that are not all ASCII, or of 16 bytes and
+/// more); the others merge pair by pair.
+#[test]
+fn token_trie_only_where_merge_order_follows_ids() {
+    let with_holes = Spec {
+        holes: 17,
+        byte_shift: 100,
+        ..plain()
+    };
+    let data = TableData::new(&with_holes.build(), PieceTable::Full).unwrap();
+    assert!(!data.trie.edges.is_empty());
+    let reversed = Spec {
+        reverse_ids: true,
+        ..plain()
+    };
+    let data = TableData::new(&reversed.build(), PieceTable::Full).unwrap();
+    assert!(data.trie.edges.is_empty());
 }
