@@ -964,6 +964,16 @@ pub mod conformance {
         };
     }
 
+    /// The default host tables of `encoding` carry the token trie, so [`run`] on them covers
+    /// backtracking encoding (`picobpe::backtrack`); the minimal ones do not, so [`run`] on
+    /// them covers pair merging.
+    pub fn assert_trie_only_in_default_tables(encoding: Encoding) {
+        assert!(!models::tables(encoding, Source::Tiktoken).trie.is_empty());
+        assert!(models::tables(encoding, Source::TiktokenMinimalPieces)
+            .trie
+            .is_empty());
+    }
+
     /// Run `plan` over `set` for `encoding` with the tables made from `source`; panics with a
     /// report of the failures.
     pub fn run(encoding: Encoding, source: Source, set: Set, plan: Plan) {

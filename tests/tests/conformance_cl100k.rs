@@ -6,8 +6,8 @@
 //!
 //! Heavy: run with `cargo test --release -p picobpe-tests --test conformance_cl100k`.
 
-use picobpe_tests::conformance::{run, Plan};
-use picobpe_tests::models::{self, Source};
+use picobpe_tests::conformance::{assert_trie_only_in_default_tables, run, Plan};
+use picobpe_tests::models::Source;
 use picobpe_tests::vectors::{Encoding, Set};
 
 const E: Encoding = Encoding::Cl100kBase;
@@ -68,8 +68,5 @@ fn minimal_piece_table_gives_the_same_ids() {
 /// (`picobpe::backtrack`), and the minimal tables do not, so the test above covers merging.
 #[test]
 fn default_tables_backtrack_and_minimal_ones_merge() {
-    assert!(!models::tables(E, Source::Tiktoken).trie.is_empty());
-    assert!(models::tables(E, Source::TiktokenMinimalPieces)
-        .trie
-        .is_empty());
+    assert_trie_only_in_default_tables(E);
 }
