@@ -1,11 +1,14 @@
 //! [`TrieData`]: the owned form of [`picobpe::TokenTrie`], the host-only table for
 //! backtracking encoding of long pieces (see `picobpe::backtrack`).
+//!
+//! Built in steps, one function each: the reachable tokens and their merges, the trie's
+//! nodes, then from those the edge table, the prefix chains, the start table and the pair
+//! filter.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use picobpe::backtrack::{PairFilter, TrieEdge, TrieStart};
 use picobpe::PairMap;
-use picobpe::TokenTrie;
 
 use crate::bpe::{pair_bpe, Merge};
 use crate::model::Model;
@@ -45,122 +48,170 @@ impl TrieData {
         if !monotone || !bytes_first || n >= TrieEdge::MAX_NODES {
             return TrieData::default();
         }
+        let splits = reachable_splits(model, byte_ids, merged_ids, merges);
+        let reachable = Reachable::new(model, byte_ids, merged_ids, &splits);
+        let Some(nodes) = Nodes::new(&reachable.ids, n) else {
+            return TrieData::default();
+        };
+        TrieData {
+            edges: edge_table(&nodes),
+            next_prefix: next_prefixes(&reachable, n),
+            splits,
+            pair_filter: pair_filter(&model.merges),
+            starts: start_table(&nodes, &reachable),
+        }
+    }
+}
 
-        // Reachable tokens: single bytes, and merged ids that BPE of their own bytes makes.
-        let mut splits = vec![u64::MAX; n];
-        for (&(l, r), &m) in model.merges.iter().zip(merged_ids) {
-            if pair_bpe(&model.tokens[m as usize], byte_ids, merges) == [m] {
-                splits[m as usize] = u64::from(l) << 32 | u64::from(r);
-            }
+/// Per id, `left << 32 | right` of the merge that makes it when BPE of its own bytes makes it
+/// (a reachable merged token), else `u64::MAX`.
+fn reachable_splits(
+    model: &Model,
+    byte_ids: &[u32; 256],
+    merged_ids: &[u32],
+    merges: &FxHashMap<(u32, u32), Merge>,
+) -> Vec<u64> {
+    let mut splits = vec![u64::MAX; model.n_ids()];
+    for (&(l, r), &m) in model.merges.iter().zip(merged_ids) {
+        if pair_bpe(&model.tokens[m as usize], byte_ids, merges) == [m] {
+            splits[m as usize] = u64::from(l) << 32 | u64::from(r);
         }
-        let mut reachable: FxHashMap<&[u8], u32> = FxHashMap::default();
-        for &id in byte_ids {
-            reachable.insert(&model.tokens[id as usize], id);
-        }
-        for &m in merged_ids {
-            if splits[m as usize] != u64::MAX {
-                reachable.insert(&model.tokens[m as usize], m);
-            }
-        }
+    }
+    splits
+}
 
-        // Nodes: every prefix of a reachable token. A reachable token's node is its id; the
-        // other prefixes are numbered from `n` up.
-        let mut nodes: FxHashMap<&[u8], u32> = reachable.clone();
-        let mut next_node = n as u32;
+/// The reachable tokens by their bytes: single bytes, and merged ids with a split.
+struct Reachable<'m> {
+    ids: FxHashMap<&'m [u8], u32>,
+}
+
+impl<'m> Reachable<'m> {
+    fn new(model: &'m Model, byte_ids: &[u32; 256], merged_ids: &[u32], splits: &[u64]) -> Self {
+        let merged = merged_ids
+            .iter()
+            .filter(|&&m| splits[m as usize] != u64::MAX);
+        let ids = byte_ids
+            .iter()
+            .chain(merged)
+            .map(|&id| (model.tokens[id as usize].as_slice(), id))
+            .collect();
+        Reachable { ids }
+    }
+
+    /// The longest reachable token among the first `1..=max_len` bytes of `bytes`, with its
+    /// length.
+    fn longest(&self, bytes: &[u8], max_len: usize) -> Option<(u32, usize)> {
+        (1..=max_len.min(bytes.len()))
+            .rev()
+            .find_map(|len| self.ids.get(&bytes[..len]).map(|&id| (id, len)))
+    }
+}
+
+/// The trie's nodes: every prefix of a reachable token, numbered (a reachable token's node is
+/// its id; the other prefixes are numbered from `n_ids` up), and which have children.
+struct Nodes<'m> {
+    number: FxHashMap<&'m [u8], u32>,
+    has_children: FxHashSet<&'m [u8]>,
+}
+
+impl<'m> Nodes<'m> {
+    /// `None` when there would be more than [`TrieEdge::MAX_NODES`] nodes.
+    fn new(reachable: &FxHashMap<&'m [u8], u32>, n_ids: usize) -> Option<Self> {
+        let mut number = reachable.clone();
+        let mut next = n_ids as u32;
         for bytes in reachable.keys() {
             for len in 1..bytes.len() {
-                nodes.entry(&bytes[..len]).or_insert_with(|| {
-                    next_node += 1;
-                    next_node - 1
+                number.entry(&bytes[..len]).or_insert_with(|| {
+                    next += 1;
+                    next - 1
                 });
             }
         }
-        if next_node as usize > TrieEdge::MAX_NODES {
-            return TrieData::default();
+        if next as usize > TrieEdge::MAX_NODES {
+            return None;
         }
-        let has_children: FxHashSet<&[u8]> = nodes
+        let has_children = number
             .keys()
-            .filter(|b| b.len() > 1)
-            .map(|b| &b[..b.len() - 1])
+            .filter_map(|b| b.split_last().map(|(_, parent)| parent))
+            .filter(|parent| !parent.is_empty())
             .collect();
-        let edge_count = nodes.keys().filter(|b| b.len() > 1).count();
-        let len = (2 * edge_count).next_power_of_two().max(2);
-        let mut edges = vec![0u64; len];
-        for (&bytes, &child) in &nodes {
-            let Some((&byte, parent)) = bytes.split_last() else {
-                continue;
-            };
-            if parent.is_empty() {
-                continue; // a first byte: the walk starts at its byte id
-            }
-            let parent = nodes[parent];
-            let entry = TrieEdge::entry(parent, byte, child, !has_children.contains(bytes));
-            let mut slot = TrieEdge::home(TrieEdge::key(parent, byte), len);
-            while edges[slot] != 0 {
-                slot = (slot + 1) & (len - 1);
-            }
-            edges[slot] = entry;
-        }
+        Some(Nodes {
+            number,
+            has_children,
+        })
+    }
 
-        let mut next_prefix = vec![u32::MAX; n];
-        for (&bytes, &id) in &reachable {
-            next_prefix[id as usize] = (1..bytes.len())
-                .rev()
-                .find_map(|len| reachable.get(&bytes[..len]).copied())
-                .unwrap_or(u32::MAX);
-        }
-        // 16 bits per merge: about 1 % false positives with two bits per pair.
-        let words = (model.merges.len() / 4).next_power_of_two().max(1);
-        let mut pair_filter = vec![0u64; words];
-        for &(l, r) in &model.merges {
-            if let Some(key) = PairMap::key(l, r) {
-                let (word, mask) = PairFilter::slot(key, words);
-                pair_filter[word] |= mask;
-            }
-        }
-        // Starts: the node after 2 bytes, or after a 3-byte character, with the longest token
-        // among its prefixes.
-        let longest = |bytes: &[u8]| {
-            (1..=bytes.len())
-                .rev()
-                .find_map(|len| reachable.get(&bytes[..len]).map(|&id| (id, len)))
+    fn is_leaf(&self, bytes: &[u8]) -> bool {
+        !self.has_children.contains(bytes)
+    }
+}
+
+/// The open-addressing edge table ([`picobpe::TokenTrie::edges`]): one edge per node of two
+/// or more bytes (a first byte's node is its byte id, where every walk starts), at most half
+/// full.
+fn edge_table(nodes: &Nodes<'_>) -> Vec<u64> {
+    let edge_count = nodes.number.keys().filter(|b| b.len() > 1).count();
+    let len = (2 * edge_count).next_power_of_two().max(2);
+    let mut edges = vec![0u64; len];
+    for (&bytes, &child) in &nodes.number {
+        let Some((&byte, parent)) = bytes.split_last() else {
+            continue;
         };
-        let mut starts = vec![0u64; TrieStart::LEN];
-        for (&bytes, &node) in &nodes {
-            let index = match *bytes {
-                [a, b] => usize::from(a) << 8 | usize::from(b),
-                [a, b, c] => match TrieStart::char3(a, b, c) {
-                    Some(i) => i,
-                    None => continue,
-                },
-                _ => continue,
-            };
-            let (best, best_len) = longest(bytes).unwrap_or((0, 0));
-            starts[index] = TrieStart::entry(node, best, best_len, !has_children.contains(bytes));
+        if parent.is_empty() {
+            continue;
         }
-        TrieData {
-            edges,
-            next_prefix,
-            splits,
-            pair_filter,
-            starts,
+        let parent = nodes.number[parent];
+        let entry = TrieEdge::entry(parent, byte, child, nodes.is_leaf(bytes));
+        let mut slot = TrieEdge::home(TrieEdge::key(parent, byte), len);
+        while edges[slot] != 0 {
+            slot = (slot + 1) & (len - 1);
         }
+        edges[slot] = entry;
     }
+    edges
+}
 
-    /// Bytes the trie takes in memory.
-    pub fn bytes(&self) -> usize {
-        8 * (self.edges.len() + self.splits.len() + self.pair_filter.len() + self.starts.len())
-            + 4 * self.next_prefix.len()
-    }
-
-    /// Borrow as a [`TokenTrie`].
-    pub fn as_trie(&self) -> TokenTrie<'_> {
-        TokenTrie {
-            edges: &self.edges,
-            next_prefix: &self.next_prefix,
-            splits: &self.splits,
-            pair_filter: &self.pair_filter,
-            starts: &self.starts,
+/// Per id, the longest reachable proper prefix of a reachable token, else `u32::MAX`
+/// ([`picobpe::TokenTrie::next_prefix`]).
+fn next_prefixes(reachable: &Reachable<'_>, n_ids: usize) -> Vec<u32> {
+    let mut next_prefix = vec![u32::MAX; n_ids];
+    for (&bytes, &id) in &reachable.ids {
+        if let Some((shorter, _)) = reachable.longest(bytes, bytes.len() - 1) {
+            next_prefix[id as usize] = shorter;
         }
     }
+    next_prefix
+}
+
+/// The walk's start entries ([`picobpe::TokenTrie::starts`]): the node after 2 bytes, or after
+/// a 3-byte character, with the longest token among its prefixes.
+fn start_table(nodes: &Nodes<'_>, reachable: &Reachable<'_>) -> Vec<u64> {
+    let mut starts = vec![0u64; TrieStart::LEN];
+    for (&bytes, &node) in &nodes.number {
+        let index = match *bytes {
+            [a, b] => usize::from(a) << 8 | usize::from(b),
+            [a, b, c] => match TrieStart::char3(a, b, c) {
+                Some(i) => i,
+                None => continue,
+            },
+            _ => continue,
+        };
+        let (best, best_len) = reachable.longest(bytes, bytes.len()).unwrap_or((0, 0));
+        starts[index] = TrieStart::entry(node, best, best_len, nodes.is_leaf(bytes));
+    }
+    starts
+}
+
+/// The Bloom filter of the merges' pairs ([`picobpe::TokenTrie::pair_filter`]): 16 bits per
+/// merge, about 1 % false positives with two bits per pair.
+fn pair_filter(merges: &[(u32, u32)]) -> Vec<u64> {
+    let words = (merges.len() / 4).next_power_of_two().max(1);
+    let mut filter = vec![0u64; words];
+    for &(l, r) in merges {
+        if let Some(key) = PairMap::key(l, r) {
+            let (word, mask) = PairFilter::slot(key, words);
+            filter[word] |= mask;
+        }
+    }
+    filter
 }
