@@ -44,7 +44,7 @@ pub fn run(args: InspectArgs) -> Result<(), String> {
         println!("special:      {id} {text:?}");
     }
     for (name, choice) in [("full", PieceTable::Full), ("minimal", PieceTable::Minimal)] {
-        let data = TableData::new(&model, choice).map_err(|e| e.to_string())?;
+        let data = TableData::for_bake(&model, choice).map_err(|e| e.to_string())?;
         if choice == PieceTable::Full {
             println!(
                 "rank order:   {}",

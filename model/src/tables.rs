@@ -88,16 +88,33 @@ pub struct TableData {
     /// Special token text and id.
     pub specials: Vec<(String, u32)>,
     /// Empty, or the byte-pair table ([`picobpe::Tables::byte_pairs`]); [`TableData::new`]
-    /// fills it, [`TableData::without_byte_pairs`] drops it, the bake never writes it.
+    /// fills it, [`TableData::without_byte_pairs`] drops it, [`TableData::for_bake`] leaves it
+    /// out.
     pub byte_pairs: Vec<u32>,
     /// The token trie ([`picobpe::Tables::trie`]): [`TableData::new`] fills it when the model
-    /// qualifies, [`TableData::without_trie`] drops it, the bake never writes it.
+    /// qualifies, [`TableData::without_trie`] drops it, [`TableData::for_bake`] leaves it out.
     pub trie: TrieData,
 }
 
 impl TableData {
-    /// Validate `model` and lay out its tables.
+    /// Validate `model` and lay out its tables, with the host-only lookup aids (the byte-pair
+    /// table and, when the model qualifies, the token trie).
     pub fn new(model: &Model, piece_table: PieceTable) -> Result<TableData, InvalidModel> {
+        TableData::layout(model, piece_table, true)
+    }
+
+    /// [`TableData::new`] without the host-only lookup aids: the tables the bake writes (and
+    /// all that [`TableData::sizes`] counts), without the time the aids take to build (for
+    /// o200k_base, most of a second for the trie).
+    pub fn for_bake(model: &Model, piece_table: PieceTable) -> Result<TableData, InvalidModel> {
+        TableData::layout(model, piece_table, false)
+    }
+
+    fn layout(
+        model: &Model,
+        piece_table: PieceTable,
+        host_aids: bool,
+    ) -> Result<TableData, InvalidModel> {
         model.validate()?;
         let n = model.n_ids();
 
@@ -169,13 +186,18 @@ impl TableData {
             .map(|&id| piece_key_entry(&model.tokens[id as usize], token_offsets[id as usize]))
             .collect();
 
-        let byte_pairs = (0..BYTE_PAIRS)
-            .map(|i| {
-                let pair = (byte_ids[i >> 8], byte_ids[i & 0xFF]);
-                merge_map.get(&pair).map_or(u32::MAX, |m| m.merged)
-            })
-            .collect();
-        let trie = TrieData::new(model, &byte_ids, &merged_ids, &merge_map);
+        let (byte_pairs, trie) = if host_aids {
+            let byte_pairs = (0..BYTE_PAIRS)
+                .map(|i| {
+                    let pair = (byte_ids[i >> 8], byte_ids[i & 0xFF]);
+                    merge_map.get(&pair).map_or(u32::MAX, |m| m.merged)
+                })
+                .collect();
+            let trie = TrieData::new(model, &byte_ids, &merged_ids, &merge_map);
+            (byte_pairs, trie)
+        } else {
+            (Vec::new(), TrieData::default())
+        };
         Ok(TableData {
             pattern: model.pattern.into(),
             token_bytes,

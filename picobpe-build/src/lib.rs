@@ -149,7 +149,7 @@ impl Bake {
             path: self.model.clone(),
             source: e,
         })?;
-        let mut data = TableData::new(&model, self.pieces).map_err(|e| BakeError::Model {
+        let mut data = TableData::for_bake(&model, self.pieces).map_err(|e| BakeError::Model {
             path: self.model.clone(),
             source: ModelError::Invalid(e),
         })?;
