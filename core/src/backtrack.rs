@@ -78,6 +78,24 @@ impl TrieStart {
             | node as u64 & TrieEdge::NODE_MASK
     }
 
+    /// The node of a present entry.
+    #[inline(always)]
+    const fn node(entry: u64) -> u32 {
+        (entry & TrieEdge::NODE_MASK) as u32
+    }
+
+    /// The longest token among the entry's prefixes and its length, when it is longer than
+    /// one byte.
+    #[inline(always)]
+    const fn best(entry: u64) -> Option<(u32, usize)> {
+        let len = (entry >> 44) as usize & 0xF;
+        if len > 1 {
+            Some((((entry >> 22) & TrieEdge::NODE_MASK) as u32, len))
+        } else {
+            None
+        }
+    }
+
     /// The entry index of a text starting with a well-formed 3-byte UTF-8 character.
     #[inline(always)]
     pub const fn char3(b0: u8, b1: u8, b2: u8) -> Option<usize> {
@@ -120,7 +138,7 @@ impl TrieEdge {
     pub const LEAF: u64 = 1 << 52;
     const KEY_BITS: u32 = Self::NODE_BITS + 8;
     const KEY_MASK: u64 = (1 << Self::KEY_BITS) - 1;
-    pub(crate) const NODE_MASK: u64 = (1 << Self::NODE_BITS) - 1;
+    const NODE_MASK: u64 = (1 << Self::NODE_BITS) - 1;
 
     /// The key of the edge from `parent` on `byte`.
     #[inline(always)]
@@ -134,6 +152,12 @@ impl TrieEdge {
             | if leaf { Self::LEAF } else { 0 }
             | (child as u64 & Self::NODE_MASK) << Self::KEY_BITS
             | Self::key(parent, byte)
+    }
+
+    /// The child node of a packed entry.
+    #[inline(always)]
+    const fn child(entry: u64) -> u32 {
+        ((entry >> Self::KEY_BITS) & Self::NODE_MASK) as u32
     }
 
     /// The home slot of `key` in a table of `len` (a power of two) slots.
@@ -184,7 +208,7 @@ impl TokenTrie<'_> {
     /// The longest reachable token that `text` (non-empty) starts with, and its length.
     #[inline]
     fn longest_prefix(&self, t: &Tables<'_>, text: &[u8]) -> Option<(u32, usize)> {
-        let n_ids = t.n_ids() as u64;
+        let n_ids = t.n_ids();
         let first = *text.first()?;
         let mut node = *t.byte_ids.get(first as usize)?;
         let mut best = (node, 1);
@@ -205,25 +229,24 @@ impl TokenTrie<'_> {
             if start & TrieStart::PRESENT == 0 {
                 return Some(best);
             }
-            let best_len = (start >> 44) as usize & 0xF;
-            if best_len > 1 {
-                best = (((start >> 22) & TrieEdge::NODE_MASK) as u32, best_len);
+            if let Some(longer) = TrieStart::best(start) {
+                best = longer;
             }
             if start & TrieStart::LEAF != 0 {
                 return Some(best);
             }
-            node = (start & TrieEdge::NODE_MASK) as u32;
+            node = TrieStart::node(start);
         }
         for (i, &b) in text.iter().enumerate().skip(from) {
             let Some(e) = self.edge(node, b) else { break };
-            let child = (e >> TrieEdge::KEY_BITS) & TrieEdge::NODE_MASK;
-            if child < n_ids {
-                best = (child as u32, i + 1);
+            let child = TrieEdge::child(e);
+            if (child as usize) < n_ids {
+                best = (child, i + 1);
             }
             if e & TrieEdge::LEAF != 0 {
                 break;
             }
-            node = child as u32;
+            node = child;
         }
         Some(best)
     }
