@@ -69,10 +69,18 @@ impl CacheKey {
     /// little-endian, are `w0` and `w1` (bytes past the piece may be anything).
     #[inline(always)]
     pub(crate) fn from_words(w0: u64, w1: u64, len: usize) -> CacheKey {
+        // One load of both masks and the length tag instead of two variable shifts.
+        let [lo_mask, hi_mask, tag] = KEY_MASKS.get(len).copied().unwrap_or([0; 3]);
         CacheKey {
-            lo: w0 & low_bytes(len.min(8)),
-            hi: (w1 & low_bytes(len.saturating_sub(8))) | (len as u64) << 56,
+            lo: w0 & lo_mask,
+            hi: (w1 & hi_mask) | tag,
         }
+    }
+
+    /// The length of the piece this key packs (0 for [`CacheKey::EMPTY`]).
+    #[inline(always)]
+    pub(crate) fn len(self) -> usize {
+        (self.hi >> 56) as usize
     }
 
     /// The key of `piece`, or `None` when it is empty or longer than [`CACHE_PIECE`] bytes.
@@ -182,10 +190,28 @@ pub(crate) fn prefetch(line: &CacheEntry) {
     let _ = line;
 }
 
+/// For each piece length `n` (`0..=15`): the masks of its bytes in the first and second word of
+/// its 16-byte window, and its length tag ([`CacheKey::from_words`]).
+static KEY_MASKS: [[u64; 3]; CACHE_PIECE + 1] = {
+    let mut masks = [[0u64; 3]; CACHE_PIECE + 1];
+    let mut n = 0;
+    while n <= CACHE_PIECE {
+        let lo = if n >= 8 { 8 } else { n };
+        let hi = if n >= 8 { n - 8 } else { 0 };
+        masks[n] = [low_bytes(lo), low_bytes(hi), (n as u64) << 56];
+        n += 1;
+    }
+    masks
+};
+
 /// A mask of the low `n` bytes of a word (`n <= 8`).
 #[inline(always)]
-fn low_bytes(n: usize) -> u64 {
-    u64::MAX.checked_shr(64 - 8 * n as u32).unwrap_or(0)
+const fn low_bytes(n: usize) -> u64 {
+    if n == 0 {
+        0
+    } else {
+        u64::MAX >> (64 - 8 * n as u32)
+    }
 }
 
 /// One way: a key and up to four ids, the count in the top byte of the first.

@@ -299,12 +299,12 @@ impl<'t> Tokenizer<'t> {
         let cache = &mut *ahead.cache;
         let lines = cache::short_lines(cache.len());
         loop {
-            // Stage 1: split ahead, recording each piece's length and line and prefetching
-            // the line.
-            let (lens, line_of) = (&mut ahead.lens, &mut ahead.lines);
+            // Stage 1: split ahead, recording each piece's key (which holds its length) and
+            // line and prefetching the line.
+            let (keys, line_of) = (&mut ahead.keys, &mut ahead.lines);
             let mut n = 0;
             let mut at = pos;
-            for (len, line_slot) in lens.iter_mut().zip(line_of.iter_mut()) {
+            for (key, line_slot) in keys.iter_mut().zip(line_of.iter_mut()) {
                 let Some(p) = pretok::ascii_piece(pattern, text, at) else {
                     break;
                 };
@@ -315,20 +315,15 @@ impl<'t> Tokenizer<'t> {
                 if let Some(entry) = cache.get(line) {
                     cache::prefetch(entry);
                 }
-                // `ascii_piece` pieces are 1–15 bytes long.
-                *len = p.len as u8;
+                *key = ckey;
                 *line_slot = line;
                 at += p.len;
                 n += 1;
             }
-            // Stage 2: answer them in order (the keys are packed again: cheaper than keeping
-            // them, which would make the work area too big to set up on every call).
-            for (&len, &line) in lens.iter().zip(line_of.iter()).take(n) {
-                let len = usize::from(len);
+            // Stage 2: answer them in order, with the keys stage 1 packed.
+            for (&ckey, &line) in ahead.keys.iter().zip(ahead.lines.iter()).take(n) {
+                let len = ckey.len();
                 let piece = text.get(pos..pos + len).unwrap_or(&[]);
-                let Some(ckey) = window_key(text, pos, len) else {
-                    break;
-                };
                 // Single bytes go through the cache too: a branch on the length would be
                 // mispredicted at every turn between words and punctuation.
                 // A miss goes straight to the tables: `encode_piece` would probe this line
@@ -493,11 +488,11 @@ const BACKTRACK_MIN: usize = 16;
 /// ([`Tokenizer::fast_loop_cached`]).
 const BATCH: usize = 32;
 
-/// The piece cache, with the cached fast loop's split-ahead pieces: their lengths and cache
-/// lines ([`Tokenizer::fast_loop_cached`]). Small, since it is set up on every call.
+/// The piece cache, with the cached fast loop's split-ahead pieces: their keys and cache lines
+/// ([`Tokenizer::fast_loop_cached`]). Set up once per call (768 bytes).
 struct Lookahead<'c> {
     cache: &'c mut [CacheEntry],
-    lens: [u8; BATCH],
+    keys: [CacheKey; BATCH],
     lines: [usize; BATCH],
 }
 
@@ -505,7 +500,7 @@ impl<'c> Lookahead<'c> {
     fn new(cache: &'c mut [CacheEntry]) -> Self {
         Lookahead {
             cache,
-            lens: [0; BATCH],
+            keys: [CacheKey::EMPTY; BATCH],
             lines: [0; BATCH],
         }
     }
