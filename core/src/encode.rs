@@ -323,20 +323,22 @@ impl<'t> Tokenizer<'t> {
             // Stage 2: answer them in order, with the keys stage 1 packed.
             for (&ckey, &line) in ahead.keys.iter().zip(ahead.lines.iter()).take(n) {
                 let len = ckey.len();
-                let piece = text.get(pos..pos + len).unwrap_or(&[]);
                 // Single bytes go through the cache too: a branch on the length would be
                 // mispredicted at every turn between words and punctuation.
                 // A miss goes straight to the tables: `encode_piece` would probe this line
                 // again, and an ASCII piece of up to 15 bytes has no wide entry to find.
                 let done = match cache.get(line).and_then(|e| e.emit(ckey, out, written)) {
                     Some(done) => done,
-                    None => self.uncached_piece(piece, 0, out, written).inspect(|&k| {
-                        if let (Some(entry), Some(ids)) =
-                            (cache.get_mut(line), out.get(written..written + k))
-                        {
-                            entry.put(ckey, ids);
-                        }
-                    }),
+                    None => {
+                        let piece = text.get(pos..pos + len).unwrap_or(&[]);
+                        self.uncached_piece(piece, 0, out, written).inspect(|&k| {
+                            if let (Some(entry), Some(ids)) =
+                                (cache.get_mut(line), out.get(written..written + k))
+                            {
+                                entry.put(ckey, ids);
+                            }
+                        })
+                    }
                 };
                 match done {
                     Ok(k) => written += k,
