@@ -5,8 +5,10 @@
 //! Words, the most common case, are found eight bytes at a time (SWAR letter masks and a
 //! trailing-zero count); the rarer short runs (punctuation, whitespace, digits) byte by byte
 //! with a flag table; contractions by the full splitters' own contraction rules, run on the
-//! window. [`ascii_piece`] answers only when the piece and the byte that ends it lie in the
-//! 16-byte window and every byte it had to classify is ASCII; otherwise it says
+//! window. Besides ASCII it knows seven general-punctuation characters common in prose (dashes,
+//! curly quotes, the ellipsis: [`punct3`]), so that `don’t`, `“Well,”` and `said.”` stay on the
+//! fast path. [`ascii_piece`] answers only when the piece and the character that ends it lie in
+//! the 16-byte window and every character it had to classify is one it knows; otherwise it says
 //! `None` and the caller asks the full splitter ([`super::next_piece`]). Whenever it answers,
 //! the answer is the full splitter's for every continuation of the text (the deciding byte is
 //! inside the window), so it can never change a split, streaming or not.
@@ -65,6 +67,15 @@ static FLAGS: [u8; 256] = {
     t
 };
 
+/// The third byte of the UTF-8 form `E2 80 xx` of the general-punctuation characters the fast
+/// path knows besides ASCII, common in prose: en and em dash (U+2013, U+2014), curly quotes
+/// (U+2018, U+2019, U+201C, U+201D) and the ellipsis (U+2026). In every pattern each is a
+/// `[^\s\p{L}\p{N}]` character that is not `\r` or `\n`, as ASCII punctuation is.
+#[inline(always)]
+fn punct3(third: u8) -> bool {
+    matches!(third, 0x93 | 0x94 | 0x98 | 0x99 | 0x9C | 0x9D | 0xA6)
+}
+
 /// The 16-byte window at the piece's start.
 struct Window<'a>(&'a [u8; W]);
 
@@ -87,6 +98,35 @@ impl Window<'_> {
         self.byte(i) < 0x80
     }
 
+    /// A [`punct3`] character starts at byte `i` and ends in the window.
+    #[inline(always)]
+    fn punct3_at(&self, i: usize) -> bool {
+        self.byte(i) == 0xE2 && self.byte(i + 1) == 0x80 && punct3(self.byte(i + 2))
+    }
+
+    /// The fast path knows the class of the character at byte `i`: it is ASCII, or a
+    /// [`punct3`] character that ends in the window.
+    #[inline(always)]
+    fn known(&self, i: usize) -> bool {
+        self.ascii(i) || self.punct3_at(i)
+    }
+
+    /// The first index at or after `i` that does not start an ASCII `[^\s\p{L}\p{N}]` byte or
+    /// a [`punct3`] character (`W` if none).
+    #[inline(always)]
+    fn others_end(&self, mut i: usize) -> usize {
+        while i < W {
+            if self.flags(i) & OTHER != 0 {
+                i += 1;
+            } else if self.punct3_at(i) {
+                i += 3;
+            } else {
+                break;
+            }
+        }
+        i
+    }
+
     /// The first index at or after `i` whose byte lacks every flag in `mask` (`W` if none).
     #[inline(always)]
     fn run_end(&self, mut i: usize, mask: u8) -> usize {
@@ -96,10 +136,10 @@ impl Window<'_> {
         i
     }
 
-    /// A piece of `len` bytes (`1 <= len < W`).
+    /// A piece of `len` bytes (`1 <= len < W`): its length.
     #[inline(always)]
-    fn piece(&self, len: usize) -> Option<AsciiPiece> {
-        Some(AsciiPiece::new(read_word(self.0, 0), len))
+    fn piece(&self, len: usize) -> Option<usize> {
+        Some(len)
     }
 }
 
@@ -143,8 +183,11 @@ pub(crate) fn ascii_piece(pattern: Pattern, text: &[u8], start: usize) -> Option
     let bytes = <&[u8; W]>::try_from(text.get(start..start.checked_add(W)?)?).ok()?;
     let w0 = read_word(bytes, 0);
     let b0 = w0 as u8;
+    // The inner functions answer with the piece's length; the piece (with its key, which
+    // the caller may not need) is made here, where the compiler can drop what is unused.
+    let piece = |len| AsciiPiece::new(w0, len);
     if b0 >= 0x80 {
-        return None;
+        return punct3_start(pattern, bytes).map(piece);
     }
     let letters = ascii_letters(w0);
     // `p`: index of the word's first letter (after an optional prefix character).
@@ -159,13 +202,17 @@ pub(crate) fn ascii_piece(pattern: Pattern, text: &[u8], start: usize) -> Option
         }
     {
         1
-    } else if (w0 >> 8) as u8 >= 0x80 {
-        // Every other alternative needs the class of byte 1 (a letter? a number? part of a
-        // run?), which the fast path does not know for a non-ASCII byte.
-        return None;
     } else {
-        return ascii_rest(pattern, bytes);
+        return ascii_rest(pattern, bytes).map(piece);
     };
+    word(pattern, bytes, w0, letters, p).map(piece)
+}
+
+/// The word whose first letter is byte `p` of the window (`p < 8`; bytes before it are the
+/// prefix character), found from the first word `w0` (with its letter mask `letters`) as one
+/// register, and from the second only for a word that fills the first.
+#[inline(always)]
+fn word(pattern: Pattern, bytes: &[u8; W], w0: u64, letters: u64, p: usize) -> Option<usize> {
     let from_p = HIGH_BITS << (8 * p);
     let (end, stop) = match pattern {
         Pattern::Gpt2 | Pattern::Cl100k => {
@@ -205,21 +252,52 @@ pub(crate) fn ascii_piece(pattern: Pattern, text: &[u8], start: usize) -> Option
             (end, stop)
         }
     };
-    if stop as u8 >= 0x80 {
+    // The stop must be a character the fast path knows (a letter or a combining mark would
+    // continue the word).
+    if stop as u8 >= 0x80 && !Window(bytes).punct3_at(end) {
         return None;
     }
-    Some(AsciiPiece::new(w0, end))
+    Some(end)
+}
+
+/// A piece that starts with a [`punct3`] character: in cl100k and o200k the prefix of a word
+/// of ASCII letters when one follows, else (and in gpt2) a punctuation run with its tail.
+#[inline(never)]
+fn punct3_start(pattern: Pattern, bytes: &[u8; W]) -> Option<usize> {
+    let w = Window(bytes);
+    if !w.punct3_at(0) {
+        return None;
+    }
+    if pattern != Pattern::Gpt2 && w.flags(3) & LETTER != 0 {
+        let w0 = read_word(bytes, 0);
+        return word(pattern, bytes, w0, ascii_letters(w0), 3);
+    }
+    // Not a word: an unknown character at byte 3 could be a letter, and stops the run below.
+    let e = w.others_end(3);
+    if e >= W || !w.ascii(e) {
+        return None;
+    }
+    let e = match pattern {
+        Pattern::Gpt2 => e,
+        Pattern::Cl100k => w.run_end(e, NEWLINE),
+        Pattern::O200k => w.run_end(e, NEWLINE | SLASH),
+    };
+    if e < W {
+        w.piece(e)
+    } else {
+        None
+    }
 }
 
 /// The pieces of [`ascii_piece`] that are not words.
 #[inline(never)]
-fn ascii_rest(pattern: Pattern, bytes: &[u8; W]) -> Option<AsciiPiece> {
+fn ascii_rest(pattern: Pattern, bytes: &[u8; W]) -> Option<usize> {
     let w = Window(bytes);
     match pattern {
         Pattern::Gpt2 => gpt2_rest(&w),
         Pattern::Cl100k => cl100k_rest(&w),
         // o200k: `\p{N}{1,3}`, `` ?[^\s\p{L}\p{N}]+[\r\n/]*``, then whitespace.
-        Pattern::O200k if w.ascii(1) => numbers_punctuation_whitespace(&w, NEWLINE | SLASH),
+        Pattern::O200k if w.known(1) => numbers_punctuation_whitespace(&w, NEWLINE | SLASH),
         Pattern::O200k => None,
     }
 }
@@ -227,7 +305,7 @@ fn ascii_rest(pattern: Pattern, bytes: &[u8; W]) -> Option<AsciiPiece> {
 /// An o200k word of `e` bytes followed by `'`: the word with an optional
 /// `(?i:'s|'t|'re|'ve|'m|'ll|'d)`, as the full splitter decides it within the window.
 #[inline(never)]
-fn o200k_contraction(bytes: &[u8; W], e: usize) -> Option<AsciiPiece> {
+fn o200k_contraction(bytes: &[u8; W], e: usize) -> Option<usize> {
     let end = super::o200k::with_contraction(bytes, e, false)?;
     Window(bytes).piece(end)
 }
@@ -238,7 +316,7 @@ fn o200k_contraction(bytes: &[u8; W], e: usize) -> Option<AsciiPiece> {
 /// else all but its last character when it has two or more (`\s+(?!\S)`), else the one
 /// character.
 #[inline(always)]
-fn whitespace(w: &Window<'_>) -> Option<AsciiPiece> {
+fn whitespace(w: &Window<'_>) -> Option<usize> {
     let mut i = 0;
     let mut after_newline = 0;
     while i < W && w.flags(i) & SPACE != 0 {
@@ -247,7 +325,7 @@ fn whitespace(w: &Window<'_>) -> Option<AsciiPiece> {
         }
         i += 1;
     }
-    if i >= W || !w.ascii(i) {
+    if i >= W || !w.known(i) {
         return None;
     }
     w.piece(if after_newline > 0 {
@@ -262,9 +340,9 @@ fn whitespace(w: &Window<'_>) -> Option<AsciiPiece> {
 /// Up to three digits at the window's start (`\p{N}{1,3}`); a non-ASCII byte before the third
 /// could be a number.
 #[inline(always)]
-fn digits(w: &Window<'_>) -> Option<AsciiPiece> {
+fn digits(w: &Window<'_>) -> Option<usize> {
     let e = w.run_end(0, DIGIT).min(3);
-    if e == 3 || w.ascii(e) {
+    if e == 3 || w.known(e) {
         w.piece(e)
     } else {
         None
@@ -275,12 +353,12 @@ fn digits(w: &Window<'_>) -> Option<AsciiPiece> {
 /// with a flag in `tail`. `None` when byte `p` is not such a character (another alternative
 /// applies); `Some(None)` when the run does not end in the window at an ASCII byte.
 #[inline(always)]
-fn punctuation(w: &Window<'_>, tail: u8) -> Option<Option<AsciiPiece>> {
+fn punctuation(w: &Window<'_>, tail: u8) -> Option<Option<usize>> {
     let p = usize::from(w.byte(0) == b' ');
-    if w.flags(p) & OTHER == 0 {
+    if w.flags(p) & OTHER == 0 && !w.punct3_at(p) {
         return None;
     }
-    let e = w.run_end(p, OTHER);
+    let e = w.others_end(p);
     if e >= W || !w.ascii(e) {
         return Some(None);
     }
@@ -291,7 +369,7 @@ fn punctuation(w: &Window<'_>, tail: u8) -> Option<Option<AsciiPiece>> {
 /// cl100k_base pieces that are not words: `'(?i:[sdmt]|ll|ve|re)`, `\p{N}{1,3}+`,
 /// `` ?[^\s\p{L}\p{N}]++[\r\n]*+``, then the whitespace alternatives.
 #[inline(always)]
-fn cl100k_rest(w: &Window<'_>) -> Option<AsciiPiece> {
+fn cl100k_rest(w: &Window<'_>) -> Option<usize> {
     let b0 = w.byte(0);
     if b0 == b'\'' {
         if let Some(len) = super::cl100k::contraction(w.0, 1, false)? {
@@ -299,13 +377,13 @@ fn cl100k_rest(w: &Window<'_>) -> Option<AsciiPiece> {
         }
     }
     // The prefix-and-letters alternative was ruled out only if byte 1 is known.
-    if !w.ascii(1) {
+    if !w.known(1) {
         return None;
     }
     if b0 == b'\'' && w.flags(1) & LETTER != 0 {
         // `'` + letters, not a contraction: the prefix alternative.
         let e = w.run_end(1, LETTER);
-        return if w.ascii(e) { w.piece(e) } else { None };
+        return if w.known(e) { w.piece(e) } else { None };
     }
     numbers_punctuation_whitespace(w, NEWLINE)
 }
@@ -315,7 +393,7 @@ fn cl100k_rest(w: &Window<'_>) -> Option<AsciiPiece> {
 /// `[\r\n/]*`), then the whitespace alternatives. The caller has seen that byte 1 is ASCII,
 /// so the letter alternatives are ruled out.
 #[inline(always)]
-fn numbers_punctuation_whitespace(w: &Window<'_>, tail: u8) -> Option<AsciiPiece> {
+fn numbers_punctuation_whitespace(w: &Window<'_>, tail: u8) -> Option<usize> {
     let f0 = w.flags(0);
     if f0 & DIGIT != 0 {
         return digits(w);
@@ -332,8 +410,8 @@ fn numbers_punctuation_whitespace(w: &Window<'_>, tail: u8) -> Option<AsciiPiece
 /// GPT-2 pieces that are not words: `'(?:[sdmt]|ll|ve|re)`, ` ?\p{N}+`, ` ?[^\s\p{L}\p{N}]+`,
 /// `\s+(?!\S)`, `\s+`.
 #[inline(always)]
-fn gpt2_rest(w: &Window<'_>) -> Option<AsciiPiece> {
-    if !w.ascii(1) {
+fn gpt2_rest(w: &Window<'_>) -> Option<usize> {
+    if !w.known(1) {
         return None;
     }
     let b0 = w.byte(0);
@@ -344,8 +422,16 @@ fn gpt2_rest(w: &Window<'_>) -> Option<AsciiPiece> {
     }
     let p = usize::from(b0 == b' ');
     let class = w.flags(p) & (DIGIT | OTHER);
-    if class != 0 {
-        let e = w.run_end(p, class);
+    if class == DIGIT {
+        let e = w.run_end(p, DIGIT);
+        return if e < W && w.known(e) {
+            w.piece(e)
+        } else {
+            None
+        };
+    }
+    if class == OTHER || w.punct3_at(p) {
+        let e = w.others_end(p);
         return if e < W && w.ascii(e) {
             w.piece(e)
         } else {
@@ -358,7 +444,7 @@ fn gpt2_rest(w: &Window<'_>) -> Option<AsciiPiece> {
     // All but the last character of a run of two or more followed by a non-space, else the
     // run (here: its one character).
     let r = w.run_end(0, SPACE);
-    if r >= W || !w.ascii(r) {
+    if r >= W || !w.known(r) {
         return None;
     }
     w.piece(if r >= 2 { r - 1 } else { 1 })
@@ -403,7 +489,9 @@ mod tests {
                     caf\u{e9} na\u{ef}ve 123abc abc123 1234567 \ttab\r\nline's WON'T 'twas \
                     \u{5f}under_score a-b a/b ABCdef abcDEF aBcDeF IVs I'm he'd WE'D don't X y z! \
                     ./\n/x ...\n\n   \n  x  \t\n y\u{a0}z 12\u{663} x\u{2003}\u{2003}y 'S 'LL \
-                    'ſ '\u{e9} \u{201c}Well,\u{201d} he said.\u{201d}\n\n  end?\r\n\r\n--abc";
+                    'ſ '\u{e9} \u{201c}Well,\u{201d} he said.\u{201d}\n\n  end?\r\n\r\n--abc \
+                    don\u{2019}t \u{2018}Tis\u{2019} \u{201c}I\u{2019}LL\u{201d}\u{2014}no\u{2026}\n\
+                    x\u{2013}y 7\u{2019}s \u{2019}\u{2019}/\n\u{201d}\u{2020}a\u{2028}b\u{2003}c";
         for pattern in PATTERNS {
             let answered = check(pattern, text.as_bytes());
             assert!(
@@ -417,10 +505,13 @@ mod tests {
     /// non-ASCII characters), 3 000 per pattern, with a fixed-seed generator.
     #[test]
     fn agrees_with_the_full_splitter_on_random_text() {
-        const ALPHABET: [&str; 32] = [
+        // The general-punctuation characters: the ones the fast path knows (`punct3`) and, with
+        // the same first two bytes, a dagger, a line separator (`\s`) and an em space (`\s`).
+        const ALPHABET: [&str; 38] = [
             "a", "Z", "q", "S", "s", "t", "l", "e", "v", "r", "d", "m", "L", "E", "T", "D", "7",
             " ", " ", "\t", "\n", "\r", "'", "'", "/", ".", ",", "-", "\u{e9}", "\u{a0}",
-            "\u{663}", "\u{201d}",
+            "\u{663}", "\u{201d}", "\u{2019}", "\u{2014}", "\u{2026}", "\u{2020}", "\u{2028}",
+            "\u{2003}",
         ];
         let mut state = 0x2545_f491_4f6c_dd1du64;
         let mut next = move || {
@@ -453,8 +544,23 @@ mod tests {
     /// above rarely make words long enough to reach the window's second word.
     #[test]
     fn agrees_with_the_full_splitter_on_random_words() {
-        const SEPARATORS: [&str; 10] =
-            [" ", " ", " ", "'s ", "'LL", ", ", ".\n", "7", "\u{e9}", "/"];
+        const SEPARATORS: [&str; 15] = [
+            " ",
+            " ",
+            " ",
+            "'s ",
+            "'LL",
+            ", ",
+            ".\n",
+            "7",
+            "\u{e9}",
+            "/",
+            "\u{2019}",
+            " \u{201c}",
+            ",\u{201d}\n\n",
+            "\u{2014}",
+            "\u{2026} ",
+        ];
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = move |n: usize| {
             state ^= state << 13;
