@@ -4,7 +4,8 @@
 //! `cargo run --release -p picobpe-model --example encode_file -- RANKS PATTERN FILE [RUNS]`
 //! where RANKS is a plain (not gzipped) tiktoken rank file and PATTERN is gpt2|cl100k|o200k.
 //! `PICOBPE_CACHE=N` encodes with an N-slot piece cache (kept across runs);
-//! `PICOBPE_NO_PIECE_KEYS=1` drops the whole-piece keys.
+//! `PICOBPE_NO_PIECE_KEYS=1` drops the whole-piece keys; `PICOBPE_CHECK=1` then encodes once
+//! more without the cache and reports the first id where the two differ.
 
 use std::time::Instant;
 
@@ -40,6 +41,25 @@ fn main() {
             .encode_cached(&text, &mut out, Specials::None, &mut cache)
             .expect("encode");
         best = best.min(t.elapsed().as_secs_f64());
+    }
+    if std::env::var_os("PICOBPE_CHECK").is_some() {
+        let mut plain = vec![0u32; out.len()];
+        let m = tok
+            .encode(&text, &mut plain, Specials::None)
+            .expect("plain");
+        let i = (0..n.min(m)).find(|&i| plain[i] != out[i]);
+        eprintln!("cached {n} plain {m} first diff {i:?}");
+        if let Some(i) = i {
+            let dec = |ids: &[u32]| {
+                let piece = |&id: &u32| tables.token_bytes(id).unwrap_or(&[]);
+                let pieces = ids
+                    .iter()
+                    .map(|id| format!("{:?}", String::from_utf8_lossy(piece(id))));
+                pieces.collect::<Vec<_>>().join(" ")
+            };
+            eprintln!("plain : {}", dec(&plain[i.saturating_sub(3)..(i + 4).min(m)]));
+            eprintln!("cached: {}", dec(&out[i.saturating_sub(3)..(i + 4).min(n)]));
+        }
     }
     println!(
         "{n} ids, best of {runs}: {:.1} MB/s",

@@ -378,6 +378,17 @@ def build_inputs(shared: Path, texts_dir: Path) -> dict[str, list[dict]]:
         inline.append((f"long-random-{len(alphabet)}-{n}", "".join(rng.choice(alphabet) for _ in range(n))))
     inline.append(("long-random-digits", "".join(rng.choice("0123456789") for _ in range(6_000))))
     inline.append(("long-random-punct", "".join(rng.choice("!?=-*#.,:;") for _ in range(6_000))))
+    # Words of every length from 1 to 20 bytes with their neighbours (contractions, curly quotes,
+    # dashes, the ellipsis), so pieces end at and around the edge of the encoders' 16-byte fast
+    # path window; over 4 KiB, so the firmware's vector subset is unchanged.
+    edge = []
+    for n in range(1, 21):
+        word = ("Chillingworth" * 2)[:n]
+        for before, after in [(" ", "'s "), ("", "'s "), (" ", "'LL "), (" ", "\u2019s "),
+                              (" \u201c", ",\u201d "), (" ", "\u2014x "), ("", ".\u201d\n\n"),
+                              (" ", "\u2026 ")]:
+            edge.append(before + word + after)
+    inline.append(("window-edge-words", "".join(edge) * 3 + " Roger Chillingworth's arrival"))
     fixtures += [{"name": n, "text": t} for n, t in inline]
     sets["fixtures"] = fixtures
 

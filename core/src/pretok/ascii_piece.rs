@@ -303,10 +303,15 @@ fn ascii_rest(pattern: Pattern, bytes: &[u8; W]) -> Option<usize> {
 }
 
 /// An o200k word of `e` bytes followed by `'`: the word with an optional
-/// `(?i:'s|'t|'re|'ve|'m|'ll|'d)`, as the full splitter decides it within the window.
+/// `(?i:'s|'t|'re|'ve|'m|'ll|'d)`, as the full splitter decides it within the window. `None`
+/// when that fills the window: the contraction may end on its last byte, and pieces are at
+/// most 15 bytes (the cache keys hold no more).
 #[inline(never)]
 fn o200k_contraction(bytes: &[u8; W], e: usize) -> Option<usize> {
     let end = super::o200k::with_contraction(bytes, e, false)?;
+    if end >= W {
+        return None;
+    }
     Window(bytes).piece(end)
 }
 
@@ -465,6 +470,12 @@ mod tests {
                 continue;
             };
             answered += 1;
+            // The contract the cached loop's keys rely on: 1–15 bytes.
+            assert!(
+                (1..W).contains(&p.len),
+                "{pattern:?} at {start}: a piece of {} bytes",
+                p.len
+            );
             for is_final in [true, false] {
                 assert_eq!(
                     next_piece(pattern, bytes, start, is_final),
