@@ -301,10 +301,9 @@ impl<'t> Tokenizer<'t> {
         loop {
             // Stage 1: split ahead, recording each piece's key (which holds its length) and
             // line and prefetching the line.
-            let (keys, line_of) = (&mut ahead.keys, &mut ahead.lines);
             let mut n = 0;
             let mut at = pos;
-            for (key, line_slot) in keys.iter_mut().zip(line_of.iter_mut()) {
+            while n < BATCH {
                 let Some(p) = pretok::ascii_piece(pattern, text, at) else {
                     break;
                 };
@@ -315,18 +314,26 @@ impl<'t> Tokenizer<'t> {
                 if let Some(entry) = cache.get(line) {
                     cache::prefetch(entry);
                 }
-                *key = ckey;
-                *line_slot = line;
+                if let (Some(key), Some(line_slot)) =
+                    (ahead.keys.get_mut(n), ahead.lines.get_mut(n))
+                {
+                    *key = ckey;
+                    *line_slot = line;
+                }
                 at += p.len;
                 n += 1;
             }
             // Stage 2: answer them in order, with the keys stage 1 packed.
-            for (&ckey, &line) in ahead.keys.iter().zip(ahead.lines.iter()).take(n) {
+            for i in 0..n {
+                let (Some(&ckey), Some(&line)) = (ahead.keys.get(i), ahead.lines.get(i)) else {
+                    break;
+                };
                 let len = ckey.len();
                 // Single bytes go through the cache too: a branch on the length would be
                 // mispredicted at every turn between words and punctuation.
                 // A miss goes straight to the tables: `encode_piece` would probe this line
-                // again, and an ASCII piece of up to 15 bytes has no wide entry to find.
+                // again, and the wide line it would then ask holds the rare short piece of
+                // more than four ids that is not all ASCII (such a piece is just recomputed).
                 let done = match cache.get(line).and_then(|e| e.emit(ckey, out, written)) {
                     Some(done) => done,
                     None => {
