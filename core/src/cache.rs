@@ -77,6 +77,12 @@ impl CacheKey {
         }
     }
 
+    /// Every byte of the piece this key packs is ASCII (the length tag is below 0x80 too).
+    #[inline(always)]
+    pub(crate) fn is_ascii(self) -> bool {
+        (self.lo | self.hi) & 0x8080_8080_8080_8080 == 0
+    }
+
     /// The length of the piece this key packs (0 for [`CacheKey::EMPTY`]).
     #[inline(always)]
     pub(crate) fn len(self) -> usize {

@@ -331,20 +331,11 @@ impl<'t> Tokenizer<'t> {
                 let len = ckey.len();
                 // Single bytes go through the cache too: a branch on the length would be
                 // mispredicted at every turn between words and punctuation.
-                // A miss goes straight to the tables: `encode_piece` would probe this line
-                // again, and the wide line it would then ask holds the rare short piece of
-                // more than four ids that is not all ASCII (such a piece is just recomputed).
                 let done = match cache.get(line).and_then(|e| e.emit(ckey, out, written)) {
                     Some(done) => done,
                     None => {
                         let piece = text.get(pos..pos + len).unwrap_or(&[]);
-                        self.uncached_piece(piece, 0, out, written).inspect(|&k| {
-                            if let (Some(entry), Some(ids)) =
-                                (cache.get_mut(line), out.get(written..written + k))
-                            {
-                                entry.put(ckey, ids);
-                            }
-                        })
+                        self.fast_loop_miss(piece, ckey, line, out, written, cache)
                     }
                 };
                 match done {
@@ -357,6 +348,32 @@ impl<'t> Tokenizer<'t> {
                 return (pos, written, None);
             }
         }
+    }
+
+    /// A cache miss in the cached fast loop: `piece` (key `key`) was not in short line `line`.
+    /// An ASCII piece goes straight to the tables and then into that line (`encode_piece` would
+    /// probe the line again, and an ASCII piece of up to 15 bytes has no wide line); any other
+    /// piece goes through [`Tokenizer::encode_piece`], since it may have more than four ids,
+    /// which a wide line may hold or take. Out of line: inlined, it would crowd the loop's hit
+    /// path. Returns like `encode_piece`.
+    #[inline(never)]
+    fn fast_loop_miss(
+        &self,
+        piece: &[u8],
+        key: CacheKey,
+        line: usize,
+        out: &mut [u32],
+        at: usize,
+        cache: &mut [CacheEntry],
+    ) -> Result<usize, usize> {
+        if !key.is_ascii() {
+            return self.encode_piece(piece, 0, out, at, cache);
+        }
+        self.uncached_piece(piece, 0, out, at).inspect(|&k| {
+            if let (Some(entry), Some(ids)) = (cache.get_mut(line), out.get(at..at + k)) {
+                entry.put(key, ids);
+            }
+        })
     }
 
     /// Encode one piece into `out[at..]`: a cached piece (when `cache` has lines), a single

@@ -7,13 +7,14 @@
 //! with a flag table; contractions by the full splitters' own contraction rules, run on the
 //! window. Besides ASCII it knows seven general-punctuation characters common in prose (dashes,
 //! curly quotes, the ellipsis: [`punct3`]), so that `don’t`, `“Well,”` and `said.”` stay on the
-//! fast path. [`ascii_piece`] answers only when the piece and the character that ends it lie in
+//! fast path; and for cl100k, words of two-byte letters (Cyrillic, Greek, Arabic: [`LETTERS2`])
+//! that fit in the window. [`ascii_piece`] answers only when the piece and the character that ends it lie in
 //! the 16-byte window and every character it had to classify is one it knows; otherwise it says
 //! `None` and the caller asks the full splitter ([`super::next_piece`]). Whenever it answers,
 //! the answer is the full splitter's for every continuation of the text (the deciding byte is
 //! inside the window), so it can never change a split, streaming or not.
 
-use super::unicode::{ascii_letters, in_range, HIGH_BITS};
+use super::unicode::{ascii_letters, in_range, HIGH_BITS, LETTERS2};
 use super::Pattern;
 
 /// A piece found by [`ascii_piece`].
@@ -76,6 +77,14 @@ fn punct3(third: u8) -> bool {
     matches!(third, 0x93 | 0x94 | 0x98 | 0x99 | 0x9C | 0x9D | 0xA6)
 }
 
+/// A two-byte code point (U+0080..=U+07FF) is `\p{L}`.
+#[inline(always)]
+fn is_letter2(cp: u32) -> bool {
+    LETTERS2
+        .get((cp >> 6) as usize)
+        .is_some_and(|w| w >> (cp & 63) & 1 != 0)
+}
+
 /// The 16-byte window at the piece's start.
 struct Window<'a>(&'a [u8; W]);
 
@@ -109,6 +118,21 @@ impl Window<'_> {
     #[inline(always)]
     fn known(&self, i: usize) -> bool {
         self.ascii(i) || self.punct3_at(i)
+    }
+
+    /// The code point of the two-byte character (U+0080..=U+07FF) at byte `i`, when one starts
+    /// there and ends in the window.
+    #[inline(always)]
+    fn two_byte_at(&self, i: usize) -> Option<u32> {
+        let (b0, b1) = (self.byte(i), self.byte(i + 1));
+        (i + 1 < W && (0xC2..=0xDF).contains(&b0) && b1 & 0xC0 == 0x80)
+            .then(|| u32::from(b0 & 0x1F) << 6 | u32::from(b1 & 0x3F))
+    }
+
+    /// A two-byte letter (`\p{L}`, [`LETTERS2`]) starts at byte `i` and ends in the window.
+    #[inline(always)]
+    fn letter2_at(&self, i: usize) -> bool {
+        self.two_byte_at(i).is_some_and(is_letter2)
     }
 
     /// The first index at or after `i` that does not start an ASCII `[^\s\p{L}\p{N}]` byte or
@@ -260,13 +284,17 @@ fn word(pattern: Pattern, bytes: &[u8; W], w0: u64, letters: u64, p: usize) -> O
     Some(end)
 }
 
-/// A piece that starts with a [`punct3`] character: in cl100k and o200k the prefix of a word
-/// of ASCII letters when one follows, else (and in gpt2) a punctuation run with its tail.
+/// A piece that starts with a non-ASCII character: a [`punct3`] character (in cl100k and o200k
+/// the prefix of a word of ASCII letters when one follows, else, and in gpt2, a punctuation run
+/// with its tail), or in cl100k a word that starts with a two-byte letter.
 #[inline(never)]
 fn punct3_start(pattern: Pattern, bytes: &[u8; W]) -> Option<usize> {
     let w = Window(bytes);
     if !w.punct3_at(0) {
-        return None;
+        return match pattern {
+            Pattern::Cl100k if w.letter2_at(0) => cl100k_letters(&w, 2),
+            _ => None,
+        };
     }
     if pattern != Pattern::Gpt2 && w.flags(3) & LETTER != 0 {
         let w0 = read_word(bytes, 0);
@@ -381,9 +409,15 @@ fn cl100k_rest(w: &Window<'_>) -> Option<usize> {
             return w.piece(len);
         }
     }
-    // The prefix-and-letters alternative was ruled out only if byte 1 is known.
+    // The prefix-and-letters alternative is ruled out only if byte 1 is known, or a prefix
+    // character and a word that starts with a two-byte letter (Cyrillic, Greek, Arabic, ...;
+    // `'` only when it did not start a contraction, above).
     if !w.known(1) {
-        return None;
+        return if w.flags(0) & PREFIX != 0 && w.letter2_at(1) {
+            cl100k_letters(w, 3)
+        } else {
+            None
+        };
     }
     if b0 == b'\'' && w.flags(1) & LETTER != 0 {
         // `'` + letters, not a contraction: the prefix alternative.
@@ -391,6 +425,27 @@ fn cl100k_rest(w: &Window<'_>) -> Option<usize> {
         return if w.known(e) { w.piece(e) } else { None };
     }
     numbers_punctuation_whitespace(w, NEWLINE)
+}
+
+/// The end of cl100k's `\p{L}++` continuing at byte `i`, over ASCII and two-byte letters; the
+/// character that ends it must be one the fast path knows not to be a letter (ASCII, a
+/// [`punct3`] character, or a two-byte non-letter such as a combining mark or an Arabic digit).
+#[inline(always)]
+fn cl100k_letters(w: &Window<'_>, mut i: usize) -> Option<usize> {
+    loop {
+        if w.flags(i) & LETTER != 0 {
+            i += 1;
+        } else if w.letter2_at(i) {
+            i += 2;
+        } else {
+            break;
+        }
+    }
+    if w.known(i) || w.two_byte_at(i).is_some() {
+        w.piece(i)
+    } else {
+        None
+    }
 }
 
 /// The alternatives cl100k_base and o200k_base share after their letter rules: `\p{N}{1,3}`,
@@ -518,11 +573,15 @@ mod tests {
     fn agrees_with_the_full_splitter_on_random_text() {
         // The general-punctuation characters: the ones the fast path knows (`punct3`) and, with
         // the same first two bytes, a dagger, a line separator (`\s`) and an em space (`\s`).
-        const ALPHABET: [&str; 38] = [
+        const ALPHABET: [&str; 49] = [
             "a", "Z", "q", "S", "s", "t", "l", "e", "v", "r", "d", "m", "L", "E", "T", "D", "7",
             " ", " ", "\t", "\n", "\r", "'", "'", "/", ".", ",", "-", "\u{e9}", "\u{a0}",
             "\u{663}", "\u{201d}", "\u{2019}", "\u{2014}", "\u{2026}", "\u{2020}", "\u{2028}",
             "\u{2003}",
+            // Two-byte characters: letters (Cyrillic, Greek, Arabic, long s, a modifier letter),
+            // a combining mark, an Arabic-Indic digit, punctuation, NEL (`\s`).
+            "\u{434}", "\u{42f}", "\u{3c9}", "\u{639}", "\u{17f}", "\u{2c6}", "\u{64b}", "\u{661}",
+            "\u{ab}", "\u{37e}", "\u{85}",
         ];
         let mut state = 0x2545_f491_4f6c_dd1du64;
         let mut next = move || {
@@ -612,6 +671,48 @@ mod tests {
                 answered > strings * 10,
                 "{pattern:?}: answered only {answered} times"
             );
+        }
+    }
+
+    /// Random words of two-byte letters (Cyrillic, Greek, Arabic, with ASCII letters mixed in)
+    /// of 1–9 characters, between the separators the cl100k fast path must decide on: spaces,
+    /// punctuation, combining marks, Arabic-Indic digits, apostrophes, `«`, non-breaking spaces.
+    #[test]
+    fn agrees_with_the_full_splitter_on_random_two_byte_words() {
+        const LETTERS: [&str; 12] = [
+            "\u{434}", "\u{41c}", "\u{44f}", "\u{3b1}", "\u{3a9}", "\u{3ac}", "\u{627}", "\u{644}",
+            "\u{639}", "\u{17f}", "a", "Z",
+        ];
+        const SEPARATORS: [&str; 12] = [
+            " ", " ", " ", ", ", ".\n", "\u{64b}", "\u{661}2", "'", "'\u{17f}", "\u{ab}", "\u{a0}",
+            "\u{2014}",
+        ];
+        let mut state = 0x6a09_e667_f3bc_c908u64;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let strings = if cfg!(miri) { 3 } else { 2000 };
+        for pattern in PATTERNS {
+            let mut answered = 0;
+            for _ in 0..strings {
+                let mut text = String::new();
+                while text.len() < 48 {
+                    for _ in 0..1 + next(9) {
+                        text.push_str(LETTERS[next(LETTERS.len())]);
+                    }
+                    text.push_str(SEPARATORS[next(SEPARATORS.len())]);
+                }
+                answered += check(pattern, text.as_bytes());
+            }
+            if pattern == Pattern::Cl100k {
+                assert!(
+                    answered > strings * 5,
+                    "{pattern:?}: answered only {answered} times"
+                );
+            }
         }
     }
 }

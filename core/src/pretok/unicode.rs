@@ -100,6 +100,25 @@ fn decode(text: &[u8], i: usize) -> Decoded {
     Decoded::Scalar(cp, len)
 }
 
+/// `\p{L}` among the two-byte characters, U+0080..=U+07FF (Latin-1 to N'Ko: Cyrillic, Greek,
+/// Arabic, Hebrew, ...): bit `cp % 64` of word `cp / 64` (the lead byte's low five bits pick
+/// the word, the continuation byte's low six the bit). Derived from the class tables at compile
+/// time, so it cannot disagree with [`class_of`].
+pub(crate) static LETTERS2: [u64; 32] = {
+    let mut words = [0u64; 32];
+    let mut cp = 0x80u32;
+    while cp < 0x800 {
+        let block = BLOCK_INDEX[(cp >> BLOCK_SHIFT) as usize] as usize;
+        let byte = BLOCKS[(block << (BLOCK_SHIFT - 1)) | ((cp as usize & 0x7F) >> 1)];
+        let class = (byte >> ((cp & 1) * 4)) & 0xF;
+        if L_MASK >> class & 1 != 0 {
+            words[(cp >> 6) as usize] |= 1 << (cp & 63);
+        }
+        cp += 1;
+    }
+    words
+};
+
 /// Table class of a code point.
 #[inline]
 pub(crate) fn class_of(cp: u32) -> u8 {
