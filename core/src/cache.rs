@@ -203,7 +203,7 @@ static KEY_MASKS: [[u64; 3]; CACHE_PIECE + 1] = {
     let mut n = 0;
     while n <= CACHE_PIECE {
         let lo = if n >= 8 { 8 } else { n };
-        let hi = if n >= 8 { n - 8 } else { 0 };
+        let hi = n.saturating_sub(8);
         masks[n] = [low_bytes(lo), low_bytes(hi), (n as u64) << 56];
         n += 1;
     }
