@@ -57,7 +57,10 @@ fn main() {
                     .map(|id| format!("{:?}", String::from_utf8_lossy(piece(id))));
                 pieces.collect::<Vec<_>>().join(" ")
             };
-            eprintln!("plain : {}", dec(&plain[i.saturating_sub(3)..(i + 4).min(m)]));
+            eprintln!(
+                "plain : {}",
+                dec(&plain[i.saturating_sub(3)..(i + 4).min(m)])
+            );
             eprintln!("cached: {}", dec(&out[i.saturating_sub(3)..(i + 4).min(n)]));
         }
     }
