@@ -546,6 +546,16 @@ mod tests {
 
     const PATTERNS: [Pattern; 3] = [Pattern::Gpt2, Pattern::Cl100k, Pattern::O200k];
 
+    /// A fixed-seed xorshift generator: each call gives a number below its argument.
+    fn random_below(mut state: u64) -> impl FnMut(usize) -> usize {
+        move |n| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        }
+    }
+
     /// A text rich in the edge cases: prefixes, apostrophes, case changes, digit runs,
     /// whitespace runs with and without newlines, slashes, non-ASCII letters, numbers,
     /// spaces and punctuation right after ASCII runs.
@@ -583,22 +593,14 @@ mod tests {
             "\u{434}", "\u{42f}", "\u{3c9}", "\u{639}", "\u{17f}", "\u{2c6}", "\u{64b}", "\u{661}",
             "\u{ab}", "\u{37e}", "\u{85}",
         ];
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = random_below(0x2545_f491_4f6c_dd1d);
         // Miri runs a handful (the splitters are the same code; it checks memory, not logic).
         let strings = if cfg!(miri) { 3 } else { 3000 };
         for pattern in PATTERNS {
             let mut answered = 0;
             for _ in 0..strings {
-                let len = 16 + (next() % 48) as usize;
-                let text: String = (0..len)
-                    .map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize])
-                    .collect();
+                let len = 16 + next(48);
+                let text: String = (0..len).map(|_| ALPHABET[next(ALPHABET.len())]).collect();
                 answered += check(pattern, text.as_bytes());
             }
             assert!(
@@ -631,13 +633,7 @@ mod tests {
             "\u{2014}",
             "\u{2026} ",
         ];
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut next = random_below(0x9e37_79b9_7f4a_7c15);
         let strings = if cfg!(miri) { 3 } else { 2000 };
         for pattern in PATTERNS {
             let mut answered = 0;
@@ -687,13 +683,7 @@ mod tests {
             " ", " ", " ", ", ", ".\n", "\u{64b}", "\u{661}2", "'", "'\u{17f}", "\u{ab}", "\u{a0}",
             "\u{2014}",
         ];
-        let mut state = 0x6a09_e667_f3bc_c908u64;
-        let mut next = move |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut next = random_below(0x6a09_e667_f3bc_c908);
         let strings = if cfg!(miri) { 3 } else { 2000 };
         for pattern in PATTERNS {
             let mut answered = 0;
