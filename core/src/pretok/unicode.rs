@@ -108,10 +108,7 @@ pub(crate) static LETTERS2: [u64; 32] = {
     let mut words = [0u64; 32];
     let mut cp = 0x80u32;
     while cp < 0x800 {
-        let block = BLOCK_INDEX[(cp >> BLOCK_SHIFT) as usize] as usize;
-        let byte = BLOCKS[(block << (BLOCK_SHIFT - 1)) | ((cp as usize & 0x7F) >> 1)];
-        let class = (byte >> ((cp & 1) * 4)) & 0xF;
-        if L_MASK >> class & 1 != 0 {
+        if L_MASK >> table_class(cp) & 1 != 0 {
             words[(cp >> 6) as usize] |= 1 << (cp & 63);
         }
         cp += 1;
@@ -119,17 +116,31 @@ pub(crate) static LETTERS2: [u64; 32] = {
     words
 };
 
+/// Class of a code point below `LIMIT` in the two-level table (block index, then a nibble per
+/// code point). A `const fn`, so [`LETTERS2`] is derived from the same lookup at compile time;
+/// an index outside a table (impossible below `LIMIT`) reads as class 0.
+#[inline(always)]
+const fn table_class(cp: u32) -> u8 {
+    let b = (cp >> BLOCK_SHIFT) as usize;
+    let block = if b < BLOCK_INDEX.len() {
+        BLOCK_INDEX[b]
+    } else {
+        0
+    };
+    let offset = ((block as usize) << (BLOCK_SHIFT - 1)) | ((cp as usize & 0x7F) >> 1);
+    let byte = if offset < BLOCKS.len() {
+        BLOCKS[offset]
+    } else {
+        0
+    };
+    (byte >> ((cp & 1) * 4)) & 0xF
+}
+
 /// Table class of a code point.
 #[inline]
 pub(crate) fn class_of(cp: u32) -> u8 {
     if cp < LIMIT {
-        let block = BLOCK_INDEX
-            .get((cp >> BLOCK_SHIFT) as usize)
-            .copied()
-            .unwrap_or(0);
-        let offset = ((block as usize) << (BLOCK_SHIFT - 1)) | ((cp as usize & 0x7F) >> 1);
-        let byte = BLOCKS.get(offset).copied().unwrap_or(0);
-        (byte >> ((cp & 1) * 4)) & 0xF
+        table_class(cp)
     } else {
         HIGH.iter()
             .find(|r| r.0 <= cp && cp <= r.1)
