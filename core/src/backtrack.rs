@@ -53,12 +53,17 @@ pub struct TokenTrie<'a> {
     /// with the 3-byte UTF-8 character `c`; each is a [`TrieStart`]-packed node, with the
     /// longest token among the prefixes it covers. Saves two probes per CJK token.
     pub starts: &'a [u64],
+    /// Empty, or the character edges: an open-addressing hash table of [`TrieChar`]-packed
+    /// `u64`s, its length a power of two, at most half full. One entry per node whose last
+    /// three bytes are a 3-byte UTF-8 character: the walk takes a whole CJK character in one
+    /// probe instead of three.
+    pub chars: &'a [u64],
 }
 
-/// Packing of a [`TokenTrie::starts`] entry: `PRESENT | leaf << 62 | best_len << 44 | best <<
-/// 22 | node`, where `node` is the trie node after the 2 or 3 bytes, and `best` the longest
-/// reachable token of `best_len` bytes among their prefixes; 0 when no token has them as
-/// prefix.
+/// Packing of a [`TokenTrie::starts`] entry: `PRESENT | leaf << 62 | partial << 61 | best_len
+/// << 44 | best << 22 | node`, where `node` is the trie node after the 2 or 3 bytes, and `best`
+/// the longest reachable token of `best_len` bytes among their prefixes; 0 when no token has
+/// them as prefix. `partial`: as [`TrieChar::PARTIAL`], for `node`.
 pub struct TrieStart;
 
 impl TrieStart {
@@ -68,11 +73,15 @@ impl TrieStart {
     pub const PRESENT: u64 = 1 << 63;
     /// Set when the node has no children.
     pub const LEAF: u64 = 1 << 62;
+    /// Set when a token ends one or two bytes into a 3-byte character after the node
+    /// ([`TrieChar::PARTIAL`]).
+    pub const PARTIAL: u64 = 1 << 61;
 
     /// The packed entry.
-    pub const fn entry(node: u32, best: u32, best_len: usize, leaf: bool) -> u64 {
+    pub const fn entry(node: u32, best: u32, best_len: usize, leaf: bool, partial: bool) -> u64 {
         Self::PRESENT
             | if leaf { Self::LEAF } else { 0 }
+            | if partial { Self::PARTIAL } else { 0 }
             | (best_len as u64 & 0xF) << 44
             | (best as u64 & TrieEdge::NODE_MASK) << 22
             | node as u64 & TrieEdge::NODE_MASK
@@ -99,13 +108,68 @@ impl TrieStart {
     /// The entry index of a text starting with a well-formed 3-byte UTF-8 character.
     #[inline(always)]
     pub const fn char3(b0: u8, b1: u8, b2: u8) -> Option<usize> {
-        if b0 & 0xF0 == 0xE0 && b1 & 0xC0 == 0x80 && b2 & 0xC0 == 0x80 {
-            let c =
-                ((b0 & 0xF) as usize) << 12 | ((b1 & 0x3F) as usize) << 6 | (b2 & 0x3F) as usize;
-            Some((1 << 16) + c)
-        } else {
-            None
+        match char3_code(b0, b1, b2) {
+            Some(c) => Some((1 << 16) + c as usize),
+            None => None,
         }
+    }
+}
+
+/// The 16 payload bits of a well-formed 3-byte UTF-8 sequence (lead `1110xxxx`, then two
+/// `10xxxxxx`), or `None`. Overlong forms and surrogates count: the tables key on bytes, and
+/// only the byte pattern matters for them.
+#[inline(always)]
+pub const fn char3_code(b0: u8, b1: u8, b2: u8) -> Option<u32> {
+    let w = b0 as u32 | (b1 as u32) << 8 | (b2 as u32) << 16;
+    if w & 0xC0_C0F0 == 0x80_80E0 {
+        Some((w & 0xF) << 12 | (w >> 2) & 0xFC0 | (w >> 16) & 0x3F)
+    } else {
+        None
+    }
+}
+
+/// Packing of one [`TokenTrie::chars`] entry: `OCCUPIED | leaf << 62 | partial << 61 | child
+/// << 38 | parent << 16 | char`, the edge from node `parent` on the three bytes of the
+/// character with payload bits `char` ([`char3_code`]) to node `child`.
+pub struct TrieChar;
+
+impl TrieChar {
+    /// Set in every used slot.
+    pub const OCCUPIED: u64 = 1 << 63;
+    /// Set when the child has no children.
+    pub const LEAF: u64 = 1 << 62;
+    /// Set when some token is the child's bytes and then one or two bytes of which the first is
+    /// a 3-byte lead (`0xE0..=0xEF`): a token may end inside the next character, so the walk
+    /// takes that character byte by byte.
+    pub const PARTIAL: u64 = 1 << 61;
+    const KEY_BITS: u32 = TrieEdge::NODE_BITS + 16;
+    const KEY_MASK: u64 = (1 << Self::KEY_BITS) - 1;
+
+    /// The key of the edge from `parent` on the character with payload `code`.
+    #[inline(always)]
+    pub const fn key(parent: u32, code: u32) -> u64 {
+        ((parent as u64) << 16 | code as u64 & 0xFFFF) & Self::KEY_MASK
+    }
+
+    /// The packed entry of a character edge.
+    pub const fn entry(parent: u32, code: u32, child: u32, leaf: bool, partial: bool) -> u64 {
+        Self::OCCUPIED
+            | if leaf { Self::LEAF } else { 0 }
+            | if partial { Self::PARTIAL } else { 0 }
+            | (child as u64 & TrieEdge::NODE_MASK) << Self::KEY_BITS
+            | Self::key(parent, code)
+    }
+
+    /// The child node of a packed entry.
+    #[inline(always)]
+    const fn child(entry: u64) -> u32 {
+        ((entry >> Self::KEY_BITS) & TrieEdge::NODE_MASK) as u32
+    }
+
+    /// The home slot of `key` in a table of `len` (a power of two) slots.
+    #[inline(always)]
+    pub const fn home(key: u64, len: usize) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & (len - 1)
     }
 }
 
@@ -176,6 +240,7 @@ impl TokenTrie<'_> {
         splits: &[],
         pair_filter: &[],
         starts: &[],
+        chars: &[],
     };
 
     /// True when the tables carry no trie.
@@ -205,9 +270,36 @@ impl TokenTrie<'_> {
         None
     }
 
-    /// The longest reachable token that `text` (non-empty) starts with, and its length.
+    /// The entry of the character edge from `parent` on the character with payload `code`.
+    #[inline(always)]
+    fn char_edge(&self, parent: u32, code: u32) -> Option<u64> {
+        let key = TrieChar::key(parent, code);
+        let mask = self.chars.len().wrapping_sub(1);
+        let mut slot = TrieChar::home(key, self.chars.len());
+        // As in `edge`: an empty slot ends every probe sequence.
+        for _ in 0..self.chars.len() {
+            let e = *self.chars.get(slot)?;
+            if e & TrieChar::OCCUPIED == 0 {
+                return None;
+            }
+            if e & TrieChar::KEY_MASK == key {
+                return Some(e);
+            }
+            slot = (slot + 1) & mask;
+        }
+        None
+    }
+
+    /// The longest reachable token that `text` starts with, and its length (`None` for an
+    /// empty text).
+    ///
+    /// The walk starts 2 or 3 bytes in ([`TokenTrie::starts`]). After a 3-byte character it
+    /// goes on a whole character per probe ([`TokenTrie::chars`]) while the text has 3-byte
+    /// characters and no token ends inside the next one (the `PARTIAL` flags); from the first
+    /// position where either fails, it goes byte by byte. Both walks see the same nodes at
+    /// character boundaries, so they find the same token.
     #[inline]
-    fn longest_prefix(&self, t: &Tables<'_>, text: &[u8]) -> Option<(u32, usize)> {
+    pub fn longest_prefix(&self, t: &Tables<'_>, text: &[u8]) -> Option<(u32, usize)> {
         let n_ids = t.n_ids();
         let first = *text.first()?;
         let mut node = *t.byte_ids.get(first as usize)?;
@@ -236,6 +328,35 @@ impl TokenTrie<'_> {
                 return Some(best);
             }
             node = TrieStart::node(start);
+            if from == 3 {
+                // Invariant: `node` spells `text[..from]`, and `partial` says whether a token
+                // may end inside the character after it.
+                let mut partial = start & TrieStart::PARTIAL != 0 || self.chars.is_empty();
+                while !partial {
+                    let (Some(&c0), Some(&c1), Some(&c2)) =
+                        (text.get(from), text.get(from + 1), text.get(from + 2))
+                    else {
+                        break;
+                    };
+                    let Some(code) = char3_code(c0, c1, c2) else {
+                        break;
+                    };
+                    // No edge: no token goes into this character at all.
+                    let Some(e) = self.char_edge(node, code) else {
+                        return Some(best);
+                    };
+                    let child = TrieChar::child(e);
+                    from += 3;
+                    if (child as usize) < n_ids {
+                        best = (child, from);
+                    }
+                    if e & TrieChar::LEAF != 0 {
+                        return Some(best);
+                    }
+                    node = child;
+                    partial = e & TrieChar::PARTIAL != 0;
+                }
+            }
         }
         for (i, &b) in text.iter().enumerate().skip(from) {
             let Some(e) = self.edge(node, b) else { break };
@@ -293,19 +414,21 @@ fn compatible(t: &Tables<'_>, trie: &TokenTrie<'_>, mut left: u32, mut right: u3
                 }
             }
         }
-        if left > right {
-            let Some((_, r)) = trie.split(left) else {
-                return true;
-            };
-            limit = left;
-            left = r;
+        // Undo the later-made (larger) token. Chosen without a branch: which side it is
+        // follows no pattern the predictor can learn (half the tests mispredicted it).
+        let undo_left = left > right;
+        let later = if undo_left { left } else { right };
+        let Some((l, r)) = trie.split(later) else {
+            // The larger of the two is a single byte, so both are.
+            return true;
+        };
+        limit = if undo_left {
+            left
         } else {
-            let Some((l, _)) = trie.split(right) else {
-                return true;
-            };
-            limit = right.saturating_add(1);
-            right = l;
-        }
+            right.saturating_add(1)
+        };
+        left = if undo_left { r } else { left };
+        right = if undo_left { right } else { l };
     }
 }
 

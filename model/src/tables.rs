@@ -324,6 +324,7 @@ impl TableData {
                 splits: leak(self.trie.splits),
                 pair_filter: leak(self.trie.pair_filter),
                 starts: leak(self.trie.starts),
+                chars: leak(self.trie.chars),
             },
         }))
     }

@@ -7,7 +7,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use picobpe::backtrack::{PairFilter, TrieEdge, TrieStart};
+use picobpe::backtrack::{char3_code, PairFilter, TrieChar, TrieEdge, TrieStart};
 use picobpe::PairMap;
 
 use crate::bpe::{pair_bpe, Merge};
@@ -27,6 +27,8 @@ pub struct TrieData {
     pub pair_filter: Vec<u64>,
     /// Walk starts after 2 bytes or a 3-byte character ([`TokenTrie::starts`]).
     pub starts: Vec<u64>,
+    /// Character edges ([`TokenTrie::chars`]).
+    pub chars: Vec<u64>,
 }
 
 impl TrieData {
@@ -59,6 +61,7 @@ impl TrieData {
             splits,
             pair_filter: pair_filter(&model.merges),
             starts: start_table(&nodes, &reachable),
+            chars: char_table(&nodes),
         }
     }
 }
@@ -112,6 +115,9 @@ impl<'m> Reachable<'m> {
 struct Nodes<'m> {
     number: FxHashMap<&'m [u8], u32>,
     has_children: FxHashSet<&'m [u8]>,
+    /// Prefixes `p` of tokens `p ++ x`, `x` one or two bytes starting with a 3-byte lead
+    /// ([`TrieChar::PARTIAL`]).
+    partial: FxHashSet<&'m [u8]>,
 }
 
 impl<'m> Nodes<'m> {
@@ -135,14 +141,26 @@ impl<'m> Nodes<'m> {
             .filter_map(|b| b.split_last().map(|(_, parent)| parent))
             .filter(|parent| !parent.is_empty())
             .collect();
+        let partial = reachable
+            .keys()
+            .flat_map(|&b| (1..=2).filter_map(move |k| b.len().checked_sub(k).map(|at| (b, at))))
+            .filter(|&(b, at)| at > 0 && (0xE0..=0xEF).contains(&b[at]))
+            .map(|(b, at)| &b[..at])
+            .collect();
         Some(Nodes {
             number,
             has_children,
+            partial,
         })
     }
 
     fn is_leaf(&self, bytes: &[u8]) -> bool {
         !self.has_children.contains(bytes)
+    }
+
+    /// A token may end one or two bytes into a 3-byte character after `bytes`.
+    fn is_partial(&self, bytes: &[u8]) -> bool {
+        self.partial.contains(bytes)
     }
 }
 
@@ -197,9 +215,43 @@ fn start_table(nodes: &Nodes<'_>, reachable: &Reachable<'_>) -> Vec<u64> {
             _ => continue,
         };
         let (best, best_len) = reachable.longest(bytes, bytes.len()).unwrap_or((0, 0));
-        starts[index] = TrieStart::entry(node, best, best_len, nodes.is_leaf(bytes));
+        starts[index] = TrieStart::entry(
+            node,
+            best,
+            best_len,
+            nodes.is_leaf(bytes),
+            nodes.is_partial(bytes),
+        );
     }
     starts
+}
+
+/// The character edge table ([`picobpe::TokenTrie::chars`]): one edge per node of four or
+/// more bytes whose last three bytes are a 3-byte UTF-8 character, at most half full.
+fn char_table(nodes: &Nodes<'_>) -> Vec<u64> {
+    let edges: Vec<(u64, u64)> = nodes
+        .number
+        .iter()
+        .filter_map(|(&bytes, &child)| {
+            let [.., a, b, c] = *bytes else { return None };
+            let parent = bytes.get(..bytes.len().checked_sub(3).filter(|&n| n > 0)?)?;
+            let code = char3_code(a, b, c)?;
+            let parent = nodes.number[parent];
+            let leaf = nodes.is_leaf(bytes);
+            let entry = TrieChar::entry(parent, code, child, leaf, nodes.is_partial(bytes));
+            Some((TrieChar::key(parent, code), entry))
+        })
+        .collect();
+    let len = (2 * edges.len()).next_power_of_two().max(2);
+    let mut table = vec![0u64; len];
+    for (key, entry) in edges {
+        let mut slot = TrieChar::home(key, len);
+        while table[slot] != 0 {
+            slot = (slot + 1) & (len - 1);
+        }
+        table[slot] = entry;
+    }
+    table
 }
 
 /// The Bloom filter of the merges' pairs ([`picobpe::TokenTrie::pair_filter`]): 16 bits per

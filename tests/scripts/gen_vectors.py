@@ -332,6 +332,38 @@ CORPUS_SLICES = {
 }
 
 
+def partial_char_text(shared: Path) -> str:
+    """Text around the tokens of cl100k_base and o200k_base that start with a 3-byte character
+    and end one or two bytes into another: each such token, its last character completed in
+    several ways, then a newline or an ideographic full stop. The encoders' trie walk takes whole characters at a time except
+    where these tokens may end (its PARTIAL flags), and only text like this tells the two apart."""
+    tokens = set()
+    for name in ["cl100k_base", "o200k_base"]:
+        ranks = tiktoken.load.load_tiktoken_bpe(str(shared / "tiktoken" / f"{name}.tiktoken"))
+        for tok in ranks:
+            try:
+                if len(tok) < 4 or len(tok[:3].decode("utf-8")) != 1:
+                    continue
+            except UnicodeDecodeError:
+                continue
+            for k in (1, 2):
+                if 0xE0 <= tok[-k] <= 0xEF:
+                    tokens.add(tok)
+    pieces = []
+    for tok in sorted(tokens):
+        tail = 2 if 0xE0 <= tok[-1] <= 0xEF else 1
+        for cont in [b"\x80", b"\x81", b"\x8c", b"\x96", b"\xa6", b"\xb8", b"\xbf"]:
+            completed = tok + (cont * tail if tail == 2 else cont)
+            for more in ["", tok[:3].decode("utf-8")]:
+                try:
+                    pieces.append(completed.decode("utf-8") + more)
+                except UnicodeDecodeError:
+                    pass
+    # Pieces must start with the 3-byte character for the walk to go by characters: a newline
+    # ends the piece before, an ideographic full stop starts the word's piece.
+    return "".join(p + ("\n" if i % 2 else "\u3002") for i, p in enumerate(pieces))
+
+
 def build_inputs(shared: Path, texts_dir: Path) -> dict[str, list[dict]]:
     sets: dict[str, list[dict]] = {}
 
@@ -389,6 +421,7 @@ def build_inputs(shared: Path, texts_dir: Path) -> dict[str, list[dict]]:
                               (" ", "\u2026 ")]:
             edge.append(before + word + after)
     inline.append(("window-edge-words", "".join(edge) * 3 + " Roger Chillingworth's arrival"))
+    inline.append(("partial-char-tokens", partial_char_text(shared)))
     fixtures += [{"name": n, "text": t} for n, t in inline]
     sets["fixtures"] = fixtures
 
