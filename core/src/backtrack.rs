@@ -27,6 +27,7 @@
 // Without the `backtrack` feature only the table types are used (baked tables name them).
 #![cfg_attr(not(feature = "backtrack"), allow(dead_code))]
 
+use crate::cache::PairMemo;
 use crate::tables::Tables;
 
 /// A token trie over the vocabulary's reachable ordinary tokens, for the longest token at a
@@ -437,8 +438,13 @@ pub const MAX_PIECE: usize = 512;
 
 /// Encode `piece` (1..=[`MAX_PIECE`] bytes) into `out` (at least `piece.len()` long) with the
 /// trie; returns the number of ids, or `None` if the tables have no trie or the piece does not
-/// fit the limits (the caller then merges pair by pair).
-pub(crate) fn encode(t: &Tables<'_>, piece: &[u8], out: &mut [u32]) -> Option<usize> {
+/// fit the limits (the caller then merges pair by pair). `memo` remembers pair tests.
+pub(crate) fn encode(
+    t: &Tables<'_>,
+    piece: &[u8],
+    out: &mut [u32],
+    memo: &mut PairMemo<'_>,
+) -> Option<usize> {
     let trie = &t.trie;
     let n = piece.len();
     if trie.is_empty() || n == 0 || n > MAX_PIECE || out.len() < n {
@@ -454,7 +460,11 @@ pub(crate) fn encode(t: &Tables<'_>, piece: &[u8], out: &mut [u32]) -> Option<us
         let end = pos + len;
         let fits = is_open(&open, end)
             && match k.checked_sub(1).and_then(|i| out.get(i)) {
-                Some(&last) => compatible(t, trie, last, token),
+                Some(&last) => memo.get(last, token).unwrap_or_else(|| {
+                    let ok = compatible(t, trie, last, token);
+                    memo.put(last, token, ok);
+                    ok
+                }),
                 None => true,
             };
         if fits {

@@ -23,6 +23,9 @@
 //! ([`CacheEntry`]'s `put`). Longer pieces and pieces of more ids are not cached. Single bytes
 //! are, although they are one table read anyway: the encoder's loop then need not branch on
 //! the piece's length.
+//!
+//! When the tables backtrack, the last lines of the cache hold a [`PairMemo`] instead: lines
+//! marked so that neither kind of line is ever read as the other.
 
 use crate::slice_ops;
 
@@ -380,6 +383,130 @@ impl Default for CacheEntry {
     }
 }
 
+/// The top byte of both ways' `key.hi` in a pair-memo line ([`PairMemo`]). A piece line never
+/// has it in its second way: a short key's top byte is its length (0–15), a wide key's second
+/// half's its length (1–31). So no piece lookup takes a memo line, and the memo takes no piece
+/// line for its own, whatever lengths the caller gives the cache from one call to the next.
+const MEMO_MARK: u64 = 0xFF << 56;
+
+const MEMO_WAY: Way = Way {
+    key: CacheKey {
+        lo: 0,
+        hi: MEMO_MARK,
+    },
+    ids: [0; CACHE_IDS],
+};
+
+/// Lanes (memo entries) per memo line: the ids of both ways.
+const MEMO_LANES: usize = 2 * CACHE_IDS;
+
+impl CacheEntry {
+    /// An empty memo line.
+    const MEMO_EMPTY: CacheEntry = CacheEntry {
+        ways: [MEMO_WAY; 2],
+    };
+
+    /// This line is a memo line.
+    #[inline(always)]
+    fn is_memo(&self) -> bool {
+        self.ways[0].key.hi >> 56 == 0xFF && self.ways[1].key.hi >> 56 == 0xFF
+    }
+}
+
+/// A memo of the backtracking encoder's pair tests (`crate::backtrack`), in the last lines of
+/// the piece cache: whether BPE on the bytes of two tokens gives back those two tokens.
+/// Chinese and Japanese text asks about the same pairs again and again, and a test is a walk
+/// down both tokens' merge trees.
+///
+/// Exact: a pair of ids below 2^18 is a 36-bit key; a bijection of it gives the line (the top
+/// bits), the lane (the next three) and the tag stored in the lane (the rest, with a valid bit
+/// and the answer), so a lane answers only for the pair that wrote it.
+pub(crate) struct PairMemo<'c> {
+    lines: &'c mut [CacheEntry],
+    /// log2 of `lines.len()` (at least [`PairMemo::MIN_BITS`]); unused when `lines` is empty.
+    bits: u32,
+}
+
+impl<'c> PairMemo<'c> {
+    /// Fewest memo lines, as a power of two: the tag must fit in 30 bits.
+    const MIN_BITS: u32 = 4;
+    /// Ids the memo keys (18 bits each).
+    const ID_BITS: u32 = 18;
+
+    /// Split the memo off the end of `cache` when `wanted`: the largest power of two of lines
+    /// that is at most a sixteenth of it, if that is at least 16 lines. Returns the piece lines
+    /// and the memo (empty when not wanted or the cache is too small).
+    pub(crate) fn split(
+        cache: &'c mut [CacheEntry],
+        wanted: bool,
+    ) -> (&'c mut [CacheEntry], PairMemo<'c>) {
+        let share = cache.len() / 16;
+        let bits = if wanted && share >= 1 << Self::MIN_BITS {
+            share.ilog2()
+        } else {
+            0
+        };
+        let len = if bits == 0 { 0 } else { 1usize << bits };
+        let at = cache.len() - len;
+        let (pieces, lines) = cache.split_at_mut(at);
+        (pieces, PairMemo { lines, bits })
+    }
+
+    /// The line, lane and stored value (answer bit clear) of the pair, or `None` when the memo
+    /// is empty or an id does not fit its key.
+    #[inline(always)]
+    fn slot(&self, left: u32, right: u32) -> Option<(usize, usize, u32)> {
+        if self.lines.is_empty() || (left | right) >> Self::ID_BITS != 0 {
+            return None;
+        }
+        const KEY_BITS: u32 = 2 * PairMemo::ID_BITS;
+        const KEY_MASK: u64 = (1 << KEY_BITS) - 1;
+        let k = u64::from(left) << Self::ID_BITS | u64::from(right);
+        // Multiplying by an odd number and an xor-shift are both bijections of 36-bit values.
+        let h = k.wrapping_mul(0x9E37_79B9_7F4A_7C15) & KEY_MASK;
+        let h = h ^ (h >> 19);
+        let tag_bits = KEY_BITS - self.bits - MEMO_LANES.ilog2();
+        let line = (h >> (KEY_BITS - self.bits)) as usize;
+        let lane = (h >> tag_bits) as usize & (MEMO_LANES - 1);
+        let tag = (h & ((1 << tag_bits) - 1)) as u32;
+        Some((line, lane, 1 << 31 | tag << 1))
+    }
+
+    /// The remembered answer for the pair, if any.
+    #[inline(always)]
+    pub(crate) fn get(&self, left: u32, right: u32) -> Option<bool> {
+        let (line, lane, want) = self.slot(left, right)?;
+        let entry = self.lines.get(line)?;
+        let value = *entry
+            .ways
+            .get(lane / CACHE_IDS)?
+            .ids
+            .get(lane % CACHE_IDS)?;
+        (entry.is_memo() && value & !1 == want).then_some(value & 1 != 0)
+    }
+
+    /// Remember the answer for the pair (a line that is not yet a memo line becomes one).
+    #[inline(always)]
+    pub(crate) fn put(&mut self, left: u32, right: u32, compatible: bool) {
+        let Some((line, lane, want)) = self.slot(left, right) else {
+            return;
+        };
+        let Some(entry) = self.lines.get_mut(line) else {
+            return;
+        };
+        if !entry.is_memo() {
+            *entry = CacheEntry::MEMO_EMPTY;
+        }
+        if let Some(id) = entry
+            .ways
+            .get_mut(lane / CACHE_IDS)
+            .and_then(|w| w.ids.get_mut(lane % CACHE_IDS))
+        {
+            *id = want | u32::from(compatible);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -533,6 +660,81 @@ mod tests {
             for n in [1usize, 7, 4096] {
                 assert!(key(piece).line(n) < n);
             }
+        }
+    }
+
+    #[test]
+    fn the_pair_memo_answers_only_for_the_pair_that_wrote_it() {
+        // 16 memo lines (the fewest): 8 lanes each, so 128 slots for the pairs below, and
+        // many pairs share a slot; a slot answers only for the last pair written to it.
+        let mut cache = vec![CacheEntry::EMPTY; 16 * 16];
+        let (pieces, mut memo) = PairMemo::split(&mut cache, true);
+        assert_eq!(pieces.len(), 240);
+        let pairs: Vec<(u32, u32)> = (0..2_000u32)
+            .map(|i| {
+                (
+                    i.wrapping_mul(7919) % 200_000,
+                    i.wrapping_mul(104_729) % 200_000,
+                )
+            })
+            .collect();
+        let answer = |l: u32, r: u32| (l.wrapping_mul(31) ^ r) >> 3 & 1 == 0;
+        for &(l, r) in &pairs {
+            memo.put(l, r, answer(l, r));
+            assert_eq!(memo.get(l, r), Some(answer(l, r)));
+        }
+        let mut kept = 0;
+        for &(l, r) in &pairs {
+            if let Some(a) = memo.get(l, r) {
+                assert_eq!(a, answer(l, r), "({l}, {r})");
+                kept += 1;
+            }
+        }
+        assert!((100..=128).contains(&kept), "{kept}");
+        // Ids the key cannot hold are never remembered.
+        memo.put(1 << 18, 5, true);
+        assert_eq!(memo.get(1 << 18, 5), None);
+        // No memo when not wanted, or in a cache of fewer than 256 lines.
+        let mut small = vec![CacheEntry::EMPTY; 255];
+        assert!(PairMemo::split(&mut small, true).1.lines.is_empty());
+        assert!(PairMemo::split(&mut cache, false).1.lines.is_empty());
+    }
+
+    #[test]
+    fn memo_lines_and_piece_lines_never_answer_for_each_other() {
+        let mut line = CacheEntry::EMPTY;
+        line.put(key(b" the"), &[262]);
+        line.put(
+            key(b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"),
+            &[u32::MAX >> 8; 4],
+        );
+        assert!(!line.is_memo());
+        let mut wide = CacheEntry::EMPTY;
+        let long = [0xFFu8; CACHE_WIDE_PIECE];
+        wide.put_wide(WideKey::of(&long).expect("fits"), &[1, 2, 3, 4, 5, 6, 7, 8]);
+        assert!(
+            !wide.is_memo(),
+            "a wide key's second half carries its length"
+        );
+        // A memo in these lines finds nothing, and writing it turns them into memo lines
+        // that answer no piece lookup.
+        let mut lines = vec![line; 16];
+        let mut memo = PairMemo {
+            lines: &mut lines,
+            bits: 4,
+        };
+        for l in 0..64 {
+            assert_eq!(memo.get(l, l + 1), None);
+            memo.put(l, l + 1, true);
+        }
+        for e in memo.lines.iter() {
+            assert!(e.is_memo());
+            assert_eq!(get(e, b" the"), None);
+            assert_eq!(get(e, &[0xFF; 15]), None);
+            let mut out = [0u32; 8];
+            assert!(e
+                .emit_wide(WideKey::of(&long).expect("fits"), &mut out, 0)
+                .is_none());
         }
     }
 }

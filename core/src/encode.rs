@@ -13,7 +13,7 @@
 //! gives exactly the ids a one-shot call would have given.
 
 use crate::bpe::{self, STACK_PIECE};
-use crate::cache::{self, CacheEntry, CacheKey, WideKey, CACHE_IDS};
+use crate::cache::{self, CacheEntry, CacheKey, PairMemo, WideKey, CACHE_IDS};
 use crate::error::EncodeError;
 use crate::hash;
 use crate::pretok::{self, AsciiPiece, Pattern, Step};
@@ -67,7 +67,10 @@ impl<'t> Tokenizer<'t> {
     /// the same as without it. Start with every line [`CacheEntry::EMPTY`] and keep the cache
     /// with the tables it was filled from; any number of lines works, and more lines hold more
     /// of a text's distinct pieces (`host-trainer encode` uses 16 384 lines = 1 MiB, the
-    /// benchmark 262 144 = 16 MiB). Empty `cache`: no caching.
+    /// benchmark 262 144 = 16 MiB). Empty `cache`: no caching. When the tables backtrack
+    /// (host-built, `backtrack` feature) and the cache has at least 256 lines, its last
+    /// sixteenth (rounded down to a power of two) holds a memo of the backtracking encoder's
+    /// pair tests instead of pieces: most of Chinese and Japanese text's tests are repeats.
     pub fn encode_cached(
         &self,
         text: &[u8],
@@ -146,7 +149,7 @@ impl<'t> Tokenizer<'t> {
         let mut written = 0usize;
         // The cache with the cached fast loop's work area, set up once per call rather than
         // per loop entry (which, in text that is not mostly ASCII, is once per piece or two).
-        let mut ahead = Lookahead::new(cache);
+        let mut ahead = Lookahead::new(cache, cfg!(feature = "backtrack") && !t.trie.is_empty());
         while pos < text.len() {
             // Stage 1: where does the ordinary text end?
             let boundary = if use_specials {
@@ -202,7 +205,7 @@ impl<'t> Tokenizer<'t> {
                     },
                 };
                 let piece = segment.get(pos..end).unwrap_or(&[]);
-                match self.encode_piece(piece, key, out, written, ahead.cache) {
+                match self.encode_piece(piece, key, out, written, ahead.cache, &mut ahead.memo) {
                     Ok(n) => written += n,
                     Err(needed) => {
                         return Err(if written == 0 && needed > out.len() {
@@ -297,6 +300,7 @@ impl<'t> Tokenizer<'t> {
         ahead: &mut Lookahead<'_>,
     ) -> (usize, usize, Option<AsciiPiece>) {
         let cache = &mut *ahead.cache;
+        let memo = &mut ahead.memo;
         let lines = cache::short_lines(cache.len());
         loop {
             // Stage 1: split ahead, recording each piece's key (which holds its length) and
@@ -335,7 +339,7 @@ impl<'t> Tokenizer<'t> {
                     Some(done) => done,
                     None => {
                         let piece = text.get(pos..pos + len).unwrap_or(&[]);
-                        self.fast_loop_miss(piece, ckey, line, out, written, cache)
+                        self.fast_loop_miss(piece, ckey, line, out, written, cache, memo)
                     }
                 };
                 match done {
@@ -357,6 +361,8 @@ impl<'t> Tokenizer<'t> {
     /// which a wide line may hold or take. Out of line: inlined, it would crowd the loop's hit
     /// path. Returns like `encode_piece`.
     #[inline(never)]
+    // The loop's state goes in registers: a struct of cache, memo, key and line would not.
+    #[allow(clippy::too_many_arguments)]
     fn fast_loop_miss(
         &self,
         piece: &[u8],
@@ -365,11 +371,12 @@ impl<'t> Tokenizer<'t> {
         out: &mut [u32],
         at: usize,
         cache: &mut [CacheEntry],
+        memo: &mut PairMemo<'_>,
     ) -> Result<usize, usize> {
         if !key.is_ascii() {
-            return self.encode_piece(piece, 0, out, at, cache);
+            return self.encode_piece(piece, 0, out, at, cache, memo);
         }
-        self.uncached_piece(piece, 0, out, at).inspect(|&k| {
+        self.uncached_piece(piece, 0, out, at, memo).inspect(|&k| {
             if let (Some(entry), Some(ids)) = (cache.get_mut(line), out.get(at..at + k)) {
                 entry.put(key, ids);
             }
@@ -391,6 +398,7 @@ impl<'t> Tokenizer<'t> {
         out: &mut [u32],
         at: usize,
         cache: &mut [CacheEntry],
+        memo: &mut PairMemo<'_>,
     ) -> Result<usize, usize> {
         // The short line, then the wide line, then the tables; the result goes where it fits.
         // A piece of up to 15 bytes with 5–8 ids goes to a wide line too, when it is not all
@@ -413,7 +421,7 @@ impl<'t> Tokenizer<'t> {
                 return done;
             }
         }
-        let n = self.uncached_piece(piece, key, out, at)?;
+        let n = self.uncached_piece(piece, key, out, at, memo)?;
         let ids = out.get(at..at + n).unwrap_or(&[]);
         match (short_key, wide_key) {
             (Some((k, line)), _) if n <= CACHE_IDS => {
@@ -440,6 +448,7 @@ impl<'t> Tokenizer<'t> {
         key: u64,
         out: &mut [u32],
         at: usize,
+        memo: &mut PairMemo<'_>,
     ) -> Result<usize, usize> {
         let t = self.tables;
         if let [b] = piece {
@@ -454,20 +463,28 @@ impl<'t> Tokenizer<'t> {
         if let Some(id) = t.piece_with_key(piece, key, hash) {
             return put_one(out, at, id);
         }
-        self.merge_piece(piece, out, at)
+        self.merge_piece(piece, out, at, memo)
     }
 
     /// Merge a piece that is not a whole token into `out[at..]` (see [`Tokenizer::encode_piece`]
     /// for the result).
     #[inline]
-    fn merge_piece(&self, piece: &[u8], out: &mut [u32], at: usize) -> Result<usize, usize> {
+    fn merge_piece(
+        &self,
+        piece: &[u8],
+        out: &mut [u32],
+        at: usize,
+        memo: &mut PairMemo<'_>,
+    ) -> Result<usize, usize> {
         let t = self.tables;
         let room = out.len().saturating_sub(at);
         let n = piece.len();
+        #[cfg(not(feature = "backtrack"))]
+        let _ = memo;
         #[cfg(feature = "backtrack")]
         if room >= n && (n >= BACKTRACK_MIN || !piece.is_ascii()) {
             let ids = out.get_mut(at..at + n).unwrap_or(&mut []);
-            if let Some(k) = crate::backtrack::encode(t, piece, ids) {
+            if let Some(k) = crate::backtrack::encode(t, piece, ids, memo) {
                 return Ok(k);
             }
         }
@@ -518,14 +535,20 @@ const BATCH: usize = 32;
 /// ([`Tokenizer::fast_loop_cached`]). Set up once per call (768 bytes).
 struct Lookahead<'c> {
     cache: &'c mut [CacheEntry],
+    /// The pair memo, split off the end of the caller's cache.
+    memo: PairMemo<'c>,
     keys: [CacheKey; BATCH],
     lines: [usize; BATCH],
 }
 
 impl<'c> Lookahead<'c> {
-    fn new(cache: &'c mut [CacheEntry]) -> Self {
+    /// The cache's lines, with a pair memo split off their end when `memo` (the tables can
+    /// backtrack).
+    fn new(cache: &'c mut [CacheEntry], memo: bool) -> Self {
+        let (cache, memo) = PairMemo::split(cache, memo);
         Lookahead {
             cache,
+            memo,
             keys: [CacheKey::EMPTY; BATCH],
             lines: [0; BATCH],
         }
