@@ -24,7 +24,7 @@
 //! are, although they are one table read anyway: the encoder's loop then need not branch on
 //! the piece's length.
 //!
-//! When the tables backtrack, the last lines of the cache hold a [`PairMemo`] instead: lines
+//! When the tables backtrack, the last lines of the cache hold a `PairMemo` instead: lines
 //! marked so that neither kind of line is ever read as the other.
 
 use crate::slice_ops;
