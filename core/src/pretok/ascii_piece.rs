@@ -7,14 +7,15 @@
 //! with a flag table; contractions by the full splitters' own contraction rules, run on the
 //! window. Besides ASCII it knows seven general-punctuation characters common in prose (dashes,
 //! curly quotes, the ellipsis: [`punct3`]), so that `don’t`, `“Well,”` and `said.”` stay on the
-//! fast path; and for cl100k, words of two-byte letters (Cyrillic, Greek, Arabic: [`LETTERS2`])
-//! that fit in the window. [`ascii_piece`] answers only when the piece and the character that ends it lie in
+//! fast path; and for cl100k, words of two-byte letters (Cyrillic, Greek, Arabic: [`LETTERS2`]),
+//! also after a two-byte prefix character such as a combining mark ([`PREFIX2`]), that fit in
+//! the window. [`ascii_piece`] answers only when the piece and the character that ends it lie in
 //! the 16-byte window and every character it had to classify is one it knows; otherwise it says
 //! `None` and the caller asks the full splitter ([`super::next_piece`]). Whenever it answers,
 //! the answer is the full splitter's for every continuation of the text (the deciding byte is
 //! inside the window), so it can never change a split, streaming or not.
 
-use super::unicode::{ascii_letters, in_range, HIGH_BITS, LETTERS2};
+use super::unicode::{ascii_letters, in_range, HIGH_BITS, LETTERS2, PREFIX2};
 use super::Pattern;
 
 /// A piece found by [`ascii_piece`].
@@ -80,7 +81,13 @@ fn punct3(third: u8) -> bool {
 /// A two-byte code point (U+0080..=U+07FF) is `\p{L}`.
 #[inline(always)]
 fn is_letter2(cp: u32) -> bool {
-    LETTERS2
+    in_bitmap(&LETTERS2, cp)
+}
+
+/// Bit `cp` of a two-byte-character bitmap ([`LETTERS2`], [`PREFIX2`]).
+#[inline(always)]
+fn in_bitmap(bitmap: &[u64; 32], cp: u32) -> bool {
+    bitmap
         .get((cp >> 6) as usize)
         .is_some_and(|w| w >> (cp & 63) & 1 != 0)
 }
@@ -133,6 +140,14 @@ impl Window<'_> {
     #[inline(always)]
     fn letter2_at(&self, i: usize) -> bool {
         self.two_byte_at(i).is_some_and(is_letter2)
+    }
+
+    /// A two-byte character that is neither `\p{L}` nor `\p{N}` ([`PREFIX2`]) starts at byte
+    /// `i` and ends in the window.
+    #[inline(always)]
+    fn prefix2_at(&self, i: usize) -> bool {
+        self.two_byte_at(i)
+            .is_some_and(|cp| in_bitmap(&PREFIX2, cp))
     }
 
     /// The first index at or after `i` that does not start an ASCII `[^\s\p{L}\p{N}]` byte or
@@ -280,13 +295,19 @@ fn word(pattern: Pattern, bytes: &[u8; W], w0: u64, letters: u64, p: usize) -> O
 
 /// A piece that starts with a non-ASCII character: a [`punct3`] character (in cl100k and o200k
 /// the prefix of a word of ASCII letters when one follows, else, and in gpt2, a punctuation run
-/// with its tail), or in cl100k a word that starts with a two-byte letter.
+/// with its tail), or in cl100k a word that starts with a two-byte letter or with a two-byte
+/// prefix character (a combining mark, `«`, a no-break space) and a letter.
 #[inline(never)]
 fn punct3_start(pattern: Pattern, bytes: &[u8; W]) -> Option<usize> {
     let w = Window(bytes);
     if !w.punct3_at(0) {
         return match pattern {
             Pattern::Cl100k if w.letter2_at(0) => cl100k_letters(&w, 2),
+            // A two-byte prefix character and a word: vowelled Arabic is a mark and a letter
+            // at a time.
+            Pattern::Cl100k if w.prefix2_at(0) && (w.flags(2) & LETTER != 0 || w.letter2_at(2)) => {
+                cl100k_letters(&w, 2)
+            }
             _ => None,
         };
     }
@@ -663,16 +684,31 @@ mod tests {
 
     /// Random words of two-byte letters (Cyrillic, Greek, Arabic, with ASCII letters mixed in)
     /// of 1–9 characters, between the separators the cl100k fast path must decide on: spaces,
-    /// punctuation, combining marks, Arabic-Indic digits, apostrophes, `«`, non-breaking spaces.
+    /// punctuation, combining marks, Arabic-Indic digits, apostrophes, `«`, no-break spaces,
+    /// superscript digits (`\p{N}`, not a prefix), U+0085 (whitespace).
     #[test]
     fn agrees_with_the_full_splitter_on_random_two_byte_words() {
         const LETTERS: [&str; 12] = [
             "\u{434}", "\u{41c}", "\u{44f}", "\u{3b1}", "\u{3a9}", "\u{3ac}", "\u{627}", "\u{644}",
             "\u{639}", "\u{17f}", "a", "Z",
         ];
-        const SEPARATORS: [&str; 12] = [
-            " ", " ", " ", ", ", ".\n", "\u{64b}", "\u{661}2", "'", "'\u{17f}", "\u{ab}", "\u{a0}",
+        const SEPARATORS: [&str; 16] = [
+            " ",
+            " ",
+            " ",
+            ", ",
+            ".\n",
+            "\u{64b}",
+            "\u{661}2",
+            "'",
+            "'\u{17f}",
+            "\u{ab}",
+            "\u{a0}",
             "\u{2014}",
+            "\u{64e}",
+            "\u{b2}",
+            "\u{85}",
+            "\u{64b}\u{651}",
         ];
         let mut next = random_below(0x6a09_e667_f3bc_c908);
         let strings = if cfg!(miri) { 3 } else { 2000 };

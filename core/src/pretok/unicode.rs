@@ -104,17 +104,24 @@ fn decode(text: &[u8], i: usize) -> Decoded {
 /// Arabic, Hebrew, ...): bit `cp % 64` of word `cp / 64` (the lead byte's low five bits pick
 /// the word, the continuation byte's low six the bit). Derived from the class tables at compile
 /// time, so it cannot disagree with [`class_of`].
-pub(crate) static LETTERS2: [u64; 32] = {
+pub(crate) static LETTERS2: [u64; 32] = two_byte_bitmap(L_MASK);
+
+/// The two-byte characters that are neither `\p{L}` nor `\p{N}` (combining marks, `«`, the
+/// no-break space, ...: cl100k's `[^\r\n\p{L}\p{N}]` prefix), as [`LETTERS2`].
+pub(crate) static PREFIX2: [u64; 32] = two_byte_bitmap(PRE_MASK);
+
+/// The two-byte characters whose class is in `mask`, as a bitmap (see [`LETTERS2`]).
+const fn two_byte_bitmap(mask: u16) -> [u64; 32] {
     let mut words = [0u64; 32];
     let mut cp = 0x80u32;
     while cp < 0x800 {
-        if L_MASK >> table_class(cp) & 1 != 0 {
+        if mask >> table_class(cp) & 1 != 0 {
             words[(cp >> 6) as usize] |= 1 << (cp & 63);
         }
         cp += 1;
     }
     words
-};
+}
 
 /// Class of a code point below `LIMIT` in the two-level table (block index, then a nibble per
 /// code point). A `const fn`, so [`LETTERS2`] is derived from the same lookup at compile time;
