@@ -8,14 +8,14 @@
 //! window. Besides ASCII it knows seven general-punctuation characters common in prose (dashes,
 //! curly quotes, the ellipsis: [`punct3`]), so that `don’t`, `“Well,”` and `said.”` stay on the
 //! fast path; and for cl100k, words of two-byte letters (Cyrillic, Greek, Arabic: [`LETTERS2`]),
-//! also after a two-byte prefix character such as a combining mark ([`PREFIX2`]), that fit in
-//! the window. [`ascii_piece`] answers only when the piece and the character that ends it lie in
+//! also after a two-byte prefix character such as a combining mark ([`PREFIX2`]), and of
+//! Hangul syllables ([`LETTERS3`]), that fit in the window. [`ascii_piece`] answers only when the piece and the character that ends it lie in
 //! the 16-byte window and every character it had to classify is one it knows; otherwise it says
 //! `None` and the caller asks the full splitter ([`super::next_piece`]). Whenever it answers,
 //! the answer is the full splitter's for every continuation of the text (the deciding byte is
 //! inside the window), so it can never change a split, streaming or not.
 
-use super::unicode::{ascii_letters, in_range, HIGH_BITS, LETTERS2, PREFIX2};
+use super::unicode::{ascii_letters, in_range, HIGH_BITS, LETTERS2, LETTERS3, PREFIX2};
 use super::Pattern;
 
 /// A piece found by [`ascii_piece`].
@@ -140,6 +140,18 @@ impl Window<'_> {
     #[inline(always)]
     fn letter2_at(&self, i: usize) -> bool {
         self.two_byte_at(i).is_some_and(is_letter2)
+    }
+
+    /// A three-byte letter of [`LETTERS3`] (Hangul syllables) starts at byte
+    /// `i` and ends in the window.
+    #[inline(always)]
+    fn letter3_at(&self, i: usize) -> bool {
+        let (b0, b1, b2) = (self.byte(i), self.byte(i + 1), self.byte(i + 2));
+        if i + 2 >= W || b0 & 0xF0 != 0xE0 || b1 & 0xC0 != 0x80 || b2 & 0xC0 != 0x80 {
+            return false;
+        }
+        let cp = u32::from(b0 & 0x0F) << 12 | u32::from(b1 & 0x3F) << 6 | u32::from(b2 & 0x3F);
+        LETTERS3.iter().any(|&(lo, hi)| (lo..=hi).contains(&cp))
     }
 
     /// A two-byte character that is neither `\p{L}` nor `\p{N}` ([`PREFIX2`]) starts at byte
@@ -295,14 +307,16 @@ fn word(pattern: Pattern, bytes: &[u8; W], w0: u64, letters: u64, p: usize) -> O
 
 /// A piece that starts with a non-ASCII character: a [`punct3`] character (in cl100k and o200k
 /// the prefix of a word of ASCII letters when one follows, else, and in gpt2, a punctuation run
-/// with its tail), or in cl100k a word that starts with a two-byte letter or with a two-byte
-/// prefix character (a combining mark, `«`, a no-break space) and a letter.
+/// with its tail), or in cl100k a word that starts with a two-byte letter, a [`LETTERS3`]
+/// letter, or a two-byte prefix character (a combining mark, `«`, a no-break space) and a
+/// letter.
 #[inline(never)]
 fn punct3_start(pattern: Pattern, bytes: &[u8; W]) -> Option<usize> {
     let w = Window(bytes);
     if !w.punct3_at(0) {
         return match pattern {
             Pattern::Cl100k if w.letter2_at(0) => cl100k_letters(&w, 2),
+            Pattern::Cl100k if w.letter3_at(0) => cl100k_letters(&w, 3),
             // A two-byte prefix character and a word: vowelled Arabic is a mark and a letter
             // at a time.
             Pattern::Cl100k if w.prefix2_at(0) && (w.flags(2) & LETTER != 0 || w.letter2_at(2)) => {
@@ -428,8 +442,8 @@ fn cl100k_rest(w: &Window<'_>) -> Option<usize> {
     // character and a word that starts with a two-byte letter (Cyrillic, Greek, Arabic, ...;
     // `'` only when it did not start a contraction, above).
     if !w.known(1) {
-        return if w.flags(0) & PREFIX != 0 && w.letter2_at(1) {
-            cl100k_letters(w, 3)
+        return if w.flags(0) & PREFIX != 0 && (w.letter2_at(1) || w.letter3_at(1)) {
+            cl100k_letters(w, 1)
         } else {
             None
         };
@@ -442,7 +456,8 @@ fn cl100k_rest(w: &Window<'_>) -> Option<usize> {
     numbers_punctuation_whitespace(w, NEWLINE)
 }
 
-/// The end of cl100k's `\p{L}++` continuing at byte `i`, over ASCII and two-byte letters; the
+/// The end of cl100k's `\p{L}++` continuing at byte `i`, over ASCII, two-byte and
+/// [`LETTERS3`] letters; the
 /// character that ends it must be one the fast path knows not to be a letter (ASCII, a
 /// [`punct3`] character, or a two-byte non-letter such as a combining mark or an Arabic digit).
 #[inline(always)]
@@ -452,6 +467,8 @@ fn cl100k_letters(w: &Window<'_>, mut i: usize) -> Option<usize> {
             i += 1;
         } else if w.letter2_at(i) {
             i += 2;
+        } else if w.letter3_at(i) {
+            i += 3;
         } else {
             break;
         }
@@ -682,17 +699,20 @@ mod tests {
         }
     }
 
-    /// Random words of two-byte letters (Cyrillic, Greek, Arabic, with ASCII letters mixed in)
+    /// Random words of two-byte letters (Cyrillic, Greek, Arabic, with ASCII letters, Hangul,
+    /// a CJK ideograph and a kana mixed in)
     /// of 1–9 characters, between the separators the cl100k fast path must decide on: spaces,
     /// punctuation, combining marks, Arabic-Indic digits, apostrophes, `«`, no-break spaces,
-    /// superscript digits (`\p{N}`, not a prefix), U+0085 (whitespace).
+    /// superscript digits (`\p{N}`, not a prefix), U+0085 (whitespace), the ideographic full
+    /// stop and space, U+D7A4 (just past the Hangul syllables: not a letter).
     #[test]
     fn agrees_with_the_full_splitter_on_random_two_byte_words() {
-        const LETTERS: [&str; 12] = [
+        const LETTERS: [&str; 17] = [
             "\u{434}", "\u{41c}", "\u{44f}", "\u{3b1}", "\u{3a9}", "\u{3ac}", "\u{627}", "\u{644}",
-            "\u{639}", "\u{17f}", "a", "Z",
+            "\u{639}", "\u{17f}", "a", "Z", "\u{d55c}", "\u{ac00}", "\u{d7a3}", "\u{4e2d}",
+            "\u{3042}",
         ];
-        const SEPARATORS: [&str; 16] = [
+        const SEPARATORS: [&str; 19] = [
             " ",
             " ",
             " ",
@@ -709,6 +729,9 @@ mod tests {
             "\u{b2}",
             "\u{85}",
             "\u{64b}\u{651}",
+            "\u{3002}",
+            "\u{d7a4}",
+            "\u{3000}",
         ];
         let mut next = random_below(0x6a09_e667_f3bc_c908);
         let strings = if cfg!(miri) { 3 } else { 2000 };
