@@ -430,11 +430,13 @@ pub(crate) struct PairMemo<'c> {
 impl<'c> PairMemo<'c> {
     /// Fewest memo lines, as a power of two: the tag must fit in 30 bits.
     const MIN_BITS: u32 = 4;
+    /// Most memo lines, as a power of two (1 GiB): line and lane bits stay within the key.
+    const MAX_BITS: u32 = 24;
     /// Ids the memo keys (18 bits each).
     const ID_BITS: u32 = 18;
 
     /// Split the memo off the end of `cache` when `wanted`: the largest power of two of lines
-    /// that is at most a sixteenth of it, if that is at least 16 lines. Returns the piece lines
+    /// that is at most a sixteenth of it (and at most 2^24), if that is at least 16 lines. Returns the piece lines
     /// and the memo (empty when not wanted or the cache is too small).
     pub(crate) fn split(
         cache: &'c mut [CacheEntry],
@@ -442,13 +444,15 @@ impl<'c> PairMemo<'c> {
     ) -> (&'c mut [CacheEntry], PairMemo<'c>) {
         let share = cache.len() / 16;
         let bits = if wanted && share >= 1 << Self::MIN_BITS {
-            share.ilog2()
+            share.ilog2().min(Self::MAX_BITS)
         } else {
             0
         };
         let len = if bits == 0 { 0 } else { 1usize << bits };
-        let at = cache.len() - len;
-        let (pieces, lines) = cache.split_at_mut(at);
+        // `len` is at most a sixteenth of the cache; the checked split only keeps a panic
+        // path out of the code (its `None` cannot happen, and would mean no caching).
+        let at = cache.len().saturating_sub(len);
+        let (pieces, lines) = cache.split_at_mut_checked(at).unwrap_or_default();
         (pieces, PairMemo { lines, bits })
     }
 
