@@ -136,7 +136,7 @@ pub struct TrieChar;
 
 impl TrieChar {
     /// Set in every used slot.
-    pub const OCCUPIED: u64 = 1 << 63;
+    pub const OCCUPIED: u64 = TrieEdge::OCCUPIED;
     /// Set when the child has no children.
     pub const LEAF: u64 = 1 << 62;
     /// Set when some token is the child's bytes and then one or two bytes of which the first is
@@ -254,41 +254,16 @@ impl TokenTrie<'_> {
     #[inline(always)]
     fn edge(&self, parent: u32, byte: u8) -> Option<u64> {
         let key = TrieEdge::key(parent, byte);
-        let mask = self.edges.len().wrapping_sub(1);
-        let mut slot = TrieEdge::home(key, self.edges.len());
-        // The table is never full, so an empty slot ends every probe sequence; the bound only
-        // keeps a corrupt table from looping.
-        for _ in 0..self.edges.len() {
-            let e = *self.edges.get(slot)?;
-            if e & TrieEdge::OCCUPIED == 0 {
-                return None;
-            }
-            if e & TrieEdge::KEY_MASK == key {
-                return Some(e);
-            }
-            slot = (slot + 1) & mask;
-        }
-        None
+        let home = TrieEdge::home(key, self.edges.len());
+        probe(self.edges, home, TrieEdge::KEY_MASK, key)
     }
 
     /// The entry of the character edge from `parent` on the character with payload `code`.
     #[inline(always)]
     fn char_edge(&self, parent: u32, code: u32) -> Option<u64> {
         let key = TrieChar::key(parent, code);
-        let mask = self.chars.len().wrapping_sub(1);
-        let mut slot = TrieChar::home(key, self.chars.len());
-        // As in `edge`: an empty slot ends every probe sequence.
-        for _ in 0..self.chars.len() {
-            let e = *self.chars.get(slot)?;
-            if e & TrieChar::OCCUPIED == 0 {
-                return None;
-            }
-            if e & TrieChar::KEY_MASK == key {
-                return Some(e);
-            }
-            slot = (slot + 1) & mask;
-        }
-        None
+        let home = TrieChar::home(key, self.chars.len());
+        probe(self.chars, home, TrieChar::KEY_MASK, key)
     }
 
     /// The longest reachable token that `text` starts with, and its length (`None` for an
@@ -394,6 +369,27 @@ impl TokenTrie<'_> {
     }
 }
 
+/// The entry whose `key_mask` bits are `key` in an open-addressing table of packed `u64`s
+/// (bit 63 set in every used slot; length a power of two), probing from slot `home`.
+#[inline(always)]
+fn probe(table: &[u64], home: usize, key_mask: u64, key: u64) -> Option<u64> {
+    let mask = table.len().wrapping_sub(1);
+    let mut slot = home;
+    // The table is never full, so an empty slot ends every probe sequence; the bound only
+    // keeps a corrupt table from looping.
+    for _ in 0..table.len() {
+        let e = *table.get(slot)?;
+        if e & TrieEdge::OCCUPIED == 0 {
+            return None;
+        }
+        if e & key_mask == key {
+            return Some(e);
+        }
+        slot = (slot + 1) & mask;
+    }
+    None
+}
+
 /// Whether BPE on the bytes of `left ++ right` yields `[left, right]`.
 ///
 /// Replays the two tokens' formation backwards in time. A state is the pair of tokens that
@@ -460,11 +456,7 @@ pub(crate) fn encode(
         let end = pos + len;
         let fits = is_open(&open, end)
             && match k.checked_sub(1).and_then(|i| out.get(i)) {
-                Some(&last) => memo.get(last, token).unwrap_or_else(|| {
-                    let ok = compatible(t, trie, last, token);
-                    memo.put(last, token, ok);
-                    ok
-                }),
+                Some(&last) => memo.answer(last, token, || compatible(t, trie, last, token)),
                 None => true,
             };
         if fits {

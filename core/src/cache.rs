@@ -476,38 +476,57 @@ impl<'c> PairMemo<'c> {
         Some((line, lane, 1 << 31 | tag << 1))
     }
 
-    /// The remembered answer for the pair, if any.
+    /// The answer for the pair: the remembered one, else `test()`'s, which is then remembered
+    /// (a line that is not yet a memo line becomes one). Pairs the memo cannot key are only
+    /// tested.
     #[inline(always)]
-    pub(crate) fn get(&self, left: u32, right: u32) -> Option<bool> {
-        let (line, lane, want) = self.slot(left, right)?;
-        let entry = self.lines.get(line)?;
-        let value = *entry
-            .ways
-            .get(lane / CACHE_IDS)?
-            .ids
-            .get(lane % CACHE_IDS)?;
-        (entry.is_memo() && value & !1 == want).then_some(value & 1 != 0)
+    pub(crate) fn answer(&mut self, left: u32, right: u32, test: impl FnOnce() -> bool) -> bool {
+        let place = self
+            .slot(left, right)
+            .and_then(|(line, lane, want)| Some((self.lines.get_mut(line)?, lane, want)));
+        if let Some((entry, lane, want)) = &place {
+            if let (true, Some(&value)) = (entry.is_memo(), entry.lane(*lane)) {
+                if value & !1 == *want {
+                    return value & 1 != 0;
+                }
+            }
+        }
+        let compatible = test();
+        if let Some((entry, lane, want)) = place {
+            if !entry.is_memo() {
+                *entry = CacheEntry::MEMO_EMPTY;
+            }
+            if let Some(value) = entry.lane_mut(lane) {
+                *value = want | u32::from(compatible);
+            }
+        }
+        compatible
     }
 
-    /// Remember the answer for the pair (a line that is not yet a memo line becomes one).
+    /// The remembered answer for the pair, if any (tests look without writing).
+    #[cfg(test)]
+    fn get(&self, left: u32, right: u32) -> Option<bool> {
+        let (line, lane, want) = self.slot(left, right)?;
+        let entry = self.lines.get(line)?;
+        let value = *entry.lane(lane)?;
+        (entry.is_memo() && value & !1 == want).then_some(value & 1 != 0)
+    }
+}
+
+impl CacheEntry {
+    /// Lane `lane` (0..8) of a memo line: the ids of way `lane / 4`.
     #[inline(always)]
-    pub(crate) fn put(&mut self, left: u32, right: u32, compatible: bool) {
-        let Some((line, lane, want)) = self.slot(left, right) else {
-            return;
-        };
-        let Some(entry) = self.lines.get_mut(line) else {
-            return;
-        };
-        if !entry.is_memo() {
-            *entry = CacheEntry::MEMO_EMPTY;
-        }
-        if let Some(id) = entry
-            .ways
-            .get_mut(lane / CACHE_IDS)
-            .and_then(|w| w.ids.get_mut(lane % CACHE_IDS))
-        {
-            *id = want | u32::from(compatible);
-        }
+    fn lane(&self, lane: usize) -> Option<&u32> {
+        self.ways.get(lane / CACHE_IDS)?.ids.get(lane % CACHE_IDS)
+    }
+
+    /// Lane `lane` of a memo line, to write.
+    #[inline(always)]
+    fn lane_mut(&mut self, lane: usize) -> Option<&mut u32> {
+        self.ways
+            .get_mut(lane / CACHE_IDS)?
+            .ids
+            .get_mut(lane % CACHE_IDS)
     }
 }
 
@@ -684,8 +703,9 @@ mod tests {
             .collect();
         let answer = |l: u32, r: u32| (l.wrapping_mul(31) ^ r) >> 3 & 1 == 0;
         for &(l, r) in &pairs {
-            memo.put(l, r, answer(l, r));
+            assert_eq!(memo.answer(l, r, || answer(l, r)), answer(l, r));
             assert_eq!(memo.get(l, r), Some(answer(l, r)));
+            assert_eq!(memo.answer(l, r, || panic!("remembered")), answer(l, r));
         }
         let mut kept = 0;
         for &(l, r) in &pairs {
@@ -696,7 +716,7 @@ mod tests {
         }
         assert!((100..=128).contains(&kept), "{kept}");
         // Ids the key cannot hold are never remembered.
-        memo.put(1 << 18, 5, true);
+        assert!(memo.answer(1 << 18, 5, || true));
         assert_eq!(memo.get(1 << 18, 5), None);
         // No memo when not wanted, or in a cache of fewer than 256 lines.
         let mut small = vec![CacheEntry::EMPTY; 255];
@@ -729,7 +749,7 @@ mod tests {
         };
         for l in 0..64 {
             assert_eq!(memo.get(l, l + 1), None);
-            memo.put(l, l + 1, true);
+            assert!(memo.answer(l, l + 1, || true));
         }
         for e in memo.lines.iter() {
             assert!(e.is_memo());
