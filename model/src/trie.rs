@@ -168,25 +168,35 @@ impl<'m> Nodes<'m> {
 /// or more bytes (a first byte's node is its byte id, where every walk starts), at most half
 /// full.
 fn edge_table(nodes: &Nodes<'_>) -> Vec<u64> {
-    let edge_count = nodes.number.keys().filter(|b| b.len() > 1).count();
-    let len = (2 * edge_count).next_power_of_two().max(2);
-    let mut edges = vec![0u64; len];
-    for (&bytes, &child) in &nodes.number {
-        let Some((&byte, parent)) = bytes.split_last() else {
-            continue;
-        };
-        if parent.is_empty() {
-            continue;
-        }
-        let parent = nodes.number[parent];
-        let entry = TrieEdge::entry(parent, byte, child, nodes.is_leaf(bytes));
-        let mut slot = TrieEdge::home(TrieEdge::key(parent, byte), len);
-        while edges[slot] != 0 {
+    let edges = nodes
+        .number
+        .iter()
+        .filter_map(|(&bytes, &child)| {
+            let (&byte, parent) = bytes.split_last()?;
+            if parent.is_empty() {
+                return None;
+            }
+            let parent = nodes.number[parent];
+            let entry = TrieEdge::entry(parent, byte, child, nodes.is_leaf(bytes));
+            Some((TrieEdge::key(parent, byte), entry))
+        })
+        .collect();
+    open_table(edges, TrieEdge::home)
+}
+
+/// An open-addressing table of `(key, entry)` pairs (no entry is 0), its length the power of
+/// two at least twice their number: each entry at slot `home(key, len)` or the next free one.
+fn open_table(entries: Vec<(u64, u64)>, home: impl Fn(u64, usize) -> usize) -> Vec<u64> {
+    let len = (2 * entries.len()).next_power_of_two().max(2);
+    let mut table = vec![0u64; len];
+    for (key, entry) in entries {
+        let mut slot = home(key, len);
+        while table[slot] != 0 {
             slot = (slot + 1) & (len - 1);
         }
-        edges[slot] = entry;
+        table[slot] = entry;
     }
-    edges
+    table
 }
 
 /// Per id, the longest reachable proper prefix of a reachable token, else `u32::MAX`
@@ -229,7 +239,7 @@ fn start_table(nodes: &Nodes<'_>, reachable: &Reachable<'_>) -> Vec<u64> {
 /// The character edge table ([`picobpe::TokenTrie::chars`]): one edge per node of four or
 /// more bytes whose last three bytes are a 3-byte UTF-8 character, at most half full.
 fn char_table(nodes: &Nodes<'_>) -> Vec<u64> {
-    let edges: Vec<(u64, u64)> = nodes
+    let edges = nodes
         .number
         .iter()
         .filter_map(|(&bytes, &child)| {
@@ -242,16 +252,7 @@ fn char_table(nodes: &Nodes<'_>) -> Vec<u64> {
             Some((TrieChar::key(parent, code), entry))
         })
         .collect();
-    let len = (2 * edges.len()).next_power_of_two().max(2);
-    let mut table = vec![0u64; len];
-    for (key, entry) in edges {
-        let mut slot = TrieChar::home(key, len);
-        while table[slot] != 0 {
-            slot = (slot + 1) & (len - 1);
-        }
-        table[slot] = entry;
-    }
-    table
+    open_table(edges, TrieChar::home)
 }
 
 /// The Bloom filter of the merges' pairs ([`picobpe::TokenTrie::pair_filter`]): 16 bits per
