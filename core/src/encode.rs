@@ -205,7 +205,7 @@ impl<'t> Tokenizer<'t> {
                     },
                 };
                 let piece = segment.get(pos..end).unwrap_or(&[]);
-                match self.encode_piece(piece, key, out, written, ahead.cache, &mut ahead.memo) {
+                match self.encode_piece(piece, key, out, written, &mut ahead.mem) {
                     Ok(n) => written += n,
                     Err(needed) => {
                         return Err(if written == 0 && needed > out.len() {
@@ -272,7 +272,7 @@ impl<'t> Tokenizer<'t> {
         written: usize,
         ahead: &mut Lookahead<'_>,
     ) -> (usize, usize, Option<AsciiPiece>) {
-        if ahead.cache.is_empty() {
+        if ahead.mem.pieces.is_empty() {
             fast_loop(self.tables, pattern, text, pos, out, written)
         } else {
             self.fast_loop_cached(pattern, text, pos, out, written, ahead)
@@ -299,9 +299,8 @@ impl<'t> Tokenizer<'t> {
         mut written: usize,
         ahead: &mut Lookahead<'_>,
     ) -> (usize, usize, Option<AsciiPiece>) {
-        let cache = &mut *ahead.cache;
-        let memo = &mut ahead.memo;
-        let lines = cache::short_lines(cache.len());
+        let mem = &mut ahead.mem;
+        let lines = cache::short_lines(mem.pieces.len());
         loop {
             // Stage 1: split ahead, recording each piece's key (which holds its length) and
             // line and prefetching the line.
@@ -315,7 +314,7 @@ impl<'t> Tokenizer<'t> {
                     break;
                 };
                 let line = ckey.line(lines);
-                if let Some(entry) = cache.get(line) {
+                if let Some(entry) = mem.pieces.get(line) {
                     cache::prefetch(entry);
                 }
                 if let (Some(key), Some(line_slot)) =
@@ -335,11 +334,15 @@ impl<'t> Tokenizer<'t> {
                 let len = ckey.len();
                 // Single bytes go through the cache too: a branch on the length would be
                 // mispredicted at every turn between words and punctuation.
-                let done = match cache.get(line).and_then(|e| e.emit(ckey, out, written)) {
+                let done = match mem
+                    .pieces
+                    .get(line)
+                    .and_then(|e| e.emit(ckey, out, written))
+                {
                     Some(done) => done,
                     None => {
                         let piece = text.get(pos..pos + len).unwrap_or(&[]);
-                        self.fast_loop_miss(piece, ckey, line, out, written, cache, memo)
+                        self.fast_loop_miss(piece, ckey, line, out, written, mem)
                     }
                 };
                 match done {
@@ -361,8 +364,6 @@ impl<'t> Tokenizer<'t> {
     /// which a wide line may hold or take. Out of line: inlined, it would crowd the loop's hit
     /// path. Returns like `encode_piece`.
     #[inline(never)]
-    // The loop's state goes in registers: a struct of cache, memo, key and line would not.
-    #[allow(clippy::too_many_arguments)]
     fn fast_loop_miss(
         &self,
         piece: &[u8],
@@ -370,20 +371,20 @@ impl<'t> Tokenizer<'t> {
         line: usize,
         out: &mut [u32],
         at: usize,
-        cache: &mut [CacheEntry],
-        memo: &mut PairMemo<'_>,
+        mem: &mut CacheMemory<'_>,
     ) -> Result<usize, usize> {
         if !key.is_ascii() {
-            return self.encode_piece(piece, 0, out, at, cache, memo);
+            return self.encode_piece(piece, 0, out, at, mem);
         }
+        let CacheMemory { pieces, memo } = mem;
         self.uncached_piece(piece, 0, out, at, memo).inspect(|&k| {
-            if let (Some(entry), Some(ids)) = (cache.get_mut(line), out.get(at..at + k)) {
+            if let (Some(entry), Some(ids)) = (pieces.get_mut(line), out.get(at..at + k)) {
                 entry.put(key, ids);
             }
         })
     }
 
-    /// Encode one piece into `out[at..]`: a cached piece (when `cache` has lines), a single
+    /// Encode one piece into `out[at..]`: a cached piece (when `mem` has piece lines), a single
     /// byte, a whole token, or merged pair by pair. `key` is the piece's
     /// [`hash::short_key`], or 0 when the caller does not know it. Returns the number of ids,
     /// or `Err(needed)`: the free room (in ids, counted from `out[0]`) this piece would need.
@@ -397,9 +398,12 @@ impl<'t> Tokenizer<'t> {
         key: u64,
         out: &mut [u32],
         at: usize,
-        cache: &mut [CacheEntry],
-        memo: &mut PairMemo<'_>,
+        mem: &mut CacheMemory<'_>,
     ) -> Result<usize, usize> {
+        let CacheMemory {
+            pieces: cache,
+            memo,
+        } = mem;
         // The short line, then the wide line, then the tables; the result goes where it fits.
         // A piece of up to 15 bytes with 5–8 ids goes to a wide line too, when it is not all
         // ASCII: those are common in scripts a vocabulary covers thinly (Greek, Korean in
@@ -531,12 +535,16 @@ const BACKTRACK_MIN: usize = 16;
 /// ([`Tokenizer::fast_loop_cached`]).
 const BATCH: usize = 32;
 
-/// The piece cache, with the cached fast loop's split-ahead pieces: their keys and cache lines
-/// ([`Tokenizer::fast_loop_cached`]). Set up once per call (768 bytes).
-struct Lookahead<'c> {
-    cache: &'c mut [CacheEntry],
-    /// The pair memo, split off the end of the caller's cache.
+/// The caller's cache memory: the piece lines, and the pair memo split off their end.
+struct CacheMemory<'c> {
+    pieces: &'c mut [CacheEntry],
     memo: PairMemo<'c>,
+}
+
+/// The cache memory, with the cached fast loop's split-ahead pieces: their keys and cache
+/// lines ([`Tokenizer::fast_loop_cached`]). Set up once per call (768 bytes).
+struct Lookahead<'c> {
+    mem: CacheMemory<'c>,
     keys: [CacheKey; BATCH],
     lines: [usize; BATCH],
 }
@@ -545,10 +553,9 @@ impl<'c> Lookahead<'c> {
     /// The cache's lines, with a pair memo split off their end when `memo` (the tables can
     /// backtrack).
     fn new(cache: &'c mut [CacheEntry], memo: bool) -> Self {
-        let (cache, memo) = PairMemo::split(cache, memo);
+        let (pieces, memo) = PairMemo::split(cache, memo);
         Lookahead {
-            cache,
-            memo,
+            mem: CacheMemory { pieces, memo },
             keys: [CacheKey::EMPTY; BATCH],
             lines: [0; BATCH],
         }
