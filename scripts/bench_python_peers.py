@@ -5,7 +5,7 @@ the reference) on the corpora `cargo xtask bench` measures, in the same table fo
 usage (from the repository root; `pip install tiktoken fastokens tokie`):
 
     python3 scripts/bench_python_peers.py [--encoding gpt2|cl100k_base|o200k_base]...
-        [--corpus NAME]... [--runs N] [--specials ordinary|all] [--cpu N] [FILE...]
+        [--corpus NAME]... [--runs N] [--specials ordinary|all] [--cpu N] [--cold] [FILE...]
 
 Single thread, enforced two ways before any tokenizer is imported: the process is pinned to one
 CPU (`os.sched_setaffinity`; tokie splits long inputs over `available_parallelism()` threads,
@@ -27,7 +27,11 @@ installed, so a tokie difference comes from tokie, not from the file.
 For every encoding and corpus each package's ids are compared with tiktoken's; a package that
 differs is reported as "ids differ at i" and not timed. Timing covers only the encode call
 (its return value is not converted); median of --runs runs, interleaved; MB/s = 10^6 input
-bytes per second. Corpora: ../shared/data/corpus (english, each multi/* by stem, `multi` =
+bytes per second. Every run encodes the same text again, so a package that remembers pieces
+across calls (fastokens keeps every piece, of any length) times mostly cache hits from the
+second run on; `--cold` builds a new instance (untimed) before every timed call, which is what
+encoding text not seen before costs (`cargo xtask bench --cold` does the same for the Rust
+columns). Corpora: ../shared/data/corpus (english, each multi/* by stem, `multi` =
 all concatenated) when present ($PICOBPE_SHARED_DATA replaces ../shared/data), else the committed
 tests/fixtures/train files of the same shape (1 MB English, 100 kB multi slices) with a note.
 """
@@ -229,10 +233,24 @@ def corpora(files: list[str], wanted: list[str]) -> tuple[str, list[tuple[str, s
 
 
 class Subject:
-    """name, ids(text) -> list[int] (checked), call(text) (timed; result not converted)."""
+    """name, ids(text) -> list[int] (checked), call(text) (timed; result not converted);
+    forget() (untimed, --cold) drops whatever the package remembers between calls."""
 
-    def __init__(self, name, ids, call, decode_bytes=None):
+    def __init__(self, name, ids, call, decode_bytes=None, forget=lambda: None):
         self.name, self.ids, self.call, self.decode_bytes = name, ids, call, decode_bytes
+        self.forget = forget
+
+
+class Fresh:
+    """A tokenizer object that can be rebuilt: `make()` gives a new instance, with empty caches
+    (fastokens keeps a per-instance cache of whole pieces, of any length, across calls)."""
+
+    def __init__(self, make):
+        self.make, self.obj = make, make()
+
+    def renew(self) -> None:
+        self.obj = None
+        self.obj = self.make()
 
 
 def subjects(name: str, mode: str) -> tuple[Subject, list]:
@@ -263,14 +281,16 @@ def subjects(name: str, mode: str) -> tuple[Subject, list]:
         # the issue's pattern string it falls back to a regex engine, ~3x slower on cl100k). No
         # gpt2 preset: the issue's pattern. Ids are checked against tiktoken either way.
         if name == "gpt2":
-            ft = fastokens.Tokenizer.from_tiktoken(str(rank_path), pattern=PATTERNS[name], special_tokens=special)
+            ft = Fresh(lambda: fastokens.Tokenizer.from_tiktoken(str(rank_path), pattern=PATTERNS[name],
+                                                                 special_tokens=special))
         else:
-            ft = fastokens.Tokenizer.from_tiktoken(str(rank_path), encoding=name, special_tokens=special)
+            ft = Fresh(lambda: fastokens.Tokenizer.from_tiktoken(str(rank_path), encoding=name,
+                                                                 special_tokens=special))
         if mode == "ordinary":
-            cols.append(Subject("fastokens", lambda t: list(ft.encode_ordinary(t).ids), ft.encode_ordinary))
+            call = lambda t: ft.obj.encode_ordinary(t)  # noqa: E731
         else:
-            call = lambda t: ft.encode(t, add_special_tokens=False)  # noqa: E731
-            cols.append(Subject("fastokens", lambda t: list(call(t).ids), call))
+            call = lambda t: ft.obj.encode(t, add_special_tokens=False)  # noqa: E731
+        cols.append(Subject("fastokens", lambda t: list(call(t).ids), call, forget=ft.renew))
     except ImportError:
         cols.append("n/a (not installed)")
     try:
@@ -278,9 +298,9 @@ def subjects(name: str, mode: str) -> tuple[Subject, list]:
 
         path = tokenizer_json(name, ranks, special, mode == "all")
         check_tokenizer_json(path, name, enc)
-        tk = tokie.Tokenizer.from_json(str(path))
-        call = lambda t: tk.encode(t, add_special_tokens=False)  # noqa: E731
-        cols.append(Subject("tokie", lambda t: list(call(t).ids), call))
+        tk = Fresh(lambda: tokie.Tokenizer.from_json(str(path)))
+        call = lambda t: tk.obj.encode(t, add_special_tokens=False)  # noqa: E731
+        cols.append(Subject("tokie", lambda t: list(call(t).ids), call, forget=tk.renew))
     except ImportError:
         cols.append("n/a (not installed)")
     return ref, cols
@@ -346,7 +366,7 @@ def timed(call, text: str) -> tuple[float, float]:
     return t1 - t0, c1 - c0
 
 
-def measure(enc_name, corpus, ref, cols, runs, ref_bytes):
+def measure(enc_name, corpus, ref, cols, runs, ref_bytes, cold=False):
     name, text = corpus
     nbytes = len(text.encode("utf-8"))
     want = ref.ids(text)
@@ -377,6 +397,8 @@ def measure(enc_name, corpus, ref, cols, runs, ref_bytes):
     subjects_ = [ref] + cols
     for _ in range(runs):
         for j in live:
+            if cold:
+                subjects_[j].forget()
             w, c = timed(subjects_[j].call, text)
             walls[j].append(w)
             cpus[j] += c
@@ -414,6 +436,8 @@ def main() -> int:
     ap.add_argument("--runs", "-n", type=int, default=5)
     ap.add_argument("--specials", choices=["ordinary", "all"], default="ordinary")
     ap.add_argument("--cpu", type=int, default=None, help="CPU to pin to (default: the last allowed)")
+    ap.add_argument("--cold", action="store_true",
+                    help="a new tokenizer instance (empty caches) before every timed call")
     ap.add_argument("files", nargs="*")
     a = ap.parse_args()
     cpu = single_thread(a.cpu)
@@ -437,13 +461,13 @@ def main() -> int:
             versions.append(f"{pkg} missing")
     print(where)
     print(f"{', '.join(versions)}; pinned to CPU {cpu}, RAYON_NUM_THREADS=1; median of {a.runs} runs, "
-          f"MB/s (10^6 input bytes/s), mode {a.specials}; load average at start: {loadavg()}")
+          f"MB/s (10^6 input bytes/s), mode {a.specials}{', cold caches' if a.cold else ''}; load average at start: {loadavg()}")
     rows = []
     for enc_name in encs:
         ref, cols = subjects(enc_name, a.specials)
         print(f"\n## {enc_name}")
         for corpus in texts:
-            row = measure(enc_name, corpus, ref, cols, a.runs, ref.decode_bytes)
+            row = measure(enc_name, corpus, ref, cols, a.runs, ref.decode_bytes, a.cold)
             rows.append(row)
             cells = " | ".join(f"{n} {cell_text(c)}" for n, c in zip(COLUMNS, row["cells"]))
             print(f"{enc_name:<12} {row['corpus']:<18} {row['bytes']:>10} B | {cells} | cpu/wall: "
@@ -451,7 +475,7 @@ def main() -> int:
     print(f"\nload average at end: {loadavg()}\n")
     mode = "ordinary (specials as text)" if a.specials == "ordinary" else "all specials recognized"
     print(f"MB/s, single thread (pinned to one CPU), median of {a.runs} runs, {mode} encoding, "
-          f"encode call only:\n")
+          f"{'a new instance (cold caches) per call, ' if a.cold else ''}encode call only:\n")
     head = ["encoding", "corpus", "MB"] + COLUMNS + ["best Python peer"]
     print("| " + " | ".join(head) + " |")
     print("|" + "|".join("---" if i < 2 else "---:" for i in range(len(head))) + "|")
