@@ -374,7 +374,7 @@ impl<'t> Tokenizer<'t> {
         mem: &mut CacheMemory<'_>,
     ) -> Result<usize, usize> {
         if !key.is_ascii() {
-            return self.encode_piece(piece, 0, out, at, mem);
+            return self.encode_piece_after_short(piece, 0, Some((key, line)), out, at, mem);
         }
         let CacheMemory { pieces, memo } = mem;
         self.uncached_piece(piece, 0, out, at, memo).inspect(|&k| {
@@ -400,23 +400,42 @@ impl<'t> Tokenizer<'t> {
         at: usize,
         mem: &mut CacheMemory<'_>,
     ) -> Result<usize, usize> {
-        let CacheMemory {
-            pieces: cache,
-            memo,
-        } = mem;
         // The short line, then the wide line, then the tables; the result goes where it fits.
         // A piece of up to 15 bytes with 5–8 ids goes to a wide line too, when it is not all
         // ASCII: those are common in scripts a vocabulary covers thinly (Greek, Korean in
         // cl100k_base), rare in ASCII text, where the extra probe after a miss would not pay.
-        let short = cache::short_lines(cache.len());
+        let short = cache::short_lines(mem.pieces.len());
         let short_key = CacheKey::of(piece)
             .filter(|_| short > 0)
             .map(|k| (k, k.line(short)));
         if let Some((k, line)) = short_key {
-            if let Some(done) = cache.get(line).and_then(|e| e.emit(k, out, at)) {
+            if let Some(done) = mem.pieces.get(line).and_then(|e| e.emit(k, out, at)) {
                 return done;
             }
         }
+        self.encode_piece_after_short(piece, key, short_key, out, at, mem)
+    }
+
+    /// [`Tokenizer::encode_piece`] once the piece's short line (`short_key`: its key and line,
+    /// `None` when it has none) has missed: the wide line, then the tables. The cached fast
+    /// loop comes here straight from its own short-line miss, so as not to probe that line
+    /// twice (a non-ASCII word with five or more ids, common in o200k_base Greek, lives in a
+    /// wide line and misses its short line every time).
+    #[inline]
+    fn encode_piece_after_short(
+        &self,
+        piece: &[u8],
+        key: u64,
+        short_key: Option<(CacheKey, usize)>,
+        out: &mut [u32],
+        at: usize,
+        mem: &mut CacheMemory<'_>,
+    ) -> Result<usize, usize> {
+        let CacheMemory {
+            pieces: cache,
+            memo,
+        } = mem;
+        let short = cache::short_lines(cache.len());
         let wide_key = WideKey::of(piece)
             .filter(|_| short < cache.len() && (short_key.is_none() || !piece.is_ascii()))
             .map(|k| (k, short + k.line(cache.len() - short)));

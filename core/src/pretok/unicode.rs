@@ -110,6 +110,13 @@ pub(crate) static LETTERS2: [u64; 32] = two_byte_bitmap(L_MASK);
 /// no-break space, ...: cl100k's `[^\r\n\p{L}\p{N}]` prefix), as [`LETTERS2`].
 pub(crate) static PREFIX2: [u64; 32] = two_byte_bitmap(PRE_MASK);
 
+/// The two-byte characters that are `\p{Lu}` or `\p{Lt}`: in o200k's uppercase class
+/// `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]` and not in its lowercase one (Cyrillic and Greek
+/// capitals), as [`LETTERS2`].
+pub(crate) static UPPER2: [u64; 32] = two_byte_bitmap(bit(LU) | bit(LT));
+/// The two-byte characters that are `\p{Ll}`: in o200k's lowercase class and not in its
+/// uppercase one, as [`LETTERS2`].
+pub(crate) static LOWER2: [u64; 32] = two_byte_bitmap(bit(LL));
 /// Ranges of three-byte characters that are all `\p{L}` (checked against the class tables at
 /// compile time): the Hangul syllables (U+AC00..=U+D7A3), of which Korean words are made. Not
 /// the CJK ideographs: Chinese and Japanese runs of letters are longer than the fast path's
