@@ -11,9 +11,10 @@
 //! quarters of the lines (`short_lines`) hold two *short* pieces each (1–[`CACHE_PIECE`]
 //! bytes, up to [`CACHE_IDS`] ids): two ways, each a 16-byte key (`CacheKey`: the bytes
 //! packed into two words with the length) and four ids. The last quarter holds one *wide*
-//! piece per line (up to [`CACHE_WIDE_PIECE`] bytes and [`CACHE_WIDE_IDS`] ids: the longer
-//! words of Russian, Greek or Korean text, and short pieces with more than four ids that are
-//! not all ASCII), its 32-byte key (`WideKey`) and eight ids spread over both ways.
+//! piece per line (up to [`CACHE_WIDE_PIECE`] bytes: the longer words of Russian, Greek or
+//! Korean text, and short pieces with more than four ids that are not all ASCII), its 32-byte
+//! key (`WideKey`) and its ids spread over both ways: up to [`CACHE_WIDE_IDS`] in 32-bit
+//! lanes, or up to [`CACHE_PACKED_IDS`] of 20 bits each (`PACKED` in the count byte).
 //!
 //! A lookup hits only when the stored key equals the piece's, so a hit returns exactly the ids
 //! the encoder would compute, and a miss costs only the recomputation. The top byte of a way's
@@ -39,8 +40,18 @@ pub const CACHE_IDS: usize = 4;
 /// there when they have more than [`CACHE_IDS`] ids).
 pub const CACHE_WIDE_PIECE: usize = 31;
 
-/// Most ids a cached wide piece may have.
+/// Most ids a cached wide piece may have when each is below 2^24 (one per 32-bit lane).
 pub const CACHE_WIDE_IDS: usize = 8;
+
+/// Most ids a cached wide piece may have when each is below 2^20 ([`PACKED_ID_LIMIT`]): 20
+/// bits each, six per way. Greek in cl100k_base has many words of 16–31 bytes and 9–12 ids.
+pub const CACHE_PACKED_IDS: usize = 12;
+
+/// Ids below this fit the packed wide format (every id of cl100k_base and o200k_base does).
+const PACKED_ID_LIMIT: u32 = 1 << 20;
+
+/// Flag in the count byte of a wide piece's first way: its ids are packed, 20 bits each.
+const PACKED: u32 = 0x40;
 
 /// Ids at or above this are never cached: the id count lives in the top byte of the first id.
 const ID_LIMIT: u32 = 1 << 24;
@@ -317,6 +328,14 @@ impl CacheEntry {
         if w0.key != key.a || w1.key != key.b || count & WIDE == 0 {
             return None;
         }
+        if count & PACKED != 0 {
+            let n = (count & !(WIDE | PACKED)) as usize;
+            let mut ids = [0u32; CACHE_PACKED_IDS];
+            let (lo, hi) = ids.split_at_mut(CACHE_PACKED_IDS / 2);
+            unpack20(&w0.ids, lo);
+            unpack20(&w1.ids, hi);
+            return Some(write_ids(out, at, ids.get(..n).unwrap_or(&[])));
+        }
         let n = (count & !WIDE) as usize;
         let mut ids = [0u32; CACHE_WIDE_IDS];
         let (lo, hi) = ids.split_at_mut(CACHE_IDS);
@@ -333,6 +352,23 @@ impl CacheEntry {
     #[inline]
     pub(crate) fn put_wide(&mut self, key: WideKey, ids: &[u32]) {
         let Some(lanes) = pack::<CACHE_WIDE_IDS>(ids, WIDE) else {
+            // More than eight ids: packed, when there are at most twelve, all below 2^20.
+            if (CACHE_WIDE_IDS + 1..=CACHE_PACKED_IDS).contains(&ids.len())
+                && ids.iter().all(|&id| id < PACKED_ID_LIMIT)
+            {
+                let (lo, hi) = ids.split_at(ids.len().min(CACHE_PACKED_IDS / 2));
+                let count = (WIDE | PACKED | ids.len() as u32) << 24;
+                self.ways = [
+                    Way {
+                        key: key.a,
+                        ids: pack20(lo, count),
+                    },
+                    Way {
+                        key: key.b,
+                        ids: pack20(hi, WIDE << 24),
+                    },
+                ];
+            }
             return;
         };
         let [a, b, c, d, e, f, g, h] = lanes;
@@ -362,6 +398,37 @@ fn pack<const N: usize>(ids: &[u32], flag: u32) -> Option<[u32; N]> {
         *first |= (flag | ids.len() as u32) << 24;
     }
     Some(lanes)
+}
+
+/// Up to six ids below 2^20 packed into a way's four lanes, 20 bits each, around the top byte
+/// of the first lane, which gets `mark` (the count byte, already shifted into place): the
+/// 128-bit value `r` holds the ids at bits 0, 20, .., 100 and the mark at bits 120–127, and
+/// the lanes are `r` rotated left by 32 bits, which puts bits 120–127 at the first lane's top
+/// byte.
+#[inline]
+fn pack20(ids: &[u32], mark: u32) -> [u32; CACHE_IDS] {
+    let mut r = u128::from(mark >> 24) << 120;
+    for (k, &id) in ids.iter().take(CACHE_PACKED_IDS / 2).enumerate() {
+        r |= u128::from(id & (PACKED_ID_LIMIT - 1)) << (20 * k);
+    }
+    let v = r.rotate_left(32);
+    [
+        v as u32,
+        (v >> 32) as u32,
+        (v >> 64) as u32,
+        (v >> 96) as u32,
+    ]
+}
+
+/// The six ids [`pack20`] packed into `lanes`, into `ids` (which takes as many as it has room
+/// for).
+#[inline]
+fn unpack20(lanes: &[u32; CACHE_IDS], ids: &mut [u32]) {
+    let [a, b, c, d] = lanes.map(u128::from);
+    let r = (a | b << 32 | c << 64 | d << 96).rotate_right(32);
+    for (k, id) in ids.iter_mut().enumerate() {
+        *id = (r >> (20 * k)) as u32 & (PACKED_ID_LIMIT - 1);
+    }
 }
 
 /// Copy `ids` to `out[at..]`: `Ok(ids.len())`, or `Err(at + ids.len())` when they do not fit.
@@ -611,11 +678,11 @@ mod tests {
     }
 
     fn get_wide(e: &CacheEntry, piece: &[u8]) -> Option<Vec<u32>> {
-        let mut out = [0u32; 12];
+        let mut out = [0u32; 2 + CACHE_PACKED_IDS];
         let key = WideKey::of(piece).expect("wide");
         match e.emit_wide(key, &mut out, 2)? {
             Ok(n) => Some(out[2..2 + n].to_vec()),
-            Err(_) => panic!("room for 10"),
+            Err(_) => panic!("room for {CACHE_PACKED_IDS}"),
         }
     }
 
@@ -644,7 +711,15 @@ mod tests {
         assert_eq!(get_wide(&s, piece), None);
         // Too many ids, or too short / long a piece: not cached.
         let mut f = CacheEntry::EMPTY;
-        f.put_wide(WideKey::of(piece).expect("wide"), &[1; CACHE_WIDE_IDS + 1]);
+        f.put_wide(
+            WideKey::of(piece).expect("wide"),
+            &[1; CACHE_PACKED_IDS + 1],
+        );
+        assert_eq!(get_wide(&f, piece), None);
+        f.put_wide(
+            WideKey::of(piece).expect("wide"),
+            &[PACKED_ID_LIMIT; CACHE_WIDE_IDS + 1],
+        );
         assert_eq!(get_wide(&f, piece), None);
         assert_eq!(WideKey::of(b""), None);
         assert_eq!(WideKey::of(b"thirty-two bytes are too many..."), None);
@@ -654,6 +729,36 @@ mod tests {
             e.emit_wide(WideKey::of(piece).expect("wide"), &mut small, 2),
             Some(Err(10))
         );
+    }
+
+    #[test]
+    fn a_wide_line_packs_nine_to_twelve_ids() {
+        let piece = "\u{3c0}\u{3b1}\u{3c1}\u{3b1}\u{3ba}\u{3bf}\u{3bb}\u{3bf}\u{3c5}\u{3b8}\u{3ce}"
+            .as_bytes();
+        for n in CACHE_WIDE_IDS + 1..=CACHE_PACKED_IDS {
+            // Every bit of every 20-bit field used, and ids that differ in each lane.
+            let ids: Vec<u32> = (0..n as u32)
+                .map(|k| (PACKED_ID_LIMIT - 1) ^ (k * 0x1_1111 % PACKED_ID_LIMIT))
+                .collect();
+            let mut e = CacheEntry::EMPTY;
+            e.put_wide(WideKey::of(piece).expect("wide"), &ids);
+            assert_eq!(get_wide(&e, piece), Some(ids.clone()), "{n} ids");
+            assert_eq!(get_wide(&e, &piece[..piece.len() - 1]), None);
+            // Neither way answers a short lookup, even for its own key.
+            let mut out = [0u32; 16];
+            assert_eq!(e.emit(e.ways[0].key, &mut out, 0), None);
+            assert_eq!(e.emit(e.ways[1].key, &mut out, 0), None);
+            // Not enough room: the room it would need.
+            assert_eq!(
+                e.emit_wide(WideKey::of(piece).expect("wide"), &mut out, 9),
+                Some(Err(9 + n))
+            );
+        }
+        // Eight ids or fewer keep the plain format, which takes ids up to 2^24.
+        let mut e = CacheEntry::EMPTY;
+        let big = [PACKED_ID_LIMIT, ID_LIMIT - 1, 3, 4, 5, 6, 7, 8];
+        e.put_wide(WideKey::of(piece).expect("wide"), &big);
+        assert_eq!(get_wide(&e, piece), Some(big.to_vec()));
     }
 
     #[test]
