@@ -401,7 +401,7 @@ impl<'t> Tokenizer<'t> {
         mem: &mut CacheMemory<'_>,
     ) -> Result<usize, usize> {
         // The short line, then the wide line, then the tables; the result goes where it fits.
-        // A piece of up to 15 bytes with 5–8 ids goes to a wide line too, when it is not all
+        // A piece of up to 15 bytes with 5–12 ids goes to a wide line too, when it is not all
         // ASCII: those are common in scripts a vocabulary covers thinly (Greek, Korean in
         // cl100k_base), rare in ASCII text, where the extra probe after a miss would not pay.
         let short = cache::short_lines(mem.pieces.len());
