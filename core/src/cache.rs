@@ -43,7 +43,7 @@ pub const CACHE_WIDE_PIECE: usize = 31;
 /// Most ids a cached wide piece may have when each is below 2^24 (one per 32-bit lane).
 pub const CACHE_WIDE_IDS: usize = 8;
 
-/// Most ids a cached wide piece may have when each is below 2^20 ([`PACKED_ID_LIMIT`]): 20
+/// Most ids a cached wide piece may have when each is below 2^20: 20
 /// bits each, six per way. Greek in cl100k_base has many words of 16–31 bytes and 9–12 ids.
 pub const CACHE_PACKED_IDS: usize = 12;
 
