@@ -505,32 +505,15 @@ fn cl100k_letters(w: &Window<'_>, mut i: usize) -> Option<usize> {
 /// answer.
 #[inline(always)]
 fn o200k_letters(w: &Window<'_>, start: usize) -> Option<usize> {
-    // Long words fill the window (a fifth of Greek ones); scanning them only to give up cost
-    // more than the short ones gained. Most words end at an ASCII byte, so give up at once
-    // when there is none after the first letter.
+    // Words of eight or more two-byte letters fill the window and end outside it (a fifth of
+    // Greek words). Most words end at an ASCII byte, so a window with none after the first
+    // letter is given up without scanning it.
     let after_first = (!read_word(w.0, 0) & HIGH_BITS) >> (8 * (start + 1));
     if after_first == 0 && !read_word(w.0, 8) & HIGH_BITS == 0 {
         return None;
     }
-    let mut i = start;
-    loop {
-        if w.byte(i).is_ascii_uppercase() {
-            i += 1;
-        } else if w.two_byte_at(i).is_some_and(|cp| in_bitmap(&UPPER2, cp)) {
-            i += 2;
-        } else {
-            break;
-        }
-    }
-    loop {
-        if w.byte(i).is_ascii_lowercase() {
-            i += 1;
-        } else if w.two_byte_at(i).is_some_and(|cp| in_bitmap(&LOWER2, cp)) {
-            i += 2;
-        } else {
-            break;
-        }
-    }
+    let capitals_end = cased_run_end(w, start, u8::is_ascii_uppercase, &UPPER2);
+    let i = cased_run_end(w, capitals_end, u8::is_ascii_lowercase, &LOWER2);
     if i == start {
         return None;
     }
@@ -545,6 +528,26 @@ fn o200k_letters(w: &Window<'_>, start: usize) -> Option<usize> {
         Some(i)
     } else {
         None
+    }
+}
+
+/// The end of the run at byte `i` of ASCII letters that `ascii` accepts and two-byte letters in
+/// `bitmap` ([`UPPER2`] or [`LOWER2`]), within the window.
+#[inline(always)]
+fn cased_run_end(
+    w: &Window<'_>,
+    mut i: usize,
+    ascii: fn(&u8) -> bool,
+    bitmap: &[u64; 32],
+) -> usize {
+    loop {
+        if ascii(&w.byte(i)) {
+            i += 1;
+        } else if w.two_byte_at(i).is_some_and(|cp| in_bitmap(bitmap, cp)) {
+            i += 2;
+        } else {
+            return i;
+        }
     }
 }
 
