@@ -358,11 +358,9 @@ impl<'t> Tokenizer<'t> {
     }
 
     /// A cache miss in the cached fast loop: `piece` (key `key`) was not in short line `line`.
-    /// An ASCII piece goes straight to the tables and then into that line (`encode_piece` would
-    /// probe the line again, and an ASCII piece of up to 15 bytes has no wide line); any other
-    /// piece goes through [`Tokenizer::encode_piece`], since it may have more than four ids,
-    /// which a wide line may hold or take. Out of line: inlined, it would crowd the loop's hit
-    /// path. Returns like `encode_piece`.
+    /// [`Tokenizer::encode_piece_after_short`] takes it from there (the wide line for a piece
+    /// that is not all ASCII, then the tables), without probing the short line again. Out of
+    /// line: inlined, it would crowd the loop's hit path. Returns like `encode_piece`.
     #[inline(never)]
     fn fast_loop_miss(
         &self,
@@ -373,15 +371,7 @@ impl<'t> Tokenizer<'t> {
         at: usize,
         mem: &mut CacheMemory<'_>,
     ) -> Result<usize, usize> {
-        if !key.is_ascii() {
-            return self.encode_piece_after_short(piece, 0, Some((key, line)), out, at, mem);
-        }
-        let CacheMemory { pieces, memo } = mem;
-        self.uncached_piece(piece, 0, out, at, memo).inspect(|&k| {
-            if let (Some(entry), Some(ids)) = (pieces.get_mut(line), out.get(at..at + k)) {
-                entry.put(key, ids);
-            }
-        })
+        self.encode_piece_after_short(piece, 0, Some((key, line)), out, at, mem)
     }
 
     /// Encode one piece into `out[at..]`: a cached piece (when `mem` has piece lines), a single
@@ -436,8 +426,12 @@ impl<'t> Tokenizer<'t> {
             memo,
         } = mem;
         let short = cache::short_lines(cache.len());
-        let wide_key = WideKey::of(piece)
-            .filter(|_| short < cache.len() && (short_key.is_none() || !piece.is_ascii()))
+        // Decide before packing the key (most misses are ASCII pieces with a short line), from
+        // the short key's bytes when there is one.
+        let not_ascii_or_long = short_key.is_none_or(|(k, _)| !k.is_ascii());
+        let wide_key = (short < cache.len() && not_ascii_or_long)
+            .then(|| WideKey::of(piece))
+            .flatten()
             .map(|k| (k, short + k.line(cache.len() - short)));
         if let Some((k, line)) = wide_key {
             if let Some(done) = cache.get(line).and_then(|e| e.emit_wide(k, out, at)) {
