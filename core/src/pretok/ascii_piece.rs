@@ -787,8 +787,8 @@ mod tests {
 
     /// Random words of two-byte letters (Cyrillic, Greek and Armenian capitals and small
     /// letters, Arabic, a titlecase and a modifier letter, with ASCII letters, Hangul, a CJK
-    /// ideograph and a kana mixed in) of 1–9 characters, between the separators the cl100k and
-    /// o200k fast paths must decide on: spaces, contractions,
+    /// ideograph and a kana mixed in) of 1–9 characters, between the separators the three
+    /// patterns' fast paths must decide on: spaces, contractions,
     /// punctuation, combining marks, Arabic-Indic digits, apostrophes, `«`, no-break spaces,
     /// superscript digits (`\p{N}`, not a prefix), U+0085 (whitespace), the ideographic full
     /// stop and space, U+D7A4 (just past the Hangul syllables: not a letter).
@@ -838,16 +838,13 @@ mod tests {
             // Before the gpt2 and o200k fast paths took two-byte words, they answered 1,735
             // and 1,547 times here.
             let least = match pattern {
-                Pattern::Gpt2 => strings * 5,
-                Pattern::Cl100k => strings * 5,
+                Pattern::Gpt2 | Pattern::Cl100k => strings * 5,
                 Pattern::O200k => strings * 3,
             };
-            if least > 0 {
-                assert!(
-                    answered > least,
-                    "{pattern:?}: answered only {answered} times"
-                );
-            }
+            assert!(
+                answered > least,
+                "{pattern:?}: answered only {answered} times"
+            );
         }
     }
 }
