@@ -21,7 +21,8 @@
 //! first id holds the piece's id count, with `WIDE` set in both ways of a wide piece, so
 //! neither kind of lookup can take the other kind's entry for its own (even if the caller
 //! changes the cache's length). Merged pieces are kept in preference to whole tokens
-//! ([`CacheEntry`]'s `put`). Longer pieces and pieces of more ids are not cached. Single bytes
+//! ([`CacheEntry`]'s `put`). Longer pieces and pieces of more ids go to the long-piece store
+//! (`crate::long_cache`) when the cache is large enough, else they are not cached. Single bytes
 //! are, although they are one table read anyway: the encoder's loop then need not branch on
 //! the piece's length.
 //!
@@ -347,10 +348,10 @@ impl CacheEntry {
         Some(write_ids(out, at, ids.get(..n).unwrap_or(&[])))
     }
 
-    /// Remember the wide piece `key` → `ids` in this (wide) line, replacing what it held
-    /// (ignored when the ids do not fit).
+    /// Remember the wide piece `key` → `ids` in this (wide) line, replacing what it held;
+    /// false (and the line unchanged) when the ids do not fit.
     #[inline]
-    pub(crate) fn put_wide(&mut self, key: WideKey, ids: &[u32]) {
+    pub(crate) fn put_wide(&mut self, key: WideKey, ids: &[u32]) -> bool {
         let Some(lanes) = pack::<CACHE_WIDE_IDS>(ids, WIDE) else {
             // More than eight ids: packed, when there are at most twelve, all below 2^20.
             if (CACHE_WIDE_IDS + 1..=CACHE_PACKED_IDS).contains(&ids.len())
@@ -368,8 +369,9 @@ impl CacheEntry {
                         ids: pack20(hi, WIDE << 24),
                     },
                 ];
+                return true;
             }
-            return;
+            return false;
         };
         let [a, b, c, d, e, f, g, h] = lanes;
         self.ways = [
@@ -382,6 +384,7 @@ impl CacheEntry {
                 ids: [e | WIDE << 24, f, g, h],
             },
         ];
+        true
     }
 }
 
@@ -441,6 +444,48 @@ fn write_ids(out: &mut [u32], at: usize, ids: &[u32]) -> Result<usize, usize> {
             Ok(n)
         }
         None => Err(at + n),
+    }
+}
+
+impl CacheEntry {
+    /// The line as sixteen 32-bit words in memory order (little-endian halves of each field):
+    /// word 3 holds the top four bytes of way 0's `key.hi`, word 11 those of way 1's, so the
+    /// top byte of each is the byte that tells the kinds of line apart (a short key's length,
+    /// a wide key's length, the memo's and the long-piece store's marks).
+    #[inline(always)]
+    pub(crate) fn words_of_line(&self) -> [u32; 16] {
+        let [a, b] = &self.ways;
+        let half = |x: u64| [x as u32, (x >> 32) as u32];
+        let ([a0, a1], [a2, a3], [a4, a5, a6, a7]) = (half(a.key.lo), half(a.key.hi), a.ids);
+        let ([b0, b1], [b2, b3], [b4, b5, b6, b7]) = (half(b.key.lo), half(b.key.hi), b.ids);
+        [
+            a0, a1, a2, a3, a4, a5, a6, a7, b0, b1, b2, b3, b4, b5, b6, b7,
+        ]
+    }
+
+    /// The line whose [`CacheEntry::words_of_line`] is `w`.
+    #[inline(always)]
+    pub(crate) fn from_words(w: &[u32; 16]) -> CacheEntry {
+        let [a0, a1, a2, a3, a4, a5, a6, a7, b0, b1, b2, b3, b4, b5, b6, b7] = *w;
+        let whole = |lo: u32, hi: u32| u64::from(lo) | u64::from(hi) << 32;
+        CacheEntry {
+            ways: [
+                Way {
+                    key: CacheKey {
+                        lo: whole(a0, a1),
+                        hi: whole(a2, a3),
+                    },
+                    ids: [a4, a5, a6, a7],
+                },
+                Way {
+                    key: CacheKey {
+                        lo: whole(b0, b1),
+                        hi: whole(b2, b3),
+                    },
+                    ids: [b4, b5, b6, b7],
+                },
+            ],
+        }
     }
 }
 

@@ -13,9 +13,10 @@
 //! gives exactly the ids a one-shot call would have given.
 
 use crate::bpe::{self, STACK_PIECE};
-use crate::cache::{self, CacheEntry, CacheKey, PairMemo, WideKey, CACHE_IDS};
+use crate::cache::{self, CacheEntry, CacheKey, PairMemo, WideKey, CACHE_IDS, CACHE_WIDE_PIECE};
 use crate::error::EncodeError;
 use crate::hash;
+use crate::long_cache::LongPieces;
 use crate::pretok::{self, AsciiPiece, Pattern, Step};
 use crate::slice_ops;
 use crate::special::{self, Boundary, FirstBytes, Specials};
@@ -71,6 +72,11 @@ impl<'t> Tokenizer<'t> {
     /// (host-built, `backtrack` feature) and the cache has at least 256 lines, its last
     /// sixteenth (rounded down to a power of two) holds a memo of the backtracking encoder's
     /// pair tests instead of pieces: most of Chinese and Japanese text's tests are repeats.
+    /// With at least 1,024 lines, the last line keeps a *long-piece store* in step from call
+    /// to call: after a call whose pieces too long (or of too many ids) for a line would need
+    /// at least a sixty-fourth of the lines, the next call sets aside a sixteenth to a half of
+    /// them (it only grows) for such pieces, up to 256 bytes each, with their bytes and ids
+    /// (the Chinese and Japanese runs between punctuation); see `core/src/long_cache.rs`.
     pub fn encode_cached(
         &self,
         text: &[u8],
@@ -424,6 +430,7 @@ impl<'t> Tokenizer<'t> {
         let CacheMemory {
             pieces: cache,
             memo,
+            long,
         } = mem;
         let short = cache::short_lines(cache.len());
         // Decide before packing the key (most misses are ASCII pieces with a short line), from
@@ -433,25 +440,41 @@ impl<'t> Tokenizer<'t> {
             .then(|| WideKey::of(piece))
             .flatten()
             .map(|k| (k, short + k.line(cache.len() - short)));
+        // The long-piece store, for what neither line kind can hold: pieces longer than a
+        // wide line, and those a wide line missed (which may have too many ids for one). Its
+        // index line is prefetched before the wide line is read, so the two loads overlap.
+        let long_piece =
+            long.is_tracking() && (piece.len() > CACHE_WIDE_PIECE || wide_key.is_some());
+        let long_hash = (long_piece && long.is_enabled()).then(|| LongPieces::hash(piece));
+        if let Some(h) = long_hash {
+            long.prefetch(h);
+        }
         if let Some((k, line)) = wide_key {
             if let Some(done) = cache.get(line).and_then(|e| e.emit_wide(k, out, at)) {
                 return done;
             }
         }
+        if let Some(h) = long_hash {
+            if let Some(done) = long.get(piece, h, out, at) {
+                return done;
+            }
+        }
         let n = self.uncached_piece(piece, key, out, at, memo)?;
         let ids = out.get(at..at + n).unwrap_or(&[]);
-        match (short_key, wide_key) {
+        let stored = match (short_key, wide_key) {
             (Some((k, line)), _) if n <= CACHE_IDS => {
                 if let Some(entry) = cache.get_mut(line) {
                     entry.put(k, ids);
                 }
+                true
             }
-            (_, Some((k, line))) => {
-                if let Some(entry) = cache.get_mut(line) {
-                    entry.put_wide(k, ids);
-                }
-            }
-            _ => {}
+            (_, Some((k, line))) => cache
+                .get_mut(line)
+                .is_some_and(|entry| entry.put_wide(k, ids)),
+            _ => false,
+        };
+        if long_piece && !stored {
+            long.put(piece, long_hash, ids);
         }
         Ok(n)
     }
@@ -548,10 +571,12 @@ const BACKTRACK_MIN: usize = 16;
 /// ([`Tokenizer::fast_loop_cached`]).
 const BATCH: usize = 32;
 
-/// The caller's cache memory: the piece lines, and the pair memo split off their end.
+/// The caller's cache memory: the piece lines, the long-piece store and the pair memo split
+/// off their end.
 struct CacheMemory<'c> {
     pieces: &'c mut [CacheEntry],
     memo: PairMemo<'c>,
+    long: LongPieces<'c>,
 }
 
 /// The cache memory, with the cached fast loop's split-ahead pieces: their keys and cache
@@ -567,8 +592,9 @@ impl<'c> Lookahead<'c> {
     /// backtrack).
     fn new(cache: &'c mut [CacheEntry], memo: bool) -> Self {
         let (pieces, memo) = PairMemo::split(cache, memo);
+        let (pieces, long) = LongPieces::split(pieces);
         Lookahead {
-            mem: CacheMemory { pieces, memo },
+            mem: CacheMemory { pieces, memo, long },
             keys: [CacheKey::EMPTY; BATCH],
             lines: [0; BATCH],
         }

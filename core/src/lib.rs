@@ -10,6 +10,7 @@ pub mod decode;
 pub mod encode;
 pub mod error;
 pub mod hash;
+mod long_cache;
 pub mod pretok;
 mod slice_ops;
 pub mod special;
