@@ -10,7 +10,8 @@
 //! fast path; and for gpt2 and cl100k, words of two-byte letters (Cyrillic, Greek, Arabic:
 //! [`LETTERS2`]) and of Hangul syllables ([`LETTERS3`]), in cl100k also after a two-byte prefix
 //! character such as a combining mark ([`PREFIX2`]), and for o200k words of cased two-byte
-//! letters ([`UPPER2`], [`LOWER2`]), that fit in the window. [`ascii_piece`] answers only when
+//! letters ([`UPPER2`], [`LOWER2`]) and of caseless ones ([`BOTH2`]: Arabic, Hebrew), that fit
+//! in the window. [`ascii_piece`] answers only when
 //! the piece and the character that ends it lie in the 16-byte window and every character it
 //! had to classify is one it knows; otherwise it says `None` and the caller asks the full
 //! splitter ([`super::next_piece`]). Whenever it answers,
@@ -18,8 +19,8 @@
 //! inside the window), so it can never change a split, streaming or not.
 
 use super::unicode::{
-    ascii_letters, class_of, in_range, HIGH_BITS, LETTERS2, LETTERS3, LOWER2, LOWER_MASK, PREFIX2,
-    UPPER2,
+    ascii_letters, class_of, in_range, BOTH2, HIGH_BITS, LETTERS2, LETTERS3, LOWER2, LOWER_MASK,
+    PREFIX2, UPPER2, UPPER_MASK,
 };
 use super::Pattern;
 
@@ -153,6 +154,13 @@ impl Window<'_> {
     fn cased2_at(&self, i: usize) -> bool {
         self.two_byte_at(i)
             .is_some_and(|cp| in_bitmap(&UPPER2, cp) || in_bitmap(&LOWER2, cp))
+    }
+
+    /// A two-byte letter or mark in both of o200k's letter classes ([`BOTH2`]: Arabic, Hebrew)
+    /// starts at byte `i` and ends in the window.
+    #[inline(always)]
+    fn caseless2_at(&self, i: usize) -> bool {
+        self.two_byte_at(i).is_some_and(|cp| in_bitmap(&BOTH2, cp))
     }
 
     /// No byte after byte `i` (`i < 7`) of the window is ASCII. Words of eight or more two-byte
@@ -333,7 +341,7 @@ fn word(pattern: Pattern, bytes: &[u8; W], w0: u64, letters: u64, p: usize) -> O
 /// the prefix of a word of ASCII letters when one follows, else, and in gpt2, a punctuation run
 /// with its tail), in gpt2 and cl100k a word that starts with a two-byte letter or a
 /// [`LETTERS3`] letter, in cl100k also a two-byte prefix character (a combining mark, `«`, a
-/// no-break space) and a letter, and in o200k a word of cased two-byte letters.
+/// no-break space) and a letter, and in o200k a word of cased or of caseless two-byte letters.
 #[inline(never)]
 fn punct3_start(pattern: Pattern, bytes: &[u8; W]) -> Option<usize> {
     let w = Window(bytes);
@@ -341,6 +349,7 @@ fn punct3_start(pattern: Pattern, bytes: &[u8; W]) -> Option<usize> {
         return match pattern {
             Pattern::Gpt2 | Pattern::Cl100k if w.letter2_at(0) => letter_run(&w, 2),
             Pattern::O200k if w.cased2_at(0) => o200k_letters(&w, 0),
+            Pattern::O200k if w.caseless2_at(0) => o200k_caseless(&w, 0),
             Pattern::Gpt2 | Pattern::Cl100k if w.letter3_at(0) => letter_run(&w, 3),
             // A two-byte prefix character and a word: vowelled Arabic is a mark and a letter
             // at a time.
@@ -382,6 +391,8 @@ fn ascii_rest(pattern: Pattern, bytes: &[u8; W]) -> Option<usize> {
         Pattern::O200k if w.known(1) => numbers_punctuation_whitespace(&w, NEWLINE | SLASH),
         // A prefix character and a word that starts with a cased two-byte letter.
         Pattern::O200k if w.flags(0) & PREFIX != 0 && w.cased2_at(1) => o200k_letters(&w, 1),
+        // A prefix character and a word of caseless two-byte letters (Arabic, Hebrew).
+        Pattern::O200k if w.flags(0) & PREFIX != 0 && w.caseless2_at(1) => o200k_caseless(&w, 1),
         Pattern::O200k => None,
     }
 }
@@ -534,6 +545,39 @@ fn o200k_letters(w: &Window<'_>, start: usize) -> Option<usize> {
     }
     // A two-byte capital would have been taken by the first run, so only `L` can go on.
     if LOWER_MASK >> class_of(w.two_byte_at(i)?) & 1 == 0 {
+        Some(i)
+    } else {
+        None
+    }
+}
+
+/// The end of o200k's word whose first character is byte `start`, when it is a run of two-byte
+/// letters and marks that are in both of o200k's classes ([`BOTH2`]: Arabic, Hebrew, with
+/// their vowel marks), ended by a character in neither class, then the optional contraction.
+/// `[U]*[L]+` takes the whole run: its first part takes every character, gives the last one
+/// back to `[L]+` (which needs one), and `[L]+` can take no more. The character that ends the
+/// run must be one the fast path knows: ASCII other than a letter, a [`punct3`] character, or
+/// a two-byte character that is not a letter or a mark (a digit, `،`); a run that goes on with
+/// a cased letter is given up.
+#[inline(always)]
+fn o200k_caseless(w: &Window<'_>, start: usize) -> Option<usize> {
+    if w.no_ascii_after(start) {
+        return None;
+    }
+    let mut i = start;
+    while w.caseless2_at(i) {
+        i += 2;
+    }
+    if w.byte(i) == b'\'' {
+        return o200k_contraction(w.0, i);
+    }
+    if w.ascii(i) {
+        return (w.flags(i) & LETTER == 0).then_some(i);
+    }
+    if w.punct3_at(i) {
+        return Some(i);
+    }
+    if (UPPER_MASK | LOWER_MASK) >> class_of(w.two_byte_at(i)?) & 1 == 0 {
         Some(i)
     } else {
         None

@@ -117,6 +117,9 @@ pub(crate) static UPPER2: [u64; 32] = two_byte_bitmap(bit(LU) | bit(LT));
 /// The two-byte characters that are `\p{Ll}`: in o200k's lowercase class and not in its
 /// uppercase one, as [`LETTERS2`].
 pub(crate) static LOWER2: [u64; 32] = two_byte_bitmap(bit(LL));
+/// The two-byte characters in both of o200k's letter classes (`\p{Lm}`, `\p{Lo}`, `\p{M}`: the
+/// letters and marks of Arabic, Hebrew, Syriac, Thaana, N'Ko), as [`LETTERS2`].
+pub(crate) static BOTH2: [u64; 32] = two_byte_bitmap(UPPER_MASK & LOWER_MASK);
 /// Ranges of three-byte characters that are all `\p{L}` (checked against the class tables at
 /// compile time): the Hangul syllables (U+AC00..=U+D7A3), of which Korean words are made. Not
 /// the CJK ideographs: Chinese and Japanese runs of letters are longer than the fast path's
