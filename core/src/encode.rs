@@ -72,7 +72,7 @@ impl<'t> Tokenizer<'t> {
     /// (host-built, `backtrack` feature) and the cache has at least 256 lines, its last
     /// sixteenth (rounded down to a power of two) holds a memo of the backtracking encoder's
     /// pair tests instead of pieces: most of Chinese and Japanese text's tests are repeats.
-    /// With at least 1,024 lines, the last line keeps a *long-piece store* in step from call
+    /// On 64-bit targets, with at least 1,024 lines, the last line keeps a *long-piece store* in step from call
     /// to call: after a call whose pieces too long (or of too many ids) for a line would need
     /// at least a sixty-fourth of the lines, the next call sets aside a sixteenth to a half of
     /// them (it only grows) for such pieces, up to 256 bytes each, with their bytes and ids

@@ -72,6 +72,16 @@ const MAX_RECORD_LINES: usize =
 /// Fewest lines a cache needs before part of it can hold long pieces.
 const MIN_LINES: usize = 1024;
 
+/// Whether the store exists at all: on 64-bit targets only. A lookup reads a record into a
+/// buffer of about 1.1 KiB on the stack, and the store's code is linked into every encoder
+/// (the cache is a run-time slice); on a 32-bit microcontroller, where encode's whole stack is
+/// under 1 KiB (`cargo xtask footprint`) and caches of 64 KiB are rare, it would cost more
+/// than it gives. Off, [`LongPieces::split`] takes no line and the compiler drops the rest.
+/// (So `cargo xtask panic-check`, a thumbv7m build, does not see the store, as it does not see
+/// the 64-bit fast loop; the store linked panic-free there at all three profiles before it was
+/// gated, and it indexes only through `get`, fixed-size arrays and `try_from`.)
+const ENABLED: bool = cfg!(target_pointer_width = "64");
+
 /// The store's sizes, as the shift of the piece lines' count: level `k` (1–4) gives it
 /// `lines >> SIZE_SHIFT[k - 1]` lines; level 0 none.
 const SIZE_SHIFT: [u32; 4] = [4, 3, 2, 1];
@@ -146,7 +156,7 @@ impl<'c> LongPieces<'c> {
         cache: &'c mut [CacheEntry],
         level: Option<u32>,
     ) -> (&'c mut [CacheEntry], LongPieces<'c>) {
-        let cursor_lines = usize::from(cache.len() >= MIN_LINES);
+        let cursor_lines = usize::from(ENABLED && cache.len() >= MIN_LINES);
         let (rest, cursor) = cache
             .split_at_mut_checked(cache.len() - cursor_lines)
             .unwrap_or_default();
@@ -178,13 +188,13 @@ impl<'c> LongPieces<'c> {
     /// The store's lines count what this call's long pieces need (the cache is large enough).
     #[inline(always)]
     pub(crate) fn is_tracking(&self) -> bool {
-        !self.cursor.is_empty()
+        ENABLED && !self.cursor.is_empty()
     }
 
     /// The store has room (the cache was large enough).
     #[inline(always)]
     pub(crate) fn is_enabled(&self) -> bool {
-        !self.log.is_empty()
+        ENABLED && !self.log.is_empty()
     }
 
     /// The hash a piece is filed under.
@@ -220,7 +230,7 @@ impl<'c> LongPieces<'c> {
     /// Write the size for the next call (grown when this call's long pieces needed more), the
     /// write position and the guard's counts to the cursor line.
     fn save(&mut self) {
-        if self.cursor.is_empty() {
+        if !self.is_tracking() {
             return;
         }
         let mut level = self.level;
