@@ -13,7 +13,9 @@
 //! gives exactly the ids a one-shot call would have given.
 
 use crate::bpe::{self, STACK_PIECE};
-use crate::cache::{self, CacheEntry, CacheKey, PairMemo, WideKey, CACHE_IDS, CACHE_WIDE_PIECE};
+use crate::cache::{
+    self, CacheEntry, CacheKey, PairMemo, WideKey, CACHE_IDS, CACHE_PIECE, CACHE_WIDE_PIECE,
+};
 use crate::error::EncodeError;
 use crate::hash;
 use crate::long_cache::LongPieces;
@@ -307,16 +309,54 @@ impl<'t> Tokenizer<'t> {
     ) -> (usize, usize, Option<AsciiPiece>) {
         let mem = &mut ahead.mem;
         let lines = cache::short_lines(mem.pieces.len());
+        // The block splitter's boundaries not yet taken, relative to `block_base` (cl100k_base
+        // on x86_64 only; kept from one batch to the next).
+        let mut block_base = pos;
+        let mut block_ends = 0u64;
+        // No new block before this position (see the backoff below).
+        let mut block_next = pos;
+        let mut block_backoff = BLOCK_BACKOFF_MIN;
         loop {
             // Stage 1: split ahead, recording each piece's key (which holds its length) and
             // line and prefetching the line.
             let mut n = 0;
             let mut at = pos;
-            while n < BATCH {
-                let Some(p) = pretok::ascii_piece(pattern, text, at) else {
-                    break;
+            'batch: while n < BATCH {
+                let len = 'split: {
+                    if BLOCKS && pattern == Pattern::Cl100k {
+                        if block_ends == 0 && at >= block_next {
+                            let (ends, ascii) = ascii_block_at(text, at);
+                            (block_base, block_ends) = (at, ends);
+                            // Where it failed, not again for a while, twice as long after
+                            // each failure in a row: text that is not mostly ASCII (Greek,
+                            // Russian, Korean) does not pay for a try at every piece.
+                            if ascii == 0 {
+                                block_next = at + block_backoff;
+                                block_backoff = (2 * block_backoff).min(BLOCK_BACKOFF_MAX);
+                            } else {
+                                block_next = at + ascii;
+                                block_backoff = BLOCK_BACKOFF_MIN;
+                            }
+                        }
+                        if block_ends != 0 {
+                            let end = block_base + block_ends.trailing_zeros() as usize;
+                            block_ends &= block_ends - 1;
+                            if end - at > CACHE_PIECE {
+                                // Longer than a key holds: the caller's full splitter takes
+                                // it, and a new block starts after it.
+                                (block_ends, block_next) = (0, 0);
+                                break 'batch;
+                            }
+                            break 'split end - at;
+                        }
+                    }
+                    match pretok::ascii_piece(pattern, text, at) {
+                        Some(p) => p.len,
+                        None => break 'batch,
+                    }
                 };
-                let Some(ckey) = window_key(text, at, p.len) else {
+                let Some(ckey) = window_key(text, at, len) else {
+                    (block_ends, block_next) = (0, 0);
                     break;
                 };
                 let line = ckey.line(lines);
@@ -329,7 +369,7 @@ impl<'t> Tokenizer<'t> {
                     *key = ckey;
                     *line_slot = line;
                 }
-                at += p.len;
+                at += len;
                 n += 1;
             }
             // Stage 2: answer them in order, with the keys stage 1 packed.
@@ -566,6 +606,38 @@ const FAST_LOOP: bool = cfg!(target_pointer_width = "64");
 /// callgrind on English: neutral at 16 bytes, 10 % more cycles at 2).
 #[cfg(feature = "backtrack")]
 const BACKTRACK_MIN: usize = 16;
+
+/// Whether the cached fast loop splits cl100k_base text with the block splitter
+/// ([`pretok::cl100k_block`]): where its SSE2 classification is available (x86_64).
+const BLOCKS: bool = cfg!(target_arch = "x86_64");
+
+/// Bytes the cached fast loop passes before it tries the block splitter again after a try
+/// failed (the first 16 bytes were not all ASCII), doubled after each failure in a row.
+const BLOCK_BACKOFF_MIN: usize = 16;
+
+/// The most bytes passed after failed tries of the block splitter.
+const BLOCK_BACKOFF_MAX: usize = 1024;
+
+/// The high bit of every byte of a word.
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// The block splitter's boundaries for the block at `text[at..]` and the number of its bytes
+/// before the first non-ASCII one (64 when all are ASCII), when 64 bytes are left and the
+/// first 16 are ASCII; else `(0, 0)`.
+#[inline(always)]
+fn ascii_block_at(text: &[u8], at: usize) -> (u64, usize) {
+    let Some(block) = text
+        .get(at..at + pretok::BLOCK)
+        .and_then(|b| <&[u8; pretok::BLOCK]>::try_from(b).ok())
+    else {
+        return (0, 0);
+    };
+    let (w0, w1) = cache::words(block.first_chunk::<16>().unwrap_or(&[0x80; 16]));
+    if (w0 | w1) & HIGH_BITS != 0 {
+        return (0, 0);
+    }
+    pretok::cl100k_block(block)
+}
 
 /// Pieces the cached fast loop splits ahead of answering them
 /// ([`Tokenizer::fast_loop_cached`]).

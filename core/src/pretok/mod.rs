@@ -42,6 +42,7 @@
 //! ASCII pieces from the 16 bytes at the piece's start, words eight bytes at a time; it answers
 //! only where it provably agrees with [`next_piece`], and says "ask the full splitter" otherwise.
 
+mod ascii_block;
 mod ascii_piece;
 mod cl100k;
 mod gpt2;
@@ -50,6 +51,7 @@ mod unicode;
 #[rustfmt::skip]
 mod unicode_tables;
 
+pub(crate) use ascii_block::{cl100k_block, BLOCK};
 pub(crate) use ascii_piece::{ascii_piece, AsciiPiece};
 pub use unicode::{char_class, CharClass};
 

@@ -1,0 +1,437 @@
+//! The block splitter: cl100k_base's piece boundaries over up to 64 ASCII bytes at once.
+//!
+//! [`super::ascii_piece`] decides one piece per call, from the 16 bytes at its start; on prose
+//! and code that is a third of the cached encoder's time. Here the bytes of a block are
+//! classified sixteen at a time (SSE2 compares and `movemask`: one bit per byte for letters,
+//! digits, whitespace, `\r`/`\n`, the space and `'`), and the piece boundaries of the whole
+//! block come out of a few dozen operations on those 64-bit masks, so that the encoder's loop
+//! only walks the set bits.
+//!
+//! # Why ASCII cl100k_base reduces to bit algebra
+//!
+//! The pattern is `'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+|`
+//! `` ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s``. Write `L` letters, `D` digits,
+//! `W` whitespace, `NL` `\r`/`\n`, `T` = `W` without `NL`, `SP` the space, `O` everything else
+//! (punctuation and control bytes). Matching leftmost-first from a piece start, on ASCII:
+//! - a run of `L` ends a piece where it ends; it starts one at its first letter, or one byte
+//!   earlier when that byte is a `T`, or an `O` that is neither part of a longer `O` run nor
+//!   after a space (those are taken by the punctuation alternative, possessively);
+//! - a run of `D` starts a piece, and another every three digits, and ends one;
+//! - a run of `O` (not a word's prefix) starts a piece, or the space before it does, and the
+//!   piece ends after the `NL` bytes that follow the run (`[\r\n]*+`);
+//! - a run of `W` (less the `NL` bytes a punctuation piece took) starts a piece, and so do the
+//!   byte after its last `NL` (`\s*[\r\n]`) and, when the run after that `NL` is two or more
+//!   bytes, its last byte (`\s+(?!\S)`); the byte after the run starts a piece unless the
+//!   run's last byte is a `T` and a letter follows (a prefix), or a space and an `O` follows;
+//! - `'` starts a contraction where a piece starts at it (not after an `O` or a space), and
+//!   the contraction ends a piece.
+//!
+//! Every rule looks at most two bytes back, which at the block's start are "no byte" (the block
+//! starts where a piece starts), and one or two ahead. A boundary is kept only when nothing
+//! after the known bytes could move it: the known bytes end at the first non-ASCII byte (or
+//! the block's end); a whitespace run that reaches their end, and a `'` whose contraction is not
+//! decided, cut the block short where they start. `\s++$` never applies: nothing that reaches
+//! the known end is decided. The test module checks every kept boundary against the full
+//! splitter ([`super::cl100k`]) for every continuation.
+
+/// Bytes in a block.
+pub(crate) const BLOCK: usize = 64;
+
+/// One bit per byte of a block (bit `i` for byte `i`), per class.
+#[derive(Clone, Copy, Debug, Default)]
+struct Classes {
+    /// The known bytes: the ASCII bytes before the first non-ASCII one.
+    known: u64,
+    /// How many there are (`known == low_bits(len)`).
+    len: u32,
+    /// `[A-Za-z]`.
+    letter: u64,
+    /// `[0-9]`.
+    digit: u64,
+    /// `\s`: `\t`, `\n`, `\v`, `\f`, `\r`, space.
+    space: u64,
+    /// `\r`, `\n`.
+    newline: u64,
+    /// The space, U+0020.
+    blank: u64,
+    /// `'`.
+    quote: u64,
+}
+
+/// The low `n` bits (`n <= 64`).
+#[inline(always)]
+fn low_bits(n: u32) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
+}
+
+/// The classes of the ASCII bytes of `block` that come before its first non-ASCII byte.
+#[inline(always)]
+fn classify(block: &[u8; BLOCK]) -> Classes {
+    let mut c = Classes::default();
+    for (i, chunk) in block.chunks_exact(16).enumerate() {
+        let Ok(chunk) = <&[u8; 16]>::try_from(chunk) else {
+            break;
+        };
+        let m = simd::classify16(chunk);
+        let shift = 16 * i as u32;
+        let high = u64::from(m.high);
+        let stop = high != 0;
+        c.letter |= u64::from(m.letter) << shift;
+        c.digit |= u64::from(m.digit) << shift;
+        c.space |= u64::from(m.space) << shift;
+        c.newline |= u64::from(m.newline) << shift;
+        c.blank |= u64::from(m.blank) << shift;
+        c.quote |= u64::from(m.quote) << shift;
+        if stop {
+            c.len = shift + high.trailing_zeros();
+            break;
+        }
+        c.len = shift + 16;
+    }
+    c.known = low_bits(c.len);
+    c.letter &= c.known;
+    c.digit &= c.known;
+    c.space &= c.known;
+    c.newline &= c.known;
+    c.blank &= c.known;
+    c.quote &= c.known;
+    c
+}
+
+/// The piece boundaries in `block`, which starts where a cl100k_base piece starts, and the
+/// number of ASCII bytes before its first non-ASCII one (64: all). Bit `i` (`1 <= i <= 63`)
+/// of the boundaries is set when a piece ends at byte `i` and the next one starts there. Every
+/// piece from byte 0 up to the highest set bit is the full splitter's piece for every
+/// continuation of the block; nothing is said about the bytes after the highest set bit (0:
+/// nothing decided).
+#[inline(always)]
+pub(crate) fn cl100k_block(block: &[u8; BLOCK]) -> (u64, usize) {
+    let c = classify(block);
+    if c.len == 0 {
+        return (0, 0);
+    }
+    let known = c.known;
+    let (l, d, w, nl, sp) = (c.letter, c.digit, c.space, c.newline, c.blank);
+    let o = known & !(l | d | w);
+    let t = w & !nl;
+    let mut b = 0u64;
+
+    // Words: a letter run starts a piece at its first letter or, with its prefix byte, one
+    // before; it ends one where it ends.
+    let word_start = l & !(l << 1);
+    let prefixed = word_start & (t << 1 | (o << 1 & !(o << 2) & !(sp << 2)));
+    b |= prefixed >> 1 | (word_start & !prefixed);
+    b |= l << 1 & !l & known;
+
+    // Numbers: a digit run starts a piece, and another every three digits; it ends one.
+    let digit_start = d & !(d << 1);
+    b |= digit_start | (d << 1 & !d & known);
+    let four_digits = d & d << 1 & d << 2 & d << 3;
+    let mut every_three = digit_start;
+    loop {
+        every_three = every_three << 3 & four_digits;
+        if every_three == 0 {
+            break;
+        }
+        b |= every_three;
+    }
+
+    // Punctuation: an `O` run starts a piece (or the space before it does: whitespace below);
+    // the piece ends after the run and the `\r`/`\n` bytes right after it (a carry through
+    // them). An `O` run followed by a letter is handled with the words.
+    let other_start = o & !(o << 1);
+    let other_end = o << 1 & !o & known;
+    b |= other_start & !(sp << 1);
+    b |= other_end & !l & !nl;
+    b |= nl.wrapping_add(other_end & nl) & !nl & known;
+
+    // Whitespace: the run's start (unless its first bytes are newlines a punctuation piece
+    // took), the byte after its last newline, the last byte of a tail of two or more, and the
+    // byte after the run unless the run's last byte is a prefix of what follows.
+    let space_start = w & !(w << 1);
+    let space_end = w << 1 & !w & known;
+    b |= space_start & !(o << 1 & nl);
+    b |= last_newlines(w, nl) << 1;
+    b |= t & t << 1 & (!w & known) >> 1;
+    b |= space_end & !(t << 1 & l) & !(sp << 1 & o);
+
+    // The last byte whose boundary is final: before the known end, before a whitespace run
+    // that reaches it, and at an undecided contraction.
+    let mut limit = c.len - 1;
+    if w >> limit & 1 != 0 {
+        let before = !w & low_bits(limit);
+        limit = 64 - before.leading_zeros();
+    }
+    // Contractions, where a piece starts at `'` (rare enough for a loop over them). One whose
+    // letters are not all known lies in the last two known bytes, where no boundary follows
+    // the `'` either way (the letter after it is a prefixed word's), so it counts as none.
+    let mut quotes = c.quote & !(o << 1) & !(sp << 1) & low_bits(limit);
+    while quotes != 0 {
+        let q = quotes.trailing_zeros();
+        quotes &= quotes - 1;
+        if let Some(bit) = contraction(block, q as usize).and_then(|n| 1u64.checked_shl(q + n)) {
+            b |= bit;
+        }
+    }
+    (b & low_bits(limit + 1) & !1, c.len as usize)
+}
+
+/// The length of cl100k_base's `'(?i:[sdmt]|ll|ve|re)` at byte `q` of `block`. The bytes it
+/// reads past the known ones are a non-ASCII byte (not a letter here) or past the block.
+#[inline(always)]
+fn contraction(block: &[u8; BLOCK], q: usize) -> Option<u32> {
+    let byte = |i: usize| block.get(i).map_or(0, u8::to_ascii_lowercase);
+    match (byte(q + 1), byte(q + 2)) {
+        (b's' | b'd' | b'm' | b't', _) => Some(2),
+        (b'l', b'l') | (b'v' | b'r', b'e') => Some(3),
+        _ => None,
+    }
+}
+
+/// The newlines that are the last of their whitespace run (`w`: whitespace, `nl`: newlines).
+///
+/// `follows` marks the whitespace bytes with a newline later in their run, filled from the byte
+/// before each newline back to the run's start by doubling steps (Kogge–Stone): after the step
+/// of shift `s`, a byte is marked when a newline lies within `2s` bytes of whitespace after it.
+#[inline(always)]
+fn last_newlines(w: u64, nl: u64) -> u64 {
+    let mut follows = w & nl >> 1;
+    let mut all_space = w;
+    for shift in [1, 2, 4, 8, 16, 32] {
+        follows |= all_space & follows >> shift;
+        all_space &= all_space >> shift;
+    }
+    nl & !((nl | follows) >> 1)
+}
+
+/// The class bits of sixteen bytes.
+#[derive(Clone, Copy, Debug, Default)]
+struct Masks16 {
+    high: u32,
+    letter: u32,
+    digit: u32,
+    space: u32,
+    newline: u32,
+    blank: u32,
+    quote: u32,
+}
+
+#[cfg(target_arch = "x86_64")]
+mod simd {
+    //! SSE2, part of every x86_64 processor.
+    use super::Masks16;
+    use core::arch::x86_64::{
+        __m128i, _mm_add_epi8, _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8, _mm_set_epi64x,
+    };
+
+    /// The class bits of `bytes`.
+    #[inline(always)]
+    pub(super) fn classify16(bytes: &[u8; 16]) -> Masks16 {
+        // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 processor has it (and this
+        // module is compiled for x86_64 only), which is all `classify_sse2` requires.
+        unsafe { classify_sse2(bytes) }
+    }
+
+    /// Bytes of `v` in `lo..lo + n` (`lo + n <= 128`): a signed compare after moving `lo` to
+    /// -128.
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn in_range(v: __m128i, lo: u8, n: u8) -> __m128i {
+        let moved = _mm_add_epi8(v, _mm_set1_epi8(128u8.wrapping_sub(lo) as i8));
+        _mm_cmplt_epi8(moved, _mm_set1_epi8((128 + u32::from(n)) as u8 as i8))
+    }
+
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn classify_sse2(bytes: &[u8; 16]) -> Masks16 {
+        let (lo, hi) = bytes.split_at(8);
+        let word = |b: &[u8]| <[u8; 8]>::try_from(b).map_or(0, i64::from_le_bytes);
+        let v = _mm_set_epi64x(word(hi), word(lo));
+        let eq = |c: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8));
+        let bits = |m: __m128i| _mm_movemask_epi8(m) as u32 & 0xFFFF;
+        let blank = eq(b' ');
+        let newline = _mm_or_si128(eq(b'\n'), eq(b'\r'));
+        // `v | 0x20` folds capitals onto small letters.
+        let folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
+        Masks16 {
+            high: bits(v),
+            letter: bits(in_range(folded, b'a', 26)),
+            digit: bits(in_range(v, b'0', 10)),
+            space: bits(_mm_or_si128(blank, in_range(v, b'\t', 5))),
+            newline: bits(newline),
+            blank: bits(blank),
+            quote: bits(eq(b'\'')),
+        }
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+mod simd {
+    //! Byte by byte, where there is no SSE2 (the encoder uses blocks on x86_64 only).
+    use super::Masks16;
+
+    /// The class bits of `bytes`.
+    #[inline(always)]
+    pub(super) fn classify16(bytes: &[u8; 16]) -> Masks16 {
+        let mut m = Masks16::default();
+        for (i, &b) in bytes.iter().enumerate() {
+            let bit = 1u32 << i;
+            let set = |on: bool| if on { bit } else { 0 };
+            m.high |= set(b >= 0x80);
+            m.letter |= set(b.is_ascii_alphabetic());
+            m.digit |= set(b.is_ascii_digit());
+            m.space |= set(b == b' ' || (b'\t'..=b'\r').contains(&b));
+            m.newline |= set(b == b'\n' || b == b'\r');
+            m.blank |= set(b == b' ');
+            m.quote |= set(b == b'\'');
+        }
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pretok::{next_piece, Pattern, Step};
+
+    /// Checks the boundaries of the block at `bytes[start..]` against the full splitter, not
+    /// final (so: for every continuation of the block's bytes); returns the bytes decided.
+    fn check(bytes: &[u8], start: usize) -> usize {
+        let Some(block) = bytes
+            .get(start..start + BLOCK)
+            .and_then(|b| <&[u8; BLOCK]>::try_from(b).ok())
+        else {
+            return 0;
+        };
+        let (mut bits, ascii) = cl100k_block(block);
+        assert_eq!(ascii, block.iter().take_while(|b| b.is_ascii()).count());
+        let mut at = 0;
+        while bits != 0 {
+            let end = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            assert_eq!(
+                next_piece(Pattern::Cl100k, block, at, false),
+                Step::Piece { end },
+                "piece at {at} of the block {:?}",
+                String::from_utf8_lossy(block)
+            );
+            at = end;
+        }
+        at
+    }
+
+    /// Checks the block at every piece start of `text`; returns the bytes decided.
+    fn check_text(text: &[u8]) -> usize {
+        let mut decided = 0;
+        let mut at = 0;
+        while at < text.len() {
+            decided += check(text, at);
+            let Step::Piece { end } = next_piece(Pattern::Cl100k, text, at, true) else {
+                panic!("no piece at {at}");
+            };
+            at = end;
+        }
+        decided
+    }
+
+    /// A fixed-seed xorshift generator: each call gives a number below its argument.
+    fn random_below(mut state: u64) -> impl FnMut(usize) -> usize {
+        move |n| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        }
+    }
+
+    #[test]
+    fn classes_match_the_byte_tables() {
+        let mut block = [0u8; BLOCK];
+        for first in (0..256).step_by(64) {
+            for (i, b) in block.iter_mut().enumerate() {
+                *b = (first + i) as u8;
+            }
+            let c = classify(&block);
+            let ascii = block.iter().take_while(|b| b.is_ascii()).count() as u32;
+            assert_eq!(c.len, ascii);
+            for (i, &b) in block.iter().enumerate().take(ascii as usize) {
+                let has = |m: u64| m >> i & 1 != 0;
+                assert_eq!(has(c.letter), b.is_ascii_alphabetic(), "{b:#x}");
+                assert_eq!(has(c.digit), b.is_ascii_digit(), "{b:#x}");
+                assert_eq!(has(c.space), b" \t\n\x0b\x0c\r".contains(&b), "{b:#x}");
+                assert_eq!(has(c.newline), b == b'\n' || b == b'\r', "{b:#x}");
+                assert_eq!(has(c.blank), b == b' ', "{b:#x}");
+                assert_eq!(has(c.quote), b == b'\'', "{b:#x}");
+            }
+        }
+    }
+
+    #[test]
+    fn agrees_with_the_full_splitter_on_edge_cases() {
+        let texts: [&[u8]; 6] = [
+            b"Hello, world! It's a TEST of HTTPServer's fooBar (x) \"quoted\" 123abc abc123 \
+              1234567 \ttab\r\nline's WON'T 'twas we'LL they'Re I'd 'l 'v x'' .'s  's\n\n  x",
+            b"fn main() {\n    let x = 1_000_000;\n\n\tif a.b(c) { return; }\n  \n   \r\n}\n",
+            b"a.b a..b a .b a\t.b a\n.b 1.b 'sa 'lll ''s .\n\n  \n x .\r\n\r\ny ... \n\t \n",
+            b"12345678901234567890 a1b2c3 x  1 x\t\t1 \x00\x7f\x1b[0m \x0b\x0cz  !x  !!x",
+            b"    \n        \n    }\n\n\n// comment's here\n/* multi\n   line */ #[derive(Debug)]\n",
+            b"don't DON'T Don'T d'oh l'l'l rock'n'roll we've WE'VE you're YOU'RE he'd it'll ",
+        ];
+        let mut decided = 0;
+        for text in texts {
+            let mut padded = text.to_vec();
+            padded.extend_from_slice(&[b' '; BLOCK]);
+            padded.extend_from_slice(b"end");
+            decided += check_text(&padded);
+        }
+        assert!(
+            decided > 500,
+            "the block splitter decided only {decided} bytes"
+        );
+    }
+
+    #[test]
+    fn agrees_with_the_full_splitter_on_random_text() {
+        // Runs of one kind of byte, of random lengths, so that every pair and triple of
+        // classes meets, and long runs of whitespace, digits and punctuation occur.
+        const KINDS: [&[u8]; 12] = [
+            b"aAsSdDmMtTlLvVeErRxz",
+            b"0123456789",
+            b" ",
+            b" ",
+            b"\t\x0b\x0c",
+            b"\n\r",
+            b"'",
+            b"'",
+            b".,!-()\"/#",
+            b"\x00\x1b\x7f",
+            b" \n",
+            b"\xc3\xa9\xe2\x80\x99",
+        ];
+        let mut rand = random_below(0x9E37_79B9_7F4A_7C15);
+        let mut decided = 0;
+        for _ in 0..4000 {
+            let mut text = Vec::new();
+            while text.len() < 160 {
+                let kind = KINDS[rand(KINDS.len())];
+                let long = rand(8) == 0;
+                let run = 1 + rand(if long { 12 } else { 3 });
+                for _ in 0..run {
+                    text.push(kind[rand(kind.len())]);
+                }
+            }
+            // Keep the text well-formed where a multi-byte character was cut.
+            let text = String::from_utf8_lossy(&text).into_owned().into_bytes();
+            decided += check_text(&text);
+        }
+        assert!(
+            decided > 1_000_000,
+            "the block splitter decided only {decided} bytes"
+        );
+    }
+}
