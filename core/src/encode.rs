@@ -310,7 +310,7 @@ impl<'t> Tokenizer<'t> {
         let mem = &mut ahead.mem;
         let lines = cache::short_lines(mem.pieces.len());
         // The block splitter's boundaries not yet taken, relative to `block_base` (cl100k_base
-        // on x86_64 only; kept from one batch to the next).
+        // and o200k_base on x86_64 only; kept from one batch to the next).
         let mut block_base = pos;
         let mut block_ends = 0u64;
         // No new block before this position (see the backoff below).
@@ -323,9 +323,9 @@ impl<'t> Tokenizer<'t> {
             let mut at = pos;
             'batch: while n < BATCH {
                 let len = 'split: {
-                    if BLOCKS && pattern == Pattern::Cl100k {
+                    if BLOCKS && pattern != Pattern::Gpt2 {
                         if block_ends == 0 && at >= block_next {
-                            let (ends, ascii) = ascii_block_at(text, at);
+                            let (ends, ascii) = ascii_block_at(pattern, text, at);
                             (block_base, block_ends) = (at, ends);
                             // Where it failed, not again for a while, twice as long after
                             // each failure in a row: text that is not mostly ASCII (Greek,
@@ -607,8 +607,8 @@ const FAST_LOOP: bool = cfg!(target_pointer_width = "64");
 #[cfg(feature = "backtrack")]
 const BACKTRACK_MIN: usize = 16;
 
-/// Whether the cached fast loop splits cl100k_base text with the block splitter
-/// ([`pretok::cl100k_block`]): where its SSE2 classification is available (x86_64).
+/// Whether the cached fast loop splits cl100k_base and o200k_base text with the block splitter
+/// ([`pretok::ascii_block`]): where its SSE2 classification is available (x86_64).
 const BLOCKS: bool = cfg!(target_arch = "x86_64");
 
 /// Bytes the cached fast loop passes before it tries the block splitter again after a try
@@ -625,7 +625,7 @@ const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 /// before the first non-ASCII one (64 when all are ASCII), when 64 bytes are left and the
 /// first 16 are ASCII; else `(0, 0)`.
 #[inline(always)]
-fn ascii_block_at(text: &[u8], at: usize) -> (u64, usize) {
+fn ascii_block_at(pattern: Pattern, text: &[u8], at: usize) -> (u64, usize) {
     let Some(block) = text
         .get(at..at + pretok::BLOCK)
         .and_then(|b| <&[u8; pretok::BLOCK]>::try_from(b).ok())
@@ -636,7 +636,7 @@ fn ascii_block_at(text: &[u8], at: usize) -> (u64, usize) {
     if (w0 | w1) & HIGH_BITS != 0 {
         return (0, 0);
     }
-    pretok::cl100k_block(block)
+    pretok::ascii_block(pattern, block)
 }
 
 /// Pieces the cached fast loop splits ahead of answering them

@@ -1,4 +1,5 @@
-//! The block splitter: cl100k_base's piece boundaries over up to 64 ASCII bytes at once.
+//! The block splitter: cl100k_base's and o200k_base's piece boundaries over up to 64 ASCII
+//! bytes at once.
 //!
 //! [`super::ascii_piece`] decides one piece per call, from the 16 bytes at its start; on prose
 //! and code that is a third of the cached encoder's time. Here the bytes of a block are
@@ -34,6 +35,8 @@
 //! the known end is decided. The test module checks every kept boundary against the full
 //! splitter ([`super::cl100k`]) for every continuation.
 
+use super::Pattern;
+
 /// Bytes in a block.
 pub(crate) const BLOCK: usize = 64;
 
@@ -56,6 +59,10 @@ struct Classes {
     blank: u64,
     /// `'`.
     quote: u64,
+    /// `[A-Z]` (o200k's letter classes).
+    upper: u64,
+    /// `/` (o200k's punctuation tail).
+    slash: u64,
 }
 
 /// The low `n` bits (`n <= 64`).
@@ -86,6 +93,8 @@ fn classify(block: &[u8; BLOCK]) -> Classes {
         c.newline |= u64::from(m.newline) << shift;
         c.blank |= u64::from(m.blank) << shift;
         c.quote |= u64::from(m.quote) << shift;
+        c.upper |= u64::from(m.upper) << shift;
+        c.slash |= u64::from(m.slash) << shift;
         if stop {
             c.len = shift + high.trailing_zeros();
             break;
@@ -99,21 +108,24 @@ fn classify(block: &[u8; BLOCK]) -> Classes {
     c.newline &= c.known;
     c.blank &= c.known;
     c.quote &= c.known;
+    c.upper &= c.known;
+    c.slash &= c.known;
     c
 }
 
-/// The piece boundaries in `block`, which starts where a cl100k_base piece starts, and the
-/// number of ASCII bytes before its first non-ASCII one (64: all). Bit `i` (`1 <= i <= 63`)
-/// of the boundaries is set when a piece ends at byte `i` and the next one starts there. Every
-/// piece from byte 0 up to the highest set bit is the full splitter's piece for every
-/// continuation of the block; nothing is said about the bytes after the highest set bit (0:
-/// nothing decided).
+/// The piece boundaries in `block`, which starts where a piece of `pattern` (cl100k_base or
+/// o200k_base; gpt2 has none here) starts, and the number of ASCII bytes before its first
+/// non-ASCII one (64: all). Bit `i` (`1 <= i <= 63`) of the boundaries is set when a piece
+/// ends at byte `i` and the next one starts there. Every piece from byte 0 up to the highest
+/// set bit is the full splitter's piece for every continuation of the block; nothing is said
+/// about the bytes after the highest set bit (0: nothing decided).
 #[inline(always)]
-pub(crate) fn cl100k_block(block: &[u8; BLOCK]) -> (u64, usize) {
+pub(crate) fn ascii_block(pattern: Pattern, block: &[u8; BLOCK]) -> (u64, usize) {
     let c = classify(block);
-    if c.len == 0 {
+    if c.len == 0 || pattern == Pattern::Gpt2 {
         return (0, 0);
     }
+    let o200k = pattern == Pattern::O200k;
     let known = c.known;
     let (l, d, w, nl, sp) = (c.letter, c.digit, c.space, c.newline, c.blank);
     let o = known & !(l | d | w);
@@ -126,6 +138,10 @@ pub(crate) fn cl100k_block(block: &[u8; BLOCK]) -> (u64, usize) {
     let prefixed = word_start & (t << 1 | (o << 1 & !(o << 2) & !(sp << 2)));
     b |= prefixed >> 1 | (word_start & !prefixed);
     b |= l << 1 & !l & known;
+    if o200k {
+        // `[U]*[L]+|[U]+[L]*`: a small letter followed by a capital ends a word.
+        b |= c.upper & (l & !c.upper) << 1;
+    }
 
     // Numbers: a digit run starts a piece, and another every three digits; it ends one.
     let digit_start = d & !(d << 1);
@@ -147,7 +163,10 @@ pub(crate) fn cl100k_block(block: &[u8; BLOCK]) -> (u64, usize) {
     let other_end = o << 1 & !o & known;
     b |= other_start & !(sp << 1);
     b |= other_end & !l & !nl;
-    b |= nl.wrapping_add(other_end & nl) & !nl & known;
+    // The tail: cl100k `[\r\n]*+`, o200k `[\r\n/]*`.
+    let tail = if o200k { nl | c.slash } else { nl };
+    let carried = tail.wrapping_add(other_end & nl);
+    b |= carried & !tail & known;
 
     // Whitespace: the run's start (unless its first bytes are newlines a punctuation piece
     // took), the byte after its last newline, the last byte of a tail of two or more, and the
@@ -166,30 +185,79 @@ pub(crate) fn cl100k_block(block: &[u8; BLOCK]) -> (u64, usize) {
         let before = !w & low_bits(limit);
         limit = 64 - before.leading_zeros();
     }
-    // Contractions, where a piece starts at `'` (rare enough for a loop over them). One whose
-    // letters are not all known lies in the last two known bytes, where no boundary follows
-    // the `'` either way (the letter after it is a prefixed word's), so it counts as none.
-    let mut quotes = c.quote & !(o << 1) & !(sp << 1) & low_bits(limit);
-    while quotes != 0 {
-        let q = quotes.trailing_zeros();
-        quotes &= quotes - 1;
-        if let Some(bit) = contraction(block, q as usize).and_then(|n| 1u64.checked_shl(q + n)) {
-            b |= bit;
-        }
+    // An o200k tail with a `/` in it: the byte after it starts a piece whatever its class,
+    // which the rules above do not know; the block ends before the slash.
+    let tail_slashes = (carried ^ tail) & tail & c.slash;
+    if tail_slashes != 0 {
+        limit = limit.min(tail_slashes.trailing_zeros().saturating_sub(1));
+    }
+    if o200k {
+        limit = o200k_contractions(block, c.quote & l << 1, &mut b, limit);
+    } else {
+        cl100k_contractions(block, c.quote & !(o << 1) & !(sp << 1), &mut b, limit);
     }
     (b & low_bits(limit + 1) & !1, c.len as usize)
 }
 
-/// The length of cl100k_base's `'(?i:[sdmt]|ll|ve|re)` at byte `q` of `block`. The bytes it
-/// reads past the known ones are a non-ASCII byte (not a letter here) or past the block.
+/// cl100k_base's contractions `'(?i:[sdmt]|ll|ve|re)`, at the `'` bytes in `quotes` where a
+/// piece starts (not after an `O` or a space): each ends a piece. Rare enough for a loop.
+/// One whose letters are not all known lies in the last two known bytes, where no boundary
+/// follows the `'` either way (the letter after it is a prefixed word's), so it counts as none.
 #[inline(always)]
-fn contraction(block: &[u8; BLOCK], q: usize) -> Option<u32> {
-    let byte = |i: usize| block.get(i).map_or(0, u8::to_ascii_lowercase);
-    match (byte(q + 1), byte(q + 2)) {
-        (b's' | b'd' | b'm' | b't', _) => Some(2),
-        (b'l', b'l') | (b'v' | b'r', b'e') => Some(3),
-        _ => None,
+fn cl100k_contractions(block: &[u8; BLOCK], quotes: u64, b: &mut u64, limit: u32) {
+    let mut quotes = quotes & low_bits(limit);
+    while quotes != 0 {
+        let q = quotes.trailing_zeros();
+        quotes &= quotes - 1;
+        let n = match (lower(block, q + 1), lower(block, q + 2)) {
+            (b's' | b'd' | b'm' | b't', _) => 2,
+            (b'l', b'l') | (b'v' | b'r', b'e') => 3,
+            _ => continue,
+        };
+        if let Some(bit) = 1u64.checked_shl(q + n) {
+            *b |= bit;
+        }
     }
+}
+
+/// o200k_base's `(?i:'s|'t|'re|'ve|'m|'ll|'d)?` after a word: at the `'` bytes in `quotes`
+/// (each after a letter) that end a word, a contraction moves the word's end past it; a `'`
+/// right after a contraction ends no word (the letters before it were the contraction's).
+/// Returns the new limit: before a word whose contraction is not decided.
+#[inline(always)]
+fn o200k_contractions(block: &[u8; BLOCK], quotes: u64, b: &mut u64, limit: u32) -> u32 {
+    let mut quotes = quotes & low_bits(limit + 1);
+    let mut after_contraction = 0;
+    while quotes != 0 {
+        let q = quotes.trailing_zeros();
+        quotes &= quotes - 1;
+        if q == after_contraction {
+            continue;
+        }
+        let known = |i: u32| i <= limit;
+        let n = match (lower(block, q + 1), lower(block, q + 2)) {
+            _ if !known(q + 1) => return q.saturating_sub(1),
+            (b's' | b't' | b'm' | b'd', _) => 2,
+            (b'r' | b'v' | b'l', _) if !known(q + 2) => return q.saturating_sub(1),
+            (b'r' | b'v', b'e') | (b'l', b'l') => 3,
+            _ => continue,
+        };
+        // The contraction is the word's: no boundary inside it (a capital in `'rE` would
+        // look like a new word), one after it.
+        *b &= !(low_bits(n) << q);
+        if let Some(bit) = 1u64.checked_shl(q + n) {
+            *b |= bit;
+        }
+        after_contraction = q + n;
+    }
+    limit
+}
+
+/// Byte `i` of `block`, lowercased (0 past the block). Past the known bytes it is a
+/// non-ASCII byte (so not a letter here) or 0.
+#[inline(always)]
+fn lower(block: &[u8; BLOCK], i: u32) -> u8 {
+    block.get(i as usize).map_or(0, u8::to_ascii_lowercase)
 }
 
 /// The newlines that are the last of their whitespace run (`w`: whitespace, `nl`: newlines).
@@ -218,6 +286,8 @@ struct Masks16 {
     newline: u32,
     blank: u32,
     quote: u32,
+    upper: u32,
+    slash: u32,
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -266,6 +336,8 @@ mod simd {
             newline: bits(newline),
             blank: bits(blank),
             quote: bits(eq(b'\'')),
+            upper: bits(in_range(v, b'A', 26)),
+            slash: bits(eq(b'/')),
         }
     }
 }
@@ -289,6 +361,8 @@ mod simd {
             m.newline |= set(b == b'\n' || b == b'\r');
             m.blank |= set(b == b' ');
             m.quote |= set(b == b'\'');
+            m.upper |= set(b.is_ascii_uppercase());
+            m.slash |= set(b == b'/');
         }
         m
     }
@@ -299,25 +373,27 @@ mod tests {
     use super::*;
     use crate::pretok::{next_piece, Pattern, Step};
 
+    const PATTERNS: [Pattern; 2] = [Pattern::Cl100k, Pattern::O200k];
+
     /// Checks the boundaries of the block at `bytes[start..]` against the full splitter, not
     /// final (so: for every continuation of the block's bytes); returns the bytes decided.
-    fn check(bytes: &[u8], start: usize) -> usize {
+    fn check(pattern: Pattern, bytes: &[u8], start: usize) -> usize {
         let Some(block) = bytes
             .get(start..start + BLOCK)
             .and_then(|b| <&[u8; BLOCK]>::try_from(b).ok())
         else {
             return 0;
         };
-        let (mut bits, ascii) = cl100k_block(block);
+        let (mut bits, ascii) = ascii_block(pattern, block);
         assert_eq!(ascii, block.iter().take_while(|b| b.is_ascii()).count());
         let mut at = 0;
         while bits != 0 {
             let end = bits.trailing_zeros() as usize;
             bits &= bits - 1;
             assert_eq!(
-                next_piece(Pattern::Cl100k, block, at, false),
+                next_piece(pattern, block, at, false),
                 Step::Piece { end },
-                "piece at {at} of the block {:?}",
+                "{pattern:?}: piece at {at} of the block {:?}",
                 String::from_utf8_lossy(block)
             );
             at = end;
@@ -326,12 +402,12 @@ mod tests {
     }
 
     /// Checks the block at every piece start of `text`; returns the bytes decided.
-    fn check_text(text: &[u8]) -> usize {
+    fn check_text(pattern: Pattern, text: &[u8]) -> usize {
         let mut decided = 0;
         let mut at = 0;
         while at < text.len() {
-            decided += check(text, at);
-            let Step::Piece { end } = next_piece(Pattern::Cl100k, text, at, true) else {
+            decided += check(pattern, text, at);
+            let Step::Piece { end } = next_piece(pattern, text, at, true) else {
                 panic!("no piece at {at}");
             };
             at = end;
@@ -373,7 +449,7 @@ mod tests {
 
     #[test]
     fn agrees_with_the_full_splitter_on_edge_cases() {
-        let texts: [&[u8]; 6] = [
+        let texts: [&[u8]; 7] = [
             b"Hello, world! It's a TEST of HTTPServer's fooBar (x) \"quoted\" 123abc abc123 \
               1234567 \ttab\r\nline's WON'T 'twas we'LL they'Re I'd 'l 'v x'' .'s  's\n\n  x",
             b"fn main() {\n    let x = 1_000_000;\n\n\tif a.b(c) { return; }\n  \n   \r\n}\n",
@@ -381,26 +457,30 @@ mod tests {
             b"12345678901234567890 a1b2c3 x  1 x\t\t1 \x00\x7f\x1b[0m \x0b\x0cz  !x  !!x",
             b"    \n        \n    }\n\n\n// comment's here\n/* multi\n   line */ #[derive(Debug)]\n",
             b"don't DON'T Don'T d'oh l'l'l rock'n'roll we've WE'VE you're YOU'RE he'd it'll ",
+            b"it'll've x'sa'll fooBar's HTTPServer ABC'S aBC 'rE x'rE .\n/x .\n//x }\n/// a/b ./b",
         ];
-        let mut decided = 0;
-        for text in texts {
-            let mut padded = text.to_vec();
-            padded.extend_from_slice(&[b' '; BLOCK]);
-            padded.extend_from_slice(b"end");
-            decided += check_text(&padded);
+        for pattern in PATTERNS {
+            let mut decided = 0;
+            for text in texts {
+                let mut padded = text.to_vec();
+                padded.extend_from_slice(&[b' '; BLOCK]);
+                padded.extend_from_slice(b"end");
+                decided += check_text(pattern, &padded);
+            }
+            assert!(
+                decided > 500,
+                "{pattern:?}: the block splitter decided {decided} bytes"
+            );
         }
-        assert!(
-            decided > 500,
-            "the block splitter decided only {decided} bytes"
-        );
     }
 
     #[test]
     fn agrees_with_the_full_splitter_on_random_text() {
         // Runs of one kind of byte, of random lengths, so that every pair and triple of
         // classes meets, and long runs of whitespace, digits and punctuation occur.
-        const KINDS: [&[u8]; 12] = [
+        const KINDS: [&[u8]; 13] = [
             b"aAsSdDmMtTlLvVeErRxz",
+            b"aeEsStTrRlLvVdDmM",
             b"0123456789",
             b" ",
             b" ",
@@ -413,12 +493,24 @@ mod tests {
             b" \n",
             b"\xc3\xa9\xe2\x80\x99",
         ];
+        for pattern in PATTERNS {
+            let decided = random_texts(pattern, &KINDS, 4000);
+            assert!(
+                decided > 1_000_000,
+                "{pattern:?}: the block splitter decided only {decided} bytes"
+            );
+        }
+    }
+
+    /// Checks [`check_text`] on `count` random texts of runs of `kinds`; returns the bytes
+    /// decided.
+    fn random_texts(pattern: Pattern, kinds: &[&[u8]], count: usize) -> usize {
         let mut rand = random_below(0x9E37_79B9_7F4A_7C15);
         let mut decided = 0;
-        for _ in 0..4000 {
+        for _ in 0..count {
             let mut text = Vec::new();
             while text.len() < 160 {
-                let kind = KINDS[rand(KINDS.len())];
+                let kind = kinds[rand(kinds.len())];
                 let long = rand(8) == 0;
                 let run = 1 + rand(if long { 12 } else { 3 });
                 for _ in 0..run {
@@ -427,11 +519,8 @@ mod tests {
             }
             // Keep the text well-formed where a multi-byte character was cut.
             let text = String::from_utf8_lossy(&text).into_owned().into_bytes();
-            decided += check_text(&text);
+            decided += check_text(pattern, &text);
         }
-        assert!(
-            decided > 1_000_000,
-            "the block splitter decided only {decided} bytes"
-        );
+        decided
     }
 }

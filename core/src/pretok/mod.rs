@@ -51,7 +51,7 @@ mod unicode;
 #[rustfmt::skip]
 mod unicode_tables;
 
-pub(crate) use ascii_block::{cl100k_block, BLOCK};
+pub(crate) use ascii_block::{ascii_block, BLOCK};
 pub(crate) use ascii_piece::{ascii_piece, AsciiPiece};
 pub use unicode::{char_class, CharClass};
 
