@@ -19,7 +19,7 @@ use crate::cache::{
 use crate::error::EncodeError;
 use crate::hash;
 use crate::long_cache::LongPieces;
-use crate::pretok::{self, AsciiPiece, Pattern, Step};
+use crate::pretok::{self, AsciiPiece, Blocks, Pattern, Step};
 use crate::slice_ops;
 use crate::special::{self, Boundary, FirstBytes, Specials};
 use crate::tables::Tables;
@@ -281,7 +281,15 @@ impl<'t> Tokenizer<'t> {
         ahead: &mut Lookahead<'_>,
     ) -> (usize, usize, Option<AsciiPiece>) {
         if ahead.mem.pieces.is_empty() {
-            fast_loop(self.tables, pattern, text, pos, out, written)
+            fast_loop(
+                self.tables,
+                pattern,
+                text,
+                pos,
+                out,
+                written,
+                &mut ahead.blocks,
+            )
         } else {
             self.fast_loop_cached(pattern, text, pos, out, written, ahead)
         }
@@ -309,54 +317,24 @@ impl<'t> Tokenizer<'t> {
     ) -> (usize, usize, Option<AsciiPiece>) {
         let mem = &mut ahead.mem;
         let lines = cache::short_lines(mem.pieces.len());
-        // The block splitter's boundaries not yet taken, relative to `block_base` (cl100k_base
-        // and o200k_base on x86_64 only; kept from one batch to the next).
-        let mut block_base = pos;
-        let mut block_ends = 0u64;
-        // No new block before this position (see the backoff below).
-        let mut block_next = pos;
-        let mut block_backoff = BLOCK_BACKOFF_MIN;
+        // In a register while the loop runs (through `ahead` it would live in memory).
+        let mut blocks = ahead.blocks;
         loop {
             // Stage 1: split ahead, recording each piece's key (which holds its length) and
             // line and prefetching the line.
             let mut n = 0;
             let mut at = pos;
-            'batch: while n < BATCH {
-                let len = 'split: {
-                    if BLOCKS && pattern != Pattern::Gpt2 {
-                        if block_ends == 0 && at >= block_next {
-                            let (ends, ascii) = ascii_block_at(pattern, text, at);
-                            (block_base, block_ends) = (at, ends);
-                            // Where it failed, not again for a while, twice as long after
-                            // each failure in a row: text that is not mostly ASCII (Greek,
-                            // Russian, Korean) does not pay for a try at every piece.
-                            if ascii == 0 {
-                                block_next = at + block_backoff;
-                                block_backoff = (2 * block_backoff).min(BLOCK_BACKOFF_MAX);
-                            } else {
-                                block_next = at + ascii;
-                                block_backoff = BLOCK_BACKOFF_MIN;
-                            }
-                        }
-                        if block_ends != 0 {
-                            let end = block_base + block_ends.trailing_zeros() as usize;
-                            block_ends &= block_ends - 1;
-                            if end - at > CACHE_PIECE {
-                                // Longer than a key holds: the caller's full splitter takes
-                                // it, and a new block starts after it.
-                                (block_ends, block_next) = (0, 0);
-                                break 'batch;
-                            }
-                            break 'split end - at;
-                        }
-                    }
-                    match pretok::ascii_piece(pattern, text, at) {
+            while n < BATCH {
+                let len = match blocks.next_len(pattern, text, at) {
+                    Some(len) if len <= CACHE_PIECE => len,
+                    // Longer than a key holds: the caller's full splitter takes it.
+                    Some(_) => break,
+                    None => match pretok::ascii_piece(pattern, text, at) {
                         Some(p) => p.len,
-                        None => break 'batch,
-                    }
+                        None => break,
+                    },
                 };
                 let Some(ckey) = window_key(text, at, len) else {
-                    (block_ends, block_next) = (0, 0);
                     break;
                 };
                 let line = ckey.line(lines);
@@ -393,11 +371,15 @@ impl<'t> Tokenizer<'t> {
                 };
                 match done {
                     Ok(k) => written += k,
-                    Err(_) => return (pos, written, Some(AsciiPiece { len, key: 0 })),
+                    Err(_) => {
+                        ahead.blocks = blocks;
+                        return (pos, written, Some(AsciiPiece { len, key: 0 }));
+                    }
                 }
                 pos += len;
             }
             if n < BATCH {
+                ahead.blocks = blocks;
                 return (pos, written, None);
             }
         }
@@ -607,38 +589,6 @@ const FAST_LOOP: bool = cfg!(target_pointer_width = "64");
 #[cfg(feature = "backtrack")]
 const BACKTRACK_MIN: usize = 16;
 
-/// Whether the cached fast loop splits cl100k_base and o200k_base text with the block splitter
-/// ([`pretok::ascii_block`]): where its SSE2 classification is available (x86_64).
-const BLOCKS: bool = cfg!(target_arch = "x86_64");
-
-/// Bytes the cached fast loop passes before it tries the block splitter again after a try
-/// failed (the first 16 bytes were not all ASCII), doubled after each failure in a row.
-const BLOCK_BACKOFF_MIN: usize = 16;
-
-/// The most bytes passed after failed tries of the block splitter.
-const BLOCK_BACKOFF_MAX: usize = 1024;
-
-/// The high bit of every byte of a word.
-const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
-
-/// The block splitter's boundaries for the block at `text[at..]` and the number of its bytes
-/// before the first non-ASCII one (64 when all are ASCII), when 64 bytes are left and the
-/// first 16 are ASCII; else `(0, 0)`.
-#[inline(always)]
-fn ascii_block_at(pattern: Pattern, text: &[u8], at: usize) -> (u64, usize) {
-    let Some(block) = text
-        .get(at..at + pretok::BLOCK)
-        .and_then(|b| <&[u8; pretok::BLOCK]>::try_from(b).ok())
-    else {
-        return (0, 0);
-    };
-    let (w0, w1) = cache::words(block.first_chunk::<16>().unwrap_or(&[0x80; 16]));
-    if (w0 | w1) & HIGH_BITS != 0 {
-        return (0, 0);
-    }
-    pretok::ascii_block(pattern, block)
-}
-
 /// Pieces the cached fast loop splits ahead of answering them
 /// ([`Tokenizer::fast_loop_cached`]).
 const BATCH: usize = 32;
@@ -657,6 +607,8 @@ struct Lookahead<'c> {
     mem: CacheMemory<'c>,
     keys: [CacheKey; BATCH],
     lines: [usize; BATCH],
+    /// The block splitter's pieces ahead (both fast loops).
+    blocks: Blocks,
 }
 
 impl<'c> Lookahead<'c> {
@@ -669,6 +621,7 @@ impl<'c> Lookahead<'c> {
             mem: CacheMemory { pieces, memo, long },
             keys: [CacheKey::EMPTY; BATCH],
             lines: [0; BATCH],
+            blocks: Blocks::new(),
         }
     }
 }
@@ -682,10 +635,11 @@ fn window_key(text: &[u8], at: usize, len: usize) -> Option<CacheKey> {
     Some(CacheKey::from_words(w0, w1, len))
 }
 
-/// Encode the pieces at `text[pos..]` that the ASCII fast path splits and that are whole
-/// tokens, one id each into `out[written..]`, until one is not (or `out` is full). Returns the
-/// new `(pos, written)` and, when the loop stopped at a piece it had split, that piece (so the
-/// caller does not split it again).
+/// Encode the pieces at `text[pos..]` that the fast path splits (the block splitter through
+/// `blocks`, else the ASCII fast path) and that are whole tokens, one id each into
+/// `out[written..]`, until one is not (or `out` is full). Returns the new `(pos, written)` and,
+/// when the loop stopped at a piece it had split, that piece (so the caller does not split it
+/// again).
 #[inline(always)]
 fn fast_loop(
     t: &Tables<'_>,
@@ -694,17 +648,30 @@ fn fast_loop(
     mut pos: usize,
     out: &mut [u32],
     mut written: usize,
+    blocks: &mut Blocks,
 ) -> (usize, usize, Option<AsciiPiece>) {
-    while let Some(p) = pretok::ascii_piece(pattern, text, pos) {
+    // In a register while the loop runs.
+    let mut cursor = *blocks;
+    let stop = loop {
+        let p = match cursor.next_len(pattern, text, pos) {
+            Some(len) if len < pretok::ASCII_WINDOW => AsciiPiece::at(text, pos, len),
+            // Longer than the fast path's pieces: the caller's full splitter takes it.
+            Some(_) => break None,
+            None => match pretok::ascii_piece(pattern, text, pos) {
+                Some(p) => p,
+                None => break None,
+            },
+        };
         let piece = text.get(pos..pos + p.len).unwrap_or(&[]);
         let (Some(id), Some(slot)) = (t.whole_piece(piece, p.key), out.get_mut(written)) else {
-            return (pos, written, Some(p));
+            break Some(p);
         };
         *slot = id;
         written += 1;
         pos += p.len;
-    }
-    (pos, written, None)
+    };
+    *blocks = cursor;
+    (pos, written, stop)
 }
 
 /// Write one id at `out[at]`: `Ok(1)`, or `Err(at + 1)` when it does not fit.

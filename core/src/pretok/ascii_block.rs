@@ -40,6 +40,105 @@ use super::Pattern;
 /// Bytes in a block.
 pub(crate) const BLOCK: usize = 64;
 
+/// Whether the encoder uses the block splitter: where its SSE2 classification is available
+/// (x86_64; elsewhere [`Blocks::next_len`] always says "ask the per-piece splitter").
+const BLOCKS: bool = cfg!(target_arch = "x86_64");
+
+/// Bytes passed before the block splitter is tried again after a try failed (the first 16
+/// bytes were not all ASCII), doubled after each failure in a row.
+const BACKOFF_MIN: usize = 16;
+
+/// The most bytes passed after failed tries.
+const BACKOFF_MAX: usize = 128;
+
+/// The encoder's cursor over the block splitter's pieces: the boundaries of the last block
+/// that are ahead of the encoder's position. It lives for one encode call, across the fast
+/// loops' entries, so a piece the caller encodes outside the loop does not cost the block.
+///
+/// Invariant: `ends` holds boundaries relative to `base`, all after `expected`, the position
+/// where the next piece from them starts; a call at any other position drops them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Blocks {
+    base: usize,
+    ends: u64,
+    expected: usize,
+    /// No new block is tried before this position.
+    next_try: usize,
+    backoff: usize,
+}
+
+impl Blocks {
+    /// No block yet.
+    pub(crate) const fn new() -> Self {
+        Blocks {
+            base: 0,
+            ends: 0,
+            expected: 0,
+            next_try: 0,
+            backoff: BACKOFF_MIN,
+        }
+    }
+
+    /// The length of the piece of `pattern` at `text[at..]` (`at` a piece start) when the
+    /// block splitter decided it, from the current block or a new one at `at`; `None` when it
+    /// did not (the caller asks the per-piece splitter), which includes gpt2, text within a
+    /// backoff after a failed try, and fewer than 64 bytes left. The length may be more than
+    /// a cache key holds.
+    #[inline(always)]
+    pub(crate) fn next_len(&mut self, pattern: Pattern, text: &[u8], at: usize) -> Option<usize> {
+        if !BLOCKS || pattern == Pattern::Gpt2 {
+            return None;
+        }
+        if self.ends == 0 || at != self.expected {
+            if at < self.next_try {
+                return None;
+            }
+            let (ends, ascii) = block_at(pattern, text, at);
+            (self.base, self.ends) = (at, ends);
+            // Where a try failed, not again for a while, twice as long after each failure in
+            // a row: text that is not mostly ASCII (Greek, Russian, Korean) does not pay for a
+            // try at every piece.
+            // A block cut short by a non-ASCII byte decides nothing more until past it.
+            if ascii == 0 {
+                self.next_try = at + self.backoff;
+                self.backoff = (2 * self.backoff).min(BACKOFF_MAX);
+            } else {
+                self.next_try = if ascii < BLOCK { at + ascii + 1 } else { at };
+                self.backoff = BACKOFF_MIN;
+            }
+            if ends == 0 {
+                return None;
+            }
+        }
+        self.expected = self.base + self.ends.trailing_zeros() as usize;
+        self.ends &= self.ends - 1;
+        Some(self.expected - at)
+    }
+}
+
+/// The boundaries of the block at `text[at..]` and the number of its bytes before the first
+/// non-ASCII one (64 when all are ASCII), when 64 bytes are left and the first 16 are ASCII;
+/// else `(0, 0)`.
+#[inline(always)]
+fn block_at(pattern: Pattern, text: &[u8], at: usize) -> (u64, usize) {
+    let Some(block) = text
+        .get(at..at + BLOCK)
+        .and_then(|b| <&[u8; BLOCK]>::try_from(b).ok())
+    else {
+        return (0, 0);
+    };
+    let first = |i: usize| {
+        block
+            .get(i..i + 8)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map_or(u64::MAX, u64::from_le_bytes)
+    };
+    if (first(0) | first(8)) & 0x8080_8080_8080_8080 != 0 {
+        return (0, 0);
+    }
+    ascii_block(pattern, block)
+}
+
 /// One bit per byte of a block (bit `i` for byte `i`), per class.
 #[derive(Clone, Copy, Debug, Default)]
 struct Classes {
@@ -500,6 +599,64 @@ mod tests {
                 "{pattern:?}: the block splitter decided only {decided} bytes"
             );
         }
+    }
+
+    #[test]
+    fn the_cursor_gives_the_full_splitters_pieces() {
+        // English, code, Greek between them (the backoff), and pieces the caller takes
+        // without asking the cursor (it must start again at the next position it is asked).
+        let mut text = Vec::new();
+        for i in 0..40 {
+            text.extend_from_slice(b"fn main() {\n    let x = 1_000_000; // it's fine\n}\n");
+            if i % 3 == 0 {
+                text.extend_from_slice(
+                    "\u{397} \u{3bb}\u{3ad}\u{3be}\u{3b7}, "
+                        .repeat(i)
+                        .as_bytes(),
+                );
+            }
+            text.extend_from_slice(b"The QUICK brown fox's tail\t\t\r\n  x .\n/y (1234567)\n");
+        }
+        for pattern in PATTERNS {
+            let mut blocks = Blocks::new();
+            let (mut at, mut piece, mut from_blocks, mut asked_ascii) = (0, 0, 0, 0);
+            while at < text.len() {
+                let Step::Piece { end } = next_piece(pattern, &text, at, true) else {
+                    panic!("no piece at {at}");
+                };
+                piece += 1;
+                if piece % 7 != 0 {
+                    asked_ascii += usize::from(text[at..end].is_ascii());
+                    if let Some(len) = blocks.next_len(pattern, &text, at) {
+                        assert_eq!(at + len, end, "{pattern:?}: piece at {at}");
+                        from_blocks += 1;
+                    }
+                }
+                at = end;
+            }
+            assert!(
+                from_blocks > asked_ascii / 2,
+                "{pattern:?}: {from_blocks} of {piece} pieces from blocks ({asked_ascii} ASCII asked)"
+            );
+        }
+    }
+
+    #[test]
+    fn keys_of_block_pieces_are_short_keys() {
+        let text = b"fn main() { let x = 1_000_000; // it's fine\n} The QUICK brown fox's tail  ";
+        let mut blocks = Blocks::new();
+        let mut at = 0;
+        while let Some(len) = blocks.next_len(Pattern::Cl100k, text, at) {
+            let p = crate::pretok::AsciiPiece::at(text, at, len);
+            let expected = if len <= 7 {
+                crate::hash::short_key(&text[at..at + len])
+            } else {
+                0
+            };
+            assert_eq!(p.key, expected, "piece at {at}");
+            at += len;
+        }
+        assert!(at > 40, "blocks gave pieces up to byte {at} only");
     }
 
     /// Checks [`check_text`] on `count` random texts of runs of `kinds`; returns the bytes

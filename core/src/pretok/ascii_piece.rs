@@ -232,7 +232,23 @@ impl AsciiPiece {
         };
         AsciiPiece { len, key }
     }
+
+    /// The piece of `len` bytes (`1 <= len < 16`) at `text[at..]`, found by another splitter
+    /// (the block splitter), with its key (0 when fewer than eight bytes are left there).
+    #[inline(always)]
+    pub(crate) fn at(text: &[u8], at: usize, len: usize) -> AsciiPiece {
+        match text
+            .get(at..at + 8)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+        {
+            Some(first) => AsciiPiece::new(u64::from_le_bytes(first), len),
+            None => AsciiPiece { len, key: 0 },
+        }
+    }
 }
+
+/// The longest piece [`ascii_piece`] answers is one byte shorter than this.
+pub(crate) const ASCII_WINDOW: usize = W;
 
 /// Index of the first byte whose high bit is set in `marks` (8 when none is).
 #[inline(always)]

@@ -51,8 +51,8 @@ mod unicode;
 #[rustfmt::skip]
 mod unicode_tables;
 
-pub(crate) use ascii_block::{ascii_block, BLOCK};
-pub(crate) use ascii_piece::{ascii_piece, AsciiPiece};
+pub(crate) use ascii_block::Blocks;
+pub(crate) use ascii_piece::{ascii_piece, AsciiPiece, ASCII_WINDOW};
 pub use unicode::{char_class, CharClass};
 
 /// Which pre-tokenization regex a model uses.
