@@ -5,8 +5,9 @@
 //! whole token ([`Tables::pieces`]) and is merged pair by pair otherwise ([`crate::bpe`]).
 //!
 //! Most pieces of prose and code are short ASCII words that are whole tokens; a tight loop
-//! per pattern handles those (the ASCII fast path of [`crate::pretok`], then one table lookup by
-//! the piece's packed key) and hands every other piece to the general path.
+//! per pattern handles those (the block splitter or the ASCII fast path of [`crate::pretok`],
+//! then one table or cache lookup by the piece's packed key) and hands every other piece to the
+//! general path.
 //!
 //! Output goes into the caller's slice. When it fills up, the call returns
 //! [`EncodeError::OutputFull`] at a piece boundary, so encoding the rest of the input later
