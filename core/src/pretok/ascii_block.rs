@@ -758,7 +758,11 @@ mod tests {
             "\u{e9}\u{2019}\u{fffd}\u{4e00}",
             "\u{e9}\u{c9}\u{3b1}\u{391}\u{436}\u{416}\u{17f}\u{2b0}\u{1c5}\u{627}\u{301}\u{a0}\u{df}\u{660}",
         ];
-        let (texts, floor) = if cfg!(miri) { (4, 100) } else { (4000, 1_000_000) };
+        let (texts, floor) = if cfg!(miri) {
+            (4, 100)
+        } else {
+            (4000, 1_000_000)
+        };
         for pattern in PATTERNS {
             let decided = random_texts(pattern, &KINDS, texts);
             assert!(
