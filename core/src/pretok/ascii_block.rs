@@ -584,6 +584,7 @@ mod simd {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pretok::test_random::random_below;
     use crate::pretok::{next_piece, Pattern, Step};
 
     const PATTERNS: [Pattern; 2] = [Pattern::Cl100k, Pattern::O200k];
@@ -673,16 +674,6 @@ mod tests {
             at = end;
         }
         decided
-    }
-
-    /// A fixed-seed xorshift generator: each call gives a number below its argument.
-    fn random_below(mut state: u64) -> impl FnMut(usize) -> usize {
-        move |n| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        }
     }
 
     #[test]

@@ -684,6 +684,7 @@ fn gpt2_rest(w: &Window<'_>) -> Option<usize> {
 mod tests {
     use super::*;
     use crate::hash::short_key;
+    use crate::pretok::test_random::random_below;
     use crate::pretok::{next_piece, Step};
 
     /// Checks the fast path at every position of `text` against the full splitter (final and
@@ -720,16 +721,6 @@ mod tests {
     /// [`check`].
     fn answered_on(pattern: Pattern, strings: usize, mut make: impl FnMut() -> Vec<u8>) -> usize {
         (0..strings).map(|_| check(pattern, &make())).sum()
-    }
-
-    /// A fixed-seed xorshift generator: each call gives a number below its argument.
-    fn random_below(mut state: u64) -> impl FnMut(usize) -> usize {
-        move |n| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        }
     }
 
     /// A text rich in the edge cases: prefixes, apostrophes, case changes, digit runs,

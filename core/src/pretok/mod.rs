@@ -50,6 +50,8 @@ mod ascii_piece;
 mod cl100k;
 mod gpt2;
 mod o200k;
+#[cfg(test)]
+mod test_random;
 mod unicode;
 #[rustfmt::skip]
 mod unicode_tables;
