@@ -1,5 +1,5 @@
-//! The block splitter: cl100k_base's and o200k_base's piece boundaries over up to 64 ASCII
-//! bytes at once.
+//! The block splitter: cl100k_base's and o200k_base's piece boundaries over up to 64 bytes of
+//! ASCII (and two-byte letters) at once.
 //!
 //! [`super::ascii_piece`] decides one piece per call, from the 16 bytes at its start; on prose
 //! and code that was a third of the cached encoder's time. Here the bytes of a block are
@@ -36,8 +36,9 @@
 //!
 //! Every rule looks at most two bytes back, which at the block's start are "no byte" (the block
 //! starts where a piece starts), and one or two ahead. A boundary is kept only when nothing
-//! after the known bytes could move it: the known bytes end at the first non-ASCII byte (or
-//! the block's end); a whitespace run that reaches their end, and (o200k) a word whose
+//! after the known bytes could move it: the known bytes end at the first byte that is neither
+//! ASCII nor part of a two-byte letter the block takes (see [`classify`]), or at the block's
+//! end; a whitespace run that reaches their end, and (o200k) a word whose
 //! contraction is not decided, cut the block short where they start. `\s++$` never applies:
 //! nothing that reaches the known end is decided. The test module checks every kept boundary
 //! against the full splitters ([`super::cl100k`], [`super::o200k`]) for every continuation.
@@ -129,8 +130,8 @@ impl Blocks {
 }
 
 /// The boundaries of the block at `text[at..]` and the number of its bytes the block
-/// splitter knows (64 when it knows all; 0 when it stopped at [`LETTERS2_MAX`] two-byte
-/// letters), when 64 bytes are left; else `(0, 0)`.
+/// splitter knows (64 when it knows all; 0 when the block is dense: see [`classify`]), when
+/// 64 bytes are left; else `(0, 0)`.
 #[inline(always)]
 fn block_at(pattern: Pattern, text: &[u8], at: usize) -> (u64, usize) {
     let Some(block) = text
@@ -145,7 +146,8 @@ fn block_at(pattern: Pattern, text: &[u8], at: usize) -> (u64, usize) {
 /// One bit per byte of a block (bit `i` for byte `i`), per class.
 #[derive(Clone, Copy, Debug, Default)]
 struct Classes {
-    /// The known bytes: the ASCII bytes before the first non-ASCII one.
+    /// The known bytes: those before the first byte that is neither ASCII nor part of a
+    /// two-byte letter the block takes.
     known: u64,
     /// How many there are (`known == low_bits(len)`).
     len: u32,
@@ -324,7 +326,8 @@ fn letter2(pattern: Pattern, block: &[u8; BLOCK], at: usize) -> Option<bool> {
 
 /// The piece boundaries in `block`, which starts where a piece of `pattern` (cl100k_base or
 /// o200k_base; gpt2 has none here) starts, and the number of bytes it knows (64: all; 0 when
-/// it stopped at [`LETTERS2_MAX`] two-byte letters: see [`classify`]). Bit `i` (`1 <= i <= 63`) of the boundaries is set when a piece
+/// the block is dense: past [`LETTERS2_MAX`] two-byte letters, or sixteen bytes with
+/// [`DENSE_HIGH_BYTES`] non-ASCII ones: see [`classify`]). Bit `i` (`1 <= i <= 63`) of the boundaries is set when a piece
 /// ends at byte `i` and the next one starts there. Every piece from byte 0 up to the highest
 /// set bit is the full splitter's piece for every continuation of the block; nothing is said
 /// about the bytes after the highest set bit (0: nothing decided).
@@ -659,6 +662,16 @@ mod tests {
             letters2 += usize::from(letter2) as u32;
             len += c.len_utf8();
         }
+        // Invalid UTF-8 (or a character cut by the block's end) ends the valid prefix; there too
+        // a mostly non-ASCII sixteen marks the block dense.
+        let chunk = len.min(BLOCK - 1) / 16 * 16;
+        let high = block[chunk..chunk + 16]
+            .iter()
+            .filter(|b| !b.is_ascii())
+            .count();
+        if len < BLOCK && high >= DENSE_HIGH_BYTES as usize {
+            return 0;
+        }
         len
     }
 
@@ -700,7 +713,7 @@ mod tests {
 
     #[test]
     fn agrees_with_the_full_splitter_on_edge_cases() {
-        let texts: [&[u8]; 8] = [
+        let texts: [&[u8]; 9] = [
             b"Hello, world! It's a TEST of HTTPServer's fooBar (x) \"quoted\" 123abc abc123 \
               1234567 \ttab\r\nline's WON'T 'twas we'LL they'Re I'd 'l 'v x'' .'s  's\n\n  x",
             b"fn main() {\n    let x = 1_000_000;\n\n\tif a.b(c) { return; }\n  \n   \r\n}\n",
@@ -713,6 +726,9 @@ mod tests {
              \u{3a3}\u{3bf}\u{3c6}\u{3af}\u{3b1}'s \u{41c}\u{43e}\u{441}\u{43a}\u{432}\u{430}\u{41c} \
              '\u{17f} x'\u{17f} \u{2b0}x \u{627}\u{644} \u{301}a .\u{e9} \u{a0}x 1\u{e9}2"
                 .as_bytes(),
+            // Invalid UTF-8 (and a dense sixteen after it), a lone continuation byte, a cut
+            // sequence, ending the known bytes.
+            b"ab\xff\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9 x\x80y \xc3 z\xe2\x80 w \xce\xb1\xce a'\xc3",
         ];
         for pattern in PATTERNS {
             let mut decided = 0;
