@@ -4,7 +4,7 @@
 //! [`super::ascii_piece`] decides one piece per call, from the 16 bytes at its start; on prose
 //! and code that was a third of the cached encoder's time. Here the bytes of a block are
 //! classified sixteen at a time (SSE2 compares and `movemask`: one bit per byte for letters,
-//! digits, whitespace, `\r`/`\n`, the space and `'`), and the piece boundaries of the whole
+//! digits, whitespace, `\r`/`\n`, the space, `'`, capitals and `/`), and the piece boundaries of the whole
 //! block come out of a few dozen operations on those 64-bit masks, so that the encoder's loop
 //! only walks the set bits.
 //!
@@ -44,13 +44,14 @@
 //! against the full splitters ([`super::cl100k`], [`super::o200k`]) for every continuation.
 //!
 //! [`Blocks`] is the encoder's view: the next piece's length, from the current block or a new
-//! one, or "ask the per-piece splitter" (no SSE2, gpt2, the first 16 bytes not ASCII).
+//! one, or "ask the per-piece splitter" (no SSE2, gpt2, fewer than 64 bytes left, a block
+//! that decides nothing, or a backoff after one).
 
 use super::unicode::{LETTERS2, LOWER2, UPPER2};
 use super::Pattern;
 
 /// Bytes in a block.
-pub(crate) const BLOCK: usize = 64;
+const BLOCK: usize = 64;
 
 /// Whether the encoder uses the block splitter: where its SSE2 classification is available
 /// (x86_64; elsewhere [`Blocks::next_len`] always says "ask the per-piece splitter").
@@ -111,11 +112,12 @@ impl Blocks {
             // again for a while, twice as long after each failure in a row: text that is not
             // mostly ASCII (Greek, Russian, Arabic, Korean) does not pay for a try at every
             // piece.
-            // A block cut short by a byte it does not know decides nothing more until past it.
             if ends == 0 || known == 0 {
                 self.next_try = at + self.backoff;
                 self.backoff = (2 * self.backoff).min(BACKOFF_MAX);
             } else {
+                // A block cut short by a byte it does not know decides nothing more until past
+                // that byte.
                 self.next_try = if known < BLOCK { at + known + 1 } else { at };
                 self.backoff = BACKOFF_MIN;
             }
@@ -146,10 +148,8 @@ fn block_at(pattern: Pattern, text: &[u8], at: usize) -> (u64, usize) {
 /// One bit per byte of a block (bit `i` for byte `i`), per class.
 #[derive(Clone, Copy, Debug, Default)]
 struct Classes {
-    /// The known bytes: those before the first byte that is neither ASCII nor part of a
-    /// two-byte letter the block takes.
-    known: u64,
-    /// How many there are (`known == low_bits(len)`).
+    /// How many bytes are known: those before the first byte that is neither ASCII nor part of
+    /// a two-byte letter the block takes. Every mask below is within them.
     len: u32,
     /// `[A-Za-z]`.
     letter: u64,
@@ -227,15 +227,15 @@ fn classify(pattern: Pattern, block: &[u8; BLOCK]) -> Classes {
             }
         }
     }
-    c.known = low_bits(c.len);
-    c.letter &= c.known;
-    c.digit &= c.known;
-    c.space &= c.known;
-    c.newline &= c.known;
-    c.blank &= c.known;
-    c.quote &= c.known;
-    c.upper &= c.known;
-    c.slash &= c.known;
+    let known = low_bits(c.len);
+    c.letter &= known;
+    c.digit &= known;
+    c.space &= known;
+    c.newline &= known;
+    c.blank &= known;
+    c.quote &= known;
+    c.upper &= known;
+    c.slash &= known;
     c
 }
 
@@ -325,23 +325,20 @@ fn letter2(pattern: Pattern, block: &[u8; BLOCK], at: usize) -> Option<bool> {
 }
 
 /// The piece boundaries in `block`, which starts where a piece of `pattern` (cl100k_base or
-/// o200k_base; gpt2 has none here) starts, and the number of bytes it knows (64: all; 0 when
+/// o200k_base, not gpt2: [`Blocks::next_len`] does not ask for it) starts, and the number of bytes it knows (64: all; 0 when
 /// the block is dense: past [`LETTERS2_MAX`] two-byte letters, or sixteen bytes with
 /// [`DENSE_HIGH_BYTES`] non-ASCII ones: see [`classify`]). Bit `i` (`1 <= i <= 63`) of the boundaries is set when a piece
 /// ends at byte `i` and the next one starts there. Every piece from byte 0 up to the highest
 /// set bit is the full splitter's piece for every continuation of the block; nothing is said
 /// about the bytes after the highest set bit (0: nothing decided).
 #[inline(always)]
-pub(crate) fn ascii_block(pattern: Pattern, block: &[u8; BLOCK]) -> (u64, usize) {
-    if pattern == Pattern::Gpt2 {
-        return (0, 0);
-    }
+fn ascii_block(pattern: Pattern, block: &[u8; BLOCK]) -> (u64, usize) {
     let c = classify(pattern, block);
     if c.len == 0 {
         return (0, 0);
     }
     let o200k = pattern == Pattern::O200k;
-    let known = c.known;
+    let known = low_bits(c.len);
     let (l, d, w, nl, sp) = (c.letter, c.digit, c.space, c.newline, c.blank);
     let o = known & !(l | d | w);
     let t = w & !nl;
@@ -406,32 +403,39 @@ pub(crate) fn ascii_block(pattern: Pattern, block: &[u8; BLOCK]) -> (u64, usize)
     if tail_slashes != 0 {
         limit = limit.min(tail_slashes.trailing_zeros().saturating_sub(1));
     }
-    if o200k {
-        limit = o200k_contractions(block, c.quote & l << 1, &mut b, limit);
+    // Contractions (rare enough for a loop over the `'` bytes).
+    let quotes = if o200k {
+        c.quote & l << 1
     } else {
-        cl100k_contractions(block, c.quote & !(o << 1) & !(sp << 1), &mut b, limit);
+        c.quote & !(o << 1) & !(sp << 1)
+    };
+    if quotes != 0 {
+        if o200k {
+            let final_bytes = block.get(..limit as usize + 1).unwrap_or(&[]);
+            limit = o200k_contractions(final_bytes, quotes, &mut b, limit);
+        } else {
+            let known_bytes = block.get(..c.len as usize).unwrap_or(&[]);
+            cl100k_contractions(known_bytes, quotes, &mut b, limit);
+        }
     }
     let known = if c.dense { 0 } else { c.len as usize };
     (b & low_bits(limit + 1) & !1, known)
 }
 
 /// cl100k_base's contractions `'(?i:[sdmt]|ll|ve|re)`, at the `'` bytes in `quotes` where a
-/// piece starts (not after an `O` or a space): each ends a piece. Rare enough for a loop.
-/// One whose letters are not all known lies in the last two known bytes, where no boundary
+/// piece starts (not after an `O` or a space): each ends a piece. The full splitter's own matcher ([`super::cl100k::contraction`]) decides each, on the `known`
+/// bytes. One it cannot decide there lies in the last two known bytes, where no boundary
 /// follows the `'` either way (the letter after it is a prefixed word's), so it counts as none.
 #[inline(always)]
-fn cl100k_contractions(block: &[u8; BLOCK], quotes: u64, b: &mut u64, limit: u32) {
+fn cl100k_contractions(known: &[u8], quotes: u64, b: &mut u64, limit: u32) {
     let mut quotes = quotes & low_bits(limit);
     while quotes != 0 {
         let q = quotes.trailing_zeros();
         quotes &= quotes - 1;
-        let n = match (lower(block, q + 1), lower(block, q + 2)) {
-            (b's' | b'd' | b'm' | b't', _) => 2,
-            (b'l', b'l') | (b'v' | b'r', b'e') => 3,
-            _ => continue,
-        };
-        if let Some(bit) = 1u64.checked_shl(q + n) {
-            *b |= bit;
+        if let Some(Some(end)) = super::cl100k::contraction(known, q as usize + 1, false) {
+            if let Some(bit) = 1u64.checked_shl(end as u32) {
+                *b |= bit;
+            }
         }
     }
 }
@@ -439,9 +443,11 @@ fn cl100k_contractions(block: &[u8; BLOCK], quotes: u64, b: &mut u64, limit: u32
 /// o200k_base's `(?i:'s|'t|'re|'ve|'m|'ll|'d)?` after a word: at the `'` bytes in `quotes`
 /// (each after a letter) that end a word, a contraction moves the word's end past it; a `'`
 /// right after a contraction ends no word (the letters before it were the contraction's).
-/// Returns the new limit: before a word whose contraction is not decided.
+/// The full splitter's matcher ([`super::o200k::with_contraction`]) decides each, on the
+/// `final_bytes` (those up to the limit). Returns the new limit: before a word whose
+/// contraction is not decided.
 #[inline(always)]
-fn o200k_contractions(block: &[u8; BLOCK], quotes: u64, b: &mut u64, limit: u32) -> u32 {
+fn o200k_contractions(final_bytes: &[u8], quotes: u64, b: &mut u64, limit: u32) -> u32 {
     let mut quotes = quotes & low_bits(limit + 1);
     let mut after_contraction = 0;
     while quotes != 0 {
@@ -450,14 +456,13 @@ fn o200k_contractions(block: &[u8; BLOCK], quotes: u64, b: &mut u64, limit: u32)
         if q == after_contraction {
             continue;
         }
-        let known = |i: u32| i <= limit;
-        let n = match (lower(block, q + 1), lower(block, q + 2)) {
-            _ if !known(q + 1) => return q.saturating_sub(1),
-            (b's' | b't' | b'm' | b'd', _) => 2,
-            (b'r' | b'v' | b'l', _) if !known(q + 2) => return q.saturating_sub(1),
-            (b'r' | b'v', b'e') | (b'l', b'l') => 3,
-            _ => continue,
+        let Some(end) = super::o200k::with_contraction(final_bytes, q as usize, false) else {
+            return q.saturating_sub(1);
         };
+        let n = end as u32 - q;
+        if n == 0 {
+            continue;
+        }
         // The contraction is the word's: no boundary inside it (a capital in `'rE` would
         // look like a new word), one after it.
         *b &= !(low_bits(n) << q);
@@ -467,13 +472,6 @@ fn o200k_contractions(block: &[u8; BLOCK], quotes: u64, b: &mut u64, limit: u32)
         after_contraction = q + n;
     }
     limit
-}
-
-/// Byte `i` of `block`, lowercased (0 past the block). Past the known bytes it is a
-/// non-ASCII byte (so not a letter here) or 0.
-#[inline(always)]
-fn lower(block: &[u8; BLOCK], i: u32) -> u8 {
-    block.get(i as usize).map_or(0, u8::to_ascii_lowercase)
 }
 
 /// The newlines that are the last of their whitespace run (`w`: whitespace, `nl`: newlines).
