@@ -326,14 +326,9 @@ impl<'t> Tokenizer<'t> {
             let mut n = 0;
             let mut at = pos;
             while n < BATCH {
-                let len = match blocks.next_len(pattern, text, at) {
-                    Some(len) if len <= CACHE_PIECE => len,
-                    // Longer than a key holds: the caller's full splitter takes it.
-                    Some(_) => break,
-                    None => match pretok::ascii_piece(pattern, text, at) {
-                        Some(p) => p.len,
-                        None => break,
-                    },
+                let Some(AsciiPiece { len, .. }) = fast_piece(&mut blocks, pattern, text, at)
+                else {
+                    break;
                 };
                 let Some(ckey) = window_key(text, at, len) else {
                     break;
@@ -654,14 +649,8 @@ fn fast_loop(
     // In a register while the loop runs.
     let mut cursor = *blocks;
     let stop = loop {
-        let p = match cursor.next_len(pattern, text, pos) {
-            Some(len) if len < pretok::ASCII_WINDOW => AsciiPiece::at(text, pos, len),
-            // Longer than the fast path's pieces: the caller's full splitter takes it.
-            Some(_) => break None,
-            None => match pretok::ascii_piece(pattern, text, pos) {
-                Some(p) => p,
-                None => break None,
-            },
+        let Some(p) = fast_piece(&mut cursor, pattern, text, pos) else {
+            break None;
         };
         let piece = text.get(pos..pos + p.len).unwrap_or(&[]);
         let (Some(id), Some(slot)) = (t.whole_piece(piece, p.key), out.get_mut(written)) else {
@@ -673,6 +662,19 @@ fn fast_loop(
     };
     *blocks = cursor;
     (pos, written, stop)
+}
+
+/// The piece at `text[at..]` (a piece start) when the fast path splits it: the block splitter
+/// through `blocks`, else the ASCII fast path; `None` when neither does, or when the block's
+/// piece is longer than a cache key (and [`AsciiPiece`]) holds, so that the caller's full
+/// splitter takes it. The cached loop reads only the length, and the key is dropped there.
+#[inline(always)]
+fn fast_piece(blocks: &mut Blocks, pattern: Pattern, text: &[u8], at: usize) -> Option<AsciiPiece> {
+    match blocks.next_len(pattern, text, at) {
+        Some(len) if len <= CACHE_PIECE => Some(AsciiPiece::at(text, at, len)),
+        Some(_) => None,
+        None => pretok::ascii_piece(pattern, text, at),
+    }
 }
 
 /// Write one id at `out[at]`: `Ok(1)`, or `Err(at + 1)` when it does not fit.

@@ -247,9 +247,6 @@ impl AsciiPiece {
     }
 }
 
-/// The longest piece [`ascii_piece`] answers is one byte shorter than this.
-pub(crate) const ASCII_WINDOW: usize = W;
-
 /// Index of the first byte whose high bit is set in `marks` (8 when none is).
 #[inline(always)]
 fn first(marks: u64) -> usize {

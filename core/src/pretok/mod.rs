@@ -57,7 +57,7 @@ mod unicode;
 mod unicode_tables;
 
 pub(crate) use ascii_block::Blocks;
-pub(crate) use ascii_piece::{ascii_piece, AsciiPiece, ASCII_WINDOW};
+pub(crate) use ascii_piece::{ascii_piece, AsciiPiece};
 pub use unicode::{char_class, CharClass};
 
 /// Which pre-tokenization regex a model uses.
