@@ -174,24 +174,26 @@ impl<'t> Tokenizer<'t> {
             let segment = text.get(..seg_end).unwrap_or(&[]);
             // Stage 2 and 3: pieces of the ordinary text, each merged.
             while pos < seg_end {
-                // Fast loop: the pieces the ASCII fast path splits (most of prose and code).
-                // Without a cache, those that are whole tokens, one id each, straight into
-                // `out`; with one, all of them, through the cache. One copy per pattern, so the
-                // pattern's rules are inlined without a dispatch per piece.
+                // Fast loop. Without a cache: the pieces the fast path splits (most of prose
+                // and code) that are whole tokens, one id each, straight into `out`. With one:
+                // every piece a short cache line holds, through the cache. One copy per
+                // pattern, so the pattern's rules are inlined without a dispatch per piece.
                 // `split`: the piece at `pos` that the loop split but did not encode (None: it
                 // did not split it).
                 let mut split = None;
                 if FAST_LOOP && !t.pieces.is_empty() {
                     let (p, w, ahead) = (pos, written, &mut ahead);
+                    let seg = Segment {
+                        text: segment,
+                        is_final: seg_final,
+                    };
                     (pos, written, split) = match t.pattern {
-                        Pattern::Gpt2 => {
-                            self.pick_fast_loop(Pattern::Gpt2, segment, p, out, w, ahead)
-                        }
+                        Pattern::Gpt2 => self.pick_fast_loop(Pattern::Gpt2, seg, p, out, w, ahead),
                         Pattern::Cl100k => {
-                            self.pick_fast_loop(Pattern::Cl100k, segment, p, out, w, ahead)
+                            self.pick_fast_loop(Pattern::Cl100k, seg, p, out, w, ahead)
                         }
                         Pattern::O200k => {
-                            self.pick_fast_loop(Pattern::O200k, segment, p, out, w, ahead)
+                            self.pick_fast_loop(Pattern::O200k, seg, p, out, w, ahead)
                         }
                     };
                 }
@@ -275,7 +277,7 @@ impl<'t> Tokenizer<'t> {
     fn pick_fast_loop(
         &self,
         pattern: Pattern,
-        text: &[u8],
+        seg: Segment<'_>,
         pos: usize,
         out: &mut [u32],
         written: usize,
@@ -285,37 +287,41 @@ impl<'t> Tokenizer<'t> {
             fast_loop(
                 self.tables,
                 pattern,
-                text,
+                seg.text,
                 pos,
                 out,
                 written,
                 &mut ahead.blocks,
             )
         } else {
-            self.fast_loop_cached(pattern, text, pos, out, written, ahead)
+            self.fast_loop_cached(pattern, seg, pos, out, written, ahead)
         }
     }
 
-    /// [`fast_loop`] with a piece cache: encode the pieces at `text[pos..]` that the ASCII fast
-    /// path splits, from the cache when it holds them and through the piece table or merging
-    /// (then caching them) when it does not, until the fast path cannot split one. Returns
-    /// like [`fast_loop`]; the piece is handed back only when `out` is full.
+    /// [`fast_loop`] with a piece cache: encode the pieces at `text[pos..]`, from the cache when
+    /// it holds them and through the piece table or merging (then caching them) when it does
+    /// not. Pieces are split by the fast path, else by the full splitter (with the segment's
+    /// `is_final`, as in [`pretok::next_piece`]), until one is longer than a short cache line holds, lies within
+    /// 16 bytes of the end, or needs more text. Returns like [`fast_loop`]; the piece handed
+    /// back is one that `out` had no room for, or the long piece (with key 0).
     ///
     /// Software-pipelined: a 16-MiB cache lives in the last-level cache, and a lookup that
     /// waits for its line before the next piece is split is bound by that latency. So the loop
     /// splits up to [`BATCH`] pieces ahead and prefetches their lines, then answers them in
     /// order; by then most lines have arrived. Splitting does not depend on the answers, so
-    /// the batch never has to be undone.
+    /// the batch never has to be undone. Taking the full splitter's pieces too keeps text
+    /// that is not mostly ASCII (Devanagari, Greek, Korean) in the pipelined loop.
     #[inline(always)]
     fn fast_loop_cached(
         &self,
         pattern: Pattern,
-        text: &[u8],
+        seg: Segment<'_>,
         mut pos: usize,
         out: &mut [u32],
         mut written: usize,
         ahead: &mut Lookahead<'_>,
     ) -> (usize, usize, Option<AsciiPiece>) {
+        let Segment { text, is_final } = seg;
         let mem = &mut ahead.mem;
         let lines = cache::short_lines(mem.pieces.len());
         // In a register while the loop runs (through `ahead` it would live in memory).
@@ -325,12 +331,19 @@ impl<'t> Tokenizer<'t> {
             // line and prefetching the line.
             let mut n = 0;
             let mut at = pos;
+            // A piece split but not taken into the batch (too long for a short line), which
+            // is handed back after the batch so the caller does not split it again.
+            let mut pending = None;
             while n < BATCH {
-                let Some(AsciiPiece { len, .. }) = fast_piece(&mut blocks, pattern, text, at)
-                else {
-                    break;
+                let len = match fast_piece(&mut blocks, pattern, text, at) {
+                    Some(p) => p.len,
+                    None => match full_piece(pattern, text, at, is_final) {
+                        Some(len) => len,
+                        None => break,
+                    },
                 };
-                let Some(ckey) = window_key(text, at, len) else {
+                let Some(ckey) = window_key(text, at, len).filter(|_| len <= CACHE_PIECE) else {
+                    pending = Some(AsciiPiece { len, key: 0 });
                     break;
                 };
                 let line = ckey.line(lines);
@@ -376,7 +389,7 @@ impl<'t> Tokenizer<'t> {
             }
             if n < BATCH {
                 ahead.blocks = blocks;
-                return (pos, written, None);
+                return (pos, written, pending);
             }
         }
     }
@@ -589,6 +602,14 @@ const BACKTRACK_MIN: usize = 16;
 /// ([`Tokenizer::fast_loop_cached`]).
 const BATCH: usize = 32;
 
+/// The ordinary text the fast loops work on: the text up to the next special token (or the
+/// end), and whether it is final there (see [`pretok::next_piece`]).
+#[derive(Clone, Copy)]
+struct Segment<'a> {
+    text: &'a [u8],
+    is_final: bool,
+}
+
 /// The caller's cache memory: the piece lines, the long-piece store and the pair memo split
 /// off their end.
 struct CacheMemory<'c> {
@@ -674,6 +695,17 @@ fn fast_piece(blocks: &mut Blocks, pattern: Pattern, text: &[u8], at: usize) -> 
         Some(len) if len <= CACHE_PIECE => Some(AsciiPiece::at(text, at, len)),
         Some(_) => None,
         None => pretok::ascii_piece(pattern, text, at),
+    }
+}
+
+/// The length of the piece at `text[at..]` (a piece start) by the pattern's full splitter,
+/// for the cached fast loop where the fast path did not split it; `None` when the splitter
+/// needs more text (`is_final` false). Out of line, so that the loop's fast path stays small.
+#[inline(never)]
+fn full_piece(pattern: Pattern, text: &[u8], at: usize, is_final: bool) -> Option<usize> {
+    match pretok::next_piece(pattern, text, at, is_final) {
+        Step::Piece { end } => Some(end.saturating_sub(at)),
+        Step::NeedMore => None,
     }
 }
 

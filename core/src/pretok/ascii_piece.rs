@@ -27,7 +27,8 @@ use super::Pattern;
 /// A piece found by [`ascii_piece`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct AsciiPiece {
-    /// Its length in bytes (1–15).
+    /// Its length in bytes (1–15; a piece the encoder's cached fast loop hands back from the
+    /// full splitter may be longer, with `key` 0).
     pub len: usize,
     /// [`crate::hash::short_key`] of the piece when it is 1–7 bytes long, else 0.
     pub key: u64,
