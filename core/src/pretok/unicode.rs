@@ -4,7 +4,8 @@
 //! tables ([`super::unicode_tables`]) and a byte length:
 //! - an ASCII byte is looked up in a 128-entry table (no decoding);
 //! - a well-formed UTF-8 sequence (Unicode Table 3-7: no overlongs, no surrogates, ≤ U+10FFFF) is
-//!   decoded by hand and looked up in the two-level table;
+//!   decoded by hand and looked up in the two-level table (on 64-bit targets, in a flat table of
+//!   the Basic Multilingual Plane derived from it);
 //! - every other byte is one character of class `OTHER` (the invalid-UTF-8 rule);
 //! - at the end of the text, [`peek`] reports the pseudo-class `END` when the text is final, and
 //!   `MORE` when it is not (more bytes may follow), also for a truncated but so far well-formed
@@ -176,9 +177,30 @@ const fn table_class(cp: u32) -> u8 {
     (byte >> ((cp & 1) * 4)) & 0xF
 }
 
+/// The class of every code point of the Basic Multilingual Plane, one byte each: one load
+/// instead of [`table_class`]'s two dependent ones and its nibble select. Derived from the same
+/// tables at compile time, so it cannot disagree with them. 64 KiB of read-only data, so only on
+/// 64-bit targets (the hosts); a text touches only its scripts' lines of it (Devanagari is one
+/// 128-byte stretch). The full splitter then runs 11–18 % fewer instructions on Korean,
+/// Devanagari and Greek (callgrind on the `split_file` example, cl100k_base).
+#[cfg(target_pointer_width = "64")]
+static BMP_CLASS: [u8; 0x1_0000] = {
+    let mut t = [0u8; 0x1_0000];
+    let mut cp = 0;
+    while cp < 0x1_0000 {
+        t[cp] = table_class(cp as u32);
+        cp += 1;
+    }
+    t
+};
+
 /// Table class of a code point.
 #[inline]
 pub(crate) fn class_of(cp: u32) -> u8 {
+    #[cfg(target_pointer_width = "64")]
+    if let Some(&class) = BMP_CLASS.get(cp as usize) {
+        return class;
+    }
     if cp < LIMIT {
         table_class(cp)
     } else {
