@@ -254,6 +254,35 @@ fn first(marks: u64) -> usize {
     (marks & HIGH_BITS).trailing_zeros() as usize / 8
 }
 
+/// `NON_ASCII_LEADS[b]`: a piece that starts with the non-ASCII byte `b` may be one
+/// [`punct3_start`] decides: `b` leads a two-byte character, a [`punct3`] character (0xE2) or a
+/// [`LETTERS3`] letter. Other leads (Devanagari's 0xE0, CJK's 0xE3–0xE9, four-byte characters,
+/// invalid bytes) skip the call, which would only give up.
+static NON_ASCII_LEADS: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0xC2;
+    while b <= 0xDF {
+        t[b] = true;
+        b += 1;
+    }
+    t[0xE2] = true;
+    let mut r = 0;
+    while r < LETTERS3.len() {
+        let (lo, hi) = LETTERS3[r];
+        assert!(
+            0x800 <= lo && hi <= 0xFFFF,
+            "LETTERS3 holds three-byte characters"
+        );
+        let mut lead = 0xE0 | (lo >> 12) as usize;
+        while lead <= 0xE0 | (hi >> 12) as usize {
+            t[lead] = true;
+            lead += 1;
+        }
+        r += 1;
+    }
+    t
+};
+
 /// Little-endian word of `bytes[at..at + 8]` (zero if out of range).
 #[inline(always)]
 fn read_word(bytes: &[u8; W], at: usize) -> u64 {
@@ -278,6 +307,9 @@ pub(crate) fn ascii_piece(pattern: Pattern, text: &[u8], start: usize) -> Option
     // the caller may not need) is made here, where the compiler can drop what is unused.
     let piece = |len| AsciiPiece::new(w0, len);
     if b0 >= 0x80 {
+        if !NON_ASCII_LEADS[b0 as usize] {
+            return None;
+        }
         return punct3_start(pattern, bytes).map(piece);
     }
     let letters = ascii_letters(w0);
