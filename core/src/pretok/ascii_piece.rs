@@ -546,21 +546,26 @@ fn cl100k_rest(w: &Window<'_>) -> Option<usize> {
 /// as a combining mark or an Arabic digit).
 #[inline(always)]
 fn letter_run(w: &Window<'_>, mut i: usize) -> Option<usize> {
+    // Each character is classified once: the test that does not take it also tells whether
+    // the fast path knows it (an ASCII byte or a two-byte character does; past the window,
+    // `byte` reads 0x80, which is neither, nor a three-byte letter or `punct3`).
     loop {
-        if w.flags(i) & LETTER != 0 {
+        let b = w.byte(i);
+        if b < 0x80 {
+            if FLAGS[b as usize] & LETTER == 0 {
+                return Some(i);
+            }
             i += 1;
-        } else if w.letter2_at(i) {
+        } else if let Some(cp) = w.two_byte_at(i) {
+            if !is_letter2(cp) {
+                return Some(i);
+            }
             i += 2;
         } else if w.letter3_at(i) {
             i += 3;
         } else {
-            break;
+            return w.punct3_at(i).then_some(i);
         }
-    }
-    if w.known(i) || w.two_byte_at(i).is_some() {
-        Some(i)
-    } else {
-        None
     }
 }
 
