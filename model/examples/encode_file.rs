@@ -7,7 +7,9 @@
 //! `PICOBPE_NO_PIECE_KEYS=1` drops the whole-piece keys; `PICOBPE_CHECK=1` then encodes once
 //! more without the cache and reports the first id where the two differ; `PICOBPE_EVICT=1`
 //! reads 64 MiB of other memory before every run, as the benchmark's other tokenizers do
-//! between picobpe's runs, so the cache's lines start out of the CPU's caches.
+//! between picobpe's runs, so the cache's lines start out of the CPU's caches;
+//! `PICOBPE_COLD=1` empties the cache (untimed) before every run, as `cargo xtask bench --cold`
+//! does: the cost of text not seen before.
 
 use std::time::Instant;
 
@@ -35,6 +37,7 @@ fn main() {
     let slots: usize =
         std::env::var("PICOBPE_CACHE").map_or(0, |v| v.parse().expect("PICOBPE_CACHE"));
     let mut cache = vec![picobpe::CacheEntry::EMPTY; slots];
+    let cold = std::env::var_os("PICOBPE_COLD").is_some();
     let mut best = f64::MAX;
     let mut n = 0;
     let mut other = if std::env::var_os("PICOBPE_EVICT").is_some() {
@@ -47,6 +50,9 @@ fn main() {
             *x = x.wrapping_add(i as u64);
         }
         std::hint::black_box(&other);
+        if cold {
+            cache.fill(picobpe::CacheEntry::EMPTY);
+        }
         let t = Instant::now();
         n = tok
             .encode_cached(&text, &mut out, Specials::None, &mut cache)
