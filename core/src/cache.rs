@@ -14,7 +14,8 @@
 //! piece per line (up to [`CACHE_WIDE_PIECE`] bytes: the longer words of Russian, Greek or
 //! Korean text, and short pieces with more than four ids that are not all ASCII), its 32-byte
 //! key (`WideKey`) and its ids spread over both ways: up to [`CACHE_WIDE_IDS`] in 32-bit
-//! lanes, or up to [`CACHE_PACKED_IDS`] of 20 bits each (`PACKED` in the count byte).
+//! lanes, or up to [`CACHE_PACKED_IDS`] of 20 bits each (`PACKED` in the count byte). A wide
+//! piece may live in either of two neighbouring lines (`WideSet`).
 //!
 //! A lookup hits only when the stored key equals the piece's, so a hit returns exactly the ids
 //! the encoder would compute, and a miss costs only the recomputation. The top byte of a way's
@@ -179,6 +180,81 @@ impl WideKey {
             ^ self.b.hi.wrapping_mul(0x27d4_eb2f_1656_67c5);
         (((h >> 32) * lines as u64) >> 32) as usize
     }
+
+    /// The pair of wide lines this key may live in, in a cache whose wide lines are
+    /// `cache[first..end]` (`first < end`): two neighbours, or one line when there is only one.
+    #[inline]
+    pub(crate) fn set(self, first: usize, end: usize) -> WideSet {
+        let pairs = (end - first) / 2;
+        if pairs == 0 {
+            return WideSet { a: first, b: first };
+        }
+        let a = first + 2 * self.line(pairs);
+        WideSet { a, b: a + 1 }
+    }
+}
+
+/// The two wide lines a wide piece may live in (`a == b` when the cache has one).
+///
+/// Two-way, because one wide line per piece thrashed: Korean in cl100k_base has some 20,000
+/// distinct wide pieces for about 60,000 wide lines of a 16 MiB cache, and a quarter of them
+/// shared their line with another that came back as often, so both were merged again on every
+/// pass (about 6,000 of 33,000 wide lookups missed in a simulation of the text repeated; about
+/// 1,800 with two lines filled as [`WideSet::put`] does, and 3,100 when the newest piece always
+/// goes into `a`). A piece found in `b` stays there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct WideSet {
+    a: usize,
+    b: usize,
+}
+
+impl WideSet {
+    /// Write the ids `cache` holds for `key` in this set at `out[at..]` (see
+    /// [`CacheEntry::emit_wide`]); `None` when neither line holds `key`.
+    #[inline]
+    pub(crate) fn emit(
+        self,
+        cache: &[CacheEntry],
+        key: WideKey,
+        out: &mut [u32],
+        at: usize,
+    ) -> Option<Result<usize, usize>> {
+        if let Some(done) = cache.get(self.a).and_then(|e| e.emit_wide(key, out, at)) {
+            return Some(done);
+        }
+        if self.b == self.a {
+            return None;
+        }
+        cache.get(self.b).and_then(|e| e.emit_wide(key, out, at))
+    }
+
+    /// Remember the wide piece `key` → `ids` in this set: in a line that holds no wide piece
+    /// (`a` first), else in `a` after moving `a`'s piece to `b` (dropping `b`'s). False, and the
+    /// lines unchanged, when the ids do not fit a wide line.
+    #[inline]
+    pub(crate) fn put(self, cache: &mut [CacheEntry], key: WideKey, ids: &[u32]) -> bool {
+        let mut fresh = CacheEntry::EMPTY;
+        if !fresh.put_wide(key, ids) {
+            return false;
+        }
+        let holds = |i: usize| cache.get(i).is_some_and(CacheEntry::holds_wide);
+        let target = if !holds(self.a) || self.b == self.a {
+            self.a
+        } else if !holds(self.b) {
+            self.b
+        } else {
+            if let Some(&old) = cache.get(self.a) {
+                if let Some(line) = cache.get_mut(self.b) {
+                    *line = old;
+                }
+            }
+            self.a
+        };
+        if let Some(line) = cache.get_mut(target) {
+            *line = fresh;
+        }
+        true
+    }
 }
 
 /// The little-endian word of an 8-byte slice (0 for any other length).
@@ -313,6 +389,14 @@ impl CacheEntry {
             self.ways[1] = self.ways[0];
             self.ways[0] = way;
         }
+    }
+
+    /// This line holds a wide piece (`WIDE` in its first way's count byte; any piece, of this
+    /// tokenizer or another, a copy or not). Only which line [`WideSet::put`] overwrites
+    /// depends on it, never an answer.
+    #[inline]
+    fn holds_wide(&self) -> bool {
+        (self.ways[0].ids[0] >> 24) & WIDE != 0
     }
 
     /// [`CacheEntry::emit`] for a wide piece: its ids at `out[at..]` when this (wide) line
@@ -818,6 +902,75 @@ mod tests {
         // mark keeps a short lookup from taking it.
         assert_eq!(e.ways[1].key, key(b"\0\0"));
         assert_eq!(get(&e, b"\0\0"), None);
+    }
+
+    /// The ids `cache` holds for the wide piece `piece` in its set among `cache[first..]`.
+    fn wide_get(cache: &[CacheEntry], first: usize, piece: &[u8]) -> Option<Vec<u32>> {
+        let k = WideKey::of(piece).expect("wide");
+        let mut out = [0u32; 16];
+        match k.set(first, cache.len()).emit(cache, k, &mut out, 0)? {
+            Ok(n) => Some(out[..n].to_vec()),
+            Err(_) => panic!("room for 16"),
+        }
+    }
+
+    #[test]
+    fn a_wide_set_fills_its_empty_line_then_moves_a_to_b() {
+        // Three wide lines after one short line: one pair (lines 1 and 2) and line 3 unused.
+        let mut cache = [CacheEntry::EMPTY; 4];
+        let pieces: [&[u8]; 3] = [
+            "κατανοητό".as_bytes(),
+            "δικαιώματα".as_bytes(),
+            "ανθρώπινης".as_bytes(),
+        ];
+        let sets: Vec<WideSet> = pieces
+            .iter()
+            .map(|p| WideKey::of(p).expect("wide").set(1, 4))
+            .collect();
+        assert!(sets.iter().all(|s| *s == WideSet { a: 1, b: 2 }));
+        let put = |cache: &mut [CacheEntry], i: usize| {
+            let ids: Vec<u32> = (0..5).map(|j| 100 * i as u32 + j).collect();
+            let k = WideKey::of(pieces[i]).expect("wide");
+            assert!(sets[i].put(cache, k, &ids));
+            ids
+        };
+        let ids0 = put(&mut cache, 0);
+        let ids1 = put(&mut cache, 1);
+        assert_eq!(wide_get(&cache, 1, pieces[0]), Some(ids0.clone()));
+        assert_eq!(wide_get(&cache, 1, pieces[1]), Some(ids1.clone()));
+        // Both lines hold a wide piece: the newest goes into `a`, `a`'s into `b`, `b`'s is gone.
+        let ids2 = put(&mut cache, 2);
+        assert_eq!(wide_get(&cache, 1, pieces[2]), Some(ids2));
+        assert_eq!(wide_get(&cache, 1, pieces[0]), Some(ids0));
+        assert_eq!(wide_get(&cache, 1, pieces[1]), None);
+        // Short lookups never take a wide line, and the unused line stays empty.
+        assert!(cache[3].ways.iter().all(|w| w.key == CacheKey::EMPTY));
+        // Ids that do not fit a wide line change nothing.
+        let before = cache;
+        let k = WideKey::of(pieces[0]).expect("wide");
+        assert!(!sets[0].put(&mut cache, k, &[1; 13]));
+        assert!(cache
+            .iter()
+            .zip(&before)
+            .all(|(a, b)| a.words_of_line() == b.words_of_line()));
+    }
+
+    #[test]
+    fn a_wide_set_is_one_line_when_there_is_one() {
+        let mut cache = [CacheEntry::EMPTY; 2];
+        let k = WideKey::of("καλημέρα".as_bytes()).expect("wide");
+        assert_eq!(k.set(1, 2), WideSet { a: 1, b: 1 });
+        assert!(k.set(1, 2).put(&mut cache, k, &[7, 8, 9, 10, 11]));
+        assert_eq!(
+            wide_get(&cache, 1, "καλημέρα".as_bytes()),
+            Some(vec![7, 8, 9, 10, 11])
+        );
+        // Sets of a larger cache stay in range, on a pair boundary from `first`.
+        for piece in ["κατανοητό", "δικαιώματα", "ανθρώπινης", "καλημέρα"]
+        {
+            let set = WideKey::of(piece.as_bytes()).expect("wide").set(5, 1005);
+            assert!(set.a >= 5 && set.b == set.a + 1 && set.b < 1005 && (set.a - 5) % 2 == 0);
+        }
     }
 
     #[test]

@@ -470,7 +470,7 @@ impl<'t> Tokenizer<'t> {
         let wide_key = (short < cache.len() && not_ascii_or_long)
             .then(|| WideKey::of(piece))
             .flatten()
-            .map(|k| (k, short + k.line(cache.len() - short)));
+            .map(|k| (k, k.set(short, cache.len())));
         // The long-piece store, for what neither line kind can hold: pieces longer than a
         // wide line, and those a wide line missed (which may have too many ids for one). Its
         // index line is prefetched before the wide line is read, so the two loads overlap.
@@ -480,8 +480,8 @@ impl<'t> Tokenizer<'t> {
         if let Some(h) = long_hash {
             long.prefetch(h);
         }
-        if let Some((k, line)) = wide_key {
-            if let Some(done) = cache.get(line).and_then(|e| e.emit_wide(k, out, at)) {
+        if let Some((k, set)) = wide_key {
+            if let Some(done) = set.emit(cache, k, out, at) {
                 return done;
             }
         }
@@ -499,9 +499,7 @@ impl<'t> Tokenizer<'t> {
                 }
                 true
             }
-            (_, Some((k, line))) => cache
-                .get_mut(line)
-                .is_some_and(|entry| entry.put_wide(k, ids)),
+            (_, Some((k, set))) => set.put(cache, k, ids),
             _ => false,
         };
         if long_piece && !stored {
