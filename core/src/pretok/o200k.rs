@@ -24,8 +24,8 @@
 
 use super::cl100k::{ascii_pre, contraction};
 use super::unicode::{
-    peek, scan, scan_newlines, scan_ws, skip_ascii_lowercase, Ch, LOWER_MASK, L_MASK, MORE, N_MASK,
-    OTHER_MASK, PRE_MASK, UPPER_MASK,
+    peek, peek_inline, scan, scan_newlines, scan_ws, skip_ascii_lowercase, Ch, LOWER_MASK, L_MASK,
+    MORE, N_MASK, OTHER_MASK, PRE_MASK, UPPER_MASK,
 };
 use super::unicode_tables::M;
 
@@ -47,7 +47,7 @@ fn letters(text: &[u8], s: usize, c0: Ch, pre: bool, is_final: bool) -> Option<O
     let mut i = a;
     let mut last_w_end = 0;
     let stop = loop {
-        let c = peek(text, i, is_final);
+        let c = peek_inline(text, i, is_final);
         if c.class == MORE {
             return None;
         }

@@ -226,6 +226,27 @@ pub(crate) fn peek(text: &[u8], i: usize, is_final: bool) -> Ch {
     }
 }
 
+/// [`peek`] with the multi-byte decoder inlined, for loops that step over runs of non-ASCII
+/// characters (o200k's letter runs), where a call per character would cost more than the
+/// decoding.
+#[inline(always)]
+pub(crate) fn peek_inline(text: &[u8], i: usize, is_final: bool) -> Ch {
+    match text.get(i) {
+        Some(&b) if b < 0x80 => Ch {
+            class: ASCII[(b & 0x7F) as usize],
+            len: 1,
+        },
+        Some(&b0) => match decode_valid(text, i, b0) {
+            Some(c) => c,
+            None => peek_non_ascii(text, i, is_final),
+        },
+        None => Ch {
+            class: if is_final { END } else { MORE },
+            len: 0,
+        },
+    }
+}
+
 /// [`peek`] at a non-ASCII byte `b0`, out of line (the run loop of [`scan`] inlines the decoder).
 #[inline(never)]
 fn peek_multibyte(text: &[u8], i: usize, b0: u8, is_final: bool) -> Ch {
