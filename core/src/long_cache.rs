@@ -25,7 +25,7 @@
 //!
 //! Size: none at first (text with few long pieces, such as English prose, keeps all the lines
 //! for short pieces). After a call whose long pieces would have needed at least a sixty-fourth
-//! of the lines, the next call gives the store the smallest of a sixteenth, an eighth, a quarter
+//! of the lines (or 4,096 lines, when that is fewer), the next call gives the store the smallest of a sixteenth, an eighth, a quarter
 //! or a half of the lines that holds them with room to spare; it only grows. A change of size
 //! rehashes the other lines once (their pieces are recomputed as they come).
 //!
@@ -87,8 +87,14 @@ const ENABLED: bool = cfg!(target_pointer_width = "64");
 const SIZE_SHIFT: [u32; 4] = [4, 3, 2, 1];
 
 /// The share of the piece lines, as a shift, that a call's long pieces must need before the
-/// store is turned on (a sixty-fourth).
+/// store is turned on (a sixty-fourth), or [`DEMAND_MAX`] lines when that is fewer.
 const DEMAND_SHIFT: u32 = 6;
+
+/// Most lines a call's long pieces must need before the store is turned on, whatever the
+/// cache's size: without it a large cache never kept them (a 64 MiB cache would need 15,000
+/// lines of long pieces; cl100k_base Greek has some 2,500 long pieces, about 6,000 lines, which
+/// were then merged again on every call).
+const DEMAND_MAX: usize = 4096;
 
 /// Seed of the pieces' hash (any constant: the bytes are compared on every hit).
 const SEED: u64 = 0x6c6f_6e67_5f70_6965;
@@ -234,7 +240,7 @@ impl<'c> LongPieces<'c> {
             return;
         }
         let mut level = self.level;
-        if self.demand >= self.lines >> DEMAND_SHIFT {
+        if self.demand >= (self.lines >> DEMAND_SHIFT).min(DEMAND_MAX) {
             let want = self.demand + self.demand / 2;
             let fits = (1..=SIZE_SHIFT.len() as u32).find(|&k| level_lines(k, self.lines) >= want);
             level = level.max(fits.unwrap_or(SIZE_SHIFT.len() as u32));
