@@ -17,10 +17,12 @@
 //! reference); tiktoken-rs, bpe-openai, tiktoken (pure Rust) and toktok-rs with the
 //! vocabularies they embed. Default mode is `ordinary` (special-token text is plain text), the
 //! one every peer offers; `--specials all` recognizes the specials (bpe-openai has no such mode).
-//! tiktoken and toktok-rs keep per-thread piece caches across calls; so does the last column,
-//! "picobpe + cache" (`Tokenizer::encode_cached` with a 262 144-line, 16 MiB cache in the
-//! caller's memory: the budget toktok-rs takes for one thread). `--cold` empties them all (untimed) before each timed run. The ratio is
-//! the faster picobpe column over the fastest peer.
+//! tiktoken and toktok-rs keep per-thread piece caches across calls; so do the last two columns,
+//! "picobpe + 16 MiB cache" and "picobpe + 64 MiB cache" (`Tokenizer::encode_cached` with a
+//! cache of 262,144 or 1,048,576 lines in the caller's memory: the budget toktok-rs takes for
+//! one thread, and less than fastokens' piece map takes for the English corpus). `--cold`
+//! empties them all (untimed) before each timed run. The ratio is the fastest picobpe column
+//! over the fastest peer.
 //!
 //! Corpora: `../shared/data/corpus` when present — `english` (english.txt, 30 MB), each
 //! `multi/*.txt` by stem (`zh`, `code-rust`, ...), and `multi` (all of them concatenated);

@@ -36,20 +36,27 @@ pub enum Column {
 }
 
 /// Column names, in table order.
-pub const COLUMNS: [&str; 7] = [
+pub const COLUMNS: [&str; 8] = [
     "picobpe",
     "tiktoken-rs (rank file)",
     "tiktoken-rs (embedded)",
     "bpe-openai",
     "tiktoken",
     "toktok-rs",
-    "picobpe + cache",
+    "picobpe + 16 MiB cache",
+    "picobpe + 64 MiB cache",
 ];
 
-/// Lines of the piece cache of the "picobpe + cache" column (64 bytes each: 16 MiB, two pieces
-/// per line). The same budget toktok-rs takes for one thread's piece cache (2^19 slots of
-/// 32 bytes).
-pub const CACHE_SLOTS: usize = 262_144;
+/// Lines of the piece caches of the two "picobpe + cache" columns (64 bytes each). 16 MiB
+/// (262,144 lines) is the budget toktok-rs takes for one thread's piece cache (2^19 slots of
+/// 32 bytes); 64 MiB is less than fastokens' piece map takes for the 30 MB English corpus
+/// (its process grows by about 90 MB there), and holds the distinct pieces of the large
+/// corpora, which overflow 16 MiB (the 11 MB multilingual file has some 80,000 distinct wide
+/// pieces, for 60,000 wide lines).
+pub const CACHE_SIZES: [(&str, usize); 2] = [
+    ("picobpe + 16 MiB cache", 262_144),
+    ("picobpe + 64 MiB cache", 1_048_576),
+];
 
 /// picobpe over host-built tables, writing into a buffer allocated once per corpus (the
 /// core's API takes the caller's buffer; the peers allocate their `Vec` inside the call).
@@ -99,16 +106,17 @@ impl Subject for Picobpe {
     }
 }
 
-/// picobpe with a [`CACHE_SLOTS`]-slot piece cache that lives across calls, like the peers'
-/// per-thread caches (emptied by `--cold`).
+/// picobpe with a piece cache of one of the [`CACHE_SIZES`] that lives across calls, like the
+/// peers' per-thread caches (emptied by `--cold`).
 struct PicobpeCached {
+    name: &'static str,
     inner: Picobpe,
     cache: Vec<CacheEntry>,
 }
 
 impl Subject for PicobpeCached {
     fn name(&self) -> &'static str {
-        "picobpe + cache"
+        self.name
     }
     fn ids(&mut self, text: &str) -> Vec<u32> {
         let n = self.inner.encode_with(text, &mut self.cache);
@@ -233,7 +241,7 @@ pub fn reference(enc: Encoding, vocab: &Vocabulary, mode: Mode) -> Box<dyn Subje
 }
 
 /// The columns after picobpe and the reference, in [`COLUMNS`] order: the peers, then picobpe
-/// with a piece cache.
+/// with each of the [`CACHE_SIZES`].
 pub fn peers(enc: Encoding, ours: &Picobpe, mode: Mode) -> Vec<Column> {
     let tiktoken_rs_embedded = match enc {
         Encoding::Gpt2 => tiktoken_rs::r50k_base(),
@@ -277,14 +285,17 @@ pub fn peers(enc: Encoding, ours: &Picobpe, mode: Mode) -> Vec<Column> {
             }))
         }
     });
-    v.push(Column::Subject(Box::new(PicobpeCached {
-        // The same tables as the "picobpe" column, built once.
-        inner: Picobpe {
-            tok: ours.tok,
-            specials: ours.specials,
-            out: Vec::new(),
-        },
-        cache: vec![CacheEntry::EMPTY; CACHE_SLOTS],
-    })));
+    for (name, lines) in CACHE_SIZES {
+        v.push(Column::Subject(Box::new(PicobpeCached {
+            name,
+            // The same tables as the "picobpe" column, built once.
+            inner: Picobpe {
+                tok: ours.tok,
+                specials: ours.specials,
+                out: Vec::new(),
+            },
+            cache: vec![CacheEntry::EMPTY; lines],
+        })));
+    }
     v
 }
