@@ -71,15 +71,16 @@ impl<'t> Tokenizer<'t> {
     /// the same as without it. Start with every line [`CacheEntry::EMPTY`] and keep the cache
     /// with the tables it was filled from; any number of lines works, and more lines hold more
     /// of a text's distinct pieces (`host-trainer encode` uses 16 384 lines = 1 MiB, the
-    /// benchmark 262 144 = 16 MiB). Empty `cache`: no caching. When the tables backtrack
-    /// (host-built, `backtrack` feature) and the cache has at least 256 lines, its last
-    /// sixteenth (rounded down to a power of two) holds a memo of the backtracking encoder's
-    /// pair tests instead of pieces: most of Chinese and Japanese text's tests are repeats.
-    /// On 64-bit targets, with at least 1,024 lines, the last line keeps a *long-piece store* in step from call
-    /// to call: after a call whose pieces too long (or of too many ids) for a line would need
-    /// at least a sixty-fourth of the lines, the next call sets aside a sixteenth to a half of
-    /// them (it only grows) for such pieces, up to 256 bytes each, with their bytes and ids
-    /// (the Chinese and Japanese runs between punctuation); see `core/src/long_cache.rs`.
+    /// benchmark 262 144 = 16 MiB and 1 048 576 = 64 MiB). Empty `cache`: no caching. When the
+    /// tables backtrack (host-built, `backtrack` feature) and the cache has at least 256
+    /// lines, its last sixteenth (rounded down to a power of two) holds a memo of the
+    /// backtracking encoder's pair tests instead of pieces: most of Chinese and Japanese
+    /// text's tests are repeats. On 64-bit targets, with at least 1,024 lines, the last line
+    /// keeps a *long-piece store* in step from call to call: after a call whose pieces too
+    /// long (or of too many ids) for a line would need at least a sixty-fourth of the lines
+    /// (or 4,096 lines, when fewer), the next call sets aside a sixteenth to a half of them
+    /// (it only grows) for such pieces, up to 256 bytes each, with their bytes and ids (the
+    /// Chinese and Japanese runs between punctuation); see `core/src/long_cache.rs`.
     pub fn encode_cached(
         &self,
         text: &[u8],
