@@ -227,8 +227,8 @@ pub(crate) fn peek(text: &[u8], i: usize, is_final: bool) -> Ch {
 }
 
 /// [`peek`] with the multi-byte decoder inlined, for loops that step over runs of non-ASCII
-/// characters (o200k's letter runs), where a call per character would cost more than the
-/// decoding.
+/// characters ([`scan`], o200k's letter runs), where a call per character would cost more than
+/// the decoding.
 #[inline(always)]
 pub(crate) fn peek_inline(text: &[u8], i: usize, is_final: bool) -> Ch {
     match text.get(i) {
@@ -346,14 +346,7 @@ pub(crate) fn scan(text: &[u8], mut i: usize, mask: u16, is_final: bool) -> Opti
                 }
                 Ch { class, len: 1 }
             }
-            Some(&b0) => match decode_valid(text, i, b0) {
-                Some(c) => c,
-                None => peek_non_ascii(text, i, is_final),
-            },
-            None => Ch {
-                class: if is_final { END } else { MORE },
-                len: 0,
-            },
+            _ => peek_inline(text, i, is_final),
         };
         if c.class == MORE {
             return None;
