@@ -302,9 +302,10 @@ impl<'t> Tokenizer<'t> {
     /// [`fast_loop`] with a piece cache: encode the pieces at `text[pos..]`, from the cache when
     /// it holds them and through the piece table or merging (then caching them) when it does
     /// not. Pieces are split by the fast path, else by the full splitter (with the segment's
-    /// `is_final`, as in [`pretok::next_piece`]), until one is longer than a short cache line holds, lies within
-    /// 16 bytes of the end, or needs more text. Returns like [`fast_loop`]; the piece handed
-    /// back is one that `out` had no room for, or the long piece (with key 0).
+    /// `is_final`, as in [`pretok::next_piece`]), until one is longer than a short cache line
+    /// holds, lies within 16 bytes of the end, or needs more text. Returns like [`fast_loop`];
+    /// the piece handed back is one that `out` had no room for, or the one that stopped the
+    /// batch (with key 0).
     ///
     /// Software-pipelined: a 16-MiB cache lives in the last-level cache, and a lookup that
     /// waits for its line before the next piece is split is bound by that latency. So the loop
@@ -336,14 +337,21 @@ impl<'t> Tokenizer<'t> {
             // is handed back after the batch so the caller does not split it again.
             let mut pending = None;
             while n < BATCH {
-                let len = match fast_piece(&mut blocks, pattern, text, at) {
-                    Some(p) => p.len,
-                    None => match full_piece(pattern, text, at, is_final) {
-                        Some(len) => len,
-                        None => break,
+                // The block splitter, else the ASCII fast path, else the full splitter. A
+                // block's piece of any length is taken as it is (one too long for a short
+                // line is handed back below, not split again).
+                let len = match blocks.next_len(pattern, text, at) {
+                    Some(len) => len,
+                    None => match pretok::ascii_piece(pattern, text, at) {
+                        Some(p) => p.len,
+                        None => match full_piece(pattern, text, at, is_final) {
+                            Some(len) => len,
+                            None => break,
+                        },
                     },
                 };
-                let Some(ckey) = window_key(text, at, len).filter(|_| len <= CACHE_PIECE) else {
+                let key = (len <= CACHE_PIECE).then(|| window_key(text, at, len));
+                let Some(ckey) = key.flatten() else {
                     pending = Some(AsciiPiece { len, key: 0 });
                     break;
                 };
@@ -684,10 +692,10 @@ fn fast_loop(
     (pos, written, stop)
 }
 
-/// The piece at `text[at..]` (a piece start) when the fast path splits it: the block splitter
-/// through `blocks`, else the ASCII fast path; `None` when neither does, or when the block's
-/// piece is longer than a cache key (and [`AsciiPiece`]) holds, so that the caller's full
-/// splitter takes it. The cached loop reads only the length, and the key is dropped there.
+/// The piece at `text[at..]` (a piece start) when the fast path splits it, for [`fast_loop`]:
+/// the block splitter through `blocks`, else the ASCII fast path; `None` when neither does, or
+/// when the block's piece is longer than a cache key (and [`AsciiPiece`]) holds, so that the
+/// caller's full splitter takes it.
 #[inline(always)]
 fn fast_piece(blocks: &mut Blocks, pattern: Pattern, text: &[u8], at: usize) -> Option<AsciiPiece> {
     match blocks.next_len(pattern, text, at) {

@@ -25,8 +25,9 @@
 //!
 //! Size: none at first (text with few long pieces, such as English prose, keeps all the lines
 //! for short pieces). After a call whose long pieces would have needed at least a sixty-fourth
-//! of the lines (or 4,096 lines, when that is fewer), the next call gives the store the smallest of a sixteenth, an eighth, a quarter
-//! or a half of the lines that holds them with room to spare; it only grows. A change of size
+//! of the lines (or 4,096 lines, when that is fewer), the next call gives the store the
+//! smallest of a sixteenth, an eighth, a quarter or a half of the lines that holds them with
+//! room to spare; it only grows. A change of size
 //! rehashes the other lines once (their pieces are recomputed as they come).
 //!
 //! [`Tokenizer::encode_cached`]: crate::Tokenizer::encode_cached
