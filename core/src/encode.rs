@@ -663,7 +663,7 @@ fn window_key(text: &[u8], at: usize, len: usize) -> Option<CacheKey> {
 /// `blocks`, else the ASCII fast path) and that are whole tokens, one id each into
 /// `out[written..]`, until one is not (or `out` is full). Returns the new `(pos, written)` and,
 /// when the loop stopped at a piece it had split, that piece (so the caller does not split it
-/// again).
+/// again; key 0 for a block's piece longer than a key holds).
 #[inline(always)]
 fn fast_loop(
     t: &Tables<'_>,
@@ -677,8 +677,15 @@ fn fast_loop(
     // In a register while the loop runs.
     let mut cursor = *blocks;
     let stop = loop {
-        let Some(p) = fast_piece(&mut cursor, pattern, text, pos) else {
-            break None;
+        // The block splitter, else the ASCII fast path. A block's piece longer than a key
+        // holds is handed back as it is (key 0), for the caller's general path.
+        let p = match cursor.next_len(pattern, text, pos) {
+            Some(len) if len <= CACHE_PIECE => AsciiPiece::at(text, pos, len),
+            Some(len) => break Some(AsciiPiece { len, key: 0 }),
+            None => match pretok::ascii_piece(pattern, text, pos) {
+                Some(p) => p,
+                None => break None,
+            },
         };
         let piece = text.get(pos..pos + p.len).unwrap_or(&[]);
         let (Some(id), Some(slot)) = (t.whole_piece(piece, p.key), out.get_mut(written)) else {
@@ -690,19 +697,6 @@ fn fast_loop(
     };
     *blocks = cursor;
     (pos, written, stop)
-}
-
-/// The piece at `text[at..]` (a piece start) when the fast path splits it, for [`fast_loop`]:
-/// the block splitter through `blocks`, else the ASCII fast path; `None` when neither does, or
-/// when the block's piece is longer than a cache key (and [`AsciiPiece`]) holds, so that the
-/// caller's full splitter takes it.
-#[inline(always)]
-fn fast_piece(blocks: &mut Blocks, pattern: Pattern, text: &[u8], at: usize) -> Option<AsciiPiece> {
-    match blocks.next_len(pattern, text, at) {
-        Some(len) if len <= CACHE_PIECE => Some(AsciiPiece::at(text, at, len)),
-        Some(_) => None,
-        None => pretok::ascii_piece(pattern, text, at),
-    }
 }
 
 /// The length of the piece at `text[at..]` (a piece start) by the pattern's full splitter,
