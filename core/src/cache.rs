@@ -10,18 +10,21 @@
 //! Layout: a slice of [`CacheEntry`] lines, one 64-byte cache line each. The first three
 //! quarters of the lines (`short_lines`) hold two *short* pieces each (1–[`CACHE_PIECE`]
 //! bytes, up to [`CACHE_IDS`] ids): two ways, each a 16-byte key (`CacheKey`: the bytes
-//! packed into two words with the length) and four ids. The last quarter holds one *wide*
-//! piece per line (up to [`CACHE_WIDE_PIECE`] bytes: the longer words of Russian, Greek or
-//! Korean text, and short pieces with more than four ids that are not all ASCII), its 32-byte
-//! key (`WideKey`) and its ids spread over both ways: up to [`CACHE_WIDE_IDS`] in 32-bit
-//! lanes, or up to [`CACHE_PACKED_IDS`] of 20 bits each (`PACKED` in the count byte). A wide
-//! piece may live in either of two neighbouring lines (`WideSet`).
+//! packed into two words with the length) and four ids; or one short piece of up to
+//! [`CACHE_FULL_IDS`] ids that takes the whole line (`FULL` in the count byte: a word of
+//! Korean or Greek that the vocabulary splits finely, found by the same one probe). The last
+//! quarter holds one *wide* piece per line (16–[`CACHE_WIDE_PIECE`] bytes: the longer words of
+//! Russian, Greek or Korean text), its 32-byte key (`WideKey`) and its ids spread over both
+//! ways: up to [`CACHE_WIDE_IDS`] in 32-bit lanes, or up to [`CACHE_PACKED_IDS`] of 20 bits
+//! each (`PACKED` in the count byte). A wide piece may live in either of two neighbouring
+//! lines (`WideSet`).
 //!
 //! A lookup hits only when the stored key equals the piece's, so a hit returns exactly the ids
 //! the encoder would compute, and a miss costs only the recomputation. The top byte of a way's
-//! first id holds the piece's id count, with `WIDE` set in both ways of a wide piece, so
-//! neither kind of lookup can take the other kind's entry for its own (even if the caller
-//! changes the cache's length). Merged pieces are kept in preference to whole tokens
+//! first id holds the piece's id count, with `WIDE` set in both ways of a wide piece and
+//! `FULL` in the first way of a short piece of the whole line (whose second way's key can match
+//! no key: [`CacheEntry`]'s `emit_full`), so no kind of lookup can take another kind's entry
+//! for its own (even if the caller changes the cache's length). Merged pieces are kept in preference to whole tokens
 //! ([`CacheEntry`]'s `put`). Longer pieces and pieces of more ids go to the long-piece store
 //! (`crate::long_cache`) when the cache is large enough, else they are not cached. Single bytes
 //! are, although they are one table read anyway: the encoder's loop then need not branch on
@@ -42,6 +45,10 @@ pub const CACHE_IDS: usize = 4;
 /// there when they have more than [`CACHE_IDS`] ids).
 pub const CACHE_WIDE_PIECE: usize = 31;
 
+/// Most ids a cached short piece may have when it takes its whole line (a way's four lanes and
+/// the other way's 32 bytes, [`CacheEntry::put`]).
+pub const CACHE_FULL_IDS: usize = 12;
+
 /// Most ids a cached wide piece may have when each is below 2^24 (one per 32-bit lane).
 pub const CACHE_WIDE_IDS: usize = 8;
 
@@ -60,6 +67,9 @@ const ID_LIMIT: u32 = 1 << 24;
 
 /// Flag in the count byte of both ways of a wide piece.
 const WIDE: u32 = 0x80;
+
+/// Flag in the count byte of a short piece that takes its whole line (5–12 ids).
+const FULL: u32 = 0x20;
 
 /// How many of a cache's `lines` hold short pieces (the rest, from this index on, hold wide
 /// ones): three quarters, and all of a cache of fewer than four lines.
@@ -93,10 +103,15 @@ impl CacheKey {
         }
     }
 
-    /// Every byte of the piece this key packs is ASCII (the length tag is below 0x80 too).
+    /// A stand-in key for a piece of `len` bytes too long for a short line (`len >
+    /// CACHE_PIECE`): it carries the length, no bytes, and matches no short piece's key. For
+    /// the cached fast loop's batch, which then looks in wide lines.
     #[inline(always)]
-    pub(crate) fn is_ascii(self) -> bool {
-        (self.lo | self.hi) & 0x8080_8080_8080_8080 == 0
+    pub(crate) fn of_long(len: usize) -> CacheKey {
+        CacheKey {
+            lo: 0,
+            hi: (len as u64) << 56,
+        }
     }
 
     /// The length of the piece this key packs (0 for [`CacheKey::EMPTY`]).
@@ -228,6 +243,17 @@ impl WideSet {
         cache.get(self.b).and_then(|e| e.emit_wide(key, out, at))
     }
 
+    /// [`prefetch`] both lines of this set.
+    #[inline]
+    pub(crate) fn prefetch(self, cache: &[CacheEntry]) {
+        if let Some(line) = cache.get(self.a) {
+            prefetch(line);
+        }
+        if let Some(line) = cache.get(self.b) {
+            prefetch(line);
+        }
+    }
+
     /// Remember the wide piece `key` → `ids` in this set: in a line that holds no wide piece
     /// (`a` first), else in `a` after moving `a`'s piece to `b` (dropping `b`'s). False, and the
     /// lines unchanged, when the ids do not fit a wide line.
@@ -357,7 +383,8 @@ impl CacheEntry {
         let [first, b, c, d] = way.ids;
         let n = (first >> 24) as usize;
         if n > CACHE_IDS {
-            return None; // half of a wide piece
+            // A piece that takes the whole line, or half of a wide piece (not an answer).
+            return self.emit_full(key, out, at);
         }
         let first = first & (ID_LIMIT - 1);
         Some(match out.get_mut(at..at + CACHE_IDS) {
@@ -373,16 +400,80 @@ impl CacheEntry {
         })
     }
 
-    /// Remember `key` → `ids` (ignored when the ids do not fit a way). A piece of several ids
-    /// (merged, expensive to redo) goes into way 0 and moves the old way 0 to way 1; a piece of
+    /// [`CacheEntry::emit`] for a short piece of 5–12 ids, which takes the whole line: its key
+    /// and count (with `FULL`) and its first four ids in way 0, the other ids in way 1's 32
+    /// bytes, key included. Below 2^24, each id has a zero top byte, so way 1's key (whose top
+    /// byte is the seventh id's) never equals a short or a wide key (their top byte is a length
+    /// of 1 or more): no lookup takes way 1 for a piece's. Out of line: it would crowd the
+    /// loops' hit path.
+    #[inline(never)]
+    fn emit_full(&self, key: CacheKey, out: &mut [u32], at: usize) -> Option<Result<usize, usize>> {
+        let [w0, w1] = &self.ways;
+        let count = w0.ids[0] >> 24;
+        if w0.key != key || count & (WIDE | FULL) != FULL {
+            return None;
+        }
+        let n = (count & !FULL) as usize;
+        let (lo, hi) = (w1.key.lo, w1.key.hi);
+        let [a, b, c, d] = w0.ids;
+        let [i, j, k, l] = w1.ids;
+        let ids = [
+            a & (ID_LIMIT - 1),
+            b,
+            c,
+            d,
+            lo as u32,
+            (lo >> 32) as u32,
+            hi as u32,
+            (hi >> 32) as u32,
+            i,
+            j,
+            k,
+            l,
+        ];
+        Some(write_ids(out, at, ids.get(..n)?))
+    }
+
+    /// Remember `key` → `ids` (ignored when the ids do not fit a line). A piece of five to
+    /// twelve ids (a long merge, the most expensive to redo) takes the whole line. A piece of
+    /// two to four ids (merged) goes into way 0 and moves the old way 0 to way 1; a piece of
     /// one id (a whole token: one table lookup to redo) takes way 0 only when it is empty and
-    /// otherwise replaces way 1, so whole tokens never push a merged piece out.
+    /// otherwise replaces way 1, so whole tokens never push a merged piece out. Either
+    /// replaces the whole line when way 0 does not hold a short piece of its own (a piece of
+    /// the whole line, or a wide piece, memo or long-piece record after the cache's length
+    /// changed), whose way 1 is not a way of its own either; except that a whole token does
+    /// not push out a piece of the whole line.
     #[inline]
     pub(crate) fn put(&mut self, key: CacheKey, ids: &[u32]) {
+        if ids.len() > CACHE_IDS {
+            if let Some([a, b, c, d, e, f, g, h, i, j, k, l]) = pack::<CACHE_FULL_IDS>(ids, FULL) {
+                let whole = |lo: u32, hi: u32| u64::from(lo) | u64::from(hi) << 32;
+                self.ways = [
+                    Way {
+                        key,
+                        ids: [a, b, c, d],
+                    },
+                    Way {
+                        key: CacheKey {
+                            lo: whole(e, f),
+                            hi: whole(g, h),
+                        },
+                        ids: [i, j, k, l],
+                    },
+                ];
+            }
+            return;
+        }
         let Some(lanes) = pack::<CACHE_IDS>(ids, 0) else {
             return;
         };
         let way = Way { key, ids: lanes };
+        if self.ways[0].ids[0] >> 24 > CACHE_IDS as u32 {
+            if ids.len() > 1 || self.ways[0].ids[0] >> 24 & FULL == 0 {
+                self.ways = [way, EMPTY_WAY];
+            }
+            return;
+        }
         if ids.len() == 1 && self.ways[0].key != EMPTY_WAY.key {
             self.ways[1] = way;
         } else {
@@ -735,10 +826,10 @@ mod tests {
     }
 
     fn get(e: &CacheEntry, piece: &[u8]) -> Option<Vec<u32>> {
-        let mut out = [0u32; 8];
+        let mut out = [0u32; 1 + CACHE_FULL_IDS];
         match e.emit(key(piece), &mut out, 1)? {
             Ok(n) => Some(out[1..1 + n].to_vec()),
-            Err(_) => panic!("room for 7"),
+            Err(_) => panic!("room for {CACHE_FULL_IDS}"),
         }
     }
 
@@ -770,15 +861,72 @@ mod tests {
             "a whole token keeps out of way 0"
         );
         assert_eq!(get(&e, b"fifteen bytes.."), None);
-        e.put(key(b"ab"), &[1; CACHE_IDS + 1]); // too many ids: not cached
+        e.put(key(b"ab"), &[1; CACHE_FULL_IDS + 1]); // too many ids: not cached
         e.put(key(b"cd"), &[ID_LIMIT]); // id too large for the packing: not cached
+        e.put(key(b"ef"), &[ID_LIMIT, 1, 2, 3, 4]);
         assert_eq!(get(&e, b"ab"), None);
         assert_eq!(get(&e, b"cd"), None);
+        assert_eq!(get(&e, b"ef"), None);
         assert_eq!(get(&e, b"xy"), Some(vec![7, 8]));
         assert_eq!(CacheKey::of(b"sixteen bytes..."), None);
         assert_eq!(CacheKey::of(b""), None);
         assert_eq!(core::mem::size_of::<CacheEntry>(), 64);
         assert_eq!(core::mem::align_of::<CacheEntry>(), 64);
+    }
+
+    #[test]
+    fn a_short_piece_of_five_to_twelve_ids_takes_the_whole_line() {
+        let mut e = CacheEntry::EMPTY;
+        e.put(key(b"xy"), &[7, 8]);
+        e.put(key(b" a"), &[64]);
+        let ids: Vec<u32> = (0..CACHE_FULL_IDS as u32)
+            .map(|i| ID_LIMIT - 1 - i)
+            .collect();
+        e.put(key(b"twelve ids"), &ids);
+        assert_eq!(get(&e, b"twelve ids"), Some(ids.clone()));
+        assert_eq!(get(&e, b"twelve idz"), None);
+        assert_eq!(get(&e, b"xy"), None, "both ways are taken");
+        assert_eq!(get(&e, b" a"), None);
+        // Way 1's bytes are ids: its "key" has length 0, which no piece's key has, short or
+        // wide (the wide key's length sits in the same byte of its second half).
+        assert_eq!(e.ways[1].key.len(), 0);
+        let wide = WideKey {
+            a: e.ways[0].key,
+            b: e.ways[1].key,
+        };
+        assert_eq!(e.emit_wide(wide, &mut [0; 16], 0), None);
+        // Writes only what fits.
+        let mut out = [0u32; CACHE_FULL_IDS + 1];
+        assert_eq!(e.emit(key(b"twelve ids"), &mut out, 2), Some(Err(14)));
+        assert_eq!(e.emit(key(b"twelve ids"), &mut out, 1), Some(Ok(12)));
+        // A whole token does not push it out; a merged piece does, and the line is two ways
+        // again.
+        e.put(key(b" the"), &[262]);
+        assert_eq!(get(&e, b" the"), None);
+        assert_eq!(get(&e, b"twelve ids"), Some(ids.clone()));
+        e.put(key(b"xy"), &[7, 8]);
+        assert_eq!(get(&e, b"xy"), Some(vec![7, 8]));
+        assert_eq!(get(&e, b"twelve ids"), None);
+        e.put(key(b" the"), &[262]);
+        assert_eq!(get(&e, b" the"), Some(vec![262]));
+        assert_eq!(get(&e, b"xy"), Some(vec![7, 8]));
+        for n in CACHE_IDS + 1..=CACHE_FULL_IDS {
+            e.put(key(b"n ids"), &ids[..n]);
+            assert_eq!(get(&e, b"n ids"), Some(ids[..n].to_vec()));
+        }
+    }
+
+    #[test]
+    fn a_short_put_replaces_a_line_of_another_kind() {
+        // A wide piece read as a short line (the cache's length changed): a short piece takes
+        // the whole line, so no half of the wide piece is left to be read as a way.
+        let mut e = CacheEntry::EMPTY;
+        let piece = b"a piece of twenty bytes";
+        e.put_wide(WideKey::of(piece).expect("wide"), &[1, 2, 3, 4, 5]);
+        e.put(key(b" the"), &[262]);
+        assert_eq!(get(&e, b" the"), Some(vec![262]));
+        assert_eq!(e.ways[1].key, CacheKey::EMPTY);
+        assert_eq!(get_wide(&e, piece), None);
     }
 
     #[test]

@@ -15,7 +15,7 @@
 
 use crate::bpe::{self, STACK_PIECE};
 use crate::cache::{
-    self, CacheEntry, CacheKey, PairMemo, WideKey, CACHE_IDS, CACHE_PIECE, CACHE_WIDE_PIECE,
+    self, CacheEntry, CacheKey, PairMemo, WideKey, CACHE_FULL_IDS, CACHE_PIECE, CACHE_WIDE_PIECE,
 };
 use crate::error::EncodeError;
 use crate::hash;
@@ -302,8 +302,9 @@ impl<'t> Tokenizer<'t> {
     /// [`fast_loop`] with a piece cache: encode the pieces at `text[pos..]`, from the cache when
     /// it holds them and through the piece table or merging (then caching them) when it does
     /// not. Pieces are split by the fast path, else by the full splitter (with the segment's
-    /// `is_final`, as in [`pretok::next_piece`]), until one is longer than a short cache line
-    /// holds, lies within 16 bytes of the end, or needs more text. Returns like [`fast_loop`];
+    /// `is_final`, as in [`pretok::next_piece`]), until one is longer than a wide cache line
+    /// holds (or than a short one, when the cache has no wide lines), a short one lies within
+    /// 16 bytes of the end, or the splitter needs more text. Returns like [`fast_loop`];
     /// the piece handed back is one that `out` had no room for, or the one that stopped the
     /// batch (with key 0).
     ///
@@ -350,15 +351,30 @@ impl<'t> Tokenizer<'t> {
                         },
                     },
                 };
-                let key = (len <= CACHE_PIECE).then(|| window_key(text, at, len));
-                let Some(ckey) = key.flatten() else {
-                    pending = Some(AsciiPiece { len, key: 0 });
-                    break;
+                let (ckey, line) = if len <= CACHE_PIECE {
+                    let Some(ckey) = window_key(text, at, len) else {
+                        pending = Some(AsciiPiece { len, key: 0 });
+                        break;
+                    };
+                    let line = ckey.line(lines);
+                    if let Some(entry) = mem.pieces.get(line) {
+                        cache::prefetch(entry);
+                    }
+                    (ckey, line)
+                } else {
+                    // Too long for a short line: its wide lines are prefetched, and stage 2's
+                    // short probe of no line (`NO_LINE`) sends it to the miss path, which
+                    // looks there (a piece longer than a wide line is handed back).
+                    let wide = (lines < mem.pieces.len())
+                        .then(|| text.get(at..at + len).and_then(WideKey::of))
+                        .flatten();
+                    let Some(wide) = wide else {
+                        pending = Some(AsciiPiece { len, key: 0 });
+                        break;
+                    };
+                    wide.set(lines, mem.pieces.len()).prefetch(mem.pieces);
+                    (CacheKey::of_long(len), NO_LINE)
                 };
-                let line = ckey.line(lines);
-                if let Some(entry) = mem.pieces.get(line) {
-                    cache::prefetch(entry);
-                }
                 if let (Some(key), Some(line_slot)) =
                     (ahead.keys.get_mut(n), ahead.lines.get_mut(n))
                 {
@@ -403,9 +419,10 @@ impl<'t> Tokenizer<'t> {
         }
     }
 
-    /// A cache miss in the cached fast loop: `piece` (key `key`) was not in short line `line`.
-    /// [`Tokenizer::encode_piece_after_short`] takes it from there (the wide line for a piece
-    /// that is not all ASCII, then the tables), without probing the short line again. Out of
+    /// A cache miss in the cached fast loop: `piece` (key `key`) was not in short line `line`
+    /// (or has none: `line` is [`NO_LINE`], `piece` longer than a short line holds).
+    /// [`Tokenizer::encode_piece_after_short`] takes it from there (the wide lines for a piece
+    /// with no short line, then the tables), without probing the short line again. Out of
     /// line: inlined, it would crowd the loop's hit path. Returns like `encode_piece`.
     #[inline(never)]
     fn fast_loop_miss(
@@ -417,7 +434,8 @@ impl<'t> Tokenizer<'t> {
         at: usize,
         mem: &mut CacheMemory<'_>,
     ) -> Result<usize, usize> {
-        self.encode_piece_after_short(piece, 0, Some((key, line)), out, at, mem)
+        let short_key = (line != NO_LINE).then_some((key, line));
+        self.encode_piece_after_short(piece, 0, short_key, out, at, mem)
     }
 
     /// Encode one piece into `out[at..]`: a cached piece (when `mem` has piece lines), a single
@@ -436,10 +454,10 @@ impl<'t> Tokenizer<'t> {
         at: usize,
         mem: &mut CacheMemory<'_>,
     ) -> Result<usize, usize> {
-        // The short line, then the wide line, then the tables; the result goes where it fits.
-        // A piece of up to 15 bytes with 5–12 ids goes to a wide line too, when it is not all
-        // ASCII: those are common in scripts a vocabulary covers thinly (Greek, Korean in
-        // cl100k_base), rare in ASCII text, where the extra probe after a miss would not pay.
+        // The short line (pieces of up to 15 bytes), else the wide lines (16–31 bytes), then
+        // the tables; the result goes where it fits. A short piece with 5–12 ids takes its
+        // whole short line: those are common in scripts a vocabulary covers thinly (Greek,
+        // Korean in cl100k_base), and so are found by the one probe the fast loop prefetched.
         let short = cache::short_lines(mem.pieces.len());
         let short_key = CacheKey::of(piece)
             .filter(|_| short > 0)
@@ -453,10 +471,9 @@ impl<'t> Tokenizer<'t> {
     }
 
     /// [`Tokenizer::encode_piece`] once the piece's short line (`short_key`: its key and line,
-    /// `None` when it has none) has missed: the wide line, then the tables. The cached fast
-    /// loop comes here straight from its own short-line miss, so as not to probe that line
-    /// twice (a non-ASCII word with five or more ids, common in o200k_base Greek, lives in a
-    /// wide line and misses its short line every time).
+    /// `None` when it has none) has missed: the wide lines (a piece with no short line), the
+    /// long-piece store, then the tables. The cached fast loop comes here straight from its
+    /// own short-line miss, so as not to probe that line twice.
     #[inline]
     fn encode_piece_after_short(
         &self,
@@ -473,10 +490,8 @@ impl<'t> Tokenizer<'t> {
             long,
         } = mem;
         let short = cache::short_lines(cache.len());
-        // Decide before packing the key (most misses are ASCII pieces with a short line), from
-        // the short key's bytes when there is one.
-        let not_ascii_or_long = short_key.is_none_or(|(k, _)| !k.is_ascii());
-        let wide_key = (short < cache.len() && not_ascii_or_long)
+        // Only a piece with no short line (longer than one holds) has wide lines.
+        let wide_key = (short < cache.len() && short_key.is_none())
             .then(|| WideKey::of(piece))
             .flatten()
             .map(|k| (k, k.set(short, cache.len())));
@@ -502,7 +517,7 @@ impl<'t> Tokenizer<'t> {
         let n = self.uncached_piece(piece, key, out, at, memo)?;
         let ids = out.get(at..at + n).unwrap_or(&[]);
         let stored = match (short_key, wide_key) {
-            (Some((k, line)), _) if n <= CACHE_IDS => {
+            (Some((k, line)), _) if n <= CACHE_FULL_IDS => {
                 if let Some(entry) = cache.get_mut(line) {
                     entry.put(k, ids);
                 }
@@ -608,6 +623,10 @@ const BACKTRACK_MIN: usize = 16;
 /// Pieces the cached fast loop splits ahead of answering them
 /// ([`Tokenizer::fast_loop_cached`]).
 const BATCH: usize = 32;
+
+/// The "line" of a piece in the cached fast loop's batch that has no short line (longer than
+/// one holds): no cache has this many lines, so the short probe finds nothing.
+const NO_LINE: usize = usize::MAX;
 
 /// The ordinary text the fast loops work on: the text up to the next special token (or the
 /// end), and whether it is final there (see [`pretok::next_piece`]).

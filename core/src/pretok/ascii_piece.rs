@@ -91,6 +91,32 @@ fn is_letter2(cp: u32) -> bool {
     in_bitmap(&LETTERS2, cp)
 }
 
+/// The UTF-8 form of a three-byte code point as a big-endian number (`0xE0_80_80`..`0xEF_BF_BF`).
+const fn utf8_3(cp: u32) -> u32 {
+    0xE0_80_80 | (cp >> 12) << 16 | (cp >> 6 & 0x3F) << 8 | (cp & 0x3F)
+}
+
+/// Three bytes `b0 b1 b2`, packed big-endian in `v` (`0x00_b0_b1_b2`), are the UTF-8 form of a
+/// [`LETTERS3`] letter. UTF-8 keeps code point order, so a well-formed sequence is in a range
+/// exactly when its packed bytes lie between those of the range's ends; the continuation
+/// bytes are checked, the lead is implied by the range. No decoding, no branch per byte.
+#[inline(always)]
+fn in_letters3(v: u32) -> bool {
+    if v & 0xC0C0 != 0x8080 {
+        return false;
+    }
+    // A `while` over the constant ranges, which the compiler unrolls into range compares.
+    let mut r = 0;
+    while r < LETTERS3.len() {
+        let (lo, hi) = (utf8_3(LETTERS3[r].0), utf8_3(LETTERS3[r].1));
+        if v.wrapping_sub(lo) <= hi - lo {
+            return true;
+        }
+        r += 1;
+    }
+    false
+}
+
 /// Bit `cp` of a two-byte-character bitmap ([`LETTERS2`], [`PREFIX2`]).
 #[inline(always)]
 fn in_bitmap(bitmap: &[u64; 32], cp: u32) -> bool {
@@ -179,12 +205,10 @@ impl Window<'_> {
     /// `i` and ends in the window.
     #[inline(always)]
     fn letter3_at(&self, i: usize) -> bool {
-        let (b0, b1, b2) = (self.byte(i), self.byte(i + 1), self.byte(i + 2));
-        if i + 2 >= W || b0 & 0xF0 != 0xE0 || b1 & 0xC0 != 0x80 || b2 & 0xC0 != 0x80 {
+        let Some(&[b0, b1, b2]) = self.0.get(i..i + 3) else {
             return false;
-        }
-        let cp = u32::from(b0 & 0x0F) << 12 | u32::from(b1 & 0x3F) << 6 | u32::from(b2 & 0x3F);
-        LETTERS3.iter().any(|&(lo, hi)| (lo..=hi).contains(&cp))
+        };
+        in_letters3(u32::from_be_bytes([0, b0, b1, b2]))
     }
 
     /// A two-byte character that is neither `\p{L}` nor `\p{N}` ([`PREFIX2`]) starts at byte
@@ -562,7 +586,11 @@ fn letter_run(w: &Window<'_>, mut i: usize) -> Option<usize> {
             }
             i += 2;
         } else if w.letter3_at(i) {
+            // Hangul words are runs of syllables: take the run before classifying again.
             i += 3;
+            while w.letter3_at(i) {
+                i += 3;
+            }
         } else {
             return w.punct3_at(i).then_some(i);
         }
