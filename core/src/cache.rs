@@ -103,9 +103,9 @@ impl CacheKey {
         }
     }
 
-    /// A stand-in key for a piece of `len` bytes too long for a short line (`len >
-    /// CACHE_PIECE`): it carries the length, no bytes, and matches no short piece's key. For
-    /// the cached fast loop's batch, which then looks in wide lines.
+    /// A stand-in key for a piece of `len` bytes too long for a short line (`CACHE_PIECE <
+    /// len <= 255`): it carries the length, no bytes, and matches no short piece's key. For
+    /// the cached fast loop's batch, which then looks in wide lines or the long-piece store.
     #[inline(always)]
     pub(crate) fn of_long(len: usize) -> CacheKey {
         CacheKey {

@@ -362,17 +362,22 @@ impl<'t> Tokenizer<'t> {
                     }
                     (ckey, line)
                 } else {
-                    // Too long for a short line: its wide lines are prefetched, and stage 2's
-                    // short probe of no line (`NO_LINE`) sends it to the miss path, which
-                    // looks there (a piece longer than a wide line is handed back).
-                    let wide = (lines < mem.pieces.len())
-                        .then(|| text.get(at..at + len).and_then(WideKey::of))
-                        .flatten();
-                    let Some(wide) = wide else {
+                    // Too long for a short line: its wide lines are prefetched (or, longer
+                    // than those hold, its long-piece store index line, when the store is on
+                    // and the length fits the stand-in key), and stage 2's short probe of no
+                    // line (`NO_LINE`) sends it to the miss path, which looks there. Any other
+                    // piece is handed back.
+                    let piece = text.get(at..at + len).unwrap_or(&[]);
+                    if len <= CACHE_WIDE_PIECE && lines < mem.pieces.len() {
+                        if let Some(wide) = WideKey::of(piece) {
+                            wide.set(lines, mem.pieces.len()).prefetch(mem.pieces);
+                        }
+                    } else if len <= LONG_BATCH_MAX && mem.long.is_enabled() {
+                        mem.long.prefetch(LongPieces::hash(piece));
+                    } else {
                         pending = Some(AsciiPiece { len, key: 0 });
                         break;
-                    };
-                    wide.set(lines, mem.pieces.len()).prefetch(mem.pieces);
+                    }
                     (CacheKey::of_long(len), NO_LINE)
                 };
                 if let (Some(key), Some(line_slot)) =
@@ -623,6 +628,10 @@ const BACKTRACK_MIN: usize = 16;
 /// Pieces the cached fast loop splits ahead of answering them
 /// ([`Tokenizer::fast_loop_cached`]).
 const BATCH: usize = 32;
+
+/// Longest piece the cached fast loop's batch takes into the long-piece store's care: the
+/// stand-in key ([`CacheKey::of_long`]) holds the length in a byte.
+const LONG_BATCH_MAX: usize = 255;
 
 /// The "line" of a piece in the cached fast loop's batch that has no short line (longer than
 /// one holds): no cache has this many lines, so the short probe finds nothing.
