@@ -257,6 +257,17 @@ impl Window<'_> {
             .is_some_and(|cp| in_bitmap(&PREFIX2, cp))
     }
 
+    /// The class and length of the non-ASCII character at byte `i`, when it ends in the window
+    /// and the fast path knows it: a two-byte character, or a three-byte one
+    /// [`Window::class3_at`] knows.
+    #[inline(always)]
+    fn class_at(&self, i: usize) -> Option<(u8, usize)> {
+        if let Some(cp) = self.two_byte_at(i) {
+            return Some((class_of(cp), 2));
+        }
+        self.class3_at(i).map(|class| (class, 3))
+    }
+
     /// Whether the character at byte `i` is a letter (`\p{L}`), when the fast path knows it:
     /// ASCII, a two-byte character, or a three-byte one [`Window::class3_at`] knows.
     #[inline(always)]
@@ -269,6 +280,14 @@ impl Window<'_> {
             return Some(is_letter2(cp));
         }
         self.class3_at(i).map(|class| L_MASK >> class & 1 != 0)
+    }
+
+    /// A non-ASCII `[^\s\p{L}\p{N}]` character the fast path knows (a mark, punctuation)
+    /// starts at byte `i`.
+    #[inline(always)]
+    fn others_at(&self, i: usize) -> bool {
+        self.class_at(i)
+            .is_some_and(|(class, _)| OTHER_MASK >> class & 1 != 0)
     }
 
     /// A non-ASCII letter starts at byte `i`, and not a CJK one (whose runs mostly fill the
@@ -346,7 +365,7 @@ static NON_ASCII_LEADS: [bool; 256] = non_ascii_leads(false);
 
 /// [`NON_ASCII_LEADS`] for gpt2 and cl100k on 64-bit targets, where [`punct3_start`] also
 /// takes words and punctuation runs that start with a three-byte character
-/// ([`three_byte_start`]: Devanagari and the other Indic scripts, Thai, Georgian, ...), but not
+/// ([`multibyte_start`]: Devanagari and the other Indic scripts, Thai, Georgian, ...), but not
 /// one of U+3000..=U+9FFF or U+F000..=U+FFFF (leads 0xE3–0xE9 and 0xEF: CJK, kana, fullwidth
 /// punctuation): Chinese and Japanese letter runs are mostly longer than the window, and
 /// walking them to give up cost 6–15 % more instructions there.
@@ -509,7 +528,7 @@ fn punct3_start(pattern: Pattern, bytes: &[u8; W]) -> Option<usize> {
             Pattern::Cl100k if w.prefix2_at(0) && (w.flags(2) & LETTER != 0 || w.letter2_at(2)) => {
                 letter_run(&w, 2)
             }
-            Pattern::Gpt2 | Pattern::Cl100k => three_byte_start(pattern, &w),
+            Pattern::Gpt2 | Pattern::Cl100k => multibyte_start(pattern, &w),
             _ => None,
         };
     }
@@ -636,6 +655,9 @@ fn cl100k_rest(w: &Window<'_>) -> Option<usize> {
     if !w.known(1) {
         return if w.flags(0) & PREFIX != 0 && w.starts_short_word(1) {
             letter_run(w, 1)
+        } else if w.byte(0) == b' ' && w.others_at(1) {
+            // ` ?[^\s\p{L}\p{N}]++[\r\n]*+` with the space (not a prefix: no letter follows).
+            others_then_tail(Pattern::Cl100k, w, 1)
         } else {
             None
         };
@@ -686,29 +708,30 @@ fn letter_run(w: &Window<'_>, mut i: usize) -> Option<usize> {
     }
 }
 
-/// A gpt2 or cl100k piece that starts with a three-byte character other than a [`LETTERS3`]
-/// letter or a [`punct3`] character (64-bit targets; elsewhere [`Window::class3_at`] knows
-/// no other): a letter run (`\p{L}+`), in cl100k a mark or punctuation character before one
-/// (`[^\r\n\p{L}\p{N}]?+\p{L}++`: Devanagari's vowel signs are marks, so most of its pieces
-/// are a sign and the letters after it), else a run of such characters (` ?[^\s\p{L}\p{N}]+`,
-/// in cl100k with `[\r\n]*`). A number or a space is given up.
+/// A gpt2 or cl100k piece that starts with a non-ASCII character the arms before it in
+/// [`punct3_start`] did not take, when [`Window::class_at`] knows it (any two-byte one; a
+/// three-byte one on 64-bit targets): a letter run (`\p{L}+`), in cl100k a mark or punctuation
+/// character before one (`[^\r\n\p{L}\p{N}]?+\p{L}++`: Devanagari's vowel signs are marks,
+/// so most of its pieces are a sign and the letters after it), else a run of such characters
+/// (` ?[^\s\p{L}\p{N}]+`, in cl100k with `[\r\n]*`: vowelled Arabic's stacked marks). A
+/// number or a space is given up.
 #[inline(always)]
-fn three_byte_start(pattern: Pattern, w: &Window<'_>) -> Option<usize> {
-    let class = w.class3_at(0)?;
+fn multibyte_start(pattern: Pattern, w: &Window<'_>) -> Option<usize> {
+    let (class, len) = w.class_at(0)?;
     if L_MASK >> class & 1 != 0 {
-        return letter_run(w, 3);
+        return letter_run(w, len);
     }
     if OTHER_MASK >> class & 1 == 0 {
         return None;
     }
-    if pattern == Pattern::Cl100k && w.letter_at(3)? {
-        return letter_run(w, 3);
+    if pattern == Pattern::Cl100k && w.letter_at(len)? {
+        return letter_run(w, len);
     }
-    others_then_tail(pattern, w, 3)
+    others_then_tail(pattern, w, len)
 }
 
-/// The end of a run of `[^\s\p{L}\p{N}]` characters (ASCII, or three-byte ones that
-/// [`Window::class3_at`] knows) continuing at byte `i`, then, in cl100k, of the `[\r\n]` run
+/// The end of a run of `[^\s\p{L}\p{N}]` characters (ASCII, or non-ASCII ones that
+/// [`Window::class_at`] knows) continuing at byte `i`, then, in cl100k, of the `[\r\n]` run
 /// after it: `None` unless the character that ends each is one the fast path knows.
 #[inline(always)]
 fn others_then_tail(pattern: Pattern, w: &Window<'_>, mut i: usize) -> Option<usize> {
@@ -720,12 +743,12 @@ fn others_then_tail(pattern: Pattern, w: &Window<'_>, mut i: usize) -> Option<us
             }
             i += 1;
         } else {
-            let class = w.class3_at(i)?;
+            let (class, len) = w.class_at(i)?;
             if OTHER_MASK >> class & 1 == 0 {
                 // A letter, number or space, not `\r` or `\n`: no tail.
                 return Some(i);
             }
-            i += 3;
+            i += len;
         }
     }
     let e = match pattern {
@@ -850,6 +873,9 @@ fn gpt2_rest(w: &Window<'_>) -> Option<usize> {
         // letter.
         return if w.byte(0) == b' ' && w.starts_short_word(1) {
             letter_run(w, 1)
+        } else if w.byte(0) == b' ' && w.others_at(1) {
+            // ` ?[^\s\p{L}\p{N}]+` with the space.
+            others_then_tail(Pattern::Gpt2, w, 1)
         } else {
             None
         };
@@ -1106,7 +1132,7 @@ mod tests {
     /// zero-width joiner; the general punctuation [`punct3`] knows and a dagger, which it does
     /// not) with ASCII, two-byte characters, Hangul, a four-byte letter and ill-formed
     /// three-byte sequences (overlong, surrogate, truncated, bad continuation) mixed in: the
-    /// characters [`three_byte_start`] and the generalised [`letter_run`] classify.
+    /// characters [`multibyte_start`] and the generalised [`letter_run`] classify.
     #[test]
     fn agrees_with_the_full_splitter_on_random_three_byte_text() {
         const PARTS: [&[u8]; 40] = [
