@@ -8,10 +8,11 @@
 //! window. Besides ASCII it knows seven general-punctuation characters common in prose (dashes,
 //! curly quotes, the ellipsis: [`punct3`]), so that `don’t`, `“Well,”` and `said.”` stay on the
 //! fast path; and for gpt2 and cl100k, words of two-byte letters (Cyrillic, Greek, Arabic:
-//! [`LETTERS2`]) and of Hangul syllables ([`LETTERS3`]), in cl100k also after a two-byte prefix
-//! character such as a combining mark ([`PREFIX2`]), and for o200k words of cased two-byte
-//! letters ([`UPPER2`], [`LOWER2`]) and of caseless ones ([`BOTH2`]: Arabic, Hebrew), that fit
-//! in the window. [`ascii_piece`] answers only when
+//! [`LETTERS2`]) and of Hangul syllables ([`LETTERS3`]), and pieces that start with another
+//! two-byte or, on 64-bit targets, three-byte character (classed by [`class_of`]: Devanagari,
+//! combining marks, as cl100k's prefix of a word or as a run), and for o200k words of cased
+//! two-byte letters ([`UPPER2`], [`LOWER2`]) and of caseless ones ([`BOTH2`]: Arabic, Hebrew),
+//! that fit in the window. [`ascii_piece`] answers only when
 //! the piece and the character that ends it lie in the 16-byte window and every character it
 //! had to classify is one it knows; otherwise it says `None` and the caller asks the full
 //! splitter ([`super::next_piece`]). Whenever it answers,
@@ -20,7 +21,7 @@
 
 use super::unicode::{
     ascii_letters, class_of, in_range, BOTH2, HIGH_BITS, LETTERS2, LETTERS3, LOWER2, LOWER_MASK,
-    L_MASK, OTHER_MASK, PREFIX2, UPPER2, UPPER_MASK,
+    L_MASK, OTHER_MASK, UPPER2, UPPER_MASK,
 };
 #[cfg(not(target_pointer_width = "64"))]
 use super::unicode_tables::{LO, OTHER as OTHER_CLASS};
@@ -119,7 +120,7 @@ fn in_letters3(v: u32) -> bool {
     false
 }
 
-/// Bit `cp` of a two-byte-character bitmap ([`LETTERS2`], [`PREFIX2`]).
+/// Bit `cp` of a two-byte-character bitmap ([`LETTERS2`], [`UPPER2`], ...).
 #[inline(always)]
 fn in_bitmap(bitmap: &[u64; 32], cp: u32) -> bool {
     bitmap
@@ -169,12 +170,6 @@ impl Window<'_> {
         let (b0, b1) = (self.byte(i), self.byte(i + 1));
         (i + 1 < W && (0xC2..=0xDF).contains(&b0) && b1 & 0xC0 == 0x80)
             .then(|| u32::from(b0 & 0x1F) << 6 | u32::from(b1 & 0x3F))
-    }
-
-    /// A two-byte letter (`\p{L}`, [`LETTERS2`]) starts at byte `i` and ends in the window.
-    #[inline(always)]
-    fn letter2_at(&self, i: usize) -> bool {
-        self.two_byte_at(i).is_some_and(is_letter2)
     }
 
     /// A two-byte letter that is cased for o200k (only uppercase, [`UPPER2`], or only
@@ -247,14 +242,6 @@ impl Window<'_> {
                 None
             }
         }
-    }
-
-    /// A two-byte character that is neither `\p{L}` nor `\p{N}` ([`PREFIX2`]) starts at byte
-    /// `i` and ends in the window.
-    #[inline(always)]
-    fn prefix2_at(&self, i: usize) -> bool {
-        self.two_byte_at(i)
-            .is_some_and(|cp| in_bitmap(&PREFIX2, cp))
     }
 
     /// The class and length of the non-ASCII character at byte `i`, when it ends in the window
@@ -511,25 +498,20 @@ fn word(pattern: Pattern, bytes: &[u8; W], w0: u64, letters: u64, p: usize) -> O
 
 /// A piece that starts with a non-ASCII character: a [`punct3`] character (in cl100k and o200k
 /// the prefix of a word of ASCII letters when one follows, else, and in gpt2, a punctuation run
-/// with its tail), in gpt2 and cl100k a word that starts with a two-byte letter or a
-/// [`LETTERS3`] letter, in cl100k also a two-byte prefix character (a combining mark, `«`, a
-/// no-break space) and a letter, and in o200k a word of cased or of caseless two-byte letters.
+/// with its tail), in gpt2 and cl100k what [`multibyte_start`] takes (letter runs, cl100k's
+/// prefixed words, mark and punctuation runs), and in o200k a word of cased or of caseless
+/// two-byte letters.
 #[inline(never)]
 fn punct3_start(pattern: Pattern, bytes: &[u8; W]) -> Option<usize> {
     let w = Window(bytes);
     if !w.punct3_at(0) {
         return match pattern {
-            Pattern::Gpt2 | Pattern::Cl100k if w.letter2_at(0) => letter_run(&w, 2),
+            // Letter runs, prefixed words (vowelled Arabic is a mark and a letter at a time)
+            // and mark runs, from the first character's class.
+            Pattern::Gpt2 | Pattern::Cl100k => multibyte_start(pattern, &w),
             Pattern::O200k if w.cased2_at(0) => o200k_letters(&w, 0),
             Pattern::O200k if w.caseless2_at(0) => o200k_caseless(&w, 0),
-            Pattern::Gpt2 | Pattern::Cl100k if w.letter3_at(0) => letter_run(&w, 3),
-            // A two-byte prefix character and a word: vowelled Arabic is a mark and a letter
-            // at a time.
-            Pattern::Cl100k if w.prefix2_at(0) && (w.flags(2) & LETTER != 0 || w.letter2_at(2)) => {
-                letter_run(&w, 2)
-            }
-            Pattern::Gpt2 | Pattern::Cl100k => multibyte_start(pattern, &w),
-            _ => None,
+            Pattern::O200k => None,
         };
     }
     if pattern != Pattern::Gpt2 && w.flags(3) & LETTER != 0 {
@@ -708,8 +690,8 @@ fn letter_run(w: &Window<'_>, mut i: usize) -> Option<usize> {
     }
 }
 
-/// A gpt2 or cl100k piece that starts with a non-ASCII character the arms before it in
-/// [`punct3_start`] did not take, when [`Window::class_at`] knows it (any two-byte one; a
+/// A gpt2 or cl100k piece that starts with a non-ASCII character other than a [`punct3`] one,
+/// when [`Window::class_at`] knows it (any two-byte one; a [`LETTERS3`] letter; any other
 /// three-byte one on 64-bit targets): a letter run (`\p{L}+`), in cl100k a mark or punctuation
 /// character before one (`[^\r\n\p{L}\p{N}]?+\p{L}++`: Devanagari's vowel signs are marks,
 /// so most of its pieces are a sign and the letters after it), else a run of such characters

@@ -107,10 +107,6 @@ fn decode(text: &[u8], i: usize) -> Decoded {
 /// time, so it cannot disagree with [`class_of`].
 pub(crate) static LETTERS2: [u64; 32] = two_byte_bitmap(L_MASK);
 
-/// The two-byte characters that are neither `\p{L}` nor `\p{N}` (combining marks, `«`, the
-/// no-break space, ...: cl100k's `[^\r\n\p{L}\p{N}]` prefix), as [`LETTERS2`].
-pub(crate) static PREFIX2: [u64; 32] = two_byte_bitmap(PRE_MASK);
-
 /// The two-byte characters that are `\p{Lu}` or `\p{Lt}`: in o200k's uppercase class
 /// `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]` and not in its lowercase one (Cyrillic and Greek
 /// capitals), as [`LETTERS2`].
