@@ -211,8 +211,9 @@ impl WideKey {
 
 /// The two wide lines a wide piece may live in (`a == b` when the cache has one).
 ///
-/// Two-way, because one wide line per piece thrashed: Korean in cl100k_base has some 20,000
-/// distinct wide pieces for about 60,000 wide lines of a 16 MiB cache, and a quarter of them
+/// Two-way, because one wide line per piece thrashed: Korean in cl100k_base had some 20,000
+/// distinct wide pieces (when short pieces of 5–12 ids were wide too, before they took whole
+/// short lines) for about 60,000 wide lines of a 16 MiB cache, and a quarter of them
 /// shared their line with another that came back as often, so both were merged again on every
 /// pass (about 6,000 of 33,000 wide lookups missed in a simulation of the text repeated; about
 /// 1,800 with two lines filled as [`WideSet::put`] does, and 3,100 when the newest piece always
