@@ -53,6 +53,14 @@ const MAGIC: u32 = 0x4C4F_4E47;
 /// Index slots per index line (two payload words each: tag, position).
 const SLOTS: usize = PAYLOAD / 2;
 
+/// The store's lines that are index lines: one in `INDEX_SHARE`, the rest the log. An eighth
+/// gives one slot per log line, two to three per record of Japanese (whose records take 2–3
+/// lines). With a sixteenth, sets of seven slots held some four records on average there (an
+/// estimate from the text's long pieces), about one in twenty overflowed, and the record it
+/// dropped, still in the log, was merged and written again on every pass of the same text: callgrind warm pass, 64 MiB cache, gpt2
+/// Japanese 54.74M → 49.88M instructions, cl100k_base Japanese 47.11M → 43.62M.
+const INDEX_SHARE: usize = 8;
+
 /// Words of a record before its bytes: its stamp (the log position it starts at), its length
 /// in bytes, and its number of ids with (bits 16 and up) the bytes each id takes: 2 when every
 /// id is below 2^16 (all of gpt2's), else 3. The piece's bytes follow, then the ids.
@@ -184,7 +192,9 @@ impl<'c> LongPieces<'c> {
         }
         let own = level_lines(store.level, lines);
         let (rest, own) = rest.split_at_mut_checked(lines - own).unwrap_or_default();
-        let (index, log) = own.split_at_mut_checked(own.len() / 16).unwrap_or_default();
+        let (index, log) = own
+            .split_at_mut_checked(own.len() / INDEX_SHARE)
+            .unwrap_or_default();
         if !index.is_empty() && !log.is_empty() {
             store.index = index;
             store.log = log;
