@@ -209,17 +209,7 @@ pub(crate) fn class_of(cp: u32) -> u8 {
 /// The character at `i` (see the module docs for `END` / `MORE`).
 #[inline(always)]
 pub(crate) fn peek(text: &[u8], i: usize, is_final: bool) -> Ch {
-    match text.get(i) {
-        Some(&b) if b < 0x80 => Ch {
-            class: ASCII[(b & 0x7F) as usize],
-            len: 1,
-        },
-        Some(&b0) => peek_multibyte(text, i, b0, is_final),
-        None => Ch {
-            class: if is_final { END } else { MORE },
-            len: 0,
-        },
-    }
+    peek_with::<false>(text, i, is_final)
 }
 
 /// [`peek`] with the multi-byte decoder inlined, for loops that step over runs of non-ASCII
@@ -227,15 +217,21 @@ pub(crate) fn peek(text: &[u8], i: usize, is_final: bool) -> Ch {
 /// the decoding.
 #[inline(always)]
 pub(crate) fn peek_inline(text: &[u8], i: usize, is_final: bool) -> Ch {
+    peek_with::<true>(text, i, is_final)
+}
+
+/// [`peek`] (`INLINE` false: the multi-byte decoder out of line, one copy for all callers) or
+/// [`peek_inline`] (`INLINE` true). A constant parameter rather than a closure, so that each
+/// copy compiles to exactly its own code.
+#[inline(always)]
+fn peek_with<const INLINE: bool>(text: &[u8], i: usize, is_final: bool) -> Ch {
     match text.get(i) {
         Some(&b) if b < 0x80 => Ch {
             class: ASCII[(b & 0x7F) as usize],
             len: 1,
         },
-        Some(&b0) => match decode_valid(text, i, b0) {
-            Some(c) => c,
-            None => peek_non_ascii(text, i, is_final),
-        },
+        Some(&b0) if INLINE => multibyte(text, i, b0, is_final),
+        Some(&b0) => peek_multibyte(text, i, b0, is_final),
         None => Ch {
             class: if is_final { END } else { MORE },
             len: 0,
@@ -246,6 +242,12 @@ pub(crate) fn peek_inline(text: &[u8], i: usize, is_final: bool) -> Ch {
 /// [`peek`] at a non-ASCII byte `b0`, out of line (the run loop of [`scan`] inlines the decoder).
 #[inline(never)]
 fn peek_multibyte(text: &[u8], i: usize, b0: u8, is_final: bool) -> Ch {
+    multibyte(text, i, b0, is_final)
+}
+
+/// The character at a non-ASCII byte `b0`: the fast decoder, else the exact path.
+#[inline(always)]
+fn multibyte(text: &[u8], i: usize, b0: u8, is_final: bool) -> Ch {
     match decode_valid(text, i, b0) {
         Some(c) => c,
         None => peek_non_ascii(text, i, is_final),
