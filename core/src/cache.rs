@@ -404,34 +404,24 @@ impl CacheEntry {
     /// [`CacheEntry::emit`] for a short piece of 5–12 ids, which takes the whole line: its key
     /// and count (with `FULL`) and its first four ids in way 0, the other ids in way 1's 32
     /// bytes, key included. Below 2^24, each id has a zero top byte, so way 1's key (whose top
-    /// byte is the seventh id's) never equals a short or a wide key (their top byte is a length
+    /// byte is the eighth id's) never equals a short or a wide key (their top byte is a length
     /// of 1 or more): no lookup takes way 1 for a piece's. Out of line: it would crowd the
     /// loops' hit path.
     #[inline(never)]
     fn emit_full(&self, key: CacheKey, out: &mut [u32], at: usize) -> Option<Result<usize, usize>> {
-        let [w0, w1] = &self.ways;
-        let count = w0.ids[0] >> 24;
-        if w0.key != key || count & (WIDE | FULL) != FULL {
+        let way = &self.ways[0];
+        let count = way.ids[0] >> 24;
+        if way.key != key || count & (WIDE | FULL) != FULL {
             return None;
         }
         let n = (count & !FULL) as usize;
-        let (lo, hi) = (w1.key.lo, w1.key.hi);
-        let [a, b, c, d] = w0.ids;
-        let [i, j, k, l] = w1.ids;
-        let ids = [
-            a & (ID_LIMIT - 1),
-            b,
-            c,
-            d,
-            lo as u32,
-            (lo >> 32) as u32,
-            hi as u32,
-            (hi >> 32) as u32,
-            i,
-            j,
-            k,
-            l,
-        ];
+        // The ids are the line's words after way 0's key (`put`'s layout).
+        let words = self.words_of_line();
+        let mut ids = [0u32; CACHE_FULL_IDS];
+        slice_ops::copy(&mut ids, words.get(4..).unwrap_or(&[]));
+        if let Some(first) = ids.first_mut() {
+            *first &= ID_LIMIT - 1;
+        }
         Some(write_ids(out, at, ids.get(..n)?))
     }
 
@@ -448,20 +438,11 @@ impl CacheEntry {
     pub(crate) fn put(&mut self, key: CacheKey, ids: &[u32]) {
         if ids.len() > CACHE_IDS {
             if let Some([a, b, c, d, e, f, g, h, i, j, k, l]) = pack::<CACHE_FULL_IDS>(ids, FULL) {
-                let whole = |lo: u32, hi: u32| u64::from(lo) | u64::from(hi) << 32;
-                self.ways = [
-                    Way {
-                        key,
-                        ids: [a, b, c, d],
-                    },
-                    Way {
-                        key: CacheKey {
-                            lo: whole(e, f),
-                            hi: whole(g, h),
-                        },
-                        ids: [i, j, k, l],
-                    },
-                ];
+                // Way 0's key, then the twelve lanes in the line's remaining words.
+                let [k0, k1, k2, k3] =
+                    [key.lo, key.lo >> 32, key.hi, key.hi >> 32].map(|x| x as u32);
+                *self =
+                    CacheEntry::from_words(&[k0, k1, k2, k3, a, b, c, d, e, f, g, h, i, j, k, l]);
             }
             return;
         }
