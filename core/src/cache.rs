@@ -46,7 +46,7 @@ pub const CACHE_IDS: usize = 4;
 pub const CACHE_WIDE_PIECE: usize = 31;
 
 /// Most ids a cached short piece may have when it takes its whole line (a way's four lanes and
-/// the other way's 32 bytes, [`CacheEntry::put`]).
+/// the other way's 32 bytes, `CacheEntry::put`).
 pub const CACHE_FULL_IDS: usize = 12;
 
 /// Most ids a cached wide piece may have when each is below 2^24 (one per 32-bit lane).
