@@ -344,6 +344,14 @@ pub(crate) fn scan(text: &[u8], mut i: usize, mask: u16, is_final: bool) -> Opti
                 }
                 Ch { class, len: 1 }
             }
+            Some(&b) if b & 0xE0 == 0xC0 || b & 0xF0 == 0xE0 => {
+                let e = skip_multibyte(text, i, mask);
+                if e != i {
+                    i = e;
+                    continue;
+                }
+                peek_inline(text, i, is_final)
+            }
             _ => peek_inline(text, i, is_final),
         };
         if c.class == MORE {
@@ -353,6 +361,65 @@ pub(crate) fn scan(text: &[u8], mut i: usize, mask: u16, is_final: bool) -> Opti
             return Some((i, c));
         }
         i += c.len;
+    }
+}
+
+/// The position after the run of well-formed two- and three-byte characters whose class is in
+/// `mask` starting at `i` (`i` itself when there is none), for the inner loop of [`scan`] over
+/// Greek, Cyrillic, Arabic, CJK, kana, Hangul and Indic runs: one 4-byte load, one shape test
+/// and one table load per character instead of [`peek`]'s general decoder. Stops before the
+/// last three bytes of the text (the caller's [`peek`] takes them) and at anything else.
+///
+/// Exact without all of Table 3-7's tests: a sequence `ED A0..BF xx` decodes to a surrogate,
+/// whose table class is `OTHER` (checked at compile time below). When `mask` lacks `OTHER` the
+/// run stops there, as it stops at the ill-formed byte `ED`; when it has it, the three bytes
+/// are three ill-formed bytes, each `OTHER`, so the run goes on past them either way. Overlongs
+/// (`C0`/`C1` leads, `E0 80..9F xx`) would take another character's class, so they are
+/// rejected.
+#[inline(always)]
+fn skip_multibyte(text: &[u8], mut i: usize, mask: u16) -> usize {
+    while let Some(&w) = text
+        .get(i..i + 4)
+        .and_then(|w| <&[u8; 4]>::try_from(w).ok())
+    {
+        let w = u32::from_le_bytes(w);
+        if w & 0x00C0_C0F0 == 0x0080_80E0 {
+            let cp = (w & 0x0F) << 12 | (w >> 2) & 0x0FC0 | (w >> 16) & 0x3F;
+            if cp < 0x800 || mask >> class_of_bmp(cp) & 1 == 0 {
+                break;
+            }
+            i += 3;
+        } else if w & 0xC0E0 == 0x80C0 {
+            let cp = (w & 0x1F) << 6 | (w >> 8) & 0x3F;
+            if cp < 0x80 || mask >> class_of_bmp(cp) & 1 == 0 {
+                break;
+            }
+            i += 2;
+        } else {
+            break;
+        }
+    }
+    i
+}
+
+const _: () = {
+    let mut cp = 0xD800;
+    while cp < 0xE000 {
+        assert!(table_class(cp) == OTHER, "a surrogate's class is not OTHER");
+        cp += 1;
+    }
+};
+
+/// Table class of a code point below U+10000.
+#[inline(always)]
+fn class_of_bmp(cp: u32) -> u8 {
+    #[cfg(target_pointer_width = "64")]
+    {
+        BMP_CLASS[cp as usize & 0xFFFF]
+    }
+    #[cfg(not(target_pointer_width = "64"))]
+    {
+        table_class(cp)
     }
 }
 
