@@ -78,6 +78,10 @@ const LONG_MAX_IDS: usize = LONG_MAX_BYTES;
 const MAX_RECORD_LINES: usize =
     (4 * HEADER + LONG_MAX_BYTES + 3 * LONG_MAX_IDS).div_ceil(4 * PAYLOAD);
 
+/// Records of at most this many lines (a piece of up to about 120 bytes) are read into a
+/// buffer of this many lines and one more; longer ones into one for [`MAX_RECORD_LINES`].
+const SMALL_RECORD_LINES: usize = 4;
+
 /// Fewest lines a cache needs before part of it can hold long pieces.
 const MIN_LINES: usize = 1024;
 
@@ -420,42 +424,13 @@ impl<'c> LongPieces<'c> {
                 return None;
             }
         }
-        // The record's payload, line by line, into one buffer (records are at most
-        // `MAX_RECORD_LINES` lines): then the bytes and ids are plain slices.
-        let mut buf = [0u8; (MAX_RECORD_LINES + 1) * 4 * PAYLOAD];
-        for (j, line) in record.iter().enumerate() {
-            let at = j * 4 * PAYLOAD;
-            if let Some(d) = buf.get_mut(at..at + 4 * PAYLOAD) {
-                if let Ok(d) = <&mut [u8; 4 * PAYLOAD]>::try_from(d) {
-                    *d = payload_bytes(line);
-                }
-            }
-        }
-        let body = buf.get(4 * HEADER..)?;
-        let (stored, rest) = body.split_at_checked(len)?;
-        if stored != piece {
-            return None;
-        }
-        let ids = rest.get(..n * width)?;
-        let Some(dst) = out.get_mut(at..at + n) else {
-            return Some((Err(at + n), lines));
-        };
-        // Each id from its `width` little-endian bytes, in a loop per width (fixed-size chunks:
-        // no bounds check or shift per id; a general loop was most of a lookup's instructions).
-        if width == 2 {
-            for (id, b) in dst.iter_mut().zip(ids.chunks_exact(2)) {
-                if let &[lo, hi] = b {
-                    *id = u32::from(u16::from_le_bytes([lo, hi]));
-                }
-            }
+        if lines <= SMALL_RECORD_LINES {
+            let mut buf = [0u8; (SMALL_RECORD_LINES + 1) * 4 * PAYLOAD];
+            unpack(record, &mut buf, piece, (n, width), out, at).map(|done| (done, lines))
         } else {
-            for (id, b) in dst.iter_mut().zip(ids.chunks_exact(3)) {
-                if let &[lo, mid, hi] = b {
-                    *id = u32::from_le_bytes([lo, mid, hi, 0]);
-                }
-            }
+            let mut buf = [0u8; (MAX_RECORD_LINES + 1) * 4 * PAYLOAD];
+            unpack(record, &mut buf, piece, (n, width), out, at).map(|done| (done, lines))
         }
-        Some((Ok(n), lines))
     }
 
     /// Remember `piece` → `ids`, under hash `h` when the store is on (see
@@ -544,6 +519,56 @@ impl<'c> LongPieces<'c> {
         }
         self.wrote(ring_len);
     }
+}
+
+/// The second half of [`LongPieces::read`]: the payload of `record` (of a piece of
+/// `piece.len()` bytes and `n` ids of `width` bytes), line by line, into `buf` (at least one
+/// line longer than the record, so the copy needs no length test), then its bytes compared with
+/// `piece` and its ids written at `out[at..]`. The caller picks a buffer just large enough: a
+/// zeroed buffer for the longest record (1.1 KiB) cost a `memset` per lookup.
+#[inline(always)]
+fn unpack(
+    record: &[CacheEntry],
+    buf: &mut [u8],
+    piece: &[u8],
+    (n, width): (usize, usize),
+    out: &mut [u32],
+    at: usize,
+) -> Option<Result<usize, usize>> {
+    let len = piece.len();
+    for (j, line) in record.iter().enumerate() {
+        let at = j * 4 * PAYLOAD;
+        if let Some(d) = buf.get_mut(at..at + 4 * PAYLOAD) {
+            if let Ok(d) = <&mut [u8; 4 * PAYLOAD]>::try_from(d) {
+                *d = payload_bytes(line);
+            }
+        }
+    }
+    let body = buf.get(4 * HEADER..)?;
+    let (stored, rest) = body.split_at_checked(len)?;
+    if stored != piece {
+        return None;
+    }
+    let ids = rest.get(..n * width)?;
+    let Some(dst) = out.get_mut(at..at + n) else {
+        return Some(Err(at + n));
+    };
+    // Each id from its `width` little-endian bytes, in a loop per width (fixed-size chunks:
+    // no bounds check or shift per id; a general loop was most of a lookup's instructions).
+    if width == 2 {
+        for (id, b) in dst.iter_mut().zip(ids.chunks_exact(2)) {
+            if let &[lo, hi] = b {
+                *id = u32::from(u16::from_le_bytes([lo, hi]));
+            }
+        }
+    } else {
+        for (id, b) in dst.iter_mut().zip(ids.chunks_exact(3)) {
+            if let &[lo, mid, hi] = b {
+                *id = u32::from_le_bytes([lo, mid, hi, 0]);
+            }
+        }
+    }
+    Some(Ok(n))
 }
 
 /// The lines a store of size `level` takes of `lines` piece lines (0 at level 0).

@@ -366,9 +366,10 @@ pub(crate) fn scan(text: &[u8], mut i: usize, mask: u16, is_final: bool) -> Opti
 
 /// The position after the run of well-formed two- and three-byte characters whose class is in
 /// `mask` starting at `i` (`i` itself when there is none), for the inner loop of [`scan`] over
-/// Greek, Cyrillic, Arabic, CJK, kana, Hangul and Indic runs: one 4-byte load, one shape test
-/// and one table load per character instead of [`peek`]'s general decoder. Stops before the
-/// last three bytes of the text (the caller's [`peek`] takes them) and at anything else.
+/// Greek, Cyrillic, Arabic, CJK, kana, Hangul and Indic runs: a shape test and one flat-table
+/// load per character instead of [`peek`]'s general decoder: one character per 4-byte load,
+/// and after a three-byte one, two three-byte characters per 8-byte load while they last. Stops before the last
+/// three bytes of the text (the caller's [`peek`] takes them) and at anything else.
 ///
 /// Exact without all of Table 3-7's tests: a sequence `ED A0..BF xx` decodes to a surrogate,
 /// whose table class is `OTHER` (checked at compile time below). When `mask` lacks `OTHER` the
@@ -378,28 +379,54 @@ pub(crate) fn scan(text: &[u8], mut i: usize, mask: u16, is_final: bool) -> Opti
 /// rejected.
 #[inline(always)]
 fn skip_multibyte(text: &[u8], mut i: usize, mask: u16) -> usize {
+    let member = |cp: u32| u32::from(mask) >> class_of_bmp(cp) & 1 != 0;
     while let Some(&w) = text
         .get(i..i + 4)
         .and_then(|w| <&[u8; 4]>::try_from(w).ok())
     {
         let w = u32::from_le_bytes(w);
         if w & 0x00C0_C0F0 == 0x0080_80E0 {
-            let cp = (w & 0x0F) << 12 | (w >> 2) & 0x0FC0 | (w >> 16) & 0x3F;
-            if cp < 0x800 || mask >> class_of_bmp(cp) & 1 == 0 {
-                break;
+            let cp = three_byte_cp(w);
+            if cp < 0x800 || !member(cp) {
+                return i;
             }
             i += 3;
+            // Then two at a time, while the next six bytes are two of them.
+            while let Some(&w) = text
+                .get(i..i + 8)
+                .and_then(|w| <&[u8; 8]>::try_from(w).ok())
+            {
+                let w = u64::from_le_bytes(w);
+                if w & 0xC0C0_F0C0_C0F0 != 0x8080_E080_80E0 {
+                    break;
+                }
+                let (a, b) = (three_byte_cp(w as u32), three_byte_cp((w >> 24) as u32));
+                if a < 0x800 || b < 0x800 || !member(a) {
+                    break;
+                }
+                if !member(b) {
+                    return i + 3;
+                }
+                i += 6;
+            }
         } else if w & 0xC0E0 == 0x80C0 {
             let cp = (w & 0x1F) << 6 | (w >> 8) & 0x3F;
-            if cp < 0x80 || mask >> class_of_bmp(cp) & 1 == 0 {
-                break;
+            if cp < 0x80 || !member(cp) {
+                return i;
             }
             i += 2;
         } else {
-            break;
+            return i;
         }
     }
     i
+}
+
+/// The code point of the three-byte sequence in the low three bytes of `w` (little-endian),
+/// assuming its shape (`1110xxxx 10xxxxxx 10xxxxxx`) was checked.
+#[inline(always)]
+fn three_byte_cp(w: u32) -> u32 {
+    (w & 0x0F) << 12 | (w >> 2) & 0x0FC0 | (w >> 16) & 0x3F
 }
 
 const _: () = {
