@@ -78,7 +78,7 @@ impl<'t> Tokenizer<'t> {
     /// text's tests are repeats. On 64-bit targets, with at least 1,024 lines, the last line
     /// keeps a *long-piece store* in step from call to call: after a call whose pieces too
     /// long (or of too many ids) for a line would need at least a sixty-fourth of the lines
-    /// (or 4,096 lines, when fewer), the next call sets aside a sixteenth to a half of them
+    /// (or 256 lines, when fewer), the next call sets aside a sixteenth to a half of them
     /// (it only grows) for such pieces, up to 256 bytes each, with their bytes and ids (the
     /// Chinese and Japanese runs between punctuation); see `core/src/long_cache.rs`.
     pub fn encode_cached(

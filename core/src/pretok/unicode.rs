@@ -425,7 +425,7 @@ fn skip_multibyte(text: &[u8], mut i: usize, mask: u16) -> usize {
 /// The code point of the three-byte sequence in the low three bytes of `w` (little-endian),
 /// assuming its shape (`1110xxxx 10xxxxxx 10xxxxxx`) was checked.
 #[inline(always)]
-fn three_byte_cp(w: u32) -> u32 {
+pub(crate) fn three_byte_cp(w: u32) -> u32 {
     (w & 0x0F) << 12 | (w >> 2) & 0x0FC0 | (w >> 16) & 0x3F
 }
 
@@ -437,9 +437,9 @@ const _: () = {
     }
 };
 
-/// Table class of a code point below U+10000.
+/// Table class of a code point below U+10000 (no range test on 64-bit targets).
 #[inline(always)]
-fn class_of_bmp(cp: u32) -> u8 {
+pub(crate) fn class_of_bmp(cp: u32) -> u8 {
     #[cfg(target_pointer_width = "64")]
     {
         BMP_CLASS[cp as usize & 0xFFFF]
