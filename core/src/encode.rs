@@ -514,6 +514,13 @@ impl<'t> Tokenizer<'t> {
                 return done;
             }
         }
+        // A short piece whose own line missed may live in that line's buddy.
+        if let Some((k, line)) = short_key {
+            let buddy = cache::buddy(line, short).and_then(|b| cache.get(b));
+            if let Some(done) = buddy.and_then(|e| e.emit(k, out, at)) {
+                return done;
+            }
+        }
         if let Some(h) = long_hash {
             if let Some(done) = long.get(piece, h, out, at) {
                 return done;
@@ -523,9 +530,7 @@ impl<'t> Tokenizer<'t> {
         let ids = out.get(at..at + n).unwrap_or(&[]);
         let stored = match (short_key, wide_key) {
             (Some((k, line)), _) if n <= CACHE_FULL_IDS => {
-                if let Some(entry) = cache.get_mut(line) {
-                    entry.put(k, ids);
-                }
+                cache::put_short(cache, short, line, k, ids);
                 true
             }
             (_, Some((k, set))) => set.put(cache, k, ids),
