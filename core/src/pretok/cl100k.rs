@@ -72,7 +72,7 @@ pub(crate) fn next(text: &[u8], s: usize, is_final: bool) -> Option<usize> {
     let s1 = s + c0.len;
     // 2. `[^\r\n\p{L}\p{N}]?+\p{L}++`
     if c0.is(L_MASK) {
-        return scan(text, s1, L_MASK, is_final).map(|(e, _)| e);
+        return scan(text, s1, L_MASK, is_final);
     }
     let pre = c0.is(PRE_MASK) && b0 != b'\r' && b0 != b'\n';
     let mut c1 = None;
@@ -82,7 +82,7 @@ pub(crate) fn next(text: &[u8], s: usize, is_final: bool) -> Option<usize> {
             return None;
         }
         if c.is(L_MASK) {
-            return scan(text, s1 + c.len, L_MASK, is_final).map(|(e, _)| e);
+            return scan(text, s1 + c.len, L_MASK, is_final);
         }
         c1 = Some(c);
     }
@@ -111,7 +111,7 @@ pub(crate) fn next(text: &[u8], s: usize, is_final: bool) -> Option<usize> {
         }
     };
     if let Some(p) = run_from {
-        let (e, _) = scan(text, p, OTHER_MASK, is_final)?;
+        let e = scan(text, p, OTHER_MASK, is_final)?;
         return scan_newlines(text, e, b'\r', is_final);
     }
     // 5. Whitespace.

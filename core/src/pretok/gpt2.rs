@@ -46,7 +46,7 @@ pub(crate) fn next(text: &[u8], s: usize, is_final: bool) -> Option<usize> {
             return Some(e);
         }
         // `'` is "other": the run of other characters it starts.
-        return scan(text, s + 1, OTHER_MASK, is_final).map(|(e, _)| e);
+        return scan(text, s + 1, OTHER_MASK, is_final);
     }
     let mut c: Ch = peek(text, s, is_final);
     let mut p = s;
@@ -78,5 +78,5 @@ pub(crate) fn next(text: &[u8], s: usize, is_final: bool) -> Option<usize> {
             run.end
         });
     };
-    scan(text, p + c.len, mask, is_final).map(|(e, _)| e)
+    scan(text, p + c.len, mask, is_final)
 }

@@ -66,7 +66,7 @@ fn letters(text: &[u8], s: usize, c0: Ch, pre: bool, is_final: bool) -> Option<O
         }
     };
     if stop.is(LOWER_MASK) {
-        let (e, _) = scan(text, i + stop.len, LOWER_MASK, is_final)?;
+        let e = scan(text, i + stop.len, LOWER_MASK, is_final)?;
         return Some(Some(e));
     }
     if last_w_end != 0 {
@@ -145,7 +145,7 @@ pub(crate) fn next(text: &[u8], s: usize, is_final: bool) -> Option<usize> {
         None
     };
     if let Some(p) = run_from {
-        let (e, _) = scan(text, p, OTHER_MASK, is_final)?;
+        let e = scan(text, p, OTHER_MASK, is_final)?;
         return scan_newlines(text, e, b'/', is_final);
     }
     // Whitespace.

@@ -324,11 +324,12 @@ fn peek_non_ascii(text: &[u8], i: usize, is_final: bool) -> Ch {
 
 /// Skips the run of characters whose class is in `mask` starting at `i`.
 ///
-/// Returns the run's end and the character there (class not in `mask`: a table class or `END`),
-/// or `None` when the run reaches `MORE`. Runs of ASCII letters (for `\p{L}`) and of ASCII
-/// lowercase letters (for o200k's lowercase class) are skipped eight bytes at a time first.
+/// Returns the run's end (where a character whose class is not in `mask`, or the end of the
+/// final text, is), or `None` when the run reaches `MORE`. Runs of ASCII letters (for `\p{L}`)
+/// and of ASCII lowercase letters (for o200k's lowercase class) are skipped eight bytes at a
+/// time first.
 #[inline(always)]
-pub(crate) fn scan(text: &[u8], mut i: usize, mask: u16, is_final: bool) -> Option<(usize, Ch)> {
+pub(crate) fn scan(text: &[u8], mut i: usize, mask: u16, is_final: bool) -> Option<usize> {
     if mask == L_MASK {
         i = skip_swar(text, i, ascii_letters).unwrap_or_else(|e| e);
     } else if mask == LOWER_MASK {
@@ -349,7 +350,10 @@ pub(crate) fn scan(text: &[u8], mut i: usize, mask: u16, is_final: bool) -> Opti
             // instructions per byte of English, `cargo xtask footprint`).
             #[cfg(target_pointer_width = "64")]
             Some(&b) if b & 0xE0 == 0xC0 || b & 0xF0 == 0xE0 => {
-                let e = skip_multibyte(text, i, mask);
+                let (e, stopped) = skip_multibyte(text, i, mask);
+                if stopped {
+                    return Some(e);
+                }
                 if e != i {
                     i = e;
                     continue;
@@ -362,14 +366,17 @@ pub(crate) fn scan(text: &[u8], mut i: usize, mask: u16, is_final: bool) -> Opti
             return None;
         }
         if !c.is(mask) {
-            return Some((i, c));
+            return Some(i);
         }
         i += c.len;
     }
 }
 
 /// The position after the run of well-formed two- and three-byte characters whose class is in
-/// `mask` starting at `i` (`i` itself when there is none), for the inner loop of [`scan`] over
+/// `mask` starting at `i` (`i` itself when there is none), and whether a well-formed character
+/// whose class is not in `mask` ends it (so the run ends there; false when something it does
+/// not classify does: ASCII, a four-byte character, an ill-formed or a truncated sequence, the
+/// last three bytes of the text, which [`scan`] then classifies), for the inner loop of [`scan`] over
 /// Greek, Cyrillic, Arabic, CJK, kana, Hangul and Indic runs: a shape test and one flat-table
 /// load per character instead of [`peek`]'s general decoder: one character per 4-byte load,
 /// and after a three-byte one, two three-byte characters per 8-byte load while they last. Stops before the last
@@ -383,7 +390,7 @@ pub(crate) fn scan(text: &[u8], mut i: usize, mask: u16, is_final: bool) -> Opti
 /// rejected.
 #[cfg(target_pointer_width = "64")]
 #[inline(always)]
-fn skip_multibyte(text: &[u8], mut i: usize, mask: u16) -> usize {
+fn skip_multibyte(text: &[u8], mut i: usize, mask: u16) -> (usize, bool) {
     let member = |cp: u32| u32::from(mask) >> class_of_bmp(cp) & 1 != 0;
     while let Some(&w) = text
         .get(i..i + 4)
@@ -392,8 +399,11 @@ fn skip_multibyte(text: &[u8], mut i: usize, mask: u16) -> usize {
         let w = u32::from_le_bytes(w);
         if w & 0x00C0_C0F0 == 0x0080_80E0 {
             let cp = three_byte_cp(w);
-            if cp < 0x800 || !member(cp) {
-                return i;
+            if cp < 0x800 {
+                return (i, false);
+            }
+            if !member(cp) {
+                return (i, true);
             }
             i += 3;
             // Then two at a time, while the next six bytes are two of them.
@@ -410,21 +420,24 @@ fn skip_multibyte(text: &[u8], mut i: usize, mask: u16) -> usize {
                     break;
                 }
                 if !member(b) {
-                    return i + 3;
+                    return (i + 3, true);
                 }
                 i += 6;
             }
         } else if w & 0xC0E0 == 0x80C0 {
             let cp = (w & 0x1F) << 6 | (w >> 8) & 0x3F;
-            if cp < 0x80 || !member(cp) {
-                return i;
+            if cp < 0x80 {
+                return (i, false);
+            }
+            if !member(cp) {
+                return (i, true);
             }
             i += 2;
         } else {
-            return i;
+            return (i, false);
         }
     }
-    i
+    (i, false)
 }
 
 /// The code point of the three-byte sequence in the low three bytes of `w` (little-endian),
@@ -456,7 +469,7 @@ fn class_of_bmp(cp: u32) -> u8 {
 pub(crate) fn letters_from(text: &[u8], i: usize, is_final: bool) -> Option<usize> {
     match skip_swar(text, i, ascii_letters) {
         Ok(e) if text.get(e).is_some_and(|&b| b < 0x80) => Some(e),
-        Ok(e) | Err(e) => scan(text, e, L_MASK, is_final).map(|(e, _)| e),
+        Ok(e) | Err(e) => scan(text, e, L_MASK, is_final),
     }
 }
 
