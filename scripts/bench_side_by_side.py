@@ -35,7 +35,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ENCODINGS = ["gpt2", "cl100k_base", "o200k_base"]
-RUST_PEERS = ["tiktoken-rs", "tiktoken-rs (embedded)", "bpe-openai", "tiktoken", "toktok-rs"]
+OURS = ["picobpe", "picobpe + 16 MiB cache", "picobpe + 64 MiB cache"]
+PYTHON_PEERS = ["fastokens", "tokie"]
 
 
 def corpus_names() -> list[str]:
@@ -48,14 +49,19 @@ def corpus_names() -> list[str]:
     return ["english"] + stems + ["multi"]
 
 
-def table_rows(output: str) -> dict[tuple[str, str], list[str]]:
-    """The data rows of a benchmark's markdown table, by (encoding, corpus)."""
+def table_rows(output: str) -> dict[tuple[str, str], dict[str, str]]:
+    """The data rows of a benchmark's markdown table, by (encoding, corpus), each cell by its
+    column's name in the table's header."""
     rows = {}
+    header: list[str] = []
     for line in output.splitlines():
-        if not line.startswith("| ") or line.startswith("| encoding"):
+        if not line.startswith("| "):
             continue
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        rows[(cells[0], cells[1])] = cells
+        if cells[0] == "encoding":
+            header = cells
+        elif header:
+            rows[(cells[0], cells[1])] = dict(zip(header, cells))
     return rows
 
 
@@ -104,7 +110,7 @@ def main() -> int:
                 got = table_rows(run(cmd + common))
                 into.update(got)
                 for cells in got.values():
-                    print("| " + " | ".join(cells) + " |", flush=True)
+                    print("| " + " | ".join(cells.values()) + " |", flush=True)
             k += 1
     print()
     print(f"MB/s, single thread (pinned to CPU {cpu}), median of {a.runs} runs, "
@@ -115,13 +121,14 @@ def main() -> int:
     print("|---|---:|---:|---:|---|---:|---:|---:|")
     wins = wins16 = rust_wins = 0
     for key, c in rust_rows.items():
-        ours = [number(c[3]), number(c[9]), number(c[10])]
-        peers = [(number(x) or 0.0, name) for x, name in zip(c[4:9], RUST_PEERS)]
+        ours = [number(c[name]) for name in OURS]
+        # Every other column between the size and the ratio is a Rust peer's.
+        rust_peers = [n for n in list(c)[3:-1] if n not in OURS]
+        peers = [(number(c[n]) or 0.0, n) for n in rust_peers]
         best_rust = max(peers)
         p = py_rows.get(key)
-        fa = number(p[4]) if p else None
-        to = number(p[5]) if p else None
-        python = [(x, n) for x, n in ((fa, "fastokens"), (to, "tokie")) if x is not None]
+        fa, to = (number(p[n]) if p else None for n in PYTHON_PEERS)
+        python = [(x, n) for x, n in zip((fa, to), PYTHON_PEERS) if x is not None]
         best = max([best_rust] + python)
         top = max(x or 0.0 for x in ours)
         win = top >= best[0]

@@ -23,11 +23,11 @@
 //! accepted record is one this encoder wrote, whole, for the bytes it holds, and those bytes
 //! equal the piece's. Conversely no other lookup takes one of the store's lines for its own.
 //!
-//! Size: none at first (text with few long pieces, such as a page of English prose, keeps all the lines
-//! for short pieces). After a call whose long pieces would have needed at least a sixty-fourth
-//! of the lines (or 256 lines, when that is fewer), the next call gives the store the
-//! smallest of a sixteenth, an eighth, a quarter or a half of the lines that holds them with
-//! room to spare; it only grows. A change of size
+//! Size: none at first (text with few long pieces, such as a page of English prose, keeps all
+//! the lines for short pieces). After a call whose long pieces would have needed at least a
+//! sixty-fourth of the lines (or 256 lines, when that is fewer), the next call gives the store
+//! the smallest of a sixteenth, an eighth, a quarter or a half of the lines that holds them
+//! with room to spare; it only grows. A change of size
 //! rehashes the other lines once (their pieces are recomputed as they come).
 //!
 //! [`Tokenizer::encode_cached`]: crate::Tokenizer::encode_cached
@@ -57,8 +57,9 @@ const SLOTS: usize = PAYLOAD / 2;
 /// gives one slot per log line, two to three per record of Japanese (whose records take 2–3
 /// lines). With a sixteenth, sets of seven slots held some four records on average there (an
 /// estimate from the text's long pieces), about one in twenty overflowed, and the record it
-/// dropped, still in the log, was merged and written again on every pass of the same text: callgrind warm pass, 64 MiB cache, gpt2
-/// Japanese 54.74M → 49.88M instructions, cl100k_base Japanese 47.11M → 43.62M.
+/// dropped, still in the log, was merged and written again on every pass of the same text:
+/// callgrind warm pass, 64 MiB cache, gpt2 Japanese 54.74M → 49.88M instructions, cl100k_base
+/// Japanese 47.11M → 43.62M.
 const INDEX_SHARE: usize = 8;
 
 /// Words of a record before its bytes: its stamp (the log position it starts at), its length

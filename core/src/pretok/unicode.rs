@@ -374,13 +374,12 @@ pub(crate) fn scan(text: &[u8], mut i: usize, mask: u16, is_final: bool) -> Opti
 
 /// The position after the run of well-formed two- and three-byte characters whose class is in
 /// `mask` starting at `i` (`i` itself when there is none), and whether a well-formed character
-/// whose class is not in `mask` ends it (so the run ends there; false when something it does
-/// not classify does: ASCII, a four-byte character, an ill-formed or a truncated sequence, the
-/// last three bytes of the text, which [`scan`] then classifies), for the inner loop of [`scan`] over
+/// whose class is not in `mask` ends it (the run ends there). False when something it does not
+/// classify does (ASCII, a four-byte character, an ill-formed or truncated sequence, the last
+/// three bytes of the text), which [`scan`] then classifies. The inner loop of [`scan`] over
 /// Greek, Cyrillic, Arabic, CJK, kana, Hangul and Indic runs: a shape test and one flat-table
-/// load per character instead of [`peek`]'s general decoder: one character per 4-byte load,
-/// and after a three-byte one, two three-byte characters per 8-byte load while they last. Stops before the last
-/// three bytes of the text (the caller's [`peek`] takes them) and at anything else.
+/// load per character instead of [`peek`]'s general decoder, one character per 4-byte load
+/// and, after a three-byte one, two three-byte characters per 8-byte load while they last.
 ///
 /// Exact without all of Table 3-7's tests: a sequence `ED A0..BF xx` decodes to a surrogate,
 /// whose table class is `OTHER` (checked at compile time below). When `mask` lacks `OTHER` the
