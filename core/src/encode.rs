@@ -20,7 +20,7 @@ use crate::cache::{
 use crate::error::EncodeError;
 use crate::hash;
 use crate::long_cache::LongPieces;
-use crate::pretok::{self, AsciiPiece, Blocks, Pattern, Step};
+use crate::pretok::{self, AsciiPiece, Blocks, Fast, Pattern, Step};
 use crate::slice_ops;
 use crate::special::{self, Boundary, FirstBytes, Specials};
 use crate::tables::Tables;
@@ -343,9 +343,12 @@ impl<'t> Tokenizer<'t> {
                 // line is handed back below, not split again).
                 let len = match blocks.next_len(pattern, text, at) {
                     Some(len) => len,
-                    None => match pretok::ascii_piece(pattern, text, at) {
-                        Some(p) => p.len,
-                        None => match full_piece(pattern, text, at, is_final) {
+                    None => match pretok::fast_piece(pattern, text, at) {
+                        Fast::Piece(p) => p.len,
+                        fast => match blocks
+                            .char_len(pattern, text, at, fast)
+                            .or_else(|| full_piece(pattern, text, at, is_final))
+                        {
                             Some(len) => len,
                             None => break,
                         },
@@ -715,9 +718,13 @@ fn fast_loop(
         let p = match cursor.next_len(pattern, text, pos) {
             Some(len) if len <= CACHE_PIECE => AsciiPiece::at(text, pos, len),
             Some(len) => break Some(AsciiPiece { len, key: 0 }),
-            None => match pretok::ascii_piece(pattern, text, pos) {
-                Some(p) => p,
-                None => break None,
+            None => match pretok::fast_piece(pattern, text, pos) {
+                Fast::Piece(p) => p,
+                fast => match cursor.char_len(pattern, text, pos, fast) {
+                    Some(len) if len <= CACHE_PIECE => AsciiPiece::at(text, pos, len),
+                    Some(len) => break Some(AsciiPiece { len, key: 0 }),
+                    None => break None,
+                },
             },
         };
         let piece = text.get(pos..pos + p.len).unwrap_or(&[]);

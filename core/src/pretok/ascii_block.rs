@@ -47,7 +47,9 @@
 //! one, or "ask the per-piece splitter" (no SSE2, gpt2, fewer than 64 bytes left, a block
 //! that decides nothing, or a backoff after one).
 
+use super::char_block::char_block;
 use super::unicode::{LETTERS2, LOWER2, UPPER2};
+use super::Fast;
 use super::Pattern;
 
 /// Bytes in a block.
@@ -78,6 +80,8 @@ pub(crate) struct Blocks {
     /// No new block is tried before this position.
     next_try: usize,
     backoff: usize,
+    /// No new character block is tried before this position.
+    next_char_try: usize,
 }
 
 impl Blocks {
@@ -89,6 +93,7 @@ impl Blocks {
             expected: 0,
             next_try: 0,
             backoff: BACKOFF_MIN,
+            next_char_try: 0,
         }
     }
 
@@ -99,11 +104,8 @@ impl Blocks {
     /// a cache key holds.
     #[inline(always)]
     pub(crate) fn next_len(&mut self, pattern: Pattern, text: &[u8], at: usize) -> Option<usize> {
-        if !BLOCKS || pattern == Pattern::Gpt2 {
-            return None;
-        }
         if self.ends == 0 || at != self.expected {
-            if at < self.next_try {
+            if !BLOCKS || pattern == Pattern::Gpt2 || at < self.next_try {
                 return None;
             }
             let (ends, known) = block_at(pattern, text, at);
@@ -125,9 +127,43 @@ impl Blocks {
                 return None;
             }
         }
+        Some(self.take(at))
+    }
+
+    /// The length of the piece at `text[at..]` from a new character block there
+    /// ([`super::char_block`]), when the fast path said one may start there (`fast`, its
+    /// answer for the position, is [`Fast::CharBlock`]) and it decides the piece; `None`
+    /// otherwise (the caller asks the full splitter). The next pieces of the block then come
+    /// from [`Blocks::next_len`]. May be more than a cache key holds.
+    #[inline(always)]
+    pub(crate) fn char_len(
+        &mut self,
+        pattern: Pattern,
+        text: &[u8],
+        at: usize,
+        fast: Fast,
+    ) -> Option<usize> {
+        if fast != Fast::CharBlock || at < self.next_char_try {
+            return None;
+        }
+        let (ends, known, reached_span) = char_block(pattern, text, at);
+        (self.base, self.ends) = (at, ends);
+        // A block ended by a character it does not know decides nothing more until past that
+        // character; one cut by its span goes on at its last boundary.
+        self.next_char_try = if reached_span { at } else { at + known + 1 };
+        if ends == 0 {
+            return None;
+        }
+        Some(self.take(at))
+    }
+
+    /// Takes the next boundary of the current block (`ends != 0`) as the end of the piece at
+    /// `at`, and returns its length.
+    #[inline(always)]
+    fn take(&mut self, at: usize) -> usize {
         self.expected = self.base + self.ends.trailing_zeros() as usize;
         self.ends &= self.ends - 1;
-        Some(self.expected - at)
+        self.expected - at
     }
 }
 

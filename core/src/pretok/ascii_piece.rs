@@ -12,20 +12,21 @@
 //! two- or three-byte character (classed by [`class_of`]: Devanagari, combining marks, as
 //! cl100k's prefix of a word or as a run), and for o200k words of cased
 //! two-byte letters ([`UPPER2`], [`LOWER2`]) and of caseless ones ([`BOTH2`]: Arabic, Hebrew),
-//! that fit in the window. [`ascii_piece`] answers only when
+//! that fit in the window. [`fast_piece`] answers only when
 //! the piece and the character that ends it lie in the 16-byte window and every character it
 //! had to classify is one it knows; otherwise it says `None` and the caller asks the full
 //! splitter ([`super::next_piece`]). Whenever it answers,
 //! the answer is the full splitter's for every continuation of the text (the deciding byte is
 //! inside the window), so it can never change a split, streaming or not.
 
+use super::char_block::{starts_char_block_with, CHAR_BLOCKS};
 use super::unicode::{
     ascii_letters, class_of, in_range, BOTH2, HIGH_BITS, LETTERS2, LETTERS3, LOWER2, LOWER_MASK,
     L_MASK, OTHER_MASK, UPPER2, UPPER_MASK,
 };
 use super::Pattern;
 
-/// A piece found by [`ascii_piece`].
+/// A piece found by [`fast_piece`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct AsciiPiece {
     /// Its length in bytes (1–15; a piece the encoder's cached fast loop hands back from the
@@ -384,29 +385,67 @@ fn read_word(bytes: &[u8; W], at: usize) -> u64 {
         .map_or(0, u64::from_le_bytes)
 }
 
-/// The piece at `text[start..]` when the ASCII fast path can decide it (see the module docs),
-/// else `None` (also when fewer than 16 bytes are left).
+/// What the fast path says about the piece at a position ([`fast_piece`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fast {
+    /// The piece, decided.
+    Piece(AsciiPiece),
+    /// Not decided, and a character block may start here (64-bit targets only: see
+    /// [`super::char_block`]), which the encoder asks for.
+    CharBlock,
+    /// Not decided: ask the full splitter.
+    Full,
+}
+
+/// The piece at `text[start..]` when the ASCII fast path can decide it (see the module docs);
+/// else whether a character block may start there, or that the full splitter must decide
+/// (also when fewer than 16 bytes are left).
 ///
 /// Words are found from the first eight bytes as one register (the second eight only for a
 /// word that fills them); everything else goes to [`ascii_rest`], kept out of line so that the
 /// word path stays short.
 #[inline(always)]
-pub(crate) fn ascii_piece(pattern: Pattern, text: &[u8], start: usize) -> Option<AsciiPiece> {
-    let bytes = <&[u8; W]>::try_from(text.get(start..start.checked_add(W)?)?).ok()?;
+pub(crate) fn fast_piece(pattern: Pattern, text: &[u8], start: usize) -> Fast {
+    ascii_piece_for::<CHAR_BLOCKS>(pattern, text, start)
+}
+
+/// The length an inner function answers with for "a character block may start here".
+const CHAR_BLOCK_HERE: usize = 0;
+
+/// [`fast_piece`], which gives up the pieces a character block takes when `CHAR` (the
+/// encoder's choice on 64-bit targets: see [`super::char_block`]), and decides them itself
+/// when not (elsewhere; the tests check both).
+#[inline(always)]
+fn ascii_piece_for<const CHAR: bool>(pattern: Pattern, text: &[u8], start: usize) -> Fast {
+    let Some(bytes) = start
+        .checked_add(W)
+        .and_then(|end| text.get(start..end))
+        .and_then(|b| <&[u8; W]>::try_from(b).ok())
+    else {
+        return Fast::Full;
+    };
     let w0 = read_word(bytes, 0);
     let b0 = w0 as u8;
     // The inner functions answer with the piece's length; the piece (with its key, which
     // the caller may not need) is made here, where the compiler can drop what is unused.
-    let piece = |len| AsciiPiece::new(w0, len);
+    let piece = |len: Option<usize>| match len {
+        Some(CHAR_BLOCK_HERE) => Fast::CharBlock,
+        Some(len) => Fast::Piece(AsciiPiece::new(w0, len)),
+        None => Fast::Full,
+    };
     if b0 >= 0x80 {
+        // A character block takes it (64-bit targets only).
+        if CHAR && starts_char_block_with(pattern, b0, (w0 >> 8) as u8) {
+            return Fast::CharBlock;
+        }
         let leads = match pattern {
             Pattern::Gpt2 | Pattern::Cl100k => &NON_ASCII_LEADS_3,
             Pattern::O200k => &NON_ASCII_LEADS,
         };
         if !leads[b0 as usize] {
-            return None;
+            return Fast::Full;
         }
-        return punct3_start(pattern, bytes).map(piece);
+        return piece(punct3_start(pattern, bytes));
     }
     let letters = ascii_letters(w0);
     // `p`: index of the word's first letter (after an optional prefix character).
@@ -422,9 +461,9 @@ pub(crate) fn ascii_piece(pattern: Pattern, text: &[u8], start: usize) -> Option
     {
         1
     } else {
-        return ascii_rest(pattern, bytes).map(piece);
+        return piece(ascii_rest::<CHAR>(pattern, bytes));
     };
-    word(pattern, bytes, w0, letters, p).map(piece)
+    piece(word(pattern, bytes, w0, letters, p))
 }
 
 /// The word whose first letter is byte `p` of the window (`p < 8`; bytes before it are the
@@ -518,13 +557,13 @@ fn punct3_start(pattern: Pattern, bytes: &[u8; W]) -> Option<usize> {
     }
 }
 
-/// The pieces of [`ascii_piece`] that are not words.
+/// The pieces of [`fast_piece`] that are not words.
 #[inline(never)]
-fn ascii_rest(pattern: Pattern, bytes: &[u8; W]) -> Option<usize> {
+fn ascii_rest<const CHAR: bool>(pattern: Pattern, bytes: &[u8; W]) -> Option<usize> {
     let w = Window(bytes);
     match pattern {
-        Pattern::Gpt2 => gpt2_rest(&w),
-        Pattern::Cl100k => cl100k_rest(&w),
+        Pattern::Gpt2 => gpt2_rest::<CHAR>(&w),
+        Pattern::Cl100k => cl100k_rest::<CHAR>(&w),
         // o200k: `\p{N}{1,3}`, `` ?[^\s\p{L}\p{N}]+[\r\n/]*``, then whitespace.
         Pattern::O200k if w.known(1) => numbers_punctuation_whitespace(&w, NEWLINE | SLASH),
         // A prefix character and a word that starts with a cased two-byte letter.
@@ -607,7 +646,7 @@ fn punctuation(w: &Window<'_>, tail: u8) -> Option<Option<usize>> {
 /// cl100k_base pieces that are not words: `'(?i:[sdmt]|ll|ve|re)`, `\p{N}{1,3}+`,
 /// `` ?[^\s\p{L}\p{N}]++[\r\n]*+``, then the whitespace alternatives.
 #[inline(always)]
-fn cl100k_rest(w: &Window<'_>) -> Option<usize> {
+fn cl100k_rest<const CHAR: bool>(w: &Window<'_>) -> Option<usize> {
     let b0 = w.byte(0);
     if b0 == b'\'' {
         if let Some(len) = super::cl100k::contraction(w.0, 1, false)? {
@@ -618,7 +657,10 @@ fn cl100k_rest(w: &Window<'_>) -> Option<usize> {
     // character and a word that starts with a two-byte letter (Cyrillic, Greek, Arabic, ...;
     // `'` only when it did not start a contraction, above).
     if !w.known(1) {
-        return if w.flags(0) & PREFIX != 0 && w.starts_short_word(1) {
+        return if CHAR && starts_char_block_with(Pattern::Cl100k, b0, w.byte(1)) {
+            // A character block takes it (64-bit targets only).
+            Some(CHAR_BLOCK_HERE)
+        } else if w.flags(0) & PREFIX != 0 && w.starts_short_word(1) {
             letter_run(w, 1)
         } else if w.byte(0) == b' ' && w.others_at(1) {
             // ` ?[^\s\p{L}\p{N}]++[\r\n]*+` with the space (not a prefix: no letter follows).
@@ -836,11 +878,13 @@ fn numbers_punctuation_whitespace(w: &Window<'_>, tail: u8) -> Option<usize> {
 /// GPT-2 pieces that are not words: `'(?:[sdmt]|ll|ve|re)`, ` ?\p{N}+`, ` ?[^\s\p{L}\p{N}]+`,
 /// `\s+(?!\S)`, `\s+`.
 #[inline(always)]
-fn gpt2_rest(w: &Window<'_>) -> Option<usize> {
+fn gpt2_rest<const CHAR: bool>(w: &Window<'_>) -> Option<usize> {
     if !w.known(1) {
         // ` ?\p{L}+` with the space, when the word starts with a two-byte or [`LETTERS3`]
-        // letter.
-        return if w.byte(0) == b' ' && w.starts_short_word(1) {
+        // letter (unless a character block takes it: 64-bit targets only).
+        return if CHAR && starts_char_block_with(Pattern::Gpt2, w.byte(0), w.byte(1)) {
+            Some(CHAR_BLOCK_HERE)
+        } else if w.byte(0) == b' ' && w.starts_short_word(1) {
             letter_run(w, 1)
         } else if w.byte(0) == b' ' && w.others_at(1) {
             // ` ?[^\s\p{L}\p{N}]+` with the space.
@@ -885,13 +929,32 @@ mod tests {
     use crate::pretok::{next_piece, Step};
 
     /// Checks the fast path at every position of `text` against the full splitter (final and
-    /// not final) and the key against `short_key`; returns how often it answered.
+    /// not final) and the key against `short_key`, as it is where the encoder has no character
+    /// blocks (32-bit targets) and where it has; returns how often the former answered (the
+    /// latter answers where it does, less where a character block may start).
     fn check(pattern: Pattern, bytes: &[u8]) -> usize {
         let mut answered = 0;
         for start in 0..bytes.len() {
-            let Some(p) = ascii_piece(pattern, bytes, start) else {
+            let with_blocks = ascii_piece_for::<true>(pattern, bytes, start);
+            if with_blocks == Fast::CharBlock {
+                assert!(
+                    crate::pretok::char_block::starts_char_block(pattern, bytes, start),
+                    "{pattern:?} at {start}: no character block starts there"
+                );
+            }
+            let without = ascii_piece_for::<false>(pattern, bytes, start);
+            let Fast::Piece(p) = without else {
+                assert_eq!(without, Fast::Full, "{pattern:?} at {start}");
+                assert!(
+                    !matches!(with_blocks, Fast::Piece(_)),
+                    "{pattern:?} at {start}"
+                );
                 continue;
             };
+            assert!(
+                matches!(with_blocks, Fast::CharBlock) || with_blocks == Fast::Piece(p),
+                "{pattern:?} at {start}"
+            );
             answered += 1;
             // The contract the cached loop's keys rely on: 1–15 bytes.
             assert!(

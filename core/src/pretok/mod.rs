@@ -48,6 +48,7 @@
 
 mod ascii_block;
 mod ascii_piece;
+mod char_block;
 mod cl100k;
 mod gpt2;
 mod o200k;
@@ -58,7 +59,7 @@ mod unicode;
 mod unicode_tables;
 
 pub(crate) use ascii_block::Blocks;
-pub(crate) use ascii_piece::{ascii_piece, AsciiPiece};
+pub(crate) use ascii_piece::{fast_piece, AsciiPiece, Fast};
 pub use unicode::{char_class, CharClass};
 
 /// Which pre-tokenization regex a model uses.

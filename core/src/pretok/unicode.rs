@@ -157,7 +157,7 @@ const fn two_byte_bitmap(mask: u16) -> [u64; 32] {
 /// code point). A `const fn`, so [`LETTERS2`] is derived from the same lookup at compile time;
 /// an index outside a table (impossible below `LIMIT`) reads as class 0.
 #[inline(always)]
-const fn table_class(cp: u32) -> u8 {
+pub(crate) const fn table_class(cp: u32) -> u8 {
     let b = (cp >> BLOCK_SHIFT) as usize;
     let block = if b < BLOCK_INDEX.len() {
         BLOCK_INDEX[b]
