@@ -146,19 +146,12 @@ impl Blocks {
         if fast != Fast::CharBlock || at < self.next_char_try {
             return None;
         }
-        let block = char_block(pattern, text, at);
-        (self.base, self.ends) = (at, block.ends);
+        let (ends, known, reached_span) = char_block(pattern, text, at);
+        (self.base, self.ends) = (at, ends);
         // A block ended by a character it does not know decides nothing more until past that
         // character; one cut by its span goes on at its last boundary.
-        self.next_char_try = if block.reached_span {
-            at
-        } else {
-            at + block.known + 1
-        };
-        if block.long != 0 {
-            return Some(block.long);
-        }
-        if block.ends == 0 {
+        self.next_char_try = if reached_span { at } else { at + known + 1 };
+        if ends == 0 {
             return None;
         }
         Some(self.take(at))

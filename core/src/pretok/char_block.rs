@@ -1,29 +1,21 @@
-//! The character-block splitter: gpt2's and cl100k_base's piece boundaries over up to 61 bytes
+//! The character-block splitter: gpt2's and cl100k_base's piece boundaries over up to 63 bytes
 //! of text written in two- and three-byte characters (Devanagari and the other Indic scripts,
-//! Hangul, CJK, Thai, Greek, Cyrillic, Arabic, ...), each character classified once.
+//! Hangul, Thai, Cyrillic, ...), each character classified once.
 //!
 //! In such text most pieces are one to three characters (cl100k_base Indic: a vowel sign and
 //! the letters after it, 5.4 bytes on average), and the per-piece fast path
 //! ([`super::ascii_piece`]) classified most characters two or three times: once to choose the
 //! rule, once in the rule's run, and once more as the first character of the next piece. Here
-//! a block is walked once, left to right, by a six-state automaton over the kinds of
-//! character below, and every piece boundary it passes is a set bit of one `u64`, which the
-//! encoder's cursor ([`super::Blocks`]) hands out one piece at a time. A character's kind comes
-//! from a two-level table indexed by its UTF-8 payload bits, with no decoding ([`KindTable`]).
+//! a block is walked once, left to right, by a six-state automaton over four kinds of
+//! character, and every piece boundary it passes is a set bit of one `u64`, which the
+//! encoder's cursor ([`super::Blocks`]) hands out one piece at a time.
 //!
-//! Chinese and Japanese letter runs are mostly longer than a block (gpt2 Chinese: a third of
-//! the bytes are in pieces of more than 61): the rows of 64 code points that are all letters
-//! (ideographs, Hangul syllables) have their own kind, after which the run is taken in a tight
-//! loop, and a first piece that is still a letter run at the block's span is followed past it
-//! to its end ([`CharBlock::long`]).
-//!
-//! # Why three kinds suffice
+//! # Why four kinds suffice
 //!
 //! The automaton knows letters (`\p{L}`), the space U+0020, and `[^\s\p{L}\p{N}]` but `'`
 //! ("others": punctuation, symbols, marks); any other character (a digit, any other
 //! whitespace, `'`, a four-byte character, invalid UTF-8, a character cut by the block's or the
-//! text's end) ends the block before it, and so does an ASCII letter that would start a piece
-//! (an ASCII word, which the ASCII splitters take for less). Matching leftmost-first from a piece start, over
+//! text's end) ends the block before it. Matching leftmost-first from a piece start, over
 //! those three kinds both patterns reduce to:
 //! - a letter starts a letter run (`\p{L}+`), which ends where a non-letter is;
 //! - a space before a letter starts a letter run with it (` ?\p{L}+`, cl100k's
@@ -69,10 +61,6 @@ const UNKNOWN: u8 = 3;
 /// `[A-Za-z]`: a letter, but one that starts a piece (an ASCII word) ends the block before
 /// it, as [`UNKNOWN`] does: the ASCII splitters take ASCII words for less.
 const ASCII_LETTER: u8 = 4;
-/// A three-byte letter whose whole row of 64 code points is letters (CJK ideographs, kana,
-/// Hangul syllables): a letter, after which the block takes the rest of the run of such
-/// letters in a tight loop ([`run_end`]), without the automaton.
-const RUN_LETTER: u8 = 5;
 
 /// The kind of each ASCII byte.
 static ASCII_KIND: [u8; 128] = {
@@ -136,7 +124,7 @@ const fn uniform(kinds: &[u8; 64]) -> Option<u8> {
 /// the UTF-8 bytes without decoding them: a row per lead byte and first continuation byte
 /// (`lead2`, `lead3`: the code point's high bits), then the kind by the last continuation
 /// byte's six bits (`rows`). Rows of one kind (most: CJK, Hangul syllables, symbols) share
-/// rows 0–3, and [`RUN_ROW`] for three-byte letters; the others (~160: scripts that mix letters and marks, such as Devanagari) have
+/// rows 0–3; the others (~160: scripts that mix letters and marks, such as Devanagari) have
 /// their own. Overlong forms and surrogates have the unknown row, so the lookup also
 /// checks what a decoder would. 1 KiB + 16 KiB, derived at compile time from the class tables.
 struct KindTable {
@@ -144,13 +132,9 @@ struct KindTable {
     lead2: [u8; 32],
     /// Row of the three-byte characters whose code point's bits 6..16 are `i`.
     lead3: [u8; 1024],
-    /// The rows; 0–3 are those of one kind (`rows[k]` all of kind `k`), [`RUN_ROW`] that of
-    /// [`RUN_LETTER`].
+    /// The rows; 0–3 are those of one kind (`rows[k]` all of kind `k`).
     rows: [[u8; 64]; 256],
 }
-
-/// The row of the three-byte characters of [`RUN_LETTER`].
-const RUN_ROW: u8 = 4;
 
 /// See [`KindTable`].
 static KINDS: KindTable = {
@@ -164,15 +148,13 @@ static KINDS: KindTable = {
         t.rows[kind] = [kind as u8; 64];
         kind += 1;
     }
-    t.rows[RUN_ROW as usize] = [RUN_LETTER; 64];
-    let mut next_row = RUN_ROW as usize + 1;
+    let mut next_row = 4;
     // Rows 2..32 are the two-byte characters, 32..1024 the three-byte ones; overlong forms
     // (rows 0..2 of `lead2`, 0..32 of `lead3`) keep the unknown row.
     let mut row = 2;
     while row < 1024 {
         let kinds = row_kinds(row);
         let id = match uniform(&kinds) {
-            Some(LETTER) if row >= 32 => RUN_ROW,
             Some(kind) => kind,
             None => {
                 assert!(next_row < 256, "more mixed rows than a byte numbers");
@@ -265,12 +247,6 @@ const fn transitions(pattern: Pattern) -> [u8; 64] {
     }
     // An ASCII letter goes on with a letter run; anywhere else it would start an ASCII word.
     flat[(LETTERS as usize) << 3 | ASCII_LETTER as usize] = LETTERS << 3;
-    // A run letter is a letter.
-    let mut state = 0;
-    while state < 6 {
-        flat[state << 3 | RUN_LETTER as usize] = flat[state << 3 | LETTER as usize];
-        state += 1;
-    }
     flat
 }
 
@@ -318,57 +294,18 @@ fn kind_at(bytes: &[u8], o: usize) -> (u8, usize) {
     (kind, len)
 }
 
-/// What [`char_block`] found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct CharBlock {
-    /// The piece boundaries, as bits (bit `i`: a piece ends at `at + i`).
-    pub ends: u64,
-    /// How far the block's characters were taken: to the first character the automaton does
-    /// not know, or past [`SPAN`] bytes.
-    pub known: usize,
-    /// The span ended them (then the piece in progress goes on in the next block).
-    pub reached_span: bool,
-    /// When the first piece is a letter run longer than the span (Chinese, Japanese), its
-    /// length, found past the window (`ends` is then 0); else 0.
-    pub long: usize,
-}
-
 /// The piece boundaries of gpt2 or cl100k_base (`pattern`; o200k_base has none here) in the
-/// block at `text[at..]` (`at` a piece start); see [`CharBlock`]. Nothing when fewer than
-/// [`WINDOW`] bytes are left.
+/// block at `text[at..]` (`at` a piece start), as bits (bit `i`: a piece ends at `at + i`), how
+/// far the block's characters were taken (to the first character the automaton does not
+/// know, or past [`SPAN`] bytes), and whether it was the span that ended them (then the piece
+/// in progress goes on in the next block). Nothing when fewer than [`WINDOW`] bytes are left.
 #[inline(always)]
-pub(crate) fn char_block(pattern: Pattern, text: &[u8], at: usize) -> CharBlock {
-    // A block that starts in a script of long letter runs (CJK, kana, Hangul: leads 0xE3–0xED,
-    // 0xEF) takes them in a tight loop; elsewhere (Devanagari, whose rows mix letters and
-    // marks) that loop's test and its registers would cost the main loop 4 % (callgrind,
-    // cl100k_base Indic), so the two are compiled apart.
-    let lead = match text.get(at..at + 2) {
-        Some(&[b0, b1]) if b0 < 0x80 => b1,
-        Some(&[b0, _]) => b0,
-        _ => 0,
-    };
-    if (0xE3..=0xEF).contains(&lead) && lead != 0xEE {
-        char_block_with::<true>(pattern, text, at)
-    } else {
-        char_block_with::<false>(pattern, text, at)
-    }
-}
-
-/// [`char_block`], with the tight loop over [`RUN_LETTER`] runs when `RUNS` (else they go
-/// through the automaton like other letters).
-#[inline(always)]
-fn char_block_with<const RUNS: bool>(pattern: Pattern, text: &[u8], at: usize) -> CharBlock {
-    let mut block = CharBlock {
-        ends: 0,
-        known: 0,
-        reached_span: false,
-        long: 0,
-    };
+pub(crate) fn char_block(pattern: Pattern, text: &[u8], at: usize) -> (u64, usize, bool) {
     let Some(window) = text
         .get(at..at.saturating_add(WINDOW))
         .and_then(|b| <&[u8; WINDOW]>::try_from(b).ok())
     else {
-        return block;
+        return (0, 0, false);
     };
     let automaton = match pattern {
         Pattern::Cl100k => &CL100K,
@@ -384,81 +321,13 @@ fn char_block_with<const RUNS: bool>(pattern: Pattern, text: &[u8], at: usize) -
         let (kind, len) = kind_of_word(word);
         let next = automaton[usize::from(state | kind) & 63];
         if next & STOP != 0 {
-            block.ends = ends >> 1;
-            block.known = o;
-            return block;
+            return (ends >> 1, o, false);
         }
         ends |= u64::from(next >> 6) << o;
         state = next & STATE_BITS;
         o += len;
-        if RUNS && kind == RUN_LETTER {
-            o = run_end(window, o, SPAN);
-        }
     }
-    block.ends = ends >> 1;
-    block.known = o;
-    block.reached_span = true;
-    if block.ends == 0 && state == LETTERS << 3 {
-        block.long = long_run_end(text, at + o).map_or(0, |end| end - at);
-    }
-    block
-}
-
-/// The four bytes at `bytes[o..]` as a little-endian word, zero past the end.
-#[inline(always)]
-fn word_at(bytes: &[u8], o: usize) -> u32 {
-    match bytes.get(o..o + 4) {
-        Some(&[a, b, c, d]) => u32::from_le_bytes([a, b, c, d]),
-        _ => {
-            let mut word = [0u8; 4];
-            for (w, b) in word.iter_mut().zip(bytes.iter().skip(o)) {
-                *w = *b;
-            }
-            u32::from_le_bytes(word)
-        }
-    }
-}
-
-/// The character at `v` is a three-byte letter.
-#[inline(always)]
-fn is_letter3(v: u32) -> bool {
-    if v & 0xC0_C0F0 != 0x80_80E0 {
-        return false;
-    }
-    let row = KINDS.lead3[((v & 0x0F) << 6 | (v >> 8 & 0x3F)) as usize];
-    row == RUN_ROW || KINDS.rows[usize::from(row)][(v >> 16 & 0x3F) as usize] == LETTER
-}
-
-/// The end of the run of three-byte letters at `bytes[o..]`, before `limit` (where the next
-/// character starts then; the caller classifies it): kana between ideographs go on with it.
-#[inline(always)]
-fn run_end(bytes: &[u8], mut o: usize, limit: usize) -> usize {
-    while o < limit && is_letter3(word_at(bytes, o)) {
-        o += 3;
-    }
-    o
-}
-
-/// The end of the letter run that goes on at `text[i..]` past a block's span, when the
-/// character after it is in `text` and known not to be a letter (a [`LETTER`] of another kind,
-/// an ASCII byte, or a two- or three-byte non-letter); `None` when the text ends first or a
-/// character the automaton does not know (a four-byte one may be a letter) ends it.
-fn long_run_end(text: &[u8], mut i: usize) -> Option<usize> {
-    loop {
-        i = run_end(text, i, text.len().saturating_sub(2));
-        let v = word_at(text, i);
-        let (kind, len) = kind_of_word(v);
-        if i + len > text.len() {
-            return None;
-        }
-        match kind {
-            LETTER | RUN_LETTER | ASCII_LETTER => i += len,
-            OTHER | SPACE => return Some(i),
-            // An ASCII digit, whitespace, `'` or control byte is not a letter.
-            _ if (v as u8) < 0x80 => return Some(i),
-            _ => return None,
-        }
-    }
+    (ends >> 1, o, true)
 }
 
 /// [`starts_char_block_with`] at `text[at]` and the byte after it.
@@ -473,8 +342,9 @@ pub(crate) fn starts_char_block(pattern: Pattern, text: &[u8], at: usize) -> boo
 /// A character block may start at a piece whose first bytes are `b0`, `b1`, and is worth its
 /// cost there: for gpt2 and cl100k_base, a two- or three-byte character from U+0300 on
 /// ([`LEADS`]), or an ASCII space or punctuation byte before one; but not general punctuation
-/// (lead 0xE2: curly quotes and dashes in English, which the ASCII fast path knows). The
-/// ASCII fast path gives these positions up on 64-bit targets
+/// (lead 0xE2: curly quotes and dashes in English, which the ASCII fast path knows) or a CJK
+/// or fullwidth character (leads 0xE3–0xE9, 0xEF), whose letter runs are mostly longer than a
+/// block. The ASCII fast path gives these positions up on 64-bit targets
 /// ([`super::Fast::CharBlock`]), so that the encoder asks for a block
 /// ([`super::Blocks::char_len`]).
 #[inline(always)]
@@ -486,16 +356,15 @@ pub(crate) fn starts_char_block_with(pattern: Pattern, b0: u8, b1: u8) -> bool {
     lead(b0) || (matches!(ASCII_KIND.get(usize::from(b0)), Some(&(SPACE | OTHER))) && lead(b1))
 }
 
-/// [`starts_char_block_with`]'s leads: from U+0300 (combining marks, Greek, Cyrillic, Armenian,
+/// [`starts_char_block`]'s leads: from U+0300 (combining marks, Greek, Cyrillic, Armenian,
 /// Hebrew, Arabic, ...; not the Latin letters before it, whose words are mostly ASCII with an
-/// accented letter or two, which the ASCII fast path takes for less) to U+FFFF, less the lead
-/// 0xE2 (general punctuation: curly quotes and dashes in English, which the ASCII fast path
-/// knows).
+/// accented letter or two, which the ASCII fast path takes for less) to U+FFFF, less the
+/// leads 0xE2–0xE9 and 0xEF.
 static LEADS: [bool; 256] = {
     let mut t = [false; 256];
     let mut b = 0xCC;
     while b <= 0xEF {
-        t[b] = b != 0xE2;
+        t[b] = !(0xE2 <= b && b <= 0xE9) && b != 0xEF;
         b += 1;
     }
     t
@@ -513,23 +382,9 @@ mod tests {
     /// final (so: for every continuation of the text), and that the block stops only where
     /// it should; returns the bytes decided.
     fn check(pattern: Pattern, text: &[u8], start: usize) -> usize {
-        let CharBlock {
-            ends: mut bits,
-            known,
-            reached_span,
-            long,
-        } = char_block(pattern, text, start);
+        let (mut bits, known, reached_span) = char_block(pattern, text, start);
         assert!(known < SPAN + 3 && start + known <= text.len());
         assert!(!reached_span || known >= SPAN);
-        if long != 0 {
-            assert!(bits == 0 && long >= SPAN);
-            assert_eq!(
-                next_piece(pattern, text, start, false),
-                Step::Piece { end: start + long },
-                "{pattern:?}: the long piece at {start}"
-            );
-            return long;
-        }
         let mut at = start;
         while bits != 0 {
             let end = start + bits.trailing_zeros() as usize;
@@ -583,24 +438,7 @@ mod tests {
                 Mark | Other => OTHER,
                 _ => UNKNOWN,
             };
-            let (mut kind, len) = kind_at(bytes, 0);
-            if kind == RUN_LETTER {
-                // A three-byte letter whose whole row is letters.
-                let row = u32::from(cp) & !63;
-                assert!(
-                    bytes.len() == 3
-                        && (row..row + 64).filter_map(char::from_u32).all(|c| matches!(
-                            crate::pretok::char_class(c),
-                            UppercaseLetter
-                                | LowercaseLetter
-                                | TitlecaseLetter
-                                | ModifierLetter
-                                | OtherLetter
-                        )),
-                    "{cp:?}"
-                );
-                kind = LETTER;
-            }
+            let (kind, len) = kind_at(bytes, 0);
             assert_eq!(kind, expected, "{cp:?}");
             assert!(kind == UNKNOWN || len == bytes.len(), "{cp:?}");
             // Cut short, it is not taken.
@@ -644,48 +482,6 @@ mod tests {
             }
             assert!(decided > 1000, "{pattern:?}: decided {decided} bytes");
         }
-    }
-
-    #[test]
-    fn letter_runs_longer_than_the_span() {
-        // Runs of 20-40 CJK letters (60-120 bytes), ended by each kind of character, by a
-        // four-byte letter (undecided), by a character cut by the text's end, and by the end.
-        let run = "中文字符串测试汉字日本語かなカナ한국어문장";
-        let enders = [
-            "，",
-            " ",
-            "a",
-            "1",
-            "\n",
-            "'",
-            "\u{300}",
-            "\u{20000}",
-            "\u{3000}",
-            "é",
-            "\u{FFFD}",
-        ];
-        let mut long = 0;
-        for pattern in PATTERNS {
-            for ender in enders {
-                for n in [20, 21, 22, 27, 40] {
-                    for prefix in ["", " ", "，", "\u{94d}"] {
-                        let body: String = run.chars().cycle().take(n).collect();
-                        let mut text = format!("{prefix}{body}{ender}").into_bytes();
-                        for cut in [0, 1, 2, 3] {
-                            let t = &text[..text.len() - cut.min(text.len())];
-                            let block = char_block(pattern, t, 0);
-                            long += usize::from(block.long != 0);
-                            check_text(pattern, t);
-                        }
-                        // Invalid UTF-8 right after the run.
-                        text.truncate(text.len() - ender.len());
-                        text.extend_from_slice(b"\xE4\xB8");
-                        check_text(pattern, &text);
-                    }
-                }
-            }
-        }
-        assert!(long > 150, "{long} long pieces");
     }
 
     #[test]
