@@ -1,4 +1,4 @@
-//! The character-block splitter: gpt2's and cl100k_base's piece boundaries over up to 63 bytes
+//! The character-block splitter: gpt2's and cl100k_base's piece boundaries over up to 61 bytes
 //! of text written in two- and three-byte characters (Devanagari and the other Indic scripts,
 //! Hangul, Thai, Cyrillic, ...), each character classified once.
 //!
@@ -10,13 +10,14 @@
 //! character, and every piece boundary it passes is a set bit of one `u64`, which the
 //! encoder's cursor ([`super::Blocks`]) hands out one piece at a time.
 //!
-//! # Why four kinds suffice
+//! # Why three kinds suffice
 //!
 //! The automaton knows letters (`\p{L}`), the space U+0020, and `[^\s\p{L}\p{N}]` but `'`
 //! ("others": punctuation, symbols, marks); any other character (a digit, any other
 //! whitespace, `'`, a four-byte character, invalid UTF-8, a character cut by the block's or the
-//! text's end) ends the block before it. Matching leftmost-first from a piece start, over
-//! those three kinds both patterns reduce to:
+//! text's end) ends the block before it, and so does an ASCII letter that would start a piece
+//! (an ASCII word, which the ASCII splitters take for less). Matching leftmost-first from a
+//! piece start, over those three kinds both patterns reduce to:
 //! - a letter starts a letter run (`\p{L}+`), which ends where a non-letter is;
 //! - a space before a letter starts a letter run with it (` ?\p{L}+`, cl100k's
 //!   `[^\r\n\p{L}\p{N}]?+\p{L}++`), before an other a run of others (` ?[^\s\p{L}\p{N}]+`);
@@ -356,7 +357,7 @@ pub(crate) fn starts_char_block_with(pattern: Pattern, b0: u8, b1: u8) -> bool {
     lead(b0) || (matches!(ASCII_KIND.get(usize::from(b0)), Some(&(SPACE | OTHER))) && lead(b1))
 }
 
-/// [`starts_char_block`]'s leads: from U+0300 (combining marks, Greek, Cyrillic, Armenian,
+/// [`starts_char_block_with`]'s leads: from U+0300 (combining marks, Greek, Cyrillic, Armenian,
 /// Hebrew, Arabic, ...; not the Latin letters before it, whose words are mostly ASCII with an
 /// accented letter or two, which the ASCII fast path takes for less) to U+FFFF, less the
 /// leads 0xE2–0xE9 and 0xEF.

@@ -43,8 +43,11 @@
 //! (`ascii_block.rs`) that finds every piece boundary in up to 64 ASCII bytes at once with SSE2
 //! class masks and bit algebra; then an ASCII fast path (`ascii_piece.rs`) that decides the
 //! common short ASCII pieces from the 16 bytes at the piece's start, words eight bytes at a
-//! time. Both answer only where they provably agree with [`next_piece`] for every continuation,
-//! and say "ask the full splitter" otherwise.
+//! time; then, for gpt2 and cl100k_base on 64-bit targets where that fast path says a piece
+//! starts in a two- or three-byte script other than CJK, a character-block splitter
+//! (`char_block.rs`) that walks up to 61 bytes of it once, one table lookup and one automaton
+//! step a character. All three answer only where they provably agree with [`next_piece`] for
+//! every continuation, and say "ask the full splitter" otherwise.
 
 mod ascii_block;
 mod ascii_piece;
