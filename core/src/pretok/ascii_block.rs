@@ -45,7 +45,9 @@
 //!
 //! [`Blocks`] is the encoder's view: the next piece's length, from the current block or a new
 //! one, or "ask the per-piece splitter" (no SSE2, gpt2, fewer than 64 bytes left, a block
-//! that decides nothing, or a backoff after one).
+//! that decides nothing, or a backoff after one). It also holds the character blocks
+//! ([`super::char_block`], which the encoder asks for where the ASCII fast path says one may
+//! start: [`Blocks::char_len`]), whose pieces it hands out the same way.
 
 use super::char_block::char_block;
 use super::unicode::{LETTERS2, LOWER2, UPPER2};
@@ -66,8 +68,8 @@ const BACKOFF_MIN: usize = 16;
 /// The most bytes passed after failed tries.
 const BACKOFF_MAX: usize = 512;
 
-/// The encoder's cursor over the block splitter's pieces: the boundaries of the last block
-/// that are ahead of the encoder's position. It lives for one encode call, across the fast
+/// The encoder's cursor over the block splitters' pieces: the boundaries of the last block (an
+/// ASCII block or a character block) that are ahead of the encoder's position. It lives for one encode call, across the fast
 /// loops' entries, so a piece the caller encodes outside the loop does not cost the block.
 ///
 /// Invariant: `ends` holds boundaries relative to `base`, all after `expected`, the position
@@ -97,11 +99,11 @@ impl Blocks {
         }
     }
 
-    /// The length of the piece of `pattern` at `text[at..]` (`at` a piece start) when the
-    /// block splitter decided it, from the current block or a new one at `at`; `None` when it
-    /// did not (the caller asks the per-piece splitter), which includes gpt2, text within a
-    /// backoff after a failed try, and fewer than 64 bytes left. The length may be more than
-    /// a cache key holds.
+    /// The length of the piece of `pattern` at `text[at..]` (`at` a piece start) when a block
+    /// decided it: the current block (of either kind), else a new ASCII block at `at`; `None`
+    /// when neither did (the caller asks the per-piece splitters), which includes a new block
+    /// for gpt2 (it has no ASCII blocks), text within a backoff after a failed try, and fewer
+    /// than 64 bytes left. The length may be more than a cache key holds.
     #[inline(always)]
     pub(crate) fn next_len(&mut self, pattern: Pattern, text: &[u8], at: usize) -> Option<usize> {
         if self.ends == 0 || at != self.expected {
@@ -621,7 +623,7 @@ mod simd {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pretok::test_random::random_below;
+    use crate::pretok::test_random::{random_below, sum_over_piece_starts};
     use crate::pretok::{next_piece, Pattern, Step};
 
     const PATTERNS: [Pattern; 2] = [Pattern::Cl100k, Pattern::O200k];
@@ -711,16 +713,7 @@ mod tests {
 
     /// Checks the block at every piece start of `text`; returns the bytes decided.
     fn check_text(pattern: Pattern, text: &[u8]) -> usize {
-        let mut decided = 0;
-        let mut at = 0;
-        while at < text.len() {
-            decided += check(pattern, text, at);
-            let Step::Piece { end } = next_piece(pattern, text, at, true) else {
-                panic!("no piece at {at}");
-            };
-            at = end;
-        }
-        decided
+        sum_over_piece_starts(pattern, text, |at| check(pattern, text, at))
     }
 
     #[test]

@@ -197,8 +197,8 @@ const CUT: u8 = 128;
 /// Transition flag: a piece ends one byte before the character (before the last space of a
 /// run of spaces, which goes with what follows).
 const CUT_BEFORE_SPACE: u8 = 64;
-/// The transition that ends the block before the character (the state bits of no other
-/// transition are set).
+/// The transition that ends the block before the character (bit 0, which no other transition
+/// sets).
 const STOP: u8 = 1;
 /// The bits of a transition that hold the next state, times eight: the next transition's
 /// index is `next & STATE_BITS | kind`.
@@ -374,7 +374,7 @@ static LEADS: [bool; 256] = {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pretok::test_random::random_below;
+    use crate::pretok::test_random::{random_below, sum_over_piece_starts};
     use crate::pretok::{next_piece, Step};
 
     const PATTERNS: [Pattern; 2] = [Pattern::Gpt2, Pattern::Cl100k];
@@ -407,16 +407,7 @@ mod tests {
 
     /// Checks the block at every piece start of `text`; returns the bytes decided.
     fn check_text(pattern: Pattern, text: &[u8]) -> usize {
-        let mut decided = 0;
-        let mut at = 0;
-        while at < text.len() {
-            decided += check(pattern, text, at);
-            let Step::Piece { end } = next_piece(pattern, text, at, true) else {
-                panic!("no piece at {at}");
-            };
-            at = end;
-        }
-        decided
+        sum_over_piece_starts(pattern, text, |at| check(pattern, text, at))
     }
 
     #[test]
