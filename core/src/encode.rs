@@ -371,15 +371,22 @@ impl<'t> Tokenizer<'t> {
                     // line (`NO_LINE`) sends it to the miss path, which looks there. Any other
                     // piece is handed back.
                     let piece = text.get(at..at + len).unwrap_or(&[]);
+                    let mut long_hash = None;
                     if len <= CACHE_WIDE_PIECE && lines < mem.pieces.len() {
                         if let Some(wide) = WideKey::of(piece) {
                             wide.set(lines, mem.pieces.len()).prefetch(mem.pieces);
                         }
                     } else if len <= LONG_BATCH_MAX && mem.long.is_enabled() {
-                        mem.long.prefetch(LongPieces::hash(piece));
+                        long_hash = Some(LongPieces::hash(piece));
+                        if let Some(h) = long_hash {
+                            mem.long.prefetch(h);
+                        }
                     } else {
                         pending = Some(AsciiPiece { len, key: 0 });
                         break;
+                    }
+                    if let Some(slot) = ahead.long_hashes.get_mut(n) {
+                        *slot = long_hash;
                     }
                     (CacheKey::of_long(len), NO_LINE)
                 };
@@ -408,7 +415,12 @@ impl<'t> Tokenizer<'t> {
                     Some(done) => done,
                     None => {
                         let piece = text.get(pos..pos + len).unwrap_or(&[]);
-                        self.fast_loop_miss(piece, ckey, line, out, written, mem)
+                        let long_hash = if line == NO_LINE {
+                            ahead.long_hashes.get(i).copied().flatten()
+                        } else {
+                            None
+                        };
+                        self.fast_loop_miss(piece, ckey, line, long_hash, out, written, mem)
                     }
                 };
                 match done {
@@ -433,17 +445,19 @@ impl<'t> Tokenizer<'t> {
     /// with no short line, then the tables), without probing the short line again. Out of
     /// line: inlined, it would crowd the loop's hit path. Returns like `encode_piece`.
     #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
     fn fast_loop_miss(
         &self,
         piece: &[u8],
         key: CacheKey,
         line: usize,
+        long_hash: Option<u64>,
         out: &mut [u32],
         at: usize,
         mem: &mut CacheMemory<'_>,
     ) -> Result<usize, usize> {
         let short_key = (line != NO_LINE).then_some((key, line));
-        self.encode_piece_after_short(piece, 0, short_key, out, at, mem)
+        self.encode_piece_after_short(piece, 0, short_key, long_hash, out, at, mem)
     }
 
     /// Encode one piece into `out[at..]`: a cached piece (when `mem` has piece lines), a single
@@ -475,19 +489,22 @@ impl<'t> Tokenizer<'t> {
                 return done;
             }
         }
-        self.encode_piece_after_short(piece, key, short_key, out, at, mem)
+        self.encode_piece_after_short(piece, key, short_key, None, out, at, mem)
     }
 
     /// [`Tokenizer::encode_piece`] once the piece's short line (`short_key`: its key and line,
     /// `None` when it has none) has missed: the wide lines (a piece with no short line), the
     /// long-piece store, then the tables. The cached fast loop comes here straight from its
-    /// own short-line miss, so as not to probe that line twice.
+    /// own short-line miss, so as not to probe that line twice, with the piece's
+    /// [`LongPieces::hash`] when it has one (`known_long_hash`; its index line prefetched).
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     fn encode_piece_after_short(
         &self,
         piece: &[u8],
         key: u64,
         short_key: Option<(CacheKey, usize)>,
+        known_long_hash: Option<u64>,
         out: &mut [u32],
         at: usize,
         mem: &mut CacheMemory<'_>,
@@ -508,10 +525,17 @@ impl<'t> Tokenizer<'t> {
         // index line is prefetched before the wide line is read, so the two loads overlap.
         let long_piece =
             long.is_tracking() && (piece.len() > CACHE_WIDE_PIECE || wide_key.is_some());
-        let long_hash = (long_piece && long.is_enabled()).then(|| LongPieces::hash(piece));
-        if let Some(h) = long_hash {
-            long.prefetch(h);
-        }
+        let long_hash = match known_long_hash {
+            // Hashed (and its index line prefetched) by the cached fast loop's first stage.
+            Some(h) => long_piece.then_some(h),
+            None => {
+                let h = (long_piece && long.is_enabled()).then(|| LongPieces::hash(piece));
+                if let Some(h) = h {
+                    long.prefetch(h);
+                }
+                h
+            }
+        };
         if let Some((k, set)) = wide_key {
             if let Some(done) = set.emit(cache, k, out, at) {
                 return done;
@@ -667,6 +691,9 @@ struct Lookahead<'c> {
     mem: CacheMemory<'c>,
     keys: [CacheKey; BATCH],
     lines: [usize; BATCH],
+    /// [`LongPieces::hash`] of the batch's pieces that the first stage hashed (those with no
+    /// line, longer than a wide line holds), so that a miss does not hash them again.
+    long_hashes: [Option<u64>; BATCH],
     /// The block splitter's pieces ahead (both fast loops).
     blocks: Blocks,
 }
@@ -681,6 +708,7 @@ impl<'c> Lookahead<'c> {
             mem: CacheMemory { pieces, memo, long },
             keys: [CacheKey::EMPTY; BATCH],
             lines: [0; BATCH],
+            long_hashes: [None; BATCH],
             blocks: Blocks::new(),
         }
     }

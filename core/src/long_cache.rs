@@ -133,6 +133,8 @@ pub(crate) struct LongPieces<'c> {
     /// Next log line to write, counted from the cursor's set-up (the ring position is this
     /// modulo the log's length).
     head: u64,
+    /// `head` modulo the log's length, kept with it (a lookup would otherwise divide).
+    head_ring: usize,
     /// How the log is paying off, kept in the cursor across calls ([`Thrash`]).
     thrash: Thrash,
     /// Log lines the long pieces met in this call take (records found, written, or that
@@ -192,6 +194,7 @@ impl<'c> LongPieces<'c> {
             level: 0,
             lines,
             head: 0,
+            head_ring: 0,
             thrash: Thrash::default(),
             demand: 0,
         };
@@ -208,6 +211,7 @@ impl<'c> LongPieces<'c> {
             store.index = index;
             store.log = log;
         }
+        store.head_ring = store.head.checked_rem(store.log.len() as u64).unwrap_or(0) as usize;
         (rest, store)
     }
 
@@ -366,8 +370,13 @@ impl<'c> LongPieces<'c> {
         if age == 0 || age as usize > log_len {
             return None;
         }
-        let start = self.head - u64::from(age);
-        Some((start.checked_rem(log_len as u64)? as usize, start))
+        let start = self.head.checked_sub(u64::from(age))?;
+        // `start` modulo the log's length, from the head's: `age` is at most one length.
+        let ring = match self.head_ring.checked_sub(age as usize) {
+            Some(r) => r,
+            None => (self.head_ring + log_len).checked_sub(age as usize)?,
+        };
+        Some((ring, start))
     }
 
     /// Write the ids stored for `piece` (hash `h`) at `out[at..]`: `Some(Ok(n))` with their
@@ -462,7 +471,7 @@ impl<'c> LongPieces<'c> {
         if !self.may_write(ring_len) {
             return;
         }
-        let mut ring = self.head.checked_rem(ring_len as u64).unwrap_or(0) as usize;
+        let mut ring = self.head_ring;
         if ring + lines > ring_len {
             self.head += (ring_len - ring) as u64;
             ring = 0;
@@ -494,6 +503,12 @@ impl<'c> LongPieces<'c> {
             );
         }
         self.head += lines as u64;
+        // `ring + lines <= ring_len`: wraps to 0 at most.
+        self.head_ring = if ring + lines == ring_len {
+            0
+        } else {
+            ring + lines
+        };
         let (set, tag) = self.slot_of(h);
         let slots = self
             .index

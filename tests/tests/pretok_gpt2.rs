@@ -38,6 +38,12 @@ fn invalid_utf8_splits_like_private_use() {
     invalid_utf8(&harness(), 0xBAD_0000 + SEED, 20_000);
 }
 
+/// Runs of CJK ideographs next to the characters and bytes that end them.
+#[test]
+fn cjk_runs_match_fancy_regex() {
+    cjk_runs(&harness(), 0xC1C_0000 + SEED, 20_000);
+}
+
 /// Pieces returned for a non-final prefix are always the one-shot pieces.
 #[test]
 fn streaming_prefixes_agree_with_one_shot() {

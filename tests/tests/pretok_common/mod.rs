@@ -670,6 +670,82 @@ pub fn invalid_utf8(h: &Harness, seed: u64, count: usize) {
     );
 }
 
+/// Pieces of CJK runs: the characters and bytes around the ideograph block (U+4E00–U+9FFF,
+/// which the splitters take 15 bytes at a time on x86_64): its edges, the Yijing symbols and
+/// extension A just before it, Yi after it, kana, fullwidth punctuation, ASCII, spaces, and
+/// the bytes of ideographs cut short or made ill-formed. Runs are long enough (up to 60 pieces)
+/// for every alignment of a 16-byte step against the run's end.
+const CJK_PIECES: &[&[u8]] = &[
+    "中".as_bytes(),
+    "文".as_bytes(),
+    "\u{4E00}".as_bytes(),
+    "\u{4E0A}".as_bytes(),
+    "\u{4FFF}".as_bytes(),
+    "\u{5000}".as_bytes(),
+    "\u{8FFF}".as_bytes(),
+    "\u{9000}".as_bytes(),
+    "\u{9FFF}".as_bytes(),
+    "\u{A000}".as_bytes(),
+    "\u{4DFF}".as_bytes(),
+    "\u{4DC0}".as_bytes(),
+    "\u{4DBF}".as_bytes(),
+    "\u{3400}".as_bytes(),
+    "あ".as_bytes(),
+    "ー".as_bytes(),
+    "\u{3099}".as_bytes(),
+    "，".as_bytes(),
+    "。".as_bytes(),
+    "\u{3000}".as_bytes(),
+    "a".as_bytes(),
+    "1".as_bytes(),
+    " ".as_bytes(),
+    "\n".as_bytes(),
+    "'".as_bytes(),
+    "é".as_bytes(),
+    "🙃".as_bytes(),
+    b"\xE4\xB8",
+    b"\xE5",
+    b"\xE9\xBF",
+    b"\xE4\xB7\xBF",
+    b"\xE5\xC0\x80",
+    b"\xE5\x80\xC0",
+    b"\xE5\x80\x80\x80",
+    b"\xED\xA0\x80",
+    b"\xBF",
+];
+
+/// Random CJK runs (see [`CJK_PIECES`]), mostly ideographs, valid and invalid, against the
+/// reference (invalid bytes by the U+E000 substitution).
+pub fn cjk_runs(h: &Harness, seed: u64, count: usize) {
+    let mut rng = Rng::new(seed);
+    let mut failures = Vec::new();
+    for _ in 0..count {
+        let n = 1 + rng.below(60);
+        let mut text = Vec::new();
+        for _ in 0..n {
+            let piece = if rng.below(4) == 0 {
+                rng.pick(CJK_PIECES)
+            } else {
+                rng.pick(&CJK_PIECES[..9])
+            };
+            text.extend_from_slice(piece);
+        }
+        let want = reference_bytes(h, &text);
+        if let Err(e) = h.check_ends(&text, &want) {
+            failures.push(e);
+            if failures.len() >= 20 {
+                break;
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{:?} CJK runs:\n{}",
+        h.pattern,
+        failures.join("\n")
+    );
+}
+
 /// Streaming: feed growing prefixes with `is_final == false` (then the whole text with `true`);
 /// every piece returned must be the one-shot piece at that position.
 pub fn streaming(h: &Harness, seed: u64, count: usize) {
