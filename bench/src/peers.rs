@@ -2,6 +2,7 @@
 //! vocabularies they embed (plus tiktoken-rs built from our rank file, the reference).
 
 use picobpe::{CacheEntry, Specials, Tokenizer};
+use picobpe_model::CacheMemory;
 
 use crate::encodings::{self, Encoding, Vocabulary};
 
@@ -111,7 +112,8 @@ impl Subject for Picobpe {
 struct PicobpeCached {
     name: &'static str,
     inner: Picobpe,
-    cache: Vec<CacheEntry>,
+    /// On huge pages, as fastokens keeps its own piece cache ([`picobpe_model::CacheMemory`]).
+    cache: CacheMemory,
 }
 
 impl Subject for PicobpeCached {
@@ -294,7 +296,7 @@ pub fn peers(enc: Encoding, ours: &Picobpe, mode: Mode) -> Vec<Column> {
                 specials: ours.specials,
                 out: Vec::new(),
             },
-            cache: vec![CacheEntry::EMPTY; lines],
+            cache: CacheMemory::new(lines),
         })));
     }
     v

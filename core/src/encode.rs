@@ -15,7 +15,8 @@
 
 use crate::bpe::{self, STACK_PIECE};
 use crate::cache::{
-    self, CacheEntry, CacheKey, PairMemo, WideKey, CACHE_FULL_IDS, CACHE_PIECE, CACHE_WIDE_PIECE,
+    self, CacheEntry, CacheKey, PairMemo, WideKey, WideSet, CACHE_FULL_IDS, CACHE_PIECE,
+    CACHE_WIDE_PIECE,
 };
 use crate::error::EncodeError;
 use crate::hash;
@@ -372,9 +373,22 @@ impl<'t> Tokenizer<'t> {
                     // piece is handed back.
                     let piece = text.get(at..at + len).unwrap_or(&[]);
                     let mut long_hash = None;
+                    let mut wide = None;
                     if len <= CACHE_WIDE_PIECE && lines < mem.pieces.len() {
-                        if let Some(wide) = WideKey::of(piece) {
-                            wide.set(lines, mem.pieces.len()).prefetch(mem.pieces);
+                        let key = text
+                            .get(at..at + 32)
+                            .and_then(|w| <&[u8; 32]>::try_from(w).ok())
+                            .map_or_else(|| WideKey::of(piece), |w| WideKey::from_window(w, len));
+                        wide = key.map(|k| (k, k.set(lines, mem.pieces.len())));
+                        if let Some((_, set)) = wide {
+                            set.prefetch(mem.pieces);
+                        }
+                        // Its ids may be too many for a wide line: the long-piece store's
+                        // index line too, so that a wide miss does not wait for it.
+                        if mem.long.is_enabled() {
+                            let h = LongPieces::hash(piece);
+                            mem.long.prefetch(h);
+                            long_hash = Some(h);
                         }
                     } else if len <= LONG_BATCH_MAX && mem.long.is_enabled() {
                         long_hash = Some(LongPieces::hash(piece));
@@ -385,8 +399,11 @@ impl<'t> Tokenizer<'t> {
                         pending = Some(AsciiPiece { len, key: 0 });
                         break;
                     }
-                    if let Some(slot) = ahead.long_hashes.get_mut(n) {
-                        *slot = long_hash;
+                    if let (Some(h), Some(w)) =
+                        (ahead.long_hashes.get_mut(n), ahead.wides.get_mut(n))
+                    {
+                        *h = long_hash;
+                        *w = wide;
                     }
                     (CacheKey::of_long(len), NO_LINE)
                 };
@@ -415,12 +432,22 @@ impl<'t> Tokenizer<'t> {
                     Some(done) => done,
                     None => {
                         let piece = text.get(pos..pos + len).unwrap_or(&[]);
-                        let long_hash = if line == NO_LINE {
-                            ahead.long_hashes.get(i).copied().flatten()
+                        let (long_hash, wide) = if line == NO_LINE {
+                            (
+                                ahead.long_hashes.get(i).copied().flatten(),
+                                ahead.wides.get(i).copied().flatten(),
+                            )
                         } else {
-                            None
+                            (None, None)
                         };
-                        self.fast_loop_miss(piece, ckey, line, long_hash, out, written, mem)
+                        // A wide piece: its set, prefetched in stage 1.
+                        match wide.and_then(|(k, set)| set.emit(mem.pieces, k, out, written)) {
+                            Some(done) => done,
+                            None => {
+                                let known = Known { long_hash, wide };
+                                self.fast_loop_miss(piece, ckey, line, known, out, written, mem)
+                            }
+                        }
                     }
                 };
                 match done {
@@ -451,13 +478,13 @@ impl<'t> Tokenizer<'t> {
         piece: &[u8],
         key: CacheKey,
         line: usize,
-        long_hash: Option<u64>,
+        known: Known,
         out: &mut [u32],
         at: usize,
         mem: &mut CacheMemory<'_>,
     ) -> Result<usize, usize> {
         let short_key = (line != NO_LINE).then_some((key, line));
-        self.encode_piece_after_short(piece, 0, short_key, long_hash, out, at, mem)
+        self.encode_piece_after_short(piece, 0, short_key, known, out, at, mem)
     }
 
     /// Encode one piece into `out[at..]`: a cached piece (when `mem` has piece lines), a single
@@ -489,14 +516,14 @@ impl<'t> Tokenizer<'t> {
                 return done;
             }
         }
-        self.encode_piece_after_short(piece, key, short_key, None, out, at, mem)
+        self.encode_piece_after_short(piece, key, short_key, Known::NOTHING, out, at, mem)
     }
 
     /// [`Tokenizer::encode_piece`] once the piece's short line (`short_key`: its key and line,
     /// `None` when it has none) has missed: the wide lines (a piece with no short line), the
     /// long-piece store, then the tables. The cached fast loop comes here straight from its
-    /// own short-line miss, so as not to probe that line twice, with the piece's
-    /// [`LongPieces::hash`] when it has one (`known_long_hash`; its index line prefetched).
+    /// own short-line miss, so as not to probe that line twice, with what its first stage
+    /// [`Known`] of the piece.
     #[inline]
     #[allow(clippy::too_many_arguments)]
     fn encode_piece_after_short(
@@ -504,7 +531,7 @@ impl<'t> Tokenizer<'t> {
         piece: &[u8],
         key: u64,
         short_key: Option<(CacheKey, usize)>,
-        known_long_hash: Option<u64>,
+        known: Known,
         out: &mut [u32],
         at: usize,
         mem: &mut CacheMemory<'_>,
@@ -516,16 +543,18 @@ impl<'t> Tokenizer<'t> {
         } = mem;
         let short = cache::short_lines(cache.len());
         // Only a piece with no short line (longer than one holds) has wide lines.
-        let wide_key = (short < cache.len() && short_key.is_none())
-            .then(|| WideKey::of(piece))
-            .flatten()
-            .map(|k| (k, k.set(short, cache.len())));
+        let wide_key = known.wide.or_else(|| {
+            (short < cache.len() && short_key.is_none())
+                .then(|| WideKey::of(piece))
+                .flatten()
+                .map(|k| (k, k.set(short, cache.len())))
+        });
         // The long-piece store, for what neither line kind can hold: pieces longer than a
         // wide line, and those a wide line missed (which may have too many ids for one). Its
         // index line is prefetched before the wide line is read, so the two loads overlap.
         let long_piece =
             long.is_tracking() && (piece.len() > CACHE_WIDE_PIECE || wide_key.is_some());
-        let long_hash = match known_long_hash {
+        let long_hash = match known.long_hash {
             // Hashed (and its index line prefetched) by the cached fast loop's first stage.
             Some(h) => long_piece.then_some(h),
             None => {
@@ -536,7 +565,8 @@ impl<'t> Tokenizer<'t> {
                 h
             }
         };
-        if let Some((k, set)) = wide_key {
+        // (Unless the fast loop has looked there already.)
+        if let (Some((k, set)), None) = (wide_key, known.wide) {
             if let Some(done) = set.emit(cache, k, out, at) {
                 return done;
             }
@@ -692,8 +722,10 @@ struct Lookahead<'c> {
     keys: [CacheKey; BATCH],
     lines: [usize; BATCH],
     /// [`LongPieces::hash`] of the batch's pieces that the first stage hashed (those with no
-    /// line, longer than a wide line holds), so that a miss does not hash them again.
+    /// short line, when the long-piece store is on), so that a miss does not hash them again.
     long_hashes: [Option<u64>; BATCH],
+    /// The wide key and set of the batch's wide pieces (16 to 31 bytes).
+    wides: [Option<(WideKey, WideSet)>; BATCH],
     /// The block splitter's pieces ahead (both fast loops).
     blocks: Blocks,
 }
@@ -709,9 +741,27 @@ impl<'c> Lookahead<'c> {
             keys: [CacheKey::EMPTY; BATCH],
             lines: [0; BATCH],
             long_hashes: [None; BATCH],
+            wides: [None; BATCH],
             blocks: Blocks::new(),
         }
     }
+}
+
+/// What the cached fast loop's first stage worked out about a piece with no short line: its
+/// [`LongPieces::hash`] (index line prefetched) and its wide key and set (set prefetched, and
+/// already probed: a miss there).
+#[derive(Clone, Copy)]
+struct Known {
+    long_hash: Option<u64>,
+    wide: Option<(WideKey, WideSet)>,
+}
+
+impl Known {
+    /// Nothing known: everything is worked out afresh.
+    const NOTHING: Known = Known {
+        long_hash: None,
+        wide: None,
+    };
 }
 
 /// The cache key of the `len`-byte piece (`1..=15`) at `text[at..]`, read from the 16 bytes

@@ -5,10 +5,12 @@
 //! - [`import`]: build a model from a tiktoken rank file or HF `vocab.json` + `merges.txt`.
 //! - [`TableData`]: the flat tables the core runs on; baked by `picobpe-build`, or turned into
 //!   live [`picobpe::Tables`] on the host by [`TableData::to_tables`].
+//! - [`CacheMemory`]: a piece cache's lines on huge pages, for `encode_cached` on the host.
 #![deny(missing_docs)]
 
 pub mod bpe;
 pub mod byte_unicode;
+mod cache_memory;
 mod error;
 pub mod format;
 pub mod import;
@@ -17,6 +19,7 @@ mod pattern;
 mod tables;
 mod trie;
 
+pub use cache_memory::CacheMemory;
 pub use error::{InvalidModel, ModelError};
 pub use model::Model;
 pub use pattern::{PatternKind, UnknownPattern};

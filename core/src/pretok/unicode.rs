@@ -488,7 +488,7 @@ mod ideographs {
                 break;
             }
             let first_bad = bad.trailing_zeros() as usize;
-            return i + (first_bad * 11 >> 5) * 3;
+            return i + ((first_bad * 11) >> 5) * 3;
         }
         i
     }
