@@ -440,8 +440,16 @@ impl<'t> Tokenizer<'t> {
                         } else {
                             (None, None)
                         };
-                        // A wide piece: its set, prefetched in stage 1.
-                        match wide.and_then(|(k, set)| set.emit(mem.pieces, k, out, written)) {
+                        // A wide piece: its set, prefetched in stage 1. A short one: its
+                        // line's buddy (the other half of the line's 128-byte pair), where
+                        // it lives when its own line is taken whole.
+                        let hit = match wide {
+                            Some((k, set)) => set.emit(mem.pieces, k, out, written),
+                            None => cache::buddy(line, lines)
+                                .and_then(|b| mem.pieces.get(b))
+                                .and_then(|e| e.emit(ckey, out, written)),
+                        };
+                        match hit {
                             Some(done) => done,
                             None => {
                                 let known = Known { long_hash, wide };
