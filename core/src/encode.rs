@@ -696,8 +696,10 @@ const FAST_LOOP: bool = cfg!(target_pointer_width = "64");
 const BACKTRACK_MIN: usize = 16;
 
 /// Pieces the cached fast loop splits ahead of answering them
-/// ([`Tokenizer::fast_loop_cached`]).
-const BATCH: usize = 32;
+/// ([`Tokenizer::fast_loop_cached`]). 64 rather than 32 (`encode_file`, 16 MiB cache,
+/// interleaved best of 3x10): cl100k_base emoji-mixed 273 -> 280 MB/s, English 346 -> 355,
+/// gpt2 Chinese and Greek within 1 %; 128 was slower on English.
+const BATCH: usize = 64;
 
 /// Longest piece the cached fast loop's batch takes into the long-piece store's care: the
 /// stand-in key ([`CacheKey::of_long`]) holds the length in a byte.

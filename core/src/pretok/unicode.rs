@@ -519,8 +519,8 @@ mod ideographs {
     }
 }
 
-/// Where there is no SSE2: none skipped (the scalar loop takes them).
-#[cfg(not(target_arch = "x86_64"))]
+/// Other 64-bit targets (no SSE2): none skipped (the scalar loop takes them).
+#[cfg(all(target_pointer_width = "64", not(target_arch = "x86_64")))]
 mod ideographs {
     #[inline(always)]
     pub(super) fn skip(_text: &[u8], i: usize) -> usize {
