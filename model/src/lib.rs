@@ -1,7 +1,7 @@
 //! picobpe model files, vocabulary importers and host-side table building.
 //!
 //! - [`Model`]: the vocabulary, merges, special tokens and pattern; [`Model::validate`] checks
-//!   its invariants. [`format`] is the versioned `*.model` file format.
+//!   its invariants. [`format`](mod@format) is the versioned `*.model` file format.
 //! - [`import`]: build a model from a tiktoken rank file or HF `vocab.json` + `merges.txt`.
 //! - [`TableData`]: the flat tables the core runs on; baked by `picobpe-build`, or turned into
 //!   live [`picobpe::Tables`] on the host by [`TableData::to_tables`].

@@ -13,21 +13,21 @@ use picobpe::PairMap;
 use crate::bpe::{pair_bpe, Merge};
 use crate::model::Model;
 
-/// The owned trie arrays ([`TokenTrie`] field by field); all empty when the model does not
+/// The owned trie arrays ([`TokenTrie`](picobpe::TokenTrie) field by field); all empty when the model does not
 /// qualify (see [`TrieData::new`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TrieData {
-    /// The edge hash table ([`TokenTrie::edges`]).
+    /// The edge hash table ([`TokenTrie::edges`](picobpe::TokenTrie::edges)).
     pub edges: Vec<u64>,
-    /// Longest reachable proper prefix per id ([`TokenTrie::next_prefix`]).
+    /// Longest reachable proper prefix per id ([`TokenTrie::next_prefix`](picobpe::TokenTrie::next_prefix)).
     pub next_prefix: Vec<u32>,
-    /// Merge split per id ([`TokenTrie::splits`]).
+    /// Merge split per id ([`TokenTrie::splits`](picobpe::TokenTrie::splits)).
     pub splits: Vec<u64>,
-    /// Bloom filter of the merges' pairs ([`TokenTrie::pair_filter`]).
+    /// Bloom filter of the merges' pairs ([`TokenTrie::pair_filter`](picobpe::TokenTrie::pair_filter)).
     pub pair_filter: Vec<u64>,
-    /// Walk starts after 2 bytes or a 3-byte character ([`TokenTrie::starts`]).
+    /// Walk starts after 2 bytes or a 3-byte character ([`TokenTrie::starts`](picobpe::TokenTrie::starts)).
     pub starts: Vec<u64>,
-    /// Character edges ([`TokenTrie::chars`]).
+    /// Character edges ([`TokenTrie::chars`](picobpe::TokenTrie::chars)).
     pub chars: Vec<u64>,
 }
 

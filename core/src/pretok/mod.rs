@@ -37,7 +37,8 @@
 //! One call costs O(piece length + a few characters of lookahead); splitting a whole text is
 //! linear. ASCII is classified with a 128-entry table, other characters by a hand-written UTF-8
 //! decoder and a two-level table lookup (two loads, no search; on 64-bit targets one load from a
-//! flat table of the Basic Multilingual Plane derived from it).
+//! flat table of the Basic Multilingual Plane derived from it). On x86_64, letter runs take CJK
+//! unified ideographs five at a time (one SSE2 step per 15 bytes, `unicode.rs`).
 //!
 //! The encoder first asks, for cl100k_base and o200k_base on x86_64, a block splitter
 //! (`ascii_block.rs`) that finds every piece boundary in up to 64 ASCII bytes at once with SSE2
