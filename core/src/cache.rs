@@ -195,11 +195,8 @@ impl WideKey {
             return None;
         }
         let word = |k: usize| {
-            let w = window
-                .get(8 * k..8 * k + 8)
-                .and_then(|w| <[u8; 8]>::try_from(w).ok())
-                .map_or(0, u64::from_le_bytes);
-            w & low_bytes(len.saturating_sub(8 * k).min(8))
+            read_u64(window.get(8 * k..8 * k + 8).unwrap_or(&[]))
+                & low_bytes(len.saturating_sub(8 * k).min(8))
         };
         Some(WideKey {
             a: CacheKey {

@@ -386,18 +386,16 @@ impl<'t> Tokenizer<'t> {
                         // Its ids may be too many for a wide line: the long-piece store's
                         // index line too, so that a wide miss does not wait for it.
                         if mem.long.is_enabled() {
-                            let h = LongPieces::hash(piece);
-                            mem.long.prefetch(h);
-                            long_hash = Some(h);
+                            long_hash = Some(LongPieces::hash(piece));
                         }
                     } else if len <= LONG_BATCH_MAX && mem.long.is_enabled() {
                         long_hash = Some(LongPieces::hash(piece));
-                        if let Some(h) = long_hash {
-                            mem.long.prefetch(h);
-                        }
                     } else {
                         pending = Some(AsciiPiece { len, key: 0 });
                         break;
+                    }
+                    if let Some(h) = long_hash {
+                        mem.long.prefetch(h);
                     }
                     if let (Some(h), Some(w)) =
                         (ahead.long_hashes.get_mut(n), ahead.wides.get_mut(n))

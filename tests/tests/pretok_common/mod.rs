@@ -640,7 +640,7 @@ pub fn corpora(h: &Harness, english_bytes: usize) {
 /// Random invalid UTF-8 against the U+E000 substitution reference.
 pub fn invalid_utf8(h: &Harness, seed: u64, count: usize) {
     let mut rng = Rng::new(seed);
-    let mut failures = Vec::new();
+    let mut texts = Vec::new();
     let mut invalid_seen = 0;
     for _ in 0..count {
         let text = random_bytes(&mut rng, 30);
@@ -650,20 +650,9 @@ pub fn invalid_utf8(h: &Harness, seed: u64, count: usize) {
         if std::str::from_utf8(&text).is_err() {
             invalid_seen += 1;
         }
-        let want = reference_bytes(h, &text);
-        if let Err(e) = h.check_ends(&text, &want) {
-            failures.push(e);
-            if failures.len() >= 20 {
-                break;
-            }
-        }
+        texts.push(text);
     }
-    assert!(
-        failures.is_empty(),
-        "{:?} invalid UTF-8:\n{}",
-        h.pattern,
-        failures.join("\n")
-    );
+    check_all_bytes(h, "invalid UTF-8", texts);
     assert!(
         invalid_seen > count / 2,
         "generator made too few invalid inputs"
@@ -718,8 +707,7 @@ const CJK_PIECES: &[&[u8]] = &[
 /// reference (invalid bytes by the U+E000 substitution).
 pub fn cjk_runs(h: &Harness, seed: u64, count: usize) {
     let mut rng = Rng::new(seed);
-    let mut failures = Vec::new();
-    for _ in 0..count {
+    let texts = (0..count).map(|_| {
         let n = 1 + rng.below(60);
         let mut text = Vec::new();
         for _ in 0..n {
@@ -730,6 +718,16 @@ pub fn cjk_runs(h: &Harness, seed: u64, count: usize) {
             };
             text.extend_from_slice(piece);
         }
+        text
+    });
+    check_all_bytes(h, "CJK runs", texts);
+}
+
+/// Checks many byte strings against [`reference_bytes`], collecting up to 20 failures into one
+/// panic message (the byte-level [`check_all`]).
+pub fn check_all_bytes<I: IntoIterator<Item = Vec<u8>>>(h: &Harness, what: &str, texts: I) {
+    let mut failures = Vec::new();
+    for text in texts {
         let want = reference_bytes(h, &text);
         if let Err(e) = h.check_ends(&text, &want) {
             failures.push(e);
@@ -740,7 +738,7 @@ pub fn cjk_runs(h: &Harness, seed: u64, count: usize) {
     }
     assert!(
         failures.is_empty(),
-        "{:?} CJK runs:\n{}",
+        "{:?} {what}:\n{}",
         h.pattern,
         failures.join("\n")
     );
