@@ -99,8 +99,9 @@ impl Bake {
     /// Whether to bake the whole-piece keys (default false): 8 more bytes of flash per
     /// whole-piece entry (+800 KB for cl100k_base's full table) for a check of pieces of 1–7
     /// bytes without reading the token bytes, and of longer ones without reading the offsets
-    /// (about 10 % faster encoding on a host with caches; see [`picobpe::PieceMap`]). Off by default because flash is usually the
-    /// scarcer resource; host-built tables (`TableData::to_tables`) have them.
+    /// (about 10 % faster encoding on a host with caches; see `picobpe::PieceMap`). Off by
+    /// default because flash is usually the scarcer resource; host-built tables
+    /// (`TableData::to_tables`) have them.
     pub fn piece_keys(mut self, on: bool) -> Self {
         self.piece_keys = on;
         self

@@ -4,12 +4,14 @@
 //!    and cargo-fuzz for the fuzzing smoke, and Python's `tokenizers` for the small model's
 //!    reference vectors, when missing);
 //! 2. `cargo fmt --check`, the generated Unicode tables are current, `cargo clippy -D warnings`
-//!    on the host workspace;
+//!    on the host workspace, `cargo doc` of the library crates with `-D missing_docs` and
+//!    `-D rustdoc::broken_intra_doc_links`;
 //! 3. a `no_std` build of the core for `thumbv7m-none-eabi` and a check that no crate in its
 //!    dependency graph links `alloc`;
 //! 4. the link-time panic-freedom proof (`cargo xtask panic-check`);
-//! 5. the host test suite (release profile: the exactness tests read megabytes of text), then a
-//!    20 s fuzzing smoke per target;
+//! 5. the host test suite (release profile: the exactness tests read megabytes of text; the
+//!    doctests too, among them the `picobpe` crate docs' example), then a 20 s fuzzing smoke
+//!    per target;
 //! 6. the on-target tests under QEMU (`cargo xtask firmware-test`).
 //!
 //! Any failing step stops the run with a non-zero exit.
@@ -47,6 +49,27 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 "warnings",
             ],
         ),
+    )?;
+    let mut doc = cargo(
+        &root,
+        &[
+            "doc",
+            "--no-deps",
+            "-p",
+            "picobpe",
+            "-p",
+            "picobpe-model",
+            "-p",
+            "picobpe-build",
+        ],
+    );
+    doc.env(
+        "RUSTDOCFLAGS",
+        "-D missing_docs -D rustdoc::broken_intra_doc_links",
+    );
+    step(
+        "docs: every public item documented, every link resolves",
+        doc,
     )?;
     step(
         "no_std core build (thumbv7m-none-eabi)",
