@@ -6,7 +6,7 @@ Rust benchmark's row (`cargo xtask bench`'s binary) and the Python packages' row
 usage (from the repository root; `pip install tiktoken fastokens tokie`):
 
     python3 scripts/bench_side_by_side.py [--encoding gpt2|cl100k_base|o200k_base]...
-        [--corpus NAME]... [--runs N] [--cold] [--cpu N]
+        [--corpus NAME]... [--runs N] [--cold] [--cpu N] [--tsv PATH] [--no-chart]
 
 Why: the two benchmarks are separate processes, and run one after the other as whole tables
 they time the same row some ten minutes apart. On a shared machine whose speed drifts by a
@@ -20,9 +20,15 @@ every timed call).
 
 Output: each benchmark's own row as it comes, then the table (picobpe's three columns, the
 fastest Rust peer, fastokens, tokie, picobpe's best over the best peer) and the number of rows
-where picobpe is the fastest column. Corpora: english, each `multi/*.txt` by stem and `multi`
-from ../shared/data/corpus ($PICOBPE_SHARED_DATA replaces ../shared/data), else the committed
-tests/fixtures/train files of the same names (as both benchmarks do).
+where picobpe is the fastest column. Then every exact cell (a peer whose ids differ from
+tiktoken's on a file is left out) goes to a TSV file, one `encoding, corpus, tokenizer, MB/s`
+line each, and `cargo xtask chart` draws it as an SVG bar chart next to it: `--tsv PATH`, by
+default docs/figures/speed.tsv (`--cold`: speed-cold.tsv) when the run covers every encoding
+and corpus, none otherwise; `--no-chart` skips both.
+
+Corpora: english, each `multi/*.txt` by stem and `multi` from ../shared/data/corpus
+($PICOBPE_SHARED_DATA replaces ../shared/data), else the committed tests/fixtures/train files
+of the same names (as both benchmarks do).
 """
 
 from __future__ import annotations
@@ -72,6 +78,51 @@ def number(cell: str) -> float | None:
         return None
 
 
+def exact_cells(rust_rows: dict, py_rows: dict) -> list[tuple[str, str, str, float]]:
+    """Every timed cell of both benchmarks as (encoding, corpus, tokenizer, MB/s): picobpe's
+    columns first; tiktoken-rs as the faster of its two builds; the pure-Rust `tiktoken` crate
+    named `tiktoken (Rust)`. Cells that are not a number ("ids differ", "n/a") are left out."""
+    out = []
+    for key, c in rust_rows.items():
+        cells: dict[str, float] = {}
+        p = py_rows.get(key, {})
+        # Between the size and the ratio: the tokenizers' columns.
+        for name, text in list(c.items())[3:-1] + list(p.items())[3:-1]:
+            x = number(text)
+            if x is None:
+                continue
+            if name.startswith("tiktoken-rs"):
+                name = "tiktoken-rs"
+            elif name == "tiktoken":
+                name = "tiktoken (Rust)"
+            cells[name] = max(cells.get(name, 0.0), x)
+        for name in OURS + [n for n in cells if n not in OURS]:
+            if name in cells:
+                out.append((key[0], key[1], name, cells[name]))
+    return out
+
+
+def write_chart(tsv: Path, cells: list, runs: int, cold: bool) -> None:
+    """Write the TSV of exact cells and draw it (`cargo xtask chart`) as the SVG beside it."""
+    mode = ("a new cache or tokenizer instance before every timed call" if cold
+            else "the same text again (caches kept across runs)")
+    tsv.parent.mkdir(parents=True, exist_ok=True)
+    with open(tsv, "w", encoding="utf-8") as f:
+        f.write(f"# python3 scripts/bench_side_by_side.py --runs {runs}{' --cold' if cold else ''}: "
+                f"MB/s (10^6 input bytes/s), one thread, median of {runs} runs,\n"
+                f"# {mode}. Exact tokenizers only: a peer whose ids differ from\n"
+                "# tiktoken's on a file has no line for it. tiktoken-rs: the faster of its two builds.\n")
+        f.write("encoding\tcorpus\ttokenizer\tMB/s\n")
+        for enc, corpus, name, x in cells:
+            f.write(f"{enc}\t{corpus}\t{name}\t{x:.1f}\n")
+    title = ("Encode speed on text not seen before (--cold), MB/s on one thread: picobpe and "
+             "its exact peers" if cold else
+             "Encode speed, MB/s on one thread (higher is better): picobpe and its exact peers")
+    chart = ["cargo", "xtask", "chart", "--title", title, str(tsv), str(tsv.with_suffix(".svg"))]
+    if subprocess.run(chart, cwd=ROOT).returncode != 0:
+        sys.exit("cargo xtask chart failed")
+
+
 def run(cmd: list[str]) -> str:
     """Run one benchmark; its stderr (notes, build output) passes through."""
     done = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
@@ -87,6 +138,8 @@ def main() -> int:
     ap.add_argument("--runs", "-n", type=int, default=5)
     ap.add_argument("--cold", action="store_true")
     ap.add_argument("--cpu", type=int, default=None)
+    ap.add_argument("--tsv", type=Path, default=None)
+    ap.add_argument("--no-chart", action="store_true")
     a = ap.parse_args()
     encodings = a.encoding or ENCODINGS
     corpora = a.corpus or corpus_names()
@@ -149,6 +202,11 @@ def main() -> int:
     n = len(rust_rows)
     print(f"\npicobpe is the fastest column on {wins} of {n} rows ({wins16} with the 16 MiB cache "
           f"alone); ahead of every Rust peer on {rust_wins} of {n}.")
+    tsv = a.tsv
+    if tsv is None and not a.encoding and not a.corpus:
+        tsv = ROOT / "docs" / "figures" / ("speed-cold.tsv" if a.cold else "speed.tsv")
+    if tsv is not None and not a.no_chart:
+        write_chart(tsv, exact_cells(rust_rows, py_rows), a.runs, a.cold)
     return 0
 
 

@@ -4,6 +4,7 @@
 
 mod bench;
 mod bench_train;
+mod chart;
 mod firmware;
 mod firmware_test;
 mod footprint;
@@ -24,6 +25,7 @@ fn main() -> ExitCode {
         // COMMANDS: one arm per module, added by the module's author.
         "bench" => bench::run(rest),
         "bench-train" => bench_train::run(rest),
+        "chart" => chart::run(rest),
         "firmware-run" => firmware::run(rest),
         "firmware-test" => firmware_test::run(rest),
         "footprint" => footprint::run(rest),
