@@ -8,7 +8,7 @@ use std::io::{self, Read, Write};
 use std::path::PathBuf;
 
 use clap::Args;
-use picobpe::{DecodeError, Tokenizer};
+use picobpe::{DecodeError, SpTokenizer, Tokenizer};
 
 use crate::input;
 
@@ -31,14 +31,24 @@ pub struct DecodeArgs {
 
 /// Run `decode`.
 pub fn run(args: DecodeArgs) -> Result<(), String> {
-    let (_, tables) = input::load(&args.model)?;
-    let tokenizer = Tokenizer::new(tables);
+    let loaded = input::load_any(&args.model)?;
     let in_name = input::name(args.file.as_ref());
     let mut reader = input::open(args.file.as_deref())?;
-    let ids = read_ids(&mut reader, &tokenizer).map_err(|e| match e {
+    let valid = |id: u32| match &loaded {
+        input::Loaded::BytePair(t) => t.token_bytes(id).is_some(),
+        input::Loaded::SentencePiece(t) => t.kind(id).is_some(),
+    };
+    let ids = read_ids(&mut reader, &valid).map_err(|e| match e {
         ReadError::Io(e) => format!("reading {in_name}: {e}"),
         ReadError::Bad(msg) => format!("{in_name}: {msg}"),
     })?;
+    let tables = match loaded {
+        input::Loaded::BytePair(tables) => tables,
+        input::Loaded::SentencePiece(tables) => {
+            return decode_sentencepiece(&SpTokenizer::new(tables), &ids, &in_name)
+        }
+    };
+    let tokenizer = Tokenizer::new(tables);
 
     let stdout = io::stdout();
     let mut sink = stdout.lock();
@@ -64,6 +74,30 @@ pub fn run(args: DecodeArgs) -> Result<(), String> {
     sink.flush().map_err(|e| format!("writing stdout: {e}"))
 }
 
+/// `decode` with a SentencePiece model.
+fn decode_sentencepiece(tok: &SpTokenizer<'_>, ids: &[u32], in_name: &str) -> Result<(), String> {
+    let stdout = io::stdout();
+    let mut sink = stdout.lock();
+    let mut out = vec![0u8; OUT];
+    let mut from = 0;
+    loop {
+        let (done, written) = match tok.decode_from(ids, from, &mut out) {
+            Ok(written) => (true, written),
+            Err(DecodeError::OutputFull { consumed, written }) => {
+                from = consumed;
+                (false, written)
+            }
+            Err(e @ DecodeError::UnknownId { .. }) => return Err(format!("{in_name}: {e}")),
+        };
+        sink.write_all(&out[..written])
+            .map_err(|e| format!("writing stdout: {e}"))?;
+        if done {
+            break;
+        }
+    }
+    sink.flush().map_err(|e| format!("writing stdout: {e}"))
+}
+
 enum ReadError {
     Io(io::Error),
     Bad(String),
@@ -71,7 +105,7 @@ enum ReadError {
 
 /// Parse whitespace-separated decimal ids and check each is a token of the model; errors name
 /// the id's position (0-based index among the ids).
-fn read_ids(reader: &mut dyn Read, tokenizer: &Tokenizer<'_>) -> Result<Vec<u32>, ReadError> {
+fn read_ids(reader: &mut dyn Read, valid: &dyn Fn(u32) -> bool) -> Result<Vec<u32>, ReadError> {
     let mut ids = Vec::new();
     let mut buf = vec![0u8; CHUNK];
     let mut word = Word::default();
@@ -84,13 +118,13 @@ fn read_ids(reader: &mut dyn Read, tokenizer: &Tokenizer<'_>) -> Result<Vec<u32>
         };
         for &b in &buf[..n] {
             if b.is_ascii_whitespace() {
-                word.finish(&mut ids, tokenizer)?;
+                word.finish(&mut ids, valid)?;
             } else {
                 word.push(b);
             }
         }
     }
-    word.finish(&mut ids, tokenizer)?;
+    word.finish(&mut ids, valid)?;
     Ok(ids)
 }
 
@@ -117,13 +151,13 @@ impl Word {
         }
     }
 
-    fn finish(&mut self, ids: &mut Vec<u32>, tokenizer: &Tokenizer<'_>) -> Result<(), ReadError> {
+    fn finish(&mut self, ids: &mut Vec<u32>, valid: &dyn Fn(u32) -> bool) -> Result<(), ReadError> {
         if self.len == 0 {
             return Ok(());
         }
         let position = ids.len();
         match self.value {
-            Some(id) if tokenizer.token_bytes(id).is_some() => ids.push(id),
+            Some(id) if valid(id) => ids.push(id),
             Some(id) => {
                 return Err(ReadError::Bad(format!(
                     "unknown token id {id} at position {position}"

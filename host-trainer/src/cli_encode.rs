@@ -9,12 +9,15 @@
 //! error (reading the input or writing stdout); encode itself cannot fail once the model has
 //! loaded, because a piece too long for the id buffer grows the buffer. Pieces go through a
 //! 1 MiB piece cache ([`CACHE_SLOTS`] lines) kept for the whole input.
+//!
+//! A SentencePiece model's input is read whole (its normalizer looks at the text's start and
+//! end) and encoded with `SpTokenizer::encode_from` into the same id writer.
 
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 
 use clap::Args;
-use picobpe::{EncodeError, Specials, Tokenizer};
+use picobpe::{EncodeError, SpTokenizer, Specials, Tokenizer};
 
 use crate::input;
 
@@ -33,6 +36,8 @@ pub struct EncodeArgs {
     #[arg(long, value_name = "FILE")]
     model: PathBuf,
     /// Treat special-token text as ordinary text (default: recognize the model's specials).
+    /// Byte-level models only: SentencePiece models have no special-token text (their
+    /// user-defined symbols are always matched, as in `sentencepiece`).
     #[arg(long)]
     ordinary: bool,
     /// Input file (default: stdin).
@@ -41,7 +46,10 @@ pub struct EncodeArgs {
 
 /// Run `encode`.
 pub fn run(args: EncodeArgs) -> Result<(), String> {
-    let (_, tables) = input::load(&args.model)?;
+    let tables = match input::load_any(&args.model)? {
+        input::Loaded::BytePair(tables) => tables,
+        input::Loaded::SentencePiece(tables) => return run_sentencepiece(&args, tables),
+    };
     let tokenizer = Tokenizer::new(tables);
     let specials = if args.ordinary {
         Specials::None
@@ -56,6 +64,41 @@ pub fn run(args: EncodeArgs) -> Result<(), String> {
         StreamError::Read(e) => format!("reading {in_name}: {e}"),
         StreamError::Write(e) => format!("writing stdout: {e}"),
     })?;
+    out.finish().map_err(|e| format!("writing stdout: {e}"))
+}
+
+/// `encode` with a SentencePiece model: the whole input, then its ids.
+fn run_sentencepiece(args: &EncodeArgs, tables: &picobpe::SpTables<'_>) -> Result<(), String> {
+    if args.ordinary {
+        return Err("--ordinary applies to byte-level BPE models only".to_owned());
+    }
+    let in_name = input::name(args.file.as_ref());
+    let mut text = Vec::new();
+    input::open(args.file.as_deref())?
+        .read_to_end(&mut text)
+        .map_err(|e| format!("reading {in_name}: {e}"))?;
+    let tokenizer = SpTokenizer::new(tables);
+    let stdout = io::stdout();
+    let mut out = IdWriter::new(stdout.lock());
+    let mut ids = vec![0u32; IDS];
+    let mut from = 0;
+    loop {
+        match tokenizer.encode_from(&text, from, &mut ids) {
+            Ok(n) => {
+                out.write(&ids[..n])
+                    .map_err(|e| format!("writing stdout: {e}"))?;
+                break;
+            }
+            Err(EncodeError::OutputFull { consumed, written }) => {
+                out.write(&ids[..written])
+                    .map_err(|e| format!("writing stdout: {e}"))?;
+                from = consumed;
+            }
+            Err(EncodeError::PieceTooLong { needed, .. }) => {
+                ids.resize(needed.max(2 * ids.len()), 0);
+            }
+        }
+    }
     out.finish().map_err(|e| format!("writing stdout: {e}"))
 }
 

@@ -1,16 +1,25 @@
-//! `host-trainer import`: tiktoken rank file, or HF vocab.json + merges.txt → `.model`.
+//! `host-trainer import`: tiktoken rank file, HF vocab.json + merges.txt, SentencePiece
+//! `tokenizer.model`, or a SentencePiece-style HF `tokenizer.json` → `.model`.
 
 use std::path::PathBuf;
 
 use clap::Args;
-use picobpe_model::{import, Model, PatternKind};
+use picobpe_model::sentencepiece::{self, SpKind};
+use picobpe_model::{import, Model, PatternKind, SpModel};
 
 /// Arguments of `import`.
 #[derive(Args)]
 pub struct ImportArgs {
     /// tiktoken rank file (`<base64> <rank>` lines).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["vocab", "merges"], required_unless_present = "vocab", requires = "pattern")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["vocab", "merges"], required_unless_present_any = ["vocab", "sentencepiece", "tokenizer_json"], requires = "pattern")]
     tiktoken: Option<PathBuf>,
+    /// SentencePiece BPE `tokenizer.model` (Llama 2, TinyLlama, llama2.c).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["tiktoken", "vocab", "merges", "tokenizer_json", "pattern", "specials"])]
+    sentencepiece: Option<PathBuf>,
+    /// Hugging Face `tokenizer.json` of a SentencePiece-style BPE model (`▁` pieces, byte
+    /// fallback).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["tiktoken", "vocab", "merges", "pattern", "specials"])]
+    tokenizer_json: Option<PathBuf>,
     /// HF vocab.json (GPT-2 byte-level spelling).
     #[arg(long, value_name = "FILE", requires = "merges")]
     vocab: Option<PathBuf>,
@@ -33,6 +42,19 @@ pub struct ImportArgs {
 /// Run `import`.
 pub fn run(args: ImportArgs) -> Result<(), String> {
     let read = |path: &PathBuf| std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()));
+    let sp = match (&args.sentencepiece, &args.tokenizer_json) {
+        (Some(path), _) => Some((path, sentencepiece::import_model_proto(&read(path)?))),
+        (_, Some(path)) => Some((path, sentencepiece::import_tokenizer_json(&read(path)?))),
+        _ => None,
+    };
+    if let Some((path, model)) = sp {
+        let model = model.map_err(|e| format!("{}: {e}", path.display()))?;
+        model
+            .write(&args.out)
+            .map_err(|e| format!("{}: {e}", args.out.display()))?;
+        println!("{}", sp_summary(&args.out, &model));
+        return Ok(());
+    }
     let model = if let Some(rank_file) = &args.tiktoken {
         let pattern = args.pattern.unwrap_or(PatternKind::Gpt2);
         let specials = args
@@ -82,5 +104,19 @@ fn summary(path: &std::path::Path, model: &Model) -> String {
         } else {
             "pair (merges list)"
         }
+    )
+}
+
+/// One line describing a written SentencePiece model.
+fn sp_summary(path: &std::path::Path, model: &SpModel) -> String {
+    let count = |kind| model.pieces.iter().filter(|p| p.kind == kind).count();
+    format!(
+        "wrote {}: SentencePiece BPE, {} ids ({} byte pieces, {} control, {} user-defined), byte fallback {}",
+        path.display(),
+        model.n_ids(),
+        count(SpKind::Byte),
+        count(SpKind::Control),
+        count(SpKind::UserDefined),
+        if model.byte_fallback { "on" } else { "off" },
     )
 }

@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use picobpe_model::{Model, PieceTable, TableData};
+use picobpe_model::sentencepiece::SpKind;
+use picobpe_model::{AnyModel, PieceTable, SpModel, SpTableData, TableData};
 
 /// Arguments of `inspect`.
 #[derive(Args)]
@@ -16,10 +17,13 @@ pub struct InspectArgs {
 /// Run `inspect`.
 pub fn run(args: InspectArgs) -> Result<(), String> {
     let path = &args.model;
-    let model = Model::read(path).map_err(|e| match e {
+    let model = match AnyModel::read(path).map_err(|e| match e {
         picobpe_model::ModelError::Io { .. } => e.to_string(),
         _ => format!("{}: {e}", path.display()),
-    })?;
+    })? {
+        AnyModel::BytePair(model) => model,
+        AnyModel::SentencePiece(model) => return inspect_sentencepiece(path, &model),
+    };
     let ordinary = model.n_ordinary();
     let unused = model.n_ids() - ordinary - model.specials.len();
     println!("model:        {}", path.display());
@@ -66,5 +70,51 @@ pub fn run(args: InspectArgs) -> Result<(), String> {
             );
         }
     }
+    Ok(())
+}
+
+/// `inspect` of a SentencePiece model.
+fn inspect_sentencepiece(path: &std::path::Path, model: &SpModel) -> Result<(), String> {
+    let count = |kind| model.pieces.iter().filter(|p| p.kind == kind).count();
+    println!("model:        {}", path.display());
+    println!("kind:         SentencePiece BPE");
+    println!(
+        "ids:          {} ({} normal, {} byte, {} control, {} user-defined, 1 unknown)",
+        model.n_ids(),
+        count(SpKind::Normal),
+        count(SpKind::Byte),
+        count(SpKind::Control),
+        count(SpKind::UserDefined)
+    );
+    println!(
+        "normalizer:   add_dummy_prefix {}, remove_extra_whitespaces {}, sections {:?}",
+        model.add_dummy_prefix, model.remove_extra_whitespaces, model.sections
+    );
+    println!(
+        "byte fallback: {}",
+        if model.byte_fallback {
+            "on"
+        } else {
+            "off (<unk>)"
+        }
+    );
+    for (id, p) in model.pieces.iter().enumerate() {
+        if matches!(
+            p.kind,
+            SpKind::Control | SpKind::Unknown | SpKind::UserDefined
+        ) {
+            println!("symbol:       {id} {:?} ({:?})", p.piece, p.kind);
+        }
+    }
+    let data = SpTableData::new(model).map_err(|e| e.to_string())?;
+    println!(
+        "words:        {}",
+        if data.split_words {
+            "encoded one at a time (no piece crosses a word start)"
+        } else {
+            "the whole text is one word"
+        }
+    );
+    println!("table bytes (32-bit target), as baked:\n{}", data.sizes());
     Ok(())
 }

@@ -196,10 +196,10 @@ fn damaged_models_are_rejected_with_the_reason() {
             "newer",
             {
                 let mut b = good.clone();
-                b[8] = 2;
+                b[8] = 3;
                 b
             },
-            "format version 2 is not supported",
+            "format version 3 is not supported",
         ),
         (
             "json",

@@ -46,6 +46,15 @@ pub enum ModelError {
         /// Payload length in bytes.
         len: u64,
     },
+    /// The file holds a model of another kind than the caller reads.
+    WrongKind {
+        /// The kind in the file.
+        found: &'static str,
+        /// The kind the caller reads.
+        expected: &'static str,
+    },
+    /// A SentencePiece model decoded but breaks an invariant.
+    InvalidSentencePiece(crate::sentencepiece::InvalidSpModel),
     /// Reading or writing the file failed.
     Io {
         /// The file.
@@ -61,7 +70,7 @@ impl fmt::Display for ModelError {
             ModelError::BadMagic => f.write_str("not a picobpe model file (bad magic bytes)"),
             ModelError::UnsupportedVersion { found, supported } => write!(
                 f,
-                "model file format version {found} is not supported (this build reads version {supported})"
+                "model file format version {found} is not supported (this build reads versions 1 to {supported})"
             ),
             ModelError::Truncated { needed, have } => write!(
                 f,
@@ -80,6 +89,10 @@ impl fmt::Display for ModelError {
             ModelError::PayloadTooLarge { len } => {
                 write!(f, "model payload of {len} bytes exceeds the format's 4 GiB limit")
             }
+            ModelError::WrongKind { found, expected } => {
+                write!(f, "the file holds a {found} model, not a {expected} model")
+            }
+            ModelError::InvalidSentencePiece(err) => write!(f, "invalid SentencePiece model: {err}"),
             ModelError::Io { path, source } => write!(f, "{}: {source}", path.display()),
         }
     }
@@ -90,9 +103,16 @@ impl std::error::Error for ModelError {
         match self {
             ModelError::Decode(err) | ModelError::Encode(err) => Some(err),
             ModelError::Invalid(err) => Some(err),
+            ModelError::InvalidSentencePiece(err) => Some(err),
             ModelError::Io { source, .. } => Some(source),
             _ => None,
         }
+    }
+}
+
+impl From<crate::sentencepiece::InvalidSpModel> for ModelError {
+    fn from(err: crate::sentencepiece::InvalidSpModel) -> Self {
+        ModelError::InvalidSentencePiece(err)
     }
 }
 

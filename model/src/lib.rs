@@ -5,6 +5,8 @@
 //! - [`import`]: build a model from a tiktoken rank file or HF `vocab.json` + `merges.txt`.
 //! - [`TableData`]: the flat tables the core runs on; baked by `picobpe-build`, or turned into
 //!   live [`picobpe::Tables`] on the host by [`TableData::to_tables`].
+//! - [`SpModel`], [`SpTableData`]: SentencePiece BPE models (Llama 2 family), imported from a
+//!   `tokenizer.model` or `tokenizer.json` ([`sentencepiece`]).
 //! - [`CacheMemory`]: a piece cache's lines on huge pages, for `encode_cached` on the host.
 #![deny(missing_docs)]
 
@@ -16,13 +18,16 @@ pub mod format;
 pub mod import;
 mod model;
 mod pattern;
+pub mod sentencepiece;
 mod tables;
 mod trie;
 
 pub use cache_memory::CacheMemory;
 pub use error::{InvalidModel, ModelError};
+pub use format::AnyModel;
 pub use model::Model;
 pub use pattern::{PatternKind, UnknownPattern};
+pub use sentencepiece::{SpModel, SpTableData};
 pub use tables::{IndexData, PieceTable, TableData, TableSizes};
 pub use trie::TrieData;
 
@@ -33,5 +38,14 @@ pub fn load_tables(
 ) -> Result<(Model, &'static picobpe::Tables<'static>), ModelError> {
     let model = Model::read(path)?;
     let tables = TableData::new(&model, pieces)?.to_tables();
+    Ok((model, tables))
+}
+
+/// Read a SentencePiece model file and build live tables for it.
+pub fn load_sp_tables(
+    path: impl AsRef<std::path::Path>,
+) -> Result<(SpModel, &'static picobpe::SpTables<'static>), ModelError> {
+    let model = SpModel::read(path)?;
+    let tables = SpTableData::new(&model)?.to_tables();
     Ok((model, tables))
 }

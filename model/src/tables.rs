@@ -50,7 +50,7 @@ impl IndexData {
 
 /// Build a PtrHash index over `items` and return it with the item order by slot
 /// (`order[slot]` = index into `items`).
-fn ptr_index<T>(items: &[T], hash: impl Fn(&T, u64) -> u64) -> (IndexData, Vec<usize>) {
+pub(crate) fn ptr_index<T>(items: &[T], hash: impl Fn(&T, u64) -> u64) -> (IndexData, Vec<usize>) {
     let state = phf_generator::ptrhash::generate_hash_with_hash_fn(items, |t, seed| hash(t, *seed));
     let index = IndexData {
         seed: state.seed,

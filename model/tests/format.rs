@@ -1,6 +1,6 @@
 //! Model file format: round trip, and a distinct error for each kind of damage.
 
-use picobpe_model::format::{HEADER_LEN, MAGIC, VERSION};
+use picobpe_model::format::{BPE_VERSION, HEADER_LEN, MAGIC};
 use picobpe_model::{InvalidModel, Model, ModelError, PatternKind};
 
 /// Bytes 0..=255 as ids 0..=255, then "ab" (256), "abc" (257), special "<|end|>" (258).
@@ -21,7 +21,7 @@ fn small_model() -> Model {
 /// A file around `payload` with a correct header, bypassing validation.
 fn file_with_payload(payload: &[u8]) -> Vec<u8> {
     let mut out = MAGIC.to_vec();
-    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&BPE_VERSION.to_le_bytes());
     out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
     out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
     out.extend_from_slice(payload);
@@ -132,21 +132,21 @@ fn wrong_magic_and_versions() {
         Err(ModelError::BadMagic)
     ));
 
-    for version in [0u16, 2, 0xFFFF] {
+    for version in [0u16, 3, 0xFFFF] {
         let mut newer = bytes.clone();
         newer[8..10].copy_from_slice(&version.to_le_bytes());
         match Model::from_bytes(&newer) {
             Err(
                 err @ ModelError::UnsupportedVersion {
                     found,
-                    supported: 1,
+                    supported: 2,
                 },
             ) => {
                 assert_eq!(found, version);
                 assert_eq!(
                     err.to_string(),
                     format!(
-                        "model file format version {version} is not supported (this build reads version 1)"
+                        "model file format version {version} is not supported (this build reads versions 1 to 2)"
                     )
                 );
             }

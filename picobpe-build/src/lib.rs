@@ -14,8 +14,10 @@
 //! let tokenizer = picobpe::Tokenizer::new(&baked::TABLES);
 //! ```
 //!
-//! The generated file defines `pub static TABLES: ::picobpe::Tables<'static>` plus private
-//! statics it points at; it needs only the `picobpe` crate. Include it in a module of its own.
+//! The generated file defines `pub static TABLES: ::picobpe::Tables<'static>` for a
+//! byte-level BPE model, or `pub static TABLES: ::picobpe::SpTables<'static>` for a
+//! SentencePiece BPE model (use it with `picobpe::SpTokenizer`), plus private statics it
+//! points at; it needs only the `picobpe` crate. Include it in a module of its own.
 //! The perfect-hash indexes (merges, whole pieces) are PtrHash tables computed by
 //! `picobpe-model` with `phf_generator` and printed as plain arrays (pilots, remap, keys, ids);
 //! token bytes are written next to the source and pulled in with `include_bytes!` (fast to
@@ -40,9 +42,10 @@ mod codegen;
 use core::fmt;
 use std::path::{Path, PathBuf};
 
-use picobpe_model::{Model, ModelError, TableData, TableSizes};
+use picobpe_model::sentencepiece::SpTableSizes;
+use picobpe_model::{AnyModel, ModelError, SpTableData, TableData, TableSizes};
 
-pub use codegen::generate;
+pub use codegen::{generate, generate_sp};
 pub use picobpe_model::PieceTable;
 
 /// Environment variable that makes the bake print table sizes as cargo warnings.
@@ -73,7 +76,35 @@ pub struct Baked {
     /// The token bytes file it includes.
     pub token_bytes: PathBuf,
     /// Flash bytes per table on a 32-bit target.
-    pub sizes: TableSizes,
+    pub sizes: BakedSizes,
+}
+
+/// Flash bytes per table of a bake, by model kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BakedSizes {
+    /// A byte-level BPE model's tables.
+    BytePair(TableSizes),
+    /// A SentencePiece BPE model's tables.
+    SentencePiece(SpTableSizes),
+}
+
+impl BakedSizes {
+    /// Sum of all tables.
+    pub fn total(&self) -> usize {
+        match self {
+            BakedSizes::BytePair(s) => s.total(),
+            BakedSizes::SentencePiece(s) => s.total(),
+        }
+    }
+}
+
+impl fmt::Display for BakedSizes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BakedSizes::BytePair(s) => s.fmt(f),
+            BakedSizes::SentencePiece(s) => s.fmt(f),
+        }
+    }
 }
 
 impl Bake {
@@ -146,18 +177,10 @@ impl Bake {
                 .map(PathBuf::from)
                 .ok_or(BakeError::NoOutDir)?,
         };
-        let model = Model::read(&self.model).map_err(|e| BakeError::Model {
+        let model = AnyModel::read(&self.model).map_err(|e| BakeError::Model {
             path: self.model.clone(),
             source: e,
         })?;
-        let mut data = TableData::for_bake(&model, self.pieces).map_err(|e| BakeError::Model {
-            path: self.model.clone(),
-            source: ModelError::Invalid(e),
-        })?;
-        if !self.piece_keys {
-            data = data.without_piece_keys();
-        }
-
         let token_bytes = out_dir.join(format!("{}.token_bytes.bin", self.module_name));
         let source_path = out_dir.join(format!("{}.rs", self.module_name));
         let write = |path: &Path, bytes: &[u8]| {
@@ -166,11 +189,37 @@ impl Bake {
                 source,
             })
         };
-        write(&token_bytes, &data.token_bytes)?;
-        let source = generate(&data, &self.model.display().to_string(), &token_bytes);
-        write(&source_path, source.as_bytes())?;
-
-        let sizes = data.sizes();
+        let name = self.model.display().to_string();
+        let sizes = match model {
+            AnyModel::BytePair(model) => {
+                let mut data =
+                    TableData::for_bake(&model, self.pieces).map_err(|e| BakeError::Model {
+                        path: self.model.clone(),
+                        source: ModelError::Invalid(e),
+                    })?;
+                if !self.piece_keys {
+                    data = data.without_piece_keys();
+                }
+                write(&token_bytes, &data.token_bytes)?;
+                write(
+                    &source_path,
+                    generate(&data, &name, &token_bytes).as_bytes(),
+                )?;
+                BakedSizes::BytePair(data.sizes())
+            }
+            AnyModel::SentencePiece(model) => {
+                let data = SpTableData::new(&model).map_err(|e| BakeError::Model {
+                    path: self.model.clone(),
+                    source: ModelError::InvalidSentencePiece(e),
+                })?;
+                write(&token_bytes, &data.token_bytes)?;
+                write(
+                    &source_path,
+                    generate_sp(&data, &name, &token_bytes).as_bytes(),
+                )?;
+                BakedSizes::SentencePiece(data.sizes())
+            }
+        };
         let verbose = std::env::var_os(VERBOSE_ENV).is_some_and(|v| !v.is_empty());
         if self.cargo && verbose {
             println!(

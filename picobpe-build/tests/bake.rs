@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use picobpe::{Specials, Tokenizer};
-use picobpe_build::{Bake, BakeError, PieceTable};
+use picobpe_build::{Bake, BakeError, BakedSizes, PieceTable};
 use picobpe_model::{Model, ModelError, PatternKind, TableData};
 
 /// A fresh, empty temporary directory for one test.
@@ -87,8 +87,11 @@ fn generated_source_defines_the_tables() {
     let data = TableData::new(&m, PieceTable::Full).unwrap();
     assert_eq!(std::fs::read(&baked.token_bytes).unwrap(), data.token_bytes);
     // Baked without the whole-piece keys by default: 8 bytes less per entry.
-    assert_eq!(baked.sizes.pieces + 8 * 262, data.sizes().pieces);
-    assert_eq!(baked.sizes, data.clone().without_piece_keys().sizes());
+    let BakedSizes::BytePair(sizes) = baked.sizes else {
+        panic!("a byte-level model bakes byte-level tables");
+    };
+    assert_eq!(sizes.pieces + 8 * 262, data.sizes().pieces);
+    assert_eq!(sizes, data.clone().without_piece_keys().sizes());
 
     let keyed = Bake::new(dir.join("test.model"))
         .piece_keys(true)
@@ -97,7 +100,7 @@ fn generated_source_defines_the_tables() {
         .cargo_directives(false)
         .run()
         .unwrap();
-    assert_eq!(keyed.sizes, data.sizes());
+    assert_eq!(keyed.sizes, BakedSizes::BytePair(data.sizes()));
     let source = std::fs::read_to_string(&keyed.source).unwrap();
     assert!(source.contains("static PICOBPE_PIECE_KEYS: [u64; 262] = ["));
     // Pair semantics: "abc" is unreachable ("ab" merges first), so it is not a whole piece.
@@ -212,7 +215,12 @@ fn compile_baked(dir: &Path, source: &Path) -> PathBuf {
         ),
     )
     .unwrap();
-    let exe = dir.join("baked-encode");
+    compile(dir, &main, "baked-encode")
+}
+
+/// Compile the program `main` against the `picobpe` rlib next to this test into `dir/name`.
+fn compile(dir: &Path, main: &Path, name: &str) -> PathBuf {
+    let exe = dir.join(name);
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
     let (deps, rlibs) = picobpe_rlibs();
     assert!(
@@ -223,9 +231,9 @@ fn compile_baked(dir: &Path, source: &Path) -> PathBuf {
     let mut errors = String::new();
     for rlib in &rlibs {
         let output = Command::new(&rustc)
-            .args(["--edition", "2021", "--crate-type", "bin", "-o"])
+            .args(["--edition", "2021", "-O", "--crate-type", "bin", "-o"])
             .arg(&exe)
-            .arg(&main)
+            .arg(main)
             .arg("--extern")
             .arg(format!("picobpe={}", rlib.display()))
             .arg("-L")
@@ -274,4 +282,79 @@ fn baked_tables_compile_and_encode_like_host_tables() {
         assert_eq!(run(&exe, input), expected, "{name}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
+}
+
+/// Bake the committed SentencePiece models, compile a program over the baked tables, and check
+/// its ids against the `sentencepiece` library's reference vectors (edge cases, the CS336
+/// fixtures, invalid UTF-8): the baked tables give the reference's ids, not just the host
+/// tables' ids.
+#[test]
+fn baked_sentencepiece_tables_match_sentencepiece() {
+    use picobpe_tests::sp;
+    for name in ["sp512", "sp4096", "sp4096-unk"] {
+        let dir = temp_dir(&format!("sp-{name}"));
+        let model_path = dir.join(format!("{name}.model"));
+        sp::model(name, sp::SpSource::ModelProto)
+            .write(&model_path)
+            .unwrap();
+        let baked = Bake::new(&model_path)
+            .out_dir(&dir)
+            .cargo_directives(false)
+            .run()
+            .unwrap();
+        assert!(matches!(baked.sizes, BakedSizes::SentencePiece(_)));
+        let exe = compile_baked_sp(&dir, &baked.source);
+        let mut cases = Vec::new();
+        for set in ["sp_edge", "fixtures", "invalid_utf8"] {
+            cases.extend(sp::load(name, set));
+        }
+        // Records: u32 little-endian length, then the bytes; one line of ids out per record.
+        let mut input = Vec::new();
+        for case in &cases {
+            input.extend_from_slice(&(case.input.len() as u32).to_le_bytes());
+            input.extend_from_slice(&case.input);
+        }
+        let output = run(&exe, &input);
+        let lines: Vec<&str> = output.lines().collect();
+        assert_eq!(lines.len(), cases.len(), "{name}");
+        for (case, line) in cases.iter().zip(lines) {
+            let got: Vec<u32> = line
+                .split_whitespace()
+                .map(|s| s.parse().unwrap())
+                .collect();
+            assert_eq!(got, case.ids, "{name}: {}", case.name);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// Compile `source` (defining SentencePiece `TABLES`) into a program that encodes
+/// length-prefixed records from stdin, one line of ids per record.
+fn compile_baked_sp(dir: &Path, source: &Path) -> PathBuf {
+    let main = dir.join("main.rs");
+    std::fs::write(
+        &main,
+        format!(
+            "mod baked {{ include!({:?}); }}\n\
+             use std::io::Read;\n\
+             fn main() {{\n\
+                 let mut input = Vec::new();\n\
+                 std::io::stdin().read_to_end(&mut input).unwrap();\n\
+                 let t = picobpe::SpTokenizer::new(&baked::TABLES);\n\
+                 let mut rest = &input[..];\n\
+                 while rest.len() >= 4 {{\n\
+                     let len = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;\n\
+                     let text = &rest[4..4 + len];\n\
+                     rest = &rest[4 + len..];\n\
+                     let mut out = vec![0u32; 8 * text.len() + 64];\n\
+                     let n = t.encode(text, &mut out).unwrap();\n\
+                     let ids: Vec<String> = out[..n].iter().map(|i| i.to_string()).collect();\n\
+                     println!(\"{{}}\", ids.join(\" \"));\n\
+                 }}\n\
+             }}\n",
+            source.display().to_string()
+        ),
+    )
+    .unwrap();
+    compile(dir, &main, "baked-sp-encode")
 }

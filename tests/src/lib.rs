@@ -10,6 +10,8 @@
 //! - [`check`]: the conformance checks (one-shot, resumed, streamed, decoded) and a failure
 //!   collector that prints the input, the first differing position and the ids around it.
 
+pub mod sp;
+
 pub mod paths {
     //! Fixture locations.
     use std::path::PathBuf;

@@ -1,0 +1,202 @@
+//! The SentencePiece decoder: ids to text, as SentencePiece's `DecodeIds` renders it.
+//!
+//! - A normal or user-defined piece is its text with `▁` turned into a space; the first one
+//!   loses one leading `▁` (the dummy prefix) while nothing has been written yet or the
+//!   piece before it gave up such a `▁` (with `remove_extra_whitespaces`, every leading `▁`
+//!   goes while nothing has been written).
+//! - A control piece (`<s>`, `</s>`) is nothing; the unknown piece is the unknown surface.
+//! - A run of byte pieces is its bytes, where each byte that is not part of well-formed UTF-8
+//!   becomes U+FFFD.
+//!
+//! A run of byte pieces is written whole or not at all, so [`DecodeError::OutputFull`] stops
+//! before a run or a piece; [`SpTokenizer::decode_from`] resumes there.
+
+use super::encode::SpTokenizer;
+use super::normalize::{char_at, Char, REPLACEMENT, SPACE_MARK};
+use super::tables::{PieceKind, SpTables};
+use crate::error::DecodeError;
+
+/// What decides whether the next piece loses its leading `▁` (SentencePiece's `is_bos_ws`).
+#[derive(Clone, Copy)]
+struct State {
+    /// Still at the start: nothing written yet, and no piece gave up a leading `▁`. Once
+    /// false, it stays false.
+    bos: bool,
+    /// Something has been written.
+    wrote: bool,
+    /// The last non-byte piece gave up a leading `▁`.
+    gave_up_mark: bool,
+}
+
+impl<'t> SpTokenizer<'t> {
+    /// Decode `ids` into `out`, returning the number of bytes written: the UTF-8 of
+    /// SentencePiece's `DecodeIds`.
+    pub fn decode(&self, ids: &[u32], out: &mut [u8]) -> Result<usize, DecodeError> {
+        self.decode_from(ids, 0, out)
+    }
+
+    /// Decode `ids[from..]`, where `from` is 0 or a `consumed` count returned by an earlier
+    /// call on the same ids (the ids before it decide whether a leading `▁` is dropped).
+    /// Positions in errors are indexes into `ids`.
+    pub fn decode_from(
+        &self,
+        ids: &[u32],
+        from: usize,
+        out: &mut [u8],
+    ) -> Result<usize, DecodeError> {
+        let t = self.tables();
+        let mut state = State {
+            bos: true,
+            wrote: false,
+            gave_up_mark: false,
+        };
+        let mut written = 0usize;
+        let mut i = 0usize;
+        while i < ids.len() {
+            let emit = i >= from;
+            let id = ids.get(i).copied().unwrap_or(0);
+            let kind = t.kind(id);
+            let Some(piece) = t.piece_bytes(id).filter(|_| kind.is_some()) else {
+                return Err(DecodeError::UnknownId {
+                    position: i,
+                    id,
+                    written,
+                });
+            };
+            if kind == Some(PieceKind::Byte) {
+                // One character of a run of byte pieces (the run is read greedily from its
+                // start, so resuming at any character boundary reads it the same way).
+                let (bytes, len) = byte_char(t, ids, i);
+                if emit {
+                    let dst = out.get_mut(written..).unwrap_or(&mut []);
+                    match write_raw(bytes.get(..len.1).unwrap_or(&[]), dst) {
+                        Some(n) => written += n,
+                        None => {
+                            return Err(DecodeError::OutputFull {
+                                consumed: i,
+                                written,
+                            })
+                        }
+                    }
+                }
+                state.wrote = true;
+                i += len.0;
+                continue;
+            }
+            if state.gave_up_mark || state.wrote {
+                state.bos = false;
+            }
+            let (text, skip, gave_up) = piece_surface(t, kind, piece, state.bos);
+            if emit {
+                let dst = out.get_mut(written..).unwrap_or(&mut []);
+                let wrote = if kind == Some(PieceKind::Unknown) {
+                    write_raw(text, dst)
+                } else {
+                    write_surface(text, skip, dst)
+                };
+                match wrote {
+                    Some(n) => written += n,
+                    None => {
+                        return Err(DecodeError::OutputFull {
+                            consumed: i,
+                            written,
+                        })
+                    }
+                }
+            }
+            state.wrote |= text.len() > skip;
+            state.gave_up_mark = gave_up;
+            i += 1;
+        }
+        Ok(written)
+    }
+}
+
+/// A non-byte piece's text, how many of its leading bytes are dropped, and whether it gave up
+/// a leading `▁` (which ends the dummy-prefix window).
+fn piece_surface<'a>(
+    t: &SpTables<'a>,
+    kind: Option<PieceKind>,
+    piece: &'a [u8],
+    bos: bool,
+) -> (&'a [u8], usize, bool) {
+    match kind {
+        Some(PieceKind::Control) => (&[], 0, false),
+        Some(PieceKind::Unknown) => (t.unk_surface, 0, false),
+        _ => {
+            let strips = bos
+                && (t.add_dummy_prefix || t.remove_extra_whitespaces)
+                && piece.starts_with(&SPACE_MARK);
+            let skip = if strips { SPACE_MARK.len() } else { 0 };
+            (piece, skip, strips && !t.remove_extra_whitespaces)
+        }
+    }
+}
+
+/// Write `bytes` as they are; `None` when they do not fit.
+fn write_raw(bytes: &[u8], out: &mut [u8]) -> Option<usize> {
+    let dst = out.get_mut(..bytes.len())?;
+    for (d, s) in dst.iter_mut().zip(bytes) {
+        *d = *s;
+    }
+    Some(bytes.len())
+}
+
+/// Write a piece's `text[skip..]` with `▁` as a space; `None` when it does not fit.
+fn write_surface(text: &[u8], skip: usize, out: &mut [u8]) -> Option<usize> {
+    let mut w = 0usize;
+    let mut pos = skip;
+    while pos < text.len() {
+        if text.get(pos..pos + 3) == Some(&SPACE_MARK[..]) {
+            *out.get_mut(w)? = b' ';
+            w += 1;
+            pos += 3;
+        } else {
+            *out.get_mut(w)? = *text.get(pos)?;
+            w += 1;
+            pos += 1;
+        }
+    }
+    Some(w)
+}
+
+/// The text of the character that starts at the byte piece `ids[i]`, read from up to four
+/// byte pieces: its bytes when they are well-formed UTF-8, else U+FFFD for the one byte; with
+/// (ids used, bytes of text).
+fn byte_char(t: &SpTables<'_>, ids: &[u32], i: usize) -> ([u8; 4], (usize, usize)) {
+    // Past the run the window holds 0xFF, which no character continues with, so a character
+    // cut off by the end of the run reads as malformed.
+    let mut window = [0xFFu8; 4];
+    for (o, d) in window.iter_mut().enumerate() {
+        match ids.get(i + o) {
+            Some(&id) if t.kind(id) == Some(PieceKind::Byte) => {
+                *d = piece_byte(t, id).unwrap_or(0xFF);
+            }
+            _ => break,
+        }
+    }
+    match char_at(&window, 0) {
+        (Char::Invalid, _) => {
+            let [a, b, c] = REPLACEMENT;
+            ([a, b, c, 0], (1, 3))
+        }
+        (_, len) => (window, (len, len)),
+    }
+}
+
+/// The byte a `<0xHH>` piece stands for.
+fn piece_byte(t: &SpTables<'_>, id: u32) -> Option<u8> {
+    match t.piece_bytes(id)? {
+        [b'<', b'0', b'x', hi, lo, b'>'] => Some(hex(*hi)? << 4 | hex(*lo)?),
+        _ => None,
+    }
+}
+
+fn hex(d: u8) -> Option<u8> {
+    match d {
+        b'0'..=b'9' => Some(d - b'0'),
+        b'A'..=b'F' => Some(d - b'A' + 10),
+        b'a'..=b'f' => Some(d - b'a' + 10),
+        _ => None,
+    }
+}

@@ -1,0 +1,25 @@
+//! SentencePiece BPE with byte fallback: the tokenizers of Llama 2, TinyLlama and llama2.c's
+//! models, exact to the `sentencepiece` library.
+//!
+//! Same contract as the byte-level encoder: no heap, no panic, every buffer the caller's, a
+//! full output buffer is [`crate::EncodeError::OutputFull`] at a word boundary, and resuming
+//! gives the ids of a one-shot call.
+//!
+//! - [`SpTables`]: the pieces, their scores (as integer priorities) and kinds, the byte
+//!   pieces and the normalizer flags; baked by `picobpe-build` or built on the host by
+//!   `picobpe-model` from a `tokenizer.model` or `tokenizer.json`.
+//! - [`SpTokenizer`]: encode (SentencePiece's `EncodeAsIds`) and decode (`DecodeIds`).
+//!
+//! Supported: the `identity` normalizer (spaces to `▁`, `add_dummy_prefix`,
+//! `remove_extra_whitespaces`), user-defined and control symbols, byte fallback or `<unk>`.
+//! Not supported (refused when a model is imported): NFKC and other character maps, pieces of
+//! kind `UNUSED`, whitespace as a suffix, mergeable pieces longer than [`MAX_PIECE_BYTES`].
+
+mod decode;
+mod encode;
+mod normalize;
+mod tables;
+
+pub use encode::SpTokenizer;
+pub use normalize::{REPLACEMENT, SPACE_MARK};
+pub use tables::{score_priority, PieceKind, Sections, SpTables, MAX_PIECE_BYTES};

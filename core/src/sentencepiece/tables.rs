@@ -1,0 +1,204 @@
+//! [`SpTables`]: the read-only tables of a SentencePiece BPE model.
+//!
+//! Layout invariants (checked by `picobpe-model` when it builds or bakes the tables, relied on
+//! here without panicking):
+//! - `token_offsets.len() == n_ids + 1`, non-decreasing, last entry `== token_bytes.len()`;
+//!   every id has non-empty bytes: its piece as SentencePiece stores it (`▁`, U+2581, for a
+//!   space).
+//! - `kinds` and `priorities` have one entry per id; `pieces` indexes every piece of every
+//!   kind (piece strings are unique).
+//! - every [`PieceKind::Normal`] and [`PieceKind::UserDefined`] piece is at most
+//!   [`MAX_PIECE_BYTES`] long, and has a non-zero priority.
+//! - `byte_ids` is empty (no byte fallback) or has 256 entries, the ids of `<0x00>`..`<0xFF>`.
+//! - every user-defined symbol is non-empty and holds no space, no `▁` and no U+FFFD.
+
+use crate::hash;
+use crate::tables::PieceMap;
+
+/// Longest piece, in bytes, that merging may produce: pair candidates are assembled in a stack
+/// buffer of this size. SentencePiece's trainer caps pieces at 16 characters by default (at
+/// most 64 bytes); models with longer mergeable pieces are refused when they are imported.
+pub const MAX_PIECE_BYTES: usize = 128;
+
+/// What a piece is, as SentencePiece's `ModelProto.SentencePiece.Type` says (same numbers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum PieceKind {
+    /// An ordinary piece: produced by merging, decoded with `▁` turned into a space.
+    Normal = 1,
+    /// The unknown piece (`<unk>`): emitted for a symbol not in the vocabulary when the model
+    /// has no byte fallback; decoded as the model's unknown surface (` ⁇ `).
+    Unknown = 2,
+    /// A control symbol (`<s>`, `</s>`, ...): never produced from text, decoded as nothing.
+    Control = 3,
+    /// A user-defined symbol: matched verbatim in the text before merging, never split.
+    UserDefined = 4,
+    /// A byte piece `<0xHH>`: byte fallback for symbols not in the vocabulary.
+    Byte = 6,
+}
+
+impl PieceKind {
+    /// The kind with SentencePiece's type number `n` (`Unused`, 5, is not supported).
+    pub const fn from_u8(n: u8) -> Option<PieceKind> {
+        Some(match n {
+            1 => PieceKind::Normal,
+            2 => PieceKind::Unknown,
+            3 => PieceKind::Control,
+            4 => PieceKind::UserDefined,
+            6 => PieceKind::Byte,
+            _ => return None,
+        })
+    }
+}
+
+/// The merge priority of a score: an integer whose order is the order of the `f32` scores
+/// (higher merges first), so the target compares integers, not floats. `-0.0` counts as
+/// `0.0`; NaN has no priority (0), and every other score, infinities included, gets a
+/// priority of at least 1.
+pub const fn score_priority(score: f32) -> u32 {
+    let bits = if score == 0.0 { 0 } else { score.to_bits() };
+    if score.is_nan() {
+        return 0;
+    }
+    if bits >> 31 == 1 {
+        !bits
+    } else {
+        bits | 1 << 31
+    }
+}
+
+/// Where user-defined symbols are matched and where the dummy prefix goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sections {
+    /// As `sentencepiece` does: the whole text is normalized (one `▁` before it), and
+    /// user-defined symbols are matched among its characters.
+    Inline,
+    /// As Hugging Face `tokenizers` does with added tokens and a `Prepend("▁")` normalizer:
+    /// the text is cut at user-defined symbols first, and each non-empty piece of text
+    /// between them is normalized on its own, with a `▁` before it.
+    EveryPiecePrefixed,
+    /// As `tokenizers` does with added tokens and a `Metaspace` pre-tokenizer whose prepend
+    /// scheme is `first`: cut at user-defined symbols, and only a piece of text at the very
+    /// start gets the `▁` (when `add_dummy_prefix`).
+    FirstPiecePrefixed,
+}
+
+/// Everything a SentencePiece BPE encoder and decoder read. See the module docs for the
+/// invariants.
+#[derive(Clone, Copy, Debug)]
+pub struct SpTables<'a> {
+    /// The pieces of all ids, concatenated in id order (UTF-8, `▁` for a space).
+    pub token_bytes: &'a [u8],
+    /// `token_offsets[id]..token_offsets[id + 1]` is `id`'s range in `token_bytes`.
+    pub token_offsets: &'a [u32],
+    /// [`PieceKind`] of each id, as its `u8` value.
+    pub kinds: &'a [u8],
+    /// [`score_priority`] of each id's score.
+    pub priorities: &'a [u32],
+    /// Every piece by its bytes (a perfect-hash index over [`hash::hash_bytes`]).
+    pub pieces: PieceMap<'a>,
+    /// Empty (no byte fallback), or the ids of the 256 byte pieces by byte value.
+    pub byte_ids: &'a [u32],
+    /// The id of the unknown piece.
+    pub unk_id: u32,
+    /// What the unknown piece decodes to (SentencePiece's `unk_surface`, ` ⁇ ` by default).
+    pub unk_surface: &'a [u8],
+    /// Ids of the user-defined symbols (matched in the text, longest first).
+    pub user_defined: &'a [u32],
+    /// Normalizer: a `▁` is put before the text (`add_dummy_prefix`).
+    pub add_dummy_prefix: bool,
+    /// Normalizer: leading and trailing spaces are dropped and runs of spaces become one
+    /// (`remove_extra_whitespaces`).
+    pub remove_extra_whitespaces: bool,
+    /// Where user-defined symbols are matched and where the dummy prefix goes.
+    pub sections: Sections,
+    /// No mergeable piece holds a character other than `▁` followed by `▁`, so no merge
+    /// crosses the start of a word (a `▁` after another character) and words are encoded one
+    /// at a time. When false, the whole text is one word.
+    pub split_words: bool,
+}
+
+impl<'a> SpTables<'a> {
+    /// Number of ids: valid ids are `0..n_ids()`.
+    #[inline]
+    pub fn n_ids(&self) -> usize {
+        self.token_offsets.len().saturating_sub(1)
+    }
+
+    /// The piece of `id` (UTF-8 bytes, `▁` for a space), or `None` for an id out of range.
+    #[inline]
+    pub fn piece_bytes(&self, id: u32) -> Option<&'a [u8]> {
+        let i = id as usize;
+        let start = *self.token_offsets.get(i)? as usize;
+        let end = *self.token_offsets.get(i.checked_add(1)?)? as usize;
+        match self.token_bytes.get(start..end) {
+            Some(bytes) if !bytes.is_empty() => Some(bytes),
+            _ => None,
+        }
+    }
+
+    /// The kind of `id`, or `None` for an id out of range.
+    #[inline]
+    pub fn kind(&self, id: u32) -> Option<PieceKind> {
+        PieceKind::from_u8(*self.kinds.get(id as usize)?)
+    }
+
+    /// The id whose piece is `piece`, of any kind.
+    #[inline]
+    pub fn piece_id(&self, piece: &[u8]) -> Option<u32> {
+        let hash = hash::hash_bytes(piece, self.pieces.index.seed);
+        let slot = self.pieces.index.slot(hash)?;
+        let id = *self.pieces.ids.get(slot)?;
+        let stored = self.piece_bytes(id)?;
+        (stored.len() == piece.len() && stored.iter().zip(piece).all(|(a, b)| a == b)).then_some(id)
+    }
+
+    /// The merge priority of `piece` when two symbols may merge into it (a normal or
+    /// user-defined piece), else 0.
+    #[inline]
+    pub(crate) fn merge_priority(&self, piece: &[u8]) -> u32 {
+        let Some(id) = self.piece_id(piece) else {
+            return 0;
+        };
+        match self.kind(id) {
+            Some(PieceKind::Normal | PieceKind::UserDefined) => {
+                self.priorities.get(id as usize).copied().unwrap_or(0)
+            }
+            _ => 0,
+        }
+    }
+
+    /// True when unknown symbols fall back to byte pieces.
+    #[inline]
+    pub fn byte_fallback(&self) -> bool {
+        self.byte_ids.len() == 256
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::score_priority;
+
+    #[test]
+    fn priorities_order_like_scores() {
+        let scores = [
+            f32::NEG_INFINITY,
+            -1e30,
+            -2.5,
+            -1.0,
+            -f32::MIN_POSITIVE,
+            0.0,
+            f32::MIN_POSITIVE,
+            1.0,
+            3.5,
+            1e30,
+            f32::INFINITY,
+        ];
+        for w in scores.windows(2) {
+            assert!(score_priority(w[0]) < score_priority(w[1]), "{w:?}");
+        }
+        assert_eq!(score_priority(-0.0), score_priority(0.0));
+        assert_eq!(score_priority(f32::NAN), 0);
+        assert!(score_priority(f32::NEG_INFINITY) > 0);
+    }
+}

@@ -1,0 +1,208 @@
+//! Import a SentencePiece `tokenizer.model` (a serialized `ModelProto`), decoded with `prost`
+//! from message types that mirror the fields of `sentencepiece_model.proto` we read (prost
+//! skips the rest).
+
+use core::fmt;
+
+use super::{SpKind, SpModel, SpPiece, SpSections};
+
+/// `ModelProto` (the fields picobpe reads).
+#[derive(Clone, PartialEq, prost::Message)]
+struct ModelProto {
+    #[prost(message, repeated, tag = "1")]
+    pieces: Vec<PieceProto>,
+    #[prost(message, optional, tag = "2")]
+    trainer_spec: Option<TrainerSpec>,
+    #[prost(message, optional, tag = "3")]
+    normalizer_spec: Option<NormalizerSpec>,
+    #[prost(message, optional, tag = "5")]
+    denormalizer_spec: Option<NormalizerSpec>,
+}
+
+/// `ModelProto.SentencePiece`.
+#[derive(Clone, PartialEq, prost::Message)]
+struct PieceProto {
+    #[prost(string, optional, tag = "1")]
+    piece: Option<String>,
+    #[prost(float, optional, tag = "2")]
+    score: Option<f32>,
+    /// NORMAL = 1, UNKNOWN = 2, CONTROL = 3, USER_DEFINED = 4, UNUSED = 5, BYTE = 6.
+    #[prost(int32, optional, tag = "3")]
+    kind: Option<i32>,
+}
+
+/// `TrainerSpec` (the fields that change encoding or decoding).
+#[derive(Clone, PartialEq, prost::Message)]
+struct TrainerSpec {
+    /// UNIGRAM = 1, BPE = 2, WORD = 3, CHAR = 4.
+    #[prost(int32, optional, tag = "3")]
+    model_type: Option<i32>,
+    #[prost(bool, optional, tag = "24")]
+    treat_whitespace_as_suffix: Option<bool>,
+    #[prost(bool, optional, tag = "35")]
+    byte_fallback: Option<bool>,
+    #[prost(string, optional, tag = "44")]
+    unk_surface: Option<String>,
+}
+
+/// `NormalizerSpec`.
+#[derive(Clone, PartialEq, prost::Message)]
+struct NormalizerSpec {
+    #[prost(string, optional, tag = "1")]
+    name: Option<String>,
+    #[prost(bytes = "vec", optional, tag = "2")]
+    precompiled_charsmap: Option<Vec<u8>>,
+    #[prost(bool, optional, tag = "3")]
+    add_dummy_prefix: Option<bool>,
+    #[prost(bool, optional, tag = "4")]
+    remove_extra_whitespaces: Option<bool>,
+    #[prost(bool, optional, tag = "5")]
+    escape_whitespaces: Option<bool>,
+    #[prost(string, optional, tag = "6")]
+    normalization_rule_tsv: Option<String>,
+}
+
+/// Why a SentencePiece model could not be imported.
+#[derive(Debug)]
+pub enum SpImportError {
+    /// The file is not a serialized `ModelProto`.
+    Protobuf(prost::DecodeError),
+    /// The file is not valid JSON of the `tokenizer.json` shape.
+    Json(serde_json::Error),
+    /// The model is not BPE (Unigram, word, char models are other families).
+    NotBpe {
+        /// What the file says.
+        model_type: String,
+    },
+    /// The normalizer rewrites characters (NFKC or another character map): not supported.
+    Normalizer {
+        /// Its name.
+        name: String,
+    },
+    /// A setting picobpe does not implement.
+    Unsupported {
+        /// The setting and its value.
+        setting: String,
+    },
+    /// A piece of type `UNUSED` (or an unknown type number): not supported.
+    PieceType {
+        /// The id.
+        id: usize,
+        /// The type number.
+        kind: i32,
+    },
+    /// A `tokenizer.json` part that does not describe a SentencePiece-style BPE model.
+    TokenizerJson {
+        /// Where in the file.
+        at: &'static str,
+        /// What is wrong.
+        what: String,
+    },
+    /// The imported model breaks an invariant.
+    Invalid(super::InvalidSpModel),
+}
+
+impl fmt::Display for SpImportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SpImportError::Protobuf(e) => write!(f, "not a SentencePiece model (protobuf): {e}"),
+            SpImportError::Json(e) => write!(f, "not a tokenizer.json: {e}"),
+            SpImportError::NotBpe { model_type } => write!(
+                f,
+                "the model type is {model_type}; picobpe imports SentencePiece BPE models only"
+            ),
+            SpImportError::Normalizer { name } => write!(
+                f,
+                "the normalizer {name:?} rewrites characters (a character map); picobpe supports the identity normalizer only"
+            ),
+            SpImportError::Unsupported { setting } => {
+                write!(f, "{setting} is not supported")
+            }
+            SpImportError::PieceType { id, kind } => write!(
+                f,
+                "piece {id} has type {kind} (UNUSED or unknown); not supported"
+            ),
+            SpImportError::TokenizerJson { at, what } => write!(f, "tokenizer.json {at}: {what}"),
+            SpImportError::Invalid(e) => write!(f, "invalid SentencePiece model: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for SpImportError {}
+
+/// Build an [`SpModel`] from the bytes of a SentencePiece `tokenizer.model`.
+///
+/// Refused: models other than BPE, normalizers with a non-empty character map or rules,
+/// `treat_whitespace_as_suffix`, `escape_whitespaces = false`, `UNUSED` pieces, and anything
+/// [`SpModel::validate`] rejects.
+pub fn import_model_proto(bytes: &[u8]) -> Result<SpModel, SpImportError> {
+    let proto = <ModelProto as prost::Message>::decode(bytes).map_err(SpImportError::Protobuf)?;
+    let trainer = proto.trainer_spec.unwrap_or_default();
+    match trainer.model_type.unwrap_or(1) {
+        2 => {}
+        other => {
+            let name = match other {
+                1 => "UNIGRAM".to_owned(),
+                3 => "WORD".to_owned(),
+                4 => "CHAR".to_owned(),
+                n => format!("{n}"),
+            };
+            return Err(SpImportError::NotBpe { model_type: name });
+        }
+    }
+    if trainer.treat_whitespace_as_suffix == Some(true) {
+        return Err(SpImportError::Unsupported {
+            setting: "treat_whitespace_as_suffix = true".to_owned(),
+        });
+    }
+    let norm = proto.normalizer_spec.unwrap_or_default();
+    let name = norm.name.clone().unwrap_or_default();
+    let charsmap = norm.precompiled_charsmap.as_deref().unwrap_or(&[]);
+    let rules = norm.normalization_rule_tsv.as_deref().unwrap_or("");
+    if !charsmap.is_empty() || !rules.is_empty() {
+        return Err(SpImportError::Normalizer { name });
+    }
+    if norm.escape_whitespaces == Some(false) {
+        return Err(SpImportError::Unsupported {
+            setting: "escape_whitespaces = false".to_owned(),
+        });
+    }
+    if let Some(denorm) = &proto.denormalizer_spec {
+        let map = denorm.precompiled_charsmap.as_deref().unwrap_or(&[]);
+        let rules = denorm.normalization_rule_tsv.as_deref().unwrap_or("");
+        if !map.is_empty() || !rules.is_empty() {
+            return Err(SpImportError::Unsupported {
+                setting: "a denormalizer with rules".to_owned(),
+            });
+        }
+    }
+    let mut pieces = Vec::with_capacity(proto.pieces.len());
+    for (id, p) in proto.pieces.iter().enumerate() {
+        let raw = p.kind.unwrap_or(1);
+        let kind = match raw {
+            1 => SpKind::Normal,
+            2 => SpKind::Unknown,
+            3 => SpKind::Control,
+            4 => SpKind::UserDefined,
+            6 => SpKind::Byte,
+            _ => return Err(SpImportError::PieceType { id, kind: raw }),
+        };
+        pieces.push(SpPiece {
+            piece: p.piece.clone().unwrap_or_default(),
+            score: Some(p.score.unwrap_or(0.0)),
+            kind,
+        });
+    }
+    let model = SpModel {
+        pieces,
+        add_dummy_prefix: norm.add_dummy_prefix.unwrap_or(true),
+        remove_extra_whitespaces: norm.remove_extra_whitespaces.unwrap_or(true),
+        byte_fallback: trainer.byte_fallback.unwrap_or(false),
+        unk_surface: trainer
+            .unk_surface
+            .unwrap_or_else(|| " \u{2047} ".to_owned()),
+        sections: SpSections::Inline,
+    };
+    model.validate().map_err(SpImportError::Invalid)?;
+    Ok(model)
+}

@@ -1,0 +1,302 @@
+//! SentencePiece BPE models (Llama 2, TinyLlama, llama2.c): the [`SpModel`] stored in a
+//! version-2 model file, its invariants, its importers ([`import_model_proto`] for a
+//! `tokenizer.model`, [`import_tokenizer_json`] for a Hugging Face `tokenizer.json`) and its
+//! tables ([`SpTableData`]).
+
+mod import_json;
+mod import_proto;
+mod tables;
+
+use core::fmt;
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use picobpe::sentencepiece::{MAX_PIECE_BYTES, REPLACEMENT};
+
+pub use import_json::import_tokenizer_json;
+pub use import_proto::import_model_proto;
+pub use import_proto::SpImportError;
+pub use tables::{SpTableData, SpTableSizes};
+
+/// What a piece is (SentencePiece's piece types; `UNUSED` is not supported).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SpKind {
+    /// An ordinary piece.
+    Normal,
+    /// The unknown piece (exactly one per model).
+    Unknown,
+    /// A control symbol (`<s>`, `</s>`): never produced from text, decoded as nothing.
+    Control,
+    /// A user-defined symbol: matched in the text whole.
+    UserDefined,
+    /// A byte piece `<0xHH>`.
+    Byte,
+}
+
+impl SpKind {
+    /// The core's kind.
+    pub fn to_core(self) -> picobpe::sentencepiece::PieceKind {
+        use picobpe::sentencepiece::PieceKind as K;
+        match self {
+            SpKind::Normal => K::Normal,
+            SpKind::Unknown => K::Unknown,
+            SpKind::Control => K::Control,
+            SpKind::UserDefined => K::UserDefined,
+            SpKind::Byte => K::Byte,
+        }
+    }
+}
+
+/// Where user-defined symbols are matched and where the dummy prefix goes (see
+/// [`picobpe::sentencepiece::Sections`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SpSections {
+    /// `sentencepiece`: symbols matched inside the normalized text.
+    Inline,
+    /// `tokenizers` with a `Prepend` normalizer: each piece of text between symbols gets a `▁`.
+    EveryPiecePrefixed,
+    /// `tokenizers` with a `Metaspace` pre-tokenizer, scheme `first`: only the text's start.
+    FirstPiecePrefixed,
+}
+
+impl SpSections {
+    /// The core's value.
+    pub fn to_core(self) -> picobpe::sentencepiece::Sections {
+        use picobpe::sentencepiece::Sections as S;
+        match self {
+            SpSections::Inline => S::Inline,
+            SpSections::EveryPiecePrefixed => S::EveryPiecePrefixed,
+            SpSections::FirstPiecePrefixed => S::FirstPiecePrefixed,
+        }
+    }
+}
+
+/// One piece of a SentencePiece model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SpPiece {
+    /// The piece's text (`▁` for a space).
+    pub piece: String,
+    /// Its score: higher merges first. `None`: two symbols never merge into it (pieces of a
+    /// `tokenizer.json` that no merge produces).
+    pub score: Option<f32>,
+    /// Its kind.
+    pub kind: SpKind,
+}
+
+/// A SentencePiece BPE model: pieces in id order and the normalizer's settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SpModel {
+    /// The pieces; the index is the id.
+    pub pieces: Vec<SpPiece>,
+    /// A `▁` goes before the text.
+    pub add_dummy_prefix: bool,
+    /// Leading and trailing spaces are dropped and runs of spaces become one.
+    pub remove_extra_whitespaces: bool,
+    /// Unknown symbols become byte pieces (else `<unk>`).
+    pub byte_fallback: bool,
+    /// What `<unk>` decodes to (` ⁇ ` by default).
+    pub unk_surface: String,
+    /// Where user-defined symbols are matched: [`SpSections::Inline`] for a
+    /// `tokenizer.model`, one of the others for a `tokenizer.json`.
+    pub sections: SpSections,
+}
+
+/// A broken SentencePiece model invariant, naming the offending id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InvalidSpModel {
+    /// No pieces, or more than the core's id limit.
+    IdCount {
+        /// Number of pieces.
+        n: usize,
+    },
+    /// A piece with empty text.
+    EmptyPiece {
+        /// The id.
+        id: u32,
+    },
+    /// Two pieces with the same text.
+    DuplicatePiece {
+        /// The first id.
+        first: u32,
+        /// The second id.
+        second: u32,
+    },
+    /// Not exactly one unknown piece.
+    UnknownCount {
+        /// How many there are.
+        found: usize,
+    },
+    /// A score is NaN.
+    NanScore {
+        /// The id.
+        id: u32,
+    },
+    /// A byte piece whose text is not `<0xHH>` (two upper-case hex digits), or a second piece
+    /// for the same byte.
+    BadBytePiece {
+        /// The id.
+        id: u32,
+    },
+    /// Byte fallback is on but a byte has no piece.
+    MissingBytePiece {
+        /// The byte.
+        byte: u8,
+    },
+    /// A user-defined symbol holds a space, `▁` or U+FFFD (not supported).
+    UserSymbolText {
+        /// The id.
+        id: u32,
+    },
+    /// A piece that merging or matching may produce is longer than the core's limit.
+    PieceTooLong {
+        /// The id.
+        id: u32,
+        /// Its length in bytes.
+        len: usize,
+    },
+}
+
+impl fmt::Display for InvalidSpModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            InvalidSpModel::IdCount { n } => write!(
+                f,
+                "{n} pieces (a model has 1 to {} pieces)",
+                picobpe::tables::MAX_IDS
+            ),
+            InvalidSpModel::EmptyPiece { id } => write!(f, "piece {id} is empty"),
+            InvalidSpModel::DuplicatePiece { first, second } => {
+                write!(f, "pieces {first} and {second} have the same text")
+            }
+            InvalidSpModel::UnknownCount { found } => {
+                write!(f, "{found} unknown pieces (a model has exactly one)")
+            }
+            InvalidSpModel::NanScore { id } => write!(f, "piece {id} has a NaN score"),
+            InvalidSpModel::BadBytePiece { id } => write!(
+                f,
+                "byte piece {id} is not <0xHH> with two upper-case hex digits, or repeats a byte"
+            ),
+            InvalidSpModel::MissingBytePiece { byte } => {
+                write!(f, "byte fallback is on but byte {byte:#04X} has no <0x..> piece")
+            }
+            InvalidSpModel::UserSymbolText { id } => write!(
+                f,
+                "user-defined symbol {id} holds a space, '▁' or U+FFFD (not supported)"
+            ),
+            InvalidSpModel::PieceTooLong { id, len } => write!(
+                f,
+                "piece {id} is {len} bytes long; merged and user-defined pieces may be at most {MAX_PIECE_BYTES}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for InvalidSpModel {}
+
+/// The byte a `<0xHH>` piece text stands for.
+pub fn byte_piece_value(piece: &str) -> Option<u8> {
+    let hex = piece.strip_prefix("<0x")?.strip_suffix('>')?;
+    if hex.len() != 2
+        || !hex
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'A'..=b'F').contains(&b))
+    {
+        return None;
+    }
+    u8::from_str_radix(hex, 16).ok()
+}
+
+impl SpModel {
+    /// Number of ids.
+    pub fn n_ids(&self) -> usize {
+        self.pieces.len()
+    }
+
+    /// The id of the unknown piece (a valid model has one).
+    pub fn unk_id(&self) -> u32 {
+        self.pieces
+            .iter()
+            .position(|p| p.kind == SpKind::Unknown)
+            .unwrap_or(0) as u32
+    }
+
+    /// Id of a control symbol with this text (`<s>`, `</s>`), if any.
+    pub fn control_id(&self, text: &str) -> Option<u32> {
+        self.pieces
+            .iter()
+            .position(|p| p.kind == SpKind::Control && p.piece == text)
+            .map(|i| i as u32)
+    }
+
+    /// Check every invariant; the error names the first offending id.
+    pub fn validate(&self) -> Result<(), InvalidSpModel> {
+        let n = self.pieces.len();
+        if n == 0 || n > picobpe::tables::MAX_IDS {
+            return Err(InvalidSpModel::IdCount { n });
+        }
+        let mut seen: HashMap<&str, u32> = HashMap::with_capacity(n);
+        let mut unknowns = 0;
+        let mut bytes = [false; 256];
+        let mark = '\u{2581}';
+        let replacement = std::str::from_utf8(&REPLACEMENT).unwrap_or("\u{FFFD}");
+        for (id, p) in self.pieces.iter().enumerate() {
+            let id = id as u32;
+            if p.piece.is_empty() {
+                return Err(InvalidSpModel::EmptyPiece { id });
+            }
+            if let Some(&first) = seen.get(p.piece.as_str()) {
+                return Err(InvalidSpModel::DuplicatePiece { first, second: id });
+            }
+            seen.insert(&p.piece, id);
+            if p.score.is_some_and(f32::is_nan) {
+                return Err(InvalidSpModel::NanScore { id });
+            }
+            match p.kind {
+                SpKind::Unknown => unknowns += 1,
+                SpKind::Byte => match byte_piece_value(&p.piece) {
+                    Some(b) if !bytes[b as usize] => bytes[b as usize] = true,
+                    _ => return Err(InvalidSpModel::BadBytePiece { id }),
+                },
+                SpKind::UserDefined => {
+                    if p.piece.contains([' ', mark]) || p.piece.contains(replacement) {
+                        return Err(InvalidSpModel::UserSymbolText { id });
+                    }
+                }
+                SpKind::Normal | SpKind::Control => {}
+            }
+            let mergeable = matches!(p.kind, SpKind::Normal | SpKind::UserDefined);
+            if mergeable && p.piece.len() > MAX_PIECE_BYTES {
+                return Err(InvalidSpModel::PieceTooLong {
+                    id,
+                    len: p.piece.len(),
+                });
+            }
+        }
+        if unknowns != 1 {
+            return Err(InvalidSpModel::UnknownCount { found: unknowns });
+        }
+        if self.byte_fallback {
+            if let Some(byte) = (0..=255u8).find(|&b| !bytes[b as usize]) {
+                return Err(InvalidSpModel::MissingBytePiece { byte });
+            }
+        }
+        Ok(())
+    }
+
+    /// True when no normal or user-defined piece has a character other than `▁` followed by
+    /// `▁`: then no merge crosses the start of a word (see
+    /// [`picobpe::SpTables::split_words`]).
+    pub fn splits_words(&self) -> bool {
+        self.pieces.iter().all(|p| {
+            !matches!(p.kind, SpKind::Normal | SpKind::UserDefined) || {
+                let mut prev_other = false;
+                p.piece.chars().all(|c| {
+                    let ok = !(prev_other && c == '\u{2581}');
+                    prev_other = c != '\u{2581}';
+                    ok
+                })
+            }
+        })
+    }
+}

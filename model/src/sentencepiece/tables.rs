@@ -1,0 +1,224 @@
+//! [`SpTableData`]: the flat, owned form of [`picobpe::SpTables`] built from a validated
+//! [`SpModel`], baked by `picobpe-build` or leaked into live tables on the host.
+
+use core::fmt;
+
+use picobpe::hash::hash_bytes;
+use picobpe::sentencepiece::score_priority;
+use picobpe::{PieceMap, PtrIndex, SpTables};
+
+use super::{InvalidSpModel, SpKind, SpModel};
+use crate::tables::{ptr_index, IndexData};
+
+/// Owned table contents, one field per [`SpTables`] field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpTableData {
+    /// Piece bytes of all ids concatenated in id order.
+    pub token_bytes: Vec<u8>,
+    /// `n_ids + 1` offsets into `token_bytes`.
+    pub token_offsets: Vec<u32>,
+    /// Core piece kind of each id, as its `u8`.
+    pub kinds: Vec<u8>,
+    /// Merge priority of each id ([`score_priority`]; 0 when the piece is never merged into).
+    pub priorities: Vec<u32>,
+    /// Ids in slot order of the piece index.
+    pub pieces: Vec<u32>,
+    /// The perfect-hash index of `pieces` (keys hashed with [`hash_bytes`]).
+    pub piece_index: IndexData,
+    /// Ids of the byte pieces by byte (empty without byte fallback).
+    pub byte_ids: Vec<u32>,
+    /// The unknown piece's id.
+    pub unk_id: u32,
+    /// What `<unk>` decodes to.
+    pub unk_surface: Vec<u8>,
+    /// User-defined symbol ids.
+    pub user_defined: Vec<u32>,
+    /// Normalizer flag `add_dummy_prefix`.
+    pub add_dummy_prefix: bool,
+    /// Normalizer flag `remove_extra_whitespaces`.
+    pub remove_extra_whitespaces: bool,
+    /// Where user-defined symbols are matched.
+    pub sections: picobpe::sentencepiece::Sections,
+    /// Words may be encoded one at a time ([`SpModel::splits_words`]).
+    pub split_words: bool,
+}
+
+impl SpTableData {
+    /// Validate `model` and lay out its tables.
+    pub fn new(model: &SpModel) -> Result<SpTableData, InvalidSpModel> {
+        model.validate()?;
+        let mut token_bytes = Vec::new();
+        let mut token_offsets = vec![0u32];
+        for p in &model.pieces {
+            token_bytes.extend_from_slice(p.piece.as_bytes());
+            token_offsets.push(token_bytes.len() as u32);
+        }
+        let kinds = model
+            .pieces
+            .iter()
+            .map(|p| p.kind.to_core() as u8)
+            .collect();
+        let priorities = model
+            .pieces
+            .iter()
+            .map(|p| p.score.map_or(0, score_priority))
+            .collect();
+        let ids: Vec<u32> = (0..model.pieces.len() as u32).collect();
+        let (piece_index, order) = ptr_index(&ids, |&id, seed| {
+            hash_bytes(model.pieces[id as usize].piece.as_bytes(), seed)
+        });
+        let pieces = order.iter().map(|&i| ids[i]).collect();
+        let byte_ids = if model.byte_fallback {
+            let mut byte_ids = vec![0u32; 256];
+            for (id, p) in model.pieces.iter().enumerate() {
+                if p.kind == SpKind::Byte {
+                    if let Some(b) = super::byte_piece_value(&p.piece) {
+                        byte_ids[b as usize] = id as u32;
+                    }
+                }
+            }
+            byte_ids
+        } else {
+            Vec::new()
+        };
+        let mut user_defined: Vec<u32> = model
+            .pieces
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.kind == SpKind::UserDefined)
+            .map(|(id, _)| id as u32)
+            .collect();
+        user_defined.sort_by_key(|&id| std::cmp::Reverse(model.pieces[id as usize].piece.len()));
+        Ok(SpTableData {
+            token_bytes,
+            token_offsets,
+            kinds,
+            priorities,
+            pieces,
+            piece_index,
+            byte_ids,
+            unk_id: model.unk_id(),
+            unk_surface: model.unk_surface.as_bytes().to_vec(),
+            user_defined,
+            add_dummy_prefix: model.add_dummy_prefix,
+            remove_extra_whitespaces: model.remove_extra_whitespaces,
+            sections: model.sections.to_core(),
+            // A run of unknown symbols is one `<unk>`: across a word start only when `▁` is
+            // unknown too, which then needs the whole text at once.
+            split_words: model.splits_words()
+                && (model.byte_fallback || model.pieces.iter().any(|p| p.piece == "\u{2581}")),
+        })
+    }
+
+    /// Number of ids.
+    pub fn n_ids(&self) -> usize {
+        self.token_offsets.len().saturating_sub(1)
+    }
+
+    /// Flash bytes of each table as baked for a 32-bit target.
+    pub fn sizes(&self) -> SpTableSizes {
+        SpTableSizes {
+            n_ids: self.n_ids(),
+            token_bytes: self.token_bytes.len(),
+            token_offsets: 4 * self.token_offsets.len(),
+            kinds: self.kinds.len(),
+            priorities: 4 * self.priorities.len(),
+            pieces: 4 * self.pieces.len() + self.piece_index.bytes(),
+            other: 4 * self.byte_ids.len()
+                + self.unk_surface.len()
+                + 4 * self.user_defined.len()
+                + SP_TABLES_HEADER,
+        }
+    }
+
+    /// Build live [`SpTables`] and leak them (see [`crate::TableData::to_tables`] for why
+    /// leaking is right here).
+    pub fn to_tables(self) -> &'static SpTables<'static> {
+        fn leak<T>(v: Vec<T>) -> &'static [T] {
+            Box::leak(v.into_boxed_slice())
+        }
+        let n_pieces = self.pieces.len();
+        Box::leak(Box::new(SpTables {
+            token_bytes: leak(self.token_bytes),
+            token_offsets: leak(self.token_offsets),
+            kinds: leak(self.kinds),
+            priorities: leak(self.priorities),
+            pieces: PieceMap {
+                index: PtrIndex {
+                    seed: self.piece_index.seed,
+                    pilots: leak(self.piece_index.pilots),
+                    remap: leak(self.piece_index.remap),
+                    len: n_pieces,
+                },
+                ids: leak(self.pieces),
+                keys: &[],
+            },
+            byte_ids: leak(self.byte_ids),
+            unk_id: self.unk_id,
+            unk_surface: leak(self.unk_surface),
+            user_defined: leak(self.user_defined),
+            add_dummy_prefix: self.add_dummy_prefix,
+            remove_extra_whitespaces: self.remove_extra_whitespaces,
+            sections: self.sections,
+            split_words: self.split_words,
+        }))
+    }
+}
+
+/// `SpTables` itself on a 32-bit target: eight slices, a `PtrIndex`, an id and the flags.
+const SP_TABLES_HEADER: usize = 8 * 8 + 24 + 8 + 4 + 4;
+
+/// Flash bytes per SentencePiece table for a 32-bit target, as baked by `picobpe-build`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpTableSizes {
+    /// Ids.
+    pub n_ids: usize,
+    /// Concatenated piece bytes.
+    pub token_bytes: usize,
+    /// `u32` offsets.
+    pub token_offsets: usize,
+    /// One kind byte per id.
+    pub kinds: usize,
+    /// One `u32` merge priority per id.
+    pub priorities: usize,
+    /// Piece map: 4 B ids + index.
+    pub pieces: usize,
+    /// Byte-piece ids, unknown surface, user-defined ids, the struct itself.
+    pub other: usize,
+}
+
+impl SpTableSizes {
+    /// Sum of all tables.
+    pub fn total(&self) -> usize {
+        self.token_bytes
+            + self.token_offsets
+            + self.kinds
+            + self.priorities
+            + self.pieces
+            + self.other
+    }
+}
+
+impl fmt::Display for SpTableSizes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rows = [
+            ("token_bytes", self.token_bytes),
+            ("token_offsets", self.token_offsets),
+            ("kinds", self.kinds),
+            ("priorities", self.priorities),
+            ("pieces", self.pieces),
+            ("other", self.other),
+        ];
+        for (name, bytes) in rows {
+            writeln!(f, "  {name:<14}{bytes:>11} B")?;
+        }
+        let per_id = self.total() as f64 / self.n_ids.max(1) as f64;
+        write!(
+            f,
+            "  {:<14}{:>11} B  ({per_id:.1} B per id, {} ids)",
+            "total",
+            self.total(),
+            self.n_ids
+        )
+    }
+}

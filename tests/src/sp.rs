@@ -1,0 +1,328 @@
+//! SentencePiece BPE conformance: the reference vectors in `fixtures/sentencepiece` (made by
+//! `tests/scripts/gen_sp_vectors.py` with the `sentencepiece` and `tokenizers` packages; see
+//! its PROVENANCE.md) and the checks run on them.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use base64::Engine;
+use picobpe::{DecodeError, EncodeError, SpTables, SpTokenizer};
+use picobpe_model::sentencepiece::{import_model_proto, import_tokenizer_json};
+use picobpe_model::{SpModel, SpTableData};
+use serde::Deserialize;
+
+/// `tests/fixtures/sentencepiece`.
+pub fn dir() -> PathBuf {
+    crate::paths::fixtures().join("sentencepiece")
+}
+
+/// One input and what the references made of it.
+pub struct SpCase {
+    /// The record's name.
+    pub name: String,
+    /// The input bytes.
+    pub input: Vec<u8>,
+    /// `sentencepiece`'s `EncodeAsIds`.
+    pub ids: Vec<u32>,
+    /// `sentencepiece`'s `DecodeIds(ids)` as UTF-8.
+    pub decoded: Vec<u8>,
+    /// Hugging Face `tokenizers`' ids from the model's `tokenizer.json`, where they differ
+    /// from `ids`.
+    pub hf: Option<Vec<u32>>,
+}
+
+#[derive(Deserialize)]
+struct Header {
+    inputs: String,
+    count: usize,
+}
+
+#[derive(Deserialize)]
+struct Record {
+    name: String,
+    ids: Vec<u32>,
+    /// Absent when the decoded text equals the input.
+    decoded_b64: Option<String>,
+    hf: Option<Vec<u32>>,
+}
+
+#[derive(Deserialize)]
+struct InputRecord {
+    name: String,
+    text: Option<String>,
+    text_b64: Option<String>,
+    file: Option<String>,
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn b64(s: &str) -> Vec<u8> {
+    base64::engine::general_purpose::STANDARD
+        .decode(s)
+        .expect("base64")
+}
+
+/// The inputs file at `rel` (relative to `tests/fixtures`), records by name.
+fn inputs(rel: &str) -> HashMap<String, Vec<u8>> {
+    let path = crate::paths::fixtures().join(rel);
+    let base = path.parent().unwrap_or(Path::new(".")).to_owned();
+    // Files named in a vectors/inputs set are relative to `fixtures/vectors`.
+    let file_base = if rel.starts_with("vectors/") {
+        crate::paths::vectors()
+    } else {
+        base
+    };
+    let data = read(&path);
+    data.split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|line| {
+            let r: InputRecord = serde_json::from_slice(line).expect("input record");
+            let bytes = match (r.text, r.text_b64, r.file) {
+                (Some(t), None, None) => t.into_bytes(),
+                (None, Some(b), None) => b64(&b),
+                (None, None, Some(f)) => read(&file_base.join(f)),
+                _ => panic!(
+                    "{}: {}: need one of text, text_b64, file",
+                    path.display(),
+                    r.name
+                ),
+            };
+            (r.name, bytes)
+        })
+        .collect()
+}
+
+/// The vector sets committed for `model` (file stems of `vectors/<model>/*.jsonl.gz`).
+pub fn sets(model: &str) -> Vec<String> {
+    let mut sets: Vec<String> = std::fs::read_dir(dir().join("vectors").join(model))
+        .unwrap_or_else(|e| panic!("vectors of {model}: {e}"))
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            Some(name.strip_suffix(".jsonl.gz")?.to_owned())
+        })
+        .collect();
+    sets.sort();
+    sets
+}
+
+/// The cases of one model and set.
+pub fn load(model: &str, set: &str) -> Vec<SpCase> {
+    let path = dir().join(format!("vectors/{model}/{set}.jsonl.gz"));
+    let mut data = Vec::new();
+    flate2::read::GzDecoder::new(read(&path).as_slice())
+        .read_to_end(&mut data)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = data.split(|&b| b == b'\n').filter(|l| !l.is_empty());
+    let header: Header = serde_json::from_slice(lines.next().expect("header")).expect("header");
+    let inputs = inputs(&header.inputs);
+    let cases: Vec<SpCase> = lines
+        .map(|line| {
+            let r: Record = serde_json::from_slice(line).expect("record");
+            let input = inputs
+                .get(&r.name)
+                .unwrap_or_else(|| panic!("{}: no input named {}", path.display(), r.name))
+                .clone();
+            let decoded = r.decoded_b64.map_or_else(|| input.clone(), |d| b64(&d));
+            SpCase {
+                name: r.name,
+                input,
+                ids: r.ids,
+                decoded,
+                hf: r.hf,
+            }
+        })
+        .collect();
+    assert_eq!(cases.len(), header.count, "{}", path.display());
+    cases
+}
+
+/// Where a model's tables come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SpSource {
+    /// `models/<model>.model` through `import_model_proto`.
+    ModelProto,
+    /// `models/<model>.tokenizer.json` through `import_tokenizer_json`.
+    TokenizerJson,
+}
+
+/// The imported model (cached per process).
+pub fn model(name: &str, source: SpSource) -> SpModel {
+    static CACHE: OnceLock<Mutex<HashMap<(String, SpSource), SpModel>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let key = (name.to_owned(), source);
+    if let Some(m) = cache.lock().unwrap().get(&key) {
+        return m.clone();
+    }
+    let models = dir().join("models");
+    let m = match source {
+        SpSource::ModelProto => {
+            import_model_proto(&read(&models.join(format!("{name}.model")))).expect("import")
+        }
+        SpSource::TokenizerJson => {
+            import_tokenizer_json(&read(&models.join(format!("{name}.tokenizer.json"))))
+                .expect("import")
+        }
+    };
+    cache.lock().unwrap().insert(key, m.clone());
+    m
+}
+
+/// Live tables of the model (built once per process, leaked like the CLI's).
+pub fn tables(name: &str, source: SpSource) -> &'static SpTables<'static> {
+    static CACHE: OnceLock<Mutex<HashMap<(String, SpSource), &'static SpTables<'static>>>> =
+        OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let key = (name.to_owned(), source);
+    if let Some(t) = cache.lock().unwrap().get(&key) {
+        return t;
+    }
+    let t = SpTableData::new(&model(name, source))
+        .expect("valid model")
+        .to_tables();
+    cache.lock().unwrap().insert(key, t);
+    t
+}
+
+/// One-shot encode into a buffer big enough for any word of the input.
+pub fn encode(tok: &SpTokenizer<'_>, input: &[u8]) -> Result<Vec<u32>, EncodeError> {
+    let mut out = vec![0u32; 8 * input.len() + 64];
+    let n = tok.encode(input, &mut out)?;
+    out.truncate(n);
+    Ok(out)
+}
+
+/// Encode through an output buffer of `cap` ids, draining and resuming on `OutputFull`.
+pub fn encode_resumed(
+    tok: &SpTokenizer<'_>,
+    input: &[u8],
+    cap: usize,
+) -> Result<Vec<u32>, EncodeError> {
+    let mut buf = vec![0u32; cap];
+    let mut ids = Vec::new();
+    let mut from = 0;
+    loop {
+        match tok.encode_from(input, from, &mut buf) {
+            Ok(n) => {
+                ids.extend_from_slice(&buf[..n]);
+                return Ok(ids);
+            }
+            Err(EncodeError::OutputFull { consumed, written }) => {
+                assert!(consumed > from || written > 0, "no progress at {from}");
+                ids.extend_from_slice(&buf[..written]);
+                from = consumed;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Decode through an output buffer of `cap` bytes, draining and resuming on `OutputFull`.
+pub fn decode_resumed(
+    tok: &SpTokenizer<'_>,
+    ids: &[u32],
+    cap: usize,
+) -> Result<Vec<u8>, DecodeError> {
+    let mut buf = vec![0u8; cap];
+    let mut text = Vec::new();
+    let mut from = 0;
+    loop {
+        match tok.decode_from(ids, from, &mut buf) {
+            Ok(n) => {
+                text.extend_from_slice(&buf[..n]);
+                return Ok(text);
+            }
+            Err(DecodeError::OutputFull { consumed, written }) => {
+                assert!(consumed > from || written > 0, "no progress at {from}");
+                text.extend_from_slice(&buf[..written]);
+                from = consumed;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Check every case of `model` × `set` from `source`: one-shot and resumed encode, count,
+/// one-shot and resumed decode. Collects failures and panics with the first few.
+pub fn check(model: &str, source: SpSource, set: &str) {
+    let tok = SpTokenizer::new(tables(model, source));
+    let mut failures = Vec::new();
+    let cases = load(model, set);
+    for case in &cases {
+        let want = match source {
+            SpSource::ModelProto => &case.ids,
+            SpSource::TokenizerJson => case.hf.as_ref().unwrap_or(&case.ids),
+        };
+        let got = encode(&tok, &case.input);
+        if got.as_ref() != Ok(want) {
+            failures.push(format!(
+                "{}: encode {}\n  want {:?}\n  got  {:?}",
+                case.name,
+                crate::check::escape(&case.input[..case.input.len().min(120)]),
+                &want[..want.len().min(40)],
+                got.as_ref().map(|g| &g[..g.len().min(40)])
+            ));
+            continue;
+        }
+        if source == SpSource::TokenizerJson {
+            continue;
+        }
+        for cap in [200usize, 1000] {
+            match encode_resumed(&tok, &case.input, cap) {
+                Ok(ids) if &ids == want => {}
+                Err(EncodeError::PieceTooLong { needed, .. }) if needed > cap => {}
+                other => failures.push(format!(
+                    "{}: resumed encode (cap {cap}) differs: {:?}",
+                    case.name,
+                    other.map(|v| v.len())
+                )),
+            }
+        }
+        let mut scratch = vec![0u32; 4096];
+        match tok.count(&case.input, &mut scratch) {
+            Ok(n) if n == want.len() => {}
+            Err(EncodeError::PieceTooLong { needed, .. }) if needed > 4096 => {}
+            other => failures.push(format!(
+                "{}: count {other:?}, want {}",
+                case.name,
+                want.len()
+            )),
+        }
+        let mut out = vec![0u8; 4 * case.decoded.len() + 64];
+        match tok.decode(want, &mut out) {
+            Ok(n) if out[..n] == case.decoded[..] => {}
+            other => failures.push(format!(
+                "{}: decode {:?}\n  want {}\n  got  {}",
+                case.name,
+                other,
+                crate::check::escape(&case.decoded[..case.decoded.len().min(120)]),
+                crate::check::escape(&out[..other.unwrap_or(0).min(120)])
+            )),
+        }
+        // Any piece's text fits in MAX_PIECE_BYTES.
+        match decode_resumed(&tok, want, picobpe::sentencepiece::MAX_PIECE_BYTES) {
+            Ok(text) if text == case.decoded => {}
+            other => failures.push(format!(
+                "{}: resumed decode (cap 128) differs: {:?}",
+                case.name,
+                other.map(|t| t.len())
+            )),
+        }
+    }
+    if !failures.is_empty() {
+        panic!(
+            "{model} ({source:?}) {set}: {} of {} cases fail:\n{}",
+            failures.len(),
+            cases.len(),
+            failures
+                .iter()
+                .take(8)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+}

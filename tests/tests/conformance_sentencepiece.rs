@@ -1,0 +1,56 @@
+//! Conformance of picobpe's SentencePiece BPE encoder and decoder with the `sentencepiece`
+//! library (and, for `tokenizer.json` imports, with Hugging Face `tokenizers`) on the
+//! committed reference vectors (`fixtures/sentencepiece`, see its PROVENANCE.md): one-shot
+//! and resumed encode, count, one-shot and resumed decode, for every model and vector set.
+//!
+//! Heavy: run with `cargo test --release -p picobpe-tests --test conformance_sentencepiece`.
+
+use picobpe_tests::sp::{check, sets, SpSource};
+
+fn all_sets(model: &str, source: SpSource) {
+    let sets = sets(model);
+    assert!(sets.len() >= 5, "{model}: only {sets:?}");
+    for set in sets {
+        check(model, source, &set);
+    }
+}
+
+#[test]
+fn sp512() {
+    all_sets("sp512", SpSource::ModelProto);
+}
+
+#[test]
+fn sp4096() {
+    all_sets("sp4096", SpSource::ModelProto);
+}
+
+#[test]
+fn sp4096_without_byte_fallback() {
+    all_sets("sp4096-unk", SpSource::ModelProto);
+}
+
+#[test]
+fn sp32000() {
+    all_sets("sp32000", SpSource::ModelProto);
+}
+
+#[test]
+fn mistral_v1() {
+    all_sets("mistral-v1", SpSource::ModelProto);
+}
+
+#[test]
+fn sp4096_tokenizer_json() {
+    all_sets("sp4096", SpSource::TokenizerJson);
+}
+
+#[test]
+fn sp32000_tokenizer_json() {
+    all_sets("sp32000", SpSource::TokenizerJson);
+}
+
+#[test]
+fn mistral_v1_tokenizer_json() {
+    all_sets("mistral-v1", SpSource::TokenizerJson);
+}
