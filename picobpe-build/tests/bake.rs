@@ -319,6 +319,8 @@ fn baked_sentencepiece_tables_match_sentencepiece() {
         assert_eq!(lines.len(), cases.len(), "{name}");
         for (case, line) in cases.iter().zip(lines) {
             let got: Vec<u32> = line
+                .strip_prefix("ids:")
+                .expect("an ids line")
                 .split_whitespace()
                 .map(|s| s.parse().unwrap())
                 .collect();
@@ -349,7 +351,7 @@ fn compile_baked_sp(dir: &Path, source: &Path) -> PathBuf {
                      let mut out = vec![0u32; 8 * text.len() + 64];\n\
                      let n = t.encode(text, &mut out).unwrap();\n\
                      let ids: Vec<String> = out[..n].iter().map(|i| i.to_string()).collect();\n\
-                     println!(\"{{}}\", ids.join(\" \"));\n\
+                     println!(\"ids: {{}}\", ids.join(\" \"));\n\
                  }}\n\
              }}\n",
             source.display().to_string()

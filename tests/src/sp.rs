@@ -126,7 +126,9 @@ pub fn load(model: &str, set: &str) -> Vec<SpCase> {
                 .get(&r.name)
                 .unwrap_or_else(|| panic!("{}: no input named {}", path.display(), r.name))
                 .clone();
-            let decoded = r.decoded_b64.map_or_else(|| input.clone(), |d| b64(&d));
+            let decoded = r
+                .decoded_b64
+                .map_or_else(|| replace_malformed(&input), |d| b64(&d));
             SpCase {
                 name: r.name,
                 input,
@@ -138,6 +140,20 @@ pub fn load(model: &str, set: &str) -> Vec<SpCase> {
         .collect();
     assert_eq!(cases.len(), header.count, "{}", path.display());
     cases
+}
+
+/// `bytes` with each byte outside a well-formed UTF-8 sequence replaced by U+FFFD (one per
+/// byte, as SentencePiece's normalizer reads them): what a record without `decoded_b64`
+/// decodes to.
+pub fn replace_malformed(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        out.extend_from_slice(chunk.valid().as_bytes());
+        for _ in chunk.invalid() {
+            out.extend_from_slice("\u{FFFD}".as_bytes());
+        }
+    }
+    out
 }
 
 /// Where a model's tables come from.

@@ -49,8 +49,3 @@ fn sp4096_tokenizer_json() {
 fn sp32000_tokenizer_json() {
     all_sets("sp32000", SpSource::TokenizerJson);
 }
-
-#[test]
-fn mistral_v1_tokenizer_json() {
-    all_sets("mistral-v1", SpSource::TokenizerJson);
-}
