@@ -100,6 +100,7 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
     array(&mut s, "PICOBPE_KINDS", "u8", &data.kinds);
     array(&mut s, "PICOBPE_PRIORITIES", "u32", &data.priorities);
     array(&mut s, "PICOBPE_PIECE_IDS", "u32", &data.pieces);
+    array(&mut s, "PICOBPE_PIECE_KEYS", "u64", &data.piece_keys);
     index_arrays(&mut s, "PICOBPE_PIECE", &data.piece_index);
     array(&mut s, "PICOBPE_BYTE_IDS", "u32", &data.byte_ids);
     array(&mut s, "PICOBPE_UNK_SURFACE", "u8", &data.unk_surface);
@@ -114,7 +115,7 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
          token_offsets: &PICOBPE_TOKEN_OFFSETS,\n    \
          kinds: &PICOBPE_KINDS,\n    \
          priorities: &PICOBPE_PRIORITIES,\n    \
-         pieces: ::picobpe::PieceMap {{ index: {piece_index}, ids: &PICOBPE_PIECE_IDS, keys: &[] }},\n    \
+         pieces: ::picobpe::PieceMap {{ index: {piece_index}, ids: &PICOBPE_PIECE_IDS, keys: &PICOBPE_PIECE_KEYS }},\n    \
          byte_ids: &PICOBPE_BYTE_IDS,\n    \
          unk_id: {},\n    \
          unk_surface: &PICOBPE_UNK_SURFACE,\n    \

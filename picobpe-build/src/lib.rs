@@ -208,10 +208,13 @@ impl Bake {
                 BakedSizes::BytePair(data.sizes())
             }
             AnyModel::SentencePiece(model) => {
-                let data = SpTableData::new(&model).map_err(|e| BakeError::Model {
+                let mut data = SpTableData::new(&model).map_err(|e| BakeError::Model {
                     path: self.model.clone(),
                     source: ModelError::InvalidSentencePiece(e),
                 })?;
+                if !self.piece_keys {
+                    data = data.without_piece_keys();
+                }
                 write(&token_bytes, &data.token_bytes)?;
                 write(
                     &source_path,

@@ -348,7 +348,7 @@ fn compile_baked_sp(dir: &Path, source: &Path) -> PathBuf {
                      let len = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;\n\
                      let text = &rest[4..4 + len];\n\
                      rest = &rest[4 + len..];\n\
-                     let mut out = vec![0u32; 8 * text.len() + 64];\n\
+                     let mut out = vec![0u32; 16 * text.len() + 64];\n\
                      let n = t.encode(text, &mut out).unwrap();\n\
                      let ids: Vec<String> = out[..n].iter().map(|i| i.to_string()).collect();\n\
                      println!(\"ids: {{}}\", ids.join(\" \"));\n\

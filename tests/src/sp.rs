@@ -205,7 +205,7 @@ pub fn tables(name: &str, source: SpSource) -> &'static SpTables<'static> {
 
 /// One-shot encode into a buffer big enough for any word of the input.
 pub fn encode(tok: &SpTokenizer<'_>, input: &[u8]) -> Result<Vec<u32>, EncodeError> {
-    let mut out = vec![0u32; 8 * input.len() + 64];
+    let mut out = vec![0u32; 16 * input.len() + 64];
     let n = tok.encode(input, &mut out)?;
     out.truncate(n);
     Ok(out)
@@ -285,6 +285,19 @@ pub fn check(model: &str, source: SpSource, set: &str) {
         }
         if source == SpSource::TokenizerJson {
             continue;
+        }
+        // A small word cache, twice (the second time with hits).
+        let mut cache = vec![picobpe::CacheEntry::EMPTY; 61];
+        for pass in 0..2 {
+            let mut out = vec![0u32; 16 * case.input.len() + 64];
+            match tok.encode_cached(&case.input, &mut out, &mut cache) {
+                Ok(n) if out[..n] == want[..] => {}
+                other => failures.push(format!(
+                    "{}: encode_cached (pass {pass}) differs: {:?}",
+                    case.name,
+                    other
+                )),
+            }
         }
         for cap in [200usize, 1000] {
             match encode_resumed(&tok, &case.input, cap) {

@@ -7,34 +7,29 @@
 //! symbol left that is not a piece becomes its bytes' `<0xHH>` pieces (byte fallback) or
 //! `<unk>`.
 //!
-//! The symbols live in the caller's output buffer, at its far end: four `u32` per symbol
-//! (start, next, previous, and the priority of the pair the symbol starts), while the ids are
-//! written at the front. Each merge re-scores only the two pairs it changes (two table
-//! lookups) and then scans the live symbols for the best pair, so a word of `n` symbols costs
-//! `O(n)` lookups and `O(n · merges)` integer compares; words are short in natural text.
-//! A word that needs more room than the whole buffer is [`EncodeError::PieceTooLong`].
+//! Most words of natural text are whole pieces: a word whose normalized bytes are a piece
+//! marked whole ([`SpTables::is_whole`]) is that piece after one lookup. Other words are
+//! merged in the caller's output buffer ([`super::merge`]). A word that needs more room than
+//! the whole buffer is [`EncodeError::PieceTooLong`].
 
-use super::normalize::{char_at, Char, Normalizer, SPACE_MARK};
-use super::tables::{PieceKind, Sections, SpTables, MAX_PIECE_BYTES};
+use super::merge::{merge_word, NoRoom, Word, WORD_BUF};
+use super::normalize::{char_at, Normalizer, SPACE_MARK};
+use super::tables::{Sections, SpTables};
+use crate::cache::{CacheEntry, CacheKey};
 use crate::error::EncodeError;
 
-/// Marks a symbol that never merges (a user-defined symbol) in its start entry.
-const FROZEN: u32 = 1 << 31;
-/// No previous symbol.
-const NONE: u32 = u32::MAX;
+/// What one encode call carries from word to word.
+struct Run<'c> {
+    /// The last id written is `<unk>` (a run of unknown symbols is one `<unk>`).
+    after_unk: bool,
+    /// The word cache (empty: none).
+    cache: &'c mut [CacheEntry],
+}
 
 /// A SentencePiece BPE tokenizer over a set of tables. Cheap to copy; holds no mutable state.
 #[derive(Clone, Copy, Debug)]
 pub struct SpTokenizer<'t> {
     tables: &'t SpTables<'t>,
-}
-
-/// Why a word could not be encoded into the room left.
-enum NoRoom {
-    /// Not in the free part of the buffer: drain and resume.
-    Full,
-    /// Not even in an empty buffer of this length: this many `u32` are needed.
-    TooLong(usize),
 }
 
 impl<'t> SpTokenizer<'t> {
@@ -70,10 +65,41 @@ impl<'t> SpTokenizer<'t> {
         from: usize,
         out: &mut [u32],
     ) -> Result<usize, EncodeError> {
+        self.encode_from_cached(text, from, out, &mut [])
+    }
+
+    /// [`SpTokenizer::encode`] with a word cache in caller memory: the ids of words that had
+    /// to be merged (words of up to 15 normalized bytes and up to 12 ids) are remembered by
+    /// their bytes, and a later occurrence is copied from the cache. The ids are the same as
+    /// without it. Start with every line [`CacheEntry::EMPTY`], keep the cache with the tables
+    /// it was filled from; any number of lines works (empty: no caching). Models without byte
+    /// fallback do not use it.
+    pub fn encode_cached(
+        &self,
+        text: &[u8],
+        out: &mut [u32],
+        cache: &mut [CacheEntry],
+    ) -> Result<usize, EncodeError> {
+        self.encode_from_cached(text, 0, out, cache)
+    }
+
+    /// [`SpTokenizer::encode_from`] with a word cache (see [`SpTokenizer::encode_cached`]).
+    pub fn encode_from_cached(
+        &self,
+        text: &[u8],
+        from: usize,
+        out: &mut [u32],
+        cache: &mut [CacheEntry],
+    ) -> Result<usize, EncodeError> {
         let t = self.tables;
         let from = from.min(text.len());
+        let cache = if t.byte_fallback() { cache } else { &mut [] };
+        let mut run = Run {
+            after_unk: false,
+            cache,
+        };
         if t.sections != Sections::Inline {
-            return self.encode_sections(text, from, out);
+            return self.encode_sections(text, from, out, &mut run);
         }
         let norm = Normalizer {
             text,
@@ -88,8 +114,7 @@ impl<'t> SpTokenizer<'t> {
         }
         let end = norm.end(pos);
         let prefix = at_start && t.add_dummy_prefix;
-        let mut after_unk = false;
-        self.encode_words(&norm, pos, end, prefix, out, 0, &mut after_unk)
+        self.encode_words(&norm, pos, end, prefix, out, 0, &mut run)
     }
 
     /// [`SpTokenizer::encode_from`] for tables imported from a `tokenizer.json`: the text is
@@ -100,6 +125,7 @@ impl<'t> SpTokenizer<'t> {
         text: &[u8],
         from: usize,
         out: &mut [u32],
+        run: &mut Run<'_>,
     ) -> Result<usize, EncodeError> {
         let t = self.tables;
         let norm = Normalizer {
@@ -113,7 +139,6 @@ impl<'t> SpTokenizer<'t> {
             section = at + len;
         }
         let mut written = 0usize;
-        let mut after_unk = false;
         loop {
             let next = self.next_user_symbol(text, pos, text.len());
             let end = next.map_or(text.len(), |(at, _, _)| at);
@@ -123,7 +148,7 @@ impl<'t> SpTokenizer<'t> {
                     Sections::EveryPiecePrefixed => true,
                     _ => section == 0 && t.add_dummy_prefix,
                 };
-            written = self.encode_words(&norm, pos, end, prefix, out, written, &mut after_unk)?;
+            written = self.encode_words(&norm, pos, end, prefix, out, written, run)?;
             let Some((at, len, id)) = next else {
                 return Ok(written);
             };
@@ -137,7 +162,7 @@ impl<'t> SpTokenizer<'t> {
                 }
             }
             written += 1;
-            after_unk = false;
+            run.after_unk = false;
             pos = at + len;
             section = pos;
         }
@@ -185,7 +210,7 @@ impl<'t> SpTokenizer<'t> {
         mut prefix: bool,
         out: &mut [u32],
         mut written: usize,
-        after_unk: &mut bool,
+        run: &mut Run<'_>,
     ) -> Result<usize, EncodeError> {
         while pos < end {
             let word_end = if self.tables.split_words {
@@ -193,7 +218,7 @@ impl<'t> SpTokenizer<'t> {
             } else {
                 end
             };
-            match self.encode_word(norm, pos, word_end, prefix, out, written, after_unk) {
+            match self.encode_word(norm, pos, word_end, prefix, out, written, run) {
                 Ok(n) => written += n,
                 Err(NoRoom::Full) => {
                     return Err(EncodeError::OutputFull {
@@ -239,63 +264,11 @@ impl<'t> SpTokenizer<'t> {
         }
     }
 
-    /// The longest user-defined symbol at `text[pos..limit]`, as its length (0: none).
-    #[inline]
-    fn user_symbol_at(&self, text: &[u8], pos: usize, limit: usize) -> usize {
-        let mut best = 0;
-        for &id in self.tables.user_defined {
-            let Some(sym) = self.tables.piece_bytes(id) else {
-                continue;
-            };
-            if sym.len() > best
-                && text
-                    .get(pos..limit)
-                    .is_some_and(|rest| rest.starts_with(sym))
-            {
-                best = sym.len();
-            }
-        }
-        best
-    }
-
-    /// Call `f(start, frozen)` for each initial symbol of the word `text[start..end]` (after
-    /// the virtual `▁` when `prefix`, which starts at `start` and is empty in the text).
-    #[inline]
-    fn for_each_symbol(
-        &self,
-        norm: &Normalizer<'_>,
-        start: usize,
-        end: usize,
-        prefix: bool,
-        mut f: impl FnMut(usize, bool),
-    ) {
-        if prefix {
-            f(start, false);
-        }
-        let users =
-            !self.tables.user_defined.is_empty() && self.tables.sections == Sections::Inline;
-        let mut pos = start;
-        while pos < end {
-            let (c, len) = char_at(norm.text, pos);
-            if c == Char::Space && norm.dropped(pos) {
-                // Adds nothing: it stays in the range of the symbol before it.
-                pos += 1;
-                continue;
-            }
-            if users && c == Char::Other {
-                let ulen = self.user_symbol_at(norm.text, pos, end);
-                if ulen > 0 {
-                    f(pos, true);
-                    pos += ulen;
-                    continue;
-                }
-            }
-            f(pos, false);
-            pos += len.max(1);
-        }
-    }
-
     /// Encode one word into `out[written..]`; returns the number of ids written.
+    ///
+    /// The word's normalized bytes go to a stack buffer (or, when longer than [`WORD_BUF`],
+    /// four to a `u32` at the end of `out`). A word that is a piece marked whole (its own
+    /// bytes merge into it) is that piece, with one lookup; any other word is merged.
     #[allow(clippy::too_many_arguments)]
     fn encode_word(
         &self,
@@ -305,192 +278,103 @@ impl<'t> SpTokenizer<'t> {
         prefix: bool,
         out: &mut [u32],
         written: usize,
-        after_unk: &mut bool,
+        run: &mut Run<'_>,
     ) -> Result<usize, NoRoom> {
         let t = self.tables;
-        let mut n = 0usize;
-        self.for_each_symbol(norm, start, end, prefix, |_, _| n += 1);
-        if n == 0 {
+        let mark = if prefix { SPACE_MARK.len() } else { 0 };
+        let len = norm.normalized_len(start, end) + mark;
+        if len == 0 {
             return Ok(0);
         }
-        // Each symbol becomes one id, or with byte fallback at most its normalized bytes.
-        let max_ids = if t.byte_fallback() {
-            norm.normalized_len(start, end) + if prefix { SPACE_MARK.len() } else { 0 }
-        } else {
-            n
-        };
-        let scratch = 4 * n + 1;
-        let needed = max_ids + scratch;
-        if needed > out.len() || end - start >= FROZEN as usize {
-            return Err(NoRoom::TooLong(needed));
-        }
-        if written + needed > out.len() {
-            return Err(NoRoom::Full);
-        }
-        let (front, tail) = out.split_at_mut(out.len() - scratch);
-        let (starts, rest) = tail.split_at_mut(n + 1);
-        let (next, rest) = rest.split_at_mut(n);
-        let (prev, best) = rest.split_at_mut(n);
-        let word = Word {
-            norm,
-            tables: t,
-            base: start,
-            prefix,
-            starts,
-        };
-        let mut k = 0usize;
-        self.for_each_symbol(norm, start, end, prefix, |pos, frozen| {
-            let rel = (pos - start) as u32;
-            set(word.starts, k, if frozen { rel | FROZEN } else { rel });
-            k += 1;
-        });
-        set(word.starts, n, (end - start) as u32);
-        for i in 0..n {
-            set(next, i, i as u32 + 1);
-            set(prev, i, if i == 0 { NONE } else { i as u32 - 1 });
-        }
-        for i in 0..n {
-            let p = word.pair_priority(i, at(next, i) as usize, next);
-            set(best, i, p);
-        }
-        // Merge the best pair until none is left.
-        loop {
-            let mut top = 0u32;
-            let mut arg = usize::MAX;
-            let mut i = 0usize;
-            while i < n {
-                let p = at(best, i);
-                if p > top {
-                    top = p;
-                    arg = i;
+        let users = t.sections == Sections::Inline && !t.user_defined.is_empty();
+        if len <= WORD_BUF {
+            let mut buf = [0u8; WORD_BUF];
+            if prefix {
+                for (d, s) in buf.iter_mut().zip(SPACE_MARK) {
+                    *d = s;
                 }
-                i = at(next, i) as usize;
             }
-            if arg == usize::MAX {
-                break;
-            }
-            let right = at(next, arg) as usize;
-            let after = at(next, right);
-            set(next, arg, after);
-            if (after as usize) < n {
-                set(prev, after as usize, arg as u32);
-            }
-            let p = word.pair_priority(arg, after as usize, next);
-            set(best, arg, p);
-            let before = at(prev, arg);
-            if before != NONE {
-                let p = word.pair_priority(before as usize, arg, next);
-                set(best, before as usize, p);
-            }
-        }
-        // Emit the symbols' ids.
-        let out = front.get_mut(written..).unwrap_or(&mut []);
-        let mut w = 0usize;
-        let mut buf = [0u8; MAX_PIECE_BYTES];
-        let mut i = 0usize;
-        while i < n {
-            let j = at(next, i) as usize;
-            let id = match word.bytes(i, j, &mut buf) {
-                Some(len) => {
-                    let bytes = buf.get(..len).unwrap_or(&[]);
-                    match t.piece_id(bytes) {
-                        Some(id) if t.kind(id) != Some(PieceKind::Unknown) => Some(id),
-                        _ if t.byte_fallback() => {
-                            for &b in bytes {
-                                push(
-                                    out,
-                                    &mut w,
-                                    t.byte_ids.get(b as usize).copied().unwrap_or(t.unk_id),
-                                );
-                            }
-                            None
-                        }
-                        _ => Some(t.unk_id),
+            let len = norm.write_range(start, end, &mut buf, mark).unwrap_or(0);
+            let word = buf.get(..len).unwrap_or(&[]);
+            if let Some(id) = t.piece_id(word).filter(|&id| t.is_whole(id)) {
+                let empty = out.is_empty();
+                return match out.get_mut(written) {
+                    Some(slot) => {
+                        *slot = id;
+                        run.after_unk = false;
+                        Ok(1)
                     }
-                }
-                None => Some(t.unk_id),
+                    None if empty => Err(NoRoom::TooLong(1)),
+                    None => Err(NoRoom::Full),
+                };
+            }
+            let key = if run.cache.is_empty() {
+                None
+            } else {
+                CacheKey::of(word)
             };
-            match id {
-                // A run of unknown symbols is one `<unk>` (only without byte fallback).
-                Some(id) if id == t.unk_id && *after_unk => {}
-                Some(id) => {
-                    push(out, &mut w, id);
-                    *after_unk = id == t.unk_id;
+            let Some(key) = key else {
+                return merge_word(t, Word::Flat(word), users, out, written, &mut run.after_unk);
+            };
+            let line = key.line(run.cache.len());
+            if let Some(entry) = run.cache.get(line) {
+                match entry.emit(key, out, written) {
+                    Some(Ok(n)) => return Ok(n),
+                    Some(Err(end)) if written == 0 => return Err(NoRoom::TooLong(end)),
+                    Some(Err(_)) => return Err(NoRoom::Full),
+                    None => {}
                 }
-                None => *after_unk = false,
             }
-            i = j;
-        }
-        Ok(w)
-    }
-}
-
-/// One word's symbols and how to read their bytes.
-struct Word<'a, 'n> {
-    norm: &'a Normalizer<'n>,
-    tables: &'a SpTables<'a>,
-    /// The word's offset in the text.
-    base: usize,
-    /// The word starts with the virtual `▁` (symbol 0, empty in the text).
-    prefix: bool,
-    /// Start of each initial symbol relative to `base` ([`FROZEN`] marked), then the end.
-    starts: &'a mut [u32],
-}
-
-impl Word<'_, '_> {
-    /// Normalized bytes of the symbols from `i` up to (not including) `j` into `buf`; their
-    /// length, or `None` when longer than `buf`.
-    #[inline]
-    fn bytes(&self, i: usize, j: usize, buf: &mut [u8]) -> Option<usize> {
-        let mut at = 0;
-        if i == 0 && self.prefix {
-            let dst = buf.get_mut(..SPACE_MARK.len())?;
-            for (d, s) in dst.iter_mut().zip(SPACE_MARK) {
-                *d = s;
+            let n = merge_word(t, Word::Flat(word), users, out, written, &mut run.after_unk)?;
+            if let (Some(entry), Some(ids)) =
+                (run.cache.get_mut(line), out.get(written..written + n))
+            {
+                entry.put(key, ids);
             }
-            at = SPACE_MARK.len();
+            return Ok(n);
         }
-        let from = self.base + (self.starts.get(i)? & !FROZEN) as usize;
-        let to = self.base + (self.starts.get(j)? & !FROZEN) as usize;
-        self.norm.write_range(from, to, buf, at)
-    }
-
-    /// The priority of merging symbol `i` with the symbol `j` after it (0: no merge).
-    #[inline]
-    fn pair_priority(&self, i: usize, j: usize, next: &[u32]) -> u32 {
-        let (Some(&si), Some(&sj)) = (self.starts.get(i), self.starts.get(j)) else {
-            return 0;
+        // A long word: its bytes packed at the end of `out`, the rest is the work area.
+        let words = len.div_ceil(4);
+        let Some(split) = out.len().checked_sub(words) else {
+            return Err(NoRoom::TooLong(words + 12 * len));
         };
-        if (si | sj) & FROZEN != 0 {
-            return 0;
-        }
-        let Some(&after) = next.get(j) else {
-            return 0;
-        };
-        let mut buf = [0u8; MAX_PIECE_BYTES];
-        match self.bytes(i, after as usize, &mut buf) {
-            Some(len) => self.tables.merge_priority(buf.get(..len).unwrap_or(&[])),
-            None => 0,
+        let (rest, packed) = out.split_at_mut(split);
+        norm.write_packed(start, end, prefix, packed);
+        match merge_word(
+            t,
+            Word::Packed(packed, len),
+            users,
+            rest,
+            written,
+            &mut run.after_unk,
+        ) {
+            Err(NoRoom::TooLong(needed)) => Err(NoRoom::TooLong(needed + words)),
+            other => other,
         }
     }
-}
 
-#[inline]
-fn at(s: &[u32], i: usize) -> u32 {
-    s.get(i).copied().unwrap_or(0)
-}
-
-#[inline]
-fn set(s: &mut [u32], i: usize, v: u32) {
-    if let Some(x) = s.get_mut(i) {
-        *x = v;
-    }
-}
-
-#[inline]
-fn push(out: &mut [u32], w: &mut usize, id: u32) {
-    if let Some(x) = out.get_mut(*w) {
-        *x = id;
-        *w += 1;
+    /// Merge one already normalized word (at most [`WORD_BUF`] bytes) into `out`, without
+    /// the whole-word lookup: how `picobpe-model` finds the pieces that are whole. Not part
+    /// of the stable API.
+    #[doc(hidden)]
+    pub fn merge_normalized(&self, word: &[u8], out: &mut [u32]) -> Result<usize, EncodeError> {
+        let t = self.tables;
+        let users = t.sections == Sections::Inline && !t.user_defined.is_empty();
+        if word.len() > WORD_BUF {
+            return Err(EncodeError::PieceTooLong {
+                offset: 0,
+                len: word.len(),
+                needed: usize::MAX,
+            });
+        }
+        let mut after_unk = false;
+        match merge_word(t, Word::Flat(word), users, out, 0, &mut after_unk) {
+            Ok(n) => Ok(n),
+            Err(NoRoom::Full) | Err(NoRoom::TooLong(_)) => Err(EncodeError::PieceTooLong {
+                offset: 0,
+                len: word.len(),
+                needed: 12 * word.len() + 1,
+            }),
+        }
     }
 }

@@ -17,9 +17,11 @@
 
 mod decode;
 mod encode;
+mod merge;
 mod normalize;
 mod tables;
 
 pub use encode::SpTokenizer;
+pub use merge::WORD_BUF;
 pub use normalize::{REPLACEMENT, SPACE_MARK};
-pub use tables::{score_priority, PieceKind, Sections, SpTables, MAX_PIECE_BYTES};
+pub use tables::{score_priority, PieceKind, Sections, SpTables, MAX_PIECE_BYTES, WHOLE};

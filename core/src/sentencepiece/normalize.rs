@@ -163,6 +163,37 @@ impl<'a> Normalizer<'a> {
         Some(at)
     }
 
+    /// Write the normalized bytes of `text[from..to]` (after a `▁` when `prefix`) four to a
+    /// `u32`, little-endian, into `dst`; bytes past its end are dropped.
+    pub(crate) fn write_packed(&self, from: usize, to: usize, prefix: bool, dst: &mut [u32]) {
+        let mut k = 0usize;
+        let mut put = |b: u8| {
+            if let Some(w) = dst.get_mut(k / 4) {
+                let shift = 8 * (k % 4);
+                *w = (*w & !(0xFF << shift)) | u32::from(b) << shift;
+            }
+            k += 1;
+        };
+        if prefix {
+            SPACE_MARK.iter().for_each(|&b| put(b));
+        }
+        let mut pos = from;
+        while pos < to {
+            let (c, len) = char_at(self.text, pos);
+            match c {
+                Char::Space if self.dropped(pos) => {}
+                Char::Space => SPACE_MARK.iter().for_each(|&b| put(b)),
+                Char::Invalid => REPLACEMENT.iter().for_each(|&b| put(b)),
+                Char::Mark | Char::Other => {
+                    for &b in self.text.get(pos..pos + len).unwrap_or(&[]) {
+                        put(b);
+                    }
+                }
+            }
+            pos += len.max(1);
+        }
+    }
+
     /// Number of normalized bytes of `text[from..to]`.
     pub(crate) fn normalized_len(&self, from: usize, to: usize) -> usize {
         let mut pos = from;

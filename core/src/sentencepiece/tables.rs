@@ -5,14 +5,17 @@
 //! - `token_offsets.len() == n_ids + 1`, non-decreasing, last entry `== token_bytes.len()`;
 //!   every id has non-empty bytes: its piece as SentencePiece stores it (`▁`, U+2581, for a
 //!   space).
-//! - `kinds` and `priorities` have one entry per id; `pieces` indexes every piece of every
-//!   kind (piece strings are unique).
+//! - `kinds` has one entry per id; `pieces` indexes every piece of every kind (piece strings
+//!   are unique); `priorities` has one entry per slot of `pieces`, and `pieces.keys` is empty
+//!   or has one [`piece_key_entry`] per slot.
 //! - every [`PieceKind::Normal`] and [`PieceKind::UserDefined`] piece is at most
-//!   [`MAX_PIECE_BYTES`] long, and has a non-zero priority.
+//!   [`MAX_PIECE_BYTES`] long; only such pieces have a non-zero priority.
 //! - `byte_ids` is empty (no byte fallback) or has 256 entries, the ids of `<0x00>`..`<0xFF>`.
 //! - every user-defined symbol is non-empty and holds no space, no `▁` and no U+FFFD.
 
 use crate::hash;
+#[cfg(doc)]
+use crate::tables::piece_key_entry;
 use crate::tables::PieceMap;
 
 /// Longest piece, in bytes, that merging may produce: pair candidates are assembled in a stack
@@ -50,6 +53,11 @@ impl PieceKind {
         })
     }
 }
+
+/// Set in a [`SpTables::kinds`] entry when the piece is *whole*: a word whose normalized
+/// bytes are this piece merges into exactly this piece, so the encoder takes it after one
+/// lookup. `picobpe-model` finds these by merging each piece's own bytes.
+pub const WHOLE: u8 = 0x80;
 
 /// The merge priority of a score: an integer whose order is the order of the `f32` scores
 /// (higher merges first), so the target compares integers, not floats. `-0.0` counts as
@@ -91,11 +99,15 @@ pub struct SpTables<'a> {
     pub token_bytes: &'a [u8],
     /// `token_offsets[id]..token_offsets[id + 1]` is `id`'s range in `token_bytes`.
     pub token_offsets: &'a [u32],
-    /// [`PieceKind`] of each id, as its `u8` value.
+    /// [`PieceKind`] of each id, as its `u8` value, with [`WHOLE`] set for whole pieces.
     pub kinds: &'a [u8],
-    /// [`score_priority`] of each id's score.
+    /// Per slot of `pieces`: [`score_priority`] of the slot's piece's score when two symbols
+    /// may merge into it (a normal or user-defined piece with a score), else 0. Kept by slot so
+    /// that a pair candidate costs one index lookup, one key compare and this load.
     pub priorities: &'a [u32],
-    /// Every piece by its bytes (a perfect-hash index over [`hash::hash_bytes`]).
+    /// Every piece by its bytes (a perfect-hash index over [`hash::hash_bytes`]), with
+    /// optional keys ([`piece_key_entry`]) that confirm a piece of up to 7 bytes without
+    /// reading the token bytes.
     pub pieces: PieceMap<'a>,
     /// Empty (no byte fallback), or the ids of the 256 byte pieces by byte value.
     pub byte_ids: &'a [u32],
@@ -140,32 +152,54 @@ impl<'a> SpTables<'a> {
     /// The kind of `id`, or `None` for an id out of range.
     #[inline]
     pub fn kind(&self, id: u32) -> Option<PieceKind> {
-        PieceKind::from_u8(*self.kinds.get(id as usize)?)
+        PieceKind::from_u8(*self.kinds.get(id as usize)? & !WHOLE)
+    }
+
+    /// True when `id` is a whole piece (see [`WHOLE`]).
+    #[inline]
+    pub fn is_whole(&self, id: u32) -> bool {
+        self.kinds.get(id as usize).is_some_and(|&k| k & WHOLE != 0)
+    }
+
+    /// The slot of `pieces` that holds `piece`, if it is a piece.
+    #[inline]
+    fn slot_of(&self, piece: &[u8]) -> Option<usize> {
+        let seed = self.pieces.index.seed;
+        let key = hash::short_key(piece);
+        let h = if key != 0 {
+            hash::hash_u64(key, seed)
+        } else {
+            hash::hash_long(piece, seed)
+        };
+        let slot = self.pieces.index.slot(h)?;
+        if let Some(&stored) = self.pieces.keys.get(slot) {
+            if key != 0 {
+                // A piece of 1–7 bytes: the packed key decides.
+                return (stored == key).then_some(slot);
+            }
+            // A longer piece: the entry holds the stored piece's length and offset.
+            let len = (stored >> 32) as usize & 0xFF_FFFF;
+            let start = stored as u32 as usize;
+            let bytes = self.token_bytes.get(start..start.checked_add(len)?)?;
+            return (stored >> 56 == 0xFF && bytes_eq(bytes, piece)).then_some(slot);
+        }
+        let id = *self.pieces.ids.get(slot)?;
+        bytes_eq(self.piece_bytes(id)?, piece).then_some(slot)
     }
 
     /// The id whose piece is `piece`, of any kind.
     #[inline]
     pub fn piece_id(&self, piece: &[u8]) -> Option<u32> {
-        let hash = hash::hash_bytes(piece, self.pieces.index.seed);
-        let slot = self.pieces.index.slot(hash)?;
-        let id = *self.pieces.ids.get(slot)?;
-        let stored = self.piece_bytes(id)?;
-        (stored.len() == piece.len() && stored.iter().zip(piece).all(|(a, b)| a == b)).then_some(id)
+        self.pieces.ids.get(self.slot_of(piece)?).copied()
     }
 
     /// The merge priority of `piece` when two symbols may merge into it (a normal or
     /// user-defined piece), else 0.
     #[inline]
     pub(crate) fn merge_priority(&self, piece: &[u8]) -> u32 {
-        let Some(id) = self.piece_id(piece) else {
-            return 0;
-        };
-        match self.kind(id) {
-            Some(PieceKind::Normal | PieceKind::UserDefined) => {
-                self.priorities.get(id as usize).copied().unwrap_or(0)
-            }
-            _ => 0,
-        }
+        self.slot_of(piece)
+            .and_then(|slot| self.priorities.get(slot).copied())
+            .unwrap_or(0)
     }
 
     /// True when unknown symbols fall back to byte pieces.
@@ -173,6 +207,12 @@ impl<'a> SpTables<'a> {
     pub fn byte_fallback(&self) -> bool {
         self.byte_ids.len() == 256
     }
+}
+
+/// Slice equality without a `memcmp` call (pieces are short).
+#[inline]
+fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 #[cfg(test)]

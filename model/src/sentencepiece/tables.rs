@@ -4,7 +4,8 @@
 use core::fmt;
 
 use picobpe::hash::hash_bytes;
-use picobpe::sentencepiece::score_priority;
+use picobpe::sentencepiece::{score_priority, WHOLE, WORD_BUF};
+use picobpe::tables::piece_key_entry;
 use picobpe::{PieceMap, PtrIndex, SpTables};
 
 use super::{InvalidSpModel, SpKind, SpModel};
@@ -19,10 +20,14 @@ pub struct SpTableData {
     pub token_offsets: Vec<u32>,
     /// Core piece kind of each id, as its `u8`.
     pub kinds: Vec<u8>,
-    /// Merge priority of each id ([`score_priority`]; 0 when the piece is never merged into).
+    /// Merge priority per slot of the piece index ([`score_priority`]; 0 when symbols never
+    /// merge into the slot's piece).
     pub priorities: Vec<u32>,
     /// Ids in slot order of the piece index.
     pub pieces: Vec<u32>,
+    /// Empty, or [`piece_key_entry`] of each slot's piece; [`SpTableData::new`] fills it,
+    /// [`SpTableData::without_piece_keys`] drops it (the bake's default).
+    pub piece_keys: Vec<u64>,
     /// The perfect-hash index of `pieces` (keys hashed with [`hash_bytes`]).
     pub piece_index: IndexData,
     /// Ids of the byte pieces by byte (empty without byte fallback).
@@ -58,16 +63,30 @@ impl SpTableData {
             .iter()
             .map(|p| p.kind.to_core() as u8)
             .collect();
-        let priorities = model
-            .pieces
-            .iter()
-            .map(|p| p.score.map_or(0, score_priority))
-            .collect();
         let ids: Vec<u32> = (0..model.pieces.len() as u32).collect();
         let (piece_index, order) = ptr_index(&ids, |&id, seed| {
             hash_bytes(model.pieces[id as usize].piece.as_bytes(), seed)
         });
-        let pieces = order.iter().map(|&i| ids[i]).collect();
+        let pieces: Vec<u32> = order.iter().map(|&i| ids[i]).collect();
+        let priorities = pieces
+            .iter()
+            .map(|&id| {
+                let p = &model.pieces[id as usize];
+                match p.kind {
+                    SpKind::Normal | SpKind::UserDefined => p.score.map_or(0, score_priority),
+                    _ => 0,
+                }
+            })
+            .collect();
+        let piece_keys = pieces
+            .iter()
+            .map(|&id| {
+                piece_key_entry(
+                    model.pieces[id as usize].piece.as_bytes(),
+                    token_offsets[id as usize],
+                )
+            })
+            .collect();
         let byte_ids = if model.byte_fallback {
             let mut byte_ids = vec![0u32; 256];
             for (id, p) in model.pieces.iter().enumerate() {
@@ -89,12 +108,13 @@ impl SpTableData {
             .map(|(id, _)| id as u32)
             .collect();
         user_defined.sort_by_key(|&id| std::cmp::Reverse(model.pieces[id as usize].piece.len()));
-        Ok(SpTableData {
+        let mut data = SpTableData {
             token_bytes,
             token_offsets,
             kinds,
             priorities,
             pieces,
+            piece_keys,
             piece_index,
             byte_ids,
             unk_id: model.unk_id(),
@@ -107,7 +127,69 @@ impl SpTableData {
             // unknown too, which then needs the whole text at once.
             split_words: model.splits_words()
                 && (model.byte_fallback || model.pieces.iter().any(|p| p.piece == "\u{2581}")),
-        })
+        };
+        data.mark_whole_pieces(model);
+        Ok(data)
+    }
+
+    /// Set [`WHOLE`] on each normal or user-defined piece whose own bytes, merged as a word,
+    /// give exactly that piece: the encoder then takes such a word after one lookup. Found
+    /// with the core's own merge, so the shortcut cannot change an id.
+    fn mark_whole_pieces(&mut self, model: &SpModel) {
+        let mut whole = Vec::new();
+        {
+            let tables = self.borrowed();
+            let tok = picobpe::SpTokenizer::new(&tables);
+            let mut out = vec![0u32; 16 * WORD_BUF];
+            for (id, p) in model.pieces.iter().enumerate() {
+                if !matches!(p.kind, SpKind::Normal | SpKind::UserDefined) {
+                    continue;
+                }
+                if let Ok(1) = tok.merge_normalized(p.piece.as_bytes(), &mut out) {
+                    if out[0] == id as u32 {
+                        whole.push(id);
+                    }
+                }
+            }
+        }
+        for id in whole {
+            self.kinds[id] |= WHOLE;
+        }
+    }
+
+    /// The tables, borrowing this data.
+    fn borrowed(&self) -> SpTables<'_> {
+        SpTables {
+            token_bytes: &self.token_bytes,
+            token_offsets: &self.token_offsets,
+            kinds: &self.kinds,
+            priorities: &self.priorities,
+            pieces: PieceMap {
+                index: PtrIndex {
+                    seed: self.piece_index.seed,
+                    pilots: &self.piece_index.pilots,
+                    remap: &self.piece_index.remap,
+                    len: self.pieces.len(),
+                },
+                ids: &self.pieces,
+                keys: &self.piece_keys,
+            },
+            byte_ids: &self.byte_ids,
+            unk_id: self.unk_id,
+            unk_surface: &self.unk_surface,
+            user_defined: &self.user_defined,
+            add_dummy_prefix: self.add_dummy_prefix,
+            remove_extra_whitespaces: self.remove_extra_whitespaces,
+            sections: self.sections,
+            split_words: self.split_words,
+        }
+    }
+
+    /// The same tables without the piece keys: 8 bytes less per piece, every hit confirmed
+    /// through the token bytes instead.
+    pub fn without_piece_keys(mut self) -> SpTableData {
+        self.piece_keys = Vec::new();
+        self
     }
 
     /// Number of ids.
@@ -123,7 +205,7 @@ impl SpTableData {
             token_offsets: 4 * self.token_offsets.len(),
             kinds: self.kinds.len(),
             priorities: 4 * self.priorities.len(),
-            pieces: 4 * self.pieces.len() + self.piece_index.bytes(),
+            pieces: 4 * self.pieces.len() + 8 * self.piece_keys.len() + self.piece_index.bytes(),
             other: 4 * self.byte_ids.len()
                 + self.unk_surface.len()
                 + 4 * self.user_defined.len()
@@ -151,7 +233,7 @@ impl SpTableData {
                     len: n_pieces,
                 },
                 ids: leak(self.pieces),
-                keys: &[],
+                keys: leak(self.piece_keys),
             },
             byte_ids: leak(self.byte_ids),
             unk_id: self.unk_id,
@@ -181,7 +263,7 @@ pub struct SpTableSizes {
     pub kinds: usize,
     /// One `u32` merge priority per id.
     pub priorities: usize,
-    /// Piece map: 4 B ids + index.
+    /// Piece map: 4 B ids (+ 8 B keys when present) + index.
     pub pieces: usize,
     /// Byte-piece ids, unknown surface, user-defined ids, the struct itself.
     pub other: usize,

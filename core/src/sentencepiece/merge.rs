@@ -1,0 +1,358 @@
+//! Merging one word: SentencePiece's BPE over a word's normalized bytes, in the caller's
+//! buffer.
+//!
+//! The word starts as one symbol per character, except that a user-defined symbol found in the
+//! text is one symbol that never merges. Then the adjacent pair whose concatenation is a piece
+//! with the highest score merges, the leftmost on a tie, until no pair is a piece. Each
+//! symbol left is emitted as its piece, or as its bytes' `<0xHH>` pieces (byte fallback), or
+//! as `<unk>` (a run of unknown symbols is one `<unk>`).
+//!
+//! Work area (all `u32`, at the far end of the output buffer; ids are written at the front):
+//! for `n` symbols, their starts (`n + 1`, offsets into the normalized bytes, [`FROZEN`]
+//! marked), the next and previous live symbol (`n` each), the priority of the pair each live
+//! symbol starts (`n`, 0 when none), and a binary max-heap of `(priority, symbol)` entries
+//! (`3n` entries: `n - 1` to start with, at most two more per merge). A heap entry is live
+//! when its priority is still the priority of the pair its symbol starts (a merged-away
+//! symbol's is 0); stale entries are skipped. The heap orders by priority, then by the lower
+//! symbol index, which is SentencePiece's order. Each merge costs two table lookups and
+//! `O(log n)` heap steps: `O(n log n)` per word. So a word of `n` symbols needs `10n + 1` `u32`
+//! of work area, plus room for its ids.
+
+use super::tables::{PieceKind, SpTables, MAX_PIECE_BYTES};
+
+/// Longest word (normalized bytes) kept in a stack buffer; longer words are packed into the
+/// output buffer.
+pub const WORD_BUF: usize = 256;
+
+/// Marks a symbol that never merges (a user-defined symbol) in its start entry.
+const FROZEN: u32 = 1 << 31;
+/// No previous symbol.
+const NONE: u32 = u32::MAX;
+
+/// Why a word could not be encoded into the room left.
+pub(crate) enum NoRoom {
+    /// Not in the free part of the buffer: drain and resume.
+    Full,
+    /// Not even in an empty buffer of this length: this many `u32` are needed.
+    TooLong(usize),
+}
+
+/// A word's normalized bytes (valid UTF-8).
+#[derive(Clone, Copy)]
+pub(crate) enum Word<'a> {
+    /// In a byte slice.
+    Flat(&'a [u8]),
+    /// Four to a `u32` (little-endian), with the length in bytes.
+    Packed(&'a [u32], usize),
+}
+
+impl Word<'_> {
+    fn len(&self) -> usize {
+        match *self {
+            Word::Flat(b) => b.len(),
+            Word::Packed(_, len) => len,
+        }
+    }
+
+    #[inline]
+    fn byte(&self, k: usize) -> u8 {
+        match *self {
+            Word::Flat(b) => b.get(k).copied().unwrap_or(0),
+            Word::Packed(w, _) => (w.get(k / 4).copied().unwrap_or(0) >> (8 * (k % 4))) as u8,
+        }
+    }
+
+    /// The bytes `a..b`, borrowed or copied into `tmp`; `None` when longer than `tmp`.
+    #[inline]
+    fn slice<'s>(&'s self, a: usize, b: usize, tmp: &'s mut [u8]) -> Option<&'s [u8]> {
+        match *self {
+            Word::Flat(bytes) => bytes.get(a..b),
+            Word::Packed(..) => {
+                let dst = tmp.get_mut(..b.checked_sub(a)?)?;
+                for (k, d) in dst.iter_mut().enumerate() {
+                    *d = self.byte(a + k);
+                }
+                Some(dst)
+            }
+        }
+    }
+
+    /// Length of the character that starts at `k` (the bytes are valid UTF-8).
+    #[inline]
+    fn char_len(&self, k: usize) -> usize {
+        match self.byte(k) {
+            0..=0x7F => 1,
+            0x80..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            _ => 4,
+        }
+    }
+
+    /// Length of the longest user-defined symbol at `k` (0: none).
+    fn user_symbol_at(&self, t: &SpTables<'_>, k: usize) -> usize {
+        let mut best = 0;
+        for &id in t.user_defined {
+            let Some(sym) = t.piece_bytes(id) else {
+                continue;
+            };
+            if sym.len() > best
+                && k + sym.len() <= self.len()
+                && sym.iter().enumerate().all(|(i, &b)| self.byte(k + i) == b)
+            {
+                best = sym.len();
+            }
+        }
+        best
+    }
+
+    /// Call `f(start, frozen)` for each initial symbol.
+    fn for_each_symbol(&self, t: &SpTables<'_>, users: bool, mut f: impl FnMut(usize, bool)) {
+        let mut k = 0;
+        while k < self.len() {
+            let ulen = if users { self.user_symbol_at(t, k) } else { 0 };
+            if ulen > 0 {
+                f(k, true);
+                k += ulen;
+            } else {
+                f(k, false);
+                k += self.char_len(k);
+            }
+        }
+    }
+}
+
+/// The symbols of a word being merged.
+struct Symbols<'a, 'w> {
+    word: Word<'w>,
+    tables: &'a SpTables<'a>,
+    starts: &'a mut [u32],
+    next: &'a mut [u32],
+    prev: &'a mut [u32],
+    best: &'a mut [u32],
+    heap: &'a mut [u32],
+    heap_len: usize,
+    n: usize,
+}
+
+impl Symbols<'_, '_> {
+    fn start(&self, i: usize) -> usize {
+        (at(self.starts, i) & !FROZEN) as usize
+    }
+
+    fn frozen(&self, i: usize) -> bool {
+        at(self.starts, i) & FROZEN != 0
+    }
+
+    /// The priority of merging live symbol `i` with the one after it (0: no merge).
+    #[inline]
+    fn pair_priority(&self, i: usize) -> u32 {
+        let j = at(self.next, i) as usize;
+        if j >= self.n || self.frozen(i) || self.frozen(j) {
+            return 0;
+        }
+        let end = self.start(at(self.next, j) as usize);
+        let (a, b) = (self.start(i), end);
+        if b - a > MAX_PIECE_BYTES {
+            return 0;
+        }
+        let mut tmp = [0u8; MAX_PIECE_BYTES];
+        match self.word.slice(a, b, &mut tmp) {
+            Some(bytes) => self.tables.merge_priority(bytes),
+            None => 0,
+        }
+    }
+
+    /// Set the priority of the pair `i` starts and queue it.
+    fn score(&mut self, i: usize) {
+        let p = self.pair_priority(i);
+        set(self.best, i, p);
+        if p > 0 {
+            self.push(p, i as u32);
+        }
+    }
+
+    /// True when heap entry `a` comes before entry `b`: higher priority, then lower index.
+    fn before(&self, a: usize, b: usize) -> bool {
+        let (pa, pb) = (at(self.heap, 2 * a), at(self.heap, 2 * b));
+        pa > pb || (pa == pb && at(self.heap, 2 * a + 1) < at(self.heap, 2 * b + 1))
+    }
+
+    fn swap(&mut self, a: usize, b: usize) {
+        for o in 0..2 {
+            let (x, y) = (at(self.heap, 2 * a + o), at(self.heap, 2 * b + o));
+            set(self.heap, 2 * a + o, y);
+            set(self.heap, 2 * b + o, x);
+        }
+    }
+
+    fn push(&mut self, priority: u32, i: u32) {
+        let mut k = self.heap_len;
+        if 2 * k + 1 >= self.heap.len() {
+            return; // Cannot happen: the heap has room for every push (see the module docs).
+        }
+        set(self.heap, 2 * k, priority);
+        set(self.heap, 2 * k + 1, i);
+        self.heap_len += 1;
+        while k > 0 && self.before(k, (k - 1) / 2) {
+            self.swap(k, (k - 1) / 2);
+            k = (k - 1) / 2;
+        }
+    }
+
+    fn pop(&mut self) -> Option<(u32, usize)> {
+        if self.heap_len == 0 {
+            return None;
+        }
+        let top = (at(self.heap, 0), at(self.heap, 1) as usize);
+        self.heap_len -= 1;
+        self.swap(0, self.heap_len);
+        let mut k = 0;
+        loop {
+            let (l, r) = (2 * k + 1, 2 * k + 2);
+            let mut m = k;
+            if l < self.heap_len && self.before(l, m) {
+                m = l;
+            }
+            if r < self.heap_len && self.before(r, m) {
+                m = r;
+            }
+            if m == k {
+                return Some(top);
+            }
+            self.swap(k, m);
+            k = m;
+        }
+    }
+
+    /// Merge until no pair is a piece.
+    fn merge_all(&mut self) {
+        for i in 0..self.n {
+            self.score(i);
+        }
+        while let Some((p, i)) = self.pop() {
+            if p == 0 || at(self.best, i) != p {
+                continue; // Stale.
+            }
+            let j = at(self.next, i) as usize;
+            let after = at(self.next, j);
+            set(self.next, i, after);
+            if (after as usize) < self.n {
+                set(self.prev, after as usize, i as u32);
+            }
+            set(self.best, j, 0);
+            self.score(i);
+            let before = at(self.prev, i);
+            if before != NONE {
+                self.score(before as usize);
+            }
+        }
+    }
+}
+
+/// Merge `word` and write its ids to `out[written..]`, using the far end of `out` as the work
+/// area; returns the number of ids written. `users`: match user-defined symbols in the word.
+pub(crate) fn merge_word(
+    t: &SpTables<'_>,
+    word: Word<'_>,
+    users: bool,
+    out: &mut [u32],
+    written: usize,
+    after_unk: &mut bool,
+) -> Result<usize, NoRoom> {
+    let mut n = 0usize;
+    word.for_each_symbol(t, users, |_, _| n += 1);
+    if n == 0 {
+        return Ok(0);
+    }
+    // Each symbol becomes one id, or with byte fallback at most its bytes.
+    let max_ids = if t.byte_fallback() { word.len() } else { n };
+    let scratch = 10 * n + 1;
+    let needed = max_ids + scratch;
+    if needed > out.len() || word.len() >= FROZEN as usize {
+        return Err(NoRoom::TooLong(needed));
+    }
+    if written + needed > out.len() {
+        return Err(NoRoom::Full);
+    }
+    let (front, tail) = out.split_at_mut(out.len() - scratch);
+    let (starts, rest) = tail.split_at_mut(n + 1);
+    let (next, rest) = rest.split_at_mut(n);
+    let (prev, rest) = rest.split_at_mut(n);
+    let (best, heap) = rest.split_at_mut(n);
+    let mut k = 0usize;
+    word.for_each_symbol(t, users, |start, frozen| {
+        let start = start as u32;
+        set(starts, k, if frozen { start | FROZEN } else { start });
+        k += 1;
+    });
+    set(starts, n, word.len() as u32);
+    for i in 0..n {
+        set(next, i, i as u32 + 1);
+        set(prev, i, if i == 0 { NONE } else { i as u32 - 1 });
+    }
+    let mut s = Symbols {
+        word,
+        tables: t,
+        starts,
+        next,
+        prev,
+        best,
+        heap,
+        heap_len: 0,
+        n,
+    };
+    s.merge_all();
+
+    // Emit the symbols' ids.
+    let out = front.get_mut(written..).unwrap_or(&mut []);
+    let mut w = 0usize;
+    let mut tmp = [0u8; MAX_PIECE_BYTES];
+    let mut i = 0usize;
+    while i < n {
+        let j = at(s.next, i) as usize;
+        let (a, b) = (s.start(i), s.start(j));
+        let bytes = word.slice(a, b, &mut tmp);
+        let id = bytes.and_then(|bytes| t.piece_id(bytes));
+        match id {
+            Some(id) if t.kind(id) != Some(PieceKind::Unknown) => {
+                push(out, &mut w, id);
+                *after_unk = false;
+            }
+            _ if t.byte_fallback() => {
+                for k in a..b {
+                    let id = t.byte_ids.get(word.byte(k) as usize).copied();
+                    push(out, &mut w, id.unwrap_or(t.unk_id));
+                }
+                *after_unk = false;
+            }
+            // A run of unknown symbols is one `<unk>`.
+            _ if *after_unk => {}
+            _ => {
+                push(out, &mut w, t.unk_id);
+                *after_unk = true;
+            }
+        }
+        i = j;
+    }
+    Ok(w)
+}
+
+#[inline]
+fn at(s: &[u32], i: usize) -> u32 {
+    s.get(i).copied().unwrap_or(0)
+}
+
+#[inline]
+fn set(s: &mut [u32], i: usize, v: u32) {
+    if let Some(x) = s.get_mut(i) {
+        *x = v;
+    }
+}
+
+#[inline]
+fn push(out: &mut [u32], w: &mut usize, id: u32) {
+    if let Some(x) = out.get_mut(*w) {
+        *x = id;
+        *w += 1;
+    }
+}
