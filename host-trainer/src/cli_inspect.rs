@@ -115,6 +115,11 @@ fn inspect_sentencepiece(path: &std::path::Path, model: &SpModel) -> Result<(), 
             "the whole text is one word"
         }
     );
-    println!("table bytes (32-bit target), as baked:\n{}", data.sizes());
+    let keys = 8 * data.piece_keys.len();
+    println!(
+        "table bytes (32-bit target), as baked by default:\n{}",
+        data.without_piece_keys().sizes()
+    );
+    println!("  + piece keys       {keys} B  (Bake::piece_keys; host-built tables have them)");
     Ok(())
 }

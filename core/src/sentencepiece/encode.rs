@@ -18,6 +18,18 @@ use super::tables::{Sections, SpTables};
 use crate::cache::{CacheEntry, CacheKey};
 use crate::error::EncodeError;
 
+/// A word found by [`Normalizer::scan_word`].
+struct Scanned {
+    /// Its offset in the text.
+    start: usize,
+    /// Its end in the text.
+    end: usize,
+    /// It starts with the virtual `▁`.
+    prefix: bool,
+    /// Its normalized length in bytes.
+    len: usize,
+}
+
 /// What one encode call carries from word to word.
 struct Run<'c> {
     /// The last id written is `<unk>` (a run of unknown symbols is one `<unk>`).
@@ -212,13 +224,22 @@ impl<'t> SpTokenizer<'t> {
         mut written: usize,
         run: &mut Run<'_>,
     ) -> Result<usize, EncodeError> {
+        let mut buf = [0u8; WORD_BUF];
         while pos < end {
-            let word_end = if self.tables.split_words {
-                norm.word_end(pos, end)
-            } else {
-                end
+            let mark = if prefix { SPACE_MARK.len() } else { 0 };
+            if prefix {
+                for (d, s) in buf.iter_mut().zip(SPACE_MARK) {
+                    *d = s;
+                }
+            }
+            let (word_end, len) = norm.scan_word(pos, end, self.tables.split_words, &mut buf, mark);
+            let word = Scanned {
+                start: pos,
+                end: word_end,
+                prefix,
+                len,
             };
-            match self.encode_word(norm, pos, word_end, prefix, out, written, run) {
+            match self.encode_word(norm, &word, &buf, out, written, run) {
                 Ok(n) => written += n,
                 Err(NoRoom::Full) => {
                     return Err(EncodeError::OutputFull {
@@ -264,38 +285,26 @@ impl<'t> SpTokenizer<'t> {
         }
     }
 
-    /// Encode one word into `out[written..]`; returns the number of ids written.
-    ///
-    /// The word's normalized bytes go to a stack buffer (or, when longer than [`WORD_BUF`],
-    /// four to a `u32` at the end of `out`). A word that is a piece marked whole (its own
-    /// bytes merge into it) is that piece, with one lookup; any other word is merged.
-    #[allow(clippy::too_many_arguments)]
+    /// Encode one word into `out[written..]`; returns the number of ids written. `buf` holds
+    /// its normalized bytes when they fit ([`WORD_BUF`]); a longer word is packed four bytes
+    /// to a `u32` at the end of `out`. A word that is a piece marked whole (its own bytes
+    /// merge into it) is that piece, with one lookup; any other word is merged.
     fn encode_word(
         &self,
         norm: &Normalizer<'_>,
-        start: usize,
-        end: usize,
-        prefix: bool,
+        scanned: &Scanned,
+        buf: &[u8],
         out: &mut [u32],
         written: usize,
         run: &mut Run<'_>,
     ) -> Result<usize, NoRoom> {
         let t = self.tables;
-        let mark = if prefix { SPACE_MARK.len() } else { 0 };
-        let len = norm.normalized_len(start, end) + mark;
+        let len = scanned.len;
         if len == 0 {
             return Ok(0);
         }
         let users = t.sections == Sections::Inline && !t.user_defined.is_empty();
-        if len <= WORD_BUF {
-            let mut buf = [0u8; WORD_BUF];
-            if prefix {
-                for (d, s) in buf.iter_mut().zip(SPACE_MARK) {
-                    *d = s;
-                }
-            }
-            let len = norm.write_range(start, end, &mut buf, mark).unwrap_or(0);
-            let word = buf.get(..len).unwrap_or(&[]);
+        if let Some(word) = buf.get(..len) {
             if let Some(id) = t.piece_id(word).filter(|&id| t.is_whole(id)) {
                 let empty = out.is_empty();
                 return match out.get_mut(written) {
@@ -339,7 +348,7 @@ impl<'t> SpTokenizer<'t> {
             return Err(NoRoom::TooLong(words + 12 * len));
         };
         let (rest, packed) = out.split_at_mut(split);
-        norm.write_packed(start, end, prefix, packed);
+        norm.write_packed(scanned.start, scanned.end, scanned.prefix, packed);
         match merge_word(
             t,
             Word::Packed(packed, len),

@@ -21,7 +21,13 @@
 use super::tables::{PieceKind, SpTables, MAX_PIECE_BYTES};
 
 /// Longest word (normalized bytes) kept in a stack buffer; longer words are packed into the
-/// output buffer.
+/// output buffer, where every pair candidate is copied out byte by byte. 4 KiB of stack on
+/// 64-bit targets (Chinese and Japanese lines are single words of hundreds of bytes); 256
+/// bytes elsewhere, for microcontroller stacks.
+#[cfg(target_pointer_width = "64")]
+pub const WORD_BUF: usize = 4096;
+/// Longest word (normalized bytes) kept in a stack buffer (see the 64-bit value).
+#[cfg(not(target_pointer_width = "64"))]
 pub const WORD_BUF: usize = 256;
 
 /// Marks a symbol that never merges (a user-defined symbol) in its start entry.

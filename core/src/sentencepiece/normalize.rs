@@ -118,49 +118,59 @@ impl<'a> Normalizer<'a> {
         end
     }
 
-    /// The end of the word that starts at `start` (a `▁` run, then other characters, up to
-    /// the next `▁` or `end`).
-    pub(crate) fn word_end(&self, start: usize, end: usize) -> usize {
+    /// Find the end of the word that starts at `start` (a `▁` run, then other characters, up
+    /// to the next `▁` or `end`; with `split` false, `end`) and write its normalized bytes into
+    /// `buf` after `at` bytes, in one pass. Returns the word's end and its normalized length
+    /// (`at` included), which counts bytes that did not fit in `buf` too.
+    #[inline]
+    pub(crate) fn scan_word(
+        &self,
+        start: usize,
+        end: usize,
+        split: bool,
+        buf: &mut [u8],
+        at: usize,
+    ) -> (usize, usize) {
+        let mut n = at;
+        let mut put = |b: u8| {
+            if let Some(d) = buf.get_mut(n) {
+                *d = b;
+            }
+            n += 1;
+        };
         let mut pos = start;
         let mut seen_other = false;
         while pos < end {
+            let Some(&b) = self.text.get(pos) else {
+                break;
+            };
+            if b < 0x80 && b != b' ' {
+                seen_other = true;
+                put(b);
+                pos += 1;
+                continue;
+            }
             let (c, len) = char_at(self.text, pos);
-            if c.is_mark() && seen_other {
+            if c.is_mark() && split && seen_other {
                 break;
             }
-            seen_other |= !c.is_mark();
-            pos += len;
-        }
-        pos.min(end)
-    }
-
-    /// Write the normalized bytes of `text[from..to]` into `buf` after `at` bytes, returning
-    /// the new length, or `None` when they do not fit.
-    #[inline]
-    pub(crate) fn write_range(
-        &self,
-        from: usize,
-        to: usize,
-        buf: &mut [u8],
-        mut at: usize,
-    ) -> Option<usize> {
-        let mut pos = from;
-        while pos < to {
-            let (c, len) = char_at(self.text, pos);
-            let bytes: &[u8] = match c {
-                Char::Space if self.dropped(pos) => &[],
-                Char::Space => &SPACE_MARK,
-                Char::Invalid => &REPLACEMENT,
-                Char::Mark | Char::Other => self.text.get(pos..pos + len)?,
-            };
-            let dst = buf.get_mut(at..at + bytes.len())?;
-            for (d, s) in dst.iter_mut().zip(bytes) {
-                *d = *s;
+            match c {
+                Char::Space if self.dropped(pos) => {}
+                Char::Space | Char::Mark => SPACE_MARK.iter().for_each(|&b| put(b)),
+                Char::Invalid => {
+                    seen_other = true;
+                    REPLACEMENT.iter().for_each(|&b| put(b));
+                }
+                Char::Other => {
+                    seen_other = true;
+                    for &b in self.text.get(pos..pos + len).unwrap_or(&[]) {
+                        put(b);
+                    }
+                }
             }
-            at += bytes.len();
             pos += len.max(1);
         }
-        Some(at)
+        (pos.min(end), n)
     }
 
     /// Write the normalized bytes of `text[from..to]` (after a `▁` when `prefix`) four to a
@@ -192,22 +202,6 @@ impl<'a> Normalizer<'a> {
             }
             pos += len.max(1);
         }
-    }
-
-    /// Number of normalized bytes of `text[from..to]`.
-    pub(crate) fn normalized_len(&self, from: usize, to: usize) -> usize {
-        let mut pos = from;
-        let mut n = 0;
-        while pos < to {
-            let (c, len) = char_at(self.text, pos);
-            n += match c {
-                Char::Space if self.dropped(pos) => 0,
-                Char::Space | Char::Invalid => 3,
-                Char::Mark | Char::Other => len,
-            };
-            pos += len.max(1);
-        }
-        n
     }
 }
 
@@ -251,18 +245,35 @@ mod tests {
         };
         let end = n.end(0);
         assert_eq!(end, "ab  c▁d".len());
-        assert_eq!(n.word_end(0, end), 2);
-        assert_eq!(n.word_end(2, end), 5);
-        assert_eq!(n.word_end(5, end), end);
         let mut buf = [0u8; 32];
-        let len = n.write_range(0, end, &mut buf, 0).unwrap();
+        let mut words = Vec::new();
+        let mut pos = 0;
+        while pos < end {
+            let (word_end, len) = n.scan_word(pos, end, true, &mut buf, 0);
+            words.push(std::string::String::from_utf8(buf[..len].to_vec()).unwrap());
+            pos = word_end;
+        }
+        assert_eq!(words, ["ab", "▁c", "▁d"]);
+        let (word_end, len) = n.scan_word(0, end, false, &mut buf, 0);
+        assert_eq!(word_end, end);
         assert_eq!(core::str::from_utf8(&buf[..len]).unwrap(), "ab▁c▁d");
-        assert_eq!(n.normalized_len(0, end), len);
         let n = Normalizer {
             text: b"a \xFF ",
             remove_extra: false,
         };
-        let len = n.write_range(0, 4, &mut buf, 0).unwrap();
+        let (_, len) = n.scan_word(0, 4, false, &mut buf, 0);
         assert_eq!(core::str::from_utf8(&buf[..len]).unwrap(), "a▁\u{FFFD}▁");
+        // A word longer than the buffer: its full length, the buffer holds what fits.
+        let (_, len) = n.scan_word(0, 4, false, &mut buf[..2], 0);
+        assert_eq!(len, 10);
+        let mut packed = [0u32; 2];
+        n.write_packed(0, 4, false, &mut packed);
+        assert_eq!(
+            packed,
+            [
+                u32::from_le_bytes([b'a', 0xE2, 0x96, 0x81]),
+                u32::from_le_bytes([0xEF, 0xBF, 0xBD, 0xE2])
+            ]
+        );
     }
 }
