@@ -12,7 +12,7 @@
 //! merged in the caller's output buffer ([`super::merge`]). A word that needs more room than
 //! the whole buffer is [`EncodeError::PieceTooLong`].
 
-use super::merge::{merge_word, NoRoom, Word, WORD_BUF};
+use super::merge::{merge_word, NoRoom, Word, LONG_WORD_BUF, WORD_BUF};
 use super::normalize::{char_at, Normalizer, SPACE_MARK};
 use super::tables::{Sections, SpTables};
 use crate::cache::{CacheEntry, CacheKey};
@@ -342,7 +342,20 @@ impl<'t> SpTokenizer<'t> {
             }
             return Ok(n);
         }
-        // A long word: its bytes packed at the end of `out`, the rest is the work area.
+        if len <= LONG_WORD_BUF {
+            let mut long = [0u8; LONG_WORD_BUF];
+            let mark = if scanned.prefix { SPACE_MARK.len() } else { 0 };
+            if scanned.prefix {
+                for (d, s) in long.iter_mut().zip(SPACE_MARK) {
+                    *d = s;
+                }
+            }
+            let split = t.split_words;
+            let (_, len) = norm.scan_word(scanned.start, scanned.end, split, &mut long, mark);
+            let word = long.get(..len).unwrap_or(&[]);
+            return merge_word(t, Word::Flat(word), users, out, written, &mut run.after_unk);
+        }
+        // A longer word: its bytes packed at the end of `out`, the rest is the work area.
         let words = len.div_ceil(4);
         let Some(split) = out.len().checked_sub(words) else {
             return Err(NoRoom::TooLong(words + 12 * len));

@@ -20,15 +20,19 @@
 
 use super::tables::{PieceKind, SpTables, MAX_PIECE_BYTES};
 
-/// Longest word (normalized bytes) kept in a stack buffer; longer words are packed into the
-/// output buffer, where every pair candidate is copied out byte by byte. 4 KiB of stack on
-/// 64-bit targets (Chinese and Japanese lines are single words of hundreds of bytes); 256
-/// bytes elsewhere, for microcontroller stacks.
-#[cfg(target_pointer_width = "64")]
-pub const WORD_BUF: usize = 4096;
-/// Longest word (normalized bytes) kept in a stack buffer (see the 64-bit value).
-#[cfg(not(target_pointer_width = "64"))]
+/// Longest word (normalized bytes) kept in the encoder's stack buffer, which is made once
+/// per call.
 pub const WORD_BUF: usize = 256;
+
+/// Longest word kept in a second stack buffer, made only for a word longer than
+/// [`WORD_BUF`]: 4 KiB on 64-bit targets (Chinese and Japanese lines are single words of
+/// hundreds of bytes), none elsewhere (microcontroller stacks). Longer words are packed into
+/// the output buffer, where every pair candidate is copied out byte by byte.
+#[cfg(target_pointer_width = "64")]
+pub const LONG_WORD_BUF: usize = 4096;
+/// See the 64-bit value.
+#[cfg(not(target_pointer_width = "64"))]
+pub const LONG_WORD_BUF: usize = 0;
 
 /// Marks a symbol that never merges (a user-defined symbol) in its start entry.
 const FROZEN: u32 = 1 << 31;
@@ -265,6 +269,11 @@ pub(crate) fn merge_word(
     written: usize,
     after_unk: &mut bool,
 ) -> Result<usize, NoRoom> {
+    if let Word::Flat(bytes) = word {
+        if let Some(result) = merge_small(t, bytes, users, out, written, after_unk) {
+            return result;
+        }
+    }
     let mut n = 0usize;
     word.for_each_symbol(t, users, |_, _| n += 1);
     if n == 0 {
@@ -309,14 +318,59 @@ pub(crate) fn merge_word(
     };
     s.merge_all();
 
-    // Emit the symbols' ids.
-    let out = front.get_mut(written..).unwrap_or(&mut []);
+    let (next, starts) = (&*s.next, &*s.starts);
+    let ranges = Live {
+        next,
+        starts,
+        i: 0,
+        n,
+    };
+    Ok(emit(
+        t,
+        word,
+        ranges,
+        front.get_mut(written..).unwrap_or(&mut []),
+        after_unk,
+    ))
+}
+
+/// The live symbols of a merged word, as byte ranges in order.
+struct Live<'a> {
+    next: &'a [u32],
+    starts: &'a [u32],
+    i: usize,
+    n: usize,
+}
+
+impl Iterator for Live<'_> {
+    type Item = (usize, usize);
+    fn next(&mut self) -> Option<(usize, usize)> {
+        if self.i >= self.n {
+            return None;
+        }
+        let j = at(self.next, self.i) as usize;
+        let range = (
+            (at(self.starts, self.i) & !FROZEN) as usize,
+            (at(self.starts, j) & !FROZEN) as usize,
+        );
+        self.i = j;
+        Some(range)
+    }
+}
+
+/// Write the ids of the symbols `ranges` (byte ranges of `word`) to `out`: a symbol that is
+/// a piece is its id; otherwise its bytes' pieces with byte fallback, or `<unk>` (one for a
+/// run of unknown symbols). Returns the number of ids written.
+fn emit(
+    t: &SpTables<'_>,
+    word: Word<'_>,
+    ranges: impl Iterator<Item = (usize, usize)>,
+    out: &mut [u32],
+    after_unk: &mut bool,
+) -> usize {
     let mut w = 0usize;
     let mut tmp = [0u8; MAX_PIECE_BYTES];
-    let mut i = 0usize;
-    while i < n {
-        let j = at(s.next, i) as usize;
-        let (a, b) = (s.start(i), s.start(j));
+    for (a, b) in ranges {
         let bytes = word.slice(a, b, &mut tmp);
         let id = bytes.and_then(|bytes| t.piece_id(bytes));
         match id {
@@ -338,9 +392,117 @@ pub(crate) fn merge_word(
                 *after_unk = true;
             }
         }
-        i = j;
     }
-    Ok(w)
+    w
+}
+
+/// Most symbols a word may have for [`merge_small`].
+const SMALL: usize = 32;
+
+/// [`merge_word`] for a word of at most [`SMALL`] symbols, in stack arrays: no work area in
+/// `out`, and the best pair found by a scan of the live symbols (cheaper than a heap at this
+/// size). `None` when the word has more symbols.
+fn merge_small(
+    t: &SpTables<'_>,
+    word: &[u8],
+    users: bool,
+    out: &mut [u32],
+    written: usize,
+    after_unk: &mut bool,
+) -> Option<Result<usize, NoRoom>> {
+    let w = Word::Flat(word);
+    let mut starts = [0u16; SMALL + 1];
+    let mut frozen = 0u32;
+    let mut n = 0usize;
+    let mut fits = true;
+    w.for_each_symbol(t, users, |start, is_frozen| {
+        match starts.get_mut(n) {
+            Some(s) if n < SMALL => *s = start as u16,
+            _ => fits = false,
+        }
+        if is_frozen {
+            frozen |= 1u32.checked_shl(n as u32).unwrap_or(0);
+        }
+        n += 1;
+    });
+    if !fits || word.len() > usize::from(u16::MAX) {
+        return None;
+    }
+    if let Some(s) = starts.get_mut(n) {
+        *s = word.len() as u16;
+    }
+    let max_ids = if t.byte_fallback() { word.len() } else { n };
+    if max_ids > out.len() {
+        return Some(Err(NoRoom::TooLong(max_ids)));
+    }
+    if written + max_ids > out.len() {
+        return Some(Err(NoRoom::Full));
+    }
+    let mut next = [0u8; SMALL];
+    for (i, x) in next.iter_mut().enumerate() {
+        *x = (i + 1) as u8;
+    }
+    let start =
+        |starts: &[u16; SMALL + 1], i: usize| usize::from(starts.get(i).copied().unwrap_or(0));
+    // The priority of merging `i` with the symbol after it.
+    let score = |next: &[u8; SMALL], i: usize| -> u32 {
+        let j = next.get(i).map_or(n, |&j| usize::from(j));
+        let is_frozen = |k: usize| frozen.checked_shr(k as u32).unwrap_or(0) & 1 != 0;
+        if j >= n || is_frozen(i) || is_frozen(j) {
+            return 0;
+        }
+        let after = next.get(j).map_or(n, |&k| usize::from(k));
+        let (a, b) = (start(&starts, i), start(&starts, after));
+        if b - a > MAX_PIECE_BYTES {
+            return 0;
+        }
+        word.get(a..b).map_or(0, |bytes| t.merge_priority(bytes))
+    };
+    let mut best = [0u32; SMALL];
+    for i in 0..n {
+        if let Some(b) = best.get_mut(i) {
+            *b = score(&next, i);
+        }
+    }
+    loop {
+        // The best pair, the leftmost on a tie, and the symbol before it.
+        let (mut top, mut arg, mut before) = (0u32, usize::MAX, usize::MAX);
+        let (mut i, mut prev) = (0usize, usize::MAX);
+        while i < n {
+            let p = best.get(i).copied().unwrap_or(0);
+            if p > top {
+                (top, arg, before) = (p, i, prev);
+            }
+            prev = i;
+            i = next.get(i).map_or(n, |&j| usize::from(j));
+        }
+        if arg == usize::MAX {
+            break;
+        }
+        let j = next.get(arg).map_or(n, |&j| usize::from(j));
+        let after = next.get(j).copied().unwrap_or(n as u8);
+        if let Some(x) = next.get_mut(arg) {
+            *x = after;
+        }
+        if let Some(b) = best.get_mut(arg) {
+            *b = score(&next, arg);
+        }
+        if let Some(b) = best.get_mut(before) {
+            *b = score(&next, before);
+        }
+    }
+    let mut i = 0usize;
+    let ranges = core::iter::from_fn(|| {
+        if i >= n {
+            return None;
+        }
+        let j = next.get(i).map_or(n, |&j| usize::from(j));
+        let range = (start(&starts, i), start(&starts, j));
+        i = j;
+        Some(range)
+    });
+    let out = out.get_mut(written..).unwrap_or(&mut []);
+    Some(Ok(emit(t, w, ranges, out, after_unk)))
 }
 
 #[inline]

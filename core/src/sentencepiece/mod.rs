@@ -22,6 +22,6 @@ mod normalize;
 mod tables;
 
 pub use encode::SpTokenizer;
-pub use merge::WORD_BUF;
+pub use merge::{LONG_WORD_BUF, WORD_BUF};
 pub use normalize::{REPLACEMENT, SPACE_MARK};
 pub use tables::{score_priority, PieceKind, Sections, SpTables, MAX_PIECE_BYTES, WHOLE};
