@@ -5,36 +5,48 @@
 //! - `PICOBPE_MODEL`: the `*.model` file to bake. Default: the model `cargo xtask firmware-run`
 //!   prepares for the machine (`target/models/small.model` for lm3s6965evb,
 //!   `target/models/gpt2.model` for mps2-an385, `target/models/cl100k_base.model` for mps2-an385
-//!   with the `cl100k` feature).
+//!   with the `cl100k` feature; with the `sentencepiece` feature `target/models/sp4096.model`
+//!   for lm3s6965evb and `target/models/mistral.model` for mps2-an385).
+//!   The kind of the model decides the code: a SentencePiece BPE model sets `cfg(picobpe_sp)`,
+//!   which builds the firmware and its tests around `picobpe::SpTokenizer` instead of
+//!   `picobpe::Tokenizer`, whatever the features.
 //! - `PICOBPE_PIECES`: `full` (default, as in `picobpe-build`: every token as a whole-piece fast
 //!   path) or `minimal` (only the entries exactness needs — none for GPT-2 and cl100k_base:
-//!   ~16–20 % less table flash, 2.1–2.8× more instructions per byte).
+//!   ~16–20 % less table flash, 2.1–2.8× more instructions per byte). Byte-level models only.
 //! - `PICOBPE_PIECE_KEYS`: `1` bakes the whole-piece keys (`picobpe_build::Bake::piece_keys`:
 //!   8 more bytes of flash per whole-piece entry for a cheaper check of short pieces); default off.
+//!   Byte-level models only.
 //! - `PICOBPE_VECTORS`: a conformance vector file (made by `cargo xtask firmware-test`); when set,
 //!   the on-target tests check the model against it (`cfg(picobpe_vectors)`).
 //!   `PICOBPE_VECTORS_REF` names model and reference (`gpt2/tiktoken`,
-//!   `cl100k_base/tiktoken`, `small/hf-tokenizers`); the first two also enable the tests
-//!   specific to that model (`cfg(picobpe_gpt2)`, `cfg(picobpe_cl100k)`).
+//!   `cl100k_base/tiktoken`, `small/hf-tokenizers`, `sp4096/sentencepiece`,
+//!   `mistral-v1/sentencepiece`); `gpt2/`, `cl100k_base/` and `mistral-v1/` also enable the
+//!   tests specific to that model (`cfg(picobpe_gpt2)`, `cfg(picobpe_cl100k)`,
+//!   `cfg(picobpe_mistral)`).
 use std::{env, fs, path::PathBuf};
 
-use picobpe_build::PieceTable;
+use picobpe_build::{BakedSizes, PieceTable};
 
 fn main() {
     let lm3s = env::var_os("CARGO_FEATURE_LM3S6965EVB").is_some();
     let mps2 = env::var_os("CARGO_FEATURE_MPS2_AN385").is_some();
     let cl100k = env::var_os("CARGO_FEATURE_CL100K").is_some();
-    let (machine, default_model, xtask_model) = match (lm3s, mps2, cl100k) {
-        (true, false, false) => ("lm3s6965evb", "small.model", "small"),
-        (false, true, false) => ("mps2-an385", "gpt2.model", "gpt2"),
-        (false, true, true) => ("mps2-an385", "cl100k_base.model", "cl100k"),
-        (true, false, true) => fail(
+    let sp = env::var_os("CARGO_FEATURE_SENTENCEPIECE").is_some();
+    let (machine, default_model, xtask_model) = match (lm3s, mps2, cl100k, sp) {
+        (true, false, false, false) => ("lm3s6965evb", "small.model", "small"),
+        (false, true, false, false) => ("mps2-an385", "gpt2.model", "gpt2"),
+        (false, true, true, false) => ("mps2-an385", "cl100k_base.model", "cl100k"),
+        (true, false, false, true) => ("lm3s6965evb", "sp4096.model", "sp4096"),
+        (false, true, false, true) => ("mps2-an385", "mistral.model", "mistral"),
+        (_, _, true, true) => fail("the `cl100k` and `sentencepiece` features exclude each other"),
+        (true, false, true, false) => fail(
             "the `cl100k` feature needs `mps2-an385`: cl100k_base's tables (~2.7 MB) do not fit \
              the lm3s6965evb's 256 KiB of flash",
         ),
         _ => fail(
             "select exactly one machine feature: `lm3s6965evb` (default) or \
-             `--no-default-features --features mps2-an385` (add `cl100k` for cl100k_base)",
+             `--no-default-features --features mps2-an385` (add `cl100k` for cl100k_base, or \
+             `sentencepiece` for a SentencePiece model)",
         ),
     };
     let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
@@ -53,6 +65,7 @@ fn main() {
     println!("cargo::rustc-link-arg-tests=-Tembedded-test.x");
     println!("cargo::rustc-check-cfg=cfg(rust_analyzer)");
     println!("cargo::rustc-check-cfg=cfg(picobpe_vectors)");
+    println!("cargo::rustc-check-cfg=cfg(picobpe_sp)");
 
     // The model.
     println!("cargo::rerun-if-env-changed=PICOBPE_MODEL");
@@ -82,12 +95,18 @@ fn main() {
         Ok("1") => true,
         Ok(other) => fail(&format!("PICOBPE_PIECE_KEYS={other}: expected `0` or `1`")),
     };
-    if let Err(e) = picobpe_build::Bake::new(&model)
+    match picobpe_build::Bake::new(&model)
         .pieces(pieces)
         .piece_keys(piece_keys)
         .run()
     {
-        fail(&format!("baking {}: {e}", model.display()));
+        // The model's kind picks the tokenizer the firmware and its tests are built around.
+        Ok(baked) => {
+            if let BakedSizes::SentencePiece(_) = baked.sizes {
+                println!("cargo::rustc-cfg=picobpe_sp");
+            }
+        }
+        Err(e) => fail(&format!("baking {}: {e}", model.display())),
     }
     let file = model
         .file_name()
@@ -100,9 +119,10 @@ fn main() {
     println!("cargo::rerun-if-env-changed=PICOBPE_VECTORS_REF");
     println!("cargo::rustc-check-cfg=cfg(picobpe_gpt2)");
     println!("cargo::rustc-check-cfg=cfg(picobpe_cl100k)");
+    println!("cargo::rustc-check-cfg=cfg(picobpe_mistral)");
     if let Some(v) = env::var_os("PICOBPE_VECTORS") {
-        // `<model>/<reference>`, e.g. `gpt2/tiktoken`; a gpt2 or cl100k_base model adds the
-        // tests specific to it.
+        // `<model>/<reference>`, e.g. `gpt2/tiktoken`; a gpt2, cl100k_base or mistral-v1 model
+        // adds the tests specific to it.
         let reference =
             env::var("PICOBPE_VECTORS_REF").unwrap_or_else(|_| "unnamed/reference".into());
         if reference.starts_with("gpt2/") {
@@ -110,6 +130,9 @@ fn main() {
         }
         if reference.starts_with("cl100k_base/") {
             println!("cargo::rustc-cfg=picobpe_cl100k");
+        }
+        if reference.starts_with("mistral-v1/") {
+            println!("cargo::rustc-cfg=picobpe_mistral");
         }
         println!("cargo::rustc-env=PICOBPE_VECTORS_REF={reference}");
         let v = PathBuf::from(v);

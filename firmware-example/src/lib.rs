@@ -3,6 +3,12 @@
 
 pub mod icount;
 pub mod stack;
+// The baked model: byte-level BPE (`Tables`, `Tokenizer`) or SentencePiece BPE (`SpTables`,
+// `SpTokenizer`), by the kind of the model build.rs baked.
+#[cfg(not(picobpe_sp))]
+pub mod tables;
+#[cfg(picobpe_sp)]
+#[path = "sp_tables.rs"]
 pub mod tables;
 pub mod texts;
 pub mod vectors;

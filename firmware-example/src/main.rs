@@ -5,15 +5,26 @@
 //! With the semihosting argument `footprint` (QEMU `-semihosting-config ...,arg=footprint`): print
 //! `FIG <key> <value>` lines for `cargo xtask footprint` — table bytes, peak stack of encode and
 //! decode, and guest instruction counts (meaningful under `-icount shift=0`).
+//!
+//! A byte-level BPE model runs through `picobpe::Tokenizer`; a SentencePiece BPE model
+//! (`cfg(picobpe_sp)`, set by build.rs from the baked model) through `picobpe::SpTokenizer`
+//! (module `sp` below), with the same output.
 #![no_std]
 #![no_main]
 
 use cortex_m_rt::entry;
+#[cfg(not(picobpe_sp))]
 use picobpe::Specials;
+#[cfg(not(picobpe_sp))]
 use picobpe_firmware::icount::Counter;
+#[cfg(not(picobpe_sp))]
 use picobpe_firmware::tables::{table_bytes, tokenizer, MODEL_FILE, TABLES};
+#[cfg(not(picobpe_sp))]
 use picobpe_firmware::{stack, texts, MACHINE};
 use semihosting::{println, process};
+
+#[cfg(picobpe_sp)]
+use sp::{demo, figures};
 
 #[entry]
 fn main() -> ! {
@@ -26,6 +37,7 @@ fn main() -> ! {
 }
 
 /// Tokenize the demo text and show everything.
+#[cfg(not(picobpe_sp))]
 fn demo() -> bool {
     let tok = tokenizer();
     println!(
@@ -75,6 +87,7 @@ fn demo() -> bool {
 
 /// One line with every token's bytes between `|`; bytes that are not whole UTF-8 characters
 /// within their token are shown as `\xNN`.
+#[cfg(not(picobpe_sp))]
 fn print_tokens(tok: &picobpe::Tokenizer<'_>, ids: &[u32]) {
     semihosting::print!("tokens: |");
     for &id in ids {
@@ -102,6 +115,7 @@ fn print_tokens(tok: &picobpe::Tokenizer<'_>, ids: &[u32]) {
 }
 
 /// Machine-readable figures for `cargo xtask footprint`.
+#[cfg(not(picobpe_sp))]
 fn figures() -> bool {
     let tb = table_bytes(&TABLES);
     println!("FIG machine {MACHINE}");
@@ -157,6 +171,155 @@ fn figures() -> bool {
         _ => return false,
     }
     true
+}
+
+/// The demo and the figures for a SentencePiece BPE model.
+#[cfg(picobpe_sp)]
+mod sp {
+    use picobpe::sentencepiece::PieceKind;
+    use picobpe::SpTokenizer;
+    use picobpe_firmware::icount::Counter;
+    use picobpe_firmware::tables::{count_kind, table_bytes, tokenizer, MODEL_FILE, TABLES};
+    use picobpe_firmware::{stack, texts, MACHINE};
+    use semihosting::println;
+
+    use super::unreachable;
+
+    /// Tokenize the demo text and show everything.
+    pub fn demo() -> bool {
+        let tok = tokenizer();
+        println!(
+            "picobpe on {MACHINE} (Cortex-M3 under QEMU), SentencePiece BPE model {MODEL_FILE}: \
+             {} ids, {} byte pieces, {} control, {} user-defined; dummy prefix {}, extra \
+             whitespace removed {}",
+            TABLES.n_ids(),
+            TABLES.byte_ids.len(),
+            count_kind(PieceKind::Control),
+            TABLES.user_defined.len(),
+            yes(TABLES.add_dummy_prefix),
+            yes(TABLES.remove_extra_whitespaces),
+        );
+        let text = texts::DEMO.as_bytes();
+        println!("text ({} bytes): {}", text.len(), texts::DEMO);
+        // Room for the ids and the work area of the longest word (at the far end).
+        let ids = cortex_m::singleton!(: [u32; 512] = [0; 512]).unwrap_or_else(|| unreachable());
+        let (res, enc_stack) = stack::measure(|| tok.encode(text, ids));
+        let n = match res {
+            Ok(n) => n,
+            Err(e) => {
+                println!("encode failed: {e}");
+                return false;
+            }
+        };
+        println!("ids ({n}): {:?}", &ids[..n]);
+        print_pieces(&tok, &ids[..n]);
+        let out = cortex_m::singleton!(: [u8; 1024] = [0; 1024]).unwrap_or_else(|| unreachable());
+        let (res, dec_stack) = stack::measure(|| tok.decode(&ids[..n], out));
+        let m = match res {
+            Ok(m) => m,
+            Err(e) => {
+                println!("decode failed: {e}");
+                return false;
+            }
+        };
+        match core::str::from_utf8(&out[..m]) {
+            Ok(s) => println!("decoded: {s}"),
+            Err(_) => println!("decoded (not UTF-8): {:?}", &out[..m]),
+        }
+        let round_trip = &out[..m] == text;
+        println!("round trip: {}", if round_trip { "ok" } else { "MISMATCH" });
+        let per = text.len() * 100 / n.max(1);
+        println!(
+            "figures: {n} tokens for {} bytes ({}.{:02} bytes/token); peak stack: encode \
+             {enc_stack} B, decode {dec_stack} B; tables: {} B in flash; heap: none",
+            text.len(),
+            per / 100,
+            per % 100,
+            table_bytes(&TABLES).total()
+        );
+        round_trip
+    }
+
+    fn yes(b: bool) -> &'static str {
+        if b {
+            "on"
+        } else {
+            "off"
+        }
+    }
+
+    /// One line with every id's piece between `|`, as SentencePiece stores it (`▁` for a
+    /// space, `<0xHH>` for a byte piece).
+    fn print_pieces(tok: &SpTokenizer<'_>, ids: &[u32]) {
+        semihosting::print!("tokens: |");
+        for &id in ids {
+            let piece = tok.tables().piece_bytes(id).unwrap_or(&[]);
+            match core::str::from_utf8(piece) {
+                Ok(s) => semihosting::print!("{s}|"),
+                Err(_) => semihosting::print!("{piece:?}|"),
+            }
+        }
+        println!();
+    }
+
+    /// Machine-readable figures for `cargo xtask footprint`.
+    pub fn figures() -> bool {
+        let tb = table_bytes(&TABLES);
+        println!("FIG machine {MACHINE}");
+        println!("FIG model {MODEL_FILE}");
+        println!("FIG kind sentencepiece");
+        println!("FIG n_ids {}", TABLES.n_ids());
+        println!("FIG n_normal {}", count_kind(PieceKind::Normal));
+        println!("FIG n_byte {}", TABLES.byte_ids.len());
+        println!("FIG table.token_bytes {}", tb.token_bytes);
+        println!("FIG table.token_offsets {}", tb.token_offsets);
+        println!("FIG table.kinds {}", tb.kinds);
+        println!("FIG table.priorities {}", tb.priorities);
+        println!("FIG table.pieces {}", tb.pieces);
+        println!("FIG table.other {}", tb.other);
+        println!("FIG table.total {}", tb.total());
+        println!("FIG table.outside_flash {}", tb.outside_flash);
+        println!("FIG stack_free_at_main {}", stack::free());
+        let Some(p) = cortex_m::Peripherals::take() else {
+            return false;
+        };
+        let mut counter = Counter::calibrate(p.SYST);
+        println!("FIG calibration_ticks {}", counter.calibration_ticks());
+        let text = texts::BENCH;
+        println!("FIG bench_bytes {}", text.len());
+        // Output buffers are static: the stack figures are the encoder's and decoder's own.
+        // The ids buffer also holds the work area of the word being merged.
+        let ids = cortex_m::singleton!(: [u32; 4096] = [0; 4096]).unwrap_or_else(|| unreachable());
+        let out = cortex_m::singleton!(: [u8; 8192] = [0; 8192]).unwrap_or_else(|| unreachable());
+        let tok = tokenizer();
+        let (r, enc_stack) = stack::measure(|| tok.encode(text, ids));
+        let Ok(n) = r else {
+            println!("encode failed: {r:?}");
+            return false;
+        };
+        println!("FIG bench_tokens {n}");
+        println!("FIG stack_encode {enc_stack}");
+        let (r, dec_stack) = stack::measure(|| tok.decode(&ids[..n], out));
+        if r != Ok(text.len()) || &out[..text.len()] != text {
+            println!("round trip of the bench text failed: {r:?}");
+            return false;
+        }
+        println!("FIG stack_decode {dec_stack}");
+        match counter.instructions(|| tok.encode(text, ids)) {
+            Some((Ok(_), i)) => println!("FIG instr_encode {i}"),
+            _ => return false,
+        }
+        match counter.instructions(|| tok.decode(&ids[..n], out)) {
+            Some((Ok(_), i)) => println!("FIG instr_decode {i}"),
+            _ => return false,
+        }
+        let empty: &[u8] = &[];
+        match counter.instructions(|| tok.encode(empty, ids)) {
+            Some((Ok(_), i)) => println!("FIG instr_overhead {i}"),
+            _ => return false,
+        }
+        true
+    }
 }
 
 fn unreachable() -> ! {

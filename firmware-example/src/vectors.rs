@@ -1,12 +1,19 @@
 //! Reader for the embedded conformance vectors (tiktoken's ids for a subset of
-//! `tests/fixtures/vectors`, prepared by `cargo xtask firmware-test`; format in
-//! `xtask/src/firmware/vectors.rs`). Reads in place from flash, no allocation.
+//! `tests/fixtures/vectors`, or sentencepiece's ids and decoded texts for a subset of
+//! `tests/fixtures/sentencepiece/vectors`, prepared by `cargo xtask firmware-test`; formats
+//! `PBVEC1` and `PBVEC2` in `xtask/src/firmware/vectors.rs`). Reads in place from flash, no
+//! allocation.
 
 /// The vectors baked into this build (only when `PICOBPE_VECTORS` named a file at build time).
 #[cfg(picobpe_vectors)]
 pub static VECTORS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/vectors.bin"));
 
 const MAGIC: &[u8; 8] = b"PBVEC1\0\0";
+/// Version 2: limits in the header, a decoded text per record.
+const MAGIC2: &[u8; 8] = b"PBVEC2\0\0";
+/// A count that stands for "the same as": ordinary ids equal to the `all` ids, or a decoded
+/// text equal to the input (version 2).
+const SAME: u32 = u32::MAX;
 
 /// One record: a text and its reference ids.
 #[derive(Clone, Copy)]
@@ -17,6 +24,7 @@ pub struct Record<'a> {
     pub text: &'a [u8],
     all: &'a [u8],
     ordinary: &'a [u8],
+    decoded: &'a [u8],
 }
 
 /// Little-endian `u32`s stored unaligned.
@@ -60,23 +68,41 @@ impl<'a> Record<'a> {
     pub fn ordinary(&self) -> Ids<'a> {
         Ids(self.ordinary)
     }
+    /// What the reference decodes the `all` ids to (version 2; the input in version 1).
+    pub fn decoded(&self) -> &'a [u8] {
+        self.decoded
+    }
 }
 
 /// Iterator over the records of a vector file.
 pub struct Records<'a> {
     rest: &'a [u8],
     left: u32,
+    version2: bool,
+    limits: Option<(u32, u32)>,
     /// Set when a record could not be parsed (truncated or corrupt data).
     pub malformed: bool,
 }
 
 /// Opens a vector file; `None` if the magic is wrong.
 pub fn records(data: &[u8]) -> Option<Records<'_>> {
-    let rest = data.strip_prefix(MAGIC)?;
-    let (n, rest) = take_u32(rest)?;
+    let (version2, rest) = match data.strip_prefix(MAGIC) {
+        Some(rest) => (false, rest),
+        None => (true, data.strip_prefix(MAGIC2)?),
+    };
+    let (n, mut rest) = take_u32(rest)?;
+    let mut limits = None;
+    if version2 {
+        let (work, r) = take_u32(rest)?;
+        let (decode, r) = take_u32(r)?;
+        limits = Some((work, decode));
+        rest = r;
+    }
     Some(Records {
         rest,
         left: n,
+        version2,
+        limits,
         malformed: false,
     })
 }
@@ -85,6 +111,11 @@ impl Records<'_> {
     /// Records not yet read.
     pub fn remaining(&self) -> u32 {
         self.left
+    }
+    /// Version 2: the encode buffer (`u32`) and decode buffer (bytes) every record was
+    /// selected to fit.
+    pub fn limits(&self) -> Option<(u32, u32)> {
+        self.limits
     }
 }
 
@@ -97,7 +128,7 @@ fn take_u32(b: &[u8]) -> Option<(u32, &[u8])> {
     Some((u32::from_le_bytes([h[0], h[1], h[2], h[3]]), t))
 }
 
-fn parse(b: &[u8]) -> Option<(Record<'_>, &[u8])> {
+fn parse(b: &[u8], version2: bool) -> Option<(Record<'_>, &[u8])> {
     let (h, b) = take(b, 2)?;
     let (name, b) = take(b, u16::from_le_bytes([h[0], h[1]]) as usize)?;
     let (n, b) = take_u32(b)?;
@@ -105,7 +136,18 @@ fn parse(b: &[u8]) -> Option<(Record<'_>, &[u8])> {
     let (n, b) = take_u32(b)?;
     let (all, b) = take(b, 4 * n as usize)?;
     let (n, b) = take_u32(b)?;
-    let (ordinary, b) = take(b, 4 * n as usize)?;
+    let (ordinary, b) = match n {
+        SAME if version2 => (all, b),
+        n => take(b, 4 * n as usize)?,
+    };
+    let (decoded, b) = if version2 {
+        match take_u32(b)? {
+            (SAME, b) => (text, b),
+            (n, b) => take(b, n as usize)?,
+        }
+    } else {
+        (text, b)
+    };
     let name = core::str::from_utf8(name).ok()?;
     Some((
         Record {
@@ -113,6 +155,7 @@ fn parse(b: &[u8]) -> Option<(Record<'_>, &[u8])> {
             text,
             all,
             ordinary,
+            decoded,
         },
         b,
     ))
@@ -124,7 +167,7 @@ impl<'a> Iterator for Records<'a> {
         if self.left == 0 || self.malformed {
             return None;
         }
-        match parse(self.rest) {
+        match parse(self.rest, self.version2) {
             Some((r, rest)) => {
                 self.rest = rest;
                 self.left -= 1;

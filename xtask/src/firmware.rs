@@ -1,4 +1,4 @@
-//! `cargo xtask firmware-run [--machine lm3s6965evb|mps2-an385] [--model small|gpt2|cl100k|FILE]`:
+//! `cargo xtask firmware-run [--machine lm3s6965evb|mps2-an385] [--model small|gpt2|cl100k|sp4096|mistral|FILE]`:
 //! prepare (train or import) a model, bake it into the firmware, build it and run it under QEMU.
 //!
 //! Also the shared plumbing of the other firmware commands (`firmware-test`, `footprint`):
@@ -9,9 +9,12 @@
 //! Built-in models ([`Builtin`]): `small` (lm3s6965evb) is a small vocabulary trained by
 //! `host-trainer train` on the sample in `firmware-example/sample/`; `gpt2` and `cl100k`
 //! (mps2-an385) are imported by `host-trainer import` from the tiktoken rank files in
-//! `tests/fixtures/models/`. The path reaches the firmware's build script through
-//! `PICOBPE_MODEL`; `--model FILE` (or `PICOBPE_MODEL` in the environment) bakes any other model
-//! instead.
+//! `tests/fixtures/models/`; `sp4096` (lm3s6965evb) and `mistral` (mps2-an385, the published
+//! Mistral 7B v0.1 tokenizer) are SentencePiece BPE models imported by `host-trainer import
+//! --sentencepiece` from `tests/fixtures/sentencepiece/models/`. The path reaches the
+//! firmware's build script through `PICOBPE_MODEL`; `--model FILE` (or `PICOBPE_MODEL` in the
+//! environment) bakes any other model instead (a SentencePiece one too: the firmware follows
+//! the kind of the model it bakes).
 
 pub mod vectors;
 
@@ -71,11 +74,23 @@ pub enum Builtin {
     /// cl100k_base: 100 256 ranks and 5 special tokens (ids up to 100 276) imported from its
     /// tiktoken rank file (mps2-an385).
     Cl100k,
+    /// SentencePiece BPE, 4096 ids with byte fallback, trained with `sentencepiece`
+    /// (`tests/fixtures/sentencepiece/models/sp4096.model`; lm3s6965evb).
+    Sp4096,
+    /// SentencePiece BPE: the published Mistral 7B v0.1 tokenizer, 32 000 ids with byte
+    /// fallback (`tests/fixtures/sentencepiece/models/mistral-v1.model`; mps2-an385).
+    Mistral,
 }
 
 impl Builtin {
     /// Every built-in model, in the order the commands run them.
-    pub const ALL: [Builtin; 3] = [Builtin::Small, Builtin::Gpt2, Builtin::Cl100k];
+    pub const ALL: [Builtin; 5] = [
+        Builtin::Small,
+        Builtin::Gpt2,
+        Builtin::Cl100k,
+        Builtin::Sp4096,
+        Builtin::Mistral,
+    ];
 
     /// The name `--model` takes.
     pub fn name(self) -> &'static str {
@@ -83,6 +98,8 @@ impl Builtin {
             Builtin::Small => "small",
             Builtin::Gpt2 => "gpt2",
             Builtin::Cl100k => "cl100k",
+            Builtin::Sp4096 => "sp4096",
+            Builtin::Mistral => "mistral",
         }
     }
 
@@ -91,12 +108,27 @@ impl Builtin {
         Builtin::ALL.into_iter().find(|b| b.name() == s)
     }
 
-    /// The machine the model is built for. GPT-2's tables (1.2 MB) and cl100k_base's (2.7 MB)
-    /// only fit the mps2-an385's 4 MiB of code memory.
+    /// The machine the model is built for. GPT-2's tables (1.2 MB), cl100k_base's (2.3 MB) and
+    /// Mistral's (0.6 MB) only fit the mps2-an385's 4 MiB of code memory; sp4096's (73 KB) fit
+    /// the lm3s6965evb's 256 KiB of flash.
     pub fn machine(self) -> Machine {
         match self {
-            Builtin::Small => Machine::Lm3s6965evb,
-            Builtin::Gpt2 | Builtin::Cl100k => Machine::Mps2An385,
+            Builtin::Small | Builtin::Sp4096 => Machine::Lm3s6965evb,
+            Builtin::Gpt2 | Builtin::Cl100k | Builtin::Mistral => Machine::Mps2An385,
+        }
+    }
+
+    /// True for a SentencePiece BPE model (the firmware runs `picobpe::SpTokenizer`).
+    pub fn is_sentencepiece(self) -> bool {
+        matches!(self, Builtin::Sp4096 | Builtin::Mistral)
+    }
+
+    /// The model's name in `tests/fixtures/sentencepiece/` (models and reference vectors).
+    pub fn sentencepiece_fixture(self) -> Option<&'static str> {
+        match self {
+            Builtin::Sp4096 => Some("sp4096"),
+            Builtin::Mistral => Some("mistral-v1"),
+            Builtin::Small | Builtin::Gpt2 | Builtin::Cl100k => None,
         }
     }
 
@@ -106,6 +138,7 @@ impl Builtin {
     fn feature(self) -> Option<&'static str> {
         match self {
             Builtin::Cl100k => Some("cl100k"),
+            Builtin::Sp4096 | Builtin::Mistral => Some("sentencepiece"),
             Builtin::Small | Builtin::Gpt2 => None,
         }
     }
@@ -116,6 +149,13 @@ impl Builtin {
             Builtin::Small => "small (4096 ids, trained on the bundled sample)",
             Builtin::Gpt2 => "gpt2 (50257 ids, imported from tiktoken)",
             Builtin::Cl100k => "cl100k (cl100k_base: 100277 ids, imported from tiktoken)",
+            Builtin::Sp4096 => {
+                "sp4096 (SentencePiece BPE, 4096 ids, byte fallback, imported from sentencepiece)"
+            }
+            Builtin::Mistral => {
+                "mistral (SentencePiece BPE: Mistral 7B v0.1, 32000 ids, byte fallback, imported \
+                 from sentencepiece)"
+            }
         }
     }
 
@@ -126,6 +166,8 @@ impl Builtin {
             Builtin::Small => "small.model",
             Builtin::Gpt2 => "gpt2.model",
             Builtin::Cl100k => "cl100k_base.model",
+            Builtin::Sp4096 => "sp4096.model",
+            Builtin::Mistral => "mistral.model",
         }
     }
 }
@@ -200,9 +242,10 @@ pub enum Selection {
 }
 
 /// Parses `--machine M` (repeatable) and `--model NAME|FILE`. A built-in model name
-/// (`small`, `gpt2`, `cl100k`) selects that model on its machine; anything else is a model file
-/// (write `./gpt2` for a file of that name), baked for each selected machine (default: as
-/// `selection` says). Without `--model`, `PICOBPE_MODEL` in the environment names the file.
+/// (`small`, `gpt2`, `cl100k`, `sp4096`, `mistral`) selects that model on its machine; anything
+/// else is a model file (write `./gpt2` for a file of that name), baked for each selected machine
+/// (default: as `selection` says). Without `--model`, `PICOBPE_MODEL` in the environment names
+/// the file.
 pub fn parse_options(args: &[String], selection: Selection) -> Result<Options, String> {
     let mut machines: Vec<Machine> = Vec::new();
     let mut model: Option<ModelSource> = std::env::var_os("PICOBPE_MODEL")
@@ -228,7 +271,10 @@ pub fn parse_options(args: &[String], selection: Selection) -> Result<Options, S
                 model = Some(match Builtin::parse(&v) {
                     Some(b) => ModelSource::Builtin(b),
                     None => ModelSource::File(Path::new(&v).canonicalize().map_err(|e| {
-                        format!("--model {v}: {e} (built-in models: small, gpt2, cl100k)")
+                        format!(
+                            "--model {v}: {e} (built-in models: small, gpt2, cl100k, sp4096, \
+                             mistral)"
+                        )
                     })?),
                 });
             }
@@ -295,7 +341,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let opts = parse_options(args, Selection::FirstPerMachine)?;
     if let Some(a) = opts.rest.first() {
         return Err(format!(
-            "unexpected argument `{a}`\nusage: cargo xtask firmware-run [--machine lm3s6965evb|mps2-an385] [--model small|gpt2|cl100k|FILE]"
+            "unexpected argument `{a}`\nusage: cargo xtask firmware-run [--machine lm3s6965evb|mps2-an385] [--model small|gpt2|cl100k|sp4096|mistral|FILE]"
         ));
     }
     ensure_tools()?;
@@ -460,6 +506,21 @@ pub fn prepare_model(model: Builtin) -> Result<PathBuf, String> {
             let specials = tiktoken_specials(&root, "cl100k_base")?;
             let out = scratch.join("cl100k_base.model");
             (import_args(&rank_file, "cl100k", &specials, &out), out)
+        }
+        Builtin::Sp4096 | Builtin::Mistral => {
+            let name = model.sentencepiece_fixture().unwrap_or_default();
+            let proto = root.join(format!("tests/fixtures/sentencepiece/models/{name}.model"));
+            let out = scratch.join(model.file_name());
+            (
+                vec![
+                    "import".into(),
+                    "--sentencepiece".into(),
+                    proto.into(),
+                    "--out".into(),
+                    out.clone().into(),
+                ],
+                out,
+            )
         }
     };
     let status = cargo()

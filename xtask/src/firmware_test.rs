@@ -1,7 +1,8 @@
-//! `cargo xtask firmware-test [--machine M] [--model small|gpt2|cl100k|FILE] [--show-output] [FILTER]`:
+//! `cargo xtask firmware-test [--machine M] [--model small|gpt2|cl100k|sp4096|mistral|FILE] [--show-output] [FILTER]`:
 //! the on-target tests (`firmware-example/tests/*.rs`, embedded-test harness) under QEMU, by
-//! default in every built-in configuration: lm3s6965evb/small, mps2-an385/gpt2 and
-//! mps2-an385/cl100k (`--machine` keeps a machine's configurations, `--model` one model's).
+//! default in every built-in configuration: lm3s6965evb/small, mps2-an385/gpt2,
+//! mps2-an385/cl100k and the SentencePiece ones, lm3s6965evb/sp4096 and mps2-an385/mistral
+//! (`--machine` keeps a machine's configurations, `--model` one model's).
 //!
 //! This is the embedded-test runner protocol without probe-rs: the test list is read from the
 //! ELF — every test is a symbol in section `.embedded_test` whose name is a JSON object
@@ -47,13 +48,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
         [f] if !f.starts_with('-') => Some(f.clone()),
         [a, ..] => {
             return Err(format!(
-                "unexpected argument `{a}`\nusage: cargo xtask firmware-test [--machine M] [--model small|gpt2|cl100k|FILE] [--show-output] [FILTER]"
+                "unexpected argument `{a}`\nusage: cargo xtask firmware-test [--machine M] [--model small|gpt2|cl100k|sp4096|mistral|FILE] [--show-output] [FILTER]"
             ))
         }
     };
     firmware::ensure_tools()?;
     let (mut passed, mut failed) = (0usize, 0usize);
     let mut failures = Vec::new();
+    let all_start = Instant::now();
     for config in &opts.configs {
         let machine = &config.machine;
         let model = config.model_path()?;
@@ -143,7 +145,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
             println!("    {l}");
         }
     }
-    println!("{passed} passed, {failed} failed");
+    println!(
+        "{passed} passed, {failed} failed ({:.1} s in all)",
+        all_start.elapsed().as_secs_f64()
+    );
     if failed > 0 {
         Err(format!("{failed} on-target test(s) failed"))
     } else if passed == 0 {
@@ -154,7 +159,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
 }
 
 /// Reference vectors for a built-in model: tiktoken's for gpt2 and cl100k_base, Hugging Face
-/// tokenizers' for the small trained model (left out, with a note, without `tokenizers`). A
+/// tokenizers' for the small trained model (left out, with a note, without `tokenizers`),
+/// sentencepiece's for sp4096 and mistral (the records that fit the machine's test buffers). A
 /// user's model gets none.
 fn reference_vectors(
     config: &Config,
@@ -177,6 +183,26 @@ fn reference_vectors(
             );
             (path, "small/hf-tokenizers")
         })),
+        Some(b @ (Builtin::Sp4096 | Builtin::Mistral)) => {
+            let (model, reference) = match b {
+                Builtin::Sp4096 => ("sp4096", "sp4096/sentencepiece"),
+                _ => ("mistral-v1", "mistral-v1/sentencepiece"),
+            };
+            let v = firmware::vectors::prepare_sp(model, config.machine)?;
+            println!(
+                "   embedding {} sentencepiece {model} vectors ({})",
+                v.count,
+                v.path.display()
+            );
+            if !v.left_out.is_empty() {
+                println!(
+                    "   left out (longer than the {} test buffers): {}",
+                    config.machine.name(),
+                    v.left_out.join(", ")
+                );
+            }
+            Ok(Some((v.path, reference)))
+        }
         None => Ok(None),
     }
 }

@@ -1,11 +1,14 @@
-//! `cargo xtask footprint [--machine M] [--model small|gpt2|cl100k|FILE]`: flash, RAM, stack and
-//! speed of the firmware, per configuration (machine + model) and whole-piece table, as a Markdown
-//! table with one column each (by default lm3s6965evb/small, mps2-an385/gpt2 and
-//! mps2-an385/cl100k, each with full and minimal pieces).
+//! `cargo xtask footprint [--machine M] [--model small|gpt2|cl100k|sp4096|mistral|FILE]`: flash,
+//! RAM, stack and speed of the firmware, per configuration (machine + model) and whole-piece
+//! table, as a Markdown table with one column each (by default lm3s6965evb/small,
+//! mps2-an385/gpt2 and mps2-an385/cl100k, each with full and minimal pieces, then the
+//! SentencePiece models lm3s6965evb/sp4096 and mps2-an385/mistral, which have no whole-piece
+//! table choice: one column each).
 //!
 //! Where each figure comes from:
 //! - baked tables: measured on the target — the byte length of every slice the baked `Tables`
-//!   points at: PtrHash indexes, keys, ids and flat arrays (`firmware-example/src/tables.rs`);
+//!   (or `SpTables`) points at: PtrHash indexes, keys, ids and flat arrays
+//!   (`firmware-example/src/tables.rs`, `sp_tables.rs`);
 //! - Unicode tables / picobpe code: sizes of the ELF's data / function symbols whose demangled
 //!   path starts with `picobpe::pretok` / `picobpe::` (code inlined into the firmware's own
 //!   functions is not counted; the firmware is built with fat LTO and `opt-level = "s"`);
@@ -32,7 +35,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let opts = firmware::parse_options(args, Selection::All)?;
     if let Some(a) = opts.rest.first() {
         return Err(format!(
-            "unexpected argument `{a}`\nusage: cargo xtask footprint [--machine M] [--model small|gpt2|cl100k|FILE]"
+            "unexpected argument `{a}`\nusage: cargo xtask footprint [--machine M] [--model small|gpt2|cl100k|sp4096|mistral|FILE]"
         ));
     }
     firmware::ensure_tools()?;
@@ -40,7 +43,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     for config in &opts.configs {
         let machine = &config.machine;
         let model = config.model_path()?;
-        for pieces in ["full", "minimal"] {
+        // A SentencePiece model has no whole-piece table choice: one column.
+        let sp = config.builtin().is_some_and(|b| b.is_sentencepiece());
+        let choices: &[&'static str] = if sp { &["full"] } else { &["full", "minimal"] };
+        for &pieces in choices {
             eprintln!(
                 "== footprint on {} (model {}, {pieces} whole-piece table)",
                 config.label(),
@@ -76,13 +82,17 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 .filter_map(|l| l.split_once(' '))
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
+            let sentencepiece = figs.get("kind").is_some_and(|k| k == "sentencepiece");
             columns.push(Column {
                 config: config.clone(),
                 machine: *machine,
-                pieces,
+                pieces: if sentencepiece { None } else { Some(pieces) },
                 figs,
                 elf: elf_sizes(&elf)?,
             });
+            if sentencepiece {
+                break; // a model file of that kind: `minimal` would bake the same tables
+            }
         }
     }
     print_table(&columns)
@@ -91,7 +101,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
 struct Column {
     config: Config,
     machine: Machine,
-    pieces: &'static str,
+    /// The whole-piece table of a byte-level model; `None` for a SentencePiece model.
+    pieces: Option<&'static str>,
     figs: BTreeMap<String, String>,
     elf: ElfSizes,
 }
@@ -226,21 +237,44 @@ fn print_table(cols: &[Column]) -> Result<(), String> {
         Ok::<(), String>(())
     };
     row("model", &|c| {
+        let file = c.figs.get("model").cloned().unwrap_or_default();
+        Ok(match c.pieces {
+            Some(_) => format!(
+                "`{file}`: {} ids, {} merges",
+                group(c.num("n_ids")?),
+                group(c.num("n_merges")?)
+            ),
+            None => format!(
+                "`{file}`: SentencePiece BPE, {} ids ({} normal, {} byte pieces)",
+                group(c.num("n_ids")?),
+                group(c.num("n_normal")?),
+                group(c.num("n_byte")?)
+            ),
+        })
+    })?;
+    row("flash: baked tables", &|c| {
+        let total = c.num("table.total")?;
         Ok(format!(
-            "`{}`: {} ids, {} merges",
-            c.figs.get("model").cloned().unwrap_or_default(),
-            group(c.num("n_ids")?),
-            group(c.num("n_merges")?)
+            "{}; {:.1} B/id",
+            kib(total),
+            total as f64 / c.num("n_ids")? as f64
         ))
     })?;
-    row("flash: baked tables", &|c| Ok(kib(c.num("table.total")?)))?;
-    row("  of which merge map / whole-piece map", &|c| {
-        Ok(format!(
-            "{} / {}",
-            kib(c.num("table.pairs")?),
-            kib(c.num("table.pieces")?)
-        ))
-    })?;
+    row(
+        "  of which merge map / whole-piece map (SentencePiece: scores + kinds / piece map)",
+        &|c| match c.pieces {
+            Some(_) => Ok(format!(
+                "{} / {}",
+                kib(c.num("table.pairs")?),
+                kib(c.num("table.pieces")?)
+            )),
+            None => Ok(format!(
+                "{} / {}",
+                kib(c.num("table.priorities")? + c.num("table.kinds")?),
+                kib(c.num("table.pieces")?)
+            )),
+        },
+    )?;
     row("  of which token bytes + offsets", &|c| {
         Ok(kib(
             c.num("table.token_bytes")? + c.num("table.token_offsets")?
@@ -301,9 +335,12 @@ fn print_table(cols: &[Column]) -> Result<(), String> {
 
     let header: Vec<String> = cols
         .iter()
-        .map(|c| {
-            let default = if c.pieces == "full" { " (default)" } else { "" };
-            format!("{}, {} pieces{default}", c.config.label(), c.pieces)
+        .map(|c| match c.pieces {
+            Some(pieces) => {
+                let default = if pieces == "full" { " (default)" } else { "" };
+                format!("{}, {pieces} pieces{default}", c.config.label())
+            }
+            None => format!("{} (SentencePiece)", c.config.label()),
         })
         .collect();
     println!("| | {} |", header.join(" | "));

@@ -1,13 +1,12 @@
-//! On-target tests, one QEMU boot per test (`cargo xtask firmware-test`).
-//!
-//! Every configuration runs the model-independent tests (round trips, streaming with small
-//! buffers, `OutputFull` resume, errors, special tokens, stack bounds). Builds that embed
-//! reference vectors (`cfg(picobpe_vectors)`) also compare ids with an independent
-//! implementation's: tiktoken's for GPT-2 and cl100k_base on mps2-an385, Hugging Face
-//! tokenizers' for the small model on lm3s6965evb. GPT-2 and cl100k_base builds add tests with
-//! tiktoken ids written out here (`cfg(picobpe_gpt2)`, `cfg(picobpe_cl100k)`).
-#![no_std]
-#![no_main]
+// The on-target tests of a byte-level BPE model (`picobpe::Tokenizer`), included by
+// `on_target.rs` unless the baked model is a SentencePiece model.
+//
+// Every configuration runs the model-independent tests (round trips, streaming with small
+// buffers, `OutputFull` resume, errors, special tokens, stack bounds). Builds that embed
+// reference vectors (`cfg(picobpe_vectors)`) also compare ids with an independent
+// implementation's: tiktoken's for GPT-2 and cl100k_base on mps2-an385, Hugging Face
+// tokenizers' for the small model on lm3s6965evb. GPT-2 and cl100k_base builds add tests with
+// tiktoken ids written out here (`cfg(picobpe_gpt2)`, `cfg(picobpe_cl100k)`).
 
 use picobpe::{DecodeError, EncodeError, Specials, StreamDecoder, StreamEncoder};
 use picobpe_firmware::tables::{special_id, tokenizer, TABLES};
@@ -17,14 +16,6 @@ use picobpe_firmware::tables::{special_id, tokenizer, TABLES};
 pub const ENCODE_STACK_BOUND: usize = 2048;
 /// Peak stack a decode call may use (bytes): asserted by `stack_bound_decode`.
 pub const DECODE_STACK_BOUND: usize = 512;
-
-/// Prints the panic message over semihosting, then exits with 134 (abort), which the runner
-/// reads as a failed test.
-#[panic_handler]
-fn panic(info: &core::panic::PanicInfo) -> ! {
-    semihosting::eprintln!("panic: {info}");
-    semihosting::process::abort()
-}
 
 /// Longest id sequence the helpers below hold.
 const MAX_IDS: usize = 2048;
