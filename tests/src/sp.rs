@@ -294,8 +294,7 @@ pub fn check(model: &str, source: SpSource, set: &str) {
                 Ok(n) if out[..n] == want[..] => {}
                 other => failures.push(format!(
                     "{}: encode_cached (pass {pass}) differs: {:?}",
-                    case.name,
-                    other
+                    case.name, other
                 )),
             }
         }

@@ -53,6 +53,12 @@ impl<'t> SpTokenizer<'t> {
         let mut written = 0usize;
         let mut i = 0usize;
         while i < ids.len() {
+            if i < from && !state.bos {
+                // Only the dummy-prefix state depends on the ids before `from`, and it is
+                // settled: skip to `from` (a character boundary, as an earlier call returned).
+                i = from;
+                continue;
+            }
             let emit = i >= from;
             let id = ids.get(i).copied().unwrap_or(0);
             let kind = t.kind(id);

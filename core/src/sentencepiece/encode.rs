@@ -358,7 +358,15 @@ impl<'t> SpTokenizer<'t> {
         // A longer word: its bytes packed at the end of `out`, the rest is the work area.
         let words = len.div_ceil(4);
         let Some(split) = out.len().checked_sub(words) else {
-            return Err(NoRoom::TooLong(words + 12 * len));
+            // What the work area needs (see `merge_word`), for at most one symbol per
+            // character and the prefix.
+            let mut chars = usize::from(scanned.prefix);
+            let mut pos = scanned.start;
+            while pos < scanned.end {
+                chars += 1;
+                pos += char_at(norm.text, pos).1.max(1);
+            }
+            return Err(NoRoom::TooLong(words + len + 10 * chars + 1));
         };
         let (rest, packed) = out.split_at_mut(split);
         norm.write_packed(scanned.start, scanned.end, scanned.prefix, packed);
