@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use base64::Engine;
-use picobpe::{DecodeError, EncodeError, SpTables, SpTokenizer};
+use picobpe::{DecodeError, EncodeError, SpStreamDecoder, SpStreamEncoder, SpTables, SpTokenizer};
 use picobpe_model::sentencepiece::{import_model_proto, import_tokenizer_json};
 use picobpe_model::{SpModel, SpTableData};
 use serde::Deserialize;
@@ -261,6 +261,86 @@ pub fn decode_resumed(
     }
 }
 
+/// Encode `input` through a [`SpStreamEncoder`] in chunks of `chunk` bytes, taking ids
+/// `take` at a time.
+pub fn encode_streamed(
+    tok: SpTokenizer<'_>,
+    input: &[u8],
+    chunk: usize,
+    take: usize,
+) -> Result<Vec<u32>, picobpe::StreamError> {
+    let mut enc = Box::new(SpStreamEncoder::<'_, 16_384, 65_536>::new(tok));
+    let mut ids = Vec::new();
+    let mut buf = vec![0u32; take];
+    let mut rest = input;
+    loop {
+        if !rest.is_empty() {
+            let n = enc.push(&rest[..chunk.min(rest.len())])?;
+            rest = &rest[n..];
+            if rest.is_empty() {
+                enc.finish();
+            }
+        } else if input.is_empty() {
+            enc.finish();
+        }
+        loop {
+            let n = enc.take(&mut buf)?;
+            ids.extend_from_slice(&buf[..n]);
+            if n == 0 {
+                break;
+            }
+        }
+        if enc.is_done() {
+            return Ok(ids);
+        }
+    }
+}
+
+/// Decode `ids` through a [`SpStreamDecoder`], taking `take` bytes at a time.
+pub fn decode_streamed(
+    tok: SpTokenizer<'_>,
+    ids: &[u32],
+    take: usize,
+) -> Result<Vec<u8>, DecodeError> {
+    let mut dec = SpStreamDecoder::<'_, 512>::new(tok);
+    let mut text = Vec::new();
+    let mut buf = vec![0u8; take];
+    for &id in ids {
+        loop {
+            match dec.push(id) {
+                Ok(()) => break,
+                Err(DecodeError::OutputFull { .. }) => {
+                    let n = dec.take(&mut buf);
+                    assert!(n > 0, "no progress");
+                    text.extend_from_slice(&buf[..n]);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    dec.finish();
+    loop {
+        let n = dec.take(&mut buf);
+        if n == 0 {
+            return Ok(text);
+        }
+        text.extend_from_slice(&buf[..n]);
+    }
+}
+
+/// The longest word of `input` in bytes, a word being a run of spaces then other bytes (the
+/// unit the encoder holds whole).
+fn longest_word(input: &[u8]) -> usize {
+    let (mut longest, mut start) = (0, 0);
+    for i in 1..input.len() {
+        if input[i] == b' ' && input[i - 1] != b' ' {
+            longest = longest.max(i - start);
+            start = i;
+        }
+    }
+    longest.max(input.len() - start)
+}
+
 /// Check every case of `model` × `set` from `source`: one-shot and resumed encode, count,
 /// one-shot and resumed decode. Collects failures and panics with the first few.
 pub fn check(model: &str, source: SpSource, set: &str) {
@@ -328,6 +408,34 @@ pub fn check(model: &str, source: SpSource, set: &str) {
                 other,
                 crate::check::escape(&case.decoded[..case.decoded.len().min(120)]),
                 crate::check::escape(&out[..other.unwrap_or(0).min(120)])
+            )),
+        }
+        // Streaming: random chunk and take sizes; a capacity error only where a word is longer
+        // than the stream's buffers (or the tables hold the whole text).
+        let seed = case.input.len() + case.name.len();
+        let (chunk, take) = (1 + seed * 7 % 97, 1 + seed * 13 % 31);
+        let t = tok.tables();
+        let apart = t.split_words
+            && (t.sections == picobpe::sentencepiece::Sections::Inline
+                || t.user_defined.is_empty());
+        match encode_streamed(tok, &case.input, chunk, take) {
+            Ok(ids) if ids == *want => {}
+            Err(
+                picobpe::StreamError::InputTooSmall { .. }
+                | picobpe::StreamError::PieceTooLong { .. },
+            ) if longest_word(&case.input) > 2048 || (!apart && case.input.len() > 2048) => {}
+            other => failures.push(format!(
+                "{}: streamed encode (chunk {chunk}, take {take}) differs: {:?}",
+                case.name,
+                other.map(|v| v.len())
+            )),
+        }
+        match decode_streamed(tok, want, 4 + seed % 9) {
+            Ok(text) if text == case.decoded => {}
+            other => failures.push(format!(
+                "{}: streamed decode differs: {:?}",
+                case.name,
+                other.map(|t| t.len())
             )),
         }
         // Any piece's text fits in MAX_PIECE_BYTES.

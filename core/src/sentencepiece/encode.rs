@@ -16,6 +16,7 @@ use super::merge::{merge_word, NoRoom, Word, LONG_WORD_BUF, WORD_BUF};
 use super::normalize::{char_at, Normalizer, SPACE_MARK};
 use super::tables::{Sections, SpTables};
 use crate::cache::{CacheEntry, CacheKey};
+use crate::encode::Progress;
 use crate::error::EncodeError;
 
 /// A word found by [`Normalizer::scan_word`].
@@ -126,7 +127,71 @@ impl<'t> SpTokenizer<'t> {
         }
         let end = norm.end(pos);
         let prefix = at_start && t.add_dummy_prefix;
-        self.encode_words(&norm, pos, end, prefix, out, 0, &mut run)
+        self.encode_words(&norm, pos, end, prefix, out, 0, &mut run, false)
+            .map(|(_, written)| written)
+    }
+
+    /// Encode a prefix of `text` for a stream: `text` is the start of the whole input
+    /// (`at_start`), or continues it at a word start that an earlier call consumed up to. With
+    /// `is_final` false, the last word (which more input could extend) is left for later, and
+    /// so is everything when words cannot be encoded apart (tables without
+    /// [`SpTables::split_words`], or imported from a `tokenizer.json` with user-defined
+    /// symbols). Returns how far it got; `OutputFull` as in [`SpTokenizer::encode`].
+    pub fn encode_part(
+        &self,
+        text: &[u8],
+        at_start: bool,
+        is_final: bool,
+        out: &mut [u32],
+    ) -> Result<Progress, EncodeError> {
+        let t = self.tables;
+        let apart = t.split_words && (t.sections == Sections::Inline || t.user_defined.is_empty());
+        if !is_final && !apart {
+            return Ok(Progress {
+                consumed: 0,
+                written: 0,
+            });
+        }
+        if !apart && t.sections != Sections::Inline {
+            // Nothing was consumed before the end: encode it all at once.
+            let mut run = Run {
+                after_unk: false,
+                cache: &mut [],
+            };
+            return match self.encode_sections(text, 0, out, &mut run) {
+                Ok(written) => Ok(Progress {
+                    consumed: text.len(),
+                    written,
+                }),
+                Err(EncodeError::OutputFull { .. }) => Err(EncodeError::PieceTooLong {
+                    offset: 0,
+                    len: text.len(),
+                    needed: 12 * text.len() + 64,
+                }),
+                Err(e) => Err(e),
+            };
+        }
+        let norm = Normalizer {
+            text,
+            remove_extra: t.remove_extra_whitespaces,
+        };
+        let mut pos = 0;
+        if at_start && t.remove_extra_whitespaces {
+            while text.get(pos) == Some(&b' ') {
+                pos += 1;
+            }
+        }
+        let end = if is_final { norm.end(pos) } else { text.len() };
+        let mut run = Run {
+            after_unk: false,
+            cache: &mut [],
+        };
+        let prefix = at_start && t.add_dummy_prefix;
+        let (reached, written) =
+            self.encode_words(&norm, pos, end, prefix, out, 0, &mut run, !is_final)?;
+        // Trailing spaces dropped by `remove_extra_whitespaces` are consumed too.
+        let consumed = if is_final { text.len() } else { reached };
+        Ok(Progress { consumed, written })
     }
 
     /// [`SpTokenizer::encode_from`] for tables imported from a `tokenizer.json`: the text is
@@ -160,7 +225,9 @@ impl<'t> SpTokenizer<'t> {
                     Sections::EveryPiecePrefixed => true,
                     _ => section == 0 && t.add_dummy_prefix,
                 };
-            written = self.encode_words(&norm, pos, end, prefix, out, written, run)?;
+            written = self
+                .encode_words(&norm, pos, end, prefix, out, written, run, false)?
+                .1;
             let Some((at, len, id)) = next else {
                 return Ok(written);
             };
@@ -212,7 +279,8 @@ impl<'t> SpTokenizer<'t> {
     }
 
     /// Encode the words of `text[pos..end]` into `out` after `written` ids (the first word
-    /// after a virtual `▁` when `prefix`); returns the new number of ids written.
+    /// after a virtual `▁` when `prefix`); returns where it stopped and the new number of ids
+    /// written. With `hold_last`, a word that reaches `end` is left unencoded.
     #[allow(clippy::too_many_arguments)]
     fn encode_words(
         &self,
@@ -223,7 +291,8 @@ impl<'t> SpTokenizer<'t> {
         out: &mut [u32],
         mut written: usize,
         run: &mut Run<'_>,
-    ) -> Result<usize, EncodeError> {
+        hold_last: bool,
+    ) -> Result<(usize, usize), EncodeError> {
         let mut buf = [0u8; WORD_BUF];
         while pos < end {
             let mark = if prefix { SPACE_MARK.len() } else { 0 };
@@ -233,6 +302,9 @@ impl<'t> SpTokenizer<'t> {
                 }
             }
             let (word_end, len) = norm.scan_word(pos, end, self.tables.split_words, &mut buf, mark);
+            if hold_last && word_end >= end {
+                break;
+            }
             let word = Scanned {
                 start: pos,
                 end: word_end,
@@ -258,7 +330,7 @@ impl<'t> SpTokenizer<'t> {
             prefix = false;
             pos = word_end;
         }
-        Ok(written)
+        Ok((pos, written))
     }
 
     /// Encode a `&str` (see [`SpTokenizer::encode`]).

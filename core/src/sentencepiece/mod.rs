@@ -19,9 +19,11 @@ mod decode;
 mod encode;
 mod merge;
 mod normalize;
+mod stream;
 mod tables;
 
 pub use encode::SpTokenizer;
 pub use merge::{LONG_WORD_BUF, WORD_BUF};
 pub use normalize::{REPLACEMENT, SPACE_MARK};
+pub use stream::{SpStreamDecoder, SpStreamEncoder};
 pub use tables::{score_priority, PieceKind, Sections, SpTables, MAX_PIECE_BYTES, WHOLE};
