@@ -396,8 +396,13 @@ fn emit(
     w
 }
 
-/// Most symbols a word may have for [`merge_small`].
+/// Most symbols a word may have for [`merge_small`]: its arrays take 8 bytes per symbol of
+/// stack, and its scan for the best pair costs `O(n)` per merge. (Larger values measured no
+/// faster on Chinese and Japanese lines, and slower from 512 on.)
 const SMALL: usize = 32;
+
+/// Marks a frozen symbol in [`merge_small`]'s starts (words there are under 32 KiB).
+const SMALL_FROZEN: u16 = 1 << 15;
 
 /// [`merge_word`] for a word of at most [`SMALL`] symbols, in stack arrays: no work area in
 /// `out`, and the best pair found by a scan of the live symbols (cheaper than a heap at this
@@ -410,22 +415,23 @@ fn merge_small(
     written: usize,
     after_unk: &mut bool,
 ) -> Option<Result<usize, NoRoom>> {
+    if word.len() >= usize::from(SMALL_FROZEN) {
+        return None;
+    }
     let w = Word::Flat(word);
     let mut starts = [0u16; SMALL + 1];
-    let mut frozen = 0u32;
     let mut n = 0usize;
     let mut fits = true;
     w.for_each_symbol(t, users, |start, is_frozen| {
         match starts.get_mut(n) {
-            Some(s) if n < SMALL => *s = start as u16,
+            Some(s) if n < SMALL => {
+                *s = start as u16 | if is_frozen { SMALL_FROZEN } else { 0 };
+            }
             _ => fits = false,
-        }
-        if is_frozen {
-            frozen |= 1u32.checked_shl(n as u32).unwrap_or(0);
         }
         n += 1;
     });
-    if !fits || word.len() > usize::from(u16::MAX) {
+    if !fits {
         return None;
     }
     if let Some(s) = starts.get_mut(n) {
@@ -438,21 +444,20 @@ fn merge_small(
     if written + max_ids > out.len() {
         return Some(Err(NoRoom::Full));
     }
-    let mut next = [0u8; SMALL];
+    let mut next = [0u16; SMALL];
     for (i, x) in next.iter_mut().enumerate() {
-        *x = (i + 1) as u8;
+        *x = (i + 1) as u16;
     }
-    let start =
-        |starts: &[u16; SMALL + 1], i: usize| usize::from(starts.get(i).copied().unwrap_or(0));
+    let raw = |i: usize| starts.get(i).copied().unwrap_or(0);
+    let start = |i: usize| usize::from(raw(i) & !SMALL_FROZEN);
+    let follow = |next: &[u16; SMALL], i: usize| next.get(i).map_or(n, |&j| usize::from(j));
     // The priority of merging `i` with the symbol after it.
-    let score = |next: &[u8; SMALL], i: usize| -> u32 {
-        let j = next.get(i).map_or(n, |&j| usize::from(j));
-        let is_frozen = |k: usize| frozen.checked_shr(k as u32).unwrap_or(0) & 1 != 0;
-        if j >= n || is_frozen(i) || is_frozen(j) {
+    let score = |next: &[u16; SMALL], i: usize| -> u32 {
+        let j = follow(next, i);
+        if j >= n || (raw(i) | raw(j)) & SMALL_FROZEN != 0 {
             return 0;
         }
-        let after = next.get(j).map_or(n, |&k| usize::from(k));
-        let (a, b) = (start(&starts, i), start(&starts, after));
+        let (a, b) = (start(i), start(follow(next, j)));
         if b - a > MAX_PIECE_BYTES {
             return 0;
         }
@@ -474,13 +479,13 @@ fn merge_small(
                 (top, arg, before) = (p, i, prev);
             }
             prev = i;
-            i = next.get(i).map_or(n, |&j| usize::from(j));
+            i = follow(&next, i);
         }
         if arg == usize::MAX {
             break;
         }
-        let j = next.get(arg).map_or(n, |&j| usize::from(j));
-        let after = next.get(j).copied().unwrap_or(n as u8);
+        let j = follow(&next, arg);
+        let after = next.get(j).copied().unwrap_or(n as u16);
         if let Some(x) = next.get_mut(arg) {
             *x = after;
         }
@@ -496,8 +501,8 @@ fn merge_small(
         if i >= n {
             return None;
         }
-        let j = next.get(i).map_or(n, |&j| usize::from(j));
-        let range = (start(&starts, i), start(&starts, j));
+        let j = follow(&next, i);
+        let range = (start(i), start(j));
         i = j;
         Some(range)
     });
