@@ -12,7 +12,9 @@
 //! merged in the caller's output buffer ([`super::merge`]). A word that needs more room than
 //! the whole buffer is [`EncodeError::PieceTooLong`].
 
-use super::merge::{merge_word, NoRoom, Word, LONG_WORD_BUF, WORD_BUF};
+#[cfg(target_pointer_width = "64")]
+use super::merge::LONG_WORD_BUF;
+use super::merge::{merge_word, NoRoom, Word, WORD_BUF};
 use super::normalize::{char_at, Normalizer, SPACE_MARK};
 use super::tables::{Sections, SpTables};
 use crate::cache::{CacheEntry, CacheKey};
@@ -285,6 +287,30 @@ impl<'t> SpTokenizer<'t> {
     fn encode_words(
         &self,
         norm: &Normalizer<'_>,
+        pos: usize,
+        end: usize,
+        prefix: bool,
+        out: &mut [u32],
+        written: usize,
+        run: &mut Run<'_>,
+        hold_last: bool,
+    ) -> Result<(usize, usize), EncodeError> {
+        // A text that may hold a word longer than the small buffer gets the large one (made,
+        // and zeroed, once per call).
+        #[cfg(target_pointer_width = "64")]
+        if end - pos > WORD_BUF {
+            return self.encode_words_in::<LONG_WORD_BUF>(
+                norm, pos, end, prefix, out, written, run, hold_last,
+            );
+        }
+        self.encode_words_in::<WORD_BUF>(norm, pos, end, prefix, out, written, run, hold_last)
+    }
+
+    /// [`SpTokenizer::encode_words`] with a word buffer of `N` bytes.
+    #[allow(clippy::too_many_arguments)]
+    fn encode_words_in<const N: usize>(
+        &self,
+        norm: &Normalizer<'_>,
         mut pos: usize,
         end: usize,
         mut prefix: bool,
@@ -293,7 +319,7 @@ impl<'t> SpTokenizer<'t> {
         run: &mut Run<'_>,
         hold_last: bool,
     ) -> Result<(usize, usize), EncodeError> {
-        let mut buf = [0u8; WORD_BUF];
+        let mut buf = [0u8; N];
         while pos < end {
             let mark = if prefix { SPACE_MARK.len() } else { 0 };
             if prefix {
@@ -358,8 +384,8 @@ impl<'t> SpTokenizer<'t> {
     }
 
     /// Encode one word into `out[written..]`; returns the number of ids written. `buf` holds
-    /// its normalized bytes when they fit ([`WORD_BUF`]); a longer word is packed four bytes
-    /// to a `u32` at the end of `out`. A word that is a piece marked whole (its own bytes
+    /// its normalized bytes when they fit; a longer word is packed four bytes to a `u32` at
+    /// the end of `out`. A word that is a piece marked whole (its own bytes
     /// merge into it) is that piece, with one lookup; any other word is merged.
     fn encode_word(
         &self,
@@ -413,19 +439,6 @@ impl<'t> SpTokenizer<'t> {
                 entry.put(key, ids);
             }
             return Ok(n);
-        }
-        if len <= LONG_WORD_BUF {
-            let mut long = [0u8; LONG_WORD_BUF];
-            let mark = if scanned.prefix { SPACE_MARK.len() } else { 0 };
-            if scanned.prefix {
-                for (d, s) in long.iter_mut().zip(SPACE_MARK) {
-                    *d = s;
-                }
-            }
-            let split = t.split_words;
-            let (_, len) = norm.scan_word(scanned.start, scanned.end, split, &mut long, mark);
-            let word = long.get(..len).unwrap_or(&[]);
-            return merge_word(t, Word::Flat(word), users, out, written, &mut run.after_unk);
         }
         // A longer word: its bytes packed at the end of `out`, the rest is the work area.
         let words = len.div_ceil(4);

@@ -21,13 +21,13 @@
 use super::tables::{PieceKind, SpTables, MAX_PIECE_BYTES};
 
 /// Longest word (normalized bytes) kept in the encoder's stack buffer, which is made once
-/// per call.
+/// per call; longer words are packed into the output buffer, where every pair candidate is
+/// copied out byte by byte.
 pub const WORD_BUF: usize = 256;
 
-/// Longest word kept in a second stack buffer, made only for a word longer than
-/// [`WORD_BUF`]: 4 KiB on 64-bit targets (Chinese and Japanese lines are single words of
-/// hundreds of bytes), none elsewhere (microcontroller stacks). Longer words are packed into
-/// the output buffer, where every pair candidate is copied out byte by byte.
+/// The stack buffer of a call whose text is longer than [`WORD_BUF`]: 4 KiB on 64-bit
+/// targets (Chinese and Japanese lines are single words of hundreds of bytes); elsewhere
+/// (microcontroller stacks) there is no larger buffer.
 #[cfg(target_pointer_width = "64")]
 pub const LONG_WORD_BUF: usize = 4096;
 /// See the 64-bit value.
@@ -181,18 +181,17 @@ impl Symbols<'_, '_> {
         }
     }
 
-    /// True when heap entry `a` comes before entry `b`: higher priority, then lower index.
-    fn before(&self, a: usize, b: usize) -> bool {
-        let (pa, pb) = (at(self.heap, 2 * a), at(self.heap, 2 * b));
-        pa > pb || (pa == pb && at(self.heap, 2 * a + 1) < at(self.heap, 2 * b + 1))
+    /// Heap entry `k` as one ordered key: the priority in the high half, the inverted symbol
+    /// index in the low half, so a larger key comes first (higher priority, then lower index).
+    #[inline]
+    fn key(&self, k: usize) -> u64 {
+        u64::from(at(self.heap, 2 * k)) << 32 | u64::from(!at(self.heap, 2 * k + 1))
     }
 
-    fn swap(&mut self, a: usize, b: usize) {
-        for o in 0..2 {
-            let (x, y) = (at(self.heap, 2 * a + o), at(self.heap, 2 * b + o));
-            set(self.heap, 2 * a + o, y);
-            set(self.heap, 2 * b + o, x);
-        }
+    #[inline]
+    fn put(&mut self, k: usize, key: u64) {
+        set(self.heap, 2 * k, (key >> 32) as u32);
+        set(self.heap, 2 * k + 1, !(key as u32));
     }
 
     fn push(&mut self, priority: u32, i: u32) {
@@ -200,38 +199,51 @@ impl Symbols<'_, '_> {
         if 2 * k + 1 >= self.heap.len() {
             return; // Cannot happen: the heap has room for every push (see the module docs).
         }
-        set(self.heap, 2 * k, priority);
-        set(self.heap, 2 * k + 1, i);
         self.heap_len += 1;
-        while k > 0 && self.before(k, (k - 1) / 2) {
-            self.swap(k, (k - 1) / 2);
-            k = (k - 1) / 2;
+        let key = u64::from(priority) << 32 | u64::from(!i);
+        // Move the hole up past every parent that comes after the new entry.
+        while k > 0 {
+            let parent = (k - 1) / 2;
+            let pk = self.key(parent);
+            if pk >= key {
+                break;
+            }
+            self.put(k, pk);
+            k = parent;
         }
+        self.put(k, key);
     }
 
     fn pop(&mut self) -> Option<(u32, usize)> {
         if self.heap_len == 0 {
             return None;
         }
-        let top = (at(self.heap, 0), at(self.heap, 1) as usize);
+        let top = self.key(0);
         self.heap_len -= 1;
-        self.swap(0, self.heap_len);
+        let last = self.key(self.heap_len);
+        // Move the hole down past every child that comes before the last entry.
         let mut k = 0;
         loop {
-            let (l, r) = (2 * k + 1, 2 * k + 2);
-            let mut m = k;
-            if l < self.heap_len && self.before(l, m) {
-                m = l;
+            let l = 2 * k + 1;
+            if l >= self.heap_len {
+                break;
             }
-            if r < self.heap_len && self.before(r, m) {
-                m = r;
+            let mut c = l;
+            let mut ck = self.key(l);
+            if l + 1 < self.heap_len {
+                let rk = self.key(l + 1);
+                if rk > ck {
+                    (c, ck) = (l + 1, rk);
+                }
             }
-            if m == k {
-                return Some(top);
+            if ck <= last {
+                break;
             }
-            self.swap(k, m);
-            k = m;
+            self.put(k, ck);
+            k = c;
         }
+        self.put(k, last);
+        Some(((top >> 32) as u32, !(top as u32) as usize))
     }
 
     /// Merge until no pair is a piece.
