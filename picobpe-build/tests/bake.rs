@@ -285,13 +285,26 @@ fn baked_tables_compile_and_encode_like_host_tables() {
 }
 
 /// Bake the committed SentencePiece models, compile a program over the baked tables, and check
-/// its ids against the `sentencepiece` library's reference vectors (edge cases, the CS336
-/// fixtures, invalid UTF-8): the baked tables give the reference's ids, not just the host
-/// tables' ids.
+/// its ids against the `sentencepiece` library's reference vectors (every set; the real
+/// Mistral tokenizer on the edge cases and fixtures): the baked tables give the reference's
+/// ids, not just the host tables' ids.
 #[test]
 fn baked_sentencepiece_tables_match_sentencepiece() {
     use picobpe_tests::sp;
-    for name in ["sp512", "sp4096", "sp4096-unk"] {
+    let all = [
+        "sp_edge",
+        "fixtures",
+        "corpus",
+        "random",
+        "double_special",
+        "invalid_utf8",
+    ];
+    for (name, sets) in [
+        ("sp512", &all[..]),
+        ("sp4096", &all[..]),
+        ("sp4096-unk", &all[..]),
+        ("mistral-v1", &all[..2]),
+    ] {
         let dir = temp_dir(&format!("sp-{name}"));
         let model_path = dir.join(format!("{name}.model"));
         sp::model(name, sp::SpSource::ModelProto)
@@ -305,7 +318,7 @@ fn baked_sentencepiece_tables_match_sentencepiece() {
         assert!(matches!(baked.sizes, BakedSizes::SentencePiece(_)));
         let exe = compile_baked_sp(&dir, &baked.source);
         let mut cases = Vec::new();
-        for set in ["sp_edge", "fixtures", "invalid_utf8"] {
+        for set in sets {
             cases.extend(sp::load(name, set));
         }
         // Records: u32 little-endian length, then the bytes; one line of ids out per record.
