@@ -1,11 +1,14 @@
-//! Build script: makes a tiny model (256 byte tokens, a few merges, two special tokens) and
-//! bakes it with `picobpe-build`, exactly as a firmware build would.
+//! Build script: makes a tiny byte-level model (256 byte tokens, a few merges, two special
+//! tokens) and bakes it with `picobpe-build`, exactly as a firmware build would; then imports
+//! the committed SentencePiece model `sp512.model` (vocab 512, byte fallback) and bakes it as
+//! `picobpe_sp_tables.rs`.
 //!
-//! The model's contents do not matter for the proof: `src/main.rs` passes the baked tables
+//! The models' contents do not matter for the proof: `src/main.rs` passes the baked tables
 //! through `black_box`, so the optimiser may assume nothing about them (pattern, sizes, map
-//! layout or invariants). The proof therefore covers any tables, not just these.
+//! layout, flags or invariants). The proof therefore covers any tables, not just these.
 use std::{env, path::PathBuf};
 
+use picobpe_model::sentencepiece::import_model_proto;
 use picobpe_model::{Model, PatternKind};
 
 fn main() {
@@ -46,5 +49,22 @@ fn main() {
     if let Err(e) = picobpe_build::bake(&path) {
         panic!("baking {}: {e}", path.display());
     }
+
+    // SentencePiece: the smallest committed reference model.
+    let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    let proto = manifest.join("../tests/fixtures/sentencepiece/models/sp512.model");
+    let bytes = std::fs::read(&proto).unwrap_or_else(|e| panic!("{}: {e}", proto.display()));
+    let sp = import_model_proto(&bytes).unwrap_or_else(|e| panic!("{}: {e}", proto.display()));
+    let sp_path = out.join("sp512.model");
+    if let Err(e) = sp.write(&sp_path) {
+        panic!("writing {}: {e}", sp_path.display());
+    }
+    if let Err(e) = picobpe_build::Bake::new(&sp_path)
+        .module_name("picobpe_sp_tables")
+        .run()
+    {
+        panic!("baking {}: {e}", sp_path.display());
+    }
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed={}", proto.display());
 }

@@ -1,15 +1,17 @@
 //! Link-time proof that no panic is reachable from picobpe's public API.
 //!
-//! Every public entry point of the core (encode, count, decode, streaming, error `Display`, and
-//! the lower-level public pieces they are built from) is called below on *opaque* inputs: every
+//! Every public entry point of the core (encode, count, decode, streaming, error `Display`, the
+//! lower-level public pieces they are built from, and the SentencePiece tokenizer's encode,
+//! resume, cache, count, decode and streaming with its table lookups) is called below on *opaque* inputs: every
 //! slice, length, flag, table reference and stream state goes through [`black_box`], so the
 //! optimiser may assume nothing about them and must keep every check the code performs. The panic handler calls an
 //! `extern "C"` function that is defined nowhere. If, after optimisation (fat LTO), any panic
 //! path is still reachable from these calls, the handler is referenced and the link fails with
 //! `undefined symbol: picobpe_panic_is_reachable`. A successful link is the proof.
 //!
-//! The tables are the baked tables of a tiny model (see `build.rs`), but they too pass through
-//! `black_box`: the proof covers any tables, including corrupt ones.
+//! The tables are the baked tables of a tiny byte-level model and of a small SentencePiece model
+//! (see `build.rs`), but they too pass through `black_box`: the proof covers any tables,
+//! including corrupt ones.
 //!
 //! `cargo xtask panic-check` builds this for each optimisation profile and, on failure, rebuilds
 //! with `--features diagnose` (which defines the symbol) to print the call chain to the panic.
@@ -19,12 +21,20 @@
 use core::hint::black_box;
 
 use picobpe::pretok::{self, Pattern};
+use picobpe::sentencepiece::{score_priority, PieceKind};
+use picobpe::sentencepiece::{SpStreamDecoder, SpStreamEncoder};
 use picobpe::special::{self, FirstBytes};
 use picobpe::{bpe, Specials, StreamDecoder, StreamEncoder, Tables, Tokenizer};
+use picobpe::{SpTables, SpTokenizer};
 
 #[allow(clippy::all, missing_docs, dead_code, long_running_const_eval)]
 mod baked {
     include!(concat!(env!("OUT_DIR"), "/picobpe_tables.rs"));
+}
+
+#[allow(clippy::all, missing_docs, dead_code, long_running_const_eval)]
+mod baked_sp {
+    include!(concat!(env!("OUT_DIR"), "/picobpe_sp_tables.rs"));
 }
 
 /// Input bytes; only ever seen through `black_box`, so their contents and length are unknown.
@@ -51,6 +61,18 @@ fn tables() -> &'static Tables<'static> {
 #[inline(always)]
 fn tokenizer() -> Tokenizer<'static> {
     let mut tok = Tokenizer::new(tables());
+    black_box(&mut tok);
+    tok
+}
+
+#[inline(always)]
+fn sp_tables() -> &'static SpTables<'static> {
+    black_box(&baked_sp::TABLES)
+}
+
+#[inline(always)]
+fn sp_tokenizer() -> SpTokenizer<'static> {
+    let mut tok = SpTokenizer::new(sp_tables());
     black_box(&mut tok);
     tok
 }
@@ -205,6 +227,119 @@ pub fn panic_check_parts() {
     black_box(picobpe::hash::hash_u64(black_box(7), black_box(9)));
 }
 
+/// `SpTokenizer::encode`, `encode_from` (at an opaque offset, in range or not), `encode_str`,
+/// `encode_cached`, `encode_from_cached`, `encode_part`, `count`, `merge_normalized`, `tables`.
+#[no_mangle]
+#[inline(never)]
+pub fn panic_check_sp_encode() {
+    let tok = sp_tokenizer();
+    let mut out = [0u32; 64];
+    let out = black_box(&mut out[..]);
+    black_box(tok.encode(text(), out).ok());
+    black_box(tok.encode_from(text(), black_box(11), out).ok());
+    black_box(tok.encode_from(text(), black_box(usize::MAX), out).ok());
+    if let Ok(s) = core::str::from_utf8(text()) {
+        black_box(tok.encode_str(s, out).ok());
+    }
+    let mut cache = [picobpe::CacheEntry::EMPTY; 5];
+    let cache = black_box(&mut cache[..]);
+    black_box(tok.encode_cached(text(), out, cache).ok());
+    black_box(
+        tok.encode_from_cached(text(), black_box(7), out, cache)
+            .ok(),
+    );
+    black_box(
+        tok.encode_part(text(), black_box(true), black_box(false), out)
+            .ok(),
+    );
+    let mut scratch = [0u32; 32];
+    let scratch = black_box(&mut scratch[..]);
+    black_box(tok.count(text(), scratch).ok());
+    black_box(tok.merge_normalized(text(), out).ok());
+    black_box(tok.tables());
+}
+
+/// `SpTokenizer::decode` and `decode_from` (at an opaque index, in range or not).
+#[no_mangle]
+#[inline(never)]
+pub fn panic_check_sp_decode() {
+    let tok = sp_tokenizer();
+    let mut out = [0u8; 64];
+    let out = black_box(&mut out[..]);
+    black_box(tok.decode(ids(), out).ok());
+    black_box(tok.decode_from(ids(), black_box(3), out).ok());
+    black_box(tok.decode_from(ids(), black_box(usize::MAX), out).ok());
+}
+
+/// `SpStreamEncoder` with capacities `IN`/`OUT`: `new`, `push`, `take`, `finish`, `is_done`.
+#[inline(always)]
+fn sp_stream_encode<const IN: usize, const OUT: usize>() {
+    let mut enc: SpStreamEncoder<'static, IN, OUT> = SpStreamEncoder::new(sp_tokenizer());
+    let mut out = [0u32; 16];
+    let out = black_box(&mut out[..]);
+    black_box(&mut enc);
+    black_box(enc.push(text()).ok());
+    black_box(&mut enc);
+    black_box(enc.take(out).ok());
+    black_box(&mut enc);
+    enc.finish();
+    black_box(&mut enc);
+    black_box(enc.take(out).ok());
+    black_box(enc.is_done());
+}
+
+/// The SentencePiece streaming encoder at a tiny, a medium and a large capacity.
+#[no_mangle]
+#[inline(never)]
+pub fn panic_check_sp_stream_encode() {
+    sp_stream_encode::<1, 1>();
+    sp_stream_encode::<64, 32>();
+    sp_stream_encode::<4096, 512>();
+}
+
+/// `SpStreamDecoder` with capacity `N`: `new`, `push`, `take`, `finish`.
+#[inline(always)]
+fn sp_stream_decode<const N: usize>() {
+    let mut dec: SpStreamDecoder<'static, N> = SpStreamDecoder::new(sp_tokenizer());
+    let mut out = [0u8; 16];
+    let out = black_box(&mut out[..]);
+    black_box(&mut dec);
+    for &id in ids() {
+        black_box(dec.push(id).ok());
+    }
+    black_box(&mut dec);
+    black_box(dec.take(out));
+    black_box(&mut dec);
+    dec.finish();
+    black_box(&mut dec);
+    black_box(dec.take(out));
+}
+
+/// The SentencePiece streaming decoder at a tiny, a small and a usual capacity.
+#[no_mangle]
+#[inline(never)]
+pub fn panic_check_sp_stream_decode() {
+    sp_stream_decode::<1>();
+    sp_stream_decode::<4>();
+    sp_stream_decode::<256>();
+}
+
+/// The public lookups of `SpTables`, `PieceKind::from_u8` and `score_priority`.
+#[no_mangle]
+#[inline(never)]
+pub fn panic_check_sp_tables() {
+    let t = sp_tables();
+    black_box(t.n_ids());
+    black_box(t.piece_bytes(black_box(300)));
+    black_box(t.piece_bytes(black_box(u32::MAX)));
+    black_box(t.kind(black_box(7)));
+    black_box(t.is_whole(black_box(9)));
+    black_box(t.piece_id(text()));
+    black_box(t.byte_fallback());
+    black_box(PieceKind::from_u8(black_box(5)));
+    black_box(score_priority(black_box(-1.5f32)));
+}
+
 /// A `fmt::Write` sink over a fixed buffer.
 struct Sink([u8; 32], usize);
 
@@ -240,6 +375,17 @@ pub fn panic_check_display() {
     let _ = black_box(write!(sink, "{d}"));
     let s = black_box(picobpe::StreamError::Finished);
     let _ = black_box(write!(sink, "{s}"));
+    let e = black_box(picobpe::EncodeError::PieceTooLong {
+        offset: 1,
+        len: 2,
+        needed: 3,
+    });
+    let _ = black_box(write!(sink, "{e}"));
+    let d = black_box(picobpe::DecodeError::OutputFull {
+        consumed: 1,
+        written: 2,
+    });
+    let _ = black_box(write!(sink, "{d}"));
     black_box(&sink);
 }
 
@@ -251,6 +397,11 @@ pub extern "C" fn _start() -> ! {
     panic_check_stream_encode();
     panic_check_stream_decode();
     panic_check_parts();
+    panic_check_sp_encode();
+    panic_check_sp_decode();
+    panic_check_sp_stream_encode();
+    panic_check_sp_stream_decode();
+    panic_check_sp_tables();
     panic_check_display();
     loop {
         black_box(());
