@@ -2,88 +2,240 @@
 //! far beyond the input — run with `-malloc_limit_mb`), and whatever loads must bake.
 //!
 //! Input: `[mode][...]`:
-//! - mode 0: the rest is a whole model file (`Model::from_bytes`);
-//! - mode 1: the rest is a payload, wrapped in a correct header (magic, version, length, CRC),
-//!   so postcard decoding and validation are reached;
-//! - mode 2: the rest drives a *structured* model (256 byte tokens, tokens made by concatenation,
-//!   merges, specials — each sometimes wrong on purpose), serialised with postcard without
-//!   validation, wrapped in a correct header; a further byte may flip one payload bit.
+//! - mode 0: the rest is a whole model file of any kind (`AnyModel::from_bytes`);
+//! - mode 1: the rest is a version-1 payload (a byte-level BPE `Model`), wrapped in a correct
+//!   header (magic, version 1, length, CRC), so postcard decoding and validation are reached;
+//! - mode 2: the rest drives a *structured* byte-level model (256 byte tokens, tokens made by
+//!   concatenation, merges, specials — each sometimes wrong on purpose), serialised with
+//!   postcard without validation, wrapped in a correct version-1 header; a further byte may flip
+//!   one payload bit;
+//! - mode 3: the rest is a version-2 payload (a model kind, then the model), wrapped in a
+//!   correct header: the seeds are the payloads of valid SentencePiece models, so mutations of
+//!   a real model reach its validation;
+//! - mode 4: the rest drives a *structured* SentencePiece model (unknown, control, byte,
+//!   normal and user-defined pieces with odd scores and texts, each sometimes wrong on
+//!   purpose), serialised without validation behind a correct version-2 header; a further byte
+//!   may flip one payload bit.
 //!
-//! A model that loads must: re-serialise to the same bytes' meaning (`to_bytes` → `from_bytes`
-//! round trip), lay out as `TableData` with both piece tables, and generate bake source.
+//! Whatever loads must: read the same through the kind-specific reader (`Model::from_bytes` or
+//! `SpModel::from_bytes`, the other one saying `WrongKind`), re-serialise to the same model,
+//! lay out its tables and generate bake source. A SentencePiece model is also built into live
+//! tables and encodes a few short texts (some made of its own pieces); with the `sentencepiece`
+//! placement of user-defined symbols the ids must equal the naive reference's
+//! (`picobpe_fuzz::sp`), and decoding them must equal the reference `DecodeIds`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use picobpe_fuzz::Params;
-use picobpe_model::format::{HEADER_LEN, MAGIC, VERSION};
-use picobpe_model::{Model, ModelError, PatternKind, PieceTable, TableData};
+use picobpe::SpTokenizer;
+use picobpe_fuzz::sp::{borrow_tables, SpRef};
+use picobpe_fuzz::{escape, Params};
+use picobpe_model::format::{BPE_VERSION, HEADER_LEN, MAGIC, VERSION};
+use picobpe_model::sentencepiece::{SpKind, SpPiece, SpSections};
+use picobpe_model::{AnyModel, Model, ModelError, PatternKind, PieceTable, SpModel};
+use picobpe_model::{SpTableData, TableData};
 use picobpe_tests::reference::crc32;
 
 fuzz_target!(|data: &[u8]| {
     let mut p = Params::new(data);
-    let mode = p.below(3);
+    let mode = p.below(5);
     match mode {
         0 => {
             check(p.rest());
         }
         1 => {
-            check(&wrap(p.rest()));
+            check(&wrap(BPE_VERSION, p.rest()));
         }
-        _ => {
+        2 => {
             let flip = p.byte();
             let flip_at = p.u16();
             let model = structured(p);
             let Ok(payload) = postcard::to_stdvec(&model) else {
                 return;
             };
-            let mut file = wrap(&payload);
-            if flip & 0x80 != 0 && !payload.is_empty() {
-                // Flip one bit of the payload after the CRC was computed: must be rejected.
-                let at = HEADER_LEN + usize::from(flip_at) % payload.len();
-                file[at] ^= 1 << (flip & 7);
-                match Model::from_bytes(&file) {
-                    Err(ModelError::ChecksumMismatch { .. }) => {}
-                    other => panic!("bit flip not detected: {other:?}"),
-                }
+            let file = wrap(BPE_VERSION, &payload);
+            if flipped(&file, payload.len(), flip, flip_at) {
                 return;
             }
-            let loaded = check(&file);
             // Whatever passed validation is exactly what was serialised.
-            if let Some(loaded) = loaded {
-                assert_eq!(loaded, model);
-            } else {
-                assert!(model.validate().is_err(), "valid model rejected");
+            match check(&file) {
+                Some(AnyModel::BytePair(loaded)) => assert_eq!(loaded, model),
+                Some(other) => panic!("a byte-level payload loaded as {other:?}"),
+                None => assert!(model.validate().is_err(), "valid model rejected"),
+            }
+        }
+        3 => {
+            check(&wrap(VERSION, p.rest()));
+        }
+        _ => {
+            let flip = p.byte();
+            let flip_at = p.u16();
+            let model = structured_sp(p);
+            // Version 2: the kind (variant 1, SentencePiece), then the model.
+            let Ok(mut payload) = postcard::to_stdvec(&model) else {
+                return;
+            };
+            payload.insert(0, 1);
+            let file = wrap(VERSION, &payload);
+            if flipped(&file, payload.len(), flip, flip_at) {
+                return;
+            }
+            match check(&file) {
+                Some(AnyModel::SentencePiece(loaded)) => assert_eq!(loaded, model),
+                Some(other) => panic!("a SentencePiece payload loaded as {other:?}"),
+                None => assert!(
+                    model.validate().is_err(),
+                    "valid SentencePiece model rejected"
+                ),
             }
         }
     }
 });
 
-/// Load `file`; on success, round-trip it and bake it. Returns the loaded model.
-fn check(file: &[u8]) -> Option<Model> {
-    let model = match Model::from_bytes(file) {
-        Ok(m) => m,
-        Err(e) => {
-            // Every error has a message.
-            assert!(!e.to_string().is_empty());
+/// With the flip byte's top bit set, flip one bit of `file`'s payload (after the CRC was
+/// computed): the file must be rejected as corrupt. Returns whether it flipped.
+fn flipped(file: &[u8], payload_len: usize, flip: u8, flip_at: u16) -> bool {
+    if flip & 0x80 == 0 || payload_len == 0 {
+        return false;
+    }
+    let mut file = file.to_vec();
+    let at = HEADER_LEN + usize::from(flip_at) % payload_len;
+    file[at] ^= 1 << (flip & 7);
+    match AnyModel::from_bytes(&file) {
+        Err(ModelError::ChecksumMismatch { .. }) => {}
+        other => panic!("bit flip not detected: {other:?}"),
+    }
+    true
+}
+
+/// Load `file` as any kind; the kind-specific readers must agree. On success, round-trip it and
+/// bake it (and encode with a SentencePiece model). Returns the loaded model.
+fn check(file: &[u8]) -> Option<AnyModel> {
+    let any = AnyModel::from_bytes(file);
+    let bpe = Model::from_bytes(file);
+    let sp = SpModel::from_bytes(file);
+    match (&any, &bpe, &sp) {
+        (Ok(AnyModel::BytePair(m)), Ok(b), Err(ModelError::WrongKind { .. })) => {
+            assert_eq!(m, b);
+        }
+        (Ok(AnyModel::SentencePiece(m)), Err(ModelError::WrongKind { .. }), Ok(s)) => {
+            assert_eq!(m, s);
+        }
+        (Err(e), Err(b), Err(s)) => {
+            // Every error has a message, and the three readers give the same one.
+            let text = e.to_string();
+            assert!(!text.is_empty());
+            assert_eq!(text, b.to_string());
+            assert_eq!(text, s.to_string());
             return None;
         }
-    };
-    let again = model.to_bytes().expect("a loaded model re-serialises");
-    assert_eq!(Model::from_bytes(&again).expect("round trip"), model);
-    for pieces in [PieceTable::Full, PieceTable::Minimal] {
-        let data = TableData::new(&model, pieces).expect("a loaded model lays out");
-        assert_eq!(data.n_ids(), model.n_ids());
-        let source = picobpe_build::generate(&data, "fuzz", std::path::Path::new("/dev/null"));
-        assert!(source.contains("pub static TABLES"));
+        _ => panic!("readers disagree: any {any:?}, Model {bpe:?}, SpModel {sp:?}"),
+    }
+    let model = any.ok()?;
+    match &model {
+        AnyModel::BytePair(m) => check_bpe(m),
+        AnyModel::SentencePiece(m) => check_sp(m),
     }
     Some(model)
 }
 
-/// `payload` behind a correct header.
-fn wrap(payload: &[u8]) -> Vec<u8> {
+/// A loaded byte-level model re-serialises, lays out and bakes.
+fn check_bpe(model: &Model) {
+    let again = model.to_bytes().expect("a loaded model re-serialises");
+    assert_eq!(&Model::from_bytes(&again).expect("round trip"), model);
+    for pieces in [PieceTable::Full, PieceTable::Minimal] {
+        let data = TableData::new(model, pieces).expect("a loaded model lays out");
+        assert_eq!(data.n_ids(), model.n_ids());
+        let source = picobpe_build::generate(&data, "fuzz", std::path::Path::new("/dev/null"));
+        assert!(source.contains("pub static TABLES"));
+    }
+}
+
+/// Short texts every loaded SentencePiece model encodes: spaces at both ends and in runs, `▁`
+/// typed in the text, malformed UTF-8, a user-defined symbol of the committed models, CJK and
+/// an emoji (byte fallback or `<unk>`).
+const TEXTS: [&[u8]; 6] = [
+    b"",
+    b"  ab  ba\tc  ",
+    "a\u{2581}b \u{2581} \u{2581}".as_bytes(),
+    b"a\xFFb \xE4\xB8 \xF0\x9F\x98 \xC0\x80",
+    "<tool>x<tool> \u{4E2D}\u{6587} \u{1F600}\u{1F600} <s>".as_bytes(),
+    "\u{FFFD} a \u{FFFD}\u{FFFD}".as_bytes(),
+];
+
+/// A loaded SentencePiece model re-serialises, lays out, bakes, and encodes like the
+/// reference.
+fn check_sp(model: &SpModel) {
+    let again = model.to_bytes().expect("a loaded model re-serialises");
+    assert_eq!(&SpModel::from_bytes(&again).expect("round trip"), model);
+    let data = SpTableData::new(model).expect("a loaded model lays out");
+    assert_eq!(data.n_ids(), model.n_ids());
+    let source = picobpe_build::generate_sp(&data, "fuzz", std::path::Path::new("/dev/null"));
+    assert!(source.contains("pub static TABLES"));
+    let tables = borrow_tables(&data);
+    let tok = SpTokenizer::new(&tables);
+    let reference = SpRef::new(model);
+    let compare_ids = reference.inline && !signed_zero_tie(model);
+
+    // The model's own pieces, spelled with spaces, then the fixed texts.
+    let mut own = Vec::new();
+    for (i, p) in model.pieces.iter().enumerate().take(48) {
+        if matches!(p.kind, SpKind::Normal | SpKind::UserDefined) {
+            own.extend_from_slice(p.piece.replace('\u{2581}', " ").as_bytes());
+            if i % 3 == 0 {
+                own.push(b' ');
+            }
+        }
+    }
+    for text in std::iter::once(&own[..]).chain(TEXTS) {
+        // A word's work area: 10 ids per symbol plus its normalized bytes (see sp_encode).
+        let mut out = vec![0u32; 16 * text.len() + 64];
+        let n = tok
+            .encode(text, &mut out)
+            .unwrap_or_else(|e| panic!("encode: {e:?} on \"{}\" with {model:?}", escape(text)));
+        let ids = &out[..n];
+        if compare_ids {
+            let want = reference.encode(text);
+            assert!(
+                ids == want,
+                "encode != reference on \"{}\"\n  want {want:?}\n  got  {ids:?}\n  reference pieces {:?}\n  model {model:?}",
+                escape(text),
+                reference.merged(text)
+            );
+        }
+        let want = reference.decode(ids).expect("encoded ids are in range");
+        let mut buf = vec![0u8; want.len() + 16];
+        let k = tok
+            .decode(ids, &mut buf)
+            .unwrap_or_else(|e| panic!("decode {ids:?}: {e:?} with {model:?}"));
+        assert!(
+            buf[..k] == want[..],
+            "decode {ids:?} != reference\n  want \"{}\"\n  got  \"{}\"\n  model {model:?}",
+            escape(&want),
+            escape(&buf[..k])
+        );
+    }
+}
+
+/// True when two mergeable pieces are scored `-0.0` and `+0.0`: `sentencepiece` 0.2.3 ranks
+/// `-0.0` below `+0.0` (it compares the scores' bit patterns), picobpe takes them as equal
+/// (`score_priority`), so merges may differ on a tie between them. A known difference (see
+/// `docs/hostile-inputs.md`); no trained model has it among pieces that can compete.
+fn signed_zero_tie(model: &SpModel) -> bool {
+    let zero = |negative: bool| {
+        model.pieces.iter().any(|p| {
+            matches!(p.kind, SpKind::Normal | SpKind::UserDefined)
+                && p.score
+                    .is_some_and(|s| s == 0.0 && s.is_sign_negative() == negative)
+        })
+    };
+    zero(true) && zero(false)
+}
+
+/// `payload` behind a correct header of format `version`.
+fn wrap(version: u16, payload: &[u8]) -> Vec<u8> {
     let mut file = Vec::with_capacity(HEADER_LEN + payload.len());
     file.extend_from_slice(&MAGIC);
-    file.extend_from_slice(&VERSION.to_le_bytes());
+    file.extend_from_slice(&version.to_le_bytes());
     file.extend_from_slice(&(payload.len() as u32).to_le_bytes());
     file.extend_from_slice(&crc32(payload).to_le_bytes());
     file.extend_from_slice(payload);
@@ -153,5 +305,139 @@ fn structured(mut p: Params<'_>) -> Model {
         merges,
         specials,
         whole_piece,
+    }
+}
+
+/// What the pieces of a structured SentencePiece model are spelled with: `▁` (alone, it splits
+/// words; after another character it makes the whole text one word), letters, a 2-, 3- and
+/// 4-byte character, U+FFFD (what malformed bytes become), `<`/`>` and a space (only valid
+/// outside user-defined symbols).
+const UNITS: [&str; 12] = [
+    "\u{2581}",
+    "a",
+    "b",
+    "c",
+    "t",
+    "\u{E9}",
+    "\u{4E2D}",
+    "\u{1F600}",
+    "\u{FFFD}",
+    "<",
+    ">",
+    " ",
+];
+
+/// Scores, some of them odd (signed zeros, infinities, huge and tiny values; NaN only as a
+/// fault).
+fn score(p: &mut Params<'_>, i: usize, faults: u8) -> Option<f32> {
+    Some(match p.byte() % 16 {
+        0 => return None,
+        1 => 0.0,
+        2 => -0.0,
+        3 => f32::INFINITY,
+        4 => f32::NEG_INFINITY,
+        5 => 1e30,
+        6 => -f32::MIN_POSITIVE,
+        7 => 2.5,
+        8 if faults & 0x40 != 0 => f32::NAN,
+        // Equal scores: ties, broken leftmost.
+        9 | 10 => -1.0,
+        _ => -(i as f32),
+    })
+}
+
+/// A SentencePiece model driven by fuzz bytes: `<unk>` (sometimes moved, repeated or missing),
+/// `<s>`/`</s>`, the 256 byte pieces with byte fallback (sometimes one bad or missing), then
+/// normal and user-defined pieces spelled from [`UNITS`] with odd scores, and deliberate
+/// faults (a duplicate, an empty piece, a NaN score, a user-defined symbol holding a space or
+/// `▁`, a piece longer than the core's limit).
+fn structured_sp(mut p: Params<'_>) -> SpModel {
+    let flags = p.byte();
+    let faults = p.byte();
+    let byte_fallback = flags & 1 != 0;
+    let piece = |text: &str, score: Option<f32>, kind: SpKind| SpPiece {
+        piece: text.to_owned(),
+        score,
+        kind,
+    };
+    let mut pieces = vec![
+        piece("<unk>", Some(0.0), SpKind::Unknown),
+        piece("<s>", Some(0.0), SpKind::Control),
+        piece("</s>", Some(0.0), SpKind::Control),
+    ];
+    if byte_fallback || faults & 1 != 0 {
+        for b in 0..=255u8 {
+            pieces.push(piece(&format!("<0x{b:02X}>"), Some(0.0), SpKind::Byte));
+        }
+        if faults & 2 != 0 {
+            // A byte piece spelled wrong, or one missing.
+            let at = 3 + p.below(256);
+            if faults & 4 != 0 {
+                pieces[at].piece = format!("<0x{:02x}>", at - 3);
+            } else {
+                pieces.remove(at);
+            }
+        }
+    }
+    let n = p.below(40);
+    for i in 0..n {
+        let op = p.byte();
+        let len = 1 + usize::from(op >> 6);
+        let mut text = String::new();
+        for _ in 0..len {
+            text.push_str(UNITS[p.below(UNITS.len())]);
+        }
+        let kind = if op & 7 == 0 {
+            SpKind::UserDefined
+        } else {
+            SpKind::Normal
+        };
+        if kind == SpKind::UserDefined && faults & 8 == 0 {
+            // Valid user-defined symbols hold no space, `▁` or U+FFFD.
+            text.retain(|c| !matches!(c, ' ' | '\u{2581}' | '\u{FFFD}'));
+            if text.is_empty() {
+                text.push('u');
+            }
+        }
+        if kind == SpKind::Normal && faults & 8 == 0 {
+            text = text.replace(' ', "\u{2581}");
+        }
+        let s = score(&mut p, i, faults);
+        if faults & 0x10 == 0 && pieces.iter().any(|q| q.piece == text) {
+            continue;
+        }
+        pieces.push(piece(&text, s, kind));
+    }
+    if faults & 0x20 != 0 {
+        match p.byte() % 5 {
+            0 => pieces.push(piece("", Some(-1.0), SpKind::Normal)),
+            1 => pieces.push(piece("<unk2>", Some(0.0), SpKind::Unknown)),
+            2 => {
+                pieces.remove(0);
+            }
+            3 => pieces.push(piece(&"ab".repeat(65), Some(-3.0), SpKind::Normal)),
+            _ => {
+                // The unknown piece elsewhere (valid).
+                let to = p.below(pieces.len());
+                let unk = pieces.remove(0);
+                pieces.insert(to, unk);
+            }
+        }
+    }
+    SpModel {
+        pieces,
+        add_dummy_prefix: flags & 2 != 0,
+        remove_extra_whitespaces: flags & 4 != 0,
+        byte_fallback,
+        unk_surface: if flags & 8 != 0 {
+            String::new()
+        } else {
+            " \u{2047} ".to_owned()
+        },
+        sections: match (flags >> 4) % 8 {
+            6 => SpSections::EveryPiecePrefixed,
+            7 => SpSections::FirstPiecePrefixed,
+            _ => SpSections::Inline,
+        },
     }
 }

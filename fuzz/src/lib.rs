@@ -8,6 +8,10 @@
 //!   tiktoken's pattern (invalid UTF-8 bytes stand in as U+E000, the documented rule), and a
 //!   naive tiktoken-style BPE over byte strings whose ranks are looked up by the *concatenated
 //!   bytes* (not by id pairs, as the core does).
+//! - [`sp`]: a naive SentencePiece BPE encoder and decoder (`sentencepiece`'s algorithm over
+//!   `String`s, the whole text at once).
+
+pub mod sp;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;

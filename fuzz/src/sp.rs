@@ -1,0 +1,386 @@
+//! A naive SentencePiece BPE reference, for the `sp_encode` and `model_load` targets.
+//!
+//! A plain port of what `sentencepiece` 0.2.3 does (`normalizer.cc`, `bpe_model.cc`,
+//! `SentencePieceProcessor::PopulateSentencePieceText` and `Decode`), sharing no code with
+//! picobpe's core: it works on `String`s over the *whole* text (no split into words), so a
+//! wrong word split in the core shows up as a difference.
+//!
+//! - Normalizer, identity rule: the input is read one unit at a time, a user-defined symbol
+//!   (longest first) or one character, each byte outside well-formed UTF-8 being one U+FFFD;
+//!   with `remove_extra_whitespaces` leading spaces are dropped first; an empty rest gives an
+//!   empty text; with `add_dummy_prefix` a `▁` goes first; each space becomes `▁`, except that
+//!   with `remove_extra_whitespaces` a space after a space is dropped; with
+//!   `remove_extra_whitespaces` every trailing `▁` is dropped at the end.
+//! - Symbols: the normalized text split into user-defined symbols (longest match, frozen: never
+//!   merged) and single characters.
+//! - Merging: while some adjacent pair of unfrozen symbols concatenates to a normal or
+//!   user-defined piece with a score, merge the pair whose piece has the highest score, the
+//!   leftmost on a tie. Scores are ordered as sentencepiece 0.2.3's `SymbolPairComparator`
+//!   orders them (by their bit patterns: `-0.0` ranks below `+0.0`).
+//! - Ids: each final symbol's id (`PieceToId`: any piece, else `<unk>`); an unknown symbol
+//!   becomes its bytes' `<0xHH>` pieces with byte fallback, else `<unk>`, and a run of
+//!   `<unk>` (not interrupted by any other id) is one `<unk>`.
+//! - Decode (`DecodeIds`): control pieces are nothing, `<unk>` is the unknown surface, a run of
+//!   byte pieces is its bytes with each byte outside a well-formed sequence as U+FFFD, other
+//!   pieces are their text with `▁` as a space; while nothing has been written and no earlier
+//!   piece gave up a leading `▁`, a piece loses one leading `▁` when the model has
+//!   `add_dummy_prefix` or `remove_extra_whitespaces` (with `remove_extra_whitespaces`, giving
+//!   it up does not end that window).
+
+use std::collections::HashMap;
+
+use picobpe::{PieceMap, PtrIndex, SpTables};
+use picobpe_model::sentencepiece::{SpKind, SpModel, SpSections};
+use picobpe_model::SpTableData;
+
+const MARK: char = '\u{2581}';
+
+/// The reference model: pieces by id and by text, and the normalizer's flags.
+pub struct SpRef {
+    pieces: Vec<String>,
+    kinds: Vec<SpKind>,
+    /// Unknown, control and byte pieces (sentencepiece's `reserved_id_map_`).
+    reserved: HashMap<String, u32>,
+    /// Normal and user-defined pieces (sentencepiece's `pieces_`), with their score when two
+    /// symbols may merge into them.
+    normal: HashMap<String, (u32, Option<f32>)>,
+    /// User-defined symbols, longest first.
+    user: Vec<String>,
+    unk_id: u32,
+    byte_fallback: bool,
+    add_dummy_prefix: bool,
+    remove_extra: bool,
+    unk_surface: String,
+    /// Sections other than `Inline` follow Hugging Face `tokenizers`, not this reference.
+    pub inline: bool,
+}
+
+impl SpRef {
+    /// The reference for `model`.
+    pub fn new(model: &SpModel) -> SpRef {
+        let mut reserved = HashMap::new();
+        let mut normal = HashMap::new();
+        let mut user = Vec::new();
+        for (id, p) in model.pieces.iter().enumerate() {
+            let id = id as u32;
+            match p.kind {
+                SpKind::Normal | SpKind::UserDefined => {
+                    normal.insert(p.piece.clone(), (id, p.score));
+                }
+                SpKind::Unknown | SpKind::Control | SpKind::Byte => {
+                    reserved.insert(p.piece.clone(), id);
+                }
+            }
+            if p.kind == SpKind::UserDefined {
+                user.push(p.piece.clone());
+            }
+        }
+        user.sort_by_key(|u| std::cmp::Reverse(u.len()));
+        SpRef {
+            pieces: model.pieces.iter().map(|p| p.piece.clone()).collect(),
+            kinds: model.pieces.iter().map(|p| p.kind).collect(),
+            reserved,
+            normal,
+            user,
+            unk_id: model
+                .pieces
+                .iter()
+                .position(|p| p.kind == SpKind::Unknown)
+                .expect("a valid model has an unknown piece") as u32,
+            byte_fallback: model.byte_fallback,
+            add_dummy_prefix: model.add_dummy_prefix,
+            remove_extra: model.remove_extra_whitespaces,
+            unk_surface: model.unk_surface.clone(),
+            inline: model.sections == SpSections::Inline,
+        }
+    }
+
+    /// Number of ids.
+    pub fn n_ids(&self) -> usize {
+        self.pieces.len()
+    }
+
+    /// Longest text one id decodes to (a piece, the unknown surface, or one character of a
+    /// byte run), in bytes.
+    pub fn max_surface(&self) -> usize {
+        self.pieces
+            .iter()
+            .map(String::len)
+            .chain([self.unk_surface.len(), 4])
+            .max()
+            .unwrap_or(4)
+    }
+
+    /// The longest user-defined symbol `s` starts with, if any.
+    fn user_prefix(&self, s: &[u8]) -> Option<&str> {
+        self.user
+            .iter()
+            .find(|u| s.starts_with(u.as_bytes()))
+            .map(String::as_str)
+    }
+
+    /// `NormalizePrefix`: the unit at the start of `input` and the input bytes it takes.
+    fn unit(&self, input: &[u8]) -> (String, usize) {
+        if let Some(u) = self.user_prefix(input) {
+            return (u.to_owned(), u.len());
+        }
+        match first_char(input) {
+            Some(c) => (c.to_string(), c.len_utf8()),
+            None => ('\u{FFFD}'.to_string(), 1),
+        }
+    }
+
+    /// The normalized text `sentencepiece` merges over.
+    pub fn normalize(&self, text: &[u8]) -> String {
+        let mut input = text;
+        if self.remove_extra {
+            while !input.is_empty() {
+                let (unit, len) = self.unit(input);
+                if unit != " " {
+                    break;
+                }
+                input = &input[len..];
+            }
+        }
+        let mut out = String::new();
+        if input.is_empty() {
+            return out;
+        }
+        if self.add_dummy_prefix {
+            out.push(MARK);
+        }
+        let mut is_prev_space = self.remove_extra;
+        while !input.is_empty() {
+            let (unit, len) = self.unit(input);
+            let mut sp = unit.as_str();
+            while is_prev_space && sp.starts_with(' ') {
+                sp = &sp[1..];
+            }
+            if !sp.is_empty() {
+                for c in sp.chars() {
+                    out.push(if c == ' ' { MARK } else { c });
+                }
+                is_prev_space = sp.ends_with(' ');
+            }
+            input = &input[len..];
+            if !self.remove_extra {
+                is_prev_space = false;
+            }
+        }
+        if self.remove_extra {
+            while out.ends_with(MARK) {
+                out.pop();
+            }
+        }
+        out
+    }
+
+    /// The score of the piece `a + b` when two symbols may merge into it.
+    fn pair_score(&self, a: &(String, bool), b: &(String, bool)) -> Option<f32> {
+        if a.1 || b.1 {
+            return None;
+        }
+        let joined = format!("{}{}", a.0, b.0);
+        self.normal.get(&joined).and_then(|&(_, score)| score)
+    }
+
+    /// `PieceToId`.
+    fn piece_to_id(&self, piece: &str) -> u32 {
+        if let Some(&id) = self.reserved.get(piece) {
+            return id;
+        }
+        self.normal.get(piece).map_or(self.unk_id, |&(id, _)| id)
+    }
+
+    /// The symbols after merging, for `text`.
+    pub fn merged(&self, text: &[u8]) -> Vec<String> {
+        let normalized = self.normalize(text);
+        // (symbol, frozen)
+        let mut syms: Vec<(String, bool)> = Vec::new();
+        let mut rest = normalized.as_str();
+        while !rest.is_empty() {
+            if let Some(u) = self.user_prefix(rest.as_bytes()) {
+                syms.push((u.to_owned(), true));
+                rest = &rest[u.len()..];
+            } else {
+                let c = rest.chars().next().unwrap_or(MARK);
+                syms.push((c.to_string(), false));
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+        // pairs[i]: the score of merging syms[i] and syms[i + 1].
+        let mut pairs: Vec<Option<f32>> = syms
+            .windows(2)
+            .map(|w| self.pair_score(&w[0], &w[1]))
+            .collect();
+        loop {
+            let mut best: Option<(f32, usize)> = None;
+            for (i, score) in pairs.iter().enumerate() {
+                if let Some(s) = *score {
+                    if best.is_none_or(|(b, _)| ranks_below(b, s)) {
+                        best = Some((s, i));
+                    }
+                }
+            }
+            let Some((_, i)) = best else { break };
+            let right = syms.remove(i + 1);
+            syms[i].0.push_str(&right.0);
+            pairs.remove(i);
+            if i > 0 {
+                pairs[i - 1] = self.pair_score(&syms[i - 1], &syms[i]);
+            }
+            if i + 1 < syms.len() {
+                pairs[i] = self.pair_score(&syms[i], &syms[i + 1]);
+            }
+        }
+        syms.into_iter().map(|s| s.0).collect()
+    }
+
+    /// `EncodeAsIds`.
+    pub fn encode(&self, text: &[u8]) -> Vec<u32> {
+        let mut ids = Vec::new();
+        let mut prev_unk = false;
+        for sym in self.merged(text) {
+            let id = self.piece_to_id(&sym);
+            let is_unk = id == self.unk_id;
+            if is_unk && self.byte_fallback {
+                for b in sym.bytes() {
+                    ids.push(self.piece_to_id(&format!("<0x{b:02X}>")));
+                }
+            } else if !(is_unk && prev_unk) {
+                ids.push(id);
+            }
+            prev_unk = is_unk;
+        }
+        ids
+    }
+
+    /// `DecodeIds`, as UTF-8 bytes; an id out of range is `Err((its position, bytes of the
+    /// ids before it))`.
+    pub fn decode(&self, ids: &[u32]) -> Result<Vec<u8>, (usize, usize)> {
+        let mut text = String::new();
+        let mut run: Vec<u8> = Vec::new();
+        let mut is_bos_ws = true;
+        let mut bos_ws_seen = false;
+        for (i, &id) in ids.iter().enumerate() {
+            let Some(piece) = self.pieces.get(id as usize) else {
+                flush_bytes(&mut run, &mut text);
+                return Err((i, text.len()));
+            };
+            let kind = self.kinds[id as usize];
+            if kind == SpKind::Byte {
+                run.push(byte_value(piece).expect("a valid model's byte piece"));
+                continue;
+            }
+            flush_bytes(&mut run, &mut text);
+            if bos_ws_seen || !text.is_empty() {
+                is_bos_ws = false;
+            }
+            bos_ws_seen = match kind {
+                SpKind::Control => false,
+                SpKind::Unknown => {
+                    text.push_str(&self.unk_surface);
+                    false
+                }
+                _ => {
+                    let mut rest = piece.as_str();
+                    let mut has_bos_ws = false;
+                    if is_bos_ws && (self.add_dummy_prefix || self.remove_extra) {
+                        if let Some(r) = rest.strip_prefix(MARK) {
+                            rest = r;
+                            has_bos_ws = !self.remove_extra;
+                        }
+                    }
+                    text.push_str(&rest.replace(MARK, " "));
+                    has_bos_ws
+                }
+            };
+        }
+        flush_bytes(&mut run, &mut text);
+        Ok(text.into_bytes())
+    }
+}
+
+/// The bytes of a byte run as text: well-formed characters as they are, each other byte as
+/// U+FFFD.
+fn flush_bytes(run: &mut Vec<u8>, text: &mut String) {
+    let mut rest = &run[..];
+    while !rest.is_empty() {
+        match first_char(rest) {
+            Some(c) => {
+                text.push(c);
+                rest = &rest[c.len_utf8()..];
+            }
+            None => {
+                text.push('\u{FFFD}');
+                rest = &rest[1..];
+            }
+        }
+    }
+    run.clear();
+}
+
+/// The well-formed character at the start of `s`, or `None` when its first byte does not start
+/// one.
+fn first_char(s: &[u8]) -> Option<char> {
+    let window = &s[..s.len().min(4)];
+    let valid = match std::str::from_utf8(window) {
+        Ok(v) => v,
+        Err(e) => std::str::from_utf8(&window[..e.valid_up_to()]).unwrap_or(""),
+    };
+    valid.chars().next()
+}
+
+/// `<0xHH>` → the byte.
+fn byte_value(piece: &str) -> Option<u8> {
+    let hex = piece.strip_prefix("<0x")?.strip_suffix('>')?;
+    if hex.len() != 2 {
+        return None;
+    }
+    u8::from_str_radix(hex, 16).ok()
+}
+
+/// `a` ranks strictly below `b` as sentencepiece 0.2.3's `SymbolPairComparator` compares
+/// scores: by the IEEE bit patterns as signed integers (both negative: reversed), so `-0.0`
+/// ranks below `+0.0`.
+pub fn ranks_below(a: f32, b: f32) -> bool {
+    let (i1, i2) = (a.to_bits() as i32, b.to_bits() as i32);
+    if (i1 & i2) < 0 {
+        return i1 > i2;
+    }
+    if (i1 ^ i2) < 0 {
+        return i1 < 0;
+    }
+    i1 < i2
+}
+
+/// Live tables borrowing `data`: what `SpTableData::to_tables` builds, without leaking it (a
+/// fuzz target builds tables for every model it loads; leaked ones would grow without bound
+/// and make libFuzzer's leak check scan the heap after every input). Field for field as
+/// `to_tables`: when `SpTables` changes, keep the two in step.
+pub fn borrow_tables(data: &SpTableData) -> SpTables<'_> {
+    SpTables {
+        token_bytes: &data.token_bytes,
+        token_offsets: &data.token_offsets,
+        kinds: &data.kinds,
+        priorities: &data.priorities,
+        pieces: PieceMap {
+            index: PtrIndex {
+                seed: data.piece_index.seed,
+                pilots: &data.piece_index.pilots,
+                remap: &data.piece_index.remap,
+                len: data.pieces.len(),
+            },
+            ids: &data.pieces,
+            keys: &data.piece_keys,
+        },
+        byte_ids: &data.byte_ids,
+        unk_id: data.unk_id,
+        unk_surface: &data.unk_surface,
+        user_defined: &data.user_defined,
+        add_dummy_prefix: data.add_dummy_prefix,
+        remove_extra_whitespaces: data.remove_extra_whitespaces,
+        sections: data.sections,
+        split_words: data.split_words,
+    }
+}
