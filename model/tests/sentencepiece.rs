@@ -1,0 +1,461 @@
+//! SentencePiece models as files and imports: the version-2 round trip, the kind check, a
+//! distinct error for each kind of damage and for each broken invariant, and the import
+//! refusals (with the messages `host-trainer` shows). The refused models are made by the real
+//! `sentencepiece` trainer and `tokenizers` (`tests/scripts/gen_sp_refused.py`, in
+//! `tests/fixtures/sentencepiece/refused`).
+
+use std::path::PathBuf;
+
+use picobpe_model::format::{HEADER_LEN, MAGIC, VERSION};
+use picobpe_model::sentencepiece::{
+    import_model_proto, import_tokenizer_json, InvalidSpModel, SpImportError, SpKind, SpPiece,
+    SpSections,
+};
+use picobpe_model::{AnyModel, Model, ModelError, PatternKind, SpModel, SpTableData};
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/sentencepiece")
+}
+
+fn read(rel: &str) -> Vec<u8> {
+    let path = fixtures().join(rel);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A committed reference model, imported from its `tokenizer.model`.
+fn reference(name: &str) -> SpModel {
+    import_model_proto(&read(&format!("models/{name}.model"))).unwrap()
+}
+
+fn piece(text: &str, score: f32, kind: SpKind) -> SpPiece {
+    SpPiece {
+        piece: text.to_owned(),
+        score: Some(score),
+        kind,
+    }
+}
+
+/// `<unk>`, `<s>`, `</s>`, a user-defined `<tool>`, then `▁`, `a`, `b`, `▁a`, `ab`; no byte
+/// fallback.
+fn tiny() -> SpModel {
+    let mut pieces = vec![
+        piece("<unk>", 0.0, SpKind::Unknown),
+        piece("<s>", 0.0, SpKind::Control),
+        piece("</s>", 0.0, SpKind::Control),
+        piece("<tool>", 0.0, SpKind::UserDefined),
+    ];
+    for (i, p) in ["\u{2581}", "a", "b", "\u{2581}a", "ab"].iter().enumerate() {
+        pieces.push(piece(p, -(i as f32), SpKind::Normal));
+    }
+    SpModel {
+        pieces,
+        add_dummy_prefix: true,
+        remove_extra_whitespaces: false,
+        byte_fallback: false,
+        unk_surface: " \u{2047} ".to_owned(),
+        sections: SpSections::Inline,
+    }
+}
+
+/// [`tiny`] with the 256 byte pieces and byte fallback.
+fn tiny_bytes() -> SpModel {
+    let mut m = tiny();
+    for b in 0..=255u8 {
+        m.pieces
+            .push(piece(&format!("<0x{b:02X}>"), 0.0, SpKind::Byte));
+    }
+    m.byte_fallback = true;
+    m
+}
+
+/// A version-2 file around `model` with a correct header, bypassing validation.
+fn file_without_validation(model: &SpModel) -> Vec<u8> {
+    // The kind (variant 1: SentencePiece), then the model.
+    let mut payload = vec![1u8];
+    payload.extend_from_slice(&postcard::to_stdvec(model).unwrap());
+    let mut out = MAGIC.to_vec();
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+    out.extend_from_slice(&payload);
+    out
+}
+
+/// The invariant `model` breaks, as the file reader reports it (and `to_bytes` refuses it).
+fn invalid(model: &SpModel) -> (InvalidSpModel, String) {
+    let file = file_without_validation(model);
+    assert!(matches!(
+        model.to_bytes(),
+        Err(ModelError::InvalidSentencePiece(_))
+    ));
+    assert!(matches!(
+        SpTableData::new(model),
+        Err(ref e) if Some(e) == model.validate().err().as_ref()
+    ));
+    match SpModel::from_bytes(&file) {
+        Err(e @ ModelError::InvalidSentencePiece(_)) => {
+            let text = e.to_string();
+            let ModelError::InvalidSentencePiece(inner) = e else {
+                unreachable!()
+            };
+            (inner, text)
+        }
+        other => panic!("expected InvalidSentencePiece, got {other:?}"),
+    }
+}
+
+/// Bytes 0..=255 and one merge: the smallest byte-level model.
+fn byte_level() -> Model {
+    let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+    tokens.push(b"ab".to_vec());
+    Model {
+        pattern: PatternKind::Gpt2,
+        tokens,
+        merges: vec![(u32::from(b'a'), u32::from(b'b'))],
+        specials: Vec::new(),
+        whole_piece: false,
+    }
+}
+
+#[test]
+fn reference_models_round_trip_through_the_file_format() {
+    for name in ["sp512", "sp4096", "sp4096-unk"] {
+        let model = reference(name);
+        let bytes = model.to_bytes().unwrap();
+        assert_eq!(&bytes[..8], b"PICOBPE\0");
+        assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 2, "{name}");
+        assert_eq!(SpModel::from_bytes(&bytes).unwrap(), model, "{name}");
+        assert_eq!(
+            AnyModel::from_bytes(&bytes).unwrap(),
+            AnyModel::SentencePiece(model.clone())
+        );
+        // The scores keep their bits (the first merge of a trained model scores -0.0).
+        let back = SpModel::from_bytes(&bytes).unwrap();
+        for (a, b) in model.pieces.iter().zip(&back.pieces) {
+            assert_eq!(a.score.map(f32::to_bits), b.score.map(f32::to_bits));
+        }
+    }
+    let model = tiny();
+    let dir = std::env::temp_dir().join(format!("picobpe-sp-format-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tiny.model");
+    model.write(&path).unwrap();
+    assert_eq!(SpModel::read(&path).unwrap(), model);
+    assert_eq!(
+        AnyModel::read(&path).unwrap(),
+        AnyModel::SentencePiece(model)
+    );
+    // Only the model is left in the directory (the temporary file was renamed).
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn each_reader_refuses_the_other_kind() {
+    let sp = tiny().to_bytes().unwrap();
+    let err = Model::from_bytes(&sp).unwrap_err();
+    assert!(matches!(
+        err,
+        ModelError::WrongKind {
+            found: "SentencePiece BPE",
+            expected: "byte-level BPE"
+        }
+    ));
+    assert_eq!(
+        err.to_string(),
+        "the file holds a SentencePiece BPE model, not a byte-level BPE model"
+    );
+
+    let bpe = byte_level().to_bytes().unwrap();
+    let err = SpModel::from_bytes(&bpe).unwrap_err();
+    assert!(matches!(
+        err,
+        ModelError::WrongKind {
+            found: "byte-level BPE",
+            expected: "SentencePiece BPE"
+        }
+    ));
+    assert_eq!(
+        err.to_string(),
+        "the file holds a byte-level BPE model, not a SentencePiece BPE model"
+    );
+    assert_eq!(
+        AnyModel::from_bytes(&bpe).unwrap(),
+        AnyModel::BytePair(byte_level())
+    );
+}
+
+#[test]
+fn every_truncation_is_truncated() {
+    let bytes = tiny_bytes().to_bytes().unwrap();
+    for len in 0..bytes.len() {
+        match SpModel::from_bytes(&bytes[..len]) {
+            Err(ModelError::Truncated { needed, have }) => {
+                assert_eq!(have, len as u64);
+                let full = if len < HEADER_LEN {
+                    HEADER_LEN
+                } else {
+                    bytes.len()
+                };
+                assert_eq!(needed, full as u64, "cut at {len}");
+            }
+            other => panic!("cut at {len}: {other:?}"),
+        }
+    }
+    let half = bytes.len() / 2;
+    assert_eq!(
+        SpModel::from_bytes(&bytes[..half]).unwrap_err().to_string(),
+        format!(
+            "model file is truncated: {half} bytes present, {} expected",
+            bytes.len()
+        )
+    );
+}
+
+#[test]
+fn every_payload_bit_flip_is_a_checksum_error() {
+    let bytes = tiny_bytes().to_bytes().unwrap();
+    for at in HEADER_LEN..bytes.len() {
+        for bit in 0..8 {
+            let mut bad = bytes.clone();
+            bad[at] ^= 1 << bit;
+            match SpModel::from_bytes(&bad) {
+                Err(ModelError::ChecksumMismatch { expected, found }) => {
+                    assert_ne!(expected, found)
+                }
+                other => panic!("bit {bit} of byte {at}: {other:?}"),
+            }
+        }
+    }
+    // A real model too, one bit per byte.
+    let bytes = reference("sp512").to_bytes().unwrap();
+    for at in HEADER_LEN..bytes.len() {
+        let mut bad = bytes.clone();
+        bad[at] ^= 1 << (at % 8);
+        let err = SpModel::from_bytes(&bad).unwrap_err();
+        assert!(
+            matches!(err, ModelError::ChecksumMismatch { .. }),
+            "{at}: {err:?}"
+        );
+        assert!(err
+            .to_string()
+            .starts_with("model file is corrupt: payload CRC-32 is 0x"));
+    }
+}
+
+#[test]
+fn each_broken_invariant_has_its_own_error_and_message() {
+    type Case = (SpModel, InvalidSpModel, &'static str);
+    let mut cases: Vec<Case> = Vec::new();
+    let mut with = |edit: &dyn Fn(&mut SpModel), want: InvalidSpModel, text: &'static str| {
+        let mut m = tiny();
+        edit(&mut m);
+        cases.push((m, want, text));
+    };
+    with(
+        &|m| m.pieces.clear(),
+        InvalidSpModel::IdCount { n: 0 },
+        "0 pieces (a model has 1 to 2097152 pieces)",
+    );
+    with(
+        &|m| m.pieces[5].piece.clear(),
+        InvalidSpModel::EmptyPiece { id: 5 },
+        "piece 5 is empty",
+    );
+    with(
+        &|m| m.pieces.push(piece("ab", -9.0, SpKind::Normal)),
+        InvalidSpModel::DuplicatePiece {
+            first: 8,
+            second: 9,
+        },
+        "pieces 8 and 9 have the same text",
+    );
+    with(
+        &|m| m.pieces[0].kind = SpKind::Control,
+        InvalidSpModel::UnknownCount { found: 0 },
+        "0 unknown pieces (a model has exactly one)",
+    );
+    with(
+        &|m| m.pieces.push(piece("<unk2>", 0.0, SpKind::Unknown)),
+        InvalidSpModel::UnknownCount { found: 2 },
+        "2 unknown pieces (a model has exactly one)",
+    );
+    with(
+        &|m| m.pieces[6].score = Some(f32::NAN),
+        InvalidSpModel::NanScore { id: 6 },
+        "piece 6 has a NaN score",
+    );
+    with(
+        &|m| m.pieces.push(piece("<0xzz>", 0.0, SpKind::Byte)),
+        InvalidSpModel::BadBytePiece { id: 9 },
+        "byte piece 9 is not <0xHH> with two upper-case hex digits, or repeats a byte",
+    );
+    with(
+        &|m| m.pieces.push(piece("<0x4a>", 0.0, SpKind::Byte)),
+        InvalidSpModel::BadBytePiece { id: 9 },
+        "byte piece 9 is not <0xHH> with two upper-case hex digits, or repeats a byte",
+    );
+    with(
+        &|m| m.byte_fallback = true,
+        InvalidSpModel::MissingBytePiece { byte: 0 },
+        "byte fallback is on but byte 0x00 has no <0x..> piece",
+    );
+    with(
+        &|m| m.pieces[3].piece = "<to ol>".to_owned(),
+        InvalidSpModel::UserSymbolText { id: 3 },
+        "user-defined symbol 3 holds a space, '▁' or U+FFFD (not supported)",
+    );
+    with(
+        &|m| m.pieces[3].piece = "<\u{2581}tool>".to_owned(),
+        InvalidSpModel::UserSymbolText { id: 3 },
+        "user-defined symbol 3 holds a space, '▁' or U+FFFD (not supported)",
+    );
+    with(
+        &|m| m.pieces[3].piece = "<\u{FFFD}>".to_owned(),
+        InvalidSpModel::UserSymbolText { id: 3 },
+        "user-defined symbol 3 holds a space, '▁' or U+FFFD (not supported)",
+    );
+    let mut seen = std::collections::HashSet::new();
+    for (model, want, text) in &cases {
+        let (got, message) = invalid(model);
+        assert_eq!(&got, want);
+        assert_eq!(message, format!("invalid SentencePiece model: {text}"));
+        seen.insert(std::mem::discriminant(&got));
+    }
+    // A mergeable piece one byte over the core's limit, normal or user-defined.
+    let max = picobpe::sentencepiece::MAX_PIECE_BYTES;
+    for kind in [SpKind::Normal, SpKind::UserDefined] {
+        let mut m = tiny();
+        m.pieces.push(piece(&"x".repeat(max + 1), -9.0, kind));
+        let (got, message) = invalid(&m);
+        assert_eq!(
+            got,
+            InvalidSpModel::PieceTooLong {
+                id: 9,
+                len: max + 1
+            }
+        );
+        assert_eq!(
+            message,
+            format!(
+                "invalid SentencePiece model: piece 9 is {} bytes long; merged and user-defined pieces may be at most {max}",
+                max + 1
+            )
+        );
+        seen.insert(std::mem::discriminant(&got));
+    }
+    // Every variant but an id count beyond the core's limit (2 097 152 pieces) is reached.
+    assert_eq!(seen.len(), 9);
+
+    // A long piece that never merges (a control symbol) is fine.
+    let mut m = tiny();
+    m.pieces
+        .push(piece(&"c".repeat(4 * max), 0.0, SpKind::Control));
+    assert!(m.validate().is_ok());
+}
+
+/// The import error of a refused fixture, and its message.
+fn refused(file: &str) -> (SpImportError, String) {
+    let bytes = read(&format!("refused/{file}"));
+    let err = if file.ends_with(".json") {
+        import_tokenizer_json(&bytes).unwrap_err()
+    } else {
+        import_model_proto(&bytes).unwrap_err()
+    };
+    let text = err.to_string();
+    (err, text)
+}
+
+#[test]
+fn model_proto_refusals_name_the_cause() {
+    let (err, text) = refused("unigram.model");
+    assert!(matches!(err, SpImportError::NotBpe { ref model_type } if model_type == "UNIGRAM"));
+    assert_eq!(
+        text,
+        "the model type is UNIGRAM; picobpe imports SentencePiece BPE models only"
+    );
+
+    let (err, text) = refused("nfkc.model");
+    assert!(matches!(err, SpImportError::Normalizer { ref name } if name == "nmt_nfkc"));
+    assert_eq!(
+        text,
+        "the normalizer \"nmt_nfkc\" rewrites characters (a character map); picobpe supports the identity normalizer only"
+    );
+
+    let (err, text) = refused("unused.model");
+    assert!(matches!(err, SpImportError::PieceType { kind: 5, .. }));
+    assert!(
+        text.starts_with("piece ")
+            && text.ends_with(" has type 5 (UNUSED or unknown); not supported"),
+        "{text}"
+    );
+
+    let (err, text) = refused("suffix.model");
+    assert!(matches!(err, SpImportError::Unsupported { .. }));
+    assert_eq!(text, "treat_whitespace_as_suffix = true is not supported");
+
+    // Not a protobuf message at all.
+    for garbage in [
+        &b"not a model at all"[..],
+        b"\xFF\xFF\xFF\xFF",
+        b"\x0A\x05ab",
+    ] {
+        let err = import_model_proto(garbage).unwrap_err();
+        assert!(matches!(err, SpImportError::Protobuf(_)), "{err:?}");
+        assert!(
+            err.to_string()
+                .starts_with("not a SentencePiece model (protobuf): "),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn tokenizer_json_refusals_name_the_cause() {
+    // The control: the same file without the unsupported part imports.
+    let base = import_tokenizer_json(&read("refused/base.tokenizer.json")).unwrap();
+    assert_eq!(base.n_ids(), 400);
+    assert!(base.byte_fallback);
+
+    let (err, text) = refused("nfkc-normalizer.tokenizer.json");
+    assert!(matches!(
+        err,
+        SpImportError::TokenizerJson {
+            at: "normalizer",
+            ..
+        }
+    ));
+    assert_eq!(
+        text,
+        "tokenizer.json normalizer: NFKC {\"type\":\"NFKC\"} is not supported"
+    );
+
+    let (err, text) = refused("bytelevel-pretok.tokenizer.json");
+    assert!(matches!(
+        err,
+        SpImportError::TokenizerJson {
+            at: "pre_tokenizer",
+            ..
+        }
+    ));
+    assert!(
+        text.starts_with("tokenizer.json pre_tokenizer: {")
+            && text.contains("\"type\":\"ByteLevel\"")
+            && text.ends_with("is not supported (a Metaspace that does not split is)"),
+        "{text}"
+    );
+
+    let (err, text) = refused("wordpiece.tokenizer.json");
+    assert!(matches!(err, SpImportError::NotBpe { ref model_type } if model_type == "WordPiece"));
+    assert_eq!(
+        text,
+        "the model type is WordPiece; picobpe imports SentencePiece BPE models only"
+    );
+
+    let err = import_tokenizer_json(b"not json").unwrap_err();
+    assert!(matches!(err, SpImportError::Json(_)));
+    assert!(
+        err.to_string().starts_with("not a tokenizer.json: "),
+        "{err}"
+    );
+}
