@@ -451,9 +451,16 @@ impl<'t> SpTokenizer<'t> {
                 chars += 1;
                 pos += char_at(norm.text, pos).1.max(1);
             }
-            return Err(NoRoom::TooLong(words + len + 10 * chars + 1));
+            return Err(NoRoom::TooLong(
+                words
+                    .saturating_add(len)
+                    .saturating_add(chars.saturating_mul(10))
+                    + 1,
+            ));
         };
-        let (rest, packed) = out.split_at_mut(split);
+        let Some((rest, packed)) = out.split_at_mut_checked(split) else {
+            return Err(NoRoom::TooLong(words));
+        };
         norm.write_packed(scanned.start, scanned.end, scanned.prefix, packed);
         match merge_word(
             t,
@@ -463,7 +470,7 @@ impl<'t> SpTokenizer<'t> {
             written,
             &mut run.after_unk,
         ) {
-            Err(NoRoom::TooLong(needed)) => Err(NoRoom::TooLong(needed + words)),
+            Err(NoRoom::TooLong(needed)) => Err(NoRoom::TooLong(needed.saturating_add(words))),
             other => other,
         }
     }

@@ -293,19 +293,33 @@ pub(crate) fn merge_word(
     }
     // Each symbol becomes one id, or with byte fallback at most its bytes.
     let max_ids = if t.byte_fallback() { word.len() } else { n };
-    let scratch = 10 * n + 1;
-    let needed = max_ids + scratch;
+    // Saturating: a length that would wrap on a 32-bit target cannot fit any buffer.
+    let scratch = n.saturating_mul(10).saturating_add(1);
+    let needed = max_ids.saturating_add(scratch);
+    let too_long = NoRoom::TooLong(needed);
     if needed > out.len() || word.len() >= FROZEN as usize {
-        return Err(NoRoom::TooLong(needed));
+        return Err(too_long);
     }
-    if written + needed > out.len() {
+    if written.saturating_add(needed) > out.len() {
         return Err(NoRoom::Full);
     }
-    let (front, tail) = out.split_at_mut(out.len() - scratch);
-    let (starts, rest) = tail.split_at_mut(n + 1);
-    let (next, rest) = rest.split_at_mut(n);
-    let (prev, rest) = rest.split_at_mut(n);
-    let (best, heap) = rest.split_at_mut(n);
+    let split = out
+        .len()
+        .checked_sub(scratch)
+        .ok_or(NoRoom::TooLong(needed))?;
+    let (front, tail) = out
+        .split_at_mut_checked(split)
+        .ok_or(NoRoom::TooLong(needed))?;
+    let (starts, rest) = tail
+        .split_at_mut_checked(n + 1)
+        .ok_or(NoRoom::TooLong(needed))?;
+    let (next, rest) = rest
+        .split_at_mut_checked(n)
+        .ok_or(NoRoom::TooLong(needed))?;
+    let (prev, rest) = rest
+        .split_at_mut_checked(n)
+        .ok_or(NoRoom::TooLong(needed))?;
+    let (best, heap) = rest.split_at_mut_checked(n).ok_or(too_long)?;
     let mut k = 0usize;
     word.for_each_symbol(t, users, |start, frozen| {
         let start = start as u32;
