@@ -199,13 +199,7 @@ impl<'a> Tables<'a> {
     /// The bytes of `id`, or `None` for an id outside the table or an unused id.
     #[inline]
     pub fn token_bytes(&self, id: u32) -> Option<&'a [u8]> {
-        let i = id as usize;
-        let start = *self.token_offsets.get(i)? as usize;
-        let end = *self.token_offsets.get(i.checked_add(1)?)? as usize;
-        match self.token_bytes.get(start..end) {
-            Some(bytes) if !bytes.is_empty() => Some(bytes),
-            _ => None,
-        }
+        id_bytes(self.token_bytes, self.token_offsets, id)
     }
 
     /// The id of a whole piece, if `piece` is in the piece table.
@@ -292,10 +286,23 @@ impl<'a> Tables<'a> {
     }
 }
 
+/// The bytes of `id` in concatenated `bytes` with `offsets` (`offsets[id]..offsets[id + 1]`),
+/// or `None` for an id outside the table or an empty range.
+#[inline]
+pub(crate) fn id_bytes<'a>(bytes: &'a [u8], offsets: &[u32], id: u32) -> Option<&'a [u8]> {
+    let i = id as usize;
+    let start = *offsets.get(i)? as usize;
+    let end = *offsets.get(i.checked_add(1)?)? as usize;
+    match bytes.get(start..end) {
+        Some(b) if !b.is_empty() => Some(b),
+        _ => None,
+    }
+}
+
 /// Slice equality without a `memcmp` call: pieces are a few bytes long, where the call costs
 /// more than the compare.
 #[inline]
-fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 

@@ -190,39 +190,33 @@ impl Bake {
             })
         };
         let name = self.model.display().to_string();
-        let sizes = match model {
+        let invalid = |source| BakeError::Model {
+            path: self.model.clone(),
+            source,
+        };
+        // The token bytes, the generated source and the table sizes of either kind.
+        let (bytes, source, sizes) = match model {
             AnyModel::BytePair(model) => {
-                let mut data =
-                    TableData::for_bake(&model, self.pieces).map_err(|e| BakeError::Model {
-                        path: self.model.clone(),
-                        source: ModelError::Invalid(e),
-                    })?;
+                let mut data = TableData::for_bake(&model, self.pieces)
+                    .map_err(|e| invalid(ModelError::Invalid(e)))?;
                 if !self.piece_keys {
                     data = data.without_piece_keys();
                 }
-                write(&token_bytes, &data.token_bytes)?;
-                write(
-                    &source_path,
-                    generate(&data, &name, &token_bytes).as_bytes(),
-                )?;
-                BakedSizes::BytePair(data.sizes())
+                let (source, sizes) = (generate(&data, &name, &token_bytes), data.sizes());
+                (data.token_bytes, source, BakedSizes::BytePair(sizes))
             }
             AnyModel::SentencePiece(model) => {
-                let mut data = SpTableData::new(&model).map_err(|e| BakeError::Model {
-                    path: self.model.clone(),
-                    source: ModelError::InvalidSentencePiece(e),
-                })?;
+                let mut data = SpTableData::new(&model)
+                    .map_err(|e| invalid(ModelError::InvalidSentencePiece(e)))?;
                 if !self.piece_keys {
                     data = data.without_piece_keys();
                 }
-                write(&token_bytes, &data.token_bytes)?;
-                write(
-                    &source_path,
-                    generate_sp(&data, &name, &token_bytes).as_bytes(),
-                )?;
-                BakedSizes::SentencePiece(data.sizes())
+                let (source, sizes) = (generate_sp(&data, &name, &token_bytes), data.sizes());
+                (data.token_bytes, source, BakedSizes::SentencePiece(sizes))
             }
         };
+        write(&token_bytes, &bytes)?;
+        write(&source_path, source.as_bytes())?;
         let verbose = std::env::var_os(VERBOSE_ENV).is_some_and(|v| !v.is_empty());
         if self.cargo && verbose {
             println!(

@@ -16,7 +16,7 @@
 use crate::hash;
 #[cfg(doc)]
 use crate::tables::piece_key_entry;
-use crate::tables::PieceMap;
+use crate::tables::{bytes_eq, id_bytes, PieceMap};
 
 /// Longest piece, in bytes, that merging may produce: pair candidates are assembled in a stack
 /// buffer of this size. SentencePiece's trainer caps pieces at 16 characters by default (at
@@ -140,13 +140,7 @@ impl<'a> SpTables<'a> {
     /// The piece of `id` (UTF-8 bytes, `▁` for a space), or `None` for an id out of range.
     #[inline]
     pub fn piece_bytes(&self, id: u32) -> Option<&'a [u8]> {
-        let i = id as usize;
-        let start = *self.token_offsets.get(i)? as usize;
-        let end = *self.token_offsets.get(i.checked_add(1)?)? as usize;
-        match self.token_bytes.get(start..end) {
-            Some(bytes) if !bytes.is_empty() => Some(bytes),
-            _ => None,
-        }
+        id_bytes(self.token_bytes, self.token_offsets, id)
     }
 
     /// The kind of `id`, or `None` for an id out of range.
@@ -207,12 +201,6 @@ impl<'a> SpTables<'a> {
     pub fn byte_fallback(&self) -> bool {
         self.byte_ids.len() == 256
     }
-}
-
-/// Slice equality without a `memcmp` call (pieces are short).
-#[inline]
-fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 #[cfg(test)]
