@@ -60,25 +60,22 @@ impl core::fmt::Display for StreamError {
 #[cfg(feature = "std")]
 impl std::error::Error for StreamError {}
 
-/// Streaming encoder holding at most `IN` pending input bytes and `OUT` pending ids.
-pub struct StreamEncoder<'t, const IN: usize, const OUT: usize> {
-    tok: Tokenizer<'t>,
-    specials: Specials,
-    input: heapless::Vec<u8, IN>,
-    ids: [u32; OUT],
+/// What a streaming encoder keeps between calls: the pending input, and the ids encoded but
+/// not yet taken (`ids[ids_start..ids_end]`). Shared by [`StreamEncoder`] and
+/// [`crate::SpStreamEncoder`], which differ only in how they encode.
+pub(crate) struct Pending<const IN: usize, const OUT: usize> {
+    pub(crate) input: heapless::Vec<u8, IN>,
+    pub(crate) ids: [u32; OUT],
     ids_start: usize,
     ids_end: usize,
-    finished: bool,
+    pub(crate) finished: bool,
     /// The last refill made no progress and no input arrived since: do not rescan.
     stalled: bool,
 }
 
-impl<'t, const IN: usize, const OUT: usize> StreamEncoder<'t, IN, OUT> {
-    /// A new stream recognizing `specials`.
-    pub fn new(tok: Tokenizer<'t>, specials: Specials) -> Self {
-        StreamEncoder {
-            tok,
-            specials,
+impl<const IN: usize, const OUT: usize> Pending<IN, OUT> {
+    pub(crate) fn new() -> Self {
+        Pending {
             input: heapless::Vec::new(),
             ids: [0; OUT],
             ids_start: 0,
@@ -88,9 +85,8 @@ impl<'t, const IN: usize, const OUT: usize> StreamEncoder<'t, IN, OUT> {
         }
     }
 
-    /// Copy as much of `chunk` as fits into the pending input; returns the bytes accepted
-    /// (fewer than `chunk.len()` when the buffer is full: `take` ids, then push the rest).
-    pub fn push(&mut self, chunk: &[u8]) -> Result<usize, StreamError> {
+    /// See [`StreamEncoder::push`].
+    pub(crate) fn push(&mut self, chunk: &[u8]) -> Result<usize, StreamError> {
         if self.finished {
             return Err(StreamError::Finished);
         }
@@ -101,23 +97,27 @@ impl<'t, const IN: usize, const OUT: usize> StreamEncoder<'t, IN, OUT> {
         Ok(n)
     }
 
-    /// Mark the end of the input; `take` then drains everything.
-    pub fn finish(&mut self) {
+    /// See [`StreamEncoder::finish`].
+    pub(crate) fn finish(&mut self) {
         self.finished = true;
         self.stalled = false;
     }
 
-    /// True when all input was pushed, finished, and every id taken.
-    pub fn is_done(&self) -> bool {
+    /// See [`StreamEncoder::is_done`].
+    pub(crate) fn is_done(&self) -> bool {
         self.finished && self.input.is_empty() && self.ids_start == self.ids_end
     }
 
-    /// Move finished ids into `out`; returns how many. Returns 0 when nothing more can be done
-    /// until more input is pushed (or, after `finish`, when the stream is done).
-    pub fn take(&mut self, out: &mut [u32]) -> Result<usize, StreamError> {
+    /// See [`StreamEncoder::take`]; `encode` encodes a prefix of the pending input into
+    /// the (empty) id buffer and says how far it got.
+    pub(crate) fn take(
+        &mut self,
+        out: &mut [u32],
+        mut encode: impl FnMut(&mut Self) -> Result<(usize, usize), EncodeError>,
+    ) -> Result<usize, StreamError> {
         let mut n = 0usize;
         while n < out.len() {
-            if self.ids_start == self.ids_end && !self.refill()? {
+            if self.ids_start == self.ids_end && !self.refill(&mut encode)? {
                 break;
             }
             let avail = self.ids.get(self.ids_start..self.ids_end).unwrap_or(&[]);
@@ -129,23 +129,22 @@ impl<'t, const IN: usize, const OUT: usize> StreamEncoder<'t, IN, OUT> {
     }
 
     /// Encode more pending input into the (empty) id buffer. Returns false if no progress.
-    fn refill(&mut self) -> Result<bool, StreamError> {
+    fn refill(
+        &mut self,
+        encode: &mut impl FnMut(&mut Self) -> Result<(usize, usize), EncodeError>,
+    ) -> Result<bool, StreamError> {
         self.ids_start = 0;
         self.ids_end = 0;
         if self.input.is_empty() || self.stalled {
             return Ok(false);
         }
-        let (consumed, written) =
-            match self
-                .tok
-                .encode_part(&self.input, &mut self.ids, self.specials, self.finished)
-            {
-                Ok(p) => (p.consumed, p.written),
-                Err(EncodeError::OutputFull { consumed, written }) => (consumed, written),
-                Err(EncodeError::PieceTooLong { len, needed, .. }) => {
-                    return Err(StreamError::PieceTooLong { len, needed });
-                }
-            };
+        let (consumed, written) = match encode(self) {
+            Ok(p) => p,
+            Err(EncodeError::OutputFull { consumed, written }) => (consumed, written),
+            Err(EncodeError::PieceTooLong { len, needed, .. }) => {
+                return Err(StreamError::PieceTooLong { len, needed });
+            }
+        };
         if consumed == 0 && self.input.len() == IN {
             return Err(StreamError::InputTooSmall { capacity: IN });
         }
@@ -156,6 +155,50 @@ impl<'t, const IN: usize, const OUT: usize> StreamEncoder<'t, IN, OUT> {
         let progressed = consumed > 0 || written > 0;
         self.stalled = !progressed;
         Ok(progressed)
+    }
+}
+
+/// Streaming encoder holding at most `IN` pending input bytes and `OUT` pending ids.
+pub struct StreamEncoder<'t, const IN: usize, const OUT: usize> {
+    tok: Tokenizer<'t>,
+    specials: Specials,
+    pending: Pending<IN, OUT>,
+}
+
+impl<'t, const IN: usize, const OUT: usize> StreamEncoder<'t, IN, OUT> {
+    /// A new stream recognizing `specials`.
+    pub fn new(tok: Tokenizer<'t>, specials: Specials) -> Self {
+        StreamEncoder {
+            tok,
+            specials,
+            pending: Pending::new(),
+        }
+    }
+
+    /// Copy as much of `chunk` as fits into the pending input; returns the bytes accepted
+    /// (fewer than `chunk.len()` when the buffer is full: `take` ids, then push the rest).
+    pub fn push(&mut self, chunk: &[u8]) -> Result<usize, StreamError> {
+        self.pending.push(chunk)
+    }
+
+    /// Mark the end of the input; `take` then drains everything.
+    pub fn finish(&mut self) {
+        self.pending.finish();
+    }
+
+    /// True when all input was pushed, finished, and every id taken.
+    pub fn is_done(&self) -> bool {
+        self.pending.is_done()
+    }
+
+    /// Move finished ids into `out`; returns how many. Returns 0 when nothing more can be done
+    /// until more input is pushed (or, after `finish`, when the stream is done).
+    pub fn take(&mut self, out: &mut [u32]) -> Result<usize, StreamError> {
+        let (tok, specials) = (self.tok, self.specials);
+        self.pending.take(out, |p| {
+            tok.encode_part(&p.input, &mut p.ids, specials, p.finished)
+                .map(|r| (r.consumed, r.written))
+        })
     }
 }
 

@@ -174,7 +174,7 @@ fn check_sp(model: &SpModel) {
     let tables = borrow_tables(&data);
     let tok = SpTokenizer::new(&tables);
     let reference = SpRef::new(model);
-    let compare_ids = reference.inline && !signed_zero_tie(model);
+    let compare_ids = reference.inline;
 
     // The model's own pieces, spelled with spaces, then the fixed texts.
     let mut own = Vec::new();
@@ -214,21 +214,6 @@ fn check_sp(model: &SpModel) {
             escape(&buf[..k])
         );
     }
-}
-
-/// True when two mergeable pieces are scored `-0.0` and `+0.0`: `sentencepiece` 0.2.3 ranks
-/// `-0.0` below `+0.0` (it compares the scores' bit patterns), picobpe takes them as equal
-/// (`score_priority`), so merges may differ on a tie between them. A known difference (see
-/// `docs/hostile-inputs.md`); no trained model has it among pieces that can compete.
-fn signed_zero_tie(model: &SpModel) -> bool {
-    let zero = |negative: bool| {
-        model.pieces.iter().any(|p| {
-            matches!(p.kind, SpKind::Normal | SpKind::UserDefined)
-                && p.score
-                    .is_some_and(|s| s == 0.0 && s.is_sign_negative() == negative)
-        })
-    };
-    zero(true) && zero(false)
 }
 
 /// `payload` behind a correct header of format `version`.

@@ -83,6 +83,15 @@ fn decode_sentencepiece(tok: &SpTokenizer<'_>, ids: &[u32], in_name: &str) -> Re
     loop {
         let (done, written) = match tok.decode_from(ids, from, &mut out) {
             Ok(written) => (true, written),
+            Err(DecodeError::OutputFull { consumed, written })
+                if consumed == from && written == 0 =>
+            {
+                // One piece's text is longer than the buffer (a hostile unknown surface):
+                // make room.
+                let len = out.len();
+                out.resize(2 * len, 0);
+                continue;
+            }
             Err(DecodeError::OutputFull { consumed, written }) => {
                 from = consumed;
                 (false, written)

@@ -459,3 +459,35 @@ fn tokenizer_json_refusals_name_the_cause() {
         "{err}"
     );
 }
+
+/// A piece scored `0.0` merges before one scored `-0.0`, as in `sentencepiece`: with pieces
+/// `<unk> ▁ a b c ab bc`, `ab` scored `-0.0` and `bc` `+0.0`, no dummy prefix, sentencepiece
+/// 0.2.3 encodes `abc` as `a bc` = [2, 6] (and as `ab c` = [5, 4] with the two scores
+/// swapped): run with the library on this model built by `sentencepiece_model_pb2`.
+#[test]
+fn a_zero_score_merges_before_a_negative_zero() {
+    let model = |ab: f32, bc: f32| SpModel {
+        pieces: vec![
+            piece("<unk>", 0.0, SpKind::Unknown),
+            piece("\u{2581}", 0.0, SpKind::Normal),
+            piece("a", -1.0, SpKind::Normal),
+            piece("b", -2.0, SpKind::Normal),
+            piece("c", -3.0, SpKind::Normal),
+            piece("ab", ab, SpKind::Normal),
+            piece("bc", bc, SpKind::Normal),
+        ],
+        add_dummy_prefix: false,
+        remove_extra_whitespaces: false,
+        byte_fallback: false,
+        unk_surface: " \u{2047} ".to_owned(),
+        sections: SpSections::Inline,
+    };
+    for ((ab, bc), want) in [((-0.0, 0.0), [2, 6]), ((0.0, -0.0), [5, 4])] {
+        let tables = SpTableData::new(&model(ab, bc)).unwrap().to_tables();
+        let mut out = [0u32; 64];
+        let n = picobpe::SpTokenizer::new(tables)
+            .encode(b"abc", &mut out)
+            .unwrap();
+        assert_eq!(out[..n], want, "ab {ab:?}, bc {bc:?}");
+    }
+}

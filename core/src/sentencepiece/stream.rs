@@ -15,21 +15,16 @@ use super::normalize::{char_at, Char, REPLACEMENT, SPACE_MARK};
 use super::tables::PieceKind;
 use crate::error::{DecodeError, EncodeError};
 use crate::slice_ops;
-use crate::stream::StreamError;
+use crate::stream::{Pending, StreamError};
 
 /// Streaming SentencePiece encoder holding at most `IN` pending input bytes and `OUT` pending
 /// ids (`OUT` must hold the work area of the longest word: see
 /// [`EncodeError::PieceTooLong`]).
 pub struct SpStreamEncoder<'t, const IN: usize, const OUT: usize> {
     tok: SpTokenizer<'t>,
-    input: heapless::Vec<u8, IN>,
-    ids: [u32; OUT],
-    ids_start: usize,
-    ids_end: usize,
+    pending: Pending<IN, OUT>,
+    /// No word has been encoded yet: the normalizer's start-of-text rules still apply.
     at_start: bool,
-    finished: bool,
-    /// The last refill made no progress and no input arrived since: do not rescan.
-    stalled: bool,
 }
 
 impl<'t, const IN: usize, const OUT: usize> SpStreamEncoder<'t, IN, OUT> {
@@ -37,83 +32,47 @@ impl<'t, const IN: usize, const OUT: usize> SpStreamEncoder<'t, IN, OUT> {
     pub fn new(tok: SpTokenizer<'t>) -> Self {
         SpStreamEncoder {
             tok,
-            input: heapless::Vec::new(),
-            ids: [0; OUT],
-            ids_start: 0,
-            ids_end: 0,
+            pending: Pending::new(),
             at_start: true,
-            finished: false,
-            stalled: false,
         }
     }
 
     /// Copy as much of `chunk` as fits into the pending input; returns the bytes accepted
     /// (fewer than `chunk.len()` when the buffer is full: `take` ids, then push the rest).
     pub fn push(&mut self, chunk: &[u8]) -> Result<usize, StreamError> {
-        if self.finished {
-            return Err(StreamError::Finished);
-        }
-        let n = chunk.len().min(IN - self.input.len());
-        self.stalled &= n == 0;
-        let _ = self.input.extend_from_slice(chunk.get(..n).unwrap_or(&[]));
-        Ok(n)
+        self.pending.push(chunk)
     }
 
     /// Mark the end of the input; `take` then drains everything.
     pub fn finish(&mut self) {
-        self.finished = true;
-        self.stalled = false;
+        self.pending.finish();
     }
 
     /// True when all input was pushed, finished, and every id taken.
     pub fn is_done(&self) -> bool {
-        self.finished && self.input.is_empty() && self.ids_start == self.ids_end
+        self.pending.is_done()
     }
 
     /// Move finished ids into `out`; returns how many. Returns 0 when nothing more can be done
     /// until more input is pushed (or, after `finish`, when the stream is done).
     pub fn take(&mut self, out: &mut [u32]) -> Result<usize, StreamError> {
-        let mut n = 0usize;
-        while n < out.len() {
-            if self.ids_start == self.ids_end && !self.refill()? {
-                break;
+        let (tok, at_start) = (self.tok, &mut self.at_start);
+        self.pending.take(out, |p| {
+            let r = tok.encode_part(&p.input, *at_start, p.finished, &mut p.ids);
+            // Until a word is written, the text has not started (leading spaces may be
+            // dropped).
+            match r {
+                Ok(p) => {
+                    *at_start &= p.written == 0;
+                    Ok((p.consumed, p.written))
+                }
+                Err(EncodeError::OutputFull { consumed, written }) => {
+                    *at_start &= written == 0;
+                    Err(EncodeError::OutputFull { consumed, written })
+                }
+                Err(e) => Err(e),
             }
-            let avail = self.ids.get(self.ids_start..self.ids_end).unwrap_or(&[]);
-            let k = slice_ops::copy(out.get_mut(n..).unwrap_or(&mut []), avail);
-            n += k;
-            self.ids_start += k;
-        }
-        Ok(n)
-    }
-
-    /// Encode more pending input into the (empty) id buffer. Returns false if no progress.
-    fn refill(&mut self) -> Result<bool, StreamError> {
-        self.ids_start = 0;
-        self.ids_end = 0;
-        if self.input.is_empty() || self.stalled {
-            return Ok(false);
-        }
-        let r = self
-            .tok
-            .encode_part(&self.input, self.at_start, self.finished, &mut self.ids);
-        let (consumed, written) = match r {
-            Ok(p) => (p.consumed, p.written),
-            Err(EncodeError::OutputFull { consumed, written }) => (consumed, written),
-            Err(EncodeError::PieceTooLong { len, needed, .. }) => {
-                return Err(StreamError::PieceTooLong { len, needed });
-            }
-        };
-        if consumed == 0 && self.input.len() == IN {
-            return Err(StreamError::InputTooSmall { capacity: IN });
-        }
-        // Until a word is written, the text has not started (leading spaces may be dropped).
-        self.at_start &= written == 0;
-        let kept = slice_ops::move_to_front(&mut self.input, consumed);
-        self.input.truncate(kept);
-        self.ids_end = written;
-        let progressed = consumed > 0 || written > 0;
-        self.stalled = !progressed;
-        Ok(progressed)
+        })
     }
 }
 

@@ -60,11 +60,12 @@ impl PieceKind {
 pub const WHOLE: u8 = 0x80;
 
 /// The merge priority of a score: an integer whose order is the order of the `f32` scores
-/// (higher merges first), so the target compares integers, not floats. `-0.0` counts as
-/// `0.0`; NaN has no priority (0), and every other score, infinities included, gets a
-/// priority of at least 1.
+/// (higher merges first), so the target compares integers, not floats. `-0.0` comes before
+/// `0.0`, as in `sentencepiece` (a piece scored `0.0` merges before one scored `-0.0`); NaN
+/// has no priority (0), and every other score, infinities included, gets a priority of at
+/// least 1.
 pub const fn score_priority(score: f32) -> u32 {
-    let bits = if score == 0.0 { 0 } else { score.to_bits() };
+    let bits = score.to_bits();
     if score.is_nan() {
         return 0;
     }
@@ -215,6 +216,7 @@ mod tests {
             -2.5,
             -1.0,
             -f32::MIN_POSITIVE,
+            -0.0,
             0.0,
             f32::MIN_POSITIVE,
             1.0,
@@ -225,7 +227,9 @@ mod tests {
         for w in scores.windows(2) {
             assert!(score_priority(w[0]) < score_priority(w[1]), "{w:?}");
         }
-        assert_eq!(score_priority(-0.0), score_priority(0.0));
+        // sentencepiece merges a piece scored 0.0 before one scored -0.0.
+        assert!(score_priority(-0.0) < score_priority(0.0));
+        assert!(score_priority(-f32::MIN_POSITIVE) < score_priority(-0.0));
         assert_eq!(score_priority(f32::NAN), 0);
         assert!(score_priority(f32::NEG_INFINITY) > 0);
     }
