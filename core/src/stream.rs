@@ -295,8 +295,9 @@ fn complete_prefix(b: &[u8]) -> usize {
     len
 }
 
-/// True when `t` (lead byte plus 0–2 continuation bytes) can still become valid UTF-8.
-fn is_valid_prefix(t: &[u8]) -> bool {
+/// True when `t` (lead byte plus 0–2 continuation bytes) can still become valid UTF-8 (the
+/// caller has checked that the lead byte starts a sequence longer than `t`).
+pub(crate) fn is_valid_prefix(t: &[u8]) -> bool {
     let Some((&lead, rest)) = t.split_first() else {
         return false;
     };

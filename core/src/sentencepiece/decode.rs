@@ -192,7 +192,12 @@ fn byte_char(t: &SpTables<'_>, ids: &[u32], i: usize) -> ([u8; 4], (usize, usize
 
 /// The byte a `<0xHH>` piece stands for.
 fn piece_byte(t: &SpTables<'_>, id: u32) -> Option<u8> {
-    match t.piece_bytes(id)? {
+    byte_of_piece(t.piece_bytes(id)?)
+}
+
+/// The byte the text of a `<0xHH>` piece stands for.
+pub(crate) fn byte_of_piece(piece: &[u8]) -> Option<u8> {
+    match piece {
         [b'<', b'0', b'x', hi, lo, b'>'] => Some(hex(*hi)? << 4 | hex(*lo)?),
         _ => None,
     }

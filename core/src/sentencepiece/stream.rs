@@ -10,12 +10,13 @@
 //! [`SpStreamDecoder`] renders ids as `DecodeIds` does and hands out whole characters only;
 //! a run of byte pieces is held until it forms a character (or cannot).
 
+use super::decode::byte_of_piece;
 use super::encode::SpTokenizer;
 use super::normalize::{char_at, Char, REPLACEMENT, SPACE_MARK};
 use super::tables::PieceKind;
 use crate::error::{DecodeError, EncodeError};
 use crate::slice_ops;
-use crate::stream::{Pending, StreamError};
+use crate::stream::{is_valid_prefix, Pending, StreamError};
 
 /// Streaming SentencePiece encoder holding at most `IN` pending input bytes and `OUT` pending
 /// ids (`OUT` must hold the work area of the longest word: see
@@ -126,7 +127,7 @@ impl<'t, const N: usize> SpStreamDecoder<'t, N> {
             if self.pending.len() + 3 * (self.bytes.len() + 1) > N {
                 return Err(full);
             }
-            let byte = piece_byte(piece);
+            let byte = byte_of_piece(piece).unwrap_or(0);
             let _ = self.bytes.push(byte);
             self.drain_bytes(false);
             self.wrote = true;
@@ -228,43 +229,11 @@ impl<'t, const N: usize> SpStreamDecoder<'t, N> {
 
 /// True when `b` is a proper prefix of some well-formed UTF-8 character.
 fn could_continue(b: &[u8]) -> bool {
-    let Some(&lead) = b.first() else {
-        return false;
-    };
-    let need = match lead {
-        0xC2..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        0xF0..=0xF4 => 4,
+    let need = match b.first() {
+        Some(0xC2..=0xDF) => 2,
+        Some(0xE0..=0xEF) => 3,
+        Some(0xF0..=0xF4) => 4,
         _ => return false,
     };
-    if b.len() >= need {
-        return false;
-    }
-    let second_ok = |x: u8| match lead {
-        0xE0 => (0xA0..=0xBF).contains(&x),
-        0xED => (0x80..=0x9F).contains(&x),
-        0xF0 => (0x90..=0xBF).contains(&x),
-        0xF4 => (0x80..=0x8F).contains(&x),
-        _ => (0x80..=0xBF).contains(&x),
-    };
-    match b {
-        [_] => true,
-        [_, a] => second_ok(*a),
-        [_, a, c] => second_ok(*a) && (0x80..=0xBF).contains(c),
-        _ => false,
-    }
-}
-
-/// The byte a `<0xHH>` piece stands for.
-fn piece_byte(piece: &[u8]) -> u8 {
-    let hex = |d: u8| match d {
-        b'0'..=b'9' => d - b'0',
-        b'A'..=b'F' => d - b'A' + 10,
-        b'a'..=b'f' => d - b'a' + 10,
-        _ => 0,
-    };
-    match piece {
-        [b'<', b'0', b'x', hi, lo, b'>'] => hex(*hi) << 4 | hex(*lo),
-        _ => 0,
-    }
+    b.len() < need && is_valid_prefix(b)
 }
