@@ -281,13 +281,18 @@ pub(crate) fn merge_word(
     written: usize,
     after_unk: &mut bool,
 ) -> Result<usize, NoRoom> {
+    // The symbols `merge_small` counted when there were too many for it.
+    let mut counted = None;
     if let Word::Flat(bytes) = word {
-        if let Some(result) = merge_small(t, bytes, users, out, written, after_unk) {
+        if let Some(result) = merge_small(t, bytes, users, out, written, after_unk, &mut counted) {
             return result;
         }
     }
-    let mut n = 0usize;
-    word.for_each_symbol(t, users, |_, _| n += 1);
+    let n = counted.unwrap_or_else(|| {
+        let mut n = 0usize;
+        word.for_each_symbol(t, users, |_, _| n += 1);
+        n
+    });
     if n == 0 {
         return Ok(0);
     }
@@ -432,7 +437,7 @@ const SMALL_FROZEN: u16 = 1 << 15;
 
 /// [`merge_word`] for a word of at most [`SMALL`] symbols, in stack arrays: no work area in
 /// `out`, and the best pair found by a scan of the live symbols (cheaper than a heap at this
-/// size). `None` when the word has more symbols.
+/// size). `None` when the word has more symbols (their number in `counted`, when counted).
 fn merge_small(
     t: &SpTables<'_>,
     word: &[u8],
@@ -440,6 +445,7 @@ fn merge_small(
     out: &mut [u32],
     written: usize,
     after_unk: &mut bool,
+    counted: &mut Option<usize>,
 ) -> Option<Result<usize, NoRoom>> {
     if word.len() >= usize::from(SMALL_FROZEN) {
         return None;
@@ -458,6 +464,7 @@ fn merge_small(
         n += 1;
     });
     if !fits {
+        *counted = Some(n);
         return None;
     }
     if let Some(s) = starts.get_mut(n) {
