@@ -120,7 +120,7 @@ impl<'t> SpTokenizer<'t> {
 
 /// A non-byte piece's text, how many of its leading bytes are dropped, and whether it gave up
 /// a leading `▁` (which ends the dummy-prefix window).
-fn piece_surface<'a>(
+pub(crate) fn piece_surface<'a>(
     t: &SpTables<'a>,
     kind: Option<PieceKind>,
     piece: &'a [u8],

@@ -10,7 +10,7 @@
 //! [`SpStreamDecoder`] renders ids as `DecodeIds` does and hands out whole characters only;
 //! a run of byte pieces is held until it forms a character (or cannot).
 
-use super::decode::byte_of_piece;
+use super::decode::{byte_of_piece, piece_surface};
 use super::encode::SpTokenizer;
 use super::normalize::{char_at, Char, REPLACEMENT, SPACE_MARK};
 use super::tables::PieceKind;
@@ -141,33 +141,20 @@ impl<'t, const N: usize> SpStreamDecoder<'t, N> {
         if self.gave_up_mark || self.wrote {
             self.bos = false;
         }
-        let mut gave_up = false;
-        let mut wrote = false;
-        match kind {
-            Some(PieceKind::Control) => {}
-            Some(PieceKind::Unknown) => {
-                let _ = self.pending.extend_from_slice(t.unk_surface);
-                wrote = !t.unk_surface.is_empty();
-            }
-            _ => {
-                let strips = self.bos
-                    && (t.add_dummy_prefix || t.remove_extra_whitespaces)
-                    && piece.starts_with(&SPACE_MARK);
-                let mut rest = if strips {
-                    piece.get(SPACE_MARK.len()..).unwrap_or(&[])
+        let (text, skip, gave_up) = piece_surface(t, kind, piece, self.bos);
+        let mut rest = text.get(skip..).unwrap_or(&[]);
+        let wrote = !rest.is_empty();
+        if kind == Some(PieceKind::Unknown) {
+            let _ = self.pending.extend_from_slice(rest);
+        } else {
+            // A piece's text, `▁` as a space.
+            while let Some((&b, tail)) = rest.split_first() {
+                if rest.starts_with(&SPACE_MARK) {
+                    let _ = self.pending.push(b' ');
+                    rest = rest.get(SPACE_MARK.len()..).unwrap_or(&[]);
                 } else {
-                    piece
-                };
-                gave_up = strips && !t.remove_extra_whitespaces;
-                wrote = !rest.is_empty();
-                while let Some((&b, tail)) = rest.split_first() {
-                    if rest.starts_with(&SPACE_MARK) {
-                        let _ = self.pending.push(b' ');
-                        rest = rest.get(SPACE_MARK.len()..).unwrap_or(&[]);
-                    } else {
-                        let _ = self.pending.push(b);
-                        rest = tail;
-                    }
+                    let _ = self.pending.push(b);
+                    rest = tail;
                 }
             }
         }
