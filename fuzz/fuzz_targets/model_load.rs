@@ -15,7 +15,12 @@
 //! - mode 4: the rest drives a *structured* SentencePiece model (unknown, control, byte,
 //!   normal and user-defined pieces with odd scores and texts, each sometimes wrong on
 //!   purpose), serialised without validation behind a correct version-2 header; a further byte
-//!   may flip one payload bit.
+//!   may flip one payload bit;
+//! - mode 5: up to 7 edits (position, xor byte), then a *structured* byte-level model as in
+//!   mode 2, written with its prebuilt tables (version 3, `to_bytes_with_tables`); the edits hit
+//!   the payload and the checksum is recomputed, so the tables' decoding and layout checks see
+//!   damage the checksum does not catch (a version-3 file is about 1 MB even for a tiny model,
+//!   too large for a seed).
 //!
 //! Whatever loads must: read the same through the kind-specific reader (`Model::from_bytes` or
 //! `SpModel::from_bytes`, the other one saying `WrongKind`), re-serialise to the same model,
@@ -29,7 +34,7 @@ use libfuzzer_sys::fuzz_target;
 use picobpe::SpTokenizer;
 use picobpe_fuzz::sp::{borrow_tables, SpRef};
 use picobpe_fuzz::{escape, Params};
-use picobpe_model::format::{BPE_VERSION, HEADER_LEN, MAGIC, VERSION};
+use picobpe_model::format::{BPE_VERSION, HEADER_LEN, KIND_VERSION, MAGIC, TABLES_VERSION};
 use picobpe_model::sentencepiece::{SpKind, SpPiece, SpSections};
 use picobpe_model::{AnyModel, Model, ModelError, PatternKind, PieceTable, SpModel};
 use picobpe_model::{SpTableData, TableData};
@@ -37,7 +42,7 @@ use picobpe_tests::reference::crc32;
 
 fuzz_target!(|data: &[u8]| {
     let mut p = Params::new(data);
-    let mode = p.below(5);
+    let mode = p.below(6);
     match mode {
         0 => {
             check(p.rest());
@@ -64,7 +69,32 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         3 => {
-            check(&wrap(VERSION, p.rest()));
+            check(&wrap(KIND_VERSION, p.rest()));
+        }
+        5 => {
+            let n_edits = p.below(8);
+            let edits: Vec<(u32, u8)> = (0..n_edits)
+                .map(|_| {
+                    let at = u32::from(p.u16()) << 8 | u32::from(p.byte());
+                    (at, p.byte())
+                })
+                .collect();
+            let model = structured(p);
+            let Ok(file) = model.to_bytes_with_tables() else {
+                assert!(model.validate().is_err(), "valid model not written");
+                return;
+            };
+            let mut payload = file[HEADER_LEN..].to_vec();
+            for &(at, xor) in &edits {
+                let at = at as usize % payload.len();
+                payload[at] ^= xor;
+            }
+            let edited = payload != file[HEADER_LEN..];
+            match check(&wrap(TABLES_VERSION, &payload)) {
+                Some(AnyModel::BytePair(loaded)) if !edited => assert_eq!(loaded, model),
+                Some(_) => {}
+                None => assert!(edited, "a written version-3 file does not load"),
+            }
         }
         _ => {
             let flip = p.byte();
@@ -75,7 +105,7 @@ fuzz_target!(|data: &[u8]| {
                 return;
             };
             payload.insert(0, 1);
-            let file = wrap(VERSION, &payload);
+            let file = wrap(KIND_VERSION, &payload);
             if flipped(&file, payload.len(), flip, flip_at) {
                 return;
             }

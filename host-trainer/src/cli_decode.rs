@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use clap::Args;
 use picobpe::{DecodeError, SpTokenizer, Tokenizer};
 
+use picobpe_model::LiveTables;
+
 use crate::input;
 
 /// Bytes decoded per write.
@@ -35,16 +37,16 @@ pub fn run(args: DecodeArgs) -> Result<(), String> {
     let in_name = input::name(args.file.as_ref());
     let mut reader = input::open(args.file.as_deref())?;
     let valid = |id: u32| match &loaded {
-        input::Loaded::BytePair(t) => t.token_bytes(id).is_some(),
-        input::Loaded::SentencePiece(t) => t.kind(id).is_some(),
+        LiveTables::BytePair(t) => t.token_bytes(id).is_some(),
+        LiveTables::SentencePiece(t) => t.kind(id).is_some(),
     };
     let ids = read_ids(&mut reader, &valid).map_err(|e| match e {
         ReadError::Io(e) => format!("reading {in_name}: {e}"),
         ReadError::Bad(msg) => format!("{in_name}: {msg}"),
     })?;
     let tables = match loaded {
-        input::Loaded::BytePair(tables) => tables,
-        input::Loaded::SentencePiece(tables) => {
+        LiveTables::BytePair(tables) => tables,
+        LiveTables::SentencePiece(tables) => {
             return decode_sentencepiece(&SpTokenizer::new(tables), &ids, &in_name)
         }
     };

@@ -1,4 +1,6 @@
-//! `host-trainer encode`: raw bytes in, decimal ids out (single spaces, final newline).
+//! `host-trainer encode`: raw bytes in, ids out — decimal text (single spaces, final newline),
+//! or binary `u16le`/`u32le` (what training pipelines read: no separators, no newline); and
+//! `host-trainer count`: the number of ids alone.
 //!
 //! Streaming: the input is read in 1 MiB chunks and encoded with the core's resumable
 //! `encode_part` (`is_final` only at end of input), so memory stays flat for inputs of any size
@@ -8,7 +10,9 @@
 //! no per-id I/O or allocation. The only error possible after output has started is an I/O
 //! error (reading the input or writing stdout); encode itself cannot fail once the model has
 //! loaded, because a piece too long for the id buffer grows the buffer. Pieces go through a
-//! 1 MiB piece cache ([`CACHE_SLOTS`] lines) kept for the whole input.
+//! piece cache kept for the whole input, [`DEFAULT_CACHE_MIB`] MiB on huge pages unless
+//! `--cache-mib` says otherwise: on text seen once it was the fastest size measured (1, 4, 16
+//! and 64 MiB, whole process on the 30 MB English corpus and the multilingual files).
 //!
 //! A SentencePiece model's input is read whole (its normalizer looks at the text's start and
 //! end) and encoded with `SpTokenizer::encode_from` into the same id writer.
@@ -16,13 +20,19 @@
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use picobpe::{EncodeError, SpTokenizer, Specials, Tokenizer};
+use picobpe_model::CacheMemory;
+
+use picobpe_model::LiveTables;
 
 use crate::input;
 
-/// Lines of the piece cache (64 bytes each).
-const CACHE_SLOTS: usize = 16_384;
+/// The piece cache's default size in MiB (16,384 lines of 64 bytes per MiB).
+pub const DEFAULT_CACHE_MIB: usize = 16;
+
+/// Cache lines per MiB.
+const LINES_PER_MIB: usize = (1 << 20) / 64;
 
 /// Input bytes read per chunk.
 const CHUNK: usize = 1 << 20;
@@ -40,66 +50,147 @@ pub struct EncodeArgs {
     /// user-defined symbols are always matched, as in `sentencepiece`).
     #[arg(long)]
     ordinary: bool,
+    /// How ids are written: decimal text, or little-endian binary of 2 or 4 bytes per id
+    /// (`u16le` only for models whose ids all fit).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Piece cache size in MiB (0: no cache).
+    #[arg(long, value_name = "MIB", default_value_t = DEFAULT_CACHE_MIB)]
+    cache_mib: usize,
     /// Input file (default: stdin).
     file: Option<PathBuf>,
 }
 
-/// Run `encode`.
-pub fn run(args: EncodeArgs) -> Result<(), String> {
-    let tables = match input::load_any(&args.model)? {
-        input::Loaded::BytePair(tables) => tables,
-        input::Loaded::SentencePiece(tables) => return run_sentencepiece(&args, tables),
-    };
-    let tokenizer = Tokenizer::new(tables);
-    let specials = if args.ordinary {
-        Specials::None
-    } else {
-        Specials::All
-    };
-    let mut reader = input::open(args.file.as_deref())?;
-    let in_name = input::name(args.file.as_ref());
-    let stdout = io::stdout();
-    let mut out = IdWriter::new(stdout.lock());
-    encode_stream(&tokenizer, specials, &mut reader, &mut out).map_err(|e| match e {
-        StreamError::Read(e) => format!("reading {in_name}: {e}"),
-        StreamError::Write(e) => format!("writing stdout: {e}"),
-    })?;
-    out.finish().map_err(|e| format!("writing stdout: {e}"))
+/// Arguments of `count`.
+#[derive(Args)]
+pub struct CountArgs {
+    /// The model file.
+    #[arg(long, value_name = "FILE")]
+    model: PathBuf,
+    /// Treat special-token text as ordinary text (byte-level models only).
+    #[arg(long)]
+    ordinary: bool,
+    /// Piece cache size in MiB (0: no cache).
+    #[arg(long, value_name = "MIB", default_value_t = DEFAULT_CACHE_MIB)]
+    cache_mib: usize,
+    /// Input file (default: stdin).
+    file: Option<PathBuf>,
 }
 
-/// `encode` with a SentencePiece model: the whole input, then its ids.
-fn run_sentencepiece(args: &EncodeArgs, tables: &picobpe::SpTables<'_>) -> Result<(), String> {
-    if args.ordinary {
-        return Err("--ordinary applies to byte-level BPE models only".to_owned());
+/// Output formats of `encode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Decimal ids separated by single spaces, then a newline.
+    Text,
+    /// Each id as 2 little-endian bytes.
+    U16le,
+    /// Each id as 4 little-endian bytes.
+    U32le,
+}
+
+/// Run `encode`.
+pub fn run(args: EncodeArgs) -> Result<(), String> {
+    let loaded = input::load_any(&args.model)?;
+    let n_ids = match loaded {
+        LiveTables::BytePair(t) => t.n_ids(),
+        LiveTables::SentencePiece(t) => t.n_ids(),
+    };
+    if args.format == Format::U16le && n_ids > 1 << 16 {
+        return Err(format!(
+            "{}: ids go up to {}, which does not fit --format u16le; use u32le",
+            args.model.display(),
+            n_ids - 1
+        ));
     }
-    let in_name = input::name(args.file.as_ref());
-    let mut text = Vec::new();
-    input::open(args.file.as_deref())?
-        .read_to_end(&mut text)
-        .map_err(|e| format!("reading {in_name}: {e}"))?;
-    let tokenizer = SpTokenizer::new(tables);
     let stdout = io::stdout();
-    let mut out = IdWriter::new(stdout.lock());
-    let mut ids = vec![0u32; IDS];
-    let mut from = 0;
-    loop {
-        match tokenizer.encode_from(&text, from, &mut ids) {
-            Ok(n) => {
-                out.write(&ids[..n])
-                    .map_err(|e| format!("writing stdout: {e}"))?;
-                break;
-            }
-            Err(EncodeError::OutputFull { consumed, written }) => {
-                out.write(&ids[..written])
-                    .map_err(|e| format!("writing stdout: {e}"))?;
-                from = consumed;
-            }
-            Err(EncodeError::PieceTooLong { needed, .. }) => {
-                ids.resize(needed.max(2 * ids.len()), 0);
+    let out = IdOutput::new(args.format, stdout.lock());
+    let source = Source {
+        file: args.file,
+        ordinary: args.ordinary,
+        cache_mib: args.cache_mib,
+    };
+    source.encode(loaded, out)
+}
+
+/// Run `count`: encode, and print only the number of ids.
+pub fn run_count(args: CountArgs) -> Result<(), String> {
+    let loaded = input::load_any(&args.model)?;
+    let stdout = io::stdout();
+    let source = Source {
+        file: args.file,
+        ordinary: args.ordinary,
+        cache_mib: args.cache_mib,
+    };
+    source.encode(loaded, IdOutput::Count(0, stdout.lock()))
+}
+
+/// What to encode and how.
+struct Source {
+    file: Option<PathBuf>,
+    ordinary: bool,
+    cache_mib: usize,
+}
+
+impl Source {
+    fn encode<W: Write>(self, loaded: LiveTables, mut out: IdOutput<W>) -> Result<(), String> {
+        let tables = match loaded {
+            LiveTables::BytePair(tables) => tables,
+            LiveTables::SentencePiece(tables) => return self.encode_sentencepiece(tables, out),
+        };
+        let tokenizer = Tokenizer::new(tables);
+        let specials = if self.ordinary {
+            Specials::None
+        } else {
+            Specials::All
+        };
+        let mut reader = input::open(self.file.as_deref())?;
+        let in_name = input::name(self.file.as_ref());
+        let mut cache = CacheMemory::new(self.cache_mib * LINES_PER_MIB);
+        encode_stream(&tokenizer, specials, &mut reader, &mut out, &mut cache).map_err(
+            |e| match e {
+                StreamError::Read(e) => format!("reading {in_name}: {e}"),
+                StreamError::Write(e) => format!("writing stdout: {e}"),
+            },
+        )?;
+        out.finish().map_err(|e| format!("writing stdout: {e}"))
+    }
+
+    /// A SentencePiece model: the whole input, then its ids.
+    fn encode_sentencepiece<W: Write>(
+        self,
+        tables: &picobpe::SpTables<'_>,
+        mut out: IdOutput<W>,
+    ) -> Result<(), String> {
+        if self.ordinary {
+            return Err("--ordinary applies to byte-level BPE models only".to_owned());
+        }
+        let in_name = input::name(self.file.as_ref());
+        let mut text = Vec::new();
+        input::open(self.file.as_deref())?
+            .read_to_end(&mut text)
+            .map_err(|e| format!("reading {in_name}: {e}"))?;
+        let tokenizer = SpTokenizer::new(tables);
+        let mut ids = vec![0u32; IDS];
+        let mut from = 0;
+        loop {
+            match tokenizer.encode_from(&text, from, &mut ids) {
+                Ok(n) => {
+                    out.write(&ids[..n])
+                        .map_err(|e| format!("writing stdout: {e}"))?;
+                    break;
+                }
+                Err(EncodeError::OutputFull { consumed, written }) => {
+                    out.write(&ids[..written])
+                        .map_err(|e| format!("writing stdout: {e}"))?;
+                    from = consumed;
+                }
+                Err(EncodeError::PieceTooLong { needed, .. }) => {
+                    ids.resize(needed.max(2 * ids.len()), 0);
+                }
             }
         }
+        out.finish().map_err(|e| format!("writing stdout: {e}"))
     }
-    out.finish().map_err(|e| format!("writing stdout: {e}"))
 }
 
 /// Which side of the stream failed.
@@ -113,11 +204,11 @@ fn encode_stream<W: Write>(
     tokenizer: &Tokenizer<'_>,
     specials: Specials,
     reader: &mut dyn Read,
-    out: &mut IdWriter<W>,
+    out: &mut IdOutput<W>,
+    cache: &mut [picobpe::CacheEntry],
 ) -> Result<(), StreamError> {
     let mut buf: Vec<u8> = Vec::with_capacity(2 * CHUNK);
     let mut ids = vec![0u32; IDS];
-    let mut cache = vec![picobpe::CacheEntry::EMPTY; CACHE_SLOTS];
     let mut eof = false;
     while !eof {
         // Invariant: `buf` holds input not yet encoded (a partial piece or special at most,
@@ -135,7 +226,7 @@ fn encode_stream<W: Write>(
         eof = n == 0;
         let mut pos = 0;
         loop {
-            match tokenizer.encode_part_cached(&buf[pos..], &mut ids, specials, eof, &mut cache) {
+            match tokenizer.encode_part_cached(&buf[pos..], &mut ids, specials, eof, cache) {
                 Ok(p) => {
                     out.write(&ids[..p.written]).map_err(StreamError::Write)?;
                     pos += p.consumed;
@@ -155,43 +246,83 @@ fn encode_stream<W: Write>(
     Ok(())
 }
 
-/// Formats ids as decimal text separated by single spaces, flushing in large writes.
-struct IdWriter<W: Write> {
-    sink: W,
-    text: Vec<u8>,
-    first: bool,
+/// Where ids go: formatted into one reusable buffer that reaches the sink in large writes (no
+/// per-id I/O or allocation), or only counted.
+enum IdOutput<W: Write> {
+    /// Decimal text; `first` is true until an id has been written.
+    Text { sink: W, buf: Vec<u8>, first: bool },
+    /// Little-endian binary, `width` (2 or 4) bytes per id.
+    Binary { sink: W, buf: Vec<u8>, width: usize },
+    /// The number of ids so far; printed at the end.
+    Count(u64, W),
 }
 
-impl<W: Write> IdWriter<W> {
-    fn new(sink: W) -> Self {
-        IdWriter {
-            sink,
-            text: Vec::with_capacity(IDS * 7),
-            first: true,
+impl<W: Write> IdOutput<W> {
+    fn new(format: Format, sink: W) -> Self {
+        let buf = Vec::with_capacity(IDS * 8);
+        match format {
+            Format::Text => IdOutput::Text {
+                sink,
+                buf,
+                first: true,
+            },
+            Format::U16le => IdOutput::Binary {
+                sink,
+                buf,
+                width: 2,
+            },
+            Format::U32le => IdOutput::Binary {
+                sink,
+                buf,
+                width: 4,
+            },
         }
     }
 
-    /// Append `ids`; writes through when the text buffer is large.
+    /// Append `ids`; writes through when the buffer is large.
     fn write(&mut self, ids: &[u32]) -> io::Result<()> {
-        let mut num = itoa::Buffer::new();
-        for &id in ids {
-            if !self.first {
-                self.text.push(b' ');
+        let (sink, buf) = match self {
+            IdOutput::Text { sink, buf, first } => {
+                let mut num = itoa::Buffer::new();
+                for &id in ids {
+                    if !*first {
+                        buf.push(b' ');
+                    }
+                    *first = false;
+                    buf.extend_from_slice(num.format(id).as_bytes());
+                }
+                (sink, buf)
             }
-            self.first = false;
-            self.text.extend_from_slice(num.format(id).as_bytes());
-        }
-        if self.text.len() >= IDS * 4 {
-            self.sink.write_all(&self.text)?;
-            self.text.clear();
+            IdOutput::Binary { sink, buf, width } => {
+                // The caller checked that every id of the model fits `width` bytes.
+                for &id in ids {
+                    buf.extend_from_slice(&id.to_le_bytes()[..*width]);
+                }
+                (sink, buf)
+            }
+            IdOutput::Count(n, _) => {
+                *n += ids.len() as u64;
+                return Ok(());
+            }
+        };
+        if buf.len() >= IDS * 4 {
+            sink.write_all(buf)?;
+            buf.clear();
         }
         Ok(())
     }
 
-    /// Write the rest and the final newline.
-    fn finish(mut self) -> io::Result<()> {
-        self.text.push(b'\n');
-        self.sink.write_all(&self.text)?;
-        self.sink.flush()
+    /// Write the rest (text: and the final newline; count: the number and a newline).
+    fn finish(self) -> io::Result<()> {
+        let (mut sink, buf) = match self {
+            IdOutput::Text { sink, mut buf, .. } => {
+                buf.push(b'\n');
+                (sink, buf)
+            }
+            IdOutput::Binary { sink, buf, .. } => (sink, buf),
+            IdOutput::Count(n, sink) => (sink, format!("{n}\n").into_bytes()),
+        };
+        sink.write_all(&buf)?;
+        sink.flush()
     }
 }

@@ -4,8 +4,7 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use picobpe::{SpTables, Tables};
-use picobpe_model::{AnyModel, PieceTable, SpTableData, TableData};
+use picobpe_model::{read_tables, LiveTables};
 
 /// `FILE` if given, else stdin.
 pub fn open(file: Option<&Path>) -> Result<Box<dyn Read>, String> {
@@ -22,33 +21,12 @@ pub fn name(file: Option<&PathBuf>) -> String {
     file.map_or_else(|| "stdin".to_owned(), |p| p.display().to_string())
 }
 
-/// A loaded model of either kind, with its live tables.
-pub enum Loaded {
-    /// Byte-level BPE.
-    BytePair(&'static Tables<'static>),
-    /// SentencePiece BPE.
-    SentencePiece(&'static SpTables<'static>),
-}
-
-/// Read and validate a model of any kind and build its live tables (for byte-level models
-/// with the full whole-piece table, the fast configuration).
-pub fn load_any(path: &Path) -> Result<Loaded, String> {
-    let named = |e: picobpe_model::ModelError| match e {
+/// Read a model of any kind and return its live tables ([`read_tables`]: a version-3 file's
+/// prebuilt tables are copied and checked; older files are built as before), with errors
+/// prefixed by the file's name.
+pub fn load_any(path: &Path) -> Result<LiveTables, String> {
+    read_tables(path).map_err(|e| match e {
         picobpe_model::ModelError::Io { .. } => e.to_string(),
         _ => format!("{}: {e}", path.display()),
-    };
-    match AnyModel::read(path).map_err(named)? {
-        AnyModel::BytePair(model) => {
-            let tables = TableData::new(&model, PieceTable::Full)
-                .map_err(|e| format!("{}: {e}", path.display()))?
-                .to_tables();
-            Ok(Loaded::BytePair(tables))
-        }
-        AnyModel::SentencePiece(model) => {
-            let tables = SpTableData::new(&model)
-                .map_err(|e| format!("{}: {e}", path.display()))?
-                .to_tables();
-            Ok(Loaded::SentencePiece(tables))
-        }
-    }
+    })
 }

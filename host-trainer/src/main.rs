@@ -29,8 +29,10 @@ enum Command {
     Train(train::TrainArgs),
     /// Convert a tiktoken rank file or an HF vocab.json + merges.txt into a .model file.
     Import(cli_import::ImportArgs),
-    /// Encode raw bytes (FILE or stdin) to decimal ids on stdout.
+    /// Encode raw bytes (FILE or stdin) to ids on stdout (decimal text or binary).
     Encode(cli_encode::EncodeArgs),
+    /// Encode raw bytes (FILE or stdin) and print only the number of ids.
+    Count(cli_encode::CountArgs),
     /// Decode whitespace-separated ids (FILE or stdin) to raw bytes on stdout.
     Decode(cli_decode::DecodeArgs),
     /// Describe a model: vocabulary, merges, specials, pattern, table sizes.
@@ -43,6 +45,7 @@ fn main() -> ExitCode {
         Command::Train(args) => train::run(args),
         Command::Import(args) => cli_import::run(args),
         Command::Encode(args) => cli_encode::run(args),
+        Command::Count(args) => cli_encode::run_count(args),
         Command::Decode(args) => cli_decode::run(args),
         Command::Inspect(args) => cli_inspect::run(args),
     };

@@ -40,6 +40,66 @@ fn specials_are_recognized_unless_ordinary() {
     );
 }
 
+/// The same tiktoken ids as little-endian `u16`/`u32`, and `count` prints only their number;
+/// the cache size does not change the ids.
+#[test]
+fn binary_formats_count_and_cache_sizes() {
+    let m = gpt2_tiktoken();
+    let ids: Vec<u32> = HELLO_IDS
+        .split_whitespace()
+        .map(|t| t.parse().unwrap())
+        .collect();
+    let u16le: Vec<u8> = ids.iter().flat_map(|&i| (i as u16).to_le_bytes()).collect();
+    let u32le: Vec<u8> = ids.iter().flat_map(|&i| i.to_le_bytes()).collect();
+    let hello = HELLO.as_bytes();
+    assert_eq!(
+        ok(&["encode", "--model", m, "--format", "u16le"], hello),
+        u16le
+    );
+    assert_eq!(
+        ok(&["encode", "--model", m, "--format", "u32le"], hello),
+        u32le
+    );
+    assert_eq!(ok(&["encode", "--model", m, "--format", "u32le"], b""), b"");
+    for mib in ["0", "1", "16"] {
+        let args = ["encode", "--model", m, "--cache-mib", mib];
+        assert_eq!(ok(&args, hello), HELLO_IDS.as_bytes());
+    }
+    assert_eq!(ok(&["count", "--model", m], hello), b"12\n");
+    assert_eq!(ok(&["count", "--model", m], b""), b"0\n");
+    assert_eq!(
+        ok(&["count", "--model", m, "--ordinary"], b"a<|endoftext|>b"),
+        b"9\n"
+    );
+}
+
+/// `--format u16le` is refused, before any output, for a model with ids above 65,535.
+#[test]
+fn u16le_is_refused_when_ids_do_not_fit() {
+    let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+    tokens.resize(70_000, Vec::new());
+    tokens.push(b"ab".to_vec());
+    let model = Model {
+        pattern: picobpe_model::PatternKind::Gpt2,
+        tokens,
+        merges: vec![(u32::from(b'a'), u32::from(b'b'))],
+        specials: Vec::new(),
+        whole_piece: true,
+    };
+    let path = scratch().join("wide-ids.model");
+    model.write(&path).unwrap();
+    let path = path.to_str().unwrap();
+    assert_eq!(
+        ok(&["encode", "--model", path, "--format", "u32le"], b"ab"),
+        70_000u32.to_le_bytes()
+    );
+    let err = fails(&["encode", "--model", path, "--format", "u16le"], b"ab");
+    assert!(
+        err.contains("ids go up to 70000, which does not fit --format u16le; use u32le"),
+        "{err}"
+    );
+}
+
 #[test]
 fn empty_input_and_file_argument() {
     let m = gpt2_tiktoken();

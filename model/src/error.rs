@@ -53,6 +53,12 @@ pub enum ModelError {
         /// The kind the caller reads.
         expected: &'static str,
     },
+    /// The prebuilt tables of a version-3 file passed the checksum but are malformed or do
+    /// not match the model beside them.
+    BadTables {
+        /// What is wrong, naming the table.
+        reason: String,
+    },
     /// A SentencePiece model decoded but breaks an invariant.
     InvalidSentencePiece(crate::sentencepiece::InvalidSpModel),
     /// Reading or writing the file failed.
@@ -91,6 +97,9 @@ impl fmt::Display for ModelError {
             }
             ModelError::WrongKind { found, expected } => {
                 write!(f, "the file holds a {found} model, not a {expected} model")
+            }
+            ModelError::BadTables { reason } => {
+                write!(f, "model file's prebuilt tables are invalid: {reason}")
             }
             ModelError::InvalidSentencePiece(err) => write!(f, "invalid SentencePiece model: {err}"),
             ModelError::Io { path, source } => write!(f, "{}: {source}", path.display()),

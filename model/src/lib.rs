@@ -19,12 +19,13 @@ pub mod import;
 mod model;
 mod pattern;
 pub mod sentencepiece;
+mod table_file;
 mod tables;
 mod trie;
 
 pub use cache_memory::CacheMemory;
 pub use error::{InvalidModel, ModelError};
-pub use format::AnyModel;
+pub use format::{read_tables, AnyModel, LiveTables};
 pub use model::Model;
 pub use pattern::{PatternKind, UnknownPattern};
 pub use sentencepiece::{SpModel, SpTableData};

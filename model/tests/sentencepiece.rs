@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use picobpe_model::format::{HEADER_LEN, MAGIC, VERSION};
+use picobpe_model::format::{HEADER_LEN, KIND_VERSION, MAGIC};
 use picobpe_model::sentencepiece::{
     import_model_proto, import_tokenizer_json, InvalidSpModel, SpImportError, SpKind, SpPiece,
     SpSections,
@@ -74,7 +74,7 @@ fn file_without_validation(model: &SpModel) -> Vec<u8> {
     let mut payload = vec![1u8];
     payload.extend_from_slice(&postcard::to_stdvec(model).unwrap());
     let mut out = MAGIC.to_vec();
-    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&KIND_VERSION.to_le_bytes());
     out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
     out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
     out.extend_from_slice(&payload);

@@ -363,6 +363,10 @@ pub mod models {
         /// `import::hf` of the GPT-2 `vocab.json` + `merges.txt` (gpt2 only), without the
         /// whole-piece keys (so the host tests cover both ways of confirming a whole piece).
         HfVocabMerges,
+        /// As [`Source::Tiktoken`], written to a model file with its prebuilt tables
+        /// (`Model::write`, format version 3) and loaded back with `read_tables`: the tables
+        /// the CLI runs on, mapped from the file.
+        ModelFile,
     }
 
     type Cache = Mutex<HashMap<(Encoding, Source), &'static Tables<'static>>>;
@@ -400,6 +404,28 @@ pub mod models {
             }
         }
         .unwrap_or_else(|e| panic!("import {} ({source:?}): {e}", encoding.name()));
+        if source == Source::ModelFile {
+            let path = std::env::temp_dir().join(format!(
+                "picobpe-tests-{}-{}.model",
+                encoding.name(),
+                std::process::id()
+            ));
+            model.write(&path).expect("write model file");
+            let loaded = picobpe_model::read_tables(&path).expect("read_tables");
+            let _ = std::fs::remove_file(&path);
+            let picobpe_model::LiveTables::BytePair(tables) = loaded else {
+                panic!(
+                    "{}: a byte-level model file loaded as another kind",
+                    encoding.name()
+                );
+            };
+            eprintln!(
+                "loaded {} tables from a model file in {:.2?} (import and write included)",
+                encoding.name(),
+                start.elapsed()
+            );
+            return tables;
+        }
         let pieces = match source {
             Source::TiktokenMinimalPieces => PieceTable::Minimal,
             _ => PieceTable::Full,

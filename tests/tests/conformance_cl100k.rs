@@ -55,6 +55,17 @@ fn streaming_decode() {
     }
 }
 
+/// A model file with its prebuilt tables (`Model::write`), mapped back by `read_tables` — what
+/// the CLI loads — gives the same ids on every vector set.
+#[test]
+fn model_file_tables_give_the_same_ids() {
+    let tables = picobpe_tests::models::tables(E, Source::ModelFile);
+    assert!(!tables.trie.is_empty() && !tables.byte_pairs.is_empty());
+    for set in [Set::Fixtures, Set::Corpus, Set::Random, Set::InvalidUtf8] {
+        run(E, Source::ModelFile, set, Plan::IDS);
+    }
+}
+
 /// The minimal piece table without the token trie sends every piece through pair merging:
 /// same ids.
 #[test]

@@ -1,0 +1,435 @@
+//! The prebuilt host tables of a version-3 model file: a [`TableData`] in its final layout, so
+//! loading a model is mapping and checking, not building (no perfect hashing, no trie, no
+//! byte-pair table to compute).
+//!
+//! ```text
+//! u8        kind: 0 = byte-level BPE tables
+//! u8        pattern: 0 gpt2, 1 cl100k, 2 o200k (the PatternKind order)
+//! arrays    in this order, each a u64 LE element count, zero padding up to the next multiple
+//!           of 8 *in the file*, then the elements, little-endian:
+//!           token_bytes u8, token_offsets u32, byte_ids u32 (256), pairs u64,
+//!           pair_index (u64 LE seed, pilots u8, remap u32), ranks u32, pieces u32,
+//!           piece_index (seed, pilots, remap), piece_keys u64, byte_pairs u32,
+//!           trie edges u64, next_prefix u32, splits u64, pair_filter u64, starts u64, chars u64
+//! specials  u64 count, then per special: u64 text length, UTF-8 text, u32 id
+//! ```
+//!
+//! Fixed-width, aligned arrays rather than postcard varints: on a little-endian host the
+//! arrays of a memory-mapped file *are* the tables ([`TableView`] borrows them, checked for
+//! alignment by `bytemuck`), so loading o200k_base costs a checksum and a layout check, a few
+//! milliseconds; elsewhere they are copied. A count is checked against the bytes left before
+//! anything is allocated, so a hostile count cannot allocate more than the file holds.
+//! [`TableView::check_layout`] then checks the invariants the core's lookups assume (offsets,
+//! lengths, ids in range): the core never panics on any table content, but a table that breaks
+//! them would encode wrongly, so such a file is rejected with its own error.
+
+use std::borrow::Cow;
+
+use picobpe::tables::{BYTE_PAIRS, MAX_IDS};
+use picobpe::{PairMap, PieceMap, PtrIndex, SpecialToken, Tables, TokenTrie};
+
+use crate::error::ModelError;
+use crate::pattern::PatternKind;
+use crate::tables::{IndexData, TableData};
+
+/// Kind byte of byte-level BPE tables.
+const KIND_BYTE_PAIR: u8 = 0;
+
+/// Append the tables blob of `data` to `out`, whose byte 0 is at offset `base` in the file
+/// (array elements are aligned to 8 in the file).
+pub(crate) fn write(data: &TableData, out: &mut Vec<u8>, base: usize) {
+    let mut w = Writer { out, base };
+    w.out.push(KIND_BYTE_PAIR);
+    let pattern = PatternKind::from(data.pattern);
+    w.out.push(
+        PatternKind::ALL
+            .iter()
+            .position(|&p| p == pattern)
+            .unwrap_or(0) as u8,
+    );
+    w.array(&data.token_bytes);
+    w.array(&data.token_offsets);
+    w.array(&data.byte_ids);
+    w.array(&data.pairs);
+    w.index(&data.pair_index);
+    w.array(&data.ranks);
+    w.array(&data.pieces);
+    w.index(&data.piece_index);
+    w.array(&data.piece_keys);
+    w.array(&data.byte_pairs);
+    let trie = &data.trie;
+    w.array(&trie.edges);
+    w.array(&trie.next_prefix);
+    w.array(&trie.splits);
+    w.array(&trie.pair_filter);
+    w.array(&trie.starts);
+    w.array(&trie.chars);
+    let out = w.out;
+    out.extend_from_slice(&(data.specials.len() as u64).to_le_bytes());
+    for (text, id) in &data.specials {
+        out.extend_from_slice(&(text.len() as u64).to_le_bytes());
+        out.extend_from_slice(text.as_bytes());
+        out.extend_from_slice(&id.to_le_bytes());
+    }
+}
+
+/// Zero bytes needed after `offset` to reach a multiple of 8.
+fn padding(offset: usize) -> usize {
+    offset.wrapping_neg() & 7
+}
+
+struct Writer<'a> {
+    out: &'a mut Vec<u8>,
+    base: usize,
+}
+
+impl Writer<'_> {
+    fn array<T: Le>(&mut self, items: &[T]) {
+        self.out
+            .extend_from_slice(&(items.len() as u64).to_le_bytes());
+        let pad = padding(self.base + self.out.len());
+        self.out.resize(self.out.len() + pad, 0);
+        for &item in items {
+            item.put(self.out);
+        }
+    }
+
+    fn index(&mut self, index: &IndexData) {
+        self.out.extend_from_slice(&index.seed.to_le_bytes());
+        self.array(&index.pilots);
+        self.array(&index.remap);
+    }
+}
+
+/// An array element stored little-endian; `bytemuck::Pod` so an aligned little-endian array
+/// can be borrowed as is.
+trait Le: Copy + bytemuck::Pod {
+    const SIZE: usize;
+    fn put(self, out: &mut Vec<u8>);
+    fn from_le(bytes: &[u8]) -> Self;
+}
+
+impl Le for u8 {
+    const SIZE: usize = 1;
+    fn put(self, out: &mut Vec<u8>) {
+        out.push(self);
+    }
+    fn from_le(bytes: &[u8]) -> Self {
+        bytes[0]
+    }
+}
+
+impl Le for u32 {
+    const SIZE: usize = 4;
+    fn put(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+    fn from_le(b: &[u8]) -> Self {
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+}
+
+impl Le for u64 {
+    const SIZE: usize = 8;
+    fn put(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+    fn from_le(b: &[u8]) -> Self {
+        u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
+    }
+}
+
+/// The perfect-hash index of a [`TableView`] (see [`IndexData`]).
+pub(crate) struct IndexView<'a> {
+    seed: u64,
+    pilots: Cow<'a, [u8]>,
+    remap: Cow<'a, [u32]>,
+}
+
+/// A tables blob, decoded: each array borrowed from the file when it is aligned and the host is
+/// little-endian, else copied.
+pub(crate) struct TableView<'a> {
+    pattern: PatternKind,
+    token_bytes: Cow<'a, [u8]>,
+    token_offsets: Cow<'a, [u32]>,
+    byte_ids: [u32; 256],
+    pairs: Cow<'a, [u64]>,
+    pair_index: IndexView<'a>,
+    ranks: Cow<'a, [u32]>,
+    pieces: Cow<'a, [u32]>,
+    piece_index: IndexView<'a>,
+    piece_keys: Cow<'a, [u64]>,
+    byte_pairs: Cow<'a, [u32]>,
+    trie: [Cow<'a, [u64]>; 5],
+    next_prefix: Cow<'a, [u32]>,
+    specials: Vec<(String, u32)>,
+}
+
+/// Decode and check a tables blob (the whole of `bytes`, which starts at offset `base` in the
+/// file: alignment is judged on the file offset, as the writer padded).
+pub(crate) fn read(bytes: &[u8], base: usize) -> Result<TableView<'_>, ModelError> {
+    let mut r = Reader { bytes, at: 0, base };
+    let kind = r.u8("kind")?;
+    if kind != KIND_BYTE_PAIR {
+        return Err(bad(format!("unknown table kind {kind}")));
+    }
+    let pattern = r.u8("pattern")?;
+    let pattern = *PatternKind::ALL
+        .get(pattern as usize)
+        .ok_or_else(|| bad(format!("unknown pattern {pattern}")))?;
+    let token_bytes = r.array("token_bytes")?;
+    let token_offsets = r.array("token_offsets")?;
+    let byte_ids: [u32; 256] = r
+        .array::<u32>("byte_ids")?
+        .as_ref()
+        .try_into()
+        .map_err(|_| bad("byte_ids does not have 256 entries".to_owned()))?;
+    let pairs = r.array("pairs")?;
+    let pair_index = r.index("pair_index")?;
+    let ranks = r.array("ranks")?;
+    let pieces = r.array("pieces")?;
+    let piece_index = r.index("piece_index")?;
+    let piece_keys = r.array("piece_keys")?;
+    let byte_pairs = r.array("byte_pairs")?;
+    let edges = r.array("trie edges")?;
+    let next_prefix = r.array("trie next_prefix")?;
+    let splits = r.array("trie splits")?;
+    let pair_filter = r.array("trie pair_filter")?;
+    let starts = r.array("trie starts")?;
+    let chars = r.array("trie chars")?;
+    let n_specials = r.count("specials", 12)?;
+    let mut specials = Vec::with_capacity(n_specials);
+    for _ in 0..n_specials {
+        let len = r.count("special text", 1)?;
+        let text = std::str::from_utf8(r.take(len, "special text")?)
+            .map_err(|_| bad("a special token's text is not UTF-8".to_owned()))?
+            .to_owned();
+        let id = <u32 as Le>::from_le(r.take(4, "special id")?);
+        specials.push((text, id));
+    }
+    if r.at != bytes.len() {
+        return Err(bad(format!(
+            "{} bytes after the last table",
+            bytes.len() - r.at
+        )));
+    }
+    let view = TableView {
+        pattern,
+        token_bytes,
+        token_offsets,
+        byte_ids,
+        pairs,
+        pair_index,
+        ranks,
+        pieces,
+        piece_index,
+        piece_keys,
+        byte_pairs,
+        trie: [edges, splits, pair_filter, starts, chars],
+        next_prefix,
+        specials,
+    };
+    view.check_layout()?;
+    Ok(view)
+}
+
+impl<'a> TableView<'a> {
+    /// Number of ids.
+    pub(crate) fn n_ids(&self) -> usize {
+        self.token_offsets.len().saturating_sub(1)
+    }
+
+    /// The pattern.
+    pub(crate) fn pattern(&self) -> PatternKind {
+        self.pattern
+    }
+
+    /// Special token text and id.
+    pub(crate) fn specials(&self) -> &[(String, u32)] {
+        &self.specials
+    }
+
+    /// Check the invariants [`picobpe::Tables`] documents: offsets non-decreasing and ending
+    /// at the byte count, at most [`MAX_IDS`] ids, every stored id in range, optional tables
+    /// either empty or of their full length, each index as long as its entries.
+    fn check_layout(&self) -> Result<(), ModelError> {
+        let offsets = &self.token_offsets;
+        let n = self.n_ids();
+        if offsets.is_empty() || n > MAX_IDS {
+            return Err(bad(format!("{} token offsets", offsets.len())));
+        }
+        if offsets[0] != 0
+            || offsets.windows(2).any(|w| w[0] > w[1])
+            || offsets[n] as usize != self.token_bytes.len()
+        {
+            return Err(bad(
+                "token offsets do not rise from 0 to the byte count".to_owned()
+            ));
+        }
+        let out_of_range = |ids: &[u32]| ids.iter().copied().find(|&id| id as usize >= n);
+        let mask = (1u64 << picobpe::tables::ID_BITS) - 1;
+        let merged = self
+            .pairs
+            .iter()
+            .map(|&e| (e & mask) as u32)
+            .find(|&id| id as usize >= n);
+        let special_ids: Vec<u32> = self.specials.iter().map(|s| s.1).collect();
+        for (what, found) in [
+            ("byte_ids", out_of_range(&self.byte_ids)),
+            ("pieces", out_of_range(&self.pieces)),
+            ("specials", out_of_range(&special_ids)),
+            ("pairs", merged),
+        ] {
+            if let Some(id) = found {
+                return Err(bad(format!("{what} holds id {id}, the model has {n} ids")));
+            }
+        }
+        let optional = [
+            ("ranks", self.ranks.len(), n),
+            ("piece_keys", self.piece_keys.len(), self.pieces.len()),
+            ("byte_pairs", self.byte_pairs.len(), BYTE_PAIRS),
+            ("trie next_prefix", self.next_prefix.len(), n),
+            ("trie splits", self.trie[1].len(), n),
+        ];
+        for (what, len, full) in optional {
+            if len != 0 && len != full {
+                return Err(bad(format!("{what} has {len} entries, not 0 or {full}")));
+            }
+        }
+        for (what, index, len) in [
+            ("pair_index", &self.pair_index, self.pairs.len()),
+            ("piece_index", &self.piece_index, self.pieces.len()),
+        ] {
+            if index.remap.iter().any(|&slot| slot as usize >= len)
+                || (len > 0 && index.pilots.is_empty())
+            {
+                return Err(bad(format!("{what} does not fit its {len} entries")));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl TableView<'static> {
+    /// Live [`Tables`] over this view: borrowed arrays stay where they are, copied ones are
+    /// leaked (see [`TableData::to_tables`] for why leaking is right here).
+    pub(crate) fn into_tables(self) -> &'static Tables<'static> {
+        fn leak<T: Clone>(c: Cow<'static, [T]>) -> &'static [T] {
+            match c {
+                Cow::Borrowed(s) => s,
+                Cow::Owned(v) => Box::leak(v.into_boxed_slice()),
+            }
+        }
+        fn index(d: IndexView<'static>, len: usize) -> PtrIndex<'static> {
+            PtrIndex {
+                seed: d.seed,
+                pilots: leak(d.pilots),
+                remap: leak(d.remap),
+                len,
+            }
+        }
+        let n_pairs = self.pairs.len();
+        let n_pieces = self.pieces.len();
+        let specials: Vec<SpecialToken<'static>> = self
+            .specials
+            .into_iter()
+            .map(|(text, id)| SpecialToken {
+                text: Box::leak(text.into_boxed_str()),
+                id,
+            })
+            .collect();
+        let [edges, splits, pair_filter, starts, chars] = self.trie;
+        Box::leak(Box::new(Tables {
+            pattern: self.pattern.into(),
+            token_bytes: leak(self.token_bytes),
+            token_offsets: leak(self.token_offsets),
+            byte_ids: Box::leak(Box::new(self.byte_ids)),
+            pairs: PairMap {
+                index: index(self.pair_index, n_pairs),
+                entries: leak(self.pairs),
+            },
+            ranks: leak(self.ranks),
+            pieces: PieceMap {
+                index: index(self.piece_index, n_pieces),
+                ids: leak(self.pieces),
+                keys: leak(self.piece_keys),
+            },
+            specials: Box::leak(specials.into_boxed_slice()),
+            byte_pairs: leak(self.byte_pairs),
+            trie: TokenTrie {
+                edges: leak(edges),
+                next_prefix: leak(self.next_prefix),
+                splits: leak(splits),
+                pair_filter: leak(pair_filter),
+                starts: leak(starts),
+                chars: leak(chars),
+            },
+        }))
+    }
+}
+
+fn bad(reason: String) -> ModelError {
+    ModelError::BadTables { reason }
+}
+
+/// A cursor over the blob; every read is bounds-checked and names what it was reading.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    /// File offset of `bytes[0]`.
+    base: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, len: usize, what: &str) -> Result<&'a [u8], ModelError> {
+        let end = self
+            .at
+            .checked_add(len)
+            .filter(|&end| end <= self.bytes.len())
+            .ok_or_else(|| bad(format!("the tables end inside {what}")))?;
+        let slice = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(slice)
+    }
+
+    fn u8(&mut self, what: &str) -> Result<u8, ModelError> {
+        Ok(self.take(1, what)?[0])
+    }
+
+    /// A count of elements of at least `min_size` bytes each, no more than the bytes left hold.
+    fn count(&mut self, what: &str, min_size: usize) -> Result<usize, ModelError> {
+        let count = <u64 as Le>::from_le(self.take(8, what)?);
+        let left = (self.bytes.len() - self.at) as u64;
+        if count.saturating_mul(min_size as u64) > left {
+            return Err(bad(format!(
+                "{what} claims {count} entries, more than the file holds"
+            )));
+        }
+        Ok(count as usize)
+    }
+
+    /// An array: borrowed when the host is little-endian and its bytes are aligned in memory,
+    /// else decoded into a vector.
+    fn array<T: Le>(&mut self, what: &str) -> Result<Cow<'a, [T]>, ModelError> {
+        let count = self.count(what, T::SIZE)?;
+        self.take(padding(self.base + self.at), what)?;
+        let bytes = self.take(count * T::SIZE, what)?;
+        if cfg!(target_endian = "little") {
+            if let Ok(items) = bytemuck::try_cast_slice(bytes) {
+                return Ok(Cow::Borrowed(items));
+            }
+        }
+        Ok(Cow::Owned(
+            bytes.chunks_exact(T::SIZE).map(T::from_le).collect(),
+        ))
+    }
+
+    fn index(&mut self, what: &str) -> Result<IndexView<'a>, ModelError> {
+        let seed = <u64 as Le>::from_le(self.take(8, what)?);
+        Ok(IndexView {
+            seed,
+            pilots: self.array(what)?,
+            remap: self.array(what)?,
+        })
+    }
+}
