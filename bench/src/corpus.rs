@@ -11,6 +11,11 @@ pub struct Corpus {
     pub name: String,
     /// The text.
     pub text: String,
+    /// The file it was read from; `None` for `multi`, which is several files concatenated.
+    /// (Read by `picobpe-bench --first-use`, which runs the CLI on it; not by
+    /// `picobpe-bench-sp`.)
+    #[allow(dead_code)]
+    pub path: Option<PathBuf>,
 }
 
 /// Where the corpora came from.
@@ -34,6 +39,7 @@ pub fn load(root: &Path, files: &[String], wanted: &[String]) -> (Source, Vec<Co
             .map(|f| Corpus {
                 name: f.clone(),
                 text: read(Path::new(f)),
+                path: Some(PathBuf::from(f)),
             })
             .collect();
         return (Source::Files, v);
@@ -61,6 +67,7 @@ fn english_and_multi(english: &Path, multi_dir: &Path, wanted: &[String]) -> Vec
         v.push(Corpus {
             name: "english".into(),
             text: read(english),
+            path: Some(english.to_path_buf()),
         });
     }
     let mut multi: Vec<PathBuf> = std::fs::read_dir(multi_dir)
@@ -80,13 +87,18 @@ fn english_and_multi(english: &Path, multi_dir: &Path, wanted: &[String]) -> Vec
             all.push_str(&text);
         }
         if keep(&stem) {
-            v.push(Corpus { name: stem, text });
+            v.push(Corpus {
+                name: stem,
+                text,
+                path: Some(p.clone()),
+            });
         }
     }
     if want_all && !all.is_empty() {
         v.push(Corpus {
             name: "multi".into(),
             text: all,
+            path: None,
         });
     }
     v

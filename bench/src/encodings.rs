@@ -40,7 +40,8 @@ impl Encoding {
         }
     }
 
-    fn pattern(self) -> PatternKind {
+    /// picobpe's pattern kind (its `reference_regex` is the issues' pattern the peers run).
+    pub fn pattern(self) -> PatternKind {
         match self {
             Encoding::Gpt2 => PatternKind::Gpt2,
             Encoding::Cl100k => PatternKind::Cl100k,
@@ -73,6 +74,15 @@ pub fn vocabulary(models: &Path, enc: Encoding) -> Vocabulary {
             .unwrap_or_else(|e| panic!("{}: {e}", gz.display()));
         (gz, out)
     };
+    Vocabulary {
+        rank_file,
+        specials: specials(models, enc),
+        source,
+    }
+}
+
+/// The standard specials `(text, id)` of `enc`, sorted by id, from `<name>.json` in `models`.
+pub fn specials(models: &Path, enc: Encoding) -> Vec<(String, u32)> {
     let json = models.join(format!("{}.json", enc.name()));
     let meta: serde_json::Value =
         serde_json::from_slice(&read(&json)).unwrap_or_else(|e| panic!("{}: {e}", json.display()));
@@ -83,39 +93,50 @@ pub fn vocabulary(models: &Path, enc: Encoding) -> Vocabulary {
         .map(|(k, v)| (k.clone(), v.as_u64().expect("special id") as u32))
         .collect();
     specials.sort_by_key(|s| s.1);
-    Vocabulary {
-        rank_file,
-        specials,
-        source,
-    }
+    specials
 }
 
 fn read(path: &Path) -> Vec<u8> {
     std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// picobpe's tables for `enc`: `picobpe_model::import::tiktoken` + `PieceTable::Full`, the same
-/// path as `host-trainer import` and the tests.
-pub fn picobpe_tables(enc: Encoding, vocab: &Vocabulary) -> &'static picobpe::Tables<'static> {
-    let model = picobpe_model::import::tiktoken(&vocab.rank_file, enc.pattern(), &vocab.specials)
-        .unwrap_or_else(|e| panic!("import {}: {e}", enc.name()));
-    picobpe_model::TableData::new(&model, PieceTable::Full)
-        .unwrap_or_else(|e| panic!("tables {}: {e}", enc.name()))
+/// picobpe's tables for a model from [`picobpe_model()`]: `PieceTable::Full`, the same path as
+/// `host-trainer import` and the tests.
+pub fn picobpe_tables(model: &picobpe_model::Model) -> &'static picobpe::Tables<'static> {
+    picobpe_model::TableData::new(model, PieceTable::Full)
+        .unwrap_or_else(|e| panic!("tables: {e}"))
         .to_tables()
+}
+
+/// picobpe's model of `enc` (`picobpe_model::import::tiktoken` of the rank file and specials).
+pub fn picobpe_model(enc: Encoding, vocab: &Vocabulary) -> picobpe_model::Model {
+    picobpe_model::import::tiktoken(&vocab.rank_file, enc.pattern(), &vocab.specials)
+        .unwrap_or_else(|e| panic!("import {}: {e}", enc.name()))
 }
 
 /// tiktoken-rs's `CoreBPE` from the same rank file, the issue's pattern and the same specials.
 pub fn tiktoken_rs_from_rank_file(enc: Encoding, vocab: &Vocabulary) -> tiktoken_rs::CoreBPE {
+    tiktoken_rs_from_ranks(enc, &vocab.rank_file, &vocab.specials)
+}
+
+/// tiktoken-rs's `CoreBPE` from a rank file's bytes (base64 token, space, rank per line), the
+/// issue's pattern and `specials`: the same construction a program that reads the rank file
+/// does (base64 decode, then `CoreBPE::new`).
+pub fn tiktoken_rs_from_ranks(
+    enc: Encoding,
+    rank_file: &[u8],
+    specials: &[(String, u32)],
+) -> tiktoken_rs::CoreBPE {
     use base64::Engine;
     let mut encoder: rustc_hash::FxHashMap<Vec<u8>, u32> = Default::default();
-    for line in vocab.rank_file.split(|&b| b == b'\n') {
+    for line in rank_file.split(|&b| b == b'\n') {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.is_empty() {
             continue;
         }
         let mut it = line.split(|&b| b == b' ');
         let (Some(tok), Some(rank)) = (it.next(), it.next()) else {
-            panic!("{}: bad rank line", vocab.source.display());
+            panic!("{}: bad rank line", enc.name());
         };
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(tok)
@@ -126,7 +147,7 @@ pub fn tiktoken_rs_from_rank_file(enc: Encoding, vocab: &Vocabulary) -> tiktoken
             .expect("integer rank");
         encoder.insert(bytes, rank);
     }
-    let specials: rustc_hash::FxHashMap<String, u32> = vocab.specials.iter().cloned().collect();
+    let specials: rustc_hash::FxHashMap<String, u32> = specials.iter().cloned().collect();
     tiktoken_rs::CoreBPE::new(encoder, specials, enc.pattern().reference_regex())
         .expect("tiktoken-rs CoreBPE")
 }

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! picobpe-bench [--encoding gpt2|cl100k_base|o200k_base]... [--corpus NAME]... [--runs N]
-//!               [--specials ordinary|all] [--cold] [FILE...]
+//!               [--specials ordinary|all] [--cold] [--first-use] [FILE...]
 //! ```
 //!
 //! For every encoding and corpus: picobpe's ids are compared with tiktoken-rs built from the
@@ -29,13 +29,42 @@
 //! otherwise the committed `tests/fixtures/train` files of the same shape (1 MB English, 100 kB
 //! multi slices), with a note. `$PICOBPE_SHARED_DATA` replaces `../shared/data`. FILE arguments
 //! replace all of these.
+//!
+//! `--first-use` (implies `--cold`; `cargo xtask bench --first-use` builds `host-trainer` first)
+//! measures what the first use of a tokenizer costs, and prints three tables at the end:
+//!
+//! 1. **Load**, per encoding: each tokenizer's construction, timed in a fresh child process
+//!    (this binary again, as the hidden `picobpe-bench --load-one PEER ENCODING [FILE]`, which
+//!    prints the load's nanoseconds), `--runs` times interleaved, median in ms. picobpe:
+//!    `load_picobpe` (`picobpe_model::read_tables`), then `Tokenizer::new`, of a `.model` file
+//!    the bench writes once into a temporary directory with `Model::write`; tiktoken-rs from
+//!    the same rank file (written there uncompressed: read + base64 decode + `CoreBPE::new`)
+//!    and with its embedded vocabulary; bpe-openai (first call of its lazy constructor); `tiktoken`;
+//!    toktok-rs; Python `tiktoken` (`tiktoken.Encoding(name, pat_str, mergeable_ranks=
+//!    tiktoken.load.load_tiktoken_bpe(rank file), special_tokens)` with `TIKTOKEN_CACHE_DIR=""`,
+//!    construction only, through `python3 -c`; a note and no column if `python3` cannot import
+//!    `tiktoken`).
+//! 2. **Whole process vs encode call**, per corpus: `host-trainer encode [--ordinary] [--format
+//!    u32le] --model MODEL FILE > /dev/null` (wall time from spawn to exit, `--format u32le`
+//!    when its `--help` offers it; its ids are checked against picobpe's first) next to every
+//!    in-process encode call of the whole text, in seconds, with call / CLI (> 1: the CLI is
+//!    faster). The CLI runs in the same interleaved rounds as the encode calls. It is found
+//!    beside this binary, else in `$CARGO_TARGET_DIR/release` or `target/release` (a note and
+//!    no table if absent). `multi` (several files) is written to the temporary directory.
+//! 3. **Cold MB/s**: the usual table, every column starting fresh before each timed run:
+//!    picobpe without a cache (`encode`) and with a cache the size of the CLI's (the default of
+//!    `encode --cache-mib`, 16,384 lines of 64 B per MiB; in place of the 16 and 64 MiB
+//!    columns), emptied; every peer a new instance
+//!    (tiktoken-rs too, rebuilt untimed; bpe-openai's lazy static has no piece cache to drop).
+//!    The ratio is the faster picobpe column over the fastest peer.
 
 mod corpus;
 mod encodings;
+mod first_use;
 mod peers;
 mod report;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use encodings::Encoding;
@@ -49,11 +78,12 @@ struct Options {
     runs: usize,
     mode: Mode,
     cold: bool,
+    first_use: bool,
     files: Vec<String>,
 }
 
 const USAGE: &str = "usage: picobpe-bench [--encoding gpt2|cl100k_base|o200k_base]... \
-[--corpus NAME]... [--runs N] [--specials ordinary|all] [--cold] [FILE...]";
+[--corpus NAME]... [--runs N] [--specials ordinary|all] [--cold] [--first-use] [FILE...]";
 
 fn parse(args: &[String]) -> Result<Options, String> {
     let mut o = Options {
@@ -62,6 +92,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         runs: 5,
         mode: Mode::Ordinary,
         cold: false,
+        first_use: false,
         files: Vec::new(),
     };
     let mut it = args.iter();
@@ -90,6 +121,10 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 }
             }
             "--cold" => o.cold = true,
+            "--first-use" => {
+                o.first_use = true;
+                o.cold = true;
+            }
             "--help" | "-h" => return Err(String::new()),
             s if s.starts_with('-') => return Err(format!("unknown option `{s}`")),
             f => o.files.push(f.to_string()),
@@ -103,6 +138,9 @@ fn parse(args: &[String]) -> Result<Options, String> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "--load-one") {
+        return first_use::load_one(&args[1..]);
+    }
     let opts = match parse(&args) {
         Ok(o) => o,
         Err(e) => {
@@ -131,10 +169,70 @@ fn main() -> ExitCode {
         "single thread, median of {} runs, MB/s (10^6 input bytes/s), mode {:?}{}, load average at start: {}",
         opts.runs,
         opts.mode,
-        if opts.cold { ", cold caches" } else { "" },
+        if opts.first_use {
+            ", first use (loads in fresh processes, the CLI as a whole process, fresh instances)"
+        } else if opts.cold {
+            ", cold caches"
+        } else {
+            ""
+        },
         report::loadavg()
     );
+    match run(root, &opts, &corpora) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("FAILURE: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
 
+/// `--first-use` state: the temporary files, the CLI, Python's availability.
+struct FirstUse {
+    work: first_use::Workdir,
+    cli: Result<first_use::Cli, String>,
+    python: Result<(), String>,
+    load_rows: Vec<first_use::LoadRow>,
+}
+
+/// The CLI run of one corpus: its model and input file.
+struct CliJob<'a> {
+    cli: &'a first_use::Cli,
+    model: &'a Path,
+    file: PathBuf,
+    ordinary: bool,
+}
+
+/// Measure every encoding and corpus, print the rows as they come and the tables at the end.
+fn run(root: &Path, opts: &Options, corpora: &[corpus::Corpus]) -> Result<(), String> {
+    let mut first = opts.first_use.then(|| FirstUse {
+        work: first_use::Workdir::new(),
+        cli: first_use::Cli::find(root),
+        python: first_use::python_tiktoken(),
+        load_rows: Vec::new(),
+    });
+    // picobpe's cache columns: the CLI's cache (--first-use), else the two large ones.
+    let caches: Vec<(&'static str, usize)> = match &first {
+        Some(f) => {
+            let lines = first_use::cli_cache_lines(root, f.cli.as_ref().ok());
+            let bytes = lines * std::mem::size_of::<picobpe::CacheEntry>();
+            let name = if bytes.is_multiple_of(1 << 20) {
+                format!("picobpe + CLI's cache ({} MiB)", bytes >> 20)
+            } else {
+                format!("picobpe + CLI's cache ({} KiB)", bytes >> 10)
+            };
+            if let Err(e) = &f.cli {
+                println!("note: no whole-process CLI column: {e}");
+            }
+            if let Err(e) = &f.python {
+                println!("note: no Python tiktoken load column: {e}");
+            }
+            vec![(&*Box::leak(name.into_boxed_str()), lines)]
+        }
+        None => peers::CACHE_SIZES.to_vec(),
+    };
+    let names = peers::column_names(&caches);
+    let ordinary = opts.mode == Mode::Ordinary;
     let models = root.join("tests/fixtures/models");
     let mut rows = Vec::new();
     for &enc in &opts.encodings {
@@ -145,35 +243,68 @@ fn main() -> ExitCode {
             vocab.source.display(),
             vocab.specials.len()
         );
-        let mut ours = peers::picobpe(enc, &vocab, opts.mode);
-        let mut columns: Vec<Column> =
-            vec![Column::Subject(peers::reference(enc, &vocab, opts.mode))];
-        columns.extend(peers::peers(enc, &ours, opts.mode));
-        for c in &corpora {
-            match measure(enc, c, &mut ours, &mut columns, &opts) {
-                Ok(row) => {
-                    report::print_row(&row);
-                    rows.push(row);
-                }
-                Err(msg) => {
-                    eprintln!("FAILURE: {msg}");
-                    return ExitCode::FAILURE;
-                }
-            }
+        let model = encodings::picobpe_model(enc, &vocab);
+        let model_file = first.as_mut().map(|f| {
+            let path = f.work.write_model(enc, &model);
+            let row = first_use::measure_loads(enc, &vocab, &path, &f.work, opts.runs, &f.python);
+            first_use::print_load_row(&row);
+            f.load_rows.push(row);
+            path
+        });
+        let mut ours = peers::picobpe(encodings::picobpe_tables(&model), opts.mode);
+        drop(model);
+        let mut columns: Vec<Column> = vec![Column::Subject(peers::reference(
+            enc,
+            &vocab,
+            opts.mode,
+            opts.first_use,
+        ))];
+        columns.extend(peers::peers(enc, &ours, opts.mode, &caches, opts.first_use));
+        for c in corpora {
+            let job = match (&first, &model_file) {
+                (
+                    Some(FirstUse {
+                        cli: Ok(cli), work, ..
+                    }),
+                    Some(model),
+                ) => Some(CliJob {
+                    cli,
+                    model,
+                    file: c.path.clone().unwrap_or_else(|| {
+                        work.write(&format!("{}.txt", c.name), c.text.as_bytes())
+                    }),
+                    ordinary,
+                }),
+                _ => None,
+            };
+            let row = measure(enc, c, &mut ours, &mut columns, &names, opts, job.as_ref())?;
+            report::print_row(&row);
+            rows.push(row);
         }
     }
     println!("\nload average at end: {}\n", report::loadavg());
+    if let Some(f) = &first {
+        first_use::print_load_markdown(&f.load_rows, opts.runs);
+        println!();
+        if let Ok(cli) = &f.cli {
+            report::print_cli_markdown(&rows, opts.runs, &cli.describe(ordinary));
+            println!();
+        }
+    }
     report::print_markdown(&rows, opts.runs, opts.mode, opts.cold);
-    ExitCode::SUCCESS
+    Ok(())
 }
 
-/// Check and time every column on one corpus. `Err` only when picobpe and the reference differ.
+/// Check and time every column on one corpus (and with `cli`, the whole CLI process on its
+/// file, in the same rounds). `Err` only when picobpe and the reference differ.
 fn measure(
     enc: Encoding,
     c: &corpus::Corpus,
     ours: &mut peers::Picobpe,
     columns: &mut [Column],
+    names: &[&'static str],
     opts: &Options,
+    cli: Option<&CliJob>,
 ) -> Result<Row, String> {
     let want = ours.ids(&c.text);
     let mut cells: Vec<Cell> = Vec::with_capacity(columns.len() + 1);
@@ -224,13 +355,39 @@ fn measure(
             }
         }
     }
+    let mut cli_cell = cli.map(
+        |job| match job.cli.ids(job.model, &job.file, job.ordinary) {
+            Ok(got) => match first_difference(&want, &got) {
+                None => Cell::Pending,
+                Some(at) => {
+                    eprintln!(
+                        "note: {} / {}: host-trainer encode's ids differ from picobpe's at index \
+                         {at} ({} vs {} ids); not timed",
+                        enc.name(),
+                        c.name,
+                        got.len(),
+                        want.len()
+                    );
+                    Cell::Differs(at)
+                }
+            },
+            Err(e) => {
+                eprintln!("note: {} / {}: {e}; not timed", enc.name(), c.name);
+                Cell::Absent("failed, see note")
+            }
+        },
+    );
     drop(want);
 
     // Interleaved runs: one run of each tokenizer per round, so load changes hit all alike.
     let bytes = c.text.len();
     let mut ours_times = Vec::with_capacity(opts.runs);
     let mut peer_times: Vec<Vec<f64>> = vec![Vec::with_capacity(opts.runs); columns.len()];
+    let mut cli_times = Vec::with_capacity(opts.runs);
     for _ in 0..opts.runs {
+        if opts.cold {
+            ours.forget();
+        }
         ours_times.push(time(bytes, || ours.run(&c.text)));
         for &i in &live {
             let Column::Subject(s) = &mut columns[i] else {
@@ -241,6 +398,15 @@ fn measure(
             }
             peer_times[i].push(time(bytes, || s.run(&c.text)));
         }
+        if let (Some(job), Some(Cell::Pending)) = (cli, &cli_cell) {
+            cli_times.push(time(bytes, || {
+                job.cli.run(job.model, &job.file, job.ordinary);
+                0
+            }));
+        }
+    }
+    if let Some(cell @ Cell::Pending) = &mut cli_cell {
+        *cell = Cell::Mbs(report::median(&mut cli_times));
     }
     for &i in &live {
         cells[i] = Cell::Mbs(report::median(&mut peer_times[i]));
@@ -251,7 +417,9 @@ fn measure(
         encoding: enc.name(),
         corpus: c.name.clone(),
         bytes,
+        columns: names.to_vec(),
         cells: all,
+        cli: cli_cell,
     })
 }
 

@@ -1,7 +1,7 @@
 //! The tokenizers measured, behind one trait: picobpe, and the peer crates with the
 //! vocabularies they embed (plus tiktoken-rs built from our rank file, the reference).
 
-use picobpe::{CacheEntry, Specials, Tokenizer};
+use picobpe::{CacheEntry, Specials, Tables, Tokenizer};
 use picobpe_model::CacheMemory;
 
 use crate::encodings::{self, Encoding, Vocabulary};
@@ -36,17 +36,22 @@ pub enum Column {
     Absent(&'static str),
 }
 
-/// Column names, in table order.
-pub const COLUMNS: [&str; 8] = [
-    "picobpe",
+/// The peers' column names, in table order (after "picobpe", before picobpe's cache columns).
+pub const PEER_COLUMNS: [&str; 5] = [
     "tiktoken-rs (rank file)",
     "tiktoken-rs (embedded)",
     "bpe-openai",
     "tiktoken",
     "toktok-rs",
-    "picobpe + 16 MiB cache",
-    "picobpe + 64 MiB cache",
 ];
+
+/// Column names, in table order, for picobpe's cache columns `caches` (name, lines).
+pub fn column_names(caches: &[(&'static str, usize)]) -> Vec<&'static str> {
+    let mut v = vec!["picobpe"];
+    v.extend(PEER_COLUMNS);
+    v.extend(caches.iter().map(|c| c.0));
+    v
+}
 
 /// Lines of the piece caches of the two "picobpe + cache" columns (64 bytes each). 16 MiB
 /// (262,144 lines) is the budget toktok-rs takes for one thread's piece cache (2^19 slots of
@@ -62,6 +67,7 @@ pub const CACHE_SIZES: [(&str, usize); 2] = [
 /// picobpe over host-built tables, writing into a buffer allocated once per corpus (the
 /// core's API takes the caller's buffer; the peers allocate their `Vec` inside the call).
 pub struct Picobpe {
+    tables: &'static Tables<'static>,
     tok: Tokenizer<'static>,
     specials: Specials,
     out: Vec<u32>,
@@ -105,10 +111,15 @@ impl Subject for Picobpe {
     fn run(&mut self, text: &str) -> usize {
         self.encode(text)
     }
+    fn forget(&mut self) {
+        // A new tokenizer (it keeps nothing between calls; this is for symmetry with the
+        // cache columns, which start each run as a fresh tokenizer with an empty cache).
+        self.tok = Tokenizer::new(self.tables);
+    }
 }
 
-/// picobpe with a piece cache of one of the [`CACHE_SIZES`] that lives across calls, like the
-/// peers' per-thread caches (emptied by `--cold`).
+/// picobpe with a piece cache of one of the [`CACHE_SIZES`] (or the CLI's size) that lives
+/// across calls, like the peers' per-thread caches (emptied by `--cold`).
 struct PicobpeCached {
     name: &'static str,
     inner: Picobpe,
@@ -129,6 +140,7 @@ impl Subject for PicobpeCached {
     }
     fn forget(&mut self) {
         self.cache.fill(CacheEntry::EMPTY);
+        self.inner.forget();
     }
 }
 
@@ -137,6 +149,9 @@ struct TiktokenRs {
     name: &'static str,
     bpe: tiktoken_rs::CoreBPE,
     mode: Mode,
+    /// Builds a new instance for `forget` (`--first-use`: a fresh instance for every timed
+    /// run, so its regex engines' lazy DFA caches start empty too); `None`: keep the instance.
+    renew: Option<Box<dyn Fn() -> tiktoken_rs::CoreBPE>>,
 }
 
 impl Subject for TiktokenRs {
@@ -152,9 +167,15 @@ impl Subject for TiktokenRs {
     fn run(&mut self, text: &str) -> usize {
         self.ids(text).len()
     }
+    fn forget(&mut self) {
+        if let Some(make) = &self.renew {
+            self.bpe = make();
+        }
+    }
 }
 
-/// bpe-openai (GitHub's rust-gems `bpe`): ordinary encoding only.
+/// bpe-openai (GitHub's rust-gems `bpe`): ordinary encoding only. Its instance is a lazy static
+/// (no piece cache, so `forget` has nothing to drop; its regex's lazy DFA stays warm).
 struct BpeOpenai(&'static bpe_openai::Tokenizer);
 
 impl Subject for BpeOpenai {
@@ -221,10 +242,11 @@ impl Subject for Toktok {
     }
 }
 
-/// picobpe for `enc`.
-pub fn picobpe(enc: Encoding, vocab: &Vocabulary, mode: Mode) -> Picobpe {
+/// picobpe on `tables` ([`encodings::picobpe_tables`]).
+pub fn picobpe(tables: &'static Tables<'static>, mode: Mode) -> Picobpe {
     Picobpe {
-        tok: Tokenizer::new(encodings::picobpe_tables(enc, vocab)),
+        tables,
+        tok: Tokenizer::new(tables),
         specials: match mode {
             Mode::Ordinary => Specials::None,
             Mode::All => Specials::All,
@@ -233,28 +255,48 @@ pub fn picobpe(enc: Encoding, vocab: &Vocabulary, mode: Mode) -> Picobpe {
     }
 }
 
-/// The reference: tiktoken-rs from our rank file (always present).
-pub fn reference(enc: Encoding, vocab: &Vocabulary, mode: Mode) -> Box<dyn Subject> {
+/// The reference: tiktoken-rs from our rank file (always present). `fresh`: `forget` builds a
+/// new instance (untimed).
+pub fn reference(enc: Encoding, vocab: &Vocabulary, mode: Mode, fresh: bool) -> Box<dyn Subject> {
+    let renew: Option<Box<dyn Fn() -> tiktoken_rs::CoreBPE>> = fresh.then(|| {
+        let (ranks, specials) = (vocab.rank_file.clone(), vocab.specials.clone());
+        Box::new(move || encodings::tiktoken_rs_from_ranks(enc, &ranks, &specials)) as Box<_>
+    });
     Box::new(TiktokenRs {
         name: "tiktoken-rs (rank file)",
         bpe: encodings::tiktoken_rs_from_rank_file(enc, vocab),
         mode,
+        renew,
     })
 }
 
-/// The columns after picobpe and the reference, in [`COLUMNS`] order: the peers, then picobpe
-/// with each of the [`CACHE_SIZES`].
-pub fn peers(enc: Encoding, ours: &Picobpe, mode: Mode) -> Vec<Column> {
-    let tiktoken_rs_embedded = match enc {
+/// tiktoken-rs's embedded vocabulary for `enc` (a new instance each call).
+pub fn tiktoken_rs_embedded(enc: Encoding) -> tiktoken_rs::CoreBPE {
+    match enc {
         Encoding::Gpt2 => tiktoken_rs::r50k_base(),
         Encoding::Cl100k => tiktoken_rs::cl100k_base(),
         Encoding::O200k => tiktoken_rs::o200k_base(),
     }
-    .expect("tiktoken-rs embedded vocabulary");
+    .expect("tiktoken-rs embedded vocabulary")
+}
+
+/// The columns after picobpe and the reference, in [`column_names`] order: the peers, then
+/// picobpe with each of `caches` (name, lines). `fresh`: tiktoken-rs's `forget` builds a new
+/// instance (the other peers' `forget` always does, or has nothing to drop).
+pub fn peers(
+    enc: Encoding,
+    ours: &Picobpe,
+    mode: Mode,
+    caches: &[(&'static str, usize)],
+    fresh: bool,
+) -> Vec<Column> {
+    let renew: Option<Box<dyn Fn() -> tiktoken_rs::CoreBPE>> =
+        fresh.then(|| Box::new(move || tiktoken_rs_embedded(enc)) as Box<_>);
     let mut v: Vec<Column> = vec![Column::Subject(Box::new(TiktokenRs {
         name: "tiktoken-rs (embedded)",
-        bpe: tiktoken_rs_embedded,
+        bpe: tiktoken_rs_embedded(enc),
         mode,
+        renew,
     }))];
     v.push(match (enc, mode) {
         (Encoding::Gpt2, _) => Column::Absent("no gpt2"),
@@ -287,11 +329,12 @@ pub fn peers(enc: Encoding, ours: &Picobpe, mode: Mode) -> Vec<Column> {
             }))
         }
     });
-    for (name, lines) in CACHE_SIZES {
+    for &(name, lines) in caches {
         v.push(Column::Subject(Box::new(PicobpeCached {
             name,
             // The same tables as the "picobpe" column, built once.
             inner: Picobpe {
+                tables: ours.tables,
                 tok: ours.tok,
                 specials: ours.specials,
                 out: Vec::new(),

@@ -1,6 +1,6 @@
 //! Medians, one progress line per row, and the final Markdown table.
 
-use crate::peers::{Mode, COLUMNS};
+use crate::peers::Mode;
 
 /// One table cell.
 pub enum Cell {
@@ -32,7 +32,7 @@ impl Cell {
     }
 }
 
-/// One encoding × corpus row; `cells` follow [`COLUMNS`].
+/// One encoding × corpus row; `cells` follow `columns`.
 pub struct Row {
     /// Encoding name.
     pub encoding: &'static str,
@@ -40,8 +40,13 @@ pub struct Row {
     pub corpus: String,
     /// Input size in bytes.
     pub bytes: usize,
+    /// The column names ([`crate::peers::column_names`]).
+    pub columns: Vec<&'static str>,
     /// One cell per column.
     pub cells: Vec<Cell>,
+    /// `--first-use`: the whole `host-trainer encode` process on the corpus file, as MB/s of
+    /// the file (`None` in the other modes).
+    pub cli: Option<Cell>,
 }
 
 impl Row {
@@ -50,7 +55,7 @@ impl Row {
         let timed = || {
             self.cells
                 .iter()
-                .zip(&COLUMNS)
+                .zip(&self.columns)
                 .filter_map(|(c, n)| c.mbs().map(|v| (v, *n)))
         };
         let ours = timed()
@@ -86,11 +91,15 @@ pub fn loadavg() -> String {
 
 /// A progress line for a finished row.
 pub fn print_row(row: &Row) {
-    let cells: Vec<String> = COLUMNS
+    let mut cells: Vec<String> = row
+        .columns
         .iter()
         .zip(&row.cells)
         .map(|(n, c)| format!("{n} {}", c.text()))
         .collect();
+    if let Some(cli) = &row.cli {
+        cells.push(format!("{CLI_COLUMN} {}", cli.text()));
+    }
     println!(
         "{:<12} {:<18} {:>10} B | {} | picobpe/best peer {}",
         row.encoding,
@@ -115,8 +124,11 @@ pub fn print_markdown(rows: &[Row], runs: usize, mode: Mode, cold: bool) {
             ""
         }
     );
+    let Some(first) = rows.first() else {
+        return;
+    };
     let mut head = vec!["encoding", "corpus", "MB"];
-    head.extend(COLUMNS);
+    head.extend(&first.columns);
     head.push("picobpe / best peer");
     println!("| {} |", head.join(" | "));
     let align: Vec<&str> = head
@@ -133,6 +145,56 @@ pub fn print_markdown(rows: &[Row], runs: usize, mode: Mode, cold: bool) {
         ];
         cells.extend(r.cells.iter().map(Cell::text));
         cells.push(r.ratio_text());
+        println!("| {} |", cells.join(" | "));
+    }
+}
+
+/// The `--first-use` column of the whole `host-trainer encode` process.
+pub const CLI_COLUMN: &str = "host-trainer encode (whole process)";
+
+/// Seconds for `bytes` at `mbs` MB/s.
+fn seconds(bytes: usize, mbs: f64) -> f64 {
+    bytes as f64 / 1e6 / mbs
+}
+
+/// `--first-use`: the whole CLI process next to every in-process encode call, in seconds, with
+/// each call's time over the CLI's (> 1: the CLI, loading and writing included, is faster).
+pub fn print_cli_markdown(rows: &[Row], runs: usize, command: &str) {
+    let Some(first) = rows.iter().find(|r| r.cli.is_some()) else {
+        return;
+    };
+    println!(
+        "Whole process vs encode call, seconds, median of {runs} runs: `{command}` (wall time \
+         from spawn to exit: load the model, read the file, encode, write the ids) next to each \
+         encode call of the whole text alone, in this process, on a fresh instance; \
+         (x) = that call's time / the CLI's (> 1: the CLI is faster):\n"
+    );
+    let mut head = vec!["encoding", "corpus", "MB", CLI_COLUMN];
+    head.extend(&first.columns);
+    println!("| {} |", head.join(" | "));
+    let align: Vec<&str> = (0..head.len())
+        .map(|i| if i < 2 { "---" } else { "---:" })
+        .collect();
+    println!("|{}|", align.join("|"));
+    for r in rows {
+        let Some(cli) = &r.cli else { continue };
+        let cli_s = cli.mbs().map(|v| seconds(r.bytes, v));
+        let mut cells = vec![
+            r.encoding.to_string(),
+            r.corpus.clone(),
+            format!("{:.1}", r.bytes as f64 / 1e6),
+            cli_s.map_or_else(|| cli.text(), |s| format!("{s:.3}")),
+        ];
+        for c in &r.cells {
+            cells.push(match (c.mbs(), cli_s) {
+                (Some(v), Some(cli_s)) => {
+                    let s = seconds(r.bytes, v);
+                    format!("{s:.3} ({:.2}x)", s / cli_s)
+                }
+                (Some(v), None) => format!("{:.3}", seconds(r.bytes, v)),
+                (None, _) => c.text(),
+            });
+        }
         println!("| {} |", cells.join(" | "));
     }
 }
