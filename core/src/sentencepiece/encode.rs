@@ -12,9 +12,9 @@
 //! merged in the caller's output buffer ([`super::merge`]). A word that needs more room than
 //! the whole buffer is [`EncodeError::PieceTooLong`].
 
-#[cfg(target_pointer_width = "64")]
-use super::merge::LONG_WORD_BUF;
 use super::merge::{merge_word, NoRoom, Word, WORD_BUF};
+#[cfg(target_pointer_width = "64")]
+use super::merge::{HUGE_WORD_BUF, LONG_WORD_BUF};
 use super::normalize::{char_at, Normalizer, SPACE_MARK};
 use super::tables::{Sections, SpTables};
 use crate::cache::{CacheEntry, CacheKey};
@@ -297,6 +297,12 @@ impl<'t> SpTokenizer<'t> {
     ) -> Result<(usize, usize), EncodeError> {
         // A text that may hold a word longer than the small buffer gets the large one (made,
         // and zeroed, once per call).
+        #[cfg(target_pointer_width = "64")]
+        if end - pos > LONG_WORD_BUF {
+            return self.encode_words_in::<HUGE_WORD_BUF>(
+                norm, pos, end, prefix, out, written, run, hold_last,
+            );
+        }
         #[cfg(target_pointer_width = "64")]
         if end - pos > WORD_BUF {
             return self.encode_words_in::<LONG_WORD_BUF>(

@@ -34,6 +34,14 @@ pub const LONG_WORD_BUF: usize = 4096;
 #[cfg(not(target_pointer_width = "64"))]
 pub const LONG_WORD_BUF: usize = 0;
 
+/// The stack buffer of a call whose text is longer than [`LONG_WORD_BUF`], on 64-bit targets:
+/// 64 KiB (and room for the `▁` before it), so a line of Chinese or Japanese of up to 64 KiB
+/// is merged in place instead of packed into the output buffer, where every pair candidate
+/// is copied out byte by byte (3-4× the work per symbol). Zeroing it costs about as much as
+/// encoding 100 bytes, against a text of over 4 KiB.
+#[cfg(target_pointer_width = "64")]
+pub const HUGE_WORD_BUF: usize = (64 << 10) + 64;
+
 /// Marks a symbol that never merges (a user-defined symbol) in its start entry.
 const FROZEN: u32 = 1 << 31;
 /// No previous symbol.
