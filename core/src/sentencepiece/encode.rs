@@ -67,6 +67,10 @@ impl<'t> SpTokenizer<'t> {
     /// of the text up to `consumed` (the start of a word); continue with
     /// [`SpTokenizer::encode_from`]`(text, consumed, ..)`, which knows the text before that
     /// point (the normalizer's dummy prefix and whitespace rules depend on it).
+    ///
+    /// Stack: a word buffer of 256 bytes; on 64-bit targets a text over 256 bytes gets one of
+    /// 4 KiB and a text over 4 KiB one of 64 KiB (a longer word is merged in the far end of
+    /// `out` instead, more slowly). On 32-bit targets longer words always use `out`.
     pub fn encode(&self, text: &[u8], out: &mut [u32]) -> Result<usize, EncodeError> {
         self.encode_from(text, 0, out)
     }
