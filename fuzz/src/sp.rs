@@ -382,5 +382,6 @@ pub fn borrow_tables(data: &SpTableData) -> SpTables<'_> {
         remove_extra_whitespaces: data.remove_extra_whitespaces,
         sections: data.sections,
         split_words: data.split_words,
+        cut_bytes: data.cut_bytes,
     }
 }

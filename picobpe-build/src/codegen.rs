@@ -107,9 +107,15 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
          add_dummy_prefix: {},\n    \
          remove_extra_whitespaces: {},\n    \
          sections: ::picobpe::sentencepiece::Sections::{sections},\n    \
-         split_words: {},\n\
+         split_words: {},\n    \
+         cut_bytes: [{:#x}, {:#x}],\n\
          }};",
-        data.unk_id, data.add_dummy_prefix, data.remove_extra_whitespaces, data.split_words
+        data.unk_id,
+        data.add_dummy_prefix,
+        data.remove_extra_whitespaces,
+        data.split_words,
+        data.cut_bytes[0],
+        data.cut_bytes[1]
     );
     s
 }

@@ -254,9 +254,31 @@ impl Symbols<'_, '_> {
         Some(((top >> 32) as u32, !(top as u32) as usize))
     }
 
-    /// Merge until no pair is a piece.
+    /// True when symbol `i` is one of the tables' cut bytes (it never merges).
+    fn is_wall(&self, i: usize) -> bool {
+        !self.frozen(i) && self.tables.is_cut_byte(self.word.byte(self.start(i)))
+    }
+
+    /// Merge until no pair is a piece, one segment at a time: a segment ends after a symbol
+    /// that is a cut byte ([`SpTables::cut_bytes`]). No merge can involve such a symbol, so
+    /// merges on either side of it are independent, and merging each segment alone makes
+    /// the same merges (SentencePiece's order only ranks merges against each other within a
+    /// segment). The heap then holds one segment's pairs, e.g. one line of a Japanese text.
     fn merge_all(&mut self) {
-        for i in 0..self.n {
+        let mut from = 0;
+        while from < self.n {
+            let mut to = from;
+            while to + 1 < self.n && !self.is_wall(to) {
+                to += 1;
+            }
+            self.merge_segment(from, to);
+            from = to + 1;
+        }
+    }
+
+    /// Merge the symbols `from..=to` (the pair `to` starts holds a cut byte or ends the word).
+    fn merge_segment(&mut self, from: usize, to: usize) {
+        for i in from..=to {
             self.score(i);
         }
         while let Some((p, i)) = self.pop() {

@@ -129,9 +129,23 @@ pub struct SpTables<'a> {
     /// crosses the start of a word (a `▁` after another character) and words are encoded one
     /// at a time. When false, the whole text is one word.
     pub split_words: bool,
+    /// ASCII bytes (bit `b % 64` of word `b / 64`) that no mergeable piece of two or more
+    /// bytes contains, such as `\n` and the digits in Llama-style models: a symbol made of
+    /// one never merges with a neighbour, so a long word is merged segment by segment between
+    /// them (smaller heaps, same ids). All zero is always correct, only slower.
+    pub cut_bytes: [u64; 2],
 }
 
 impl<'a> SpTables<'a> {
+    /// True when `b` is one of [`SpTables::cut_bytes`].
+    #[inline]
+    pub fn is_cut_byte(&self, b: u8) -> bool {
+        match self.cut_bytes.get(usize::from(b / 64)) {
+            Some(&w) => w >> (b % 64) & 1 != 0,
+            None => false,
+        }
+    }
+
     /// Number of ids: valid ids are `0..n_ids()`.
     #[inline]
     pub fn n_ids(&self) -> usize {

@@ -284,6 +284,22 @@ impl SpModel {
         Ok(())
     }
 
+    /// The ASCII bytes no normal or user-defined piece of two or more bytes contains, as a
+    /// bit set (see [`picobpe::SpTables::cut_bytes`]).
+    pub fn cut_bytes(&self) -> [u64; 2] {
+        let mut seen = [0u64; 2];
+        for p in &self.pieces {
+            if matches!(p.kind, SpKind::Normal | SpKind::UserDefined) && p.piece.len() >= 2 {
+                for &b in p.piece.as_bytes() {
+                    if b < 0x80 {
+                        seen[usize::from(b / 64)] |= 1 << (b % 64);
+                    }
+                }
+            }
+        }
+        [!seen[0], !seen[1]]
+    }
+
     /// True when no normal or user-defined piece has a character other than `▁` followed by
     /// `▁`: then no merge crosses the start of a word (see
     /// [`picobpe::SpTables::split_words`]).

@@ -46,6 +46,9 @@ pub struct SpTableData {
     pub sections: picobpe::sentencepiece::Sections,
     /// Words may be encoded one at a time ([`SpModel::splits_words`]).
     pub split_words: bool,
+    /// [`picobpe::SpTables::cut_bytes`]: ASCII bytes no mergeable piece of two or more bytes
+    /// contains.
+    pub cut_bytes: [u64; 2],
 }
 
 impl SpTableData {
@@ -123,6 +126,7 @@ impl SpTableData {
             add_dummy_prefix: model.add_dummy_prefix,
             remove_extra_whitespaces: model.remove_extra_whitespaces,
             sections: model.sections.to_core(),
+            cut_bytes: model.cut_bytes(),
             // A run of unknown symbols is one `<unk>`: across a word start only when `▁` is
             // unknown too, which then needs the whole text at once.
             split_words: model.splits_words()
@@ -182,6 +186,7 @@ impl SpTableData {
             remove_extra_whitespaces: self.remove_extra_whitespaces,
             sections: self.sections,
             split_words: self.split_words,
+            cut_bytes: self.cut_bytes,
         }
     }
 
@@ -243,6 +248,7 @@ impl SpTableData {
             remove_extra_whitespaces: self.remove_extra_whitespaces,
             sections: self.sections,
             split_words: self.split_words,
+            cut_bytes: self.cut_bytes,
         }))
     }
 }
