@@ -253,8 +253,9 @@ impl SpTableData {
     }
 }
 
-/// `SpTables` itself on a 32-bit target: eight slices, a `PtrIndex`, an id and the flags.
-const SP_TABLES_HEADER: usize = 8 * 8 + 24 + 8 + 4 + 4;
+/// `SpTables` itself on a 32-bit target: eight slices, a `PtrIndex`, an id, the flags and the
+/// cut-byte set.
+const SP_TABLES_HEADER: usize = 8 * 8 + 24 + 8 + 4 + 4 + 16;
 
 /// Flash bytes per SentencePiece table for a 32-bit target, as baked by `picobpe-build`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
