@@ -6,7 +6,8 @@
 //!   prepares for the machine (`target/models/small.model` for lm3s6965evb,
 //!   `target/models/gpt2.model` for mps2-an385, `target/models/cl100k_base.model` for mps2-an385
 //!   with the `cl100k` feature; with the `sentencepiece` feature `target/models/sp4096.model`
-//!   for lm3s6965evb and `target/models/mistral.model` for mps2-an385).
+//!   for lm3s6965evb and `target/models/mistral.model` for mps2-an385; with the `sp4096`
+//!   feature `target/models/sp4096.model` for either machine).
 //!   The kind of the model decides the code: a SentencePiece BPE model sets `cfg(picobpe_sp)`,
 //!   which builds the firmware and its tests around `picobpe::SpTokenizer` instead of
 //!   `picobpe::Tokenizer`, whatever the features.
@@ -31,12 +32,16 @@ fn main() {
     let lm3s = env::var_os("CARGO_FEATURE_LM3S6965EVB").is_some();
     let mps2 = env::var_os("CARGO_FEATURE_MPS2_AN385").is_some();
     let cl100k = env::var_os("CARGO_FEATURE_CL100K").is_some();
-    let sp = env::var_os("CARGO_FEATURE_SENTENCEPIECE").is_some();
+    let sp4096 = env::var_os("CARGO_FEATURE_SP4096").is_some();
+    let sp = sp4096 || env::var_os("CARGO_FEATURE_SENTENCEPIECE").is_some();
     let (machine, default_model, xtask_model) = match (lm3s, mps2, cl100k, sp) {
         (true, false, false, false) => ("lm3s6965evb", "small.model", "small"),
         (false, true, false, false) => ("mps2-an385", "gpt2.model", "gpt2"),
         (false, true, true, false) => ("mps2-an385", "cl100k_base.model", "cl100k"),
         (true, false, false, true) => ("lm3s6965evb", "sp4096.model", "sp4096"),
+        (false, true, false, true) if sp4096 => {
+            ("mps2-an385", "sp4096.model", "sp4096 --machine mps2-an385")
+        }
         (false, true, false, true) => ("mps2-an385", "mistral.model", "mistral"),
         (_, _, true, true) => fail("the `cl100k` and `sentencepiece` features exclude each other"),
         (true, false, true, false) => fail(

@@ -39,6 +39,28 @@ pub const DECODE_BYTES: usize = 8 * 1024;
 #[cfg(not(feature = "lm3s6965evb"))]
 pub const DECODE_BYTES: usize = 64 * 1024;
 
+/// Input capacity (bytes) of the streaming encoder (`SpStreamEncoder`) the on-target tests run
+/// the reference vectors through. It holds a word until the next one starts: the longest word
+/// and one byte more. 1 KiB on the lm3s6965evb; 16 KiB on the mps2-an385, for the 15,000-byte
+/// words of `sp_edge/cjk-run-5000-*`. A record with a longer word, or one that needs more than
+/// [`STREAM_OUT`], stops with the documented `StreamError`, which the test checks and counts.
+#[cfg(feature = "lm3s6965evb")]
+pub const STREAM_IN: usize = 1024;
+/// See above.
+#[cfg(not(feature = "lm3s6965evb"))]
+pub const STREAM_IN: usize = 16 * 1024;
+
+/// Id capacity of that streaming encoder: the ids and the merge work area of a word. The
+/// encoder is built on the stack, where it takes twice its size while being built: 2,048 ids
+/// on the lm3s6965evb (9 KiB with the input; the test peaks at 20 KiB of the 30 KiB of stack),
+/// so the nine `sp_edge` records with a word of 220 characters or more stop there; on the
+/// mps2-an385 [`WORK_IDS`], the room of the one-shot encode, which every embedded record fits.
+#[cfg(feature = "lm3s6965evb")]
+pub const STREAM_OUT: usize = 2048;
+/// See above.
+#[cfg(not(feature = "lm3s6965evb"))]
+pub const STREAM_OUT: usize = WORK_IDS;
+
 /// A tokenizer over the baked tables.
 pub fn tokenizer() -> SpTokenizer<'static> {
     SpTokenizer::new(&TABLES)

@@ -47,9 +47,7 @@ fn main() {
         for (name, tables) in [("mapped", mapped), ("built", built)] {
             let tok = Tokenizer::new(tables);
             let t = Instant::now();
-            let n = tok
-                .encode(&text, &mut ids, Specials::None)
-                .expect("encode");
+            let n = tok.encode(&text, &mut ids, Specials::None).expect("encode");
             let s = t.elapsed().as_secs_f64();
             println!(
                 "round {round} {name:>6}: {n} ids, {:.1} MB/s",

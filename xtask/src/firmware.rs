@@ -9,7 +9,7 @@
 //! Built-in models ([`Builtin`]): `small` (lm3s6965evb) is a small vocabulary trained by
 //! `host-trainer train` on the sample in `firmware-example/sample/`; `gpt2` and `cl100k`
 //! (mps2-an385) are imported by `host-trainer import` from the tiktoken rank files in
-//! `tests/fixtures/models/`; `sp4096` (lm3s6965evb) and `mistral` (mps2-an385, the published
+//! `tests/fixtures/models/`; `sp4096` (both machines) and `mistral` (mps2-an385, the published
 //! Mistral 7B v0.1 tokenizer) are SentencePiece BPE models imported by `host-trainer import
 //! --sentencepiece` from `tests/fixtures/sentencepiece/models/`. The path reaches the
 //! firmware's build script through `PICOBPE_MODEL`; `--model FILE` (or `PICOBPE_MODEL` in the
@@ -75,7 +75,7 @@ pub enum Builtin {
     /// tiktoken rank file (mps2-an385).
     Cl100k,
     /// SentencePiece BPE, 4096 ids with byte fallback, trained with `sentencepiece`
-    /// (`tests/fixtures/sentencepiece/models/sp4096.model`; lm3s6965evb).
+    /// (`tests/fixtures/sentencepiece/models/sp4096.model`; lm3s6965evb and mps2-an385).
     Sp4096,
     /// SentencePiece BPE: the published Mistral 7B v0.1 tokenizer, 32 000 ids with byte
     /// fallback (`tests/fixtures/sentencepiece/models/mistral-v1.model`; mps2-an385).
@@ -108,13 +108,15 @@ impl Builtin {
         Builtin::ALL.into_iter().find(|b| b.name() == s)
     }
 
-    /// The machine the model is built for. GPT-2's tables (1.2 MB), cl100k_base's (2.3 MB) and
-    /// Mistral's (0.6 MB) only fit the mps2-an385's 4 MiB of code memory; sp4096's (73 KB) fit
-    /// the lm3s6965evb's 256 KiB of flash.
-    pub fn machine(self) -> Machine {
+    /// The machines the model is built for, in the order the commands run them. GPT-2's tables
+    /// (1.2 MB), cl100k_base's (2.3 MB) and Mistral's (0.6 MB) only fit the mps2-an385's 4 MiB
+    /// of code memory; sp4096's (73 KB) fit the lm3s6965evb's 256 KiB of flash, and it runs on
+    /// both machines (the small model, trained for the lm3s6965evb, on that one only).
+    pub fn machines(self) -> &'static [Machine] {
         match self {
-            Builtin::Small | Builtin::Sp4096 => Machine::Lm3s6965evb,
-            Builtin::Gpt2 | Builtin::Cl100k | Builtin::Mistral => Machine::Mps2An385,
+            Builtin::Small => &[Machine::Lm3s6965evb],
+            Builtin::Sp4096 => &Machine::ALL,
+            Builtin::Gpt2 | Builtin::Cl100k | Builtin::Mistral => &[Machine::Mps2An385],
         }
     }
 
@@ -134,11 +136,13 @@ impl Builtin {
 
     /// The firmware's cargo feature that makes this model the build's default, if any. A feature
     /// set of its own also gives the build its own artifacts in cargo's cache, so the gpt2 and
-    /// cl100k builds for the same machine do not rebuild each other.
+    /// cl100k builds for the same machine do not rebuild each other, nor the sp4096 and mistral
+    /// ones (`sp4096` implies `sentencepiece`).
     fn feature(self) -> Option<&'static str> {
         match self {
             Builtin::Cl100k => Some("cl100k"),
-            Builtin::Sp4096 | Builtin::Mistral => Some("sentencepiece"),
+            Builtin::Sp4096 => Some("sp4096"),
+            Builtin::Mistral => Some("sentencepiece"),
             Builtin::Small | Builtin::Gpt2 => None,
         }
     }
@@ -234,18 +238,24 @@ pub struct Options {
 /// Which configurations the options select when they leave something open.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Selection {
-    /// Every built-in configuration that matches (`firmware-test`, `footprint`).
+    /// Every built-in configuration that matches (`firmware-test`): each model on each of its
+    /// machines.
     All,
-    /// One configuration per machine, its first built-in model (`firmware-run`); lm3s6965evb
-    /// when no machine is named.
+    /// Each built-in model once, on the first of its machines (`footprint`: a model's figures
+    /// do not depend on the machine beyond its capacity); every matching configuration when
+    /// machines are named.
+    FirstPerModel,
+    /// One configuration per machine, its first built-in model (`firmware-run`); only the first
+    /// such configuration (lm3s6965evb unless the model does not fit it) when no machine is
+    /// named.
     FirstPerMachine,
 }
 
 /// Parses `--machine M` (repeatable) and `--model NAME|FILE`. A built-in model name
-/// (`small`, `gpt2`, `cl100k`, `sp4096`, `mistral`) selects that model on its machine; anything
-/// else is a model file (write `./gpt2` for a file of that name), baked for each selected machine
-/// (default: as `selection` says). Without `--model`, `PICOBPE_MODEL` in the environment names
-/// the file.
+/// (`small`, `gpt2`, `cl100k`, `sp4096`, `mistral`) selects that model on the machines it is
+/// built for ([`Builtin::machines`]; `--machine` picks among them); anything else is a model
+/// file (write `./gpt2` for a file of that name), baked for each selected machine (default: as
+/// `selection` says). Without `--model`, `PICOBPE_MODEL` in the environment names the file.
 pub fn parse_options(args: &[String], selection: Selection) -> Result<Options, String> {
     let mut machines: Vec<Machine> = Vec::new();
     let mut model: Option<ModelSource> = std::env::var_os("PICOBPE_MODEL")
@@ -282,57 +292,61 @@ pub fn parse_options(args: &[String], selection: Selection) -> Result<Options, S
         }
     }
     machines.dedup();
-    let configs = match model {
+    let builtins: &[Builtin] = match &model {
         Some(ModelSource::File(p)) => {
             if machines.is_empty() {
                 machines = match selection {
-                    Selection::All => Machine::ALL.to_vec(),
+                    Selection::All | Selection::FirstPerModel => Machine::ALL.to_vec(),
                     Selection::FirstPerMachine => vec![Machine::Lm3s6965evb],
                 };
             }
-            machines
+            let configs = machines
                 .iter()
                 .map(|&machine| Config {
                     machine,
                     model: ModelSource::File(p.clone()),
                 })
-                .collect()
+                .collect();
+            return Ok(Options { configs, rest });
         }
         Some(ModelSource::Builtin(b)) => {
-            if let Some(m) = machines.iter().find(|&&m| m != b.machine()) {
+            if let Some(m) = machines.iter().find(|m| !b.machines().contains(m)) {
+                let built_for: Vec<&str> = b.machines().iter().map(|m| m.name()).collect();
                 return Err(format!(
                     "model `{}` is built for {}, not {} (give a model file to bake another \
                      model for {})",
                     b.name(),
-                    b.machine().name(),
+                    built_for.join(" and "),
                     m.name(),
                     m.name()
                 ));
             }
-            vec![Config {
-                machine: b.machine(),
-                model: ModelSource::Builtin(b),
-            }]
+            std::slice::from_ref(b)
         }
-        None => {
-            if machines.is_empty() && selection == Selection::FirstPerMachine {
-                machines.push(Machine::Lm3s6965evb);
-            }
-            let mut configs: Vec<Config> = Vec::new();
-            for b in Builtin::ALL {
-                let wanted = machines.is_empty() || machines.contains(&b.machine());
-                let taken = selection == Selection::FirstPerMachine
-                    && configs.iter().any(|c| c.machine == b.machine());
-                if wanted && !taken {
-                    configs.push(Config {
-                        machine: b.machine(),
-                        model: ModelSource::Builtin(b),
-                    });
-                }
-            }
-            configs
-        }
+        None => &Builtin::ALL,
     };
+    let mut configs: Vec<Config> = Vec::new();
+    for &b in builtins {
+        for &machine in b.machines() {
+            let wanted = machines.is_empty() || machines.contains(&machine);
+            let taken = match selection {
+                Selection::All => false,
+                Selection::FirstPerModel => {
+                    machines.is_empty() && configs.iter().any(|c| c.builtin() == Some(b))
+                }
+                Selection::FirstPerMachine => configs.iter().any(|c| c.machine == machine),
+            };
+            if wanted && !taken {
+                configs.push(Config {
+                    machine,
+                    model: ModelSource::Builtin(b),
+                });
+            }
+        }
+    }
+    if selection == Selection::FirstPerMachine && machines.is_empty() {
+        configs.truncate(1);
+    }
     Ok(Options { configs, rest })
 }
 
@@ -814,4 +828,97 @@ pub fn run_qemu(
         stdout,
         stderr,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{parse_options, Config, Selection};
+
+    /// The labels of the configurations `args` select, or `None` when `PICOBPE_MODEL` is set
+    /// (it names a model file).
+    fn labels(args: &[&str], selection: Selection) -> Option<Vec<String>> {
+        if std::env::var_os("PICOBPE_MODEL").is_some() {
+            return None;
+        }
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let opts = parse_options(&args, selection).expect("options parse");
+        Some(opts.configs.iter().map(Config::label).collect())
+    }
+
+    #[test]
+    fn built_in_configurations() {
+        use Selection::{All, FirstPerMachine, FirstPerModel};
+        let (lm3s, mps2) = ("lm3s6965evb", "mps2-an385");
+        let cases: &[(&[&str], Selection, &[&str])] = &[
+            (
+                &[],
+                All,
+                &[
+                    "lm3s6965evb/small",
+                    "mps2-an385/gpt2",
+                    "mps2-an385/cl100k",
+                    "lm3s6965evb/sp4096",
+                    "mps2-an385/sp4096",
+                    "mps2-an385/mistral",
+                ],
+            ),
+            (
+                &["--model", "sp4096"],
+                All,
+                &["lm3s6965evb/sp4096", "mps2-an385/sp4096"],
+            ),
+            (
+                &["--model", "sp4096", "--machine", mps2],
+                All,
+                &["mps2-an385/sp4096"],
+            ),
+            (
+                &["--machine", lm3s],
+                All,
+                &["lm3s6965evb/small", "lm3s6965evb/sp4096"],
+            ),
+            (
+                &[],
+                FirstPerModel,
+                &[
+                    "lm3s6965evb/small",
+                    "mps2-an385/gpt2",
+                    "mps2-an385/cl100k",
+                    "lm3s6965evb/sp4096",
+                    "mps2-an385/mistral",
+                ],
+            ),
+            (
+                &["--model=sp4096", "--machine", lm3s, "--machine", mps2],
+                FirstPerModel,
+                &["lm3s6965evb/sp4096", "mps2-an385/sp4096"],
+            ),
+            (&[], FirstPerMachine, &["lm3s6965evb/small"]),
+            (
+                &["--model", "sp4096"],
+                FirstPerMachine,
+                &["lm3s6965evb/sp4096"],
+            ),
+            (
+                &["--model", "mistral"],
+                FirstPerMachine,
+                &["mps2-an385/mistral"],
+            ),
+            (
+                &["--machine", lm3s, "--machine", mps2],
+                FirstPerMachine,
+                &["lm3s6965evb/small", "mps2-an385/gpt2"],
+            ),
+        ];
+        for &(args, selection, expected) in cases {
+            if let Some(got) = labels(args, selection) {
+                assert_eq!(got, expected, "{args:?}");
+            }
+        }
+        let args: Vec<String> = ["--model", "mistral", "--machine", lm3s]
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
+        assert!(parse_options(&args, All).is_err());
+    }
 }

@@ -1,8 +1,9 @@
 //! `cargo xtask firmware-test [--machine M] [--model small|gpt2|cl100k|sp4096|mistral|FILE] [--show-output] [FILTER]`:
 //! the on-target tests (`firmware-example/tests/*.rs`, embedded-test harness) under QEMU, by
 //! default in every built-in configuration: lm3s6965evb/small, mps2-an385/gpt2,
-//! mps2-an385/cl100k and the SentencePiece ones, lm3s6965evb/sp4096 and mps2-an385/mistral
-//! (`--machine` keeps a machine's configurations, `--model` one model's).
+//! mps2-an385/cl100k and the SentencePiece ones, lm3s6965evb/sp4096, mps2-an385/sp4096 and
+//! mps2-an385/mistral (`--machine` keeps a machine's configurations, `--model` one model's:
+//! `--model sp4096` runs it on both machines, `--model sp4096 --machine mps2-an385` on one).
 //!
 //! This is the embedded-test runner protocol without probe-rs: the test list is read from the
 //! ELF — every test is a symbol in section `.embedded_test` whose name is a JSON object
@@ -160,8 +161,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
 
 /// Reference vectors for a built-in model: tiktoken's for gpt2 and cl100k_base, Hugging Face
 /// tokenizers' for the small trained model (left out, with a note, without `tokenizers`),
-/// sentencepiece's for sp4096 and mistral (the records that fit the machine's test buffers). A
-/// user's model gets none.
+/// sentencepiece's for sp4096 and mistral (the records that fit the machine's test buffers, so
+/// sp4096 embeds more of them on the mps2-an385 than on the lm3s6965evb). A user's model gets
+/// none.
 fn reference_vectors(
     config: &Config,
 ) -> Result<Option<(std::path::PathBuf, &'static str)>, String> {

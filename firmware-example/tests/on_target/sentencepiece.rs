@@ -5,21 +5,23 @@
 // `DecodeIds` gives: the text, with each byte outside well-formed UTF-8 as U+FFFD), `encode_from`
 // resume after `OutputFull` through small buffers, `count`, `decode_from` resume, byte
 // pieces, control and user-defined symbols, `PieceTooLong`, empty input, unknown ids, stack
-// bounds and tables in flash. Builds that embed reference vectors (`cfg(picobpe_vectors)`,
-// `PBVEC2`) compare ids and decoded texts with sentencepiece's own for a subset of
-// `tests/fixtures/sentencepiece/vectors/<model>/`; the Mistral build adds tests with its
-// figures written out (`cfg(picobpe_mistral)`).
+// bounds, tables in flash, and the streaming encoder and decoder (`SpStreamEncoder`,
+// `SpStreamDecoder`). Builds that embed reference vectors (`cfg(picobpe_vectors)`, `PBVEC2`)
+// compare ids and decoded texts with sentencepiece's own for a subset of
+// `tests/fixtures/sentencepiece/vectors/<model>/`, one-shot, resumed and streamed; the Mistral
+// build adds tests with its figures written out (`cfg(picobpe_mistral)`).
 //
 // SentencePiece merges a word in the caller's output buffer (its symbols at the far end: about
 // 11 `u32` per byte of an ASCII word), so texts whose words are long are encoded in static
-// buffers (`work`, `text_buf`), not on the stack.
+// buffers (`work`, `text_buf`), not on the stack. The streaming encoder holds its own buffers
+// (`STREAM_IN` bytes, `STREAM_OUT` ids) on the stack.
 
 use core::ptr::addr_of_mut;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use picobpe::sentencepiece::PieceKind;
-use picobpe::{DecodeError, EncodeError};
-use picobpe_firmware::tables::{tokenizer, DECODE_BYTES, TABLES, WORK_IDS};
+use picobpe::sentencepiece::{PieceKind, MAX_PIECE_BYTES};
+use picobpe::{DecodeError, EncodeError, SpStreamDecoder, SpStreamEncoder, StreamError};
+use picobpe_firmware::tables::{tokenizer, DECODE_BYTES, STREAM_IN, STREAM_OUT, TABLES, WORK_IDS};
 
 /// Peak stack an encode call may use (bytes), whatever the input: asserted by
 /// `stack_bound_encode`. The encoder's fixed stack buffers are a 256-byte word and two
@@ -31,6 +33,14 @@ pub const DECODE_STACK_BOUND: usize = 512;
 /// Room, in ids, of the stack buffers for short texts: their ids plus the work area of their
 /// longest word.
 const SHORT: usize = 1024;
+
+/// Bytes the streaming decoder holds: the longest piece's text ([`MAX_PIECE_BYTES`]) beside
+/// the U+FFFD of up to three held byte pieces.
+const DECODE_PENDING: usize = MAX_PIECE_BYTES + 16;
+
+/// The streaming encoder of the tests, built on the stack (9 KiB on the lm3s6965evb, twice
+/// that while being built: see [`STREAM_OUT`]).
+type Stream = SpStreamEncoder<'static, STREAM_IN, STREAM_OUT>;
 
 static mut WORK: [u32; WORK_IDS] = [0; WORK_IDS];
 static mut TEXT: [u8; DECODE_BYTES] = [0; DECODE_BYTES];
@@ -124,6 +134,96 @@ fn encode_resumed(
                 room = needed.min(buf.len());
             }
         }
+    }
+}
+
+/// Why a streamed encode did not give the expected ids.
+#[derive(Debug)]
+enum StreamMiss {
+    /// The ids differ from the expected ones from this index on.
+    At(usize),
+    /// The encoder failed (the ids it gave before matched).
+    Failed(StreamError),
+}
+
+/// Stream-encode `text` through a [`Stream`]: push `chunk`-byte pieces, take ids `take` (at
+/// most 16) at a time, and compare them with `expected` as they come.
+fn encode_streamed(
+    text: &[u8],
+    chunk: usize,
+    take: usize,
+    expected: &mut dyn Iterator<Item = u32>,
+) -> Result<(), StreamMiss> {
+    let mut s: Stream = SpStreamEncoder::new(tokenizer());
+    let mut out = [0u32; 16];
+    let out = &mut out[..take];
+    let mut index = 0usize;
+    let mut drain = |s: &mut Stream| -> Result<(), StreamMiss> {
+        loop {
+            let k = s.take(out).map_err(StreamMiss::Failed)?;
+            if k == 0 {
+                return Ok(());
+            }
+            compare_ids(&out[..k], expected, &mut index).map_err(StreamMiss::At)?;
+        }
+    };
+    for part in text.chunks(chunk) {
+        let mut part = part;
+        while !part.is_empty() {
+            let n = s.push(part).map_err(StreamMiss::Failed)?;
+            part = &part[n..];
+            drain(&mut s)?;
+        }
+    }
+    s.finish();
+    drain(&mut s)?;
+    assert!(s.is_done(), "stream not done after draining");
+    match expected.next() {
+        None => Ok(()),
+        Some(_) => Err(StreamMiss::At(index)),
+    }
+}
+
+/// Stream-decode `ids` through a [`SpStreamDecoder`] of [`DECODE_PENDING`] bytes: push each
+/// id, taking `take` bytes (4 to 16) at a time whenever the decoder is full and after the
+/// last id, and compare the bytes with `expected`. Every take must be whole characters.
+/// `Err(i)`: the bytes differ from offset `i` on.
+fn decode_streamed(
+    ids: impl Iterator<Item = u32>,
+    take: usize,
+    expected: &[u8],
+) -> Result<(), usize> {
+    let mut d: SpStreamDecoder<'_, DECODE_PENDING> = SpStreamDecoder::new(tokenizer());
+    let mut buf = [0u8; 16];
+    let buf = &mut buf[..take];
+    let mut at = 0usize;
+    let mut drain = |d: &mut SpStreamDecoder<'_, DECODE_PENDING>| -> Result<usize, usize> {
+        let k = d.take(buf);
+        let got = &buf[..k];
+        if core::str::from_utf8(got).is_err() || expected.get(at..at + k) != Some(got) {
+            return Err(at);
+        }
+        at += k;
+        Ok(k)
+    };
+    for (position, id) in ids.enumerate() {
+        loop {
+            match d.push(id) {
+                Ok(()) => break,
+                Err(DecodeError::OutputFull { consumed, .. }) => {
+                    assert_eq!(consumed, position, "OutputFull names another position");
+                    assert!(drain(&mut d)? > 0, "no progress at id {position}");
+                }
+                Err(e) => panic!("push({id}) at {position} failed: {e}"),
+            }
+        }
+    }
+    d.finish();
+    while drain(&mut d)? > 0 {}
+    if at == expected.len() {
+        Ok(())
+    } else {
+        Err(at)
     }
 }
 
@@ -512,6 +612,71 @@ mod tests {
     }
 
     #[test]
+    fn streaming_equals_one_shot() {
+        let texts: [&[u8]; 3] = [
+            texts::DEMO.as_bytes(),
+            "  Ünïcödé 日本語 🙃🇮🇸 tabs\t\t CRLF\r\n double  spaces, \u{2581} a mark  ".as_bytes(),
+            b"bad \xff\xfe \xc3 lone, \xf0\x9f\x99 cut, and trailing  ",
+        ];
+        for text in texts {
+            let mut one = [0u32; SHORT];
+            let one = encode_into(text, &mut one);
+            for (chunk, take) in [(1, 1), (2, 3), (3, 16), (7, 2), (64, 5)] {
+                let r = encode_streamed(text, chunk, take, &mut one.iter().copied());
+                assert!(r.is_ok(), "chunk {chunk}, take {take}: {r:?}");
+            }
+            let mut out = [0u8; 1024];
+            let decoded = decode_into(one, &mut out);
+            for take in [4, 5, 16] {
+                let r = decode_streamed(one.iter().copied(), take, decoded);
+                assert!(r.is_ok(), "take {take}: differs at byte {r:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn streaming_decode_holds_a_partial_character() {
+        if !TABLES.byte_fallback() {
+            semihosting::println!("no byte fallback: nothing to check");
+            return;
+        }
+        // 🙃 = F0 9F 99 83, pushed one byte piece at a time.
+        let emoji = "🙃".as_bytes();
+        let mut d: SpStreamDecoder<'_, DECODE_PENDING> = SpStreamDecoder::new(tokenizer());
+        let mut buf = [0u8; 8];
+        for (i, &b) in emoji.iter().enumerate() {
+            d.push(TABLES.byte_ids[b as usize]).unwrap();
+            let k = d.take(&mut buf);
+            if i < 3 {
+                assert_eq!(k, 0, "handed out a partial character after byte {i}");
+            } else {
+                assert!(k == 4 && &buf[..4] == emoji);
+            }
+        }
+        // A character cut off by the end becomes one U+FFFD per byte; an unknown id in
+        // between is an error naming its position.
+        d.push(TABLES.byte_ids[0xF0]).unwrap();
+        d.push(TABLES.byte_ids[0x9F]).unwrap();
+        let bad = TABLES.n_ids() as u32;
+        assert_eq!(
+            d.push(bad),
+            Err(DecodeError::UnknownId {
+                position: 6,
+                id: bad,
+                written: 0
+            })
+        );
+        assert_eq!(d.take(&mut buf), 0);
+        d.finish();
+        let k = d.take(&mut buf);
+        assert!(
+            &buf[..k] == "\u{FFFD}\u{FFFD}".as_bytes(),
+            "{:?}",
+            &buf[..k]
+        );
+    }
+
+    #[test]
     fn unknown_ids_are_errors_naming_the_position() {
         let tok = tokenizer();
         let bad = TABLES.n_ids() as u32;
@@ -693,6 +858,61 @@ mod tests {
         let work = work();
         vectors::check(|r| {
             encode_resumed(r.text, 3, &mut work[..], &mut r.all().iter()).map_err(Miss::At)
+        });
+    }
+
+    #[test]
+    #[cfg(picobpe_vectors)]
+    fn vectors_streamed_in_small_chunks() {
+        /// What a [`Stream`] reports for a word longer than its buffers.
+        fn word_too_long(e: StreamError) -> bool {
+            match e {
+                StreamError::PieceTooLong { needed, .. } => needed > STREAM_OUT,
+                StreamError::InputTooSmall { capacity } => capacity == STREAM_IN,
+                StreamError::Finished => false,
+            }
+        }
+        let free = stack::free();
+        let (mut streamed, mut stopped) = (0usize, 0usize);
+        let ((), used) = stack::measure(|| {
+            vectors::check(
+                |r| match encode_streamed(r.text, 5, 3, &mut r.all().iter()) {
+                    Ok(()) => {
+                        streamed += 1;
+                        Ok(())
+                    }
+                    Err(StreamMiss::At(i)) => Err(Miss::At(i)),
+                    // A word longer than the stream's buffers: the documented error, after ids
+                    // that matched.
+                    Err(StreamMiss::Failed(e)) if word_too_long(e) => {
+                        semihosting::println!("{}: stopped: {e}", r.name);
+                        stopped += 1;
+                        Ok(())
+                    }
+                    Err(StreamMiss::Failed(e)) => {
+                        semihosting::println!("{}: {e}", r.name);
+                        Err(Miss::Other("stream encode failed"))
+                    }
+                },
+            )
+        });
+        semihosting::println!(
+            "{streamed} streamed whole, {stopped} stopped at a word longer than the stream's \
+             {STREAM_IN} B / {STREAM_OUT} ids; peak stack {used} B of {free} B"
+        );
+        assert!(
+            used + 1024 <= free,
+            "less than 1 KiB of stack left: overflowed?"
+        );
+        assert!(streamed >= 10 * stopped, "{stopped} records stopped");
+    }
+
+    #[test]
+    #[cfg(picobpe_vectors)]
+    fn vectors_stream_decode_to_the_reference_text() {
+        vectors::check(|r| {
+            decode_streamed(r.all().iter(), 4, r.decoded())
+                .map_err(|_| Miss::Other("streamed decode differs from sentencepiece's DecodeIds"))
         });
     }
 
