@@ -18,12 +18,13 @@
 //!   add_dummy_prefix, remove_extra_whitespaces, byte_fallback, unk_surface, sections }`, each
 //!   piece `{ piece, score, kind }` (score an optional `f32`, kind a variant index: normal,
 //!   unknown, control, user-defined, byte; sections a variant index: inline, every piece
-//!   prefixed, first piece prefixed). SentencePiece models are written as version 2.
+//!   prefixed, first piece prefixed). [`SpModel::to_bytes`] writes this version.
 //! - Version 3: the payload is a u32 little-endian length M, M bytes of a version-2 payload,
-//!   then the model's prebuilt host tables (`table_file`: the perfect-hash indexes, the
-//!   byte-pair table and the trie in their final layout). [`Model::write`] writes this version
-//!   for byte-level models, so [`crate::read_tables`] loads them by copying, not building
-//!   (o200k_base: milliseconds instead of most of a second).
+//!   then the model's prebuilt host tables (`table_file`: for a byte-level model the
+//!   perfect-hash indexes, the byte-pair table and the trie, for a SentencePiece model its
+//!   piece index, kinds and priorities, in their final layout). [`Model::write`] and
+//!   [`SpModel::write`] write this version, so [`crate::read_tables`] maps them instead of
+//!   building (o200k_base: about a millisecond instead of most of a second).
 //!
 //! A file must end exactly after the payload.
 //!
@@ -53,7 +54,7 @@ pub const MAGIC: [u8; 8] = *b"PICOBPE\0";
 pub const VERSION: u16 = 3;
 /// The version of a byte-level BPE model alone ([`Model::to_bytes`]).
 pub const BPE_VERSION: u16 = 1;
-/// The version of a model of either kind alone (SentencePiece models are written as this).
+/// The version of a model of either kind alone ([`SpModel::to_bytes`]).
 pub const KIND_VERSION: u16 = 2;
 /// The version of a model with its prebuilt host tables ([`Model::write`]).
 pub const TABLES_VERSION: u16 = 3;
@@ -70,7 +71,7 @@ impl Model {
     }
 
     /// Validate and encode with the prebuilt host tables (version 3, [`PieceTable::Full`]):
-    /// a larger file (o200k_base: about 14 MB more) that [`crate::read_tables`] loads without
+    /// a larger file (o200k_base: 22 MB instead of 2.4 MB) that [`crate::read_tables`] loads without
     /// building anything.
     pub fn to_bytes_with_tables(&self) -> Result<Vec<u8>, ModelError> {
         let tables = TableData::new(self, PieceTable::Full)?;
@@ -141,16 +142,16 @@ impl AnyModel {
         if version == TABLES_VERSION {
             let (model_part, tables, base) = split_tables(payload)?;
             let model = AnyModel::from_payload(KIND_VERSION, model_part)?;
-            let AnyModel::BytePair(m) = &model else {
-                return Err(ModelError::BadTables {
-                    reason: "a SentencePiece model with byte-level tables".to_owned(),
-                });
+            let belongs = match &model {
+                AnyModel::BytePair(m) => {
+                    let t = table_file::read(tables, base)?;
+                    t.n_ids() == m.n_ids() && t.pattern() == m.pattern && t.specials() == m.specials
+                }
+                AnyModel::SentencePiece(m) => {
+                    table_file::read_sp(tables, base)?.n_ids() == m.n_ids()
+                }
             };
-            let tables = table_file::read(tables, base)?;
-            let matches = tables.n_ids() == m.n_ids()
-                && tables.pattern() == m.pattern
-                && tables.specials() == m.specials;
-            if !matches {
+            if !belongs {
                 return Err(ModelError::BadTables {
                     reason:
                         "the tables do not belong to the model (ids, pattern or specials differ)"
@@ -220,9 +221,21 @@ impl SpModel {
         SpModel::from_bytes(&read_file(path.as_ref())?)
     }
 
-    /// Validate, encode and write atomically (see [`Model::write`]).
+    /// Validate and encode with the prebuilt host tables (version 3), which
+    /// [`crate::read_tables`] loads without building anything.
+    pub fn to_bytes_with_tables(&self) -> Result<Vec<u8>, ModelError> {
+        let tables = crate::SpTableData::new(self)?;
+        let model =
+            postcard::to_stdvec(&PayloadRef::SentencePiece(self)).map_err(ModelError::Encode)?;
+        let mut payload = model_part(&model)?;
+        table_file::write_sp(&tables, &mut payload, HEADER_LEN);
+        frame(TABLES_VERSION, &payload)
+    }
+
+    /// Validate, encode with the prebuilt host tables and write atomically (see
+    /// [`Model::write`]).
     pub fn write(&self, path: impl AsRef<Path>) -> Result<(), ModelError> {
-        write_file(path.as_ref(), &self.to_bytes()?)
+        write_file(path.as_ref(), &self.to_bytes_with_tables()?)
     }
 }
 
@@ -236,9 +249,9 @@ pub enum LiveTables {
 }
 
 /// Read a model file and return live tables for it, the fastest way the file allows: a
-/// version-3 file's prebuilt tables are copied and checked (o200k_base: a few milliseconds);
-/// older files, and SentencePiece models, are decoded, validated and laid out as
-/// [`crate::load_tables`] does (byte-level models with [`PieceTable::Full`]).
+/// version-3 file's prebuilt tables are mapped and checked (o200k_base: about a millisecond);
+/// older files are decoded, validated and laid out as [`crate::load_tables`] and
+/// [`crate::load_sp_tables`] do (byte-level models with [`PieceTable::Full`]).
 ///
 /// The tables are leaked, as [`TableData::to_tables`] explains. The model beside a version-3
 /// file's tables is not decoded; the checksum covers both.
@@ -249,10 +262,15 @@ pub fn read_tables(path: impl AsRef<Path>) -> Result<LiveTables, ModelError> {
     if version == TABLES_VERSION {
         let (_, tables, base) = split_tables(payload)?;
         let range = base..base + tables.len();
+        let sentencepiece = table_file::kind(tables).is_some_and(table_file::is_sentencepiece);
         // The tables borrow the file's bytes for the rest of the process.
         let bytes: &'static FileBytes = Box::leak(Box::new(bytes));
-        let tables = table_file::read(&bytes[range], base)?;
-        return Ok(LiveTables::BytePair(tables.into_tables()));
+        let tables = &bytes[range];
+        return Ok(if sentencepiece {
+            LiveTables::SentencePiece(table_file::read_sp(tables, base)?.into_tables())
+        } else {
+            LiveTables::BytePair(table_file::read(tables, base)?.into_tables())
+        });
     }
     Ok(match AnyModel::from_payload(version, payload)? {
         AnyModel::BytePair(model) => {
@@ -320,6 +338,17 @@ fn split_tables(payload: &[u8]) -> Result<(&[u8], &[u8], usize), ModelError> {
     }
     let (model, tables) = rest.split_at(len);
     Ok((model, tables, HEADER_LEN + 4 + len))
+}
+
+/// The start of a version-3 payload: the model part's length, then the model part.
+fn model_part(model: &[u8]) -> Result<Vec<u8>, ModelError> {
+    let len = u32::try_from(model.len()).map_err(|_| ModelError::PayloadTooLarge {
+        len: model.len() as u64,
+    })?;
+    let mut payload = Vec::with_capacity(4 + 2 * model.len());
+    payload.extend_from_slice(&len.to_le_bytes());
+    payload.extend_from_slice(model);
+    Ok(payload)
 }
 
 /// Header + payload.

@@ -3,7 +3,7 @@
 //! byte-pair table to compute).
 //!
 //! ```text
-//! u8        kind: 0 = byte-level BPE tables
+//! u8        kind: 0 = byte-level BPE tables, 1 = SentencePiece BPE tables (below)
 //! u8        pattern: 0 gpt2, 1 cl100k, 2 o200k (the PatternKind order)
 //! arrays    in this order, each a u64 LE element count, zero padding up to the next multiple
 //!           of 8 *in the file*, then the elements, little-endian:
@@ -12,6 +12,18 @@
 //!           piece_index (seed, pilots, remap), piece_keys u64, byte_pairs u32,
 //!           trie edges u64, next_prefix u32, splits u64, pair_filter u64, starts u64, chars u64
 //! specials  u64 count, then per special: u64 text length, UTF-8 text, u32 id
+//! ```
+//!
+//! SentencePiece tables ([`SpTableData`]), after the kind byte:
+//!
+//! ```text
+//! u8 × 5    add_dummy_prefix, remove_extra_whitespaces, split_words (0/1), sections
+//!           (0 inline, 1 every piece prefixed, 2 first piece prefixed), 0
+//! u32 LE    unk_id
+//! u64 × 2   cut_bytes
+//! arrays    as above: token_bytes u8, token_offsets u32, kinds u8, priorities u32,
+//!           pieces u32, piece_index (seed, pilots, remap), piece_keys u64, byte_ids u32,
+//!           unk_surface u8, user_defined u32
 //! ```
 //!
 //! Fixed-width, aligned arrays rather than postcard varints: on a little-endian host the
@@ -30,10 +42,56 @@ use picobpe::{PairMap, PieceMap, PtrIndex, SpecialToken, Tables, TokenTrie};
 
 use crate::error::ModelError;
 use crate::pattern::PatternKind;
+use crate::sentencepiece::SpTableData;
 use crate::tables::{IndexData, TableData};
 
 /// Kind byte of byte-level BPE tables.
 const KIND_BYTE_PAIR: u8 = 0;
+/// Kind byte of SentencePiece BPE tables.
+const KIND_SENTENCEPIECE: u8 = 1;
+
+/// The kind byte a tables blob starts with (`None` for an empty blob).
+pub(crate) fn kind(blob: &[u8]) -> Option<u8> {
+    blob.first().copied()
+}
+
+/// True for the kind byte of SentencePiece tables.
+pub(crate) fn is_sentencepiece(kind: u8) -> bool {
+    kind == KIND_SENTENCEPIECE
+}
+
+/// Append the SentencePiece tables blob of `data` to `out`, whose byte 0 is at offset `base`
+/// in the file.
+pub(crate) fn write_sp(data: &SpTableData, out: &mut Vec<u8>, base: usize) {
+    use picobpe::sentencepiece::Sections;
+    let sections = match data.sections {
+        Sections::Inline => 0,
+        Sections::EveryPiecePrefixed => 1,
+        Sections::FirstPiecePrefixed => 2,
+    };
+    out.push(KIND_SENTENCEPIECE);
+    out.extend_from_slice(&[
+        u8::from(data.add_dummy_prefix),
+        u8::from(data.remove_extra_whitespaces),
+        u8::from(data.split_words),
+        sections,
+        0,
+    ]);
+    out.extend_from_slice(&data.unk_id.to_le_bytes());
+    out.extend_from_slice(&data.cut_bytes[0].to_le_bytes());
+    out.extend_from_slice(&data.cut_bytes[1].to_le_bytes());
+    let mut w = Writer { out, base };
+    w.array(&data.token_bytes);
+    w.array(&data.token_offsets);
+    w.array(&data.kinds);
+    w.array(&data.priorities);
+    w.array(&data.pieces);
+    w.index(&data.piece_index);
+    w.array(&data.piece_keys);
+    w.array(&data.byte_ids);
+    w.array(&data.unk_surface);
+    w.array(&data.user_defined);
+}
 
 /// Append the tables blob of `data` to `out`, whose byte 0 is at offset `base` in the file
 /// (array elements are aligned to 8 in the file).
@@ -431,5 +489,174 @@ impl<'a> Reader<'a> {
             pilots: self.array(what)?,
             remap: self.array(what)?,
         })
+    }
+}
+
+/// A SentencePiece tables blob, decoded (arrays borrowed or copied as in [`TableView`]).
+pub(crate) struct SpTableView<'a> {
+    flags: [u8; 5],
+    unk_id: u32,
+    cut_bytes: [u64; 2],
+    token_bytes: Cow<'a, [u8]>,
+    token_offsets: Cow<'a, [u32]>,
+    kinds: Cow<'a, [u8]>,
+    priorities: Cow<'a, [u32]>,
+    pieces: Cow<'a, [u32]>,
+    piece_index: IndexView<'a>,
+    piece_keys: Cow<'a, [u64]>,
+    byte_ids: Cow<'a, [u32]>,
+    unk_surface: Cow<'a, [u8]>,
+    user_defined: Cow<'a, [u32]>,
+}
+
+/// Decode and check a SentencePiece tables blob (the whole of `bytes`, at offset `base` in
+/// the file).
+pub(crate) fn read_sp(bytes: &[u8], base: usize) -> Result<SpTableView<'_>, ModelError> {
+    let mut r = Reader { bytes, at: 0, base };
+    let kind = r.u8("kind")?;
+    if kind != KIND_SENTENCEPIECE {
+        return Err(bad(format!("unknown table kind {kind}")));
+    }
+    let flags: [u8; 5] = r
+        .take(5, "flags")?
+        .try_into()
+        .map_err(|_| bad("the tables end inside flags".to_owned()))?;
+    if flags[..3].iter().any(|&f| f > 1) || flags[3] > 2 || flags[4] != 0 {
+        return Err(bad(format!("unknown flag values {flags:?}")));
+    }
+    let unk_id = <u32 as Le>::from_le(r.take(4, "unk_id")?);
+    let cut_bytes = [
+        <u64 as Le>::from_le(r.take(8, "cut_bytes")?),
+        <u64 as Le>::from_le(r.take(8, "cut_bytes")?),
+    ];
+    let view = SpTableView {
+        flags,
+        unk_id,
+        cut_bytes,
+        token_bytes: r.array("token_bytes")?,
+        token_offsets: r.array("token_offsets")?,
+        kinds: r.array("kinds")?,
+        priorities: r.array("priorities")?,
+        pieces: r.array("pieces")?,
+        piece_index: r.index("piece_index")?,
+        piece_keys: r.array("piece_keys")?,
+        byte_ids: r.array("byte_ids")?,
+        unk_surface: r.array("unk_surface")?,
+        user_defined: r.array("user_defined")?,
+    };
+    if r.at != bytes.len() {
+        return Err(bad(format!(
+            "{} bytes after the last table",
+            bytes.len() - r.at
+        )));
+    }
+    view.check_layout()?;
+    Ok(view)
+}
+
+impl SpTableView<'_> {
+    /// Number of ids.
+    pub(crate) fn n_ids(&self) -> usize {
+        self.token_offsets.len().saturating_sub(1)
+    }
+
+    /// The invariants [`picobpe::SpTables`] documents that the encoder's lookups rely on:
+    /// offsets, one kind per id, one priority per slot, ids in range, optional tables empty or
+    /// full, the index fitting its entries.
+    fn check_layout(&self) -> Result<(), ModelError> {
+        let offsets = &self.token_offsets;
+        let n = self.n_ids();
+        if offsets.is_empty() || n == 0 || n > MAX_IDS {
+            return Err(bad(format!("{} token offsets", offsets.len())));
+        }
+        if offsets[0] != 0
+            || offsets.windows(2).any(|w| w[0] >= w[1])
+            || offsets[n] as usize != self.token_bytes.len()
+        {
+            return Err(bad(
+                "token offsets do not rise from 0 to the byte count".to_owned()
+            ));
+        }
+        let lengths = [
+            ("kinds", self.kinds.len(), n),
+            ("priorities", self.priorities.len(), self.pieces.len()),
+        ];
+        for (what, len, want) in lengths {
+            if len != want {
+                return Err(bad(format!("{what} has {len} entries, not {want}")));
+            }
+        }
+        let optional = [
+            ("piece_keys", self.piece_keys.len(), self.pieces.len()),
+            ("byte_ids", self.byte_ids.len(), 256),
+        ];
+        for (what, len, full) in optional {
+            if len != 0 && len != full {
+                return Err(bad(format!("{what} has {len} entries, not 0 or {full}")));
+            }
+        }
+        let out_of_range = |ids: &[u32]| ids.iter().copied().find(|&id| id as usize >= n);
+        for (what, found) in [
+            ("pieces", out_of_range(&self.pieces)),
+            ("byte_ids", out_of_range(&self.byte_ids)),
+            ("user_defined", out_of_range(&self.user_defined)),
+            ("unk_id", out_of_range(&[self.unk_id])),
+        ] {
+            if let Some(id) = found {
+                return Err(bad(format!("{what} holds id {id}, the model has {n} ids")));
+            }
+        }
+        let len = self.pieces.len();
+        let index = &self.piece_index;
+        if index.remap.iter().any(|&slot| slot as usize >= len)
+            || (len > 0 && index.pilots.is_empty())
+        {
+            return Err(bad(format!("piece_index does not fit its {len} entries")));
+        }
+        Ok(())
+    }
+}
+
+impl SpTableView<'static> {
+    /// Live [`picobpe::SpTables`] over this view (see [`TableView::into_tables`]).
+    pub(crate) fn into_tables(self) -> &'static picobpe::SpTables<'static> {
+        use picobpe::sentencepiece::Sections;
+        fn leak<T: Clone>(c: Cow<'static, [T]>) -> &'static [T] {
+            match c {
+                Cow::Borrowed(s) => s,
+                Cow::Owned(v) => Box::leak(v.into_boxed_slice()),
+            }
+        }
+        let n_pieces = self.pieces.len();
+        let sections = match self.flags[3] {
+            0 => Sections::Inline,
+            1 => Sections::EveryPiecePrefixed,
+            _ => Sections::FirstPiecePrefixed,
+        };
+        Box::leak(Box::new(picobpe::SpTables {
+            token_bytes: leak(self.token_bytes),
+            token_offsets: leak(self.token_offsets),
+            kinds: leak(self.kinds),
+            priorities: leak(self.priorities),
+            pieces: PieceMap {
+                index: PtrIndex {
+                    seed: self.piece_index.seed,
+                    pilots: leak(self.piece_index.pilots),
+                    remap: leak(self.piece_index.remap),
+                    len: n_pieces,
+                },
+                ids: leak(self.pieces),
+                keys: leak(self.piece_keys),
+            },
+            byte_ids: leak(self.byte_ids),
+            unk_id: self.unk_id,
+            unk_surface: leak(self.unk_surface),
+            user_defined: leak(self.user_defined),
+            add_dummy_prefix: self.flags[0] == 1,
+            remove_extra_whitespaces: self.flags[1] == 1,
+            sections,
+            split_words: self.flags[2] == 1,
+            cut_bytes: self.cut_bytes,
+        }))
     }
 }

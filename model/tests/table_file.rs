@@ -241,3 +241,103 @@ fn truncations_and_bit_flips_of_a_version_3_file() {
     }
     std::fs::remove_file(&path).unwrap();
 }
+
+/// The committed sp512 `tokenizer.model`, imported.
+fn sp512() -> picobpe_model::SpModel {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/sentencepiece/models/sp512.model");
+    picobpe_model::sentencepiece::import_model_proto(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn sentencepiece_tables_load_as_built_and_damage_is_named() {
+    let model = sp512();
+    let built = picobpe_model::SpTableData::new(&model).unwrap().to_tables();
+    let v3 = model.to_bytes_with_tables().unwrap();
+    assert_eq!(u16::from_le_bytes([v3[8], v3[9]]), TABLES_VERSION);
+    let path = temp_file("sp512.model", &v3);
+    let LiveTables::SentencePiece(loaded) = read_tables(&path).unwrap() else {
+        panic!("sp512 loaded as byte-level");
+    };
+    assert_eq!(loaded.token_bytes, built.token_bytes);
+    assert_eq!(loaded.token_offsets, built.token_offsets);
+    assert_eq!(loaded.kinds, built.kinds);
+    assert_eq!(loaded.priorities, built.priorities);
+    assert_eq!(loaded.pieces.ids, built.pieces.ids);
+    assert_eq!(loaded.pieces.keys, built.pieces.keys);
+    assert_eq!(loaded.pieces.index.pilots, built.pieces.index.pilots);
+    assert_eq!(loaded.pieces.index.remap, built.pieces.index.remap);
+    assert_eq!(loaded.byte_ids, built.byte_ids);
+    assert_eq!(loaded.unk_id, built.unk_id);
+    assert_eq!(loaded.unk_surface, built.unk_surface);
+    assert_eq!(loaded.user_defined, built.user_defined);
+    assert_eq!(
+        (loaded.add_dummy_prefix, loaded.remove_extra_whitespaces),
+        (built.add_dummy_prefix, built.remove_extra_whitespaces)
+    );
+    assert_eq!(
+        (loaded.sections, loaded.split_words),
+        (built.sections, built.split_words)
+    );
+    assert_eq!(loaded.cut_bytes, built.cut_bytes);
+    assert_eq!(picobpe_model::SpModel::read(&path).unwrap(), model);
+    model.write(&path).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), v3);
+    std::fs::remove_file(&path).unwrap();
+
+    // Damage with the checksum recomputed: flags, kinds' length, tables of another model.
+    let edit = |f: &dyn Fn(&mut Vec<u8>, usize)| {
+        let mut bytes = v3.clone();
+        let model_len = u32::from_le_bytes(bytes[HEADER_LEN..HEADER_LEN + 4].try_into().unwrap());
+        f(&mut bytes, HEADER_LEN + 4 + model_len as usize);
+        let len = (bytes.len() - HEADER_LEN) as u32;
+        bytes[10..14].copy_from_slice(&len.to_le_bytes());
+        let crc = crc32fast::hash(&bytes[HEADER_LEN..]);
+        bytes[14..18].copy_from_slice(&crc.to_le_bytes());
+        bytes
+    };
+    assert_bad_tables(&edit(&|b, blob| b[blob + 4] = 3), "unknown flag values");
+    // Byte-level tables' kind beside a SentencePiece model: refused by both readers (the
+    // model reader expects SentencePiece tables; the tables reader then reads a byte-level
+    // blob that does not parse).
+    assert_bad_tables(&edit(&|b, blob| b[blob] = 0), "");
+    // The kinds array (after token_bytes and token_offsets) claims one entry less.
+    let kinds_count = |b: &[u8], blob: usize| {
+        let mut at = blob + 1 + 5 + 4 + 16;
+        for size in [1usize, 4] {
+            let count = u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize;
+            at += 8;
+            at += at.wrapping_neg() & 7;
+            at += count * size;
+        }
+        at
+    };
+    assert_bad_tables(
+        &edit(&|b, blob| {
+            let at = kinds_count(b, blob);
+            let count = u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+            b[at..at + 8].copy_from_slice(&(count - 1).to_le_bytes());
+        }),
+        "claims",
+    );
+    // The tables of another SentencePiece model (sp4096) beside sp512: refused (their padding
+    // was laid out for another offset, so here they do not even parse).
+    let other = picobpe_model::sentencepiece::import_model_proto(
+        &std::fs::read(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../tests/fixtures/sentencepiece/models/sp4096.model"),
+        )
+        .unwrap(),
+    )
+    .unwrap()
+    .to_bytes_with_tables()
+    .unwrap();
+    let their_len = u32::from_le_bytes(other[HEADER_LEN..HEADER_LEN + 4].try_into().unwrap());
+    let their_blob = other[HEADER_LEN + 4 + their_len as usize..].to_vec();
+    let swapped = edit(&|b, blob| {
+        b.truncate(blob);
+        b.extend_from_slice(&their_blob);
+    });
+    let err = AnyModel::from_bytes(&swapped).unwrap_err();
+    assert!(matches!(err, ModelError::BadTables { .. }), "{err}");
+}

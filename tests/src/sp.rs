@@ -163,6 +163,9 @@ pub enum SpSource {
     ModelProto,
     /// `models/<model>.tokenizer.json` through `import_tokenizer_json`.
     TokenizerJson,
+    /// As [`SpSource::ModelProto`], written with its prebuilt tables (`SpModel::write`,
+    /// format version 3) and mapped back by `read_tables`: what the CLI loads.
+    ModelFile,
 }
 
 /// The imported model (cached per process).
@@ -175,7 +178,7 @@ pub fn model(name: &str, source: SpSource) -> SpModel {
     }
     let models = dir().join("models");
     let m = match source {
-        SpSource::ModelProto => {
+        SpSource::ModelProto | SpSource::ModelFile => {
             import_model_proto(&read(&models.join(format!("{name}.model")))).expect("import")
         }
         SpSource::TokenizerJson => {
@@ -196,9 +199,23 @@ pub fn tables(name: &str, source: SpSource) -> &'static SpTables<'static> {
     if let Some(t) = cache.lock().unwrap().get(&key) {
         return t;
     }
-    let t = SpTableData::new(&model(name, source))
-        .expect("valid model")
-        .to_tables();
+    let t = if source == SpSource::ModelFile {
+        let path = std::env::temp_dir().join(format!(
+            "picobpe-tests-sp-{name}-{}.model",
+            std::process::id()
+        ));
+        model(name, source).write(&path).expect("write model file");
+        let loaded = picobpe_model::read_tables(&path).expect("read_tables");
+        let _ = std::fs::remove_file(&path);
+        match loaded {
+            picobpe_model::LiveTables::SentencePiece(t) => t,
+            picobpe_model::LiveTables::BytePair(_) => panic!("{name}: loaded as byte-level"),
+        }
+    } else {
+        SpTableData::new(&model(name, source))
+            .expect("valid model")
+            .to_tables()
+    };
     cache.lock().unwrap().insert(key, t);
     t
 }
@@ -349,7 +366,7 @@ pub fn check(model: &str, source: SpSource, set: &str) {
     let cases = load(model, set);
     for case in &cases {
         let want = match source {
-            SpSource::ModelProto => &case.ids,
+            SpSource::ModelProto | SpSource::ModelFile => &case.ids,
             SpSource::TokenizerJson => case.hf.as_ref().unwrap_or(&case.ids),
         };
         let got = encode(&tok, &case.input);

@@ -49,3 +49,12 @@ fn sp4096_tokenizer_json() {
 fn sp32000_tokenizer_json() {
     all_sets("sp32000", SpSource::TokenizerJson);
 }
+
+/// The model files the CLI loads (format version 3, prebuilt tables mapped by `read_tables`)
+/// give the same ids as tables built from the `tokenizer.model`.
+#[test]
+fn model_files_with_prebuilt_tables() {
+    for model in ["sp4096", "mistral-v1"] {
+        all_sets(model, SpSource::ModelFile);
+    }
+}
