@@ -16,8 +16,9 @@
 //!   normal and user-defined pieces with odd scores and texts, each sometimes wrong on
 //!   purpose), serialised without validation behind a correct version-2 header; a further byte
 //!   may flip one payload bit;
-//! - mode 5: up to 7 edits (position, xor byte), then a *structured* byte-level model as in
-//!   mode 2, written with its prebuilt tables (version 3, `to_bytes_with_tables`); the edits hit
+//! - mode 5: a kind bit, up to 7 edits (position, xor byte), then a *structured* byte-level
+//!   model as in mode 2 or SentencePiece model as in mode 4, written with its prebuilt tables
+//!   (version 3, `to_bytes_with_tables`); the edits hit
 //!   the payload and the checksum is recomputed, so the tables' decoding and layout checks see
 //!   damage the checksum does not catch (a version-3 file is about 1 MB even for a tiny model,
 //!   too large for a seed).
@@ -72,6 +73,7 @@ fuzz_target!(|data: &[u8]| {
             check(&wrap(KIND_VERSION, p.rest()));
         }
         5 => {
+            let sentencepiece = p.byte() & 1 == 1;
             let n_edits = p.below(8);
             let edits: Vec<(u32, u8)> = (0..n_edits)
                 .map(|_| {
@@ -79,10 +81,20 @@ fuzz_target!(|data: &[u8]| {
                     (at, p.byte())
                 })
                 .collect();
-            let model = structured(p);
-            let Ok(file) = model.to_bytes_with_tables() else {
-                assert!(model.validate().is_err(), "valid model not written");
-                return;
+            let (model, file) = if sentencepiece {
+                let model = structured_sp(p);
+                let Ok(file) = model.to_bytes_with_tables() else {
+                    assert!(model.validate().is_err(), "valid model not written");
+                    return;
+                };
+                (AnyModel::SentencePiece(model), file)
+            } else {
+                let model = structured(p);
+                let Ok(file) = model.to_bytes_with_tables() else {
+                    assert!(model.validate().is_err(), "valid model not written");
+                    return;
+                };
+                (AnyModel::BytePair(model), file)
             };
             let mut payload = file[HEADER_LEN..].to_vec();
             for &(at, xor) in &edits {
@@ -91,7 +103,7 @@ fuzz_target!(|data: &[u8]| {
             }
             let edited = payload != file[HEADER_LEN..];
             match check(&wrap(TABLES_VERSION, &payload)) {
-                Some(AnyModel::BytePair(loaded)) if !edited => assert_eq!(loaded, model),
+                Some(loaded) if !edited => assert_eq!(loaded, model),
                 Some(_) => {}
                 None => assert!(edited, "a written version-3 file does not load"),
             }
