@@ -83,11 +83,12 @@ fuzz_target!(|data: &[u8]| {
     let out = dir.join("out");
     let args = TrainArgs {
         inputs: inputs.clone(),
+        counts: Vec::new(),
         vocab_size: (256 + specials.len() + n_merges) as u64,
         special_tokens: specials.iter().map(|s| s.to_string()).collect(),
         out: out.clone(),
         threads: Some(threads),
-        pattern,
+        pattern: Some(pattern),
         quiet: true,
         chunk_size,
     };

@@ -27,6 +27,10 @@ struct Cli {
 enum Command {
     /// Train a byte-level BPE model on a corpus (CS336 semantics).
     Train(train::TrainArgs),
+    /// Count the pieces of one shard of a corpus into a count file (for `train --counts`).
+    CountPieces(train::CountPiecesArgs),
+    /// Sum count files into one (a reduce step for sharded training).
+    MergeCounts(train::MergeCountsArgs),
     /// Convert a tiktoken rank file or an HF vocab.json + merges.txt into a .model file.
     Import(cli_import::ImportArgs),
     /// Encode raw bytes (FILE or stdin) to ids on stdout (decimal text or binary).
@@ -43,6 +47,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Train(args) => train::run(args),
+        Command::CountPieces(args) => train::run_count_pieces(args),
+        Command::MergeCounts(args) => train::run_merge_counts(args),
         Command::Import(args) => cli_import::run(args),
         Command::Encode(args) => cli_encode::run(args),
         Command::Count(args) => cli_encode::run_count(args),

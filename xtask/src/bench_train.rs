@@ -18,6 +18,15 @@
 //! `$TMPDIR/picobpe-bench/`, never committed) to show that time grows linearly with the input
 //! and memory does not. Peers are run by `scripts/bench_train_peers.py` (python3 with
 //! `tokenizers` and `rustbpe` installed; a missing peer is reported and skipped).
+//!
+//! Sharded training is measured next to the whole run on english.txt and on the ≥ 1 GB file:
+//! the file is cut in two at the `<|endoftext|>` nearest its middle (shards written once to
+//! `$TMPDIR/picobpe-bench/`, outside the timing, as a corpus stored in shards would be), then two
+//! `host-trainer count-pieces --threads 1` processes run at the same time (2 workers), then
+//! `train --counts` on their two count files. Its wall time is the two steps' sum, its peak RSS
+//! the largest of the three processes'; the count files' sizes are shown, and the run checks
+//! that the model is byte-identical to the whole run's. (The Dask driver, `examples/
+//! dask_train.py`, runs the same commands; its cluster start-up, about a second, is left out.)
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -175,6 +184,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         opts.vocab_size, opts.runs
     );
     let mut results: Vec<Vec<Measurement>> = tools.iter().map(|_| Vec::new()).collect();
+    let english_shards = split_at_documents(&english, 2, &work)?;
+    let sharded_label = "picobpe sharded, 2 workers (see below)";
+    let mut sharded = Vec::new();
     for run in 0..opts.runs {
         for (i, (name, make)) in tools.iter().enumerate() {
             let m = measure(make()).map_err(|e| format!("{name}: {e}"))?;
@@ -187,6 +199,22 @@ pub fn run(args: &[String]) -> Result<(), String> {
             );
             results[i].push(m);
         }
+        let m = sharded_run(
+            &trainer,
+            &english_shards,
+            &n,
+            &work,
+            "ours-sharded",
+            &work.join("ours"),
+        )?;
+        println!(
+            "  run {}: {sharded_label:<44} {:>7.2} s wall {:>7.2} s CPU {:>8.1} MB",
+            run + 1,
+            m.wall_s,
+            m.cpu_s,
+            m.peak_rss_mb
+        );
+        sharded.push(m);
     }
     println!(
         "\n{:<46} {:>8} {:>8} {:>12} {:>10}",
@@ -207,6 +235,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         };
         println!("{name:<46} {wall:>8.2} {cpu:>8.2} {rss:>12.1} {inner:>10}");
     }
+    let whole_wall = median(results[0].iter().map(|m| m.wall_s).collect());
+    sharded.sort_by(|a, b| a.wall_s.total_cmp(&b.wall_s));
+    print_sharded(sharded_label, &sharded[sharded.len() / 2], whole_wall);
 
     // CS336 corpus.en, N = 500.
     let corpus_en = root.join("tests/fixtures/cs336/corpus.en");
@@ -239,13 +270,36 @@ pub fn run(args: &[String]) -> Result<(), String> {
             english_mb / small,
             m.peak_rss_mb
         );
+        let shards = split_at_documents(&big, 2, &work)?;
+        let sharded = sharded_run(
+            &trainer,
+            &shards,
+            &n,
+            &work,
+            "ours-big-sharded",
+            &work.join("ours-big"),
+        )?;
+        print_sharded("  sharded, 2 workers", &sharded, m.wall_s);
     }
     println!("\ncommand: cargo xtask bench-train {}", args.join(" "));
     Ok(())
 }
 
 /// Spawn `cmd`, wait for it with `wait4`, and return its wall time, peak RSS and stdout.
-fn measure(mut cmd: Command) -> Result<Measurement, String> {
+fn measure(cmd: Command) -> Result<Measurement, String> {
+    finish(start(cmd)?)
+}
+
+/// A child process being measured.
+struct Started {
+    child: std::process::Child,
+    start: Instant,
+    out_reader: std::thread::JoinHandle<String>,
+    err_reader: std::thread::JoinHandle<String>,
+}
+
+/// Spawn `cmd` with its output captured.
+fn start(mut cmd: Command) -> Result<Started, String> {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(|e| format!("cannot start: {e}"))?;
@@ -261,6 +315,22 @@ fn measure(mut cmd: Command) -> Result<Measurement, String> {
         let _ = err.read_to_string(&mut s);
         s
     });
+    Ok(Started {
+        child,
+        start,
+        out_reader,
+        err_reader,
+    })
+}
+
+/// Wait for a started child with `wait4`: its wall time, CPU time, peak RSS and stdout.
+fn finish(started: Started) -> Result<Measurement, String> {
+    let Started {
+        child,
+        start,
+        out_reader,
+        err_reader,
+    } = started;
     let pid = child.id() as libc::pid_t;
     let mut status: libc::c_int = 0;
     // SAFETY: `rusage` is plain old data that wait4 fills in; zeroed is a valid initial value.
@@ -285,6 +355,153 @@ fn measure(mut cmd: Command) -> Result<Measurement, String> {
         peak_rss_mb: usage.ru_maxrss as f64 * 1024.0 / 1e6,
         stdout,
     })
+}
+
+/// One sharded training run: counting on 2 workers at once, then `train --counts`.
+struct Sharded {
+    /// Wall time of both steps.
+    wall_s: f64,
+    /// Wall time of the concurrent `count-pieces` step.
+    count_s: f64,
+    /// CPU time of all three processes.
+    cpu_s: f64,
+    /// The largest peak RSS of the three processes.
+    peak_rss_mb: f64,
+    /// Size of each count file in bytes.
+    count_file_bytes: Vec<u64>,
+}
+
+/// Run `count-pieces --threads 1` on every shard at the same time, then `train --counts` on
+/// their count files into `work/out`; the model must equal the one in `whole`.
+fn sharded_run(
+    trainer: &Path,
+    shards: &[PathBuf],
+    vocab: &str,
+    work: &Path,
+    out: &str,
+    whole: &Path,
+) -> Result<Sharded, String> {
+    let counts: Vec<PathBuf> = (0..shards.len())
+        .map(|i| work.join(format!("{out}-{i}.counts")))
+        .collect();
+    let begin = Instant::now();
+    let running: Vec<Started> = shards
+        .iter()
+        .zip(&counts)
+        .map(|(shard, c)| {
+            let mut cmd = Command::new(trainer);
+            cmd.args([
+                "count-pieces",
+                "--quiet",
+                "--threads",
+                "1",
+                "--special-token",
+                EOT,
+            ])
+            .arg("--input")
+            .arg(shard)
+            .arg("--out")
+            .arg(c);
+            start(cmd)
+        })
+        .collect::<Result<_, _>>()?;
+    let counted: Vec<Measurement> = running
+        .into_iter()
+        .map(finish)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("count-pieces: {e}"))?;
+    let count_s = begin.elapsed().as_secs_f64();
+    let mut cmd = Command::new(trainer);
+    cmd.args(["train", "--quiet", "--vocab-size", vocab, "--counts"])
+        .args(&counts)
+        .arg("--out")
+        .arg(work.join(out));
+    let trained = measure(cmd).map_err(|e| format!("train --counts: {e}"))?;
+    let model = |dir: &Path| std::fs::read(dir.join("tokenizer.model")).unwrap_or_default();
+    if model(&work.join(out)).is_empty() || model(&work.join(out)) != model(whole) {
+        return Err(format!(
+            "the sharded model in {} differs from the whole run's in {}",
+            work.join(out).display(),
+            whole.display()
+        ));
+    }
+    Ok(Sharded {
+        wall_s: count_s + trained.wall_s,
+        count_s,
+        cpu_s: counted.iter().map(|m| m.cpu_s).sum::<f64>() + trained.cpu_s,
+        peak_rss_mb: counted
+            .iter()
+            .map(|m| m.peak_rss_mb)
+            .fold(trained.peak_rss_mb, f64::max),
+        count_file_bytes: counts
+            .iter()
+            .map(|c| std::fs::metadata(c).map_or(0, |m| m.len()))
+            .collect(),
+    })
+}
+
+/// Print one sharded run's line.
+fn print_sharded(label: &str, m: &Sharded, whole_wall_s: f64) {
+    let sizes: Vec<String> = m
+        .count_file_bytes
+        .iter()
+        .map(|b| format!("{:.2}", *b as f64 / 1e6))
+        .collect();
+    println!(
+        "{label:<46} {:>8.2} {:>8.2} {:>12.1}\n    = 2 x count-pieces --threads 1 at once \
+         {:.2} s + train --counts {:.2} s; count files {} MB; {:.2}x the whole run's wall time; \
+         model byte-identical",
+        m.wall_s,
+        m.cpu_s,
+        m.peak_rss_mb,
+        m.count_s,
+        m.wall_s - m.count_s,
+        sizes.join(" + "),
+        m.wall_s / whole_wall_s
+    );
+}
+
+/// Cut `path` in `parts` shards at the `<|endoftext|>` nearest each even cut, streaming, into
+/// `work` (reused when already there with the same total size).
+fn split_at_documents(path: &Path, parts: usize, work: &Path) -> Result<Vec<PathBuf>, String> {
+    use std::io::{Seek, SeekFrom};
+    let io = |e: std::io::Error| format!("{}: {e}", path.display());
+    let size = std::fs::metadata(path).map_err(io)?.len();
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let shards: Vec<PathBuf> = (0..parts)
+        .map(|i| work.join(format!("{stem}.shard-{i}-of-{parts}.txt")))
+        .collect();
+    let have: u64 = shards
+        .iter()
+        .map(|s| std::fs::metadata(s).map_or(0, |m| m.len()))
+        .sum();
+    if have == size && shards.iter().all(|s| s.is_file()) {
+        return Ok(shards);
+    }
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let mut cuts = vec![0u64];
+    for i in 1..parts as u64 {
+        // The first <|endoftext|> ending after the even cut (documents are small).
+        let target = size * i / parts as u64;
+        file.seek(SeekFrom::Start(target)).map_err(io)?;
+        let mut window = vec![0u8; 1 << 20];
+        let n = file.read(&mut window).map_err(io)?;
+        let hit = window[..n]
+            .windows(EOT.len())
+            .position(|w| w == EOT.as_bytes())
+            .ok_or_else(|| format!("no {EOT} within 1 MiB after byte {target}"))?;
+        cuts.push(target + (hit + EOT.len()) as u64);
+    }
+    cuts.push(size);
+    for (shard, w) in shards.iter().zip(cuts.windows(2)) {
+        file.seek(SeekFrom::Start(w[0])).map_err(io)?;
+        let mut out = std::io::BufWriter::new(
+            std::fs::File::create(shard).map_err(|e| format!("{}: {e}", shard.display()))?,
+        );
+        std::io::copy(&mut (&mut file).take(w[1] - w[0]), &mut out).map_err(io)?;
+        std::io::Write::flush(&mut out).map_err(|e| e.to_string())?;
+    }
+    Ok(shards)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {

@@ -1,8 +1,9 @@
 //! `cargo xtask test`: every check the project has, in the order that fails fastest.
 //!
 //! 1. toolchain pieces (installs the thumbv7m target, clippy and rustfmt, the nightly toolchain
-//!    and cargo-fuzz for the fuzzing smoke, and Python's `tokenizers` for the small model's
-//!    reference vectors, when missing);
+//!    and cargo-fuzz for the fuzzing smoke, Python's `tokenizers` for the small model's
+//!    reference vectors and Dask (`dask[distributed]`) for the sharded-training test, when
+//!    missing);
 //! 2. `cargo fmt --check`, the generated Unicode tables are current, `cargo clippy -D warnings`
 //!    on the host workspace, `cargo doc` of the library crates with `-D missing_docs` and
 //!    `-D rustdoc::broken_intra_doc_links`;
@@ -10,8 +11,8 @@
 //!    dependency graph links `alloc`;
 //! 4. the link-time panic-freedom proof (`cargo xtask panic-check`);
 //! 5. the host test suite (release profile: the exactness tests read megabytes of text; the
-//!    doctests too, among them the `picobpe` crate docs' example), then a 20 s fuzzing smoke
-//!    per target;
+//!    doctests too, among them the `picobpe` crate docs' example; with `PICOBPE_REQUIRE_DASK=1`,
+//!    so the Dask test fails rather than skips), then a 20 s fuzzing smoke per target;
 //! 6. the on-target tests under QEMU (`cargo xtask firmware-test`).
 //!
 //! Any failing step stops the run with a non-zero exit.
@@ -28,8 +29,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     ensure_component("rustfmt")?;
     ensure_fuzz_tools()?;
     if !skip_firmware {
-        ensure_python_tokenizers()?;
+        ensure_python_module("tokenizers", "tokenizers")?;
     }
+    ensure_python_module("distributed", "dask[distributed]")?;
 
     step("format", cargo(&root, &["fmt", "--all", "--", "--check"]))?;
     step(
@@ -83,10 +85,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "panic freedom: link-time proof (opt-level 3, s, z)",
         cargo(&root, &["xtask", "panic-check"]),
     )?;
-    step(
-        "host tests (release)",
-        cargo(&root, &["test", "--workspace", "--release"]),
-    )?;
+    step("host tests (release)", {
+        let mut c = cargo(&root, &["test", "--workspace", "--release"]);
+        c.env("PICOBPE_REQUIRE_DASK", "1");
+        c
+    })?;
     step(
         "fuzz smoke (20 s per target)",
         cargo(&root, &["xtask", "fuzz", "--seconds", "20"]),
@@ -175,31 +178,30 @@ fn ensure_fuzz_tools() -> Result<(), String> {
     .map_err(|e| format!("{e}; install it with `cargo install cargo-fuzz --locked`"))
 }
 
-/// Install Python's `tokenizers` (Hugging Face) when `python3` lacks it: the small model's
-/// on-target reference vectors come from it. Fails with the command to run by hand.
-fn ensure_python_tokenizers() -> Result<(), String> {
-    let has = |py: &str| {
-        Command::new(py)
-            .args(["-c", "import tokenizers"])
+/// Install a Python package when `python3` cannot import `module`: `tokenizers` (Hugging
+/// Face; the small model's on-target reference vectors come from it) and `dask[distributed]`
+/// (the sharded-training test's local cluster). Fails with the command to run by hand.
+fn ensure_python_module(module: &str, package: &str) -> Result<(), String> {
+    let has = || {
+        Command::new("python3")
+            .args(["-c", &format!("import {module}")])
             .output()
             .is_ok_and(|o| o.status.success())
     };
-    if has("python3") {
+    if has() {
         return Ok(());
     }
-    step("pip install tokenizers", {
+    let hint = format!("install it with `python3 -m pip install '{package}'`");
+    step(&format!("pip install {package}"), {
         let mut c = Command::new("python3");
-        c.args(["-m", "pip", "install", "--quiet", "tokenizers"]);
+        c.args(["-m", "pip", "install", "--quiet", package]);
         c
     })
-    .map_err(|e| format!("{e}; install it with `python3 -m pip install tokenizers`"))?;
-    if has("python3") {
+    .map_err(|e| format!("{e}; {hint}"))?;
+    if has() {
         Ok(())
     } else {
-        Err(
-            "python3 still cannot import tokenizers; run `python3 -m pip install tokenizers`"
-                .into(),
-        )
+        Err(format!("python3 still cannot import {module}; {hint}"))
     }
 }
 

@@ -82,6 +82,101 @@ pub enum TrainError {
     Model(picobpe_model::ModelError),
     /// A counting thread panicked (a bug); the message is the panic payload if it was a string.
     WorkerPanicked(String),
+    /// A count file could not be read, or is damaged.
+    CountFile {
+        /// The count file's path as given.
+        path: PathBuf,
+        /// What is wrong with it.
+        error: CountFileError,
+    },
+    /// A count file was made with other settings than the first count file (or the command
+    /// line): its pieces were cut differently, so the counts cannot be summed.
+    CountsDisagree {
+        /// The disagreeing count file.
+        path: PathBuf,
+        /// The setting, as its command-line flag (`--pattern`, `--special-token`).
+        setting: &'static str,
+        /// The file's value.
+        found: String,
+        /// The value of the reference.
+        expected: String,
+        /// Where the expected value comes from: the first count file, or the command line.
+        reference: String,
+    },
+}
+
+/// What is wrong with a count file (see `count_file`'s module docs for the format).
+#[derive(Debug)]
+pub enum CountFileError {
+    /// The file could not be opened or read.
+    Io(io::Error),
+    /// The file does not start with `PICOCNT\0`.
+    BadMagic {
+        /// It starts with a model file's magic instead.
+        is_model: bool,
+    },
+    /// The file ends before its header or payload does.
+    Truncated {
+        /// Bytes the header promises.
+        needed: u64,
+        /// Bytes present.
+        have: u64,
+    },
+    /// A format version this build does not read.
+    UnsupportedVersion {
+        /// The version in the header.
+        found: u16,
+    },
+    /// Bytes after the payload, or after the decoded counts.
+    TrailingBytes {
+        /// How many.
+        count: u64,
+    },
+    /// The payload's CRC-32 differs from the header's.
+    ChecksumMismatch {
+        /// The header's CRC-32.
+        expected: u32,
+        /// The payload's CRC-32.
+        found: u32,
+    },
+    /// The payload (with a valid checksum) does not decode.
+    Decode(postcard::Error),
+    /// The decoded counts break a rule of the format.
+    Invalid {
+        /// Which rule, and where.
+        reason: String,
+    },
+}
+
+impl fmt::Display for CountFileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CountFileError::Io(e) => write!(f, "cannot read count file: {e}"),
+            CountFileError::BadMagic { is_model } => write!(
+                f,
+                "not a picobpe count file (bad magic bytes{})",
+                if *is_model { "; it is a model file" } else { "" }
+            ),
+            CountFileError::Truncated { needed, have } => write!(
+                f,
+                "count file is truncated: {have} bytes present, {needed} expected"
+            ),
+            CountFileError::UnsupportedVersion { found } => write!(
+                f,
+                "count file format version {found} is not supported (this build reads version {})",
+                super::count_file::VERSION
+            ),
+            CountFileError::TrailingBytes { count } => {
+                write!(f, "count file has {count} unexpected trailing bytes")
+            }
+            CountFileError::ChecksumMismatch { expected, found } => write!(
+                f,
+                "count file is corrupt: payload CRC-32 is {found:#010x}, header says {expected:#010x}"
+            ),
+            CountFileError::Decode(e) => write!(f, "count file payload does not decode: {e}"),
+            CountFileError::Invalid { reason } => write!(f, "invalid count file: {reason}"),
+        }
+    }
 }
 
 impl fmt::Display for TrainError {
@@ -147,6 +242,19 @@ impl fmt::Display for TrainError {
             TrainError::WorkerPanicked(msg) => {
                 write!(f, "internal error: a counting thread panicked: {msg}")
             }
+            TrainError::CountFile { path, error } => write!(f, "{}: {error}", path.display()),
+            TrainError::CountsDisagree {
+                path,
+                setting,
+                found,
+                expected,
+                reference,
+            } => write!(
+                f,
+                "count file {} was counted with {setting} {found}, but {reference} has \
+                 {setting} {expected}; count files can only be summed when they agree",
+                path.display()
+            ),
         }
     }
 }

@@ -15,6 +15,11 @@
 //! The vocabulary size `N` counts 256 byte tokens + merges + special tokens; training stops
 //! early when no pair is left. The result is identical for any `--threads`.
 //!
+//! Sharded training splits the pipeline after stage 2: `host-trainer count-pieces` runs stages 1
+//! and 2 on one shard and writes a [`count_file`]; `merge-counts` sums count files; `train
+//! --counts` sums them and runs stages 3 and 4. With shards cut at document boundaries the sum
+//! is the whole corpus's table, so the output is byte-identical to `train --input`.
+//!
 //! Choices where CS336 says nothing:
 //! - Id layout (rank == id): bytes `0..=255` in byte order, then merges in order, then the
 //!   special tokens in the order given. (The CS336 reference vocabulary puts the special first;
@@ -26,6 +31,7 @@
 //! - The one-line summary goes to stderr even with `--quiet`, which only hides progress bars.
 
 mod count;
+mod count_file;
 mod error;
 mod heap;
 mod input;
@@ -50,8 +56,16 @@ const CHUNK_SIZE: usize = 1 << 20;
 #[derive(clap::Args, Debug, Clone)]
 pub struct TrainArgs {
     /// Training text (UTF-8). Repeat for several files; each file is a separate document.
-    #[arg(long = "input", value_name = "FILE", required = true)]
+    #[arg(
+        long = "input",
+        value_name = "FILE",
+        required_unless_present = "counts"
+    )]
     pub inputs: Vec<PathBuf>,
+    /// Train from count files (`count-pieces`, `merge-counts`) instead of text: their counts
+    /// are summed, and the pattern and special tokens are theirs.
+    #[arg(long = "counts", value_name = "FILE", num_args = 1.., conflicts_with = "inputs")]
+    pub counts: Vec<PathBuf>,
     /// Vocabulary size N = 256 byte tokens + special tokens + merges.
     #[arg(long, value_name = "N")]
     pub vocab_size: u64,
@@ -65,15 +79,53 @@ pub struct TrainArgs {
     /// Counting threads [default: all cores].
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
-    /// Pre-tokenization pattern.
-    #[arg(long, value_enum, default_value_t = PatternArg::Gpt2)]
-    pub pattern: PatternArg,
+    /// Pre-tokenization pattern [default: gpt2; with --counts: the files'].
+    #[arg(long, value_enum)]
+    pub pattern: Option<PatternArg>,
     /// No progress bars (the one-line summary is still printed).
     #[arg(long)]
     pub quiet: bool,
     /// Read/count chunk size in bytes (testing and tuning only).
     #[arg(long, hide = true, default_value_t = CHUNK_SIZE)]
     pub chunk_size: usize,
+}
+
+/// `host-trainer count-pieces`: the piece counts of one shard of a corpus, for `train
+/// --counts` on another machine.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CountPiecesArgs {
+    /// Text of the shard (UTF-8). Repeat for several files; each file is a separate document.
+    #[arg(long = "input", value_name = "FILE", required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// The count file to write.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// A special token; every shard of a corpus needs the same ones in the same order.
+    #[arg(long = "special-token", value_name = "TOK")]
+    pub special_tokens: Vec<String>,
+    /// Pre-tokenization pattern.
+    #[arg(long, value_enum, default_value_t = PatternArg::Gpt2)]
+    pub pattern: PatternArg,
+    /// Counting threads [default: all cores].
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// No progress bar (the one-line summary is still printed).
+    #[arg(long)]
+    pub quiet: bool,
+    /// Read/count chunk size in bytes (testing and tuning only).
+    #[arg(long, hide = true, default_value_t = CHUNK_SIZE)]
+    pub chunk_size: usize,
+}
+
+/// `host-trainer merge-counts`: sum count files into one (a reduce step).
+#[derive(clap::Args, Debug, Clone)]
+pub struct MergeCountsArgs {
+    /// The count file to write.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// The count files to sum; they must agree on the pattern and special tokens.
+    #[arg(value_name = "COUNTS", required = true)]
+    pub counts: Vec<PathBuf>,
 }
 
 /// `--pattern` values.
@@ -100,6 +152,123 @@ impl From<PatternArg> for PatternKind {
 /// Run `train`; the error is the message for stderr.
 pub fn run(args: TrainArgs) -> Result<(), String> {
     train(&args).map_err(|e| e.to_string())
+}
+
+/// Run `count-pieces`; the error is the message for stderr.
+pub fn run_count_pieces(args: CountPiecesArgs) -> Result<(), String> {
+    count_pieces(&args).map_err(|e| e.to_string())
+}
+
+/// Run `merge-counts`; the error is the message for stderr.
+pub fn run_merge_counts(args: MergeCountsArgs) -> Result<(), String> {
+    let started = Instant::now();
+    let total = count_file::read_all(&args.counts, None, None).map_err(|e| e.to_string())?;
+    total.write(&args.out).map_err(|e| e.to_string())?;
+    eprintln!(
+        "merged {} ({:.1} MB of text, {} pieces, {} distinct) in {:.2} s -> {}",
+        count_files(args.counts.len()),
+        total.n_bytes as f64 / 1e6,
+        total.n_pieces,
+        total.pieces.len(),
+        started.elapsed().as_secs_f64(),
+        args.out.display()
+    );
+    Ok(())
+}
+
+/// "1 count file", "2 count files".
+fn count_files(n: usize) -> String {
+    format!("{n} count file{}", if n == 1 { "" } else { "s" })
+}
+
+/// `count-pieces`, with a typed error.
+fn count_pieces(args: &CountPiecesArgs) -> Result<(), TrainError> {
+    let started = Instant::now();
+    check_specials(&args.special_tokens)?;
+    let threads = threads(args.threads)?;
+    let pattern = PatternKind::from(args.pattern);
+    let (counts, total_bytes) = count_text(
+        &args.inputs,
+        &args.special_tokens,
+        pattern,
+        threads,
+        args.chunk_size,
+        args.quiet,
+    )?;
+    let file =
+        count_file::CountFile::from_counts(counts, pattern, &args.special_tokens, total_bytes);
+    file.write(&args.out)?;
+    let size = std::fs::metadata(&args.out).map_or(0, |m| m.len());
+    eprintln!(
+        "counted {:.1} MB ({} pieces, {} distinct) with {threads} threads in {:.2} s -> {} ({size} bytes)",
+        total_bytes as f64 / 1e6,
+        file.n_pieces,
+        file.pieces.len(),
+        started.elapsed().as_secs_f64(),
+        args.out.display()
+    );
+    Ok(())
+}
+
+/// `--threads`, or all cores.
+fn threads(arg: Option<usize>) -> Result<usize, TrainError> {
+    match arg {
+        Some(0) => Err(TrainError::ZeroThreads),
+        Some(n) => Ok(n),
+        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+    }
+}
+
+/// The number of merges for `vocab_size` ids with `n_specials` special tokens.
+fn n_merges(vocab_size: u64, n_specials: usize) -> Result<usize, TrainError> {
+    let minimum = 256 + n_specials as u64;
+    if vocab_size < minimum {
+        return Err(TrainError::VocabTooSmall {
+            vocab_size,
+            minimum,
+        });
+    }
+    Ok(usize::try_from(vocab_size - minimum).unwrap_or(usize::MAX))
+}
+
+/// Count the pieces of `inputs` (stages 1 and 2), with a progress bar unless `quiet`; returns
+/// the counts and the input size in bytes.
+fn count_text(
+    inputs: &[PathBuf],
+    special_tokens: &[String],
+    pattern: PatternKind,
+    threads: usize,
+    chunk_size: usize,
+    quiet: bool,
+) -> Result<(count::Counts, u64), TrainError> {
+    let total_bytes = input::total_size(inputs)?;
+    let specials = if special_tokens.is_empty() {
+        None
+    } else {
+        Some(
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(special_tokens)
+                .expect("a few literal strings always build"),
+        )
+    };
+    let config = count::CountConfig {
+        specials: specials.as_ref(),
+        max_special_len: special_tokens.iter().map(String::len).max().unwrap_or(0),
+        pattern: pattern.into(),
+        threads,
+        chunk_size: chunk_size.max(1),
+    };
+    let show = !quiet && std::io::stderr().is_terminal();
+    let bar = progress_bar(
+        show,
+        total_bytes,
+        "counting",
+        "{bytes}/{total_bytes} ({bytes_per_sec}",
+    );
+    let counts = count::count_inputs(inputs, &config, |n| bar.inc(n))?;
+    bar.finish_and_clear();
+    Ok((counts, total_bytes))
 }
 
 /// Check the special tokens: non-empty, unique, not a single byte, and not spelled like a
@@ -130,86 +299,80 @@ fn check_specials(specials: &[String]) -> Result<(), TrainError> {
 fn train(args: &TrainArgs) -> Result<(), TrainError> {
     let started = Instant::now();
     check_specials(&args.special_tokens)?;
-    let minimum = 256 + args.special_tokens.len() as u64;
-    if args.vocab_size < minimum {
-        return Err(TrainError::VocabTooSmall {
-            vocab_size: args.vocab_size,
-            minimum,
-        });
-    }
-    let n_merges = usize::try_from(args.vocab_size - minimum).unwrap_or(usize::MAX);
-    let threads = match args.threads {
-        Some(0) => return Err(TrainError::ZeroThreads),
-        Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
-    let total_bytes = input::total_size(&args.inputs)?;
-    let out = output::OutputDir::prepare(&args.out)?;
-
-    let specials = if args.special_tokens.is_empty() {
-        None
+    let from_counts = !args.counts.is_empty();
+    let mut threads_used = None;
+    let (pieces, pattern, specials, total_bytes, n_pieces, n_distinct, out);
+    if from_counts {
+        let given_specials = (!args.special_tokens.is_empty()).then_some(&args.special_tokens[..]);
+        let total = count_file::read_all(
+            &args.counts,
+            args.pattern.map(PatternKind::from),
+            given_specials,
+        )?;
+        check_specials(&total.specials)?;
+        n_merges(args.vocab_size, total.specials.len())?;
+        out = output::OutputDir::prepare(&args.out)?;
+        (pattern, specials) = (total.pattern, total.specials);
+        (total_bytes, n_pieces, n_distinct) = (total.n_bytes, total.n_pieces, total.pieces.len());
+        pieces = Box::new(total.pieces.into_iter()) as Box<dyn Iterator<Item = (Vec<u8>, u64)>>;
     } else {
-        Some(
-            AhoCorasick::builder()
-                .match_kind(MatchKind::LeftmostLongest)
-                .build(&args.special_tokens)
-                .expect("a few literal strings always build"),
-        )
-    };
-    let pattern = PatternKind::from(args.pattern);
-    let config = count::CountConfig {
-        specials: specials.as_ref(),
-        max_special_len: args
-            .special_tokens
-            .iter()
-            .map(String::len)
-            .max()
-            .unwrap_or(0),
-        pattern: pattern.into(),
-        threads,
-        chunk_size: args.chunk_size.max(1),
-    };
-    let show = !args.quiet && std::io::stderr().is_terminal();
-
-    let bar = progress_bar(
-        show,
-        total_bytes,
-        "counting",
-        "{bytes}/{total_bytes} ({bytes_per_sec}",
-    );
-    let counts = count::count_inputs(&args.inputs, &config, |n| bar.inc(n))?;
-    bar.finish_and_clear();
-    if counts.distinct() == 0 {
+        n_merges(args.vocab_size, args.special_tokens.len())?;
+        let threads = threads(args.threads)?;
+        out = output::OutputDir::prepare(&args.out)?;
+        pattern = PatternKind::from(args.pattern.unwrap_or(PatternArg::Gpt2));
+        specials = args.special_tokens.clone();
+        let counts;
+        (counts, total_bytes) = count_text(
+            &args.inputs,
+            &specials,
+            pattern,
+            threads,
+            args.chunk_size,
+            args.quiet,
+        )?;
+        threads_used = Some(threads);
+        (n_pieces, n_distinct) = (counts.n_pieces, counts.distinct());
+        pieces = Box::new(counts.into_pieces());
+    }
+    if n_distinct == 0 {
         return Err(TrainError::EmptyCorpus);
     }
+    let n_merges = n_merges(args.vocab_size, specials.len())?;
     let counted = started.elapsed();
-    let n_pieces = counts.n_pieces;
-    let n_distinct = counts.distinct();
 
+    let show = !args.quiet && std::io::stderr().is_terminal();
     let bar = progress_bar(
         show,
         n_merges as u64,
         "merging",
         "{pos}/{len} merges ({rate}",
     );
-    let merges = merge::learn_merges(counts.into_pieces(), n_merges, |done| {
-        bar.set_position(done as u64)
-    })
-    .map_err(|_| TrainError::TooManySymbols)?;
+    let merges = merge::learn_merges(pieces, n_merges, |done| bar.set_position(done as u64))
+        .map_err(|_| TrainError::TooManySymbols)?;
     bar.finish_and_clear();
     let merged = started.elapsed();
 
     let trained = output::Trained {
         pattern,
         merges,
-        specials: args.special_tokens.clone(),
+        specials,
     };
     out.commit(&trained)?;
     let secs = |d: Duration| d.as_secs_f64();
+    let source = match threads_used {
+        Some(threads) => format!(
+            "{:.1} MB ({n_pieces} pieces, {n_distinct} distinct) with {threads} threads",
+            total_bytes as f64 / 1e6
+        ),
+        None => format!(
+            "{} ({:.1} MB of text, {n_pieces} pieces, {n_distinct} distinct)",
+            count_files(args.counts.len()),
+            total_bytes as f64 / 1e6
+        ),
+    };
     eprintln!(
-        "trained {} tokens (256 bytes + {} merges + {} specials{}) from {:.1} MB \
-         ({} pieces, {} distinct) with {} threads in {:.2} s (count {:.2} s, merge {:.2} s) \
-         -> {}",
+        "trained {} tokens (256 bytes + {} merges + {} specials{}) from {source} \
+         in {:.2} s ({} {:.2} s, merge {:.2} s) -> {}",
         trained.vocab_len(),
         trained.merges.len(),
         trained.specials.len(),
@@ -218,11 +381,8 @@ fn train(args: &TrainArgs) -> Result<(), TrainError> {
         } else {
             ""
         },
-        total_bytes as f64 / 1e6,
-        n_pieces,
-        n_distinct,
-        threads,
         secs(started.elapsed()),
+        if from_counts { "read" } else { "count" },
         secs(counted),
         secs(merged - counted),
         args.out.display()
