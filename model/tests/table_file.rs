@@ -23,8 +23,11 @@ fn small_model() -> Model {
     }
 }
 
+/// A file of `bytes` with a name no other call (in any test thread) uses.
 fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
-    let path = std::env::temp_dir().join(format!("picobpe-v3-{}-{name}", std::process::id()));
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!("picobpe-v3-{}-{n}-{name}", std::process::id()));
     std::fs::write(&path, bytes).unwrap();
     path
 }
