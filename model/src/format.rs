@@ -262,7 +262,7 @@ pub fn read_tables(path: impl AsRef<Path>) -> Result<LiveTables, ModelError> {
     if version == TABLES_VERSION {
         let (_, tables, base) = split_tables(payload)?;
         let range = base..base + tables.len();
-        let sentencepiece = table_file::kind(tables).is_some_and(table_file::is_sentencepiece);
+        let sentencepiece = table_file::is_sentencepiece(tables);
         // The tables borrow the file's bytes for the rest of the process.
         let bytes: &'static FileBytes = Box::leak(Box::new(bytes));
         let tables = &bytes[range];

@@ -50,14 +50,9 @@ const KIND_BYTE_PAIR: u8 = 0;
 /// Kind byte of SentencePiece BPE tables.
 const KIND_SENTENCEPIECE: u8 = 1;
 
-/// The kind byte a tables blob starts with (`None` for an empty blob).
-pub(crate) fn kind(blob: &[u8]) -> Option<u8> {
-    blob.first().copied()
-}
-
-/// True for the kind byte of SentencePiece tables.
-pub(crate) fn is_sentencepiece(kind: u8) -> bool {
-    kind == KIND_SENTENCEPIECE
+/// True when a tables blob holds SentencePiece tables (by its kind byte).
+pub(crate) fn is_sentencepiece(blob: &[u8]) -> bool {
+    blob.first() == Some(&KIND_SENTENCEPIECE)
 }
 
 /// Append the SentencePiece tables blob of `data` to `out`, whose byte 0 is at offset `base`
@@ -218,9 +213,58 @@ pub(crate) struct TableView<'a> {
     piece_index: IndexView<'a>,
     piece_keys: Cow<'a, [u64]>,
     byte_pairs: Cow<'a, [u32]>,
-    trie: [Cow<'a, [u64]>; 5],
-    next_prefix: Cow<'a, [u32]>,
+    trie: TrieView<'a>,
     specials: Vec<(String, u32)>,
+}
+
+/// The token trie of a [`TableView`] (see [`crate::TrieData`]).
+struct TrieView<'a> {
+    edges: Cow<'a, [u64]>,
+    next_prefix: Cow<'a, [u32]>,
+    splits: Cow<'a, [u64]>,
+    pair_filter: Cow<'a, [u64]>,
+    starts: Cow<'a, [u64]>,
+    chars: Cow<'a, [u64]>,
+}
+
+impl From<IndexData> for IndexView<'static> {
+    fn from(d: IndexData) -> Self {
+        IndexView {
+            seed: d.seed,
+            pilots: Cow::Owned(d.pilots),
+            remap: Cow::Owned(d.remap),
+        }
+    }
+}
+
+/// Tables built on the host, as a view that owns every array: [`TableData::to_tables`] makes
+/// live tables through the same [`TableView::into_tables`] as a mapped file.
+impl From<TableData> for TableView<'static> {
+    fn from(d: TableData) -> Self {
+        let t = d.trie;
+        TableView {
+            pattern: d.pattern.into(),
+            token_bytes: Cow::Owned(d.token_bytes),
+            token_offsets: Cow::Owned(d.token_offsets),
+            byte_ids: d.byte_ids,
+            pairs: Cow::Owned(d.pairs),
+            pair_index: d.pair_index.into(),
+            ranks: Cow::Owned(d.ranks),
+            pieces: Cow::Owned(d.pieces),
+            piece_index: d.piece_index.into(),
+            piece_keys: Cow::Owned(d.piece_keys),
+            byte_pairs: Cow::Owned(d.byte_pairs),
+            trie: TrieView {
+                edges: Cow::Owned(t.edges),
+                next_prefix: Cow::Owned(t.next_prefix),
+                splits: Cow::Owned(t.splits),
+                pair_filter: Cow::Owned(t.pair_filter),
+                starts: Cow::Owned(t.starts),
+                chars: Cow::Owned(t.chars),
+            },
+            specials: d.specials,
+        }
+    }
 }
 
 /// Decode and check a tables blob (the whole of `bytes`, which starts at offset `base` in the
@@ -249,12 +293,14 @@ pub(crate) fn read(bytes: &[u8], base: usize) -> Result<TableView<'_>, ModelErro
     let piece_index = r.index("piece_index")?;
     let piece_keys = r.array("piece_keys")?;
     let byte_pairs = r.array("byte_pairs")?;
-    let edges = r.array("trie edges")?;
-    let next_prefix = r.array("trie next_prefix")?;
-    let splits = r.array("trie splits")?;
-    let pair_filter = r.array("trie pair_filter")?;
-    let starts = r.array("trie starts")?;
-    let chars = r.array("trie chars")?;
+    let trie = TrieView {
+        edges: r.array("trie edges")?,
+        next_prefix: r.array("trie next_prefix")?,
+        splits: r.array("trie splits")?,
+        pair_filter: r.array("trie pair_filter")?,
+        starts: r.array("trie starts")?,
+        chars: r.array("trie chars")?,
+    };
     let n_specials = r.count("specials", 12)?;
     let mut specials = Vec::with_capacity(n_specials);
     for _ in 0..n_specials {
@@ -283,8 +329,7 @@ pub(crate) fn read(bytes: &[u8], base: usize) -> Result<TableView<'_>, ModelErro
         piece_index,
         piece_keys,
         byte_pairs,
-        trie: [edges, splits, pair_filter, starts, chars],
-        next_prefix,
+        trie,
         specials,
     };
     view.check_layout()?;
@@ -346,8 +391,8 @@ impl<'a> TableView<'a> {
             ("ranks", self.ranks.len(), n),
             ("piece_keys", self.piece_keys.len(), self.pieces.len()),
             ("byte_pairs", self.byte_pairs.len(), BYTE_PAIRS),
-            ("trie next_prefix", self.next_prefix.len(), n),
-            ("trie splits", self.trie[1].len(), n),
+            ("trie next_prefix", self.trie.next_prefix.len(), n),
+            ("trie splits", self.trie.splits.len(), n),
         ];
         for (what, len, full) in optional {
             if len != 0 && len != full {
@@ -369,15 +414,9 @@ impl<'a> TableView<'a> {
 }
 
 impl TableView<'static> {
-    /// Live [`Tables`] over this view: borrowed arrays stay where they are, copied ones are
+    /// Live [`Tables`] over this view: borrowed arrays stay where they are, owned ones are
     /// leaked (see [`TableData::to_tables`] for why leaking is right here).
     pub(crate) fn into_tables(self) -> &'static Tables<'static> {
-        fn leak<T: Clone>(c: Cow<'static, [T]>) -> &'static [T] {
-            match c {
-                Cow::Borrowed(s) => s,
-                Cow::Owned(v) => Box::leak(v.into_boxed_slice()),
-            }
-        }
         fn index(d: IndexView<'static>, len: usize) -> PtrIndex<'static> {
             PtrIndex {
                 seed: d.seed,
@@ -396,7 +435,7 @@ impl TableView<'static> {
                 id,
             })
             .collect();
-        let [edges, splits, pair_filter, starts, chars] = self.trie;
+        let trie = self.trie;
         Box::leak(Box::new(Tables {
             pattern: self.pattern.into(),
             token_bytes: leak(self.token_bytes),
@@ -415,14 +454,22 @@ impl TableView<'static> {
             specials: Box::leak(specials.into_boxed_slice()),
             byte_pairs: leak(self.byte_pairs),
             trie: TokenTrie {
-                edges: leak(edges),
-                next_prefix: leak(self.next_prefix),
-                splits: leak(splits),
-                pair_filter: leak(pair_filter),
-                starts: leak(starts),
-                chars: leak(chars),
+                edges: leak(trie.edges),
+                next_prefix: leak(trie.next_prefix),
+                splits: leak(trie.splits),
+                pair_filter: leak(trie.pair_filter),
+                starts: leak(trie.starts),
+                chars: leak(trie.chars),
             },
         }))
+    }
+}
+
+/// A borrowed array as is, an owned one leaked: either way it lives for the rest of the process.
+fn leak<T: Clone>(c: Cow<'static, [T]>) -> &'static [T] {
+    match c {
+        Cow::Borrowed(s) => s,
+        Cow::Owned(v) => Box::leak(v.into_boxed_slice()),
     }
 }
 
@@ -494,7 +541,10 @@ impl<'a> Reader<'a> {
 
 /// A SentencePiece tables blob, decoded (arrays borrowed or copied as in [`TableView`]).
 pub(crate) struct SpTableView<'a> {
-    flags: [u8; 5],
+    add_dummy_prefix: bool,
+    remove_extra_whitespaces: bool,
+    split_words: bool,
+    sections: picobpe::sentencepiece::Sections,
     unk_id: u32,
     cut_bytes: [u64; 2],
     token_bytes: Cow<'a, [u8]>,
@@ -521,7 +571,14 @@ pub(crate) fn read_sp(bytes: &[u8], base: usize) -> Result<SpTableView<'_>, Mode
         .take(5, "flags")?
         .try_into()
         .map_err(|_| bad("the tables end inside flags".to_owned()))?;
-    if flags[..3].iter().any(|&f| f > 1) || flags[3] > 2 || flags[4] != 0 {
+    use picobpe::sentencepiece::Sections;
+    let sections = match flags[3] {
+        0 => Sections::Inline,
+        1 => Sections::EveryPiecePrefixed,
+        2 => Sections::FirstPiecePrefixed,
+        _ => return Err(bad(format!("unknown flag values {flags:?}"))),
+    };
+    if flags[..3].iter().any(|&f| f > 1) || flags[4] != 0 {
         return Err(bad(format!("unknown flag values {flags:?}")));
     }
     let unk_id = <u32 as Le>::from_le(r.take(4, "unk_id")?);
@@ -530,7 +587,10 @@ pub(crate) fn read_sp(bytes: &[u8], base: usize) -> Result<SpTableView<'_>, Mode
         <u64 as Le>::from_le(r.take(8, "cut_bytes")?),
     ];
     let view = SpTableView {
-        flags,
+        add_dummy_prefix: flags[0] == 1,
+        remove_extra_whitespaces: flags[1] == 1,
+        split_words: flags[2] == 1,
+        sections,
         unk_id,
         cut_bytes,
         token_bytes: r.array("token_bytes")?,
@@ -618,45 +678,34 @@ impl SpTableView<'_> {
 }
 
 impl SpTableView<'static> {
-    /// Live [`picobpe::SpTables`] over this view (see [`TableView::into_tables`]).
+    /// Live [`picobpe::SpTables`] over this view (see [`TableView::into_tables`]): the view
+    /// itself is leaked, and the tables borrow it.
     pub(crate) fn into_tables(self) -> &'static picobpe::SpTables<'static> {
-        use picobpe::sentencepiece::Sections;
-        fn leak<T: Clone>(c: Cow<'static, [T]>) -> &'static [T] {
-            match c {
-                Cow::Borrowed(s) => s,
-                Cow::Owned(v) => Box::leak(v.into_boxed_slice()),
-            }
-        }
-        let n_pieces = self.pieces.len();
-        let sections = match self.flags[3] {
-            0 => Sections::Inline,
-            1 => Sections::EveryPiecePrefixed,
-            _ => Sections::FirstPiecePrefixed,
-        };
+        let view: &'static Self = Box::leak(Box::new(self));
         Box::leak(Box::new(picobpe::SpTables {
-            token_bytes: leak(self.token_bytes),
-            token_offsets: leak(self.token_offsets),
-            kinds: leak(self.kinds),
-            priorities: leak(self.priorities),
+            token_bytes: &view.token_bytes,
+            token_offsets: &view.token_offsets,
+            kinds: &view.kinds,
+            priorities: &view.priorities,
             pieces: PieceMap {
                 index: PtrIndex {
-                    seed: self.piece_index.seed,
-                    pilots: leak(self.piece_index.pilots),
-                    remap: leak(self.piece_index.remap),
-                    len: n_pieces,
+                    seed: view.piece_index.seed,
+                    pilots: &view.piece_index.pilots,
+                    remap: &view.piece_index.remap,
+                    len: view.pieces.len(),
                 },
-                ids: leak(self.pieces),
-                keys: leak(self.piece_keys),
+                ids: &view.pieces,
+                keys: &view.piece_keys,
             },
-            byte_ids: leak(self.byte_ids),
-            unk_id: self.unk_id,
-            unk_surface: leak(self.unk_surface),
-            user_defined: leak(self.user_defined),
-            add_dummy_prefix: self.flags[0] == 1,
-            remove_extra_whitespaces: self.flags[1] == 1,
-            sections,
-            split_words: self.flags[2] == 1,
-            cut_bytes: self.cut_bytes,
+            byte_ids: &view.byte_ids,
+            unk_id: view.unk_id,
+            unk_surface: &view.unk_surface,
+            user_defined: &view.user_defined,
+            add_dummy_prefix: view.add_dummy_prefix,
+            remove_extra_whitespaces: view.remove_extra_whitespaces,
+            sections: view.sections,
+            split_words: view.split_words,
+            cut_bytes: view.cut_bytes,
         }))
     }
 }

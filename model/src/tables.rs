@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap;
 
 use picobpe::hash::{hash_bytes, hash_u64};
 use picobpe::tables::{piece_key_entry, BYTE_PAIRS, ID_BITS};
-use picobpe::{PairMap, Pattern, PieceMap, PtrIndex, SpecialToken, Tables};
+use picobpe::{PairMap, Pattern, Tables};
 
 use crate::bpe::{pair_bpe, Merge};
 use crate::error::InvalidModel;
@@ -280,53 +280,7 @@ impl TableData {
     /// process loads one model once and uses it until exit, so the memory would only be freed
     /// at exit anyway. Do not call this in a loop.
     pub fn to_tables(self) -> &'static Tables<'static> {
-        fn leak<T>(v: Vec<T>) -> &'static [T] {
-            Box::leak(v.into_boxed_slice())
-        }
-        fn index(d: IndexData, len: usize) -> PtrIndex<'static> {
-            PtrIndex {
-                seed: d.seed,
-                pilots: leak(d.pilots),
-                remap: leak(d.remap),
-                len,
-            }
-        }
-        let n_pairs = self.pairs.len();
-        let n_pieces = self.pieces.len();
-        let specials: Vec<SpecialToken<'static>> = self
-            .specials
-            .into_iter()
-            .map(|(text, id)| SpecialToken {
-                text: Box::leak(text.into_boxed_str()),
-                id,
-            })
-            .collect();
-        Box::leak(Box::new(Tables {
-            pattern: self.pattern,
-            token_bytes: leak(self.token_bytes),
-            token_offsets: leak(self.token_offsets),
-            byte_ids: Box::leak(Box::new(self.byte_ids)),
-            pairs: PairMap {
-                index: index(self.pair_index, n_pairs),
-                entries: leak(self.pairs),
-            },
-            ranks: leak(self.ranks),
-            pieces: PieceMap {
-                index: index(self.piece_index, n_pieces),
-                ids: leak(self.pieces),
-                keys: leak(self.piece_keys),
-            },
-            specials: leak(specials),
-            byte_pairs: leak(self.byte_pairs),
-            trie: picobpe::TokenTrie {
-                edges: leak(self.trie.edges),
-                next_prefix: leak(self.trie.next_prefix),
-                splits: leak(self.trie.splits),
-                pair_filter: leak(self.trie.pair_filter),
-                starts: leak(self.trie.starts),
-                chars: leak(self.trie.chars),
-            },
-        }))
+        crate::table_file::TableView::from(self).into_tables()
     }
 }
 

@@ -221,35 +221,8 @@ impl SpTableData {
     /// Build live [`SpTables`] and leak them (see [`crate::TableData::to_tables`] for why
     /// leaking is right here).
     pub fn to_tables(self) -> &'static SpTables<'static> {
-        fn leak<T>(v: Vec<T>) -> &'static [T] {
-            Box::leak(v.into_boxed_slice())
-        }
-        let n_pieces = self.pieces.len();
-        Box::leak(Box::new(SpTables {
-            token_bytes: leak(self.token_bytes),
-            token_offsets: leak(self.token_offsets),
-            kinds: leak(self.kinds),
-            priorities: leak(self.priorities),
-            pieces: PieceMap {
-                index: PtrIndex {
-                    seed: self.piece_index.seed,
-                    pilots: leak(self.piece_index.pilots),
-                    remap: leak(self.piece_index.remap),
-                    len: n_pieces,
-                },
-                ids: leak(self.pieces),
-                keys: leak(self.piece_keys),
-            },
-            byte_ids: leak(self.byte_ids),
-            unk_id: self.unk_id,
-            unk_surface: leak(self.unk_surface),
-            user_defined: leak(self.user_defined),
-            add_dummy_prefix: self.add_dummy_prefix,
-            remove_extra_whitespaces: self.remove_extra_whitespaces,
-            sections: self.sections,
-            split_words: self.split_words,
-            cut_bytes: self.cut_bytes,
-        }))
+        let data: &'static SpTableData = Box::leak(Box::new(self));
+        Box::leak(Box::new(data.borrowed()))
     }
 }
 
