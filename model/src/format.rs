@@ -412,23 +412,27 @@ fn read_file(path: &Path) -> Result<Vec<u8>, ModelError> {
 
 /// Write `bytes` to a temporary file next to `path`, then rename it over `path`.
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ModelError> {
-    {
-        let tmp = temp_path(path);
-        let io = |source| ModelError::Io {
-            path: path.to_owned(),
-            source,
-        };
-        let result = (|| {
-            let mut file = fs::File::create(&tmp)?;
-            file.write_all(bytes)?;
-            file.sync_all()?;
-            fs::rename(&tmp, path)
-        })();
-        if result.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
-        result.map_err(io)
+    write_atomically(path, bytes).map_err(|source| ModelError::Io {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// Write `bytes` to `path` so that a reader never sees a partial file: into a temporary file
+/// beside it (`.NAME.tmp-PID`), synced, then renamed over `path`; the temporary file is
+/// removed if any step fails. Used for model files and the trainer's count files.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = temp_path(path);
+    let result = (|| {
+        let mut file = fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
     }
+    result
 }
 
 /// `dir/.name.tmp-<pid>` next to `path`.

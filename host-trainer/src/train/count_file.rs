@@ -22,7 +22,6 @@
 //! non-empty, strictly sorted, counts positive and their sum equal to `n_pieces`.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use picobpe_model::PatternKind;
@@ -168,26 +167,14 @@ impl CountFile {
         CountFile::from_bytes(&bytes).map_err(in_file)
     }
 
-    /// Write atomically: to a temporary file beside `path`, then renamed over it, so a reader
-    /// never sees a partial file. There is no fsync: a count file is an intermediate result, and
-    /// one cut short by a crash is refused as truncated.
+    /// Write atomically ([`picobpe_model::format::write_atomically`]), so a reader never sees
+    /// a partial file.
     pub fn write(&self, path: &Path) -> Result<(), TrainError> {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "counts".to_owned());
-        let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-        let result = (|| {
-            let mut file = fs::File::create(&tmp)?;
-            file.write_all(&self.to_bytes())?;
-            fs::rename(&tmp, path)
-        })();
-        if result.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
-        result.map_err(|source| TrainError::Write {
-            path: path.to_owned(),
-            source,
+        picobpe_model::format::write_atomically(path, &self.to_bytes()).map_err(|source| {
+            TrainError::Write {
+                path: path.to_owned(),
+                source,
+            }
         })
     }
 
