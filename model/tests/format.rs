@@ -1,22 +1,10 @@
 //! Model file format: round trip, and a distinct error for each kind of damage.
 
 use picobpe_model::format::{BPE_VERSION, HEADER_LEN, MAGIC};
-use picobpe_model::{InvalidModel, Model, ModelError, PatternKind};
+mod common;
 
-/// Bytes 0..=255 as ids 0..=255, then "ab" (256), "abc" (257), special "<|end|>" (258).
-fn small_model() -> Model {
-    let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-    tokens.push(b"ab".to_vec());
-    tokens.push(b"abc".to_vec());
-    tokens.push(b"<|end|>".to_vec());
-    Model {
-        pattern: PatternKind::Gpt2,
-        tokens,
-        merges: vec![(u32::from(b'a'), u32::from(b'b')), (256, u32::from(b'c'))],
-        specials: vec![("<|end|>".to_owned(), 258)],
-        whole_piece: false,
-    }
-}
+use common::small_model;
+use picobpe_model::{InvalidModel, Model, ModelError};
 
 /// A file around `payload` with a correct header, bypassing validation.
 fn file_with_payload(payload: &[u8]) -> Vec<u8> {

@@ -2,26 +2,15 @@
 //! `read_tables` to the same tables a build makes, older versions still load, and each kind of
 //! damage has its own error — also when the checksum was recomputed over the damage.
 
+mod common;
+
 use std::path::PathBuf;
+
+use common::small_model;
 
 use picobpe_model::format::{HEADER_LEN, TABLES_VERSION};
 use picobpe_model::{read_tables, AnyModel, LiveTables, Model, ModelError, PatternKind};
 use picobpe_model::{PieceTable, TableData};
-
-/// Bytes 0..=255 as ids 0..=255, then "ab" (256), "abc" (257), special "<|end|>" (258).
-fn small_model() -> Model {
-    let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-    tokens.push(b"ab".to_vec());
-    tokens.push(b"abc".to_vec());
-    tokens.push(b"<|end|>".to_vec());
-    Model {
-        pattern: PatternKind::Cl100k,
-        tokens,
-        merges: vec![(u32::from(b'a'), u32::from(b'b')), (256, u32::from(b'c'))],
-        specials: vec![("<|end|>".to_owned(), 258)],
-        whole_piece: true,
-    }
-}
 
 /// A file of `bytes` with a name no other call (in any test thread) uses.
 fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
@@ -94,17 +83,28 @@ fn written_tables_load_as_built_and_older_files_still_load() {
     }
 }
 
-/// A version-3 file whose payload is changed by `edit`, with the checksum recomputed.
-fn edited(edit: impl FnOnce(&mut Vec<u8>, usize)) -> Vec<u8> {
-    let mut bytes = small_model().to_bytes_with_tables().unwrap();
-    let model_len = u32::from_le_bytes(bytes[HEADER_LEN..HEADER_LEN + 4].try_into().unwrap());
-    let blob = HEADER_LEN + 4 + model_len as usize;
+/// Offset of the tables in a version-3 file: after the header, the model part's length and
+/// the model part.
+fn tables_at(file: &[u8]) -> usize {
+    let model_len = u32::from_le_bytes(file[HEADER_LEN..HEADER_LEN + 4].try_into().unwrap());
+    HEADER_LEN + 4 + model_len as usize
+}
+
+/// The version-3 file `bytes` changed by `edit` (given the tables' offset), with the payload
+/// length and checksum recomputed.
+fn with_edit(mut bytes: Vec<u8>, edit: impl FnOnce(&mut Vec<u8>, usize)) -> Vec<u8> {
+    let blob = tables_at(&bytes);
     edit(&mut bytes, blob);
     let payload_len = (bytes.len() - HEADER_LEN) as u32;
     bytes[10..14].copy_from_slice(&payload_len.to_le_bytes());
     let crc = crc32fast::hash(&bytes[HEADER_LEN..]);
     bytes[14..18].copy_from_slice(&crc.to_le_bytes());
     bytes
+}
+
+/// [`small_model`]'s version-3 file changed by `edit` (see [`with_edit`]).
+fn edited(edit: impl FnOnce(&mut Vec<u8>, usize)) -> Vec<u8> {
+    with_edit(small_model().to_bytes_with_tables().unwrap(), edit)
 }
 
 /// Both readers reject `bytes` with a `BadTables` error whose text contains `needle`.
@@ -201,8 +201,7 @@ fn tables_of_another_model_are_refused() {
     other.tokens[258] = b"<|END|>".to_vec();
     other.specials = vec![("<|END|>".to_owned(), 258)];
     let theirs = other.to_bytes_with_tables().unwrap();
-    let their_len = u32::from_le_bytes(theirs[HEADER_LEN..HEADER_LEN + 4].try_into().unwrap());
-    let their_blob = theirs[HEADER_LEN + 4 + their_len as usize..].to_vec();
+    let their_blob = theirs[tables_at(&theirs)..].to_vec();
     let bytes = edited(|b, blob| {
         b.truncate(blob);
         b.extend_from_slice(&their_blob);
@@ -289,16 +288,7 @@ fn sentencepiece_tables_load_as_built_and_damage_is_named() {
     std::fs::remove_file(&path).unwrap();
 
     // Damage with the checksum recomputed: flags, kinds' length, tables of another model.
-    let edit = |f: &dyn Fn(&mut Vec<u8>, usize)| {
-        let mut bytes = v3.clone();
-        let model_len = u32::from_le_bytes(bytes[HEADER_LEN..HEADER_LEN + 4].try_into().unwrap());
-        f(&mut bytes, HEADER_LEN + 4 + model_len as usize);
-        let len = (bytes.len() - HEADER_LEN) as u32;
-        bytes[10..14].copy_from_slice(&len.to_le_bytes());
-        let crc = crc32fast::hash(&bytes[HEADER_LEN..]);
-        bytes[14..18].copy_from_slice(&crc.to_le_bytes());
-        bytes
-    };
+    let edit = |f: &dyn Fn(&mut Vec<u8>, usize)| with_edit(v3.clone(), f);
     assert_bad_tables(&edit(&|b, blob| b[blob + 4] = 3), "unknown flag values");
     // Byte-level tables' kind beside a SentencePiece model: refused by both readers (the
     // model reader expects SentencePiece tables; the tables reader then reads a byte-level
@@ -335,8 +325,7 @@ fn sentencepiece_tables_load_as_built_and_damage_is_named() {
     .unwrap()
     .to_bytes_with_tables()
     .unwrap();
-    let their_len = u32::from_le_bytes(other[HEADER_LEN..HEADER_LEN + 4].try_into().unwrap());
-    let their_blob = other[HEADER_LEN + 4 + their_len as usize..].to_vec();
+    let their_blob = other[tables_at(&other)..].to_vec();
     let swapped = edit(&|b, blob| {
         b.truncate(blob);
         b.extend_from_slice(&their_blob);

@@ -405,14 +405,7 @@ pub mod models {
         }
         .unwrap_or_else(|e| panic!("import {} ({source:?}): {e}", encoding.name()));
         if source == Source::ModelFile {
-            let path = std::env::temp_dir().join(format!(
-                "picobpe-tests-{}-{}.model",
-                encoding.name(),
-                std::process::id()
-            ));
-            model.write(&path).expect("write model file");
-            let loaded = picobpe_model::read_tables(&path).expect("read_tables");
-            let _ = std::fs::remove_file(&path);
+            let loaded = crate::through_model_file(encoding.name(), |path| model.write(path));
             let picobpe_model::LiveTables::BytePair(tables) = loaded else {
                 panic!(
                     "{}: a byte-level model file loaded as another kind",
@@ -451,6 +444,26 @@ pub mod models {
         );
         tables
     }
+}
+
+/// Write a model with `write` into a temporary file (its own name per call: threads may
+/// do this at once), load it back with `picobpe_model::read_tables` and remove the file: the
+/// tables the CLI runs on (format version 3, mapped).
+pub fn through_model_file(
+    label: &str,
+    write: impl FnOnce(&std::path::Path) -> Result<(), picobpe_model::ModelError>,
+) -> picobpe_model::LiveTables {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!(
+        "picobpe-tests-{label}-{}-{n}.model",
+        std::process::id()
+    ));
+    write(&path).expect("write model file");
+    let loaded = picobpe_model::read_tables(&path).expect("read_tables");
+    let _ = std::fs::remove_file(&path);
+    loaded
 }
 
 pub mod reference {

@@ -200,17 +200,8 @@ pub fn tables(name: &str, source: SpSource) -> &'static SpTables<'static> {
         return t;
     }
     let t = if source == SpSource::ModelFile {
-        // Unique per call: two threads may build the same model at once.
-        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!(
-            "picobpe-tests-sp-{name}-{}-{n}.model",
-            std::process::id()
-        ));
-        model(name, source).write(&path).expect("write model file");
-        let loaded = picobpe_model::read_tables(&path).expect("read_tables");
-        let _ = std::fs::remove_file(&path);
-        match loaded {
+        let model = model(name, source);
+        match crate::through_model_file(name, |path| model.write(path)) {
             picobpe_model::LiveTables::SentencePiece(t) => t,
             picobpe_model::LiveTables::BytePair(_) => panic!("{name}: loaded as byte-level"),
         }
