@@ -334,11 +334,7 @@ pub fn print_load_markdown(rows: &[LoadRow], runs: usize) {
     let mut head = vec!["encoding", "`.model` MB"];
     head.extend(LOAD_COLUMNS);
     head.push("fastest peer / picobpe");
-    println!("| {} |", head.join(" | "));
-    let align: Vec<&str> = (0..head.len())
-        .map(|i| if i < 1 { "---" } else { "---:" })
-        .collect();
-    println!("|{}|", align.join("|"));
+    report::print_head(&head, 1);
     for r in rows {
         let mut cells = vec![
             r.encoding.to_string(),

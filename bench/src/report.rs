@@ -130,13 +130,7 @@ pub fn print_markdown(rows: &[Row], runs: usize, mode: Mode, cold: bool) {
     let mut head = vec!["encoding", "corpus", "MB"];
     head.extend(&first.columns);
     head.push("picobpe / best peer");
-    println!("| {} |", head.join(" | "));
-    let align: Vec<&str> = head
-        .iter()
-        .enumerate()
-        .map(|(i, _)| if i < 2 { "---" } else { "---:" })
-        .collect();
-    println!("|{}|", align.join("|"));
+    print_head(&head, 2);
     for r in rows {
         let mut cells = vec![
             r.encoding.to_string(),
@@ -171,11 +165,7 @@ pub fn print_cli_markdown(rows: &[Row], runs: usize, command: &str) {
     );
     let mut head = vec!["encoding", "corpus", "MB", CLI_COLUMN];
     head.extend(&first.columns);
-    println!("| {} |", head.join(" | "));
-    let align: Vec<&str> = (0..head.len())
-        .map(|i| if i < 2 { "---" } else { "---:" })
-        .collect();
-    println!("|{}|", align.join("|"));
+    print_head(&head, 2);
     for r in rows {
         let Some(cli) = &r.cli else { continue };
         let cli_s = cli.mbs().map(|v| seconds(r.bytes, v));
@@ -197,4 +187,14 @@ pub fn print_cli_markdown(rows: &[Row], runs: usize, command: &str) {
         }
         println!("| {} |", cells.join(" | "));
     }
+}
+
+/// Print a Markdown table's header row and alignment row: the first `text_columns` columns
+/// left-aligned, the figures after them right-aligned.
+pub fn print_head(head: &[&str], text_columns: usize) {
+    println!("| {} |", head.join(" | "));
+    let align: Vec<&str> = (0..head.len())
+        .map(|i| if i < text_columns { "---" } else { "---:" })
+        .collect();
+    println!("|{}|", align.join("|"));
 }
