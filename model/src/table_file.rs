@@ -677,35 +677,60 @@ impl SpTableView<'_> {
     }
 }
 
+/// Tables built on the host, as a view that owns every array: [`SpTableData::to_tables`]
+/// makes live tables through the same [`SpTableView::into_tables`] as a mapped file.
+impl From<SpTableData> for SpTableView<'static> {
+    fn from(d: SpTableData) -> Self {
+        SpTableView {
+            add_dummy_prefix: d.add_dummy_prefix,
+            remove_extra_whitespaces: d.remove_extra_whitespaces,
+            split_words: d.split_words,
+            sections: d.sections,
+            unk_id: d.unk_id,
+            cut_bytes: d.cut_bytes,
+            token_bytes: Cow::Owned(d.token_bytes),
+            token_offsets: Cow::Owned(d.token_offsets),
+            kinds: Cow::Owned(d.kinds),
+            priorities: Cow::Owned(d.priorities),
+            pieces: Cow::Owned(d.pieces),
+            piece_index: d.piece_index.into(),
+            piece_keys: Cow::Owned(d.piece_keys),
+            byte_ids: Cow::Owned(d.byte_ids),
+            unk_surface: Cow::Owned(d.unk_surface),
+            user_defined: Cow::Owned(d.user_defined),
+        }
+    }
+}
+
 impl SpTableView<'static> {
-    /// Live [`picobpe::SpTables`] over this view (see [`TableView::into_tables`]): the view
-    /// itself is leaked, and the tables borrow it.
+    /// Live [`picobpe::SpTables`] over this view: borrowed arrays stay where they are, owned
+    /// ones are leaked (see [`TableView::into_tables`]).
     pub(crate) fn into_tables(self) -> &'static picobpe::SpTables<'static> {
-        let view: &'static Self = Box::leak(Box::new(self));
+        let n_pieces = self.pieces.len();
         Box::leak(Box::new(picobpe::SpTables {
-            token_bytes: &view.token_bytes,
-            token_offsets: &view.token_offsets,
-            kinds: &view.kinds,
-            priorities: &view.priorities,
+            token_bytes: leak(self.token_bytes),
+            token_offsets: leak(self.token_offsets),
+            kinds: leak(self.kinds),
+            priorities: leak(self.priorities),
             pieces: PieceMap {
                 index: PtrIndex {
-                    seed: view.piece_index.seed,
-                    pilots: &view.piece_index.pilots,
-                    remap: &view.piece_index.remap,
-                    len: view.pieces.len(),
+                    seed: self.piece_index.seed,
+                    pilots: leak(self.piece_index.pilots),
+                    remap: leak(self.piece_index.remap),
+                    len: n_pieces,
                 },
-                ids: &view.pieces,
-                keys: &view.piece_keys,
+                ids: leak(self.pieces),
+                keys: leak(self.piece_keys),
             },
-            byte_ids: &view.byte_ids,
-            unk_id: view.unk_id,
-            unk_surface: &view.unk_surface,
-            user_defined: &view.user_defined,
-            add_dummy_prefix: view.add_dummy_prefix,
-            remove_extra_whitespaces: view.remove_extra_whitespaces,
-            sections: view.sections,
-            split_words: view.split_words,
-            cut_bytes: view.cut_bytes,
+            byte_ids: leak(self.byte_ids),
+            unk_id: self.unk_id,
+            unk_surface: leak(self.unk_surface),
+            user_defined: leak(self.user_defined),
+            add_dummy_prefix: self.add_dummy_prefix,
+            remove_extra_whitespaces: self.remove_extra_whitespaces,
+            sections: self.sections,
+            split_words: self.split_words,
+            cut_bytes: self.cut_bytes,
         }))
     }
 }

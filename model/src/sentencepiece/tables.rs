@@ -221,8 +221,7 @@ impl SpTableData {
     /// Build live [`SpTables`] and leak them (see [`crate::TableData::to_tables`] for why
     /// leaking is right here).
     pub fn to_tables(self) -> &'static SpTables<'static> {
-        let data: &'static SpTableData = Box::leak(Box::new(self));
-        Box::leak(Box::new(data.borrowed()))
+        crate::table_file::SpTableView::from(self).into_tables()
     }
 }
 
