@@ -42,7 +42,7 @@ pub const LONG_WORD_BUF: usize = 0;
 #[cfg(target_pointer_width = "64")]
 pub const HUGE_WORD_BUF: usize = (64 << 10) + 64;
 
-/// Marks a symbol that never merges (a user-defined symbol) in its start entry.
+/// Marks a symbol that never merges (a user-defined symbol or a cut byte) in its start entry.
 const FROZEN: u32 = 1 << 31;
 /// No previous symbol.
 const NONE: u32 = u32::MAX;
@@ -123,7 +123,7 @@ impl Word<'_> {
         best
     }
 
-    /// Call `f(start, frozen)` for each initial symbol.
+    /// Call `f(start, frozen)` for each initial symbol (`frozen`: a user-defined symbol).
     fn for_each_symbol(&self, t: &SpTables<'_>, users: bool, mut f: impl FnMut(usize, bool)) {
         let mut k = 0;
         while k < self.len() {
@@ -254,13 +254,8 @@ impl Symbols<'_, '_> {
         Some(((top >> 32) as u32, !(top as u32) as usize))
     }
 
-    /// True when symbol `i` is one of the tables' cut bytes (it never merges).
-    fn is_wall(&self, i: usize) -> bool {
-        !self.frozen(i) && self.tables.is_cut_byte(self.word.byte(self.start(i)))
-    }
-
-    /// Merge until no pair is a piece, one segment at a time: a segment ends after a symbol
-    /// that is a cut byte ([`SpTables::cut_bytes`]). No merge can involve such a symbol, so
+    /// Merge until no pair is a piece, one segment at a time: a segment ends after a frozen
+    /// symbol (a user-defined symbol or a cut byte). No merge can involve such a symbol, so
     /// merges on either side of it are independent, and merging each segment alone makes
     /// the same merges (SentencePiece's order only ranks merges against each other within a
     /// segment). The heap then holds one segment's pairs, e.g. one line of a Japanese text.
@@ -268,7 +263,7 @@ impl Symbols<'_, '_> {
         let mut from = 0;
         while from < self.n {
             let mut to = from;
-            while to + 1 < self.n && !self.is_wall(to) {
+            while to + 1 < self.n && !self.frozen(to) {
                 to += 1;
             }
             self.merge_segment(from, to);
@@ -276,7 +271,7 @@ impl Symbols<'_, '_> {
         }
     }
 
-    /// Merge the symbols `from..=to` (the pair `to` starts holds a cut byte or ends the word).
+    /// Merge the symbols `from..=to` (`to` is frozen or the last symbol).
     fn merge_segment(&mut self, from: usize, to: usize) {
         for i in from..=to {
             self.score(i);
@@ -356,7 +351,10 @@ pub(crate) fn merge_word(
         .ok_or(NoRoom::TooLong(needed))?;
     let (best, heap) = rest.split_at_mut_checked(n).ok_or(too_long)?;
     let mut k = 0usize;
+    // A cut byte ([`SpTables::cut_bytes`]: no mergeable piece contains it) never merges
+    // either: frozen too, so its pairs are not looked up and it ends a segment (`merge_all`).
     word.for_each_symbol(t, users, |start, frozen| {
+        let frozen = frozen || t.is_cut_byte(word.byte(start));
         let start = start as u32;
         set(starts, k, if frozen { start | FROZEN } else { start });
         k += 1;
