@@ -311,12 +311,7 @@ pub(crate) fn read(bytes: &[u8], base: usize) -> Result<TableView<'_>, ModelErro
         let id = <u32 as Le>::from_le(r.take(4, "special id")?);
         specials.push((text, id));
     }
-    if r.at != bytes.len() {
-        return Err(bad(format!(
-            "{} bytes after the last table",
-            bytes.len() - r.at
-        )));
-    }
+    r.end()?;
     let view = TableView {
         pattern,
         token_bytes,
@@ -356,60 +351,22 @@ impl<'a> TableView<'a> {
     /// at the byte count, at most [`MAX_IDS`] ids, every stored id in range, optional tables
     /// either empty or of their full length, each index as long as its entries.
     fn check_layout(&self) -> Result<(), ModelError> {
-        let offsets = &self.token_offsets;
-        let n = self.n_ids();
-        if offsets.is_empty() || n > MAX_IDS {
-            return Err(bad(format!("{} token offsets", offsets.len())));
-        }
-        if offsets[0] != 0
-            || offsets.windows(2).any(|w| w[0] > w[1])
-            || offsets[n] as usize != self.token_bytes.len()
-        {
-            return Err(bad(
-                "token offsets do not rise from 0 to the byte count".to_owned()
-            ));
-        }
-        let out_of_range = |ids: &[u32]| ids.iter().copied().find(|&id| id as usize >= n);
+        // Holes (unused ids) have empty ranges.
+        let n = check_offsets(&self.token_offsets, self.token_bytes.len(), true)?;
         let mask = (1u64 << picobpe::tables::ID_BITS) - 1;
-        let merged = self
-            .pairs
-            .iter()
-            .map(|&e| (e & mask) as u32)
-            .find(|&id| id as usize >= n);
-        let special_ids: Vec<u32> = self.specials.iter().map(|s| s.1).collect();
-        for (what, found) in [
-            ("byte_ids", out_of_range(&self.byte_ids)),
-            ("pieces", out_of_range(&self.pieces)),
-            ("specials", out_of_range(&special_ids)),
-            ("pairs", merged),
-        ] {
-            if let Some(id) = found {
-                return Err(bad(format!("{what} holds id {id}, the model has {n} ids")));
-            }
-        }
-        let optional = [
+        check_ids(n, "byte_ids", self.byte_ids.iter().copied())?;
+        check_ids(n, "pieces", self.pieces.iter().copied())?;
+        check_ids(n, "specials", self.specials.iter().map(|s| s.1))?;
+        check_ids(n, "pairs", self.pairs.iter().map(|&e| (e & mask) as u32))?;
+        check_optional(&[
             ("ranks", self.ranks.len(), n),
             ("piece_keys", self.piece_keys.len(), self.pieces.len()),
             ("byte_pairs", self.byte_pairs.len(), BYTE_PAIRS),
             ("trie next_prefix", self.trie.next_prefix.len(), n),
             ("trie splits", self.trie.splits.len(), n),
-        ];
-        for (what, len, full) in optional {
-            if len != 0 && len != full {
-                return Err(bad(format!("{what} has {len} entries, not 0 or {full}")));
-            }
-        }
-        for (what, index, len) in [
-            ("pair_index", &self.pair_index, self.pairs.len()),
-            ("piece_index", &self.piece_index, self.pieces.len()),
-        ] {
-            if index.remap.iter().any(|&slot| slot as usize >= len)
-                || (len > 0 && index.pilots.is_empty())
-            {
-                return Err(bad(format!("{what} does not fit its {len} entries")));
-            }
-        }
-        Ok(())
+        ])?;
+        check_index("pair_index", &self.pair_index, self.pairs.len())?;
+        check_index("piece_index", &self.piece_index, self.pieces.len())
     }
 }
 
@@ -465,6 +422,51 @@ impl TableView<'static> {
     }
 }
 
+/// Token offsets start at 0, never go down (with `holes`; else strictly rise: no empty
+/// entry), and end at the byte count; at most [`MAX_IDS`] ids (at least one without `holes`).
+/// Returns the number of ids.
+fn check_offsets(offsets: &[u32], n_bytes: usize, holes: bool) -> Result<usize, ModelError> {
+    let n = offsets.len().saturating_sub(1);
+    if offsets.is_empty() || n > MAX_IDS || (!holes && n == 0) {
+        return Err(bad(format!("{} token offsets", offsets.len())));
+    }
+    let rises = |w: &[u32]| if holes { w[0] <= w[1] } else { w[0] < w[1] };
+    if offsets[0] != 0 || !offsets.windows(2).all(rises) || offsets[n] as usize != n_bytes {
+        return Err(bad(
+            "token offsets do not rise from 0 to the byte count".to_owned()
+        ));
+    }
+    Ok(n)
+}
+
+/// Every id the table `what` holds is below `n`.
+fn check_ids(n: usize, what: &str, ids: impl IntoIterator<Item = u32>) -> Result<(), ModelError> {
+    match ids.into_iter().find(|&id| id as usize >= n) {
+        Some(id) => Err(bad(format!("{what} holds id {id}, the model has {n} ids"))),
+        None => Ok(()),
+    }
+}
+
+/// Each optional table `(name, len, full)` is empty or has its full length.
+fn check_optional(tables: &[(&str, usize, usize)]) -> Result<(), ModelError> {
+    for &(what, len, full) in tables {
+        if len != 0 && len != full {
+            return Err(bad(format!("{what} has {len} entries, not 0 or {full}")));
+        }
+    }
+    Ok(())
+}
+
+/// A perfect-hash index fits its `len` entries: every remapped slot is one of them, and there
+/// are pilots when there are entries.
+fn check_index(what: &str, index: &IndexView<'_>, len: usize) -> Result<(), ModelError> {
+    if index.remap.iter().any(|&slot| slot as usize >= len) || (len > 0 && index.pilots.is_empty())
+    {
+        return Err(bad(format!("{what} does not fit its {len} entries")));
+    }
+    Ok(())
+}
+
 /// A borrowed array as is, an owned one leaked: either way it lives for the rest of the process.
 fn leak<T: Clone>(c: Cow<'static, [T]>) -> &'static [T] {
     match c {
@@ -495,6 +497,14 @@ impl<'a> Reader<'a> {
         let slice = &self.bytes[self.at..end];
         self.at = end;
         Ok(slice)
+    }
+
+    /// Nothing may follow the last table.
+    fn end(&self) -> Result<(), ModelError> {
+        match self.bytes.len() - self.at {
+            0 => Ok(()),
+            left => Err(bad(format!("{left} bytes after the last table"))),
+        }
     }
 
     fn u8(&mut self, what: &str) -> Result<u8, ModelError> {
@@ -604,12 +614,7 @@ pub(crate) fn read_sp(bytes: &[u8], base: usize) -> Result<SpTableView<'_>, Mode
         unk_surface: r.array("unk_surface")?,
         user_defined: r.array("user_defined")?,
     };
-    if r.at != bytes.len() {
-        return Err(bad(format!(
-            "{} bytes after the last table",
-            bytes.len() - r.at
-        )));
-    }
+    r.end()?;
     view.check_layout()?;
     Ok(view)
 }
@@ -624,19 +629,8 @@ impl SpTableView<'_> {
     /// offsets, one kind per id, one priority per slot, ids in range, optional tables empty or
     /// full, the index fitting its entries.
     fn check_layout(&self) -> Result<(), ModelError> {
-        let offsets = &self.token_offsets;
-        let n = self.n_ids();
-        if offsets.is_empty() || n == 0 || n > MAX_IDS {
-            return Err(bad(format!("{} token offsets", offsets.len())));
-        }
-        if offsets[0] != 0
-            || offsets.windows(2).any(|w| w[0] >= w[1])
-            || offsets[n] as usize != self.token_bytes.len()
-        {
-            return Err(bad(
-                "token offsets do not rise from 0 to the byte count".to_owned()
-            ));
-        }
+        // Every piece is non-empty.
+        let n = check_offsets(&self.token_offsets, self.token_bytes.len(), false)?;
         let lengths = [
             ("kinds", self.kinds.len(), n),
             ("priorities", self.priorities.len(), self.pieces.len()),
@@ -646,34 +640,15 @@ impl SpTableView<'_> {
                 return Err(bad(format!("{what} has {len} entries, not {want}")));
             }
         }
-        let optional = [
+        check_optional(&[
             ("piece_keys", self.piece_keys.len(), self.pieces.len()),
             ("byte_ids", self.byte_ids.len(), 256),
-        ];
-        for (what, len, full) in optional {
-            if len != 0 && len != full {
-                return Err(bad(format!("{what} has {len} entries, not 0 or {full}")));
-            }
-        }
-        let out_of_range = |ids: &[u32]| ids.iter().copied().find(|&id| id as usize >= n);
-        for (what, found) in [
-            ("pieces", out_of_range(&self.pieces)),
-            ("byte_ids", out_of_range(&self.byte_ids)),
-            ("user_defined", out_of_range(&self.user_defined)),
-            ("unk_id", out_of_range(&[self.unk_id])),
-        ] {
-            if let Some(id) = found {
-                return Err(bad(format!("{what} holds id {id}, the model has {n} ids")));
-            }
-        }
-        let len = self.pieces.len();
-        let index = &self.piece_index;
-        if index.remap.iter().any(|&slot| slot as usize >= len)
-            || (len > 0 && index.pilots.is_empty())
-        {
-            return Err(bad(format!("piece_index does not fit its {len} entries")));
-        }
-        Ok(())
+        ])?;
+        check_ids(n, "pieces", self.pieces.iter().copied())?;
+        check_ids(n, "byte_ids", self.byte_ids.iter().copied())?;
+        check_ids(n, "user_defined", self.user_defined.iter().copied())?;
+        check_ids(n, "unk_id", [self.unk_id])?;
+        check_index("piece_index", &self.piece_index, self.pieces.len())
     }
 }
 
