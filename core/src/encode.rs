@@ -197,6 +197,9 @@ impl<'t> Tokenizer<'t> {
                         Pattern::O200k => {
                             self.pick_fast_loop(Pattern::O200k, seg, p, out, w, ahead)
                         }
+                        // The fast paths know the three tiktoken patterns only: every piece
+                        // of these goes through the full splitter.
+                        Pattern::Llama3 | Pattern::Qwen2 => (p, w, None),
                     };
                 }
                 if pos >= seg_end {

@@ -1,5 +1,6 @@
 //! `host-trainer import`: tiktoken rank file, HF vocab.json + merges.txt, SentencePiece
-//! `tokenizer.model`, or a SentencePiece-style HF `tokenizer.json` → `.model`.
+//! `tokenizer.model`, or an HF `tokenizer.json` (byte-level BPE such as Llama 3 and Qwen2, or
+//! SentencePiece-style BPE) → `.model`.
 
 use std::path::PathBuf;
 
@@ -16,18 +17,23 @@ pub struct ImportArgs {
     /// SentencePiece BPE `tokenizer.model` (Llama 2, TinyLlama, llama2.c).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["tiktoken", "vocab", "merges", "tokenizer_json", "pattern", "specials"])]
     sentencepiece: Option<PathBuf>,
-    /// Hugging Face `tokenizer.json` of a SentencePiece-style BPE model (`▁` pieces, byte
+    /// Hugging Face `tokenizer.json`: byte-level BPE (Llama 3, Qwen2, GPT-2 style; pattern and
+    /// special tokens come from the file) or SentencePiece-style BPE (`▁` pieces, byte
     /// fallback).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["tiktoken", "vocab", "merges", "pattern", "specials"])]
     tokenizer_json: Option<PathBuf>,
+    /// With a byte-level --tokenizer-json whose normalizer is NFC (Qwen2): accept it, promising
+    /// that every text to encode is already in NFC (picobpe does not normalize).
+    #[arg(long, requires = "tokenizer_json")]
+    assume_nfc: bool,
     /// HF vocab.json (GPT-2 byte-level spelling).
     #[arg(long, value_name = "FILE", requires = "merges")]
     vocab: Option<PathBuf>,
     /// HF merges.txt.
     #[arg(long, value_name = "FILE", requires = "vocab")]
     merges: Option<PathBuf>,
-    /// Pre-tokenization pattern: gpt2, cl100k or o200k (required with --tiktoken; default gpt2
-    /// for --vocab).
+    /// Pre-tokenization pattern: gpt2, cl100k, o200k, llama3 or qwen2 (required with
+    /// --tiktoken; default gpt2 for --vocab).
     #[arg(long)]
     pattern: Option<PatternKind>,
     /// Special token: `TEXT=ID` with --tiktoken, `TEXT` (looked up in vocab.json) with --vocab.
@@ -42,6 +48,25 @@ pub struct ImportArgs {
 /// Run `import`.
 pub fn run(args: ImportArgs) -> Result<(), String> {
     let read = |path: &PathBuf| std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()));
+    if let Some(path) = &args.tokenizer_json {
+        let bytes = read(path)?;
+        if import::is_byte_level_json(&bytes) {
+            let options = import::HfJsonOptions {
+                assume_nfc: args.assume_nfc,
+            };
+            let imported = import::tokenizer_json(&bytes, options)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            for note in &imported.notes {
+                eprintln!("note: {}: {note}", path.display());
+            }
+            let model = imported.model;
+            model
+                .write(&args.out)
+                .map_err(|e| format!("{}: {e}", args.out.display()))?;
+            println!("{}", summary(&args.out, &model));
+            return Ok(());
+        }
+    }
     let sp = match (&args.sentencepiece, &args.tokenizer_json) {
         (Some(path), _) => Some((path, sentencepiece::import_model_proto(&read(path)?))),
         (_, Some(path)) => Some((path, sentencepiece::import_tokenizer_json(&read(path)?))),

@@ -237,7 +237,7 @@ fn hf_import_errors() {
     let e = err(&vocab, "#version: 0.2\nh q\n", &end);
     assert_eq!(
         e.to_string(),
-        "merges.txt line 2: token \"hq\" is not in vocab.json"
+        "merges.txt line 2: token \"hq\" is not in the vocabulary"
     );
     assert!(matches!(
         err(&vocab, "h e\n", &["<|nope|>".to_owned()]),

@@ -4,7 +4,7 @@
 use core::fmt::{self, Write};
 use std::path::Path;
 
-use picobpe_model::{IndexData, PatternKind, SpTableData, TableData};
+use picobpe_model::{IndexData, SpTableData, TableData};
 
 /// Generate the source for `data`. `model_name` goes into the header comment; the source
 /// `include_bytes!`s `token_bytes` (an absolute path), which must hold `data.token_bytes`.
@@ -42,11 +42,8 @@ pub fn generate(data: &TableData, model_name: &str, token_bytes: &Path) -> Strin
 
     let pair_index = index_expr("PICOBPE_PAIR", &data.pair_index, data.pairs.len());
     let piece_index = index_expr("PICOBPE_PIECE", &data.piece_index, data.pieces.len());
-    let pattern = match PatternKind::from(data.pattern) {
-        PatternKind::Gpt2 => "Gpt2",
-        PatternKind::Cl100k => "Cl100k",
-        PatternKind::O200k => "O200k",
-    };
+    // The variant's name (a unit variant's `Debug` is its name).
+    let pattern = format!("{:?}", data.pattern);
     let _ = writeln!(
         s,
         "\n/// The baked tables of `{model_name}`.\n\

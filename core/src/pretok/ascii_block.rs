@@ -107,7 +107,8 @@ impl Blocks {
     #[inline(always)]
     pub(crate) fn next_len(&mut self, pattern: Pattern, text: &[u8], at: usize) -> Option<usize> {
         if self.ends == 0 || at != self.expected {
-            if !BLOCKS || pattern == Pattern::Gpt2 || at < self.next_try {
+            if !BLOCKS || !matches!(pattern, Pattern::Cl100k | Pattern::O200k) || at < self.next_try
+            {
                 return None;
             }
             let (ends, known) = block_at(pattern, text, at);

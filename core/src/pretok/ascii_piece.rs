@@ -417,6 +417,10 @@ const CHAR_BLOCK_HERE: usize = 0;
 /// when not (elsewhere; the tests check both).
 #[inline(always)]
 fn ascii_piece_for<const CHAR: bool>(pattern: Pattern, text: &[u8], start: usize) -> Fast {
+    if matches!(pattern, Pattern::Llama3 | Pattern::Qwen2) {
+        // Not taught these patterns' rules: the full splitter decides.
+        return Fast::Full;
+    }
     let Some(bytes) = start
         .checked_add(W)
         .and_then(|end| text.get(start..end))
@@ -439,7 +443,9 @@ fn ascii_piece_for<const CHAR: bool>(pattern: Pattern, text: &[u8], start: usize
             return Fast::CharBlock;
         }
         let leads = match pattern {
-            Pattern::Gpt2 | Pattern::Cl100k => &NON_ASCII_LEADS_3,
+            Pattern::Gpt2 | Pattern::Cl100k | Pattern::Llama3 | Pattern::Qwen2 => {
+                &NON_ASCII_LEADS_3
+            }
             Pattern::O200k => &NON_ASCII_LEADS,
         };
         if !leads[b0 as usize] {
@@ -455,7 +461,9 @@ fn ascii_piece_for<const CHAR: bool>(pattern: Pattern, text: &[u8], start: usize
         && match pattern {
             Pattern::Gpt2 => b0 == b' ',
             // cl100k tries `'` + a contraction first (see `cl100k_rest`).
-            Pattern::Cl100k => FLAGS[b0 as usize] & PREFIX != 0 && b0 != b'\'',
+            Pattern::Cl100k | Pattern::Llama3 | Pattern::Qwen2 => {
+                FLAGS[b0 as usize] & PREFIX != 0 && b0 != b'\''
+            }
             Pattern::O200k => FLAGS[b0 as usize] & PREFIX != 0,
         }
     {
@@ -473,7 +481,7 @@ fn ascii_piece_for<const CHAR: bool>(pattern: Pattern, text: &[u8], start: usize
 fn word(pattern: Pattern, bytes: &[u8; W], w0: u64, letters: u64, p: usize) -> Option<usize> {
     let from_p = HIGH_BITS << (8 * p);
     let (end, stop) = match pattern {
-        Pattern::Gpt2 | Pattern::Cl100k => {
+        Pattern::Gpt2 | Pattern::Cl100k | Pattern::Llama3 | Pattern::Qwen2 => {
             let end = first(!letters & from_p);
             if end < 8 {
                 (end, w0 >> (8 * end))
@@ -530,7 +538,9 @@ fn punct3_start(pattern: Pattern, bytes: &[u8; W]) -> Option<usize> {
         return match pattern {
             // Letter runs, prefixed words (vowelled Arabic is a mark and a letter at a time)
             // and mark runs, from the first character's class.
-            Pattern::Gpt2 | Pattern::Cl100k => multibyte_start(pattern, &w),
+            Pattern::Gpt2 | Pattern::Cl100k | Pattern::Llama3 | Pattern::Qwen2 => {
+                multibyte_start(pattern, &w)
+            }
             Pattern::O200k if w.cased2_at(0) => o200k_letters(&w, 0),
             Pattern::O200k if w.caseless2_at(0) => o200k_caseless(&w, 0),
             Pattern::O200k => None,
@@ -547,7 +557,7 @@ fn punct3_start(pattern: Pattern, bytes: &[u8; W]) -> Option<usize> {
     }
     let e = match pattern {
         Pattern::Gpt2 => e,
-        Pattern::Cl100k => w.run_end(e, NEWLINE),
+        Pattern::Cl100k | Pattern::Llama3 | Pattern::Qwen2 => w.run_end(e, NEWLINE),
         Pattern::O200k => w.run_end(e, NEWLINE | SLASH),
     };
     if e < W {
@@ -563,7 +573,7 @@ fn ascii_rest<const CHAR: bool>(pattern: Pattern, bytes: &[u8; W]) -> Option<usi
     let w = Window(bytes);
     match pattern {
         Pattern::Gpt2 => gpt2_rest::<CHAR>(&w),
-        Pattern::Cl100k => cl100k_rest::<CHAR>(&w),
+        Pattern::Cl100k | Pattern::Llama3 | Pattern::Qwen2 => cl100k_rest::<CHAR>(&w),
         // o200k: `\p{N}{1,3}`, `` ?[^\s\p{L}\p{N}]+[\r\n/]*``, then whitespace.
         Pattern::O200k if w.known(1) => numbers_punctuation_whitespace(&w, NEWLINE | SLASH),
         // A prefix character and a word that starts with a cased two-byte letter.
@@ -764,7 +774,7 @@ fn others_then_tail(pattern: Pattern, w: &Window<'_>, mut i: usize) -> Option<us
     }
     let e = match pattern {
         Pattern::Gpt2 => i,
-        Pattern::Cl100k => w.run_end(i, NEWLINE),
+        Pattern::Cl100k | Pattern::Llama3 | Pattern::Qwen2 => w.run_end(i, NEWLINE),
         Pattern::O200k => w.run_end(i, NEWLINE | SLASH),
     };
     (e < W).then_some(e)
@@ -1149,7 +1159,7 @@ mod tests {
             // Before the gpt2 and o200k fast paths took two-byte words, they answered 1,735
             // and 1,547 times here.
             let least = match pattern {
-                Pattern::Gpt2 | Pattern::Cl100k => strings * 5,
+                Pattern::Gpt2 | Pattern::Cl100k | Pattern::Llama3 | Pattern::Qwen2 => strings * 5,
                 Pattern::O200k => strings * 3,
             };
             assert!(
@@ -1221,7 +1231,7 @@ mod tests {
             });
             // o200k takes no three-byte word (its letter classes hold the marks).
             let least = match pattern {
-                Pattern::Gpt2 | Pattern::Cl100k => strings * 4,
+                Pattern::Gpt2 | Pattern::Cl100k | Pattern::Llama3 | Pattern::Qwen2 => strings * 4,
                 Pattern::O200k => strings / 2,
             };
             assert!(

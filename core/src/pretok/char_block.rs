@@ -350,7 +350,7 @@ pub(crate) fn starts_char_block(pattern: Pattern, text: &[u8], at: usize) -> boo
 /// ([`super::Blocks::char_len`]).
 #[inline(always)]
 pub(crate) fn starts_char_block_with(pattern: Pattern, b0: u8, b1: u8) -> bool {
-    if !CHAR_BLOCKS || pattern == Pattern::O200k {
+    if !CHAR_BLOCKS || !matches!(pattern, Pattern::Gpt2 | Pattern::Cl100k) {
         return false;
     }
     let lead = |b: u8| LEADS[usize::from(b)];

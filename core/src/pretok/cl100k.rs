@@ -54,6 +54,22 @@ pub(crate) fn ascii_pre(b: u8) -> bool {
 /// The end of the piece at `s`, or `None` for NeedMore (see [`super::next_piece`]).
 #[inline]
 pub(crate) fn next(text: &[u8], s: usize, is_final: bool) -> Option<usize> {
+    next_with::<3, true>(text, s, is_final)
+}
+
+/// The end of the piece at `s` for cl100k_base and the two patterns that differ from it only
+/// in the number rule and the whitespace rule (the Llama 3 and Qwen2 patterns, see
+/// [`super::Pattern`]): numbers are taken up to `MAX_DIGITS` at a time; `END_RUN` is cl100k's
+/// `\s++$` (a whitespace run that reaches the end of the text is one piece). Without it, the
+/// whitespace alternatives are `\s*[\r\n]+|\s+(?!\S)|\s+`: a run that holds a newline ends
+/// after its last newline even at the end of the text, and only a run without one is taken
+/// whole there.
+#[inline]
+pub(crate) fn next_with<const MAX_DIGITS: usize, const END_RUN: bool>(
+    text: &[u8],
+    s: usize,
+    is_final: bool,
+) -> Option<usize> {
     let b0 = *text.get(s)?;
     if b0 == b'\'' {
         if let Some(e) = contraction(text, s + 1, is_final)? {
@@ -86,10 +102,10 @@ pub(crate) fn next(text: &[u8], s: usize, is_final: bool) -> Option<usize> {
         }
         c1 = Some(c);
     }
-    // 3. `\p{N}{1,3}+`
+    // 3. `\p{N}{1,3}+` (`\p{N}` when `MAX_DIGITS` is 1)
     if c0.is(N_MASK) {
         let mut e = s1;
-        for _ in 0..2 {
+        for _ in 1..MAX_DIGITS {
             let c = peek(text, e, is_final);
             if c.class == MORE {
                 return None;
@@ -116,10 +132,13 @@ pub(crate) fn next(text: &[u8], s: usize, is_final: bool) -> Option<usize> {
     }
     // 5. Whitespace.
     let run = scan_ws(text, s, is_final)?;
-    Some(if run.at_end {
+    Some(if END_RUN && run.at_end {
         run.end
     } else if run.newline_end != 0 {
         run.newline_end
+    } else if run.at_end {
+        // `\s+(?!\S)` takes a run without a newline whole at the end of the text.
+        run.end
     } else if run.last > s {
         run.last
     } else {

@@ -1,8 +1,9 @@
 //! Pre-tokenization: splitting text into the pieces that BPE merges independently.
 //!
 //! Three hand-rolled splitters (no regex engine, no allocation, no panics) reproduce exactly the
-//! splits `fancy-regex` makes with the GPT-2, cl100k_base and o200k_base patterns (see
-//! [`Pattern`]); each module spells out how its pattern's leftmost-first backtracking reduces to
+//! splits `fancy-regex` makes with the GPT-2, cl100k_base and o200k_base patterns, and the
+//! cl100k_base splitter, with two rules as parameters, those of the Llama 3 and Qwen2 patterns
+//! (see [`Pattern`]); each module spells out how its pattern's leftmost-first backtracking reduces to
 //! a few scans. They share one generated Unicode class table (`unicode_tables.rs`, made by
 //! `cargo xtask gen-unicode` from `regex-syntax`, ~16 KB: see [`CharClass`]).
 //!
@@ -79,6 +80,15 @@ pub enum Pattern {
     /// `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?`,
     /// `\p{N}{1,3}`, `` ?[^\s\p{L}\p{N}]+[\r\n/]*``, `\s*[\r\n]+`, `\s+(?!\S)`, `\s+`.
     O200k,
+    /// Llama 3 (Meta's tiktoken-based tokenizer, and its `tokenizer.json`):
+    /// `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|`
+    /// `` ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+``. It splits like
+    /// [`Pattern::Cl100k`] except at the end of the text: a whitespace run there that holds a
+    /// newline ends after its last newline (cl100k's `\s++$` takes the whole run).
+    Llama3,
+    /// Qwen2 and Qwen2.5: the Llama 3 pattern with `\p{N}` for `\p{N}{1,3}` (one number
+    /// character per piece).
+    Qwen2,
 }
 
 /// The outcome of asking for the piece that starts at a position.
@@ -106,6 +116,8 @@ pub fn next_piece(pattern: Pattern, text: &[u8], start: usize, is_final: bool) -
         Pattern::Gpt2 => gpt2::next(text, start, is_final),
         Pattern::Cl100k => cl100k::next(text, start, is_final),
         Pattern::O200k => o200k::next(text, start, is_final),
+        Pattern::Llama3 => cl100k::next_with::<3, false>(text, start, is_final),
+        Pattern::Qwen2 => cl100k::next_with::<1, false>(text, start, is_final),
     };
     match end {
         // Defensive: every splitter returns `start < end <= len`; anything else is reported as

@@ -262,12 +262,7 @@ fn check_settings(
 
 /// The `--pattern` value of a pattern.
 fn pattern_name(p: PatternKind) -> String {
-    match p {
-        PatternKind::Gpt2 => "gpt2",
-        PatternKind::Cl100k => "cl100k",
-        PatternKind::O200k => "o200k",
-    }
-    .to_owned()
+    p.name().to_owned()
 }
 
 /// Read and sum count files. `pattern` and `specials`, when the command line gives them, must

@@ -137,6 +137,10 @@ pub enum PatternArg {
     Cl100k,
     /// o200k_base (GPT-4o).
     O200k,
+    /// Llama 3.
+    Llama3,
+    /// Qwen2 and Qwen2.5.
+    Qwen2,
 }
 
 impl From<PatternArg> for PatternKind {
@@ -145,6 +149,8 @@ impl From<PatternArg> for PatternKind {
             PatternArg::Gpt2 => PatternKind::Gpt2,
             PatternArg::Cl100k => PatternKind::Cl100k,
             PatternArg::O200k => PatternKind::O200k,
+            PatternArg::Llama3 => PatternKind::Llama3,
+            PatternArg::Qwen2 => PatternKind::Qwen2,
         }
     }
 }

@@ -21,38 +21,12 @@ pub fn hf(
 ) -> Result<Model, ImportError> {
     let vocab: HashMap<String, u32> =
         serde_json::from_slice(vocab_json).map_err(ImportError::Json)?;
-    let n_ids = vocab.values().max().map_or(0, |&m| m as usize + 1);
-    if n_ids > 2 * vocab.len() + 1024 {
-        return Err(ImportError::SparseIds {
-            n_ids,
-            used: vocab.len(),
-        });
-    }
-
     let mut special_pairs = Vec::with_capacity(specials.len());
     for text in specials {
         let id = *vocab
             .get(text)
             .ok_or_else(|| ImportError::UnknownSpecial { text: text.clone() })?;
         special_pairs.push((text.clone(), id));
-    }
-
-    let decoder = ByteDecoder::new();
-    let mut tokens: Vec<Option<Vec<u8>>> = vec![None; n_ids];
-    for (key, &id) in &vocab {
-        let bytes = if specials.contains(key) {
-            key.as_bytes().to_vec()
-        } else {
-            decoder
-                .decode(key)
-                .filter(|b| !b.is_empty())
-                .ok_or_else(|| ImportError::VocabKey { key: key.clone() })?
-        };
-        let slot = &mut tokens[id as usize];
-        if slot.is_some() {
-            return Err(ImportError::DuplicateVocabId { id });
-        }
-        *slot = Some(bytes);
     }
 
     let merges_txt = std::str::from_utf8(merges_txt).map_err(|e| ImportError::BadMergeLine {
@@ -70,28 +44,83 @@ pub fn hf(
         if raw.is_empty() || (line == 1 && raw.starts_with("#version")) {
             continue;
         }
-        let bad = |reason: String| ImportError::BadMergeLine { line, reason };
         let mut parts = raw.split(' ');
         let (Some(left), Some(right), None) = (parts.next(), parts.next(), parts.next()) else {
-            return Err(bad("expected two tokens separated by one space".to_owned()));
+            return Err(ImportError::BadMergeLine {
+                line,
+                reason: "expected two tokens separated by one space".to_owned(),
+            });
         };
+        merges.push((line, left, right));
+    }
+    from_parts(&vocab, &merges, pattern, special_pairs, false)
+}
+
+/// Build a model from a byte-level vocabulary (token spelled with GPT-2's byte-to-Unicode
+/// mapping → id), merges as `(line, left, right)` in rank order, and specials (text, id),
+/// which keep their literal text whether or not the vocabulary lists them.
+pub(super) fn from_parts(
+    vocab: &HashMap<String, u32>,
+    merges: &[(usize, &str, &str)],
+    pattern: PatternKind,
+    specials: Vec<(String, u32)>,
+    whole_piece: bool,
+) -> Result<Model, ImportError> {
+    let n_ids = vocab
+        .values()
+        .chain(specials.iter().map(|(_, id)| id))
+        .max()
+        .map_or(0, |&m| m as usize + 1);
+    if n_ids > 2 * (vocab.len() + specials.len()) + 1024 {
+        return Err(ImportError::SparseIds {
+            n_ids,
+            used: vocab.len() + specials.len(),
+        });
+    }
+    let decoder = ByteDecoder::new();
+    let mut tokens: Vec<Option<Vec<u8>>> = vec![None; n_ids];
+    for (text, id) in &specials {
+        let slot = &mut tokens[*id as usize];
+        if slot.is_some() {
+            return Err(ImportError::DuplicateVocabId { id: *id });
+        }
+        *slot = Some(text.as_bytes().to_vec());
+    }
+    for (key, &id) in vocab {
+        if specials.iter().any(|(text, sid)| *sid == id && text == key) {
+            continue;
+        }
+        let bytes = decoder
+            .decode(key)
+            .filter(|b| !b.is_empty())
+            .ok_or_else(|| ImportError::VocabKey { key: key.clone() })?;
+        let slot = &mut tokens[id as usize];
+        if slot.is_some() {
+            return Err(ImportError::DuplicateVocabId { id });
+        }
+        *slot = Some(bytes);
+    }
+
+    let mut pairs = Vec::with_capacity(merges.len());
+    for &(line, left, right) in merges {
+        let bad = |reason: String| ImportError::BadMergeLine { line, reason };
         let id = |token: &str| {
             vocab
                 .get(token)
                 .copied()
-                .ok_or_else(|| bad(format!("token {token:?} is not in vocab.json")))
+                .ok_or_else(|| bad(format!("token {token:?} is not in the vocabulary")))
         };
         let (l, r) = (id(left)?, id(right)?);
         id(&format!("{left}{right}"))?;
-        merges.push((l, r));
+        pairs.push((l, r));
     }
 
     let model = Model {
         pattern,
         tokens: tokens.into_iter().map(Option::unwrap_or_default).collect(),
-        merges,
-        specials: special_pairs,
-        whole_piece: false,
+        merges: pairs,
+        specials,
+        whole_piece,
     };
     model.validate()?;
     Ok(model)

@@ -1,7 +1,9 @@
-//! Importers: tiktoken rank files ([`tiktoken`]) and HF GPT-2 style `vocab.json` +
-//! `merges.txt` ([`hf`]). Both return a validated [`crate::Model`].
+//! Importers: tiktoken rank files ([`tiktoken`]), HF GPT-2 style `vocab.json` +
+//! `merges.txt` ([`hf`]) and byte-level BPE `tokenizer.json` files ([`tokenizer_json`]). All
+//! return a validated [`crate::Model`].
 
 mod hf_import;
+mod hf_json;
 mod tiktoken_import;
 
 use core::fmt;
@@ -9,6 +11,7 @@ use core::fmt;
 use crate::error::InvalidModel;
 
 pub use hf_import::hf;
+pub use hf_json::{is_byte_level_json, tokenizer_json, HfJsonImport, HfJsonOptions};
 pub use tiktoken_import::tiktoken;
 
 /// Why an import failed. Line numbers are 1-based.
@@ -66,6 +69,13 @@ pub enum ImportError {
         /// The special's text.
         text: String,
     },
+    /// A part of a `tokenizer.json` that picobpe does not reproduce, or that is malformed.
+    TokenizerJson {
+        /// Where: `model`, `normalizer`, `pre_tokenizer`, ...
+        at: &'static str,
+        /// What is there and why it is refused.
+        what: String,
+    },
     /// The imported model breaks an invariant.
     Invalid(InvalidModel),
 }
@@ -87,13 +97,13 @@ impl fmt::Display for ImportError {
                 "ids reach {} but only {used} tokens are given; refusing a mostly empty id space",
                 n_ids - 1
             ),
-            ImportError::Json(err) => write!(f, "vocab.json: {err}"),
+            ImportError::Json(err) => write!(f, "JSON: {err}"),
             ImportError::VocabKey { key } => write!(
                 f,
-                "vocab.json: key {key:?} is not GPT-2 byte-level text and not a listed special token"
+                "vocabulary: key {key:?} is not GPT-2 byte-level text and not a special token"
             ),
             ImportError::DuplicateVocabId { id } => {
-                write!(f, "vocab.json: id {id} appears twice")
+                write!(f, "vocabulary: id {id} appears twice")
             }
             ImportError::BadMergeLine { line, reason } => {
                 write!(f, "merges.txt line {line}: {reason}")
@@ -101,6 +111,7 @@ impl fmt::Display for ImportError {
             ImportError::UnknownSpecial { text } => {
                 write!(f, "special token {text:?} is not in vocab.json")
             }
+            ImportError::TokenizerJson { at, what } => write!(f, "tokenizer.json {at}: {what}"),
             ImportError::Invalid(err) => write!(f, "imported model is invalid: {err}"),
         }
     }
