@@ -72,7 +72,8 @@ pub mod vectors {
 
     use crate::paths;
 
-    /// A tiktoken encoding the vectors cover.
+    /// A byte-level encoding the vectors cover: a tiktoken encoding, or a model trained with
+    /// Hugging Face `tokenizers` and shipped as `tokenizer.json` (`fixtures/hf_bpe`).
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
     pub enum Encoding {
         /// `gpt2` (r50k pattern, 50 257 ids).
@@ -81,18 +82,26 @@ pub mod vectors {
         Cl100kBase,
         /// `o200k_base`.
         O200kBase,
+        /// `llama3-8k`: trained here with the Llama 3 pattern and `tokenizer.json` layout.
+        HfLlama3,
+        /// `qwen2-8k`: trained here with the Qwen2 pattern and `tokenizer.json` layout.
+        HfQwen2,
     }
 
     impl Encoding {
-        /// All encodings.
+        /// The tiktoken encodings.
         pub const ALL: [Encoding; 3] = [Encoding::Gpt2, Encoding::Cl100kBase, Encoding::O200kBase];
+        /// The `tokenizer.json` models.
+        pub const HF: [Encoding; 2] = [Encoding::HfLlama3, Encoding::HfQwen2];
 
-        /// tiktoken's name, also the vectors' folder name.
+        /// tiktoken's name, or the model's; also the vectors' folder name.
         pub fn name(self) -> &'static str {
             match self {
                 Encoding::Gpt2 => "gpt2",
                 Encoding::Cl100kBase => "cl100k_base",
                 Encoding::O200kBase => "o200k_base",
+                Encoding::HfLlama3 => "llama3-8k",
+                Encoding::HfQwen2 => "qwen2-8k",
             }
         }
 
@@ -102,7 +111,35 @@ pub mod vectors {
                 Encoding::Gpt2 => PatternKind::Gpt2,
                 Encoding::Cl100kBase => PatternKind::Cl100k,
                 Encoding::O200kBase => PatternKind::O200k,
+                Encoding::HfLlama3 => PatternKind::Llama3,
+                Encoding::HfQwen2 => PatternKind::Qwen2,
             }
+        }
+
+        /// True for a `tokenizer.json` model (reference: Hugging Face `tokenizers`).
+        pub fn is_hf(self) -> bool {
+            Encoding::HF.contains(&self)
+        }
+
+        /// True when the reference normalizes text to NFC before encoding (Qwen2).
+        pub fn normalizes_nfc(self) -> bool {
+            self == Encoding::HfQwen2
+        }
+
+        /// The folder of this encoding's vectors (and, for a `tokenizer.json` model, of the
+        /// model).
+        pub fn dir(self) -> std::path::PathBuf {
+            if self.is_hf() {
+                paths::fixtures().join("hf_bpe").join(self.name())
+            } else {
+                paths::vectors().join(self.name())
+            }
+        }
+
+        /// The `tokenizer.json` of a Hugging Face model.
+        pub fn tokenizer_json(self) -> Vec<u8> {
+            assert!(self.is_hf(), "{} has no tokenizer.json", self.name());
+            read(&self.dir().join("tokenizer.json"))
         }
 
         /// The tiktoken rank file (`models/<name>.tiktoken`, or its `.gz`), decompressed.
@@ -115,8 +152,18 @@ pub mod vectors {
             read_maybe_gz(&dir.join(format!("{}.tiktoken.gz", self.name())))
         }
 
-        /// The standard special tokens (`models/<name>.json`), sorted by id.
+        /// The standard special tokens (`models/<name>.json`, or a `tokenizer.json`'s added
+        /// tokens), sorted by id.
         pub fn specials(self) -> Vec<(String, u32)> {
+            if self.is_hf() {
+                let options = picobpe_model::import::HfJsonOptions { assume_nfc: true };
+                let imported =
+                    picobpe_model::import::tokenizer_json(&self.tokenizer_json(), options)
+                        .unwrap_or_else(|e| panic!("{}: {e}", self.name()));
+                let mut specials = imported.model.specials;
+                specials.sort_by_key(|s| s.1);
+                return specials;
+            }
             #[derive(Deserialize)]
             struct Meta {
                 special_tokens: BTreeMap<String, u32>,
@@ -196,7 +243,7 @@ pub mod vectors {
         pub set: Set,
         /// The specials registered for this set, sorted by id.
         pub specials: Vec<(String, u32)>,
-        /// tiktoken version that made them.
+        /// The reference that made them: `tiktoken X` or `tokenizers X`.
         pub tiktoken: String,
         /// The cases, in file order.
         pub cases: Vec<Case>,
@@ -216,7 +263,8 @@ pub mod vectors {
         set: String,
         count: usize,
         specials: BTreeMap<String, u32>,
-        tiktoken: String,
+        tiktoken: Option<String>,
+        tokenizers: Option<String>,
     }
 
     #[derive(Deserialize)]
@@ -285,7 +333,7 @@ pub mod vectors {
 
     /// The vectors of `set` for `encoding`, joined with their inputs.
     pub fn load(encoding: Encoding, set: Set) -> Vectors {
-        let path = paths::vectors().join(format!("{}/{}.jsonl.gz", encoding.name(), set.name()));
+        let path = encoding.dir().join(format!("{}.jsonl.gz", set.name()));
         let data = read_maybe_gz(&path);
         let mut lines = json_lines(&data);
         let header: Header = serde_json::from_slice(lines.next().expect("header line"))
@@ -310,9 +358,18 @@ pub mod vectors {
                 path.display()
             );
             let ordinary = rec.ordinary.unwrap_or_else(|| rec.all.clone());
+            let input = match std::str::from_utf8(&input.bytes) {
+                // `tokenizers` normalizes the text to NFC first; picobpe does not normalize
+                // (the import's `assume_nfc`), so the input is what the caller would pass.
+                Ok(text) if encoding.normalizes_nfc() => {
+                    use unicode_normalization::UnicodeNormalization;
+                    text.nfc().collect::<String>().into_bytes()
+                }
+                _ => input.bytes,
+            };
             cases.push(Case {
                 name: rec.name,
-                input: input.bytes,
+                input,
                 all: rec.all,
                 ordinary,
             });
@@ -332,7 +389,11 @@ pub mod vectors {
             encoding,
             set,
             specials: sorted_specials(header.specials),
-            tiktoken: header.tiktoken,
+            tiktoken: match (header.tiktoken, header.tokenizers) {
+                (Some(v), _) => v,
+                (None, Some(v)) => format!("tokenizers {v}"),
+                (None, None) => panic!("{}: header names no reference", path.display()),
+            },
             cases,
         }
     }
@@ -384,6 +445,10 @@ pub mod models {
         let start = Instant::now();
         let mut specials = encoding.specials();
         let model = match source {
+            _ if encoding.is_hf() => {
+                let options = import::HfJsonOptions { assume_nfc: true };
+                import::tokenizer_json(&encoding.tokenizer_json(), options).map(|i| i.model)
+            }
             Source::HfVocabMerges => {
                 assert_eq!(
                     encoding,
@@ -477,8 +542,12 @@ pub mod reference {
     use crate::paths;
     use crate::vectors::Encoding;
 
-    /// tiktoken's pattern for `encoding`, from the manifest the vectors were made with.
+    /// tiktoken's pattern for `encoding`, from the manifest the vectors were made with (for a
+    /// `tokenizer.json` model, the pattern of its `Split` pre-tokenizer).
     pub fn pattern(encoding: Encoding) -> String {
+        if encoding.is_hf() {
+            return encoding.pattern().reference_regex().to_owned();
+        }
         let path = paths::vectors().join("MANIFEST.json");
         let manifest: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&path).expect("MANIFEST.json")).expect("JSON");
@@ -1034,7 +1103,7 @@ pub mod conformance {
             run_case(encoding, &tok, case, set, plan, cache, &mut failures);
         }
         failures.finish(&format!(
-            "{} {} via {source:?} ({} cases, tiktoken {})",
+            "{} {} via {source:?} ({} cases, reference {})",
             encoding.name(),
             set.name(),
             vectors.cases.len(),

@@ -6,7 +6,8 @@
 //! ids of `encode(text, add_special_tokens=False)`, reported in [`HfJsonImport::notes`]:
 //!
 //! - **model**: `BPE` over GPT-2 byte-level symbols, no dropout, no subword prefix or suffix,
-//!   no byte fallback; `ignore_merges` (Llama 3) is tiktoken's whole-piece rule.
+//!   no byte fallback; `ignore_merges` (Llama 3) is tiktoken's whole-piece rule, and with it a
+//!   merge list in the order of the products' ids is tiktoken's ranks (`products_ascend`).
 //! - **pre-tokenizer**: `Sequence[Split(Regex(P), Isolated), ByteLevel(use_regex=false)]`
 //!   with `P` one of the patterns picobpe splits by hand ([`PatternKind::from_regex`], compared
 //!   character for character), or `ByteLevel(use_regex=true)` alone (GPT-2's pattern);
@@ -143,8 +144,57 @@ pub fn tokenizer_json(bytes: &[u8], options: HfJsonOptions) -> Result<HfJsonImpo
         .map(|(i, (l, r))| (i + 1, l.as_str(), r.as_str()))
         .collect();
     let specials = added_tokens(&root, &mut notes)?;
-    let model = from_parts(&vocab, &merges, pattern, specials, whole_piece)?;
+    let model = if whole_piece && products_ascend(&vocab, &merges) {
+        tiktoken_ranks(&vocab, pattern, &specials)?
+    } else {
+        from_parts(&vocab, &merges, pattern, specials, whole_piece)?
+    };
     Ok(HfJsonImport { model, notes })
+}
+
+/// True when every merge's product is in the vocabulary and the products' ids never go down
+/// along the merge list: then merge priority is the product's id, tiktoken's rule.
+///
+/// Llama 3's file is converted from tiktoken ranks and lists *every* split of each token
+/// (280,147 merges for 128,000 tokens, several making the same token), which a merge list
+/// of one merge per token cannot hold; its order is the products' ids, so with
+/// `ignore_merges` it encodes exactly like tiktoken with ranks = ids.
+fn products_ascend(vocab: &HashMap<String, u32>, merges: &[(usize, &str, &str)]) -> bool {
+    let mut last = 0;
+    merges
+        .iter()
+        .all(|(_, l, r)| match vocab.get(&format!("{l}{r}")) {
+            Some(&id) if id >= last => {
+                last = id;
+                true
+            }
+            _ => false,
+        })
+}
+
+/// The model with tiktoken's semantics, ranks = ids (see [`products_ascend`]), made through
+/// the rank-file importer.
+fn tiktoken_ranks(
+    vocab: &HashMap<String, u32>,
+    pattern: PatternKind,
+    specials: &[(String, u32)],
+) -> Result<Model, ImportError> {
+    use base64::Engine;
+    let engine = base64::engine::general_purpose::STANDARD;
+    let decoder = crate::byte_unicode::ByteDecoder::new();
+    let mut rank_file = Vec::with_capacity(vocab.len() * 16);
+    for (key, &id) in vocab {
+        if specials.iter().any(|(text, sid)| *sid == id && text == key) {
+            continue;
+        }
+        let bytes = decoder
+            .decode(key)
+            .filter(|b| !b.is_empty())
+            .ok_or_else(|| ImportError::VocabKey { key: key.clone() })?;
+        rank_file.extend_from_slice(engine.encode(bytes).as_bytes());
+        rank_file.extend_from_slice(format!(" {id}\n").as_bytes());
+    }
+    super::tiktoken(&rank_file, pattern, specials)
 }
 
 /// `model.merges`: `"left right"` strings (tokenizers before 0.20) or `[left, right]` pairs.
