@@ -45,9 +45,7 @@ const LOAD_ONE: [&str; 6] = [
 fn load_picobpe(path: &Path) -> &'static picobpe::Tables<'static> {
     match picobpe_model::read_tables(path) {
         Ok(picobpe_model::LiveTables::BytePair(tables)) => tables,
-        Ok(picobpe_model::LiveTables::SentencePiece(_)) => {
-            panic!("{}: a SentencePiece model", path.display())
-        }
+        Ok(other) => panic!("{}: not a byte-level model: {other:?}", path.display()),
         Err(e) => panic!("{}: {e}", path.display()),
     }
 }

@@ -17,6 +17,7 @@ mod slice_ops;
 pub mod special;
 pub mod stream;
 pub mod tables;
+pub mod wordpiece;
 
 pub use backtrack::TokenTrie;
 pub use cache::CacheEntry;
@@ -28,3 +29,4 @@ pub use sentencepiece::{SpStreamDecoder, SpStreamEncoder, SpTables, SpTokenizer}
 pub use special::Specials;
 pub use stream::{StreamDecoder, StreamEncoder, StreamError};
 pub use tables::{PairMap, PieceMap, SpecialToken, Tables};
+pub use wordpiece::{WpTables, WpTokenizer};

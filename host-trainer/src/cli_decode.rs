@@ -39,6 +39,7 @@ pub fn run(args: DecodeArgs) -> Result<(), String> {
     let valid = |id: u32| match &loaded {
         LiveTables::BytePair(t) => t.token_bytes(id).is_some(),
         LiveTables::SentencePiece(t) => t.kind(id).is_some(),
+        LiveTables::WordPiece(t) => t.token_bytes(id).is_some(),
     };
     let ids = read_ids(&mut reader, &valid).map_err(|e| match e {
         ReadError::Io(e) => format!("reading {in_name}: {e}"),
@@ -49,6 +50,7 @@ pub fn run(args: DecodeArgs) -> Result<(), String> {
         LiveTables::SentencePiece(tables) => {
             return decode_sentencepiece(&SpTokenizer::new(tables), &ids, &in_name)
         }
+        LiveTables::WordPiece(tables) => return decode_wordpiece(tables, &ids),
     };
     let tokenizer = Tokenizer::new(tables);
 
@@ -192,4 +194,36 @@ impl Word {
         self.shown.clear();
         Ok(())
     }
+}
+
+/// `decode` with a WordPiece model (added tokens skipped, the decoder's clean-up applied, as
+/// `tokenizers`' `decode(ids)`).
+fn decode_wordpiece(tables: &picobpe::WpTables<'_>, ids: &[u32]) -> Result<(), String> {
+    let tok = picobpe::WpTokenizer::new(tables);
+    let stdout = io::stdout();
+    let mut sink = stdout.lock();
+    let mut out = vec![0u8; OUT];
+    let mut rest = ids;
+    let mut first = true;
+    while !rest.is_empty() {
+        let result = if first {
+            tok.decode(rest, &mut out)
+        } else {
+            tok.decode_after(rest, &mut out)
+        };
+        let (consumed, written) = match result {
+            Ok(written) => (rest.len(), written),
+            Err(DecodeError::OutputFull { consumed: 0, .. }) => {
+                out.resize(2 * out.len(), 0);
+                continue;
+            }
+            Err(DecodeError::OutputFull { consumed, written }) => (consumed, written),
+            Err(e @ DecodeError::UnknownId { .. }) => return Err(e.to_string()),
+        };
+        sink.write_all(&out[..written])
+            .map_err(|e| format!("writing stdout: {e}"))?;
+        first = false;
+        rest = &rest[consumed..];
+    }
+    sink.flush().map_err(|e| format!("writing stdout: {e}"))
 }

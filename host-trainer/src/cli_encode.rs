@@ -94,6 +94,7 @@ pub fn run(args: EncodeArgs) -> Result<(), String> {
     let n_ids = match loaded {
         LiveTables::BytePair(t) => t.n_ids(),
         LiveTables::SentencePiece(t) => t.n_ids(),
+        LiveTables::WordPiece(t) => t.n_ids(),
     };
     if args.format == Format::U16le && n_ids > 1 << 16 {
         return Err(format!(
@@ -136,6 +137,7 @@ impl Source {
         let tables = match loaded {
             LiveTables::BytePair(tables) => tables,
             LiveTables::SentencePiece(tables) => return self.encode_sentencepiece(tables, out),
+            LiveTables::WordPiece(tables) => return self.encode_wordpiece(tables, out),
         };
         let tokenizer = Tokenizer::new(tables);
         let specials = if self.ordinary {
@@ -174,6 +176,48 @@ impl Source {
         let mut from = 0;
         loop {
             match tokenizer.encode_from(&text, from, &mut ids) {
+                Ok(n) => {
+                    out.write(&ids[..n])
+                        .map_err(|e| format!("writing stdout: {e}"))?;
+                    break;
+                }
+                Err(EncodeError::OutputFull { consumed, written }) => {
+                    out.write(&ids[..written])
+                        .map_err(|e| format!("writing stdout: {e}"))?;
+                    from = consumed;
+                }
+                Err(EncodeError::PieceTooLong { needed, .. }) => {
+                    ids.resize(needed.max(2 * ids.len()), 0);
+                }
+            }
+        }
+        out.finish().map_err(|e| format!("writing stdout: {e}"))
+    }
+}
+
+impl Source {
+    /// A WordPiece model: the whole input, then its ids (added tokens recognized unless
+    /// `--ordinary`).
+    fn encode_wordpiece<W: Write>(
+        self,
+        tables: &picobpe::WpTables<'_>,
+        mut out: IdOutput<W>,
+    ) -> Result<(), String> {
+        let specials = if self.ordinary {
+            Specials::None
+        } else {
+            Specials::All
+        };
+        let in_name = input::name(self.file.as_ref());
+        let mut text = Vec::new();
+        input::open(self.file.as_deref())?
+            .read_to_end(&mut text)
+            .map_err(|e| format!("reading {in_name}: {e}"))?;
+        let tokenizer = picobpe::WpTokenizer::new(tables);
+        let mut ids = vec![0u32; IDS];
+        let mut from = 0;
+        loop {
+            match tokenizer.encode_from(&text, from, specials, &mut ids) {
                 Ok(n) => {
                     out.write(&ids[..n])
                         .map_err(|e| format!("writing stdout: {e}"))?;

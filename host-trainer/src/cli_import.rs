@@ -6,13 +6,13 @@ use std::path::PathBuf;
 
 use clap::Args;
 use picobpe_model::sentencepiece::{self, SpKind};
-use picobpe_model::{import, Model, PatternKind, SpModel};
+use picobpe_model::{import, wordpiece, Model, PatternKind, SpModel};
 
 /// Arguments of `import`.
 #[derive(Args)]
 pub struct ImportArgs {
     /// tiktoken rank file (`<base64> <rank>` lines).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["vocab", "merges"], required_unless_present_any = ["vocab", "sentencepiece", "tokenizer_json"], requires = "pattern")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["vocab", "merges"], required_unless_present_any = ["vocab", "sentencepiece", "tokenizer_json", "wordpiece_vocab"], requires = "pattern")]
     tiktoken: Option<PathBuf>,
     /// SentencePiece BPE `tokenizer.model` (Llama 2, TinyLlama, llama2.c).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["tiktoken", "vocab", "merges", "tokenizer_json", "pattern", "specials"])]
@@ -26,6 +26,13 @@ pub struct ImportArgs {
     /// that every text to encode is already in NFC (picobpe does not normalize).
     #[arg(long, requires = "tokenizer_json")]
     assume_nfc: bool,
+    /// BERT WordPiece `vocab.txt` (one entry per line): BERT's uncased settings unless
+    /// --cased.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["tiktoken", "vocab", "merges", "sentencepiece", "tokenizer_json", "pattern", "specials"])]
+    wordpiece_vocab: Option<PathBuf>,
+    /// With --wordpiece-vocab: a cased model (no lowercasing, no accent stripping).
+    #[arg(long, requires = "wordpiece_vocab")]
+    cased: bool,
     /// HF vocab.json (GPT-2 byte-level spelling).
     #[arg(long, value_name = "FILE", requires = "merges")]
     vocab: Option<PathBuf>,
@@ -48,8 +55,25 @@ pub struct ImportArgs {
 /// Run `import`.
 pub fn run(args: ImportArgs) -> Result<(), String> {
     let read = |path: &PathBuf| std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()));
+    if let Some(path) = &args.wordpiece_vocab {
+        let options = wordpiece::VocabTxtOptions {
+            lowercase: !args.cased,
+            strip_accents: None,
+        };
+        let model = wordpiece::import_vocab_txt(&read(path)?, &options)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        return write_wordpiece(&args.out, &model);
+    }
     if let Some(path) = &args.tokenizer_json {
         let bytes = read(path)?;
+        if wordpiece::is_wordpiece_json(&bytes) {
+            let imported = wordpiece::import_tokenizer_json(&bytes)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            for note in &imported.notes {
+                eprintln!("note: {}: {note}", path.display());
+            }
+            return write_wordpiece(&args.out, &imported.model);
+        }
         if import::is_byte_level_json(&bytes) {
             let options = import::HfJsonOptions {
                 assume_nfc: args.assume_nfc,
@@ -101,6 +125,21 @@ pub fn run(args: ImportArgs) -> Result<(), String> {
         .write(&args.out)
         .map_err(|e| format!("{}: {e}", args.out.display()))?;
     println!("{}", summary(&args.out, &model));
+    Ok(())
+}
+
+/// Write a WordPiece model and print its summary.
+fn write_wordpiece(out: &std::path::Path, model: &picobpe_model::WpModel) -> Result<(), String> {
+    model
+        .write(out)
+        .map_err(|e| format!("{}: {e}", out.display()))?;
+    println!(
+        "wrote {}: WordPiece, {} ids, {}, {} added tokens",
+        out.display(),
+        model.n_ids(),
+        if model.lowercase { "uncased" } else { "cased" },
+        model.specials.len()
+    );
     Ok(())
 }
 

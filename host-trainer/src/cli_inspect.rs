@@ -23,6 +23,7 @@ pub fn run(args: InspectArgs) -> Result<(), String> {
     })? {
         AnyModel::BytePair(model) => model,
         AnyModel::SentencePiece(model) => return inspect_sentencepiece(path, &model),
+        AnyModel::WordPiece(model) => return inspect_wordpiece(path, &model),
     };
     let ordinary = model.n_ordinary();
     let unused = model.n_ids() - ordinary - model.specials.len();
@@ -121,5 +122,38 @@ fn inspect_sentencepiece(path: &std::path::Path, model: &SpModel) -> Result<(), 
         data.without_piece_keys().sizes()
     );
     println!("  + piece keys       {keys} B  (Bake::piece_keys; host-built tables have them)");
+    Ok(())
+}
+
+/// `inspect` of a WordPiece model.
+fn inspect_wordpiece(path: &std::path::Path, model: &picobpe_model::WpModel) -> Result<(), String> {
+    let data = picobpe_model::WpTableData::new(model).map_err(|e| e.to_string())?;
+    let continued = model
+        .vocab
+        .iter()
+        .filter(|v| v.len() > model.prefix.len() && v.starts_with(&model.prefix))
+        .count();
+    println!("model:        {}", path.display());
+    println!("kind:         WordPiece");
+    println!(
+        "ids:          {} ({continued} continuation pieces, {} added tokens)",
+        model.n_ids(),
+        model.specials.len()
+    );
+    println!(
+        "unknown:      {} {:?}; words over {} characters are unknown",
+        model.unk_id, model.vocab[model.unk_id as usize], model.max_chars_per_word
+    );
+    println!(
+        "normalizer:   clean_text {}, handle_chinese_chars {}, strip_accents {}, lowercase {}",
+        model.clean_text, model.handle_chinese_chars, model.strip_accents, model.lowercase
+    );
+    for (text, id) in &model.specials {
+        println!("special:      {id} {text:?}");
+    }
+    println!(
+        "tables:       {} B as baked for a 32-bit target",
+        data.flash_bytes()
+    );
     Ok(())
 }

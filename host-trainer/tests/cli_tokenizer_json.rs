@@ -106,7 +106,8 @@ fn unsupported_parts_are_refused_by_name() {
     let original: serde_json::Value =
         serde_json::from_slice(&std::fs::read(tokenizer_json(Encoding::HfLlama3)).unwrap())
             .unwrap();
-    let cases: [(&str, fn(&mut serde_json::Value), &str); 4] = [
+    type Edit = fn(&mut serde_json::Value);
+    let cases: [(&str, Edit, &str); 4] = [
         (
             "pattern",
             |j| j["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = "\\s+|\\S+".into(),

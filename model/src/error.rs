@@ -61,6 +61,8 @@ pub enum ModelError {
     },
     /// A SentencePiece model decoded but breaks an invariant.
     InvalidSentencePiece(crate::sentencepiece::InvalidSpModel),
+    /// The decoded WordPiece model breaks an invariant.
+    InvalidWordPiece(crate::wordpiece::InvalidWpModel),
     /// Reading or writing the file failed.
     Io {
         /// The file.
@@ -102,6 +104,7 @@ impl fmt::Display for ModelError {
                 write!(f, "model file's prebuilt tables are invalid: {reason}")
             }
             ModelError::InvalidSentencePiece(err) => write!(f, "invalid SentencePiece model: {err}"),
+            ModelError::InvalidWordPiece(err) => write!(f, "invalid WordPiece model: {err}"),
             ModelError::Io { path, source } => write!(f, "{}: {source}", path.display()),
         }
     }
@@ -113,9 +116,16 @@ impl std::error::Error for ModelError {
             ModelError::Decode(err) | ModelError::Encode(err) => Some(err),
             ModelError::Invalid(err) => Some(err),
             ModelError::InvalidSentencePiece(err) => Some(err),
+            ModelError::InvalidWordPiece(err) => Some(err),
             ModelError::Io { source, .. } => Some(source),
             _ => None,
         }
+    }
+}
+
+impl From<crate::wordpiece::InvalidWpModel> for ModelError {
+    fn from(err: crate::wordpiece::InvalidWpModel) -> Self {
+        ModelError::InvalidWordPiece(err)
     }
 }
 

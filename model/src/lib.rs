@@ -22,6 +22,7 @@ pub mod sentencepiece;
 mod table_file;
 mod tables;
 mod trie;
+pub mod wordpiece;
 
 pub use cache_memory::CacheMemory;
 pub use error::{InvalidModel, ModelError};
@@ -31,6 +32,7 @@ pub use pattern::{PatternKind, UnknownPattern};
 pub use sentencepiece::{SpModel, SpTableData};
 pub use tables::{IndexData, PieceTable, TableData, TableSizes};
 pub use trie::TrieData;
+pub use wordpiece::{WpModel, WpTableData};
 
 /// Read a model file and build live tables for it (validate, lay out, hash, leak).
 pub fn load_tables(

@@ -24,7 +24,7 @@ fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
 fn byte_pair(loaded: LiveTables) -> &'static picobpe::Tables<'static> {
     match loaded {
         LiveTables::BytePair(t) => t,
-        LiveTables::SentencePiece(_) => panic!("loaded as SentencePiece"),
+        other => panic!("loaded as another kind: {other:?}"),
     }
 }
 

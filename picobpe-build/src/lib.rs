@@ -214,6 +214,12 @@ impl Bake {
                 let (source, sizes) = (generate_sp(&data, &name, &token_bytes), data.sizes());
                 (data.token_bytes, source, BakedSizes::SentencePiece(sizes))
             }
+            AnyModel::WordPiece(_) => {
+                return Err(BakeError::UnsupportedKind {
+                    path: self.model.clone(),
+                    kind: "WordPiece",
+                })
+            }
         };
         write(&token_bytes, &bytes)?;
         write(&source_path, source.as_bytes())?;
@@ -258,6 +264,13 @@ pub enum BakeError {
     NoOutDir,
     /// The module name is empty or has characters unfit for a file name.
     BadModuleName(String),
+    /// The model's kind cannot be baked yet.
+    UnsupportedKind {
+        /// The model file.
+        path: PathBuf,
+        /// Its kind.
+        kind: &'static str,
+    },
 }
 
 impl fmt::Display for BakeError {
@@ -270,6 +283,11 @@ impl fmt::Display for BakeError {
             } => write!(f, "{source}"),
             BakeError::Model { path, source } => write!(f, "{}: {source}", path.display()),
             BakeError::Io { path, source } => write!(f, "writing {}: {source}", path.display()),
+            BakeError::UnsupportedKind { path, kind } => write!(
+                f,
+                "{}: {kind} models cannot be baked yet (the host tokenizer and CLI load them)",
+                path.display()
+            ),
             BakeError::NoOutDir => f.write_str(
                 "OUT_DIR is not set: call picobpe_build from build.rs, or give Bake::out_dir",
             ),

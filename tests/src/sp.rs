@@ -203,7 +203,7 @@ pub fn tables(name: &str, source: SpSource) -> &'static SpTables<'static> {
         let model = model(name, source);
         match crate::through_model_file(name, |path| model.write(path)) {
             picobpe_model::LiveTables::SentencePiece(t) => t,
-            picobpe_model::LiveTables::BytePair(_) => panic!("{name}: loaded as byte-level"),
+            other => panic!("{name}: loaded as another kind: {other:?}"),
         }
     } else {
         SpTableData::new(&model(name, source))

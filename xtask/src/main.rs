@@ -12,6 +12,7 @@ mod fuzz;
 mod panic_check;
 mod test_all;
 mod unicode;
+mod wordpiece_tables;
 
 use std::process::ExitCode;
 
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
         "fuzz" => fuzz::run(rest),
         "panic-check" => panic_check::run(rest),
         "gen-unicode" => unicode::run(rest),
+        "gen-wordpiece" => wordpiece_tables::run(rest),
         "test" => test_all::run(rest),
         _ => {
             let _ = rest;

@@ -39,6 +39,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
         cargo(&root, &["xtask", "gen-unicode", "--check"]),
     )?;
     step(
+        "generated WordPiece character tables are current",
+        cargo(&root, &["xtask", "gen-wordpiece", "--check"]),
+    )?;
+    step(
         "clippy",
         cargo(
             &root,

@@ -1,0 +1,140 @@
+//! WordPiece decoding, as `tokenizers`' `decode(ids)` with its defaults: added tokens are
+//! skipped (`skip_special_tokens=True`); every other token after the first loses the
+//! continuation prefix or gets a space before it; then the decoder's clean-up (` .` → `.`,
+//! ` 's` → `'s`, …) is applied to that piece.
+
+use super::encode::WpTokenizer;
+use crate::error::DecodeError;
+
+/// The clean-up replacements of the `WordPiece` decoder, in its order.
+const CLEANUP: [(&[u8], &[u8]); 11] = [
+    (b" .", b"."),
+    (b" ?", b"?"),
+    (b" !", b"!"),
+    (b" ,", b","),
+    (b" ' ", b"'"),
+    (b" n't", b"n't"),
+    (b" 'm", b"'m"),
+    (b" do not", b" don't"),
+    (b" 's", b"'s"),
+    (b" 've", b"'ve"),
+    (b" 're", b"'re"),
+];
+
+/// Longest piece decoded with the clean-up: a space, the token, room for the replacements.
+const PIECE_BUF: usize = 256;
+
+impl WpTokenizer<'_> {
+    /// Decode `ids` into `out`; returns the number of bytes. `ids` start the text (the first
+    /// token gets no space); for the rest of a sequence after a drained
+    /// [`DecodeError::OutputFull`], call [`WpTokenizer::decode_after`] with `ids[consumed..]`.
+    pub fn decode(&self, ids: &[u32], out: &mut [u8]) -> Result<usize, DecodeError> {
+        self.decode_inner(ids, true, out)
+    }
+
+    /// [`WpTokenizer::decode`] of ids that continue an earlier call's.
+    pub fn decode_after(&self, ids: &[u32], out: &mut [u8]) -> Result<usize, DecodeError> {
+        self.decode_inner(ids, false, out)
+    }
+
+    fn decode_inner(
+        &self,
+        ids: &[u32],
+        mut first: bool,
+        out: &mut [u8],
+    ) -> Result<usize, DecodeError> {
+        let t = self.tables();
+        let mut written = 0;
+        for (position, &id) in ids.iter().enumerate() {
+            let Some(token) = t.token_bytes(id) else {
+                return Err(DecodeError::UnknownId {
+                    position,
+                    id,
+                    written,
+                });
+            };
+            if t.is_special(id) {
+                continue;
+            }
+            let mut piece = [0u8; PIECE_BUF];
+            let mut len = 0;
+            let body = match token.strip_prefix(t.prefix) {
+                Some(rest) if !first => rest,
+                _ if first => token,
+                _ => {
+                    piece[0] = b' ';
+                    len = 1;
+                    token
+                }
+            };
+            // `piece[..len]` is the space (or nothing); the body follows.
+            first = false;
+            let fits = piece
+                .get_mut(len..len + body.len())
+                .map(|dst| dst.copy_from_slice(body))
+                .is_some();
+            let bytes: &[u8] = if fits {
+                len += body.len();
+                if t.cleanup {
+                    for (from, to) in CLEANUP {
+                        len = replace_all(&mut piece, len, from, to);
+                    }
+                }
+                piece.get(..len).unwrap_or(&[])
+            } else {
+                // Longer than any real token: decoded without the clean-up.
+                body
+            };
+            let space = !fits && len == 1;
+            let total = bytes.len() + usize::from(space);
+            let Some(dst) = out.get_mut(written..written + total) else {
+                return Err(DecodeError::OutputFull {
+                    consumed: position,
+                    written,
+                });
+            };
+            if space {
+                if let Some((head, rest)) = dst.split_first_mut() {
+                    *head = b' ';
+                    if rest.len() == bytes.len() {
+                        rest.copy_from_slice(bytes);
+                    }
+                }
+            } else if dst.len() == bytes.len() {
+                dst.copy_from_slice(bytes);
+            }
+            written += total;
+        }
+        Ok(written)
+    }
+}
+
+/// Replace every occurrence of `from` in `buf[..len]` by `to` (never longer than `from` plus
+/// two bytes), left to right without rescanning replaced text, as `str::replace`; returns the
+/// new length (unchanged when the result would not fit).
+fn replace_all(buf: &mut [u8; PIECE_BUF], len: usize, from: &[u8], to: &[u8]) -> usize {
+    let mut tmp = [0u8; PIECE_BUF];
+    let (mut i, mut n) = (0, 0);
+    let src = buf.get(..len).unwrap_or(&[]);
+    while i < src.len() {
+        let piece: &[u8] = if src.get(i..).is_some_and(|r| r.starts_with(from)) {
+            i += from.len();
+            to
+        } else {
+            i += 1;
+            src.get(i - 1..i).unwrap_or(&[])
+        };
+        match tmp.get_mut(n..n + piece.len()) {
+            Some(dst) => dst.copy_from_slice(piece),
+            None => return len,
+        }
+        n += piece.len();
+    }
+    match (buf.get_mut(..n), tmp.get(..n)) {
+        (Some(dst), Some(src)) => {
+            dst.copy_from_slice(src);
+            n
+        }
+        _ => len,
+    }
+}

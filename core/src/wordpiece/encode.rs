@@ -1,0 +1,366 @@
+//! [`WpTokenizer`]: WordPiece encoding (see the module docs of [`super`] for the rules).
+
+use super::tables::{char_flags, stripped, WpTables, CJK, DROP, MN, PUNCT, SPACE};
+use crate::error::EncodeError;
+use crate::special::{self, Boundary, FirstBytes, Specials};
+
+/// Longest word, in characters, that is matched against the vocabulary; a model whose
+/// `max_input_chars_per_word` is larger is refused when it is imported (BERT's is 100).
+pub const MAX_WORD_CHARS: usize = 128;
+
+/// Bytes of the normalized word buffer (on the stack): [`MAX_WORD_CHARS`] characters of up to
+/// four bytes. A longer word is the unknown token, so it is never stored whole.
+pub const MAX_WORD_BYTES: usize = 4 * MAX_WORD_CHARS;
+
+/// Encodes text with a WordPiece model's tables into caller buffers. Cheap to create; keeps
+/// nothing between calls.
+#[derive(Clone, Copy, Debug)]
+pub struct WpTokenizer<'a> {
+    tables: &'a WpTables<'a>,
+    first_bytes: FirstBytes,
+}
+
+/// The normalized word being collected. Invariant: `bytes[..len]` is UTF-8 of `chars`
+/// characters when `chars <= MAX_WORD_CHARS`; past that only `chars` counts.
+struct Word {
+    bytes: [u8; MAX_WORD_BYTES],
+    len: usize,
+    chars: usize,
+    /// Input offset of the first character that put something into the word.
+    start: usize,
+}
+
+impl Word {
+    fn push(&mut self, c: char, at: usize) {
+        if self.chars == 0 {
+            self.start = at;
+            self.len = 0;
+        }
+        self.chars += 1;
+        let n = c.len_utf8();
+        if let Some(dst) = self.bytes.get_mut(self.len..self.len + n) {
+            c.encode_utf8(dst);
+            self.len += n;
+        }
+    }
+}
+
+/// Where the ids go: `out[..written]` is done.
+struct Sink<'o> {
+    out: &'o mut [u32],
+    written: usize,
+}
+
+impl<'a> WpTokenizer<'a> {
+    /// A tokenizer over `tables`.
+    pub fn new(tables: &'a WpTables<'a>) -> Self {
+        WpTokenizer {
+            tables,
+            first_bytes: FirstBytes::new(tables.specials),
+        }
+    }
+
+    /// The tables.
+    pub fn tables(&self) -> &'a WpTables<'a> {
+        self.tables
+    }
+
+    /// Encode `text` into `out`; returns the number of ids. With [`Specials::All`] the added
+    /// tokens (`[CLS]`, `[SEP]`, `[MASK]`, ...) are recognized in the text, as `tokenizers`
+    /// does; with [`Specials::None`] they are text (`encode_special_tokens = True`). The
+    /// post-processor's `[CLS] … [SEP]` is not added (`add_special_tokens=False`).
+    ///
+    /// Uses about 600 bytes of stack. Errors: [`EncodeError::OutputFull`] at a word boundary
+    /// (drain, then [`WpTokenizer::encode_from`] the `consumed` offset); a word that needs more
+    /// ids than `out` holds is [`EncodeError::PieceTooLong`].
+    pub fn encode(
+        &self,
+        text: &[u8],
+        specials: Specials,
+        out: &mut [u32],
+    ) -> Result<usize, EncodeError> {
+        self.encode_from(text, 0, specials, out)
+    }
+
+    /// Encode `text` from byte `from` on, where `from` is 0 or a `consumed` offset of an
+    /// earlier call on the same text. Offsets in errors are offsets in `text`.
+    pub fn encode_from(
+        &self,
+        text: &[u8],
+        from: usize,
+        specials: Specials,
+        out: &mut [u32],
+    ) -> Result<usize, EncodeError> {
+        let t = self.tables;
+        let mut sink = Sink { out, written: 0 };
+        let mut word = Word {
+            bytes: [0; MAX_WORD_BYTES],
+            len: 0,
+            chars: 0,
+            start: from,
+        };
+        let use_specials = specials == Specials::All && !self.first_bytes.is_empty();
+        let mut pos = from;
+        while pos < text.len() {
+            let found = if use_specials {
+                match special::find(t.specials, &self.first_bytes, text, pos, false) {
+                    Boundary::Special(f) => Some(f),
+                    _ => None,
+                }
+            } else {
+                None
+            };
+            let seg_end = found.map_or(text.len(), |f| f.start);
+            let mut i = pos;
+            while i < seg_end {
+                let (c, len) = next_char(text, i);
+                self.push_char(c, i, &mut word, &mut sink)?;
+                i += len;
+            }
+            self.flush(&mut word, i, &mut sink)?;
+            pos = seg_end;
+            if let Some(f) = found {
+                match sink.out.get_mut(sink.written) {
+                    Some(slot) => *slot = f.id,
+                    None => return Err(full(&sink, f.start, f.end - f.start, 1)),
+                }
+                sink.written += 1;
+                pos = f.end;
+            }
+        }
+        Ok(sink.written)
+    }
+
+    /// Feed the input character `c` at offset `at` through the normalizer and pre-tokenizer.
+    #[inline]
+    fn push_char(
+        &self,
+        c: char,
+        at: usize,
+        word: &mut Word,
+        sink: &mut Sink<'_>,
+    ) -> Result<(), EncodeError> {
+        let t = self.tables;
+        let f = char_flags(c);
+        if t.clean_text && f & DROP != 0 {
+            return Ok(());
+        }
+        if t.handle_chinese_chars && f & CJK != 0 {
+            self.flush(word, at, sink)?;
+            self.normalized(c, f, at, word, sink)?;
+            return self.flush(word, at, sink);
+        }
+        self.normalized(c, f, at, word, sink)
+    }
+
+    /// `strip_accents` and `lowercase` of `c` (flags `f`), then each resulting character to
+    /// the pre-tokenizer.
+    #[inline]
+    fn normalized(
+        &self,
+        c: char,
+        f: u8,
+        at: usize,
+        word: &mut Word,
+        sink: &mut Sink<'_>,
+    ) -> Result<(), EncodeError> {
+        let t = self.tables;
+        if t.strip_accents {
+            if f & MN != 0 {
+                return Ok(());
+            }
+            if let Some(s) = stripped(c) {
+                for &d in s.chars() {
+                    self.lowered(d, char_flags(d), at, word, sink)?;
+                }
+                return Ok(());
+            }
+        }
+        self.lowered(c, f, at, word, sink)
+    }
+
+    #[inline]
+    fn lowered(
+        &self,
+        c: char,
+        f: u8,
+        at: usize,
+        word: &mut Word,
+        sink: &mut Sink<'_>,
+    ) -> Result<(), EncodeError> {
+        if self.tables.lowercase && !c.is_ascii_lowercase() {
+            if c.is_ascii() {
+                return self.split(c.to_ascii_lowercase(), f, at, word, sink);
+            }
+            for d in c.to_lowercase() {
+                let g = if d == c { f } else { char_flags(d) };
+                self.split(d, g, at, word, sink)?;
+            }
+            return Ok(());
+        }
+        self.split(c, f, at, word, sink)
+    }
+
+    /// The pre-tokenizer: whitespace ends a word, punctuation is a word of its own.
+    #[inline]
+    fn split(
+        &self,
+        c: char,
+        f: u8,
+        at: usize,
+        word: &mut Word,
+        sink: &mut Sink<'_>,
+    ) -> Result<(), EncodeError> {
+        if f & SPACE != 0 {
+            return self.flush(word, at, sink);
+        }
+        if f & PUNCT != 0 {
+            self.flush(word, at, sink)?;
+            word.push(c, at);
+            return self.flush(word, at, sink);
+        }
+        word.push(c, at);
+        Ok(())
+    }
+
+    /// Encode the collected word (if any) and start a new one. `end`: input offset after it.
+    fn flush(&self, word: &mut Word, end: usize, sink: &mut Sink<'_>) -> Result<(), EncodeError> {
+        if word.chars == 0 {
+            return Ok(());
+        }
+        let before = sink.written;
+        let done = self.word_ids(word, sink);
+        if done.is_none() {
+            sink.written = before;
+            let needed = self.count_word(word).unwrap_or(1);
+            return Err(full(
+                sink,
+                word.start,
+                end.saturating_sub(word.start),
+                needed,
+            ));
+        }
+        word.chars = 0;
+        word.len = 0;
+        Ok(())
+    }
+
+    /// Ids of the word into the sink; `None` when the sink is full.
+    fn word_ids(&self, word: &Word, sink: &mut Sink<'_>) -> Option<()> {
+        let t = self.tables;
+        let before = sink.written;
+        let put = |sink: &mut Sink<'_>, id: u32| -> Option<()> {
+            *sink.out.get_mut(sink.written)? = id;
+            sink.written += 1;
+            Some(())
+        };
+        if word.chars > t.max_chars_per_word as usize || word.chars > MAX_WORD_CHARS {
+            return put(sink, t.unk_id);
+        }
+        let w = word.bytes.get(..word.len).unwrap_or(&[]);
+        let mut start = 0;
+        while start < w.len() {
+            match self.longest_piece(w, start) {
+                Some((id, end)) => {
+                    put(sink, id)?;
+                    start = end;
+                }
+                None => {
+                    sink.written = before;
+                    return put(sink, t.unk_id);
+                }
+            }
+        }
+        Some(())
+    }
+
+    /// How many ids the word needs.
+    fn count_word(&self, word: &Word) -> Option<usize> {
+        let t = self.tables;
+        if word.chars > t.max_chars_per_word as usize || word.chars > MAX_WORD_CHARS {
+            return Some(1);
+        }
+        let w = word.bytes.get(..word.len)?;
+        let (mut start, mut n) = (0, 0);
+        while start < w.len() {
+            match self.longest_piece(w, start) {
+                Some((_, end)) => {
+                    start = end;
+                    n += 1;
+                }
+                None => return Some(1),
+            }
+        }
+        Some(n)
+    }
+
+    /// The longest piece of the vocabulary at `w[start..]` (a continuation piece when
+    /// `start > 0`) and where it ends.
+    #[inline]
+    fn longest_piece(&self, w: &[u8], start: usize) -> Option<(u32, usize)> {
+        let t = self.tables;
+        let mut end = w.len().min(start.saturating_add(t.longest as usize));
+        while end > start {
+            // Only ends at character boundaries.
+            if w.get(end).is_none_or(|&b| b & 0xC0 != 0x80) {
+                if let Some(id) = t.piece_id(w.get(start..end)?, start > 0) {
+                    return Some((id, end));
+                }
+            }
+            end -= 1;
+        }
+        None
+    }
+}
+
+/// The error for a full sink: `PieceTooLong` when nothing was written and the piece alone needs
+/// more than the buffer, else `OutputFull` at `offset`.
+fn full(sink: &Sink<'_>, offset: usize, len: usize, needed: usize) -> EncodeError {
+    if sink.written == 0 && needed > sink.out.len() {
+        EncodeError::PieceTooLong {
+            offset,
+            len,
+            needed,
+        }
+    } else {
+        EncodeError::OutputFull {
+            consumed: offset,
+            written: sink.written,
+        }
+    }
+}
+
+/// The character at `text[i]` and its length; a maximal invalid subsequence (Unicode's
+/// "maximal subpart" practice, as `String::from_utf8_lossy`) is one U+FFFD.
+#[inline]
+pub(crate) fn next_char(text: &[u8], i: usize) -> (char, usize) {
+    let Some(&b0) = text.get(i) else {
+        return (char::REPLACEMENT_CHARACTER, 1);
+    };
+    if b0 < 0x80 {
+        return (b0 as char, 1);
+    }
+    // Continuation bytes after the lead, and the range of the first one.
+    let (more, lo, hi) = match b0 {
+        0xC2..=0xDF => (1, 0x80, 0xBF),
+        0xE0 => (2, 0xA0, 0xBF),
+        0xE1..=0xEC | 0xEE..=0xEF => (2, 0x80, 0xBF),
+        0xED => (2, 0x80, 0x9F),
+        0xF0 => (3, 0x90, 0xBF),
+        0xF1..=0xF3 => (3, 0x80, 0xBF),
+        0xF4 => (3, 0x80, 0x8F),
+        _ => return (char::REPLACEMENT_CHARACTER, 1),
+    };
+    let mut cp = u32::from(b0) & (0x7F >> (more + 1));
+    for k in 1..=more {
+        let (lo, hi) = if k == 1 { (lo, hi) } else { (0x80, 0xBF) };
+        match text.get(i + k) {
+            Some(&b) if (lo..=hi).contains(&b) => cp = cp << 6 | u32::from(b & 0x3F),
+            _ => return (char::REPLACEMENT_CHARACTER, k),
+        }
+    }
+    (
+        char::from_u32(cp).unwrap_or(char::REPLACEMENT_CHARACTER),
+        more + 1,
+    )
+}

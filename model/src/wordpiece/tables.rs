@@ -1,0 +1,166 @@
+//! [`WpTableData`]: the flat, owned form of [`picobpe::WpTables`] built from a validated
+//! [`WpModel`], leaked into live tables on the host (and baked by `picobpe-build`).
+
+use picobpe::hash::hash_bytes;
+use picobpe::{PieceMap, PtrIndex, SpecialToken, WpTables};
+
+use super::{InvalidWpModel, WpModel};
+use crate::tables::{ptr_index, IndexData};
+
+/// Owned table contents, one field per [`WpTables`] field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WpTableData {
+    /// Vocabulary entries of all ids concatenated in id order.
+    pub token_bytes: Vec<u8>,
+    /// `n_ids + 1` offsets into `token_bytes`.
+    pub token_offsets: Vec<u32>,
+    /// Ids in slot order of the word-start index.
+    pub starts: Vec<u32>,
+    /// The perfect-hash index of `starts` (entries hashed with [`hash_bytes`]).
+    pub start_index: IndexData,
+    /// Ids in slot order of the continuation index.
+    pub continuations: Vec<u32>,
+    /// The perfect-hash index of `continuations` (entries after the prefix).
+    pub continuation_index: IndexData,
+    /// Longest key of either index, in bytes.
+    pub longest: u32,
+    /// The continuation prefix.
+    pub prefix: Vec<u8>,
+    /// The unknown token's id.
+    pub unk_id: u32,
+    /// `max_input_chars_per_word`.
+    pub max_chars_per_word: u32,
+    /// Normalizer and decoder flags: clean_text, handle_chinese_chars, strip_accents,
+    /// lowercase, cleanup.
+    pub flags: [bool; 5],
+    /// Added tokens (text, id).
+    pub specials: Vec<(String, u32)>,
+}
+
+impl WpTableData {
+    /// Validate `model` and lay out its tables.
+    pub fn new(model: &WpModel) -> Result<WpTableData, InvalidWpModel> {
+        model.validate()?;
+        let mut token_bytes = Vec::new();
+        let mut token_offsets = vec![0u32];
+        for entry in &model.vocab {
+            token_bytes.extend_from_slice(entry.as_bytes());
+            token_offsets.push(token_bytes.len() as u32);
+        }
+        let key = |id: u32, continued: bool| -> &[u8] {
+            let entry = model.vocab[id as usize].as_bytes();
+            if continued {
+                &entry[model.prefix.len()..]
+            } else {
+                entry
+            }
+        };
+        let all: Vec<u32> = (0..model.vocab.len() as u32).collect();
+        let continued: Vec<u32> = all
+            .iter()
+            .copied()
+            .filter(|&id| {
+                let e = &model.vocab[id as usize];
+                !model.prefix.is_empty()
+                    && e.len() > model.prefix.len()
+                    && e.starts_with(&model.prefix)
+            })
+            .collect();
+        let (start_index, order) = ptr_index(&all, |&id, seed| hash_bytes(key(id, false), seed));
+        let starts = order.iter().map(|&i| all[i]).collect();
+        let (continuation_index, order) =
+            ptr_index(&continued, |&id, seed| hash_bytes(key(id, true), seed));
+        let continuations = order.iter().map(|&i| continued[i]).collect();
+        let longest = model.vocab.iter().map(String::len).max().unwrap_or(0) as u32;
+        Ok(WpTableData {
+            token_bytes,
+            token_offsets,
+            starts,
+            start_index,
+            continuations,
+            continuation_index,
+            longest,
+            prefix: model.prefix.as_bytes().to_vec(),
+            unk_id: model.unk_id,
+            max_chars_per_word: model.max_chars_per_word,
+            flags: [
+                model.clean_text,
+                model.handle_chinese_chars,
+                model.strip_accents,
+                model.lowercase,
+                model.cleanup,
+            ],
+            specials: model.specials.clone(),
+        })
+    }
+
+    /// Number of ids.
+    pub fn n_ids(&self) -> usize {
+        self.token_offsets.len().saturating_sub(1)
+    }
+
+    /// Flash bytes of the tables as baked for a 32-bit target (the struct itself, the
+    /// arrays, the indexes and the added tokens' texts).
+    pub fn flash_bytes(&self) -> usize {
+        self.token_bytes.len()
+            + 4 * self.token_offsets.len()
+            + 4 * (self.starts.len() + self.continuations.len())
+            + self.start_index.bytes()
+            + self.continuation_index.bytes()
+            + self.prefix.len()
+            + self
+                .specials
+                .iter()
+                .map(|(text, _)| text.len() + 12)
+                .sum::<usize>()
+            + 2 * 40
+            + 40
+    }
+
+    /// Build live [`WpTables`] and leak them: like [`crate::TableData::to_tables`], for a
+    /// process that loads one model and keeps it. Each array is leaked on its own (reachable
+    /// from the tables, so leak checkers see no leak).
+    pub fn to_tables(self) -> &'static WpTables<'static> {
+        fn leak<T>(v: Vec<T>) -> &'static [T] {
+            Vec::leak(v)
+        }
+        fn map(ids: Vec<u32>, index: IndexData) -> PieceMap<'static> {
+            let len = ids.len();
+            PieceMap {
+                index: PtrIndex {
+                    seed: index.seed,
+                    pilots: leak(index.pilots),
+                    remap: leak(index.remap),
+                    len,
+                },
+                ids: leak(ids),
+                keys: &[],
+            }
+        }
+        let specials: Vec<SpecialToken<'static>> = self
+            .specials
+            .into_iter()
+            .map(|(text, id)| SpecialToken {
+                text: String::leak(text),
+                id,
+            })
+            .collect();
+        let [clean_text, handle_chinese_chars, strip_accents, lowercase, cleanup] = self.flags;
+        Box::leak(Box::new(WpTables {
+            token_bytes: leak(self.token_bytes),
+            token_offsets: leak(self.token_offsets),
+            starts: map(self.starts, self.start_index),
+            continuations: map(self.continuations, self.continuation_index),
+            longest: self.longest,
+            prefix: leak(self.prefix),
+            unk_id: self.unk_id,
+            max_chars_per_word: self.max_chars_per_word,
+            clean_text,
+            handle_chinese_chars,
+            strip_accents,
+            lowercase,
+            cleanup,
+            specials: leak(specials),
+        }))
+    }
+}
