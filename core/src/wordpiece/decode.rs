@@ -5,6 +5,7 @@
 
 use super::encode::WpTokenizer;
 use crate::error::DecodeError;
+use crate::slice_ops::copy;
 
 /// The clean-up replacements of the `WordPiece` decoder, in its order.
 const CLEANUP: [(&[u8], &[u8]); 11] = [
@@ -71,7 +72,7 @@ impl WpTokenizer<'_> {
             first = false;
             let fits = piece
                 .get_mut(len..len + body.len())
-                .map(|dst| dst.copy_from_slice(body))
+                .map(|dst| copy(dst, body))
                 .is_some();
             let bytes: &[u8] = if fits {
                 len += body.len();
@@ -96,12 +97,10 @@ impl WpTokenizer<'_> {
             if space {
                 if let Some((head, rest)) = dst.split_first_mut() {
                     *head = b' ';
-                    if rest.len() == bytes.len() {
-                        rest.copy_from_slice(bytes);
-                    }
+                    copy(rest, bytes);
                 }
-            } else if dst.len() == bytes.len() {
-                dst.copy_from_slice(bytes);
+            } else {
+                copy(dst, bytes);
             }
             written += total;
         }
@@ -125,16 +124,13 @@ fn replace_all(buf: &mut [u8; PIECE_BUF], len: usize, from: &[u8], to: &[u8]) ->
             src.get(i - 1..i).unwrap_or(&[])
         };
         match tmp.get_mut(n..n + piece.len()) {
-            Some(dst) => dst.copy_from_slice(piece),
+            Some(dst) => copy(dst, piece),
             None => return len,
-        }
+        };
         n += piece.len();
     }
     match (buf.get_mut(..n), tmp.get(..n)) {
-        (Some(dst), Some(src)) => {
-            dst.copy_from_slice(src);
-            n
-        }
+        (Some(dst), Some(src)) => copy(dst, src),
         _ => len,
     }
 }

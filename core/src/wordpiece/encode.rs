@@ -37,11 +37,24 @@ impl Word {
             self.len = 0;
         }
         self.chars += 1;
-        let n = c.len_utf8();
-        if let Some(dst) = self.bytes.get_mut(self.len..self.len + n) {
-            c.encode_utf8(dst);
-            self.len += n;
+        let (n, utf8) = utf8(c);
+        if let (Some(dst), Some(src)) = (self.bytes.get_mut(self.len..self.len + n), utf8.get(..n))
+        {
+            self.len += crate::slice_ops::copy(dst, src);
         }
+    }
+}
+
+/// The UTF-8 bytes of `c` and their number (`char::encode_utf8` without its panic path).
+#[inline]
+fn utf8(c: char) -> (usize, [u8; 4]) {
+    let cp = c as u32;
+    let cont = |shift: u32| 0x80 | (cp >> shift & 0x3F) as u8;
+    match cp {
+        0..=0x7F => (1, [cp as u8, 0, 0, 0]),
+        0x80..=0x7FF => (2, [0xC0 | (cp >> 6) as u8, cont(0), 0, 0]),
+        0x800..=0xFFFF => (3, [0xE0 | (cp >> 12) as u8, cont(6), cont(0), 0]),
+        _ => (4, [0xF0 | (cp >> 18) as u8, cont(12), cont(6), cont(0)]),
     }
 }
 
@@ -245,7 +258,9 @@ impl<'a> WpTokenizer<'a> {
         Ok(())
     }
 
-    /// Ids of the word into the sink; `None` when the sink is full.
+    /// Ids of the word into the sink; `None` when the sink is full. A word that turns out to be
+    /// unknown needs one slot however many pieces matched before its bad position, so once the
+    /// sink is full the match goes on without writing, to find out.
     fn word_ids(&self, word: &Word, sink: &mut Sink<'_>) -> Option<()> {
         let t = self.tables;
         let before = sink.written;
@@ -259,10 +274,11 @@ impl<'a> WpTokenizer<'a> {
         }
         let w = word.bytes.get(..word.len).unwrap_or(&[]);
         let mut start = 0;
+        let mut fits = true;
         while start < w.len() {
             match self.longest_piece(w, start) {
                 Some((id, end)) => {
-                    put(sink, id)?;
+                    fits = fits && put(sink, id).is_some();
                     start = end;
                 }
                 None => {
@@ -271,7 +287,7 @@ impl<'a> WpTokenizer<'a> {
                 }
             }
         }
-        Some(())
+        fits.then_some(())
     }
 
     /// How many ids the word needs.
