@@ -151,9 +151,6 @@ fn inspect_wordpiece(path: &std::path::Path, model: &picobpe_model::WpModel) -> 
     for (text, id) in &model.specials {
         println!("special:      {id} {text:?}");
     }
-    println!(
-        "tables:       {} B as baked for a 32-bit target",
-        data.flash_bytes()
-    );
+    println!("tables as baked for a 32-bit target:\n{}", data.sizes());
     Ok(())
 }

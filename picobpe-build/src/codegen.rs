@@ -4,7 +4,7 @@
 use core::fmt::{self, Write};
 use std::path::Path;
 
-use picobpe_model::{IndexData, SpTableData, TableData};
+use picobpe_model::{IndexData, SpTableData, TableData, WpTableData};
 
 /// Generate the source for `data`. `model_name` goes into the header comment; the source
 /// `include_bytes!`s `token_bytes` (an absolute path), which must hold `data.token_bytes`.
@@ -113,6 +113,70 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
         data.split_words,
         data.cut_bytes[0],
         data.cut_bytes[1]
+    );
+    s
+}
+
+/// The Rust source of baked WordPiece tables: `static TABLES: picobpe::WpTables<'static>`.
+pub fn generate_wp(data: &WpTableData, model_name: &str, token_bytes: &Path) -> String {
+    let mut s = String::with_capacity(24 * data.token_offsets.len());
+    header(
+        &mut s,
+        model_name,
+        &data.sizes().to_string(),
+        data.token_bytes.len(),
+        token_bytes,
+    );
+    array(&mut s, "PICOBPE_TOKEN_OFFSETS", "u32", &data.token_offsets);
+    array(&mut s, "PICOBPE_START_IDS", "u32", &data.starts);
+    index_arrays(&mut s, "PICOBPE_START", &data.start_index);
+    array(
+        &mut s,
+        "PICOBPE_CONTINUATION_IDS",
+        "u32",
+        &data.continuations,
+    );
+    index_arrays(&mut s, "PICOBPE_CONTINUATION", &data.continuation_index);
+    array(&mut s, "PICOBPE_PREFIX", "u8", &data.prefix);
+    let _ = write!(
+        s,
+        "\nstatic PICOBPE_SPECIALS: [::picobpe::SpecialToken<'static>; {}] = [",
+        data.specials.len()
+    );
+    for (text, id) in &data.specials {
+        let _ = write!(
+            s,
+            "\n    ::picobpe::SpecialToken {{ text: {text:?}, id: {id} }},"
+        );
+    }
+    s.push_str("\n];\n");
+    let starts = index_expr("PICOBPE_START", &data.start_index, data.starts.len());
+    let continuations = index_expr(
+        "PICOBPE_CONTINUATION",
+        &data.continuation_index,
+        data.continuations.len(),
+    );
+    let [clean_text, handle_chinese_chars, strip_accents, lowercase, cleanup] = data.flags;
+    let _ = writeln!(
+        s,
+        "\n/// The baked WordPiece tables of `{model_name}`.\n\
+         pub static TABLES: ::picobpe::WpTables<'static> = ::picobpe::WpTables {{\n    \
+         token_bytes: &PICOBPE_TOKEN_BYTES,\n    \
+         token_offsets: &PICOBPE_TOKEN_OFFSETS,\n    \
+         starts: ::picobpe::PieceMap {{ index: {starts}, ids: &PICOBPE_START_IDS, keys: &[] }},\n    \
+         continuations: ::picobpe::PieceMap {{ index: {continuations}, ids: &PICOBPE_CONTINUATION_IDS, keys: &[] }},\n    \
+         longest: {},\n    \
+         prefix: &PICOBPE_PREFIX,\n    \
+         unk_id: {},\n    \
+         max_chars_per_word: {},\n    \
+         clean_text: {clean_text},\n    \
+         handle_chinese_chars: {handle_chinese_chars},\n    \
+         strip_accents: {strip_accents},\n    \
+         lowercase: {lowercase},\n    \
+         cleanup: {cleanup},\n    \
+         specials: &PICOBPE_SPECIALS,\n\
+         }};",
+        data.longest, data.unk_id, data.max_chars_per_word
     );
     s
 }

@@ -43,9 +43,10 @@ use core::fmt;
 use std::path::{Path, PathBuf};
 
 use picobpe_model::sentencepiece::SpTableSizes;
-use picobpe_model::{AnyModel, ModelError, SpTableData, TableData, TableSizes};
+use picobpe_model::wordpiece::WpTableSizes;
+use picobpe_model::{AnyModel, ModelError, SpTableData, TableData, TableSizes, WpTableData};
 
-pub use codegen::{generate, generate_sp};
+pub use codegen::{generate, generate_sp, generate_wp};
 pub use picobpe_model::PieceTable;
 
 /// Environment variable that makes the bake print table sizes as cargo warnings.
@@ -86,6 +87,8 @@ pub enum BakedSizes {
     BytePair(TableSizes),
     /// A SentencePiece BPE model's tables.
     SentencePiece(SpTableSizes),
+    /// A WordPiece model's tables.
+    WordPiece(WpTableSizes),
 }
 
 impl BakedSizes {
@@ -94,6 +97,7 @@ impl BakedSizes {
         match self {
             BakedSizes::BytePair(s) => s.total(),
             BakedSizes::SentencePiece(s) => s.total(),
+            BakedSizes::WordPiece(s) => s.total(),
         }
     }
 }
@@ -103,6 +107,7 @@ impl fmt::Display for BakedSizes {
         match self {
             BakedSizes::BytePair(s) => s.fmt(f),
             BakedSizes::SentencePiece(s) => s.fmt(f),
+            BakedSizes::WordPiece(s) => s.fmt(f),
         }
     }
 }
@@ -214,11 +219,11 @@ impl Bake {
                 let (source, sizes) = (generate_sp(&data, &name, &token_bytes), data.sizes());
                 (data.token_bytes, source, BakedSizes::SentencePiece(sizes))
             }
-            AnyModel::WordPiece(_) => {
-                return Err(BakeError::UnsupportedKind {
-                    path: self.model.clone(),
-                    kind: "WordPiece",
-                })
+            AnyModel::WordPiece(model) => {
+                let data = WpTableData::new(&model)
+                    .map_err(|e| invalid(ModelError::InvalidWordPiece(e)))?;
+                let (source, sizes) = (generate_wp(&data, &name, &token_bytes), data.sizes());
+                (data.token_bytes, source, BakedSizes::WordPiece(sizes))
             }
         };
         write(&token_bytes, &bytes)?;
@@ -264,13 +269,6 @@ pub enum BakeError {
     NoOutDir,
     /// The module name is empty or has characters unfit for a file name.
     BadModuleName(String),
-    /// The model's kind cannot be baked yet.
-    UnsupportedKind {
-        /// The model file.
-        path: PathBuf,
-        /// Its kind.
-        kind: &'static str,
-    },
 }
 
 impl fmt::Display for BakeError {
@@ -283,11 +281,6 @@ impl fmt::Display for BakeError {
             } => write!(f, "{source}"),
             BakeError::Model { path, source } => write!(f, "{}: {source}", path.display()),
             BakeError::Io { path, source } => write!(f, "writing {}: {source}", path.display()),
-            BakeError::UnsupportedKind { path, kind } => write!(
-                f,
-                "{}: {kind} models cannot be baked yet (the host tokenizer and CLI load them)",
-                path.display()
-            ),
             BakeError::NoOutDir => f.write_str(
                 "OUT_DIR is not set: call picobpe_build from build.rs, or give Bake::out_dir",
             ),

@@ -15,7 +15,7 @@ pub use import::{
     import_tokenizer_json, import_vocab_txt, is_wordpiece_json, VocabTxtOptions, WpImport,
     WpImportError,
 };
-pub use tables::WpTableData;
+pub use tables::{WpTableData, WpTableSizes};
 
 /// A WordPiece model: the vocabulary in id order, the unknown token, the continuation prefix,
 /// the word length limit, the BERT normalizer's flags and the added tokens.

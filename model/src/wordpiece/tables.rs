@@ -99,22 +99,23 @@ impl WpTableData {
         self.token_offsets.len().saturating_sub(1)
     }
 
-    /// Flash bytes of the tables as baked for a 32-bit target (the struct itself, the
-    /// arrays, the indexes and the added tokens' texts).
-    pub fn flash_bytes(&self) -> usize {
-        self.token_bytes.len()
-            + 4 * self.token_offsets.len()
-            + 4 * (self.starts.len() + self.continuations.len())
-            + self.start_index.bytes()
-            + self.continuation_index.bytes()
-            + self.prefix.len()
-            + self
-                .specials
-                .iter()
-                .map(|(text, _)| text.len() + 12)
-                .sum::<usize>()
-            + 2 * 40
-            + 40
+    /// Flash bytes of each table as baked for a 32-bit target.
+    pub fn sizes(&self) -> WpTableSizes {
+        WpTableSizes {
+            n_ids: self.n_ids(),
+            token_bytes: self.token_bytes.len(),
+            token_offsets: 4 * self.token_offsets.len(),
+            pieces: 4 * (self.starts.len() + self.continuations.len())
+                + self.start_index.bytes()
+                + self.continuation_index.bytes(),
+            other: self.prefix.len()
+                + self
+                    .specials
+                    .iter()
+                    .map(|(text, _)| text.len() + WP_SPECIAL_ENTRY)
+                    .sum::<usize>()
+                + WP_TABLES_HEADER,
+        }
     }
 
     /// Build live [`WpTables`] and leak them: like [`crate::TableData::to_tables`], for a
@@ -162,5 +163,53 @@ impl WpTableData {
             cleanup,
             specials: leak(specials),
         }))
+    }
+}
+
+/// `WpTables` itself on a 32-bit target: five slices, two piece maps, three `u32`s, the flags.
+const WP_TABLES_HEADER: usize = 5 * 8 + 2 * 36 + 12 + 8;
+/// One `SpecialToken` (`&str` + `u32`); its text is counted separately.
+const WP_SPECIAL_ENTRY: usize = 12;
+
+/// Flash bytes per WordPiece table for a 32-bit target, as baked by `picobpe-build`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WpTableSizes {
+    /// Ids.
+    pub n_ids: usize,
+    /// Concatenated vocabulary entries.
+    pub token_bytes: usize,
+    /// `u32` offsets.
+    pub token_offsets: usize,
+    /// The two piece maps: 4 B ids + index each.
+    pub pieces: usize,
+    /// Prefix, added tokens, the struct itself.
+    pub other: usize,
+}
+
+impl WpTableSizes {
+    /// Sum of all tables.
+    pub fn total(&self) -> usize {
+        self.token_bytes + self.token_offsets + self.pieces + self.other
+    }
+}
+
+impl core::fmt::Display for WpTableSizes {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        for (name, bytes) in [
+            ("token_bytes", self.token_bytes),
+            ("token_offsets", self.token_offsets),
+            ("pieces", self.pieces),
+            ("other", self.other),
+        ] {
+            writeln!(f, "  {name:<14}{bytes:>11} B")?;
+        }
+        let per_id = self.total() as f64 / self.n_ids.max(1) as f64;
+        write!(
+            f,
+            "  {:<14}{:>11} B  ({per_id:.1} B per id, {} ids)",
+            "total",
+            self.total(),
+            self.n_ids
+        )
     }
 }
