@@ -1,0 +1,543 @@
+//! `cargo run --release -p picobpe-bench --bin picobpe-bench-hf -- ARGS`: encode throughput of
+//! byte-level BPE models imported from Hugging Face `tokenizer.json` files, picobpe next to
+//! the Rust `tokenizers` crate loading the same file, single thread, same texts, same run.
+//!
+//! ```text
+//! picobpe-bench-hf [--model llama3-8k|qwen2-8k|qwen3]... [--tokenizer-json PATH]...
+//!                  [--corpus NAME]... [--runs N] [FILE...]
+//! ```
+//!
+//! Models: `llama3-8k` and `qwen2-8k` (`tests/fixtures/hf_bpe/<name>/tokenizer.json`) and
+//! `qwen3` (`tests/fixtures/hf_real/qwen3.tokenizer.json.gz`), all three unless `--model`
+//! names some; each `--tokenizer-json PATH` adds a file (gzipped when it ends in `.gz`), named
+//! by its file stem.
+//!
+//! Columns: picobpe (`picobpe_model::import::tokenizer_json` with `assume_nfc`, tables with
+//! `PieceTable::Full`, `Tokenizer::encode_cached` into a caller buffer, resumed on
+//! `OutputFull`), timed twice: without a cache, and with a 1 MiB piece cache (16,384 lines)
+//! kept across calls, runs and corpora of one model (what `host-trainer encode` does); and
+//! `tokenizers` (`Tokenizer::from_str` on the same file, `encode_fast(text, false)`: no special
+//! tokens added, no offsets computed, its fastest single-text call). Special-token text is
+//! ordinary text on both sides (picobpe `Specials::None`, tokenizers
+//! `set_encode_special_tokens(true)`); tokenizers still matches added tokens that are not
+//! marked special (Qwen3's `<think>`...), so a text holding one would show as a difference.
+//!
+//! Each corpus is cut at line ends into texts of at most 64 KiB, and every text is put in NFC
+//! first (the Qwen files have an NFC normalizer, which picobpe does not apply: with NFC input
+//! it changes nothing, so the ids are exact; the count of texts NFC changed is printed), and
+//! MB/s counts the bytes of the NFC texts. Before timing, tokenizers' ids are compared text by
+//! text with picobpe's; if they differ, the column says where and is not timed. The three
+//! columns are timed `--runs` times, interleaved, and the median MB/s (10^6 input bytes per
+//! second) is printed, with the ratio picobpe / tokenizers. Load times are printed too:
+//! picobpe = import + tables + `Tokenizer::new`, tokenizers = `from_str`, both from the file's
+//! text already in memory (reading and un-gzipping the file is not counted).
+//!
+//! Corpora as in `picobpe-bench`: `../shared/data/corpus` when present, else the committed
+//! fixtures (with a note).
+
+#[path = "../corpus.rs"]
+mod corpus;
+
+use std::borrow::Cow;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use picobpe::{CacheEntry, EncodeError, Specials, Tokenizer};
+use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
+
+/// Lines of picobpe's piece cache: 1 MiB, as `host-trainer encode` uses.
+const CACHE_LINES: usize = 16_384;
+
+/// Longest text handed to a tokenizer in one call.
+const CHUNK: usize = 64 * 1024;
+
+/// The committed models: name, file under the repository root.
+const MODELS: [(&str, &str); 3] = [
+    (
+        "llama3-8k",
+        "tests/fixtures/hf_bpe/llama3-8k/tokenizer.json",
+    ),
+    ("qwen2-8k", "tests/fixtures/hf_bpe/qwen2-8k/tokenizer.json"),
+    ("qwen3", "tests/fixtures/hf_real/qwen3.tokenizer.json.gz"),
+];
+
+const USAGE: &str = "usage: picobpe-bench-hf [--model llama3-8k|qwen2-8k|qwen3]... \
+     [--tokenizer-json PATH]... [--corpus NAME]... [--runs N] [FILE...]";
+
+/// A tokenizer under test.
+trait Subject {
+    /// The ids of one text.
+    fn ids(&mut self, text: &str) -> Vec<u32>;
+    /// Encode all texts; returns the number of ids (so the work is not optimised away).
+    fn run(&mut self, texts: &[&str]) -> usize;
+}
+
+struct Picobpe {
+    tok: Tokenizer<'static>,
+    out: Vec<u32>,
+    /// Empty, or a piece cache kept across calls and runs (as the CLI keeps one per input).
+    cache: Vec<CacheEntry>,
+}
+
+impl Picobpe {
+    fn encode(&mut self, text: &str, mut sink: impl FnMut(&[u32])) {
+        let mut rest = text.as_bytes();
+        loop {
+            let r = self
+                .tok
+                .encode_cached(rest, &mut self.out, Specials::None, &mut self.cache);
+            match r {
+                Ok(n) => return sink(&self.out[..n]),
+                Err(EncodeError::OutputFull { consumed, written }) => {
+                    sink(&self.out[..written]);
+                    rest = &rest[consumed..];
+                }
+                Err(EncodeError::PieceTooLong { needed, .. }) => {
+                    let len = needed.max(2 * self.out.len());
+                    self.out.resize(len, 0);
+                }
+            }
+        }
+    }
+}
+
+impl Subject for Picobpe {
+    fn ids(&mut self, text: &str) -> Vec<u32> {
+        let mut all = Vec::new();
+        self.encode(text, |ids| all.extend_from_slice(ids));
+        all
+    }
+    fn run(&mut self, texts: &[&str]) -> usize {
+        let mut n = 0;
+        for t in texts {
+            self.encode(t, |ids| n += ids.len());
+        }
+        n
+    }
+}
+
+struct HfTokenizers(tokenizers::Tokenizer);
+
+impl Subject for HfTokenizers {
+    fn ids(&mut self, text: &str) -> Vec<u32> {
+        match self.0.encode_fast(text, false) {
+            Ok(e) => e.get_ids().to_vec(),
+            // An error is a difference.
+            Err(_) => vec![u32::MAX],
+        }
+    }
+    fn run(&mut self, texts: &[&str]) -> usize {
+        texts
+            .iter()
+            .map(|t| self.0.encode_fast(*t, false).map_or(0, |e| e.len()))
+            .sum()
+    }
+}
+
+/// Cut `text` at line ends into pieces of at most [`CHUNK`] bytes (a longer line is one
+/// piece).
+fn chunks(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let cut = if rest.len() <= CHUNK {
+            rest.len()
+        } else {
+            let window = &rest.as_bytes()[..CHUNK];
+            match window.iter().rposition(|&b| b == b'\n') {
+                Some(i) => i + 1,
+                None => rest.find('\n').map_or(rest.len(), |i| i + 1),
+            }
+        };
+        let (head, tail) = rest.split_at(cut);
+        out.push(head);
+        rest = tail;
+    }
+    out
+}
+
+/// `text` in NFC (borrowed when it already is).
+fn nfc(text: &str) -> Cow<'_, str> {
+    match is_nfc_quick(text.chars()) {
+        IsNormalized::Yes => Cow::Borrowed(text),
+        _ => {
+            let n: String = text.nfc().collect();
+            if n == text {
+                Cow::Borrowed(text)
+            } else {
+                Cow::Owned(n)
+            }
+        }
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// Where two id lists first differ.
+fn first_difference(a: &[u32], b: &[u32]) -> Option<usize> {
+    if a == b {
+        return None;
+    }
+    Some(a.iter().zip(b).take_while(|(x, y)| x == y).count())
+}
+
+/// A model to measure: name, file.
+struct ModelFile {
+    name: String,
+    path: PathBuf,
+}
+
+/// The text of a `tokenizer.json` (un-gzipped when the name ends in `.gz`).
+fn read_json(path: &Path) -> Result<String, String> {
+    let raw = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if path.extension().is_some_and(|e| e == "gz") {
+        let mut s = String::new();
+        flate2::read::GzDecoder::new(&raw[..])
+            .read_to_string(&mut s)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(s)
+    } else {
+        String::from_utf8(raw).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+struct Options {
+    models: Vec<String>,
+    jsons: Vec<String>,
+    corpora: Vec<String>,
+    runs: usize,
+    files: Vec<String>,
+}
+
+fn parse(args: &[String]) -> Result<Options, String> {
+    let mut o = Options {
+        models: Vec::new(),
+        jsons: Vec::new(),
+        corpora: Vec::new(),
+        runs: 5,
+        files: Vec::new(),
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = || it.next().cloned().ok_or(format!("{a} needs a value"));
+        match a.as_str() {
+            "--model" | "-m" => o.models.extend(value()?.split(',').map(String::from)),
+            "--tokenizer-json" | "-t" => o.jsons.push(value()?),
+            "--corpus" | "-c" => o.corpora.extend(value()?.split(',').map(String::from)),
+            "--runs" | "-n" => {
+                o.runs = value()?
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or("--runs needs a positive integer")?
+            }
+            "--help" | "-h" => return Err(String::new()),
+            s if s.starts_with('-') => return Err(format!("unknown option `{s}`")),
+            f => o.files.push(f.to_string()),
+        }
+    }
+    Ok(o)
+}
+
+/// The models the options select.
+fn models(root: &Path, o: &Options) -> Result<Vec<ModelFile>, String> {
+    let mut v = Vec::new();
+    for m in &o.models {
+        if !MODELS.iter().any(|(name, _)| name == m) {
+            return Err(format!("unknown model `{m}`"));
+        }
+    }
+    // Without --model, every committed model; with --tokenizer-json alone, too.
+    for (name, file) in MODELS {
+        if o.models.is_empty() || o.models.iter().any(|m| m == name) {
+            v.push(ModelFile {
+                name: name.to_owned(),
+                path: root.join(file),
+            });
+        }
+    }
+    for j in &o.jsons {
+        let path = PathBuf::from(j);
+        let mut name = path
+            .file_name()
+            .map_or(j.clone(), |f| f.to_string_lossy().into_owned());
+        for suffix in [".gz", ".json"] {
+            if let Some(s) = name.strip_suffix(suffix) {
+                name = s.to_owned();
+            }
+        }
+        v.push(ModelFile { name, path });
+    }
+    Ok(v)
+}
+
+/// A model loaded by both sides.
+struct Loaded {
+    ours: Picobpe,
+    ours_cached: Picobpe,
+    /// `Err`: why the tokenizers column is absent.
+    peer: Result<HfTokenizers, String>,
+    n_ids: usize,
+    load_ours: Duration,
+    load_peer: Option<Duration>,
+    notes: Vec<String>,
+}
+
+fn load(m: &ModelFile) -> Result<Loaded, String> {
+    let json = read_json(&m.path)?;
+    let start = Instant::now();
+    let import = picobpe_model::import::tokenizer_json(
+        json.as_bytes(),
+        picobpe_model::import::HfJsonOptions { assume_nfc: true },
+    )
+    .map_err(|e| format!("{}: picobpe import: {e}", m.path.display()))?;
+    let tables = picobpe_model::TableData::new(&import.model, picobpe_model::PieceTable::Full)
+        .map_err(|e| format!("{}: picobpe tables: {e}", m.path.display()))?
+        .to_tables();
+    let tok = Tokenizer::new(tables);
+    let load_ours = start.elapsed();
+    let start = Instant::now();
+    let peer = json
+        .parse::<tokenizers::Tokenizer>()
+        .map_err(|e| format!("tokenizers cannot load {}: {e}", m.path.display()));
+    let load_peer = peer.is_ok().then(|| start.elapsed());
+    let peer = peer.and_then(|mut t| {
+        t.set_encode_special_tokens(true);
+        // Only ids are compared: no truncation or padding (none of the committed files has
+        // any).
+        t.with_truncation(None).map_err(|e| e.to_string())?;
+        t.with_padding(None);
+        Ok(HfTokenizers(t))
+    });
+    Ok(Loaded {
+        ours: Picobpe {
+            tok,
+            out: vec![0; 1 << 16],
+            cache: Vec::new(),
+        },
+        ours_cached: Picobpe {
+            tok: Tokenizer::new(tables),
+            out: vec![0; 1 << 16],
+            cache: vec![CacheEntry::EMPTY; CACHE_LINES],
+        },
+        peer,
+        n_ids: import.model.n_ids(),
+        load_ours,
+        load_peer,
+        notes: import.notes,
+    })
+}
+
+/// One corpus, cut and put in NFC.
+struct Texts {
+    name: String,
+    texts: Vec<String>,
+    bytes: usize,
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let opts = match parse(&args) {
+        Ok(o) => o,
+        Err(e) => {
+            if !e.is_empty() {
+                eprintln!("error: {e}");
+            }
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let model_files = match models(root, &opts) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+
+    let (source, corpora) = corpus::load(root, &opts.files, &opts.corpora);
+    match &source {
+        corpus::Source::Shared(p) => println!("corpora: {}", p.display()),
+        corpus::Source::Fixtures(p) => println!(
+            "note: the shared corpus is absent; measuring the committed fixtures in {}",
+            p.display()
+        ),
+        corpus::Source::Files => println!("corpora: files from the command line"),
+    }
+    // Cut each corpus into texts, each in NFC.
+    let mut all_texts = Vec::new();
+    for c in corpora {
+        let pieces = chunks(&c.text);
+        let mut changed = 0;
+        let texts: Vec<String> = pieces
+            .iter()
+            .map(|t| match nfc(t) {
+                Cow::Borrowed(b) => b.to_owned(),
+                Cow::Owned(o) => {
+                    changed += 1;
+                    o
+                }
+            })
+            .collect();
+        let bytes = texts.iter().map(String::len).sum();
+        println!(
+            "corpus {}: {} bytes, {} texts, {} changed by NFC{}",
+            c.name,
+            bytes,
+            texts.len(),
+            changed,
+            if bytes == c.text.len() {
+                String::new()
+            } else {
+                format!(" ({} bytes before)", c.text.len())
+            }
+        );
+        all_texts.push(Texts {
+            name: c.name,
+            texts,
+            bytes,
+        });
+    }
+    println!(
+        "single thread, texts of at most {} KiB, in NFC, median of {} runs, MB/s; \
+         tokenizers {} (fancy-regex, encode_fast, add_special_tokens=false)",
+        CHUNK / 1024,
+        opts.runs,
+        tokenizers_version(root)
+    );
+
+    let mut table = Vec::new();
+    for m in &model_files {
+        let mut l = match load(m) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("FAILURE: {}: {e}", m.name);
+                return ExitCode::FAILURE;
+            }
+        };
+        println!(
+            "\nmodel {} ({}, {} ids): load: picobpe (import + tables) {:.1} ms, tokenizers (from_str) {}",
+            m.name,
+            m.path.display(),
+            l.n_ids,
+            l.load_ours.as_secs_f64() * 1e3,
+            l.load_peer
+                .map_or("—".to_owned(), |d| format!("{:.1} ms", d.as_secs_f64() * 1e3))
+        );
+        for n in &l.notes {
+            println!("  import note: {n}");
+        }
+        if let Err(e) = &l.peer {
+            println!("  note: {e}");
+        }
+        for c in &all_texts {
+            let texts: Vec<&str> = c.texts.iter().map(String::as_str).collect();
+            // Exactness first: picobpe with and without its cache, then the peer.
+            let mut want = Vec::with_capacity(texts.len());
+            for (i, t) in texts.iter().enumerate() {
+                let ids = l.ours.ids(t);
+                if l.ours_cached.ids(t) != ids {
+                    eprintln!(
+                        "FAILURE: {} / {}: text {i}: picobpe with a cache differs from picobpe",
+                        m.name, c.name
+                    );
+                    return ExitCode::FAILURE;
+                }
+                want.push(ids);
+            }
+            let n_ids: usize = want.iter().map(Vec::len).sum();
+            let peer_state: Result<(), String> = match &mut l.peer {
+                Err(_) => Err("—".to_owned()),
+                Ok(p) => {
+                    let mut differing = 0;
+                    let mut first = None;
+                    for (i, (t, w)) in texts.iter().zip(&want).enumerate() {
+                        let got = p.ids(t);
+                        if let Some(at) = first_difference(w, &got) {
+                            differing += 1;
+                            first.get_or_insert((i, at, got));
+                        }
+                    }
+                    match first {
+                        None => Ok(()),
+                        Some((i, at, got)) => {
+                            let w = &want[i];
+                            let near =
+                                |v: &[u32]| v[at.saturating_sub(2)..(at + 3).min(v.len())].to_vec();
+                            println!(
+                                "  {} / {}: tokenizers' ids differ in {differing} of {} texts; \
+                                 first: text {i}, id {at}: picobpe {:?} vs tokenizers {:?}",
+                                m.name,
+                                c.name,
+                                texts.len(),
+                                near(w),
+                                near(&got)
+                            );
+                            Err(format!("ids differ ({differing} texts)"))
+                        }
+                    }
+                }
+            };
+            drop(want);
+            // The columns, interleaved.
+            let mut ours_s = Vec::new();
+            let mut cached_s = Vec::new();
+            let mut peer_s = Vec::new();
+            for _ in 0..opts.runs {
+                let t = Instant::now();
+                std::hint::black_box(l.ours.run(&texts));
+                ours_s.push(t.elapsed().as_secs_f64());
+                let t = Instant::now();
+                std::hint::black_box(l.ours_cached.run(&texts));
+                cached_s.push(t.elapsed().as_secs_f64());
+                if let (Ok(()), Ok(p)) = (&peer_state, &mut l.peer) {
+                    let t = Instant::now();
+                    std::hint::black_box(p.run(&texts));
+                    peer_s.push(t.elapsed().as_secs_f64());
+                }
+            }
+            let mb = c.bytes as f64 / 1e6;
+            let ours_mbs = mb / median(ours_s);
+            let cached_mbs = mb / median(cached_s);
+            let (peer_cell, ratio_cell) = match peer_state {
+                Ok(()) => {
+                    let s = mb / median(peer_s);
+                    (
+                        format!("{s:.1}"),
+                        format!("{:.2}× / {:.2}×", ours_mbs / s, cached_mbs / s),
+                    )
+                }
+                Err(e) => (e, "—".to_owned()),
+            };
+            let line = format!(
+                "| {} | {} | {:.1} | {:.1} | {} | {} |",
+                m.name, c.name, ours_mbs, cached_mbs, peer_cell, ratio_cell
+            );
+            println!("{line}  ({n_ids} ids)");
+            table.push(line);
+        }
+    }
+    println!(
+        "\n| model | corpus | picobpe | picobpe + 1 MiB cache | tokenizers (Rust) | picobpe / tokenizers (no cache / cache) |"
+    );
+    println!("|---|---|---:|---:|---:|---:|");
+    for line in &table {
+        println!("{line}");
+    }
+    ExitCode::SUCCESS
+}
+
+/// The `tokenizers` crate version the workspace locks (the crate exports none).
+fn tokenizers_version(root: &Path) -> String {
+    let lock = std::fs::read_to_string(root.join("Cargo.lock")).unwrap_or_default();
+    lock.split("[[package]]")
+        .find(|p| p.contains("\nname = \"tokenizers\"\n"))
+        .and_then(|p| p.lines().find_map(|l| l.strip_prefix("version = ")))
+        .map_or("?".to_owned(), |v| v.trim_matches('"').to_owned())
+}
