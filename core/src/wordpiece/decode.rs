@@ -29,6 +29,7 @@ impl WpTokenizer<'_> {
     /// Decode `ids` into `out`; returns the number of bytes. `ids` start the text (the first
     /// token gets no space); for the rest of a sequence after a drained
     /// [`DecodeError::OutputFull`], call [`WpTokenizer::decode_after`] with `ids[consumed..]`.
+    /// `consumed == 0` means nothing was decoded: call again with a bigger buffer.
     pub fn decode(&self, ids: &[u32], out: &mut [u8]) -> Result<usize, DecodeError> {
         self.decode_inner(ids, true, out)
     }
@@ -69,6 +70,7 @@ impl WpTokenizer<'_> {
                 }
             };
             // `piece[..len]` is the space (or nothing); the body follows.
+            let starts_text = first;
             first = false;
             let fits = piece
                 .get_mut(len..len + body.len())
@@ -89,10 +91,11 @@ impl WpTokenizer<'_> {
             let space = !fits && len == 1;
             let total = bytes.len() + usize::from(space);
             let Some(dst) = out.get_mut(written..written + total) else {
-                return Err(DecodeError::OutputFull {
-                    consumed: position,
-                    written,
-                });
+                // Nothing emitted yet by a call that starts the text: report no progress (the
+                // skipped added tokens before this one are decoded again by the retry), so
+                // that `consumed > 0` always means the next call is `decode_after`.
+                let consumed = if starts_text { 0 } else { position };
+                return Err(DecodeError::OutputFull { consumed, written });
             };
             if space {
                 if let Some((head, rest)) = dst.split_first_mut() {
