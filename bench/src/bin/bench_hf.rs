@@ -1,16 +1,19 @@
 //! `cargo run --release -p picobpe-bench --bin picobpe-bench-hf -- ARGS`: encode throughput of
-//! byte-level BPE models imported from Hugging Face `tokenizer.json` files, picobpe next to
-//! the Rust `tokenizers` crate loading the same file, single thread, same texts, same run.
+//! models imported from Hugging Face `tokenizer.json` files (byte-level BPE and WordPiece),
+//! picobpe next to the Rust `tokenizers` crate loading the same file, single thread, same
+//! texts, same run.
 //!
 //! ```text
-//! picobpe-bench-hf [--model llama3-8k|qwen2-8k|qwen3]... [--tokenizer-json PATH]...
-//!                  [--corpus NAME]... [--runs N] [FILE...]
+//! picobpe-bench-hf [--model llama3-8k|qwen2-8k|qwen3|minilm-uncased|bert-cased-8k]...
+//!                  [--tokenizer-json PATH]... [--corpus NAME]... [--runs N] [FILE...]
 //! ```
 //!
-//! Models: `llama3-8k` and `qwen2-8k` (`tests/fixtures/hf_bpe/<name>/tokenizer.json`) and
-//! `qwen3` (`tests/fixtures/hf_real/qwen3.tokenizer.json.gz`), all three unless `--model`
-//! names some; each `--tokenizer-json PATH` adds a file (gzipped when it ends in `.gz`), named
-//! by its file stem.
+//! Models: `llama3-8k` and `qwen2-8k` (`tests/fixtures/hf_bpe/<name>/tokenizer.json`),
+//! `qwen3` (`tests/fixtures/hf_real/qwen3.tokenizer.json.gz`), and the WordPiece models
+//! `minilm-uncased` and `bert-cased-8k` (`tests/fixtures/wordpiece/<name>/tokenizer.json`),
+//! all of them unless `--model` names some; each `--tokenizer-json PATH` adds a file (gzipped
+//! when it ends in `.gz`), named by its file stem. A WordPiece model is encoded with
+//! `WpTokenizer::encode` (it has no piece cache: both picobpe columns time the same call).
 //!
 //! Columns: picobpe (`picobpe_model::import::tokenizer_json` with `assume_nfc`, tables with
 //! `PieceTable::Full`, `Tokenizer::encode_cached` into a caller buffer, resumed on
@@ -54,16 +57,25 @@ const CACHE_LINES: usize = 16_384;
 const CHUNK: usize = 64 * 1024;
 
 /// The committed models: name, file under the repository root.
-const MODELS: [(&str, &str); 3] = [
+const MODELS: [(&str, &str); 5] = [
     (
         "llama3-8k",
         "tests/fixtures/hf_bpe/llama3-8k/tokenizer.json",
     ),
     ("qwen2-8k", "tests/fixtures/hf_bpe/qwen2-8k/tokenizer.json"),
     ("qwen3", "tests/fixtures/hf_real/qwen3.tokenizer.json.gz"),
+    (
+        "minilm-uncased",
+        "tests/fixtures/wordpiece/minilm-uncased/tokenizer.json",
+    ),
+    (
+        "bert-cased-8k",
+        "tests/fixtures/wordpiece/bert-cased-8k/tokenizer.json",
+    ),
 ];
 
-const USAGE: &str = "usage: picobpe-bench-hf [--model llama3-8k|qwen2-8k|qwen3]... \
+const USAGE: &str =
+    "usage: picobpe-bench-hf [--model llama3-8k|qwen2-8k|qwen3|minilm-uncased|bert-cased-8k]... \
      [--tokenizer-json PATH]... [--corpus NAME]... [--runs N] [FILE...]";
 
 /// A tokenizer under test.
@@ -74,8 +86,16 @@ trait Subject {
     fn run(&mut self, texts: &[&str]) -> usize;
 }
 
+/// picobpe's tokenizer of either kind.
+enum Tok {
+    /// Byte-level BPE.
+    Bpe(Tokenizer<'static>),
+    /// WordPiece (no piece cache).
+    Wp(picobpe::WpTokenizer<'static>),
+}
+
 struct Picobpe {
-    tok: Tokenizer<'static>,
+    tok: Tok,
     out: Vec<u32>,
     /// Empty, or a piece cache kept across calls and runs (as the CLI keeps one per input).
     cache: Vec<CacheEntry>,
@@ -85,9 +105,12 @@ impl Picobpe {
     fn encode(&mut self, text: &str, mut sink: impl FnMut(&[u32])) {
         let mut rest = text.as_bytes();
         loop {
-            let r = self
-                .tok
-                .encode_cached(rest, &mut self.out, Specials::None, &mut self.cache);
+            let r = match &self.tok {
+                Tok::Bpe(t) => {
+                    t.encode_cached(rest, &mut self.out, Specials::None, &mut self.cache)
+                }
+                Tok::Wp(t) => t.encode(rest, Specials::None, &mut self.out),
+            };
             match r {
                 Ok(n) => return sink(&self.out[..n]),
                 Err(EncodeError::OutputFull { consumed, written }) => {
@@ -290,6 +313,9 @@ struct Loaded {
 
 fn load(m: &ModelFile) -> Result<Loaded, String> {
     let json = read_json(&m.path)?;
+    if picobpe_model::wordpiece::is_wordpiece_json(json.as_bytes()) {
+        return load_wordpiece(m, &json);
+    }
     let start = Instant::now();
     let import = picobpe_model::import::tokenizer_json(
         json.as_bytes(),
@@ -299,8 +325,57 @@ fn load(m: &ModelFile) -> Result<Loaded, String> {
     let tables = picobpe_model::TableData::new(&import.model, picobpe_model::PieceTable::Full)
         .map_err(|e| format!("{}: picobpe tables: {e}", m.path.display()))?
         .to_tables();
-    let tok = Tokenizer::new(tables);
+    let tok = Tok::Bpe(Tokenizer::new(tables));
     let load_ours = start.elapsed();
+    let (peer, load_peer) = load_peer(m, &json);
+    Ok(Loaded {
+        ours: Picobpe {
+            tok,
+            out: vec![0; 1 << 16],
+            cache: Vec::new(),
+        },
+        ours_cached: Picobpe {
+            tok: Tok::Bpe(Tokenizer::new(tables)),
+            out: vec![0; 1 << 16],
+            cache: vec![CacheEntry::EMPTY; CACHE_LINES],
+        },
+        peer,
+        n_ids: import.model.n_ids(),
+        load_ours,
+        load_peer,
+        notes: import.notes,
+    })
+}
+
+/// A WordPiece `tokenizer.json`: picobpe's `WpTokenizer` (it has no piece cache, so both
+/// picobpe columns time the same call) next to `tokenizers`.
+fn load_wordpiece(m: &ModelFile, json: &str) -> Result<Loaded, String> {
+    let start = Instant::now();
+    let import = picobpe_model::wordpiece::import_tokenizer_json(json.as_bytes())
+        .map_err(|e| format!("{}: picobpe import: {e}", m.path.display()))?;
+    let tables = picobpe_model::WpTableData::new(&import.model)
+        .map_err(|e| format!("{}: picobpe tables: {e}", m.path.display()))?
+        .to_tables();
+    let load_ours = start.elapsed();
+    let (peer, load_peer) = load_peer(m, json);
+    let ours = || Picobpe {
+        tok: Tok::Wp(picobpe::WpTokenizer::new(tables)),
+        out: vec![0; 1 << 16],
+        cache: Vec::new(),
+    };
+    Ok(Loaded {
+        ours: ours(),
+        ours_cached: ours(),
+        peer,
+        n_ids: import.model.n_ids(),
+        load_ours,
+        load_peer,
+        notes: import.notes,
+    })
+}
+
+/// `tokenizers` loading the same file, with added tokens as text, and its load time.
+fn load_peer(m: &ModelFile, json: &str) -> (Result<HfTokenizers, String>, Option<Duration>) {
     let start = Instant::now();
     let peer = json
         .parse::<tokenizers::Tokenizer>()
@@ -314,23 +389,7 @@ fn load(m: &ModelFile) -> Result<Loaded, String> {
         t.with_padding(None);
         Ok(HfTokenizers(t))
     });
-    Ok(Loaded {
-        ours: Picobpe {
-            tok,
-            out: vec![0; 1 << 16],
-            cache: Vec::new(),
-        },
-        ours_cached: Picobpe {
-            tok: Tokenizer::new(tables),
-            out: vec![0; 1 << 16],
-            cache: vec![CacheEntry::EMPTY; CACHE_LINES],
-        },
-        peer,
-        n_ids: import.model.n_ids(),
-        load_ours,
-        load_peer,
-        notes: import.notes,
-    })
+    (peer, load_peer)
 }
 
 /// One corpus, cut and put in NFC.
