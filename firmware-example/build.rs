@@ -5,12 +5,16 @@
 //! - `PICOBPE_MODEL`: the `*.model` file to bake. Default: the model `cargo xtask firmware-run`
 //!   prepares for the machine (`target/models/small.model` for lm3s6965evb,
 //!   `target/models/gpt2.model` for mps2-an385, `target/models/cl100k_base.model` for mps2-an385
-//!   with the `cl100k` feature; with the `sentencepiece` feature `target/models/sp4096.model`
-//!   for lm3s6965evb and `target/models/mistral.model` for mps2-an385; with the `sp4096`
-//!   feature `target/models/sp4096.model` for either machine).
+//!   with the `cl100k` feature, `target/models/llama3-8k.model` for either machine with the
+//!   `llama3` feature; with the `sentencepiece` feature `target/models/sp4096.model` for
+//!   lm3s6965evb and `target/models/mistral.model` for mps2-an385; with the `sp4096` feature
+//!   `target/models/sp4096.model` for either machine; with the `wordpiece` feature
+//!   `target/models/bert-cased-8k.model` for lm3s6965evb and `target/models/minilm.model` for
+//!   mps2-an385).
 //!   The kind of the model decides the code: a SentencePiece BPE model sets `cfg(picobpe_sp)`,
-//!   which builds the firmware and its tests around `picobpe::SpTokenizer` instead of
-//!   `picobpe::Tokenizer`, whatever the features.
+//!   which builds the firmware and its tests around `picobpe::SpTokenizer`, a WordPiece model
+//!   `cfg(picobpe_wp)` (`picobpe::WpTokenizer`), instead of `picobpe::Tokenizer`, whatever the
+//!   features.
 //! - `PICOBPE_PIECES`: `full` (default, as in `picobpe-build`: every token as a whole-piece fast
 //!   path) or `minimal` (only the entries exactness needs — none for GPT-2 and cl100k_base:
 //!   ~16–20 % less table flash, 2.1–2.8× more instructions per byte). Byte-level models only.
@@ -20,10 +24,12 @@
 //! - `PICOBPE_VECTORS`: a conformance vector file (made by `cargo xtask firmware-test`); when set,
 //!   the on-target tests check the model against it (`cfg(picobpe_vectors)`).
 //!   `PICOBPE_VECTORS_REF` names model and reference (`gpt2/tiktoken`,
-//!   `cl100k_base/tiktoken`, `small/hf-tokenizers`, `sp4096/sentencepiece`,
-//!   `mistral-v1/sentencepiece`); `gpt2/`, `cl100k_base/` and `mistral-v1/` also enable the
-//!   tests specific to that model (`cfg(picobpe_gpt2)`, `cfg(picobpe_cl100k)`,
-//!   `cfg(picobpe_mistral)`).
+//!   `cl100k_base/tiktoken`, `small/hf-tokenizers`, `llama3-8k/hf-tokenizers`,
+//!   `sp4096/sentencepiece`, `mistral-v1/sentencepiece`, `bert-cased-8k/hf-tokenizers`,
+//!   `minilm-uncased/hf-tokenizers`); `gpt2/`, `cl100k_base/`, `llama3-8k/`, `mistral-v1/` and
+//!   `minilm-uncased/` also enable the tests specific to that model (`cfg(picobpe_gpt2)`,
+//!   `cfg(picobpe_cl100k)`, `cfg(picobpe_llama3)`, `cfg(picobpe_mistral)`,
+//!   `cfg(picobpe_minilm)`).
 use std::{env, fs, path::PathBuf};
 
 use picobpe_build::{BakedSizes, PieceTable};
@@ -31,28 +37,44 @@ use picobpe_build::{BakedSizes, PieceTable};
 fn main() {
     let lm3s = env::var_os("CARGO_FEATURE_LM3S6965EVB").is_some();
     let mps2 = env::var_os("CARGO_FEATURE_MPS2_AN385").is_some();
-    let cl100k = env::var_os("CARGO_FEATURE_CL100K").is_some();
-    let sp4096 = env::var_os("CARGO_FEATURE_SP4096").is_some();
-    let sp = sp4096 || env::var_os("CARGO_FEATURE_SENTENCEPIECE").is_some();
-    let (machine, default_model, xtask_model) = match (lm3s, mps2, cl100k, sp) {
-        (true, false, false, false) => ("lm3s6965evb", "small.model", "small"),
-        (false, true, false, false) => ("mps2-an385", "gpt2.model", "gpt2"),
-        (false, true, true, false) => ("mps2-an385", "cl100k_base.model", "cl100k"),
-        (true, false, false, true) => ("lm3s6965evb", "sp4096.model", "sp4096"),
-        (false, true, false, true) if sp4096 => {
-            ("mps2-an385", "sp4096.model", "sp4096 --machine mps2-an385")
-        }
-        (false, true, false, true) => ("mps2-an385", "mistral.model", "mistral"),
-        (_, _, true, true) => fail("the `cl100k` and `sentencepiece` features exclude each other"),
-        (true, false, true, false) => fail(
+    let machine = match (lm3s, mps2) {
+        (true, false) => "lm3s6965evb",
+        (false, true) => "mps2-an385",
+        _ => fail(
+            "select exactly one machine feature: `lm3s6965evb` (default) or \
+             `--no-default-features --features mps2-an385` (add `cl100k` for cl100k_base, \
+             `llama3` for llama3-8k, `sentencepiece` for a SentencePiece model or `wordpiece` \
+             for a WordPiece model)",
+        ),
+    };
+    let feature = |name: &'static str| {
+        let var = format!("CARGO_FEATURE_{}", name.to_uppercase());
+        env::var_os(var).is_some().then_some(name)
+    };
+    // `sp4096` implies `sentencepiece`: name the narrower one.
+    let model_features: Vec<&str> = ["cl100k", "llama3", "sp4096", "wordpiece"]
+        .into_iter()
+        .filter_map(feature)
+        .chain(feature("sentencepiece").filter(|_| feature("sp4096").is_none()))
+        .collect();
+    let (default_model, xtask_model) = match (machine, model_features.as_slice()) {
+        ("lm3s6965evb", []) => ("small.model", "small"),
+        ("mps2-an385", []) => ("gpt2.model", "gpt2"),
+        ("mps2-an385", ["cl100k"]) => ("cl100k_base.model", "cl100k"),
+        (_, ["llama3"]) => ("llama3-8k.model", "llama3-8k"),
+        ("lm3s6965evb", ["sp4096" | "sentencepiece"]) => ("sp4096.model", "sp4096"),
+        ("mps2-an385", ["sp4096"]) => ("sp4096.model", "sp4096 --machine mps2-an385"),
+        ("mps2-an385", ["sentencepiece"]) => ("mistral.model", "mistral"),
+        ("lm3s6965evb", ["wordpiece"]) => ("bert-cased-8k.model", "bert-cased-8k"),
+        ("mps2-an385", ["wordpiece"]) => ("minilm.model", "minilm"),
+        ("lm3s6965evb", ["cl100k"]) => fail(
             "the `cl100k` feature needs `mps2-an385`: cl100k_base's tables (~2.7 MB) do not fit \
              the lm3s6965evb's 256 KiB of flash",
         ),
-        _ => fail(
-            "select exactly one machine feature: `lm3s6965evb` (default) or \
-             `--no-default-features --features mps2-an385` (add `cl100k` for cl100k_base, or \
-             `sentencepiece` for a SentencePiece model)",
-        ),
+        _ => fail(&format!(
+            "the model features {model_features:?} exclude each other: pick one of `cl100k`, \
+             `llama3`, `sentencepiece` (or `sp4096`) and `wordpiece`"
+        )),
     };
     let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
@@ -71,6 +93,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(rust_analyzer)");
     println!("cargo::rustc-check-cfg=cfg(picobpe_vectors)");
     println!("cargo::rustc-check-cfg=cfg(picobpe_sp)");
+    println!("cargo::rustc-check-cfg=cfg(picobpe_wp)");
 
     // The model.
     println!("cargo::rerun-if-env-changed=PICOBPE_MODEL");
@@ -106,11 +129,11 @@ fn main() {
         .run()
     {
         // The model's kind picks the tokenizer the firmware and its tests are built around.
-        Ok(baked) => {
-            if let BakedSizes::SentencePiece(_) = baked.sizes {
-                println!("cargo::rustc-cfg=picobpe_sp");
-            }
-        }
+        Ok(baked) => match baked.sizes {
+            BakedSizes::SentencePiece(_) => println!("cargo::rustc-cfg=picobpe_sp"),
+            BakedSizes::WordPiece(_) => println!("cargo::rustc-cfg=picobpe_wp"),
+            BakedSizes::BytePair(_) => {}
+        },
         Err(e) => fail(&format!("baking {}: {e}", model.display())),
     }
     let file = model
@@ -125,9 +148,11 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(picobpe_gpt2)");
     println!("cargo::rustc-check-cfg=cfg(picobpe_cl100k)");
     println!("cargo::rustc-check-cfg=cfg(picobpe_mistral)");
+    println!("cargo::rustc-check-cfg=cfg(picobpe_llama3)");
+    println!("cargo::rustc-check-cfg=cfg(picobpe_minilm)");
     if let Some(v) = env::var_os("PICOBPE_VECTORS") {
-        // `<model>/<reference>`, e.g. `gpt2/tiktoken`; a gpt2, cl100k_base or mistral-v1 model
-        // adds the tests specific to it.
+        // `<model>/<reference>`, e.g. `gpt2/tiktoken`; a gpt2, cl100k_base, llama3-8k,
+        // mistral-v1 or minilm-uncased model adds the tests specific to it.
         let reference =
             env::var("PICOBPE_VECTORS_REF").unwrap_or_else(|_| "unnamed/reference".into());
         if reference.starts_with("gpt2/") {
@@ -138,6 +163,12 @@ fn main() {
         }
         if reference.starts_with("mistral-v1/") {
             println!("cargo::rustc-cfg=picobpe_mistral");
+        }
+        if reference.starts_with("llama3-8k/") {
+            println!("cargo::rustc-cfg=picobpe_llama3");
+        }
+        if reference.starts_with("minilm-uncased/") {
+            println!("cargo::rustc-cfg=picobpe_minilm");
         }
         println!("cargo::rustc-env=PICOBPE_VECTORS_REF={reference}");
         let v = PathBuf::from(v);

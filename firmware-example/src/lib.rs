@@ -3,12 +3,16 @@
 
 pub mod icount;
 pub mod stack;
-// The baked model: byte-level BPE (`Tables`, `Tokenizer`) or SentencePiece BPE (`SpTables`,
-// `SpTokenizer`), by the kind of the model build.rs baked.
-#[cfg(not(picobpe_sp))]
+// The baked model: byte-level BPE (`Tables`, `Tokenizer`), SentencePiece BPE (`SpTables`,
+// `SpTokenizer`) or WordPiece (`WpTables`, `WpTokenizer`), by the kind of the model build.rs
+// baked.
+#[cfg(not(any(picobpe_sp, picobpe_wp)))]
 pub mod tables;
 #[cfg(picobpe_sp)]
 #[path = "sp_tables.rs"]
+pub mod tables;
+#[cfg(picobpe_wp)]
+#[path = "wp_tables.rs"]
 pub mod tables;
 pub mod texts;
 pub mod vectors;

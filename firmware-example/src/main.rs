@@ -8,23 +8,26 @@
 //!
 //! A byte-level BPE model runs through `picobpe::Tokenizer`; a SentencePiece BPE model
 //! (`cfg(picobpe_sp)`, set by build.rs from the baked model) through `picobpe::SpTokenizer`
-//! (module `sp` below), with the same output.
+//! (module `sp` below), a WordPiece model (`cfg(picobpe_wp)`) through `picobpe::WpTokenizer`
+//! (module `wp`), with the same output.
 #![no_std]
 #![no_main]
 
 use cortex_m_rt::entry;
-#[cfg(not(picobpe_sp))]
+#[cfg(not(any(picobpe_sp, picobpe_wp)))]
 use picobpe::Specials;
-#[cfg(not(picobpe_sp))]
+#[cfg(not(any(picobpe_sp, picobpe_wp)))]
 use picobpe_firmware::icount::Counter;
-#[cfg(not(picobpe_sp))]
+#[cfg(not(any(picobpe_sp, picobpe_wp)))]
 use picobpe_firmware::tables::{table_bytes, tokenizer, MODEL_FILE, TABLES};
-#[cfg(not(picobpe_sp))]
+#[cfg(not(any(picobpe_sp, picobpe_wp)))]
 use picobpe_firmware::{stack, texts, MACHINE};
 use semihosting::{println, process};
 
 #[cfg(picobpe_sp)]
 use sp::{demo, figures};
+#[cfg(picobpe_wp)]
+use wp::{demo, figures};
 
 #[entry]
 fn main() -> ! {
@@ -37,7 +40,7 @@ fn main() -> ! {
 }
 
 /// Tokenize the demo text and show everything.
-#[cfg(not(picobpe_sp))]
+#[cfg(not(any(picobpe_sp, picobpe_wp)))]
 fn demo() -> bool {
     let tok = tokenizer();
     println!(
@@ -87,7 +90,7 @@ fn demo() -> bool {
 
 /// One line with every token's bytes between `|`; bytes that are not whole UTF-8 characters
 /// within their token are shown as `\xNN`.
-#[cfg(not(picobpe_sp))]
+#[cfg(not(any(picobpe_sp, picobpe_wp)))]
 fn print_tokens(tok: &picobpe::Tokenizer<'_>, ids: &[u32]) {
     semihosting::print!("tokens: |");
     for &id in ids {
@@ -115,7 +118,7 @@ fn print_tokens(tok: &picobpe::Tokenizer<'_>, ids: &[u32]) {
 }
 
 /// Machine-readable figures for `cargo xtask footprint`.
-#[cfg(not(picobpe_sp))]
+#[cfg(not(any(picobpe_sp, picobpe_wp)))]
 fn figures() -> bool {
     let tb = table_bytes(&TABLES);
     println!("FIG machine {MACHINE}");
@@ -315,6 +318,147 @@ mod sp {
         }
         let empty: &[u8] = &[];
         match counter.instructions(|| tok.encode(empty, ids)) {
+            Some((Ok(_), i)) => println!("FIG instr_overhead {i}"),
+            _ => return false,
+        }
+        true
+    }
+}
+
+/// The demo and the figures for a WordPiece model.
+#[cfg(picobpe_wp)]
+mod wp {
+    use picobpe::{Specials, WpTokenizer};
+    use picobpe_firmware::icount::Counter;
+    use picobpe_firmware::tables::{n_continuations, table_bytes, tokenizer, MODEL_FILE, TABLES};
+    use picobpe_firmware::{stack, texts, MACHINE};
+    use semihosting::println;
+
+    use super::unreachable;
+
+    /// Tokenize the demo text and show everything. WordPiece normalizes (and, uncased,
+    /// lowercases) the text and drops its spaces, so the decoded text is compared with the
+    /// input only for a round trip of the words: printed, not required.
+    pub fn demo() -> bool {
+        let tok = tokenizer();
+        println!(
+            "picobpe on {MACHINE} (Cortex-M3 under QEMU), WordPiece model {MODEL_FILE}: {} ids \
+             ({} continuation pieces), {}, unknown token {}, {} added tokens",
+            TABLES.n_ids(),
+            n_continuations(),
+            if TABLES.lowercase { "uncased" } else { "cased" },
+            TABLES.unk_id,
+            TABLES.specials.len(),
+        );
+        let text = texts::DEMO.as_bytes();
+        println!("text ({} bytes): {}", text.len(), texts::DEMO);
+        let ids = cortex_m::singleton!(: [u32; 256] = [0; 256]).unwrap_or_else(|| unreachable());
+        let (res, enc_stack) = stack::measure(|| tok.encode(text, Specials::All, ids));
+        let n = match res {
+            Ok(n) => n,
+            Err(e) => {
+                println!("encode failed: {e}");
+                return false;
+            }
+        };
+        println!("ids ({n}): {:?}", &ids[..n]);
+        print_pieces(&tok, &ids[..n]);
+        let out = cortex_m::singleton!(: [u8; 1024] = [0; 1024]).unwrap_or_else(|| unreachable());
+        let (res, dec_stack) = stack::measure(|| tok.decode(&ids[..n], out));
+        let m = match res {
+            Ok(m) => m,
+            Err(e) => {
+                println!("decode failed: {e}");
+                return false;
+            }
+        };
+        match core::str::from_utf8(&out[..m]) {
+            Ok(s) => println!("decoded (unknown words and added tokens skipped): {s}"),
+            Err(_) => println!("decoded (not UTF-8): {:?}", &out[..m]),
+        }
+        let per = text.len() * 100 / n.max(1);
+        println!(
+            "figures: {n} tokens for {} bytes ({}.{:02} bytes/token); peak stack: encode \
+             {enc_stack} B, decode {dec_stack} B; tables: {} B in flash; heap: none",
+            text.len(),
+            per / 100,
+            per % 100,
+            table_bytes(&TABLES).total()
+        );
+        m > 0
+    }
+
+    /// One line with every id's vocabulary entry between `|` (`##` marks a continuation).
+    fn print_pieces(tok: &WpTokenizer<'_>, ids: &[u32]) {
+        semihosting::print!("tokens: |");
+        for &id in ids {
+            let piece = tok.tables().token_bytes(id).unwrap_or(&[]);
+            match core::str::from_utf8(piece) {
+                Ok(s) => semihosting::print!("{s}|"),
+                Err(_) => semihosting::print!("{piece:?}|"),
+            }
+        }
+        println!();
+    }
+
+    /// Machine-readable figures for `cargo xtask footprint`.
+    pub fn figures() -> bool {
+        let tb = table_bytes(&TABLES);
+        println!("FIG machine {MACHINE}");
+        println!("FIG model {MODEL_FILE}");
+        println!("FIG kind wordpiece");
+        println!("FIG n_ids {}", TABLES.n_ids());
+        println!("FIG n_continuations {}", n_continuations());
+        println!("FIG lowercase {}", u8::from(TABLES.lowercase));
+        println!("FIG table.token_bytes {}", tb.token_bytes);
+        println!("FIG table.token_offsets {}", tb.token_offsets);
+        println!("FIG table.starts {}", tb.starts);
+        println!("FIG table.continuations {}", tb.continuations);
+        println!("FIG table.other {}", tb.other);
+        println!("FIG table.total {}", tb.total());
+        println!("FIG table.outside_flash {}", tb.outside_flash);
+        println!("FIG stack_free_at_main {}", stack::free());
+        let Some(p) = cortex_m::Peripherals::take() else {
+            return false;
+        };
+        let mut counter = Counter::calibrate(p.SYST);
+        println!("FIG calibration_ticks {}", counter.calibration_ticks());
+        let text = texts::BENCH;
+        println!("FIG bench_bytes {}", text.len());
+        // Output buffers are static: the stack figures are the encoder's and decoder's own.
+        // The decoded bench text is longer than the text (a space between all words,
+        // punctuation included): 12 KiB.
+        let ids = cortex_m::singleton!(: [u32; 4096] = [0; 4096]).unwrap_or_else(|| unreachable());
+        let out = cortex_m::singleton!(: [u8; 12288] = [0; 12288]).unwrap_or_else(|| unreachable());
+        let tok = tokenizer();
+        let (r, enc_stack) = stack::measure(|| tok.encode(text, Specials::All, ids));
+        let Ok(n) = r else {
+            println!("encode failed: {r:?}");
+            return false;
+        };
+        println!("FIG bench_tokens {n}");
+        println!("FIG stack_encode {enc_stack}");
+        // WordPiece's decode is not the text (spaces between words only, normalized words):
+        // it must succeed and give about as many bytes.
+        let (r, dec_stack) = stack::measure(|| tok.decode(&ids[..n], out));
+        match r {
+            Ok(m) if m > text.len() / 2 => {}
+            _ => {
+                println!("decode of the bench ids failed: {r:?}");
+                return false;
+            }
+        }
+        println!("FIG stack_decode {dec_stack}");
+        match counter.instructions(|| tok.encode(text, Specials::All, ids)) {
+            Some((Ok(_), i)) => println!("FIG instr_encode {i}"),
+            _ => return false,
+        }
+        match counter.instructions(|| tok.decode(&ids[..n], out)) {
+            Some((Ok(_), i)) => println!("FIG instr_decode {i}"),
+            _ => return false,
+        }
+        let empty: &[u8] = &[];
+        match counter.instructions(|| tok.encode(empty, Specials::All, ids)) {
             Some((Ok(_), i)) => println!("FIG instr_overhead {i}"),
             _ => return false,
         }

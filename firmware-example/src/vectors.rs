@@ -1,8 +1,9 @@
 //! Reader for the embedded conformance vectors (tiktoken's ids for a subset of
-//! `tests/fixtures/vectors`, or sentencepiece's ids and decoded texts for a subset of
-//! `tests/fixtures/sentencepiece/vectors`, prepared by `cargo xtask firmware-test`; formats
-//! `PBVEC1` and `PBVEC2` in `xtask/src/firmware/vectors.rs`). Reads in place from flash, no
-//! allocation.
+//! `tests/fixtures/vectors`, sentencepiece's ids and decoded texts for a subset of
+//! `tests/fixtures/sentencepiece/vectors`, or Hugging Face tokenizers' ids (and, where given,
+//! decoded texts) for a subset of `tests/fixtures/hf_bpe/<model>` or
+//! `tests/fixtures/wordpiece`, prepared by `cargo xtask firmware-test`; formats `PBVEC1` and
+//! `PBVEC2` in `xtask/src/firmware/vectors.rs`). Reads in place from flash, no allocation.
 
 /// The vectors baked into this build (only when `PICOBPE_VECTORS` named a file at build time).
 #[cfg(picobpe_vectors)]
@@ -14,6 +15,8 @@ const MAGIC2: &[u8; 8] = b"PBVEC2\0\0";
 /// A count that stands for "the same as": ordinary ids equal to the `all` ids, or a decoded
 /// text equal to the input (version 2).
 const SAME: u32 = u32::MAX;
+/// A decoded text's length that stands for "not given by the reference" (version 2).
+const NONE: u32 = u32::MAX - 1;
 
 /// One record: a text and its reference ids.
 #[derive(Clone, Copy)]
@@ -24,7 +27,7 @@ pub struct Record<'a> {
     pub text: &'a [u8],
     all: &'a [u8],
     ordinary: &'a [u8],
-    decoded: &'a [u8],
+    decoded: Option<&'a [u8]>,
 }
 
 /// Little-endian `u32`s stored unaligned.
@@ -68,8 +71,9 @@ impl<'a> Record<'a> {
     pub fn ordinary(&self) -> Ids<'a> {
         Ids(self.ordinary)
     }
-    /// What the reference decodes the `all` ids to (version 2; the input in version 1).
-    pub fn decoded(&self) -> &'a [u8] {
+    /// What the reference decodes the `all` ids to (version 2; the input in version 1), or
+    /// `None` when the reference vectors do not say.
+    pub fn decoded(&self) -> Option<&'a [u8]> {
         self.decoded
     }
 }
@@ -142,11 +146,15 @@ fn parse(b: &[u8], version2: bool) -> Option<(Record<'_>, &[u8])> {
     };
     let (decoded, b) = if version2 {
         match take_u32(b)? {
-            (SAME, b) => (text, b),
-            (n, b) => take(b, n as usize)?,
+            (SAME, b) => (Some(text), b),
+            (NONE, b) => (None, b),
+            (n, b) => {
+                let (d, b) = take(b, n as usize)?;
+                (Some(d), b)
+            }
         }
     } else {
-        (text, b)
+        (Some(text), b)
     };
     let name = core::str::from_utf8(name).ok()?;
     Some((

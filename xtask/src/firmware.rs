@@ -1,4 +1,4 @@
-//! `cargo xtask firmware-run [--machine lm3s6965evb|mps2-an385] [--model small|gpt2|cl100k|sp4096|mistral|FILE]`:
+//! `cargo xtask firmware-run [--machine lm3s6965evb|mps2-an385] [--model NAME|FILE]`:
 //! prepare (train or import) a model, bake it into the firmware, build it and run it under QEMU.
 //!
 //! Also the shared plumbing of the other firmware commands (`firmware-test`, `footprint`):
@@ -9,12 +9,17 @@
 //! Built-in models ([`Builtin`]): `small` (lm3s6965evb) is a small vocabulary trained by
 //! `host-trainer train` on the sample in `firmware-example/sample/`; `gpt2` and `cl100k`
 //! (mps2-an385) are imported by `host-trainer import` from the tiktoken rank files in
-//! `tests/fixtures/models/`; `sp4096` (both machines) and `mistral` (mps2-an385, the published
-//! Mistral 7B v0.1 tokenizer) are SentencePiece BPE models imported by `host-trainer import
-//! --sentencepiece` from `tests/fixtures/sentencepiece/models/`. The path reaches the
-//! firmware's build script through `PICOBPE_MODEL`; `--model FILE` (or `PICOBPE_MODEL` in the
-//! environment) bakes any other model instead (a SentencePiece one too: the firmware follows
-//! the kind of the model it bakes).
+//! `tests/fixtures/models/`; `llama3-8k` (mps2-an385) is a byte-level BPE model with the
+//! Llama 3 pattern, imported by `host-trainer import --tokenizer-json` from
+//! `tests/fixtures/hf_bpe/llama3-8k/tokenizer.json`; `sp4096` (both machines) and `mistral`
+//! (mps2-an385, the published Mistral 7B v0.1 tokenizer) are SentencePiece BPE models imported
+//! by `host-trainer import --sentencepiece` from `tests/fixtures/sentencepiece/models/`;
+//! `bert-cased-8k` (lm3s6965evb) and `minilm` (mps2-an385, the published all-MiniLM-L6-v2
+//! tokenizer) are WordPiece (BERT) models imported by `host-trainer import --tokenizer-json`
+//! from `tests/fixtures/wordpiece/`. The path reaches the firmware's build script through
+//! `PICOBPE_MODEL`; `--model FILE` (or `PICOBPE_MODEL` in the environment) bakes any other
+//! model instead (a SentencePiece or WordPiece one too: the firmware follows the kind of the
+//! model it bakes).
 
 pub mod vectors;
 
@@ -74,22 +79,46 @@ pub enum Builtin {
     /// cl100k_base: 100 256 ranks and 5 special tokens (ids up to 100 276) imported from its
     /// tiktoken rank file (mps2-an385).
     Cl100k,
+    /// Byte-level BPE with the Llama 3 pattern: 8192 ids and 4 special tokens, trained with
+    /// Hugging Face `tokenizers` in the published Llama 3 layout
+    /// (`tests/fixtures/hf_bpe/llama3-8k/tokenizer.json`; mps2-an385).
+    Llama3,
     /// SentencePiece BPE, 4096 ids with byte fallback, trained with `sentencepiece`
     /// (`tests/fixtures/sentencepiece/models/sp4096.model`; lm3s6965evb and mps2-an385).
     Sp4096,
     /// SentencePiece BPE: the published Mistral 7B v0.1 tokenizer, 32 000 ids with byte
     /// fallback (`tests/fixtures/sentencepiece/models/mistral-v1.model`; mps2-an385).
     Mistral,
+    /// WordPiece (BERT, cased): 8192 ids trained with Hugging Face `tokenizers`
+    /// (`tests/fixtures/wordpiece/bert-cased-8k/tokenizer.json`; lm3s6965evb).
+    BertCased,
+    /// WordPiece (BERT, uncased): the published all-MiniLM-L6-v2 tokenizer, bert-base-uncased's
+    /// 30 522 ids (`tests/fixtures/wordpiece/minilm-uncased/tokenizer.json`; mps2-an385).
+    Minilm,
+}
+
+/// The kind of a model: which tokenizer the firmware runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Byte-level BPE (`picobpe::Tokenizer`).
+    BytePair,
+    /// SentencePiece BPE (`picobpe::SpTokenizer`).
+    SentencePiece,
+    /// WordPiece (`picobpe::WpTokenizer`).
+    WordPiece,
 }
 
 impl Builtin {
     /// Every built-in model, in the order the commands run them.
-    pub const ALL: [Builtin; 5] = [
+    pub const ALL: [Builtin; 8] = [
         Builtin::Small,
         Builtin::Gpt2,
         Builtin::Cl100k,
+        Builtin::Llama3,
         Builtin::Sp4096,
         Builtin::Mistral,
+        Builtin::BertCased,
+        Builtin::Minilm,
     ];
 
     /// The name `--model` takes.
@@ -98,9 +127,17 @@ impl Builtin {
             Builtin::Small => "small",
             Builtin::Gpt2 => "gpt2",
             Builtin::Cl100k => "cl100k",
+            Builtin::Llama3 => "llama3-8k",
             Builtin::Sp4096 => "sp4096",
             Builtin::Mistral => "mistral",
+            Builtin::BertCased => "bert-cased-8k",
+            Builtin::Minilm => "minilm",
         }
+    }
+
+    /// The names `--model` takes, for messages.
+    pub fn names() -> String {
+        Builtin::ALL.map(Builtin::name).join(", ")
     }
 
     /// Parses a built-in model name.
@@ -109,20 +146,31 @@ impl Builtin {
     }
 
     /// The machines the model is built for, in the order the commands run them. GPT-2's tables
-    /// (1.2 MB), cl100k_base's (2.3 MB) and Mistral's (0.6 MB) only fit the mps2-an385's 4 MiB
-    /// of code memory; sp4096's (73 KB) fit the lm3s6965evb's 256 KiB of flash, and it runs on
-    /// both machines (the small model, trained for the lm3s6965evb, on that one only).
+    /// (1.2 MB), cl100k_base's (2.3 MB), Mistral's (0.6 MB) and MiniLM's (0.5 MB) only fit the
+    /// mps2-an385's 4 MiB of code memory; sp4096's (73 KB) and bert-cased-8k's (125 KB) fit the
+    /// lm3s6965evb's 256 KiB of flash with the on-target tests and their vectors, and sp4096
+    /// runs on both machines (the small model, trained for the lm3s6965evb, on that one only).
+    /// llama3-8k's tables (172 KB) fit the lm3s6965evb's flash in the firmware, but not in the
+    /// test binary (its code and 36 KB of vectors overflow the 256 KiB by 33 KB): mps2-an385.
     pub fn machines(self) -> &'static [Machine] {
         match self {
-            Builtin::Small => &[Machine::Lm3s6965evb],
+            Builtin::Small | Builtin::BertCased => &[Machine::Lm3s6965evb],
             Builtin::Sp4096 => &Machine::ALL,
-            Builtin::Gpt2 | Builtin::Cl100k | Builtin::Mistral => &[Machine::Mps2An385],
+            Builtin::Gpt2
+            | Builtin::Cl100k
+            | Builtin::Llama3
+            | Builtin::Mistral
+            | Builtin::Minilm => &[Machine::Mps2An385],
         }
     }
 
-    /// True for a SentencePiece BPE model (the firmware runs `picobpe::SpTokenizer`).
-    pub fn is_sentencepiece(self) -> bool {
-        matches!(self, Builtin::Sp4096 | Builtin::Mistral)
+    /// The kind of the model.
+    pub fn kind(self) -> Kind {
+        match self {
+            Builtin::Small | Builtin::Gpt2 | Builtin::Cl100k | Builtin::Llama3 => Kind::BytePair,
+            Builtin::Sp4096 | Builtin::Mistral => Kind::SentencePiece,
+            Builtin::BertCased | Builtin::Minilm => Kind::WordPiece,
+        }
     }
 
     /// The model's name in `tests/fixtures/sentencepiece/` (models and reference vectors).
@@ -130,19 +178,32 @@ impl Builtin {
         match self {
             Builtin::Sp4096 => Some("sp4096"),
             Builtin::Mistral => Some("mistral-v1"),
-            Builtin::Small | Builtin::Gpt2 | Builtin::Cl100k => None,
+            _ => None,
+        }
+    }
+
+    /// The folder, under `tests/fixtures/`, of a model imported from a Hugging Face
+    /// `tokenizer.json`: the file and the reference vectors made with `tokenizers`.
+    pub fn tokenizer_json_fixture(self) -> Option<&'static str> {
+        match self {
+            Builtin::Llama3 => Some("hf_bpe/llama3-8k"),
+            Builtin::BertCased => Some("wordpiece/bert-cased-8k"),
+            Builtin::Minilm => Some("wordpiece/minilm-uncased"),
+            _ => None,
         }
     }
 
     /// The firmware's cargo feature that makes this model the build's default, if any. A feature
     /// set of its own also gives the build its own artifacts in cargo's cache, so the gpt2 and
     /// cl100k builds for the same machine do not rebuild each other, nor the sp4096 and mistral
-    /// ones (`sp4096` implies `sentencepiece`).
+    /// ones (`sp4096` implies `sentencepiece`), nor the gpt2, cl100k, llama3-8k and minilm ones.
     fn feature(self) -> Option<&'static str> {
         match self {
             Builtin::Cl100k => Some("cl100k"),
+            Builtin::Llama3 => Some("llama3"),
             Builtin::Sp4096 => Some("sp4096"),
             Builtin::Mistral => Some("sentencepiece"),
+            Builtin::BertCased | Builtin::Minilm => Some("wordpiece"),
             Builtin::Small | Builtin::Gpt2 => None,
         }
     }
@@ -153,12 +214,24 @@ impl Builtin {
             Builtin::Small => "small (4096 ids, trained on the bundled sample)",
             Builtin::Gpt2 => "gpt2 (50257 ids, imported from tiktoken)",
             Builtin::Cl100k => "cl100k (cl100k_base: 100277 ids, imported from tiktoken)",
+            Builtin::Llama3 => {
+                "llama3-8k (byte-level BPE, Llama 3 pattern, 8196 ids, imported from a Hugging \
+                 Face tokenizer.json)"
+            }
             Builtin::Sp4096 => {
                 "sp4096 (SentencePiece BPE, 4096 ids, byte fallback, imported from sentencepiece)"
             }
             Builtin::Mistral => {
                 "mistral (SentencePiece BPE: Mistral 7B v0.1, 32000 ids, byte fallback, imported \
                  from sentencepiece)"
+            }
+            Builtin::BertCased => {
+                "bert-cased-8k (WordPiece, cased, 8192 ids, imported from a Hugging Face \
+                 tokenizer.json)"
+            }
+            Builtin::Minilm => {
+                "minilm (WordPiece, uncased: all-MiniLM-L6-v2, 30522 ids, imported from a \
+                 Hugging Face tokenizer.json)"
             }
         }
     }
@@ -170,8 +243,11 @@ impl Builtin {
             Builtin::Small => "small.model",
             Builtin::Gpt2 => "gpt2.model",
             Builtin::Cl100k => "cl100k_base.model",
+            Builtin::Llama3 => "llama3-8k.model",
             Builtin::Sp4096 => "sp4096.model",
             Builtin::Mistral => "mistral.model",
+            Builtin::BertCased => "bert-cased-8k.model",
+            Builtin::Minilm => "minilm.model",
         }
     }
 }
@@ -252,7 +328,8 @@ pub enum Selection {
 }
 
 /// Parses `--machine M` (repeatable) and `--model NAME|FILE`. A built-in model name
-/// (`small`, `gpt2`, `cl100k`, `sp4096`, `mistral`) selects that model on the machines it is
+/// (`small`, `gpt2`, `cl100k`, `llama3-8k`, `sp4096`, `mistral`, `bert-cased-8k`, `minilm`)
+/// selects that model on the machines it is
 /// built for ([`Builtin::machines`]; `--machine` picks among them); anything else is a model
 /// file (write `./gpt2` for a file of that name), baked for each selected machine (default: as
 /// `selection` says). Without `--model`, `PICOBPE_MODEL` in the environment names the file.
@@ -281,10 +358,7 @@ pub fn parse_options(args: &[String], selection: Selection) -> Result<Options, S
                 model = Some(match Builtin::parse(&v) {
                     Some(b) => ModelSource::Builtin(b),
                     None => ModelSource::File(Path::new(&v).canonicalize().map_err(|e| {
-                        format!(
-                            "--model {v}: {e} (built-in models: small, gpt2, cl100k, sp4096, \
-                             mistral)"
-                        )
+                        format!("--model {v}: {e} (built-in models: {})", Builtin::names())
                     })?),
                 });
             }
@@ -355,7 +429,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let opts = parse_options(args, Selection::FirstPerMachine)?;
     if let Some(a) = opts.rest.first() {
         return Err(format!(
-            "unexpected argument `{a}`\nusage: cargo xtask firmware-run [--machine lm3s6965evb|mps2-an385] [--model small|gpt2|cl100k|sp4096|mistral|FILE]"
+            "unexpected argument `{a}`\nusage: cargo xtask firmware-run [--machine lm3s6965evb|mps2-an385] [--model {}|FILE]",
+            Builtin::ALL.map(Builtin::name).join("|")
         ));
     }
     ensure_tools()?;
@@ -520,6 +595,24 @@ pub fn prepare_model(model: Builtin) -> Result<PathBuf, String> {
             let specials = tiktoken_specials(&root, "cl100k_base")?;
             let out = scratch.join("cl100k_base.model");
             (import_args(&rank_file, "cl100k", &specials, &out), out)
+        }
+        Builtin::Llama3 | Builtin::BertCased | Builtin::Minilm => {
+            // `host-trainer import --tokenizer-json` reads the kind from the file: byte-level
+            // BPE (`picobpe_model::import::tokenizer_json`, no NFC promise) or WordPiece
+            // (`picobpe_model::wordpiece::import_tokenizer_json`).
+            let dir = model.tokenizer_json_fixture().unwrap_or_default();
+            let json = root.join(format!("tests/fixtures/{dir}/tokenizer.json"));
+            let out = scratch.join(model.file_name());
+            (
+                vec![
+                    "import".into(),
+                    "--tokenizer-json".into(),
+                    json.into(),
+                    "--out".into(),
+                    out.clone().into(),
+                ],
+                out,
+            )
         }
         Builtin::Sp4096 | Builtin::Mistral => {
             let name = model.sentencepiece_fixture().unwrap_or_default();
@@ -857,9 +950,12 @@ mod tests {
                     "lm3s6965evb/small",
                     "mps2-an385/gpt2",
                     "mps2-an385/cl100k",
+                    "mps2-an385/llama3-8k",
                     "lm3s6965evb/sp4096",
                     "mps2-an385/sp4096",
                     "mps2-an385/mistral",
+                    "lm3s6965evb/bert-cased-8k",
+                    "mps2-an385/minilm",
                 ],
             ),
             (
@@ -875,7 +971,11 @@ mod tests {
             (
                 &["--machine", lm3s],
                 All,
-                &["lm3s6965evb/small", "lm3s6965evb/sp4096"],
+                &[
+                    "lm3s6965evb/small",
+                    "lm3s6965evb/sp4096",
+                    "lm3s6965evb/bert-cased-8k",
+                ],
             ),
             (
                 &[],
@@ -884,9 +984,22 @@ mod tests {
                     "lm3s6965evb/small",
                     "mps2-an385/gpt2",
                     "mps2-an385/cl100k",
+                    "mps2-an385/llama3-8k",
                     "lm3s6965evb/sp4096",
                     "mps2-an385/mistral",
+                    "lm3s6965evb/bert-cased-8k",
+                    "mps2-an385/minilm",
                 ],
+            ),
+            (
+                &["--model", "minilm"],
+                FirstPerMachine,
+                &["mps2-an385/minilm"],
+            ),
+            (
+                &["--model", "bert-cased-8k"],
+                All,
+                &["lm3s6965evb/bert-cased-8k"],
             ),
             (
                 &["--model=sp4096", "--machine", lm3s, "--machine", mps2],
@@ -916,6 +1029,11 @@ mod tests {
             }
         }
         let args: Vec<String> = ["--model", "mistral", "--machine", lm3s]
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
+        assert!(parse_options(&args, All).is_err());
+        let args: Vec<String> = ["--model", "minilm", "--machine", lm3s]
             .iter()
             .map(|a| a.to_string())
             .collect();

@@ -1,9 +1,11 @@
-//! `cargo xtask firmware-test [--machine M] [--model small|gpt2|cl100k|sp4096|mistral|FILE] [--show-output] [FILTER]`:
+//! `cargo xtask firmware-test [--machine M] [--model NAME|FILE] [--show-output] [FILTER]`:
 //! the on-target tests (`firmware-example/tests/*.rs`, embedded-test harness) under QEMU, by
-//! default in every built-in configuration: lm3s6965evb/small, mps2-an385/gpt2,
-//! mps2-an385/cl100k and the SentencePiece ones, lm3s6965evb/sp4096, mps2-an385/sp4096 and
-//! mps2-an385/mistral (`--machine` keeps a machine's configurations, `--model` one model's:
-//! `--model sp4096` runs it on both machines, `--model sp4096 --machine mps2-an385` on one).
+//! default in every built-in configuration: the byte-level ones, lm3s6965evb/small,
+//! mps2-an385/gpt2, mps2-an385/cl100k and mps2-an385/llama3-8k, the SentencePiece ones,
+//! lm3s6965evb/sp4096, mps2-an385/sp4096 and mps2-an385/mistral, and the WordPiece ones,
+//! lm3s6965evb/bert-cased-8k and mps2-an385/minilm (`--machine` keeps a machine's
+//! configurations, `--model` one model's: `--model sp4096` runs it on both machines,
+//! `--model sp4096 --machine mps2-an385` on one).
 //!
 //! This is the embedded-test runner protocol without probe-rs: the test list is read from the
 //! ELF — every test is a symbol in section `.embedded_test` whose name is a JSON object
@@ -49,7 +51,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         [f] if !f.starts_with('-') => Some(f.clone()),
         [a, ..] => {
             return Err(format!(
-                "unexpected argument `{a}`\nusage: cargo xtask firmware-test [--machine M] [--model small|gpt2|cl100k|sp4096|mistral|FILE] [--show-output] [FILTER]"
+                "unexpected argument `{a}`\nusage: cargo xtask firmware-test [--machine M] [--model {}|FILE] [--show-output] [FILTER]",
+                Builtin::ALL.map(Builtin::name).join("|")
             ))
         }
     };
@@ -160,10 +163,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
 }
 
 /// Reference vectors for a built-in model: tiktoken's for gpt2 and cl100k_base, Hugging Face
-/// tokenizers' for the small trained model (left out, with a note, without `tokenizers`),
-/// sentencepiece's for sp4096 and mistral (the records that fit the machine's test buffers, so
-/// sp4096 embeds more of them on the mps2-an385 than on the lm3s6965evb). A user's model gets
-/// none.
+/// tokenizers' for the small trained model (made here from its vocabulary files; left out,
+/// with a note, without `tokenizers`), sentencepiece's for sp4096 and mistral (the records that
+/// fit the machine's test buffers, so sp4096 embeds more of them on the mps2-an385 than on the
+/// lm3s6965evb), and the committed tokenizers vectors for llama3-8k, bert-cased-8k and minilm.
+/// A user's model gets none.
 fn reference_vectors(
     config: &Config,
 ) -> Result<Option<(std::path::PathBuf, &'static str)>, String> {
@@ -203,6 +207,36 @@ fn reference_vectors(
                     v.left_out.join(", ")
                 );
             }
+            Ok(Some((v.path, reference)))
+        }
+        Some(b @ (Builtin::Llama3 | Builtin::BertCased | Builtin::Minilm)) => {
+            let (model, v) = match b {
+                Builtin::Llama3 => ("llama3-8k", firmware::vectors::prepare_hf_bpe("llama3-8k")?),
+                Builtin::BertCased => (
+                    "bert-cased-8k",
+                    firmware::vectors::prepare_wp("bert-cased-8k")?,
+                ),
+                _ => (
+                    "minilm-uncased",
+                    firmware::vectors::prepare_wp("minilm-uncased")?,
+                ),
+            };
+            println!(
+                "   embedding {} Hugging Face tokenizers {model} vectors ({})",
+                v.count,
+                v.path.display()
+            );
+            if !v.left_out.is_empty() {
+                println!(
+                    "   left out (larger than the test buffers): {}",
+                    v.left_out.join(", ")
+                );
+            }
+            let reference = match b {
+                Builtin::Llama3 => "llama3-8k/hf-tokenizers",
+                Builtin::BertCased => "bert-cased-8k/hf-tokenizers",
+                _ => "minilm-uncased/hf-tokenizers",
+            };
             Ok(Some((v.path, reference)))
         }
         None => Ok(None),

@@ -1,21 +1,22 @@
-//! `cargo xtask footprint [--machine M] [--model small|gpt2|cl100k|sp4096|mistral|FILE]`: flash,
-//! RAM, stack and speed of the firmware, per configuration (machine + model) and whole-piece
-//! table, as a Markdown table with one column each (by default lm3s6965evb/small,
-//! mps2-an385/gpt2 and mps2-an385/cl100k, each with full and minimal pieces, then the
-//! SentencePiece models lm3s6965evb/sp4096 and mps2-an385/mistral, which have no whole-piece
-//! table choice: one column each). Without `--machine`, each model is measured once, on the
-//! first of its machines: sp4096, which also runs on the mps2-an385, on the lm3s6965evb (on
-//! the mps2-an385 its tables, code, stack and speed are the same; only the share of memory
-//! differs); `--model sp4096 --machine mps2-an385` measures it there, naming both machines on
-//! both.
+//! `cargo xtask footprint [--machine M] [--model NAME|FILE]`: flash, RAM, stack and speed of the
+//! firmware, per configuration (machine + model) and whole-piece table, as a Markdown table with
+//! one column each (by default the byte-level models lm3s6965evb/small, mps2-an385/gpt2,
+//! mps2-an385/cl100k and mps2-an385/llama3-8k, each with full and minimal pieces, then the
+//! SentencePiece models lm3s6965evb/sp4096 and mps2-an385/mistral and the WordPiece models
+//! lm3s6965evb/bert-cased-8k and mps2-an385/minilm, which have no whole-piece table choice: one
+//! column each). Without `--machine`, each model is measured once, on the first of its
+//! machines: sp4096, which also runs on the mps2-an385, on the lm3s6965evb (on the mps2-an385
+//! its tables, code, stack and speed are the same; only the share of memory differs);
+//! `--model sp4096 --machine mps2-an385` measures it there, naming both machines on both.
 //!
 //! Where each figure comes from:
 //! - baked tables: measured on the target — the byte length of every slice the baked `Tables`
-//!   (or `SpTables`) points at: PtrHash indexes, keys, ids and flat arrays
-//!   (`firmware-example/src/tables.rs`, `sp_tables.rs`);
+//!   (or `SpTables`, `WpTables`) points at: PtrHash indexes, keys, ids and flat arrays
+//!   (`firmware-example/src/tables.rs`, `sp_tables.rs`, `wp_tables.rs`);
 //! - Unicode tables / picobpe code: sizes of the ELF's data / function symbols whose demangled
-//!   path starts with `picobpe::pretok` / `picobpe::` (code inlined into the firmware's own
-//!   functions is not counted; the firmware is built with fat LTO and `opt-level = "s"`);
+//!   path starts with `picobpe::pretok` or `picobpe::wordpiece::unicode_tables` / `picobpe::`
+//!   (code inlined into the firmware's own functions is not counted; the firmware is built with
+//!   fat LTO and `opt-level = "s"`);
 //! - flash and static RAM: the ELF's allocated sections (flash = everything loaded below
 //!   0x2000_0000 plus the `.data` initializers; RAM = `.data` + `.bss` + `.uninit`);
 //! - peak stack: stack painting on the target around one encode (8 KB held-out English text,
@@ -29,7 +30,7 @@ use std::path::Path;
 
 use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind};
 
-use crate::firmware::{self, Artifact, Build, Config, Machine, Selection, RUN_TIMEOUT};
+use crate::firmware::{self, Artifact, Build, Config, Kind, Machine, Selection, RUN_TIMEOUT};
 
 /// Start of RAM on both machines.
 const RAM_START: u64 = 0x2000_0000;
@@ -39,7 +40,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let opts = firmware::parse_options(args, Selection::FirstPerModel)?;
     if let Some(a) = opts.rest.first() {
         return Err(format!(
-            "unexpected argument `{a}`\nusage: cargo xtask footprint [--machine M] [--model small|gpt2|cl100k|sp4096|mistral|FILE]"
+            "unexpected argument `{a}`\nusage: cargo xtask footprint [--machine M] [--model {}|FILE]",
+            crate::firmware::Builtin::ALL
+                .map(crate::firmware::Builtin::name)
+                .join("|")
         ));
     }
     firmware::ensure_tools()?;
@@ -47,9 +51,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
     for config in &opts.configs {
         let machine = &config.machine;
         let model = config.model_path()?;
-        // A SentencePiece model has no whole-piece table choice: one column.
-        let sp = config.builtin().is_some_and(|b| b.is_sentencepiece());
-        let choices: &[&'static str] = if sp { &["full"] } else { &["full", "minimal"] };
+        // A SentencePiece or WordPiece model has no whole-piece table choice: one column.
+        let byte_level = config.builtin().is_none_or(|b| b.kind() == Kind::BytePair);
+        let choices: &[&'static str] = if byte_level {
+            &["full", "minimal"]
+        } else {
+            &["full"]
+        };
         for &pieces in choices {
             eprintln!(
                 "== footprint on {} (model {}, {pieces} whole-piece table)",
@@ -86,15 +94,20 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 .filter_map(|l| l.split_once(' '))
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
-            let sentencepiece = figs.get("kind").is_some_and(|k| k == "sentencepiece");
+            let kind = match figs.get("kind").map(String::as_str) {
+                Some("sentencepiece") => Kind::SentencePiece,
+                Some("wordpiece") => Kind::WordPiece,
+                _ => Kind::BytePair,
+            };
             columns.push(Column {
                 config: config.clone(),
                 machine: *machine,
-                pieces: if sentencepiece { None } else { Some(pieces) },
+                kind,
+                pieces,
                 figs,
                 elf: elf_sizes(&elf)?,
             });
-            if sentencepiece {
+            if kind != Kind::BytePair {
                 break; // a model file of that kind: `minimal` would bake the same tables
             }
         }
@@ -105,8 +118,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
 struct Column {
     config: Config,
     machine: Machine,
-    /// The whole-piece table of a byte-level model; `None` for a SentencePiece model.
-    pieces: Option<&'static str>,
+    /// The kind of the baked model (the firmware's `FIG kind`).
+    kind: Kind,
+    /// The whole-piece table (meaningful for a byte-level model only).
+    pieces: &'static str,
     figs: BTreeMap<String, String>,
     elf: ElfSizes,
 }
@@ -188,7 +203,9 @@ fn elf_sizes(path: &Path) -> Result<ElfSizes, String> {
             SymbolKind::Data => {
                 if sym.address() >= RAM_START {
                     s.core_ram += sym.size();
-                } else if name.starts_with("picobpe::pretok") {
+                } else if name.starts_with("picobpe::pretok")
+                    || name.starts_with("picobpe::wordpiece::unicode_tables")
+                {
                     s.unicode_tables += sym.size();
                 }
             }
@@ -242,17 +259,27 @@ fn print_table(cols: &[Column]) -> Result<(), String> {
     };
     row("model", &|c| {
         let file = c.figs.get("model").cloned().unwrap_or_default();
-        Ok(match c.pieces {
-            Some(_) => format!(
+        Ok(match c.kind {
+            Kind::BytePair => format!(
                 "`{file}`: {} ids, {} merges",
                 group(c.num("n_ids")?),
                 group(c.num("n_merges")?)
             ),
-            None => format!(
+            Kind::SentencePiece => format!(
                 "`{file}`: SentencePiece BPE, {} ids ({} normal, {} byte pieces)",
                 group(c.num("n_ids")?),
                 group(c.num("n_normal")?),
                 group(c.num("n_byte")?)
+            ),
+            Kind::WordPiece => format!(
+                "`{file}`: WordPiece, {} ids ({} continuation pieces), {}",
+                group(c.num("n_ids")?),
+                group(c.num("n_continuations")?),
+                if c.num("lowercase")? == 1 {
+                    "uncased"
+                } else {
+                    "cased"
+                }
             ),
         })
     })?;
@@ -265,17 +292,23 @@ fn print_table(cols: &[Column]) -> Result<(), String> {
         ))
     })?;
     row(
-        "  of which merge map / whole-piece map (SentencePiece: scores + kinds / piece map)",
-        &|c| match c.pieces {
-            Some(_) => Ok(format!(
+        "  of which merge map / whole-piece map (SentencePiece: scores + kinds / piece map; \
+         WordPiece: word-start / continuation piece maps)",
+        &|c| match c.kind {
+            Kind::BytePair => Ok(format!(
                 "{} / {}",
                 kib(c.num("table.pairs")?),
                 kib(c.num("table.pieces")?)
             )),
-            None => Ok(format!(
+            Kind::SentencePiece => Ok(format!(
                 "{} / {}",
                 kib(c.num("table.priorities")? + c.num("table.kinds")?),
                 kib(c.num("table.pieces")?)
+            )),
+            Kind::WordPiece => Ok(format!(
+                "{} / {}",
+                kib(c.num("table.starts")?),
+                kib(c.num("table.continuations")?)
             )),
         },
     )?;
@@ -284,9 +317,10 @@ fn print_table(cols: &[Column]) -> Result<(), String> {
             c.num("table.token_bytes")? + c.num("table.token_offsets")?
         ))
     })?;
-    row("flash: Unicode tables (pre-tokenizer)", &|c| {
-        Ok(kib(c.elf.unicode_tables))
-    })?;
+    row(
+        "flash: Unicode tables (pre-tokenizer; WordPiece: normalizer)",
+        &|c| Ok(kib(c.elf.unicode_tables)),
+    )?;
     row("flash: picobpe code", &|c| Ok(kib(c.elf.core_code)))?;
     row("flash: whole firmware (code + data)", &|c| {
         let cap = flash_capacity(c.machine);
@@ -299,7 +333,7 @@ fn print_table(cols: &[Column]) -> Result<(), String> {
     })?;
     row("static RAM: picobpe", &|c| Ok(kib(c.elf.core_ram)))?;
     row(
-        "static RAM: whole firmware (incl. 24 KiB bench buffers)",
+        "static RAM: whole firmware (incl. 24 KiB bench buffers; WordPiece: 28 KiB)",
         &|c| {
             let cap = ram_capacity(c.machine);
             Ok(format!(
@@ -339,12 +373,13 @@ fn print_table(cols: &[Column]) -> Result<(), String> {
 
     let header: Vec<String> = cols
         .iter()
-        .map(|c| match c.pieces {
-            Some(pieces) => {
-                let default = if pieces == "full" { " (default)" } else { "" };
-                format!("{}, {pieces} pieces{default}", c.config.label())
+        .map(|c| match c.kind {
+            Kind::BytePair => {
+                let default = if c.pieces == "full" { " (default)" } else { "" };
+                format!("{}, {} pieces{default}", c.config.label(), c.pieces)
             }
-            None => format!("{} (SentencePiece)", c.config.label()),
+            Kind::SentencePiece => format!("{} (SentencePiece)", c.config.label()),
+            Kind::WordPiece => format!("{} (WordPiece)", c.config.label()),
         })
         .collect();
     println!("| | {} |", header.join(" | "));

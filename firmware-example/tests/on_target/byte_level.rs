@@ -5,9 +5,12 @@
 // buffers, `OutputFull` resume, errors, special tokens, stack bounds). Builds that embed
 // reference vectors (`cfg(picobpe_vectors)`) also compare ids with an independent
 // implementation's: tiktoken's for GPT-2 and cl100k_base on mps2-an385, Hugging Face
-// tokenizers' for the small model on lm3s6965evb. GPT-2 and cl100k_base builds add tests with
-// tiktoken ids written out here (`cfg(picobpe_gpt2)`, `cfg(picobpe_cl100k)`).
+// tokenizers' for the small model on lm3s6965evb and for llama3-8k (the Llama 3 pattern) on
+// mps2-an385. GPT-2, cl100k_base and llama3-8k builds add tests with the reference's ids
+// written out here (`cfg(picobpe_gpt2)`, `cfg(picobpe_cl100k)`, `cfg(picobpe_llama3)`).
 
+#[cfg(picobpe_llama3)]
+use picobpe::Pattern;
 use picobpe::{DecodeError, EncodeError, Specials, StreamDecoder, StreamEncoder};
 use picobpe_firmware::tables::{special_id, tokenizer, TABLES};
 
@@ -604,6 +607,45 @@ mod tests {
         }
     }
 
+    /// llama3-8k's four special tokens (after its 8,192 ordinary ids, as in Llama 3) have the
+    /// ids of its `tokenizer.json` (the header of the committed reference vectors,
+    /// `tests/fixtures/hf_bpe/llama3-8k/`), are recognized between ordinary text (and only with
+    /// `Specials::All`), and decode to their text; the pattern is Llama 3's.
+    #[test]
+    #[cfg(picobpe_llama3)]
+    fn llama3_special_tokens_have_tokenizers_ids() {
+        assert_eq!(TABLES.pattern, Pattern::Llama3);
+        assert_eq!(TABLES.n_ids(), 8196);
+        assert_eq!(TABLES.specials.len(), 4);
+        let tok = tokenizer();
+        for (text, id) in [
+            ("<|begin_of_text|>", 8192u32),
+            ("<|end_of_text|>", 8193),
+            ("<|eot_id|>", 8194),
+            ("<|endoftext|>", 8195),
+        ] {
+            assert_eq!(special_id(text), Some(id), "{text}");
+            assert!(tok.token_bytes(id) == Some(text.as_bytes()), "{text} bytes");
+            let mut buf = [0u8; 64];
+            let n = text.len() + 2;
+            buf[0] = b'x';
+            buf[1..n - 1].copy_from_slice(text.as_bytes());
+            buf[n - 1] = b'y';
+            let (x, y) = (
+                TABLES.byte_ids[b'x' as usize],
+                TABLES.byte_ids[b'y' as usize],
+            );
+            let ids = encode(&buf[..n], Specials::All);
+            assert!(ids.as_slice() == [x, id, y], "{text}: {:?}", ids.as_slice());
+            let ordinary = encode(&buf[..n], Specials::None);
+            assert!(
+                !ordinary.as_slice().contains(&id),
+                "{text} in an ordinary encode"
+            );
+            assert_decodes_to(ordinary.as_slice(), &buf[..n]);
+        }
+    }
+
     #[cfg(picobpe_vectors)]
     use crate::vectors::Miss;
 
@@ -717,10 +759,17 @@ mod vectors {
         }
     }
 
-    /// Runs `f` on every record. Panics with the record's name on the first failure, and if the
-    /// vector file is malformed or nearly empty.
+    /// Runs `f` on every record. Panics with the record's name on the first failure, if the
+    /// vector file is malformed or nearly empty, or if it names buffers (`PBVEC2`) other than
+    /// these tests' ([`MAX_IDS`] ids, 8 KiB of decoded text).
     pub fn check(f: impl Fn(&Record<'_>, Tokenizer<'static>) -> Result<(), Miss>) {
         let mut rs = records(VECTORS).expect("vector file has a bad magic");
+        if let Some(limits) = rs.limits() {
+            assert!(
+                limits == (MAX_IDS as u32, 8192),
+                "vectors selected for buffers {limits:?}, these tests have ({MAX_IDS}, 8192)"
+            );
+        }
         let total = rs.remaining();
         assert!(total >= 50, "only {total} vectors embedded");
         let tok = tokenizer();

@@ -1,8 +1,11 @@
 //! The conformance subset the on-target tests embed: a few dozen records of the tiktoken
 //! reference vectors in `tests/fixtures/vectors/` (made by `tests/scripts/gen_vectors.py` with
-//! tiktoken — never by picobpe), or of the sentencepiece reference vectors in
+//! tiktoken — never by picobpe), of the sentencepiece reference vectors in
 //! `tests/fixtures/sentencepiece/vectors/` (made by `tests/scripts/gen_sp_vectors.py` with
-//! sentencepiece), re-encoded in a flat binary form the firmware reads without allocating.
+//! sentencepiece), or of the Hugging Face `tokenizers` reference vectors in
+//! `tests/fixtures/hf_bpe/<model>/` and `tests/fixtures/wordpiece/<model>/` (made by
+//! `tests/scripts/gen_hf_vectors.py` and `gen_wp_vectors.py` with tokenizers), re-encoded in a
+//! flat binary form the firmware reads without allocating.
 //!
 //! Selection (deterministic), tiktoken: every `fixtures` record whose text is at most 4 KiB (the
 //! CS336 fixtures, the special-token mix, the sanity string, empty, single characters, one
@@ -11,6 +14,14 @@
 //! `random` and the first 16 `invalid_utf8` records, each only if it fits the test's buffers on
 //! the machine ([`sp_limits`]): its ids plus the merge work area of its longest word (an upper
 //! bound, [`sp_encode_room`]) in the encode buffer, its decoded text in the decode buffer.
+//! tokenizers, byte-level BPE ([`prepare_hf_bpe`]): every `fixtures` and `corpus` record of at
+//! most 4 KiB and the first 48 `random` records (the model's vectors have no `invalid_utf8`
+//! set), each only if it fits the byte-level tests' buffers ([`HF_BPE_LIMITS`]); tokenizers
+//! asserted that the ids decode to the input. WordPiece ([`prepare_wp`]): every record of
+//! `tests/fixtures/wordpiece/probes.jsonl` (hand-picked edge cases, with the text tokenizers'
+//! `decode(ids)` gives), every `fixtures` and `corpus` record of at most 4 KiB, the first 48
+//! `random` and the first 32 `invalid_utf8` records, each only if it fits the WordPiece tests'
+//! buffers ([`WP_LIMITS`]); the set files carry no decoded text.
 //!
 //! Format (little-endian), read by `firmware-example/src/vectors.rs`:
 //! ```text
@@ -20,9 +31,10 @@
 //!                u32 m, m × u32 ids of encode_ordinary ("ordinary", equal to "all" when the
 //!                source omits it)
 //! ```
-//! `PBVEC2` (sentencepiece) adds the buffer sizes the records were selected for, and the text
-//! the reference decodes the ids to (`DecodeIds`); `0xFFFF_FFFF` as a count means "the same as"
-//! (ordinary ids = all ids; decoded text = the input):
+//! `PBVEC2` (sentencepiece, tokenizers) adds the buffer sizes the records were selected for,
+//! and the text the reference decodes the ids to (`DecodeIds`, `decode`); `0xFFFF_FFFF` as a
+//! count means "the same as" (ordinary ids = all ids; decoded text = the input), `0xFFFF_FFFE`
+//! as the decoded text's length "not given by the reference":
 //! ```text
 //! b"PBVEC2\0\0"  u32 record count, u32 encode buffer (u32s), u32 decode buffer (bytes)
 //! per record:    as in PBVEC1, then u32 k, k bytes of decoded text
@@ -49,6 +61,22 @@ const SP_RANDOM_RECORDS: usize = 32;
 const SP_INVALID_RECORDS: usize = 16;
 /// "The same as" in a PBVEC2 count.
 const SAME: u32 = u32::MAX;
+/// "Not given by the reference" as a PBVEC2 decoded text's length.
+const NONE: u32 = u32::MAX - 1;
+/// Records taken from the tokenizers `random` sets.
+const HF_RANDOM_RECORDS: usize = 48;
+/// Records taken from the tokenizers WordPiece `invalid_utf8` sets.
+const WP_INVALID_RECORDS: usize = 32;
+
+/// The buffers of the byte-level on-target tests (`MAX_IDS` ids, 8 KiB of decoded text in
+/// `firmware-example/tests/on_target/byte_level.rs`), which a PBVEC2 file of byte-level vectors
+/// names and the tests check.
+pub const HF_BPE_LIMITS: (usize, usize) = (2048, 8192);
+
+/// The buffers of the WordPiece on-target tests (`IDS` and `DECODE_BYTES` of
+/// `firmware-example/src/wp_tables.rs`, the same on both machines): ids of a one-shot encode,
+/// and bytes of a decode.
+pub const WP_LIMITS: (usize, usize) = (4096, 12 * 1024);
 
 /// Writes `firmware-example/target/models/<encoding>-vectors.bin` (only when its bytes change)
 /// and returns its path and its record count.
@@ -236,6 +264,298 @@ pub fn prepare_sp(model: &str, machine: Machine) -> Result<SpVectors, String> {
     Ok(SpVectors {
         path: dest,
         count: count as usize,
+        left_out,
+    })
+}
+
+/// What a reference decodes a record's ids to.
+enum Decoded {
+    /// The input text.
+    Input,
+    /// This text.
+    Text(Vec<u8>),
+    /// Not given by the reference.
+    Unknown,
+}
+
+/// One record of a PBVEC2 file.
+struct Vec2Record {
+    name: String,
+    text: Vec<u8>,
+    all: Vec<u32>,
+    /// `None`: the same as `all`.
+    ordinary: Option<Vec<u32>>,
+    decoded: Decoded,
+}
+
+/// Writes a PBVEC2 file to `firmware-example/target/models/<file>` (only when its bytes
+/// change) and returns its path.
+fn write_vec2(
+    file: &str,
+    limits: (usize, usize),
+    records: &[Vec2Record],
+) -> Result<PathBuf, String> {
+    let mut out = b"PBVEC2\0\0".to_vec();
+    for n in [records.len(), limits.0, limits.1] {
+        out.extend_from_slice(&(n as u32).to_le_bytes());
+    }
+    let ids = |out: &mut Vec<u8>, list: &[u32]| {
+        out.extend_from_slice(&(list.len() as u32).to_le_bytes());
+        for id in list {
+            out.extend_from_slice(&id.to_le_bytes());
+        }
+    };
+    for r in records {
+        out.extend_from_slice(&(r.name.len() as u16).to_le_bytes());
+        out.extend_from_slice(r.name.as_bytes());
+        out.extend_from_slice(&(r.text.len() as u32).to_le_bytes());
+        out.extend_from_slice(&r.text);
+        ids(&mut out, &r.all);
+        match &r.ordinary {
+            Some(o) if *o != r.all => ids(&mut out, o),
+            _ => out.extend_from_slice(&SAME.to_le_bytes()),
+        }
+        match &r.decoded {
+            Decoded::Text(t) if *t != r.text => {
+                out.extend_from_slice(&(t.len() as u32).to_le_bytes());
+                out.extend_from_slice(t);
+            }
+            Decoded::Input | Decoded::Text(_) => out.extend_from_slice(&SAME.to_le_bytes()),
+            Decoded::Unknown => out.extend_from_slice(&NONE.to_le_bytes()),
+        }
+    }
+    let dest_dir = crate::firmware::firmware_dir().join("target/models");
+    fs::create_dir_all(&dest_dir).map_err(|e| format!("{}: {e}", dest_dir.display()))?;
+    let dest = dest_dir.join(file);
+    if fs::read(&dest).ok().as_deref() != Some(&out[..]) {
+        fs::write(&dest, &out).map_err(|e| format!("{}: {e}", dest.display()))?;
+    }
+    Ok(dest)
+}
+
+/// The records of one tokenizers vector file (`tests/fixtures/<dir>/<set>.jsonl.gz`) with their
+/// input bytes, in file order: `(name, text, all, ordinary)`.
+type HfRecord = (String, Vec<u8>, Vec<u32>, Option<Vec<u32>>);
+
+fn read_hf_set(dir: &str, set: &str) -> Result<Vec<HfRecord>, String> {
+    let fixtures = crate::firmware::repo_root().join("tests/fixtures");
+    let path = fixtures.join(format!("{dir}/{set}.jsonl.gz"));
+    let lines = read_lines(&path, true)?;
+    let header = lines
+        .first()
+        .ok_or_else(|| format!("{}: empty", path.display()))?;
+    let inputs_rel = header["inputs"]
+        .as_str()
+        .ok_or_else(|| format!("{}: header without `inputs`", path.display()))?;
+    // `inputs` is relative to `tests/fixtures`; the files an input names, to
+    // `tests/fixtures/vectors`.
+    let inputs = read_lines(&fixtures.join(inputs_rel), false)?;
+    let recs = &lines[1..];
+    if recs.len() != inputs.len() {
+        return Err(format!(
+            "{}: {} records for {} inputs",
+            path.display(),
+            recs.len(),
+            inputs.len()
+        ));
+    }
+    let mut out = Vec::with_capacity(recs.len());
+    for (input, rec) in inputs.iter().zip(recs) {
+        let name = input["name"].as_str().ok_or("input without a name")?;
+        if rec["name"].as_str() != Some(name) {
+            return Err(format!(
+                "{}: record order differs at `{name}`",
+                path.display()
+            ));
+        }
+        let text = input_bytes(&fixtures.join("vectors"), input)?;
+        let all = id_list(&rec["all"]).ok_or_else(|| format!("`{name}`: no `all` ids"))?;
+        let ordinary = match rec.get("ordinary") {
+            Some(v) => Some(id_list(v).ok_or_else(|| format!("`{name}`: bad `ordinary` ids"))?),
+            None => None,
+        };
+        out.push((format!("{set}/{name}"), text, all, ordinary));
+    }
+    Ok(out)
+}
+
+/// Takes, from `set`, up to `take` records (the `fixtures` and `corpus` ones only if their text
+/// is at most [`MAX_FIXTURE_TEXT`]) for which `fits` holds; the names of those that do not fit
+/// go to `left_out`.
+fn take_hf_set(
+    dir: &str,
+    set: &str,
+    take: usize,
+    fits: &dyn Fn(&HfRecord) -> bool,
+    left_out: &mut Vec<String>,
+) -> Result<Vec<HfRecord>, String> {
+    let mut taken = Vec::new();
+    for rec in read_hf_set(dir, set)? {
+        if taken.len() == take {
+            break;
+        }
+        if matches!(set, "fixtures" | "corpus") && rec.1.len() > MAX_FIXTURE_TEXT {
+            continue;
+        }
+        if fits(&rec) {
+            taken.push(rec);
+        } else {
+            left_out.push(rec.0);
+        }
+    }
+    Ok(taken)
+}
+
+/// What was embedded for a model with Hugging Face `tokenizers` reference vectors.
+pub struct HfVectors {
+    /// The vector file.
+    pub path: PathBuf,
+    /// Records embedded.
+    pub count: usize,
+    /// Names of the records left out because they do not fit the test buffers.
+    pub left_out: Vec<String>,
+}
+
+/// Writes `firmware-example/target/models/<model>-vectors.bin` (PBVEC2) from tokenizers'
+/// vectors of the byte-level BPE model `tests/fixtures/hf_bpe/<model>/` (`llama3-8k`). Their
+/// generator asserted that the ids decode to the input, so the decoded text is the input.
+pub fn prepare_hf_bpe(model: &str) -> Result<HfVectors, String> {
+    let dir = format!("hf_bpe/{model}");
+    let (ids, bytes) = HF_BPE_LIMITS;
+    let fits = |r: &HfRecord| {
+        r.2.len() <= ids && r.3.as_ref().is_none_or(|o| o.len() <= ids) && r.1.len() <= bytes
+    };
+    let mut left_out = Vec::new();
+    let mut records = Vec::new();
+    for (set, take) in [
+        ("fixtures", usize::MAX),
+        ("corpus", usize::MAX),
+        ("random", HF_RANDOM_RECORDS),
+    ] {
+        for (name, text, all, ordinary) in take_hf_set(&dir, set, take, &fits, &mut left_out)? {
+            records.push(Vec2Record {
+                name,
+                text,
+                all,
+                ordinary,
+                decoded: Decoded::Input,
+            });
+        }
+    }
+    let path = write_vec2(&format!("{model}-vectors.bin"), HF_BPE_LIMITS, &records)?;
+    Ok(HfVectors {
+        path,
+        count: records.len(),
+        left_out,
+    })
+}
+
+/// Writes `firmware-example/target/models/<model>-vectors.bin` (PBVEC2) from tokenizers'
+/// vectors of the WordPiece model `tests/fixtures/wordpiece/<model>/` (`bert-cased-8k`,
+/// `minilm-uncased`): first the probes of `tests/fixtures/wordpiece/probes.jsonl` with the text
+/// tokenizers' `decode(ids)` gives (`skip_special_tokens=True`, as picobpe decodes), then the
+/// sets, whose records carry no decoded text. A record is taken if its ids fit the tests' id
+/// buffer and an upper bound of its decoded length (each id not an added token as a space and
+/// its vocabulary entry, read from the model's `tokenizer.json`) their decode buffer.
+pub fn prepare_wp(model: &str) -> Result<HfVectors, String> {
+    let fixtures = crate::firmware::repo_root().join("tests/fixtures/wordpiece");
+    let json_path = fixtures.join(model).join("tokenizer.json");
+    let json: serde_json::Value = serde_json::from_slice(
+        &fs::read(&json_path).map_err(|e| format!("{}: {e}", json_path.display()))?,
+    )
+    .map_err(|e| format!("{}: {e}", json_path.display()))?;
+    let vocab = json["model"]["vocab"]
+        .as_object()
+        .ok_or_else(|| format!("{}: no model.vocab", json_path.display()))?;
+    // Bytes each id adds to a decode at most: a space and its entry (0 for an added token).
+    let mut piece_len = vec![0usize; vocab.len()];
+    for (token, id) in vocab {
+        let id = id.as_u64().unwrap_or(u64::MAX) as usize;
+        *piece_len
+            .get_mut(id)
+            .ok_or_else(|| format!("{}: id {id} out of range", json_path.display()))? =
+            1 + token.len();
+    }
+    for added in json["added_tokens"].as_array().into_iter().flatten() {
+        if let Some(slot) = added["id"]
+            .as_u64()
+            .and_then(|id| piece_len.get_mut(id as usize))
+        {
+            *slot = 0;
+        }
+    }
+    let (ids_cap, bytes_cap) = WP_LIMITS;
+    let decode_bound = |ids: &[u32]| -> usize {
+        ids.iter()
+            .map(|&id| {
+                piece_len
+                    .get(id as usize)
+                    .copied()
+                    .unwrap_or(usize::MAX / 2)
+            })
+            .sum()
+    };
+    let fits = |r: &HfRecord| {
+        let lists = [Some(&r.2), r.3.as_ref()];
+        lists
+            .into_iter()
+            .flatten()
+            .all(|l| l.len() <= ids_cap && decode_bound(l) <= bytes_cap)
+    };
+    let mut left_out = Vec::new();
+    let mut records = Vec::new();
+    let probes = read_lines(&fixtures.join("probes.jsonl"), false)?;
+    for probe in &probes {
+        let name = probe["name"].as_str().ok_or("probe without a name")?;
+        let text = probe["text"]
+            .as_str()
+            .ok_or_else(|| format!("probe `{name}`: no text"))?;
+        let r = &probe[model];
+        let all = id_list(&r["ids"]).ok_or_else(|| format!("probe `{name}`: no {model} ids"))?;
+        let ordinary = match r.get("ordinary") {
+            Some(v) => Some(id_list(v).ok_or_else(|| format!("probe `{name}`: bad ordinary"))?),
+            None => None,
+        };
+        // `decode_skip_special` is given when it differs from `decode`.
+        let decoded = r
+            .get("decode_skip_special")
+            .or_else(|| r.get("decode"))
+            .and_then(|d| d.as_str())
+            .ok_or_else(|| format!("probe `{name}`: no decode"))?;
+        let rec: HfRecord = (format!("probes/{name}"), text.into(), all, ordinary);
+        if !fits(&rec) {
+            left_out.push(rec.0);
+            continue;
+        }
+        records.push(Vec2Record {
+            name: rec.0,
+            text: rec.1,
+            all: rec.2,
+            ordinary: rec.3,
+            decoded: Decoded::Text(decoded.into()),
+        });
+    }
+    let dir = format!("wordpiece/{model}");
+    for (set, take) in [
+        ("fixtures", usize::MAX),
+        ("corpus", usize::MAX),
+        ("random", HF_RANDOM_RECORDS),
+        ("invalid_utf8", WP_INVALID_RECORDS),
+    ] {
+        for (name, text, all, ordinary) in take_hf_set(&dir, set, take, &fits, &mut left_out)? {
+            records.push(Vec2Record {
+                name,
+                text,
+                all,
+                ordinary,
+                decoded: Decoded::Unknown,
+            });
+        }
+    }
+    let path = write_vec2(&format!("{model}-vectors.bin"), WP_LIMITS, &records)?;
+    Ok(HfVectors {
+        path,
+        count: records.len(),
         left_out,
     })
 }
