@@ -51,25 +51,42 @@ pub(crate) fn ascii_pre(b: u8) -> bool {
     ASCII_PRE[b as usize]
 }
 
-/// The end of the piece at `s`, or `None` for NeedMore (see [`super::next_piece`]).
-#[inline]
-pub(crate) fn next(text: &[u8], s: usize, is_final: bool) -> Option<usize> {
-    next_with::<3, true>(text, s, is_final)
+/// The two rules in which the Llama 3 and Qwen2 patterns differ from cl100k_base's (see
+/// [`super::Pattern`]). Runtime values, not const parameters: one copy of the splitter serves
+/// all three patterns, which keeps firmware that bakes any one of them small.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Rules {
+    /// Numbers are taken up to this many at a time (`\p{N}{1,3}`: 3, `\p{N}`: 1).
+    pub max_digits: u8,
+    /// cl100k's `\s++$`: a whitespace run that reaches the end of the text is one piece.
+    /// Without it the whitespace alternatives are `\s*[\r\n]+|\s+(?!\S)|\s+`: a run that
+    /// holds a newline ends after its last newline even at the end of the text, and only a run
+    /// without one is taken whole there.
+    pub end_run: bool,
 }
 
-/// The end of the piece at `s` for cl100k_base and the two patterns that differ from it only
-/// in the number rule and the whitespace rule (the Llama 3 and Qwen2 patterns, see
-/// [`super::Pattern`]): numbers are taken up to `MAX_DIGITS` at a time; `END_RUN` is cl100k's
-/// `\s++$` (a whitespace run that reaches the end of the text is one piece). Without it, the
-/// whitespace alternatives are `\s*[\r\n]+|\s+(?!\S)|\s+`: a run that holds a newline ends
-/// after its last newline even at the end of the text, and only a run without one is taken
-/// whole there.
+impl Rules {
+    /// cl100k_base.
+    pub const CL100K: Rules = Rules {
+        max_digits: 3,
+        end_run: true,
+    };
+    /// Llama 3.
+    pub const LLAMA3: Rules = Rules {
+        max_digits: 3,
+        end_run: false,
+    };
+    /// Qwen2.
+    pub const QWEN2: Rules = Rules {
+        max_digits: 1,
+        end_run: false,
+    };
+}
+
+/// The end of the piece at `s` for cl100k_base or a pattern that differs from it in `rules`,
+/// or `None` for NeedMore (see [`super::next_piece`]).
 #[inline]
-pub(crate) fn next_with<const MAX_DIGITS: usize, const END_RUN: bool>(
-    text: &[u8],
-    s: usize,
-    is_final: bool,
-) -> Option<usize> {
+pub(crate) fn next_with(text: &[u8], s: usize, is_final: bool, rules: Rules) -> Option<usize> {
     let b0 = *text.get(s)?;
     if b0 == b'\'' {
         if let Some(e) = contraction(text, s + 1, is_final)? {
@@ -102,10 +119,10 @@ pub(crate) fn next_with<const MAX_DIGITS: usize, const END_RUN: bool>(
         }
         c1 = Some(c);
     }
-    // 3. `\p{N}{1,3}+` (`\p{N}` when `MAX_DIGITS` is 1)
+    // 3. `\p{N}{1,3}+` (`\p{N}` when `rules.max_digits` is 1)
     if c0.is(N_MASK) {
         let mut e = s1;
-        for _ in 1..MAX_DIGITS {
+        for _ in 1..rules.max_digits {
             let c = peek(text, e, is_final);
             if c.class == MORE {
                 return None;
@@ -132,7 +149,7 @@ pub(crate) fn next_with<const MAX_DIGITS: usize, const END_RUN: bool>(
     }
     // 5. Whitespace.
     let run = scan_ws(text, s, is_final)?;
-    Some(if END_RUN && run.at_end {
+    Some(if rules.end_run && run.at_end {
         run.end
     } else if run.newline_end != 0 {
         run.newline_end

@@ -114,10 +114,16 @@ pub enum Step {
 pub fn next_piece(pattern: Pattern, text: &[u8], start: usize, is_final: bool) -> Step {
     let end = match pattern {
         Pattern::Gpt2 => gpt2::next(text, start, is_final),
-        Pattern::Cl100k => cl100k::next(text, start, is_final),
         Pattern::O200k => o200k::next(text, start, is_final),
-        Pattern::Llama3 => cl100k::next_with::<3, false>(text, start, is_final),
-        Pattern::Qwen2 => cl100k::next_with::<1, false>(text, start, is_final),
+        // One call site for the three: one copy of the splitter.
+        Pattern::Cl100k | Pattern::Llama3 | Pattern::Qwen2 => {
+            let rules = match pattern {
+                Pattern::Llama3 => cl100k::Rules::LLAMA3,
+                Pattern::Qwen2 => cl100k::Rules::QWEN2,
+                _ => cl100k::Rules::CL100K,
+            };
+            cl100k::next_with(text, start, is_final, rules)
+        }
     };
     match end {
         // Defensive: every splitter returns `start < end <= len`; anything else is reported as

@@ -47,6 +47,8 @@ impl WpTokenizer<'_> {
     ) -> Result<usize, DecodeError> {
         let t = self.tables();
         let mut written = 0;
+        // A piece being cleaned up, reused for every token.
+        let mut piece = [0u8; PIECE_BUF];
         for (position, &id) in ids.iter().enumerate() {
             let Some(token) = t.token_bytes(id) else {
                 return Err(DecodeError::UnknownId {
@@ -58,37 +60,24 @@ impl WpTokenizer<'_> {
             if t.is_special(id) {
                 continue;
             }
-            let mut piece = [0u8; PIECE_BUF];
-            let mut len = 0;
-            let body = match token.strip_prefix(t.prefix) {
-                Some(rest) if !first => rest,
-                _ if first => token,
-                _ => {
-                    piece[0] = b' ';
-                    len = 1;
-                    token
-                }
+            let (space, body) = match token.strip_prefix(t.prefix) {
+                Some(rest) if !first => (false, rest),
+                _ if first => (false, token),
+                _ => (true, token),
             };
-            // `piece[..len]` is the space (or nothing); the body follows.
             let starts_text = first;
             first = false;
-            let fits = piece
-                .get_mut(len..len + body.len())
-                .map(|dst| copy(dst, body))
-                .is_some();
-            let bytes: &[u8] = if fits {
-                len += body.len();
-                if t.cleanup {
-                    for (from, to) in CLEANUP {
-                        len = replace_all(&mut piece, len, from, to);
-                    }
-                }
-                piece.get(..len).unwrap_or(&[])
+            // Every clean-up pattern starts with a space, so only a piece with one can change
+            // (in practice: a token after which a space was put).
+            let cleaned = if t.cleanup && (space || body.contains(&b' ')) {
+                cleaned(&mut piece, space, body)
             } else {
-                // Longer than any real token: decoded without the clean-up.
-                body
+                None
             };
-            let space = !fits && len == 1;
+            let (space, bytes): (bool, &[u8]) = match cleaned {
+                Some(len) => (false, piece.get(..len).unwrap_or(&[])),
+                None => (space, body),
+            };
             let total = bytes.len() + usize::from(space);
             let Some(dst) = out.get_mut(written..written + total) else {
                 // Nothing emitted yet by a call that starts the text: report no progress (the
@@ -109,6 +98,32 @@ impl WpTokenizer<'_> {
         }
         Ok(written)
     }
+}
+
+/// The piece (a space if `space`, then `body`) after the clean-up, in `buf[..len]`; `None` when
+/// it does not fit the buffer (longer than any real token: decoded without the clean-up).
+fn cleaned(buf: &mut [u8; PIECE_BUF], space: bool, body: &[u8]) -> Option<usize> {
+    let mut len = 0;
+    if space {
+        *buf.first_mut()? = b' ';
+        len = 1;
+    }
+    len += copy(buf.get_mut(len..len + body.len())?, body);
+    // Every pattern starts with a space; when the only space is the leading one, a pattern can
+    // occur only at the start (and no replacement puts a space anywhere else).
+    let only_leading = !body.contains(&b' ');
+    for (from, to) in CLEANUP {
+        let b = buf.get(..len).unwrap_or(&[]);
+        let present = if only_leading {
+            b.starts_with(from)
+        } else {
+            (0..b.len()).any(|i| b.get(i..).is_some_and(|r| r.starts_with(from)))
+        };
+        if present {
+            len = replace_all(buf, len, from, to);
+        }
+    }
+    Some(len)
 }
 
 /// Replace every occurrence of `from` in `buf[..len]` by `to` (never longer than `from` plus
