@@ -37,7 +37,7 @@ use picobpe_fuzz::sp::{borrow_tables, SpRef};
 use picobpe_fuzz::{escape, Params};
 use picobpe_model::format::{BPE_VERSION, HEADER_LEN, KIND_VERSION, MAGIC, TABLES_VERSION};
 use picobpe_model::sentencepiece::{SpKind, SpPiece, SpSections};
-use picobpe_model::{AnyModel, Model, ModelError, PatternKind, PieceTable, SpModel};
+use picobpe_model::{AnyModel, Model, ModelError, PatternKind, PieceTable, SpModel, WpModel};
 use picobpe_model::{SpTableData, TableData};
 use picobpe_tests::reference::crc32;
 
@@ -155,29 +155,63 @@ fn check(file: &[u8]) -> Option<AnyModel> {
     let any = AnyModel::from_bytes(file);
     let bpe = Model::from_bytes(file);
     let sp = SpModel::from_bytes(file);
-    match (&any, &bpe, &sp) {
-        (Ok(AnyModel::BytePair(m)), Ok(b), Err(ModelError::WrongKind { .. })) => {
+    let wp = WpModel::from_bytes(file);
+    match (&any, &bpe, &sp, &wp) {
+        (Ok(AnyModel::BytePair(m)), Ok(b), _, _) if wrong_kind(&sp) && wrong_kind(&wp) => {
             assert_eq!(m, b);
         }
-        (Ok(AnyModel::SentencePiece(m)), Err(ModelError::WrongKind { .. }), Ok(s)) => {
+        (Ok(AnyModel::SentencePiece(m)), _, Ok(s), _) if wrong_kind(&bpe) && wrong_kind(&wp) => {
             assert_eq!(m, s);
         }
-        (Err(e), Err(b), Err(s)) => {
-            // Every error has a message, and the three readers give the same one.
+        (Ok(AnyModel::WordPiece(m)), _, _, Ok(w)) if wrong_kind(&bpe) && wrong_kind(&sp) => {
+            assert_eq!(m, w);
+        }
+        (Err(e), Err(b), Err(s), Err(w)) => {
+            // Every error has a message, and the four readers give the same one.
             let text = e.to_string();
             assert!(!text.is_empty());
             assert_eq!(text, b.to_string());
             assert_eq!(text, s.to_string());
+            assert_eq!(text, w.to_string());
             return None;
         }
-        _ => panic!("readers disagree: any {any:?}, Model {bpe:?}, SpModel {sp:?}"),
+        _ => panic!("readers disagree: any {any:?}, Model {bpe:?}, SpModel {sp:?}, WpModel {wp:?}"),
     }
     let model = any.ok()?;
     match &model {
         AnyModel::BytePair(m) => check_bpe(m),
         AnyModel::SentencePiece(m) => check_sp(m),
+        AnyModel::WordPiece(m) => check_wp(m),
     }
     Some(model)
+}
+
+/// True for a reader's "the file holds another kind" error.
+fn wrong_kind<T>(r: &Result<T, ModelError>) -> bool {
+    matches!(r, Err(ModelError::WrongKind { .. }))
+}
+
+/// A loaded WordPiece model re-serialises, lays out, bakes, and encodes and decodes short
+/// texts without an error other than a full buffer (resumed to the same ids).
+fn check_wp(model: &WpModel) {
+    let again = model.to_bytes().expect("a loaded model re-serialises");
+    assert_eq!(&WpModel::from_bytes(&again).expect("round trip"), model);
+    let data = picobpe_model::WpTableData::new(model).expect("a loaded model lays out");
+    let source = picobpe_build::generate_wp(&data, "fuzz", std::path::Path::new("/dev/null"));
+    assert!(source.contains("pub static TABLES"));
+    data.with_tables(|tables| {
+        let tok = picobpe::WpTokenizer::new(tables);
+        for text in TEXTS {
+            let mut out = vec![0u32; 4 * text.len() + 8];
+            let n = tok
+                .encode(text, picobpe::Specials::All, &mut out)
+                .expect("a big enough buffer");
+            let longest = model.vocab.iter().map(String::len).max().unwrap_or(0);
+            let mut bytes = vec![0u8; (longest + 1) * n + 64];
+            tok.decode(&out[..n], &mut bytes)
+                .expect("decode into a big enough buffer");
+        }
+    });
 }
 
 /// A loaded byte-level model re-serialises, lays out and bakes.

@@ -186,11 +186,13 @@ fn work_dir() -> PathBuf {
 }
 
 fn regex(encoding: Encoding) -> &'static Regex {
-    static CACHE: [OnceLock<Regex>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    static CACHE: [OnceLock<Regex>; 5] = [const { OnceLock::new() }; 5];
     let i = match encoding {
         Encoding::Gpt2 => 0,
         Encoding::Cl100kBase => 1,
         Encoding::O200kBase => 2,
+        Encoding::HfLlama3 => 3,
+        Encoding::HfQwen2 => 4,
     };
     CACHE[i].get_or_init(|| {
         Regex::new(&picobpe_tests::reference::pattern(encoding)).expect("pattern compiles")

@@ -55,7 +55,10 @@ fn model(i: usize) -> &'static Loaded {
 }
 
 fn reference_ids(r: &tokenizers::Tokenizer, text: &str) -> Vec<u32> {
-    r.encode(text, false).expect("reference encode").get_ids().to_vec()
+    r.encode(text, false)
+        .expect("reference encode")
+        .get_ids()
+        .to_vec()
 }
 
 fn encode_all(tok: &WpTokenizer<'_>, text: &[u8], specials: Specials) -> Vec<u32> {

@@ -273,8 +273,10 @@ fn refused_models_name_the_cause_and_write_nothing() {
         ),
         (
             "--tokenizer-json",
+            // A WordPiece model goes to the WordPiece importer, which refuses this one's
+            // SentencePiece-style normalizer.
             "refused/wordpiece.tokenizer.json",
-            "the model type is WordPiece; picobpe imports SentencePiece BPE models only",
+            "tokenizer.json normalizer: \"Sequence\": not supported (BertNormalizer or none is)",
         ),
         // A file of another format entirely.
         (

@@ -141,7 +141,7 @@ fn unsupported_wordpiece_files_are_refused_by_name() {
         (
             "normalizer",
             |j| j["normalizer"] = serde_json::json!({"type": "NFD"}),
-            "normalizer: \"NFD\": not supported",
+            "normalizer: \"NFD\": not supported (BertNormalizer or none is)",
         ),
         (
             "word limit",

@@ -49,7 +49,7 @@ pub struct HfJsonOptions {
 }
 
 /// True when `tokenizer.json` describes a byte-level BPE model (its pre-tokenizer or decoder
-/// is `ByteLevel`), the kind [`tokenizer_json`] imports; SentencePiece-style files
+/// is `ByteLevel`, and it has no byte fallback), the kind [`tokenizer_json`] imports; SentencePiece-style files
 /// (`Metaspace`, `▁` pieces) go to `sentencepiece::import_tokenizer_json`.
 pub fn is_byte_level_json(bytes: &[u8]) -> bool {
     let Ok(root) = serde_json::from_slice::<Value>(bytes) else {
@@ -63,7 +63,11 @@ pub fn is_byte_level_json(bytes: &[u8]) -> bool {
                     .is_some_and(|a| a.iter().any(|p| type_of(p) == "ByteLevel"))
         })
     };
-    root.get("model").map(type_of) == Some("BPE")
+    let model = root.get("model");
+    model.map(type_of) == Some("BPE")
+        // Byte fallback is SentencePiece's: such a file goes to that importer, which names
+        // what it does not support.
+        && !model.is_some_and(|m| flag(m, "byte_fallback", false))
         && (is_byte_level(root.get("pre_tokenizer")) || is_byte_level(root.get("decoder")))
 }
 

@@ -199,7 +199,10 @@ pub fn import_tokenizer_json(bytes: &[u8]) -> Result<WpImport, WpImportError> {
         Some(n) => {
             return Err(bad(
                 "normalizer",
-                format!("{:?}: not supported", type_of(n)),
+                format!(
+                    "{:?}: not supported (BertNormalizer or none is)",
+                    type_of(n)
+                ),
             ))
         }
     };

@@ -118,6 +118,45 @@ impl WpTableData {
         }
     }
 
+    /// Run `f` on tables that borrow this data (nothing leaked: for tools that load many
+    /// models in one process).
+    pub fn with_tables<R>(&self, f: impl FnOnce(&WpTables<'_>) -> R) -> R {
+        fn map<'a>(ids: &'a [u32], index: &'a IndexData) -> PieceMap<'a> {
+            PieceMap {
+                index: PtrIndex {
+                    seed: index.seed,
+                    pilots: &index.pilots,
+                    remap: &index.remap,
+                    len: ids.len(),
+                },
+                ids,
+                keys: &[],
+            }
+        }
+        let specials: Vec<SpecialToken<'_>> = self
+            .specials
+            .iter()
+            .map(|(text, id)| SpecialToken { text, id: *id })
+            .collect();
+        let [clean_text, handle_chinese_chars, strip_accents, lowercase, cleanup] = self.flags;
+        f(&WpTables {
+            token_bytes: &self.token_bytes,
+            token_offsets: &self.token_offsets,
+            starts: map(&self.starts, &self.start_index),
+            continuations: map(&self.continuations, &self.continuation_index),
+            longest: self.longest,
+            prefix: &self.prefix,
+            unk_id: self.unk_id,
+            max_chars_per_word: self.max_chars_per_word,
+            clean_text,
+            handle_chinese_chars,
+            strip_accents,
+            lowercase,
+            cleanup,
+            specials: &specials,
+        })
+    }
+
     /// Build live [`WpTables`] and leak them: like [`crate::TableData::to_tables`], for a
     /// process that loads one model and keeps it. Each array is leaked on its own (reachable
     /// from the tables, so leak checkers see no leak).
