@@ -49,20 +49,29 @@ pub fn run(args: &[String]) -> Result<(), String> {
         [a] if a == "--check" => true,
         _ => return Err("usage: cargo xtask gen-unicode [--check]".into()),
     };
-    let text = generate()?;
-    let path = out_path();
+    write_or_check(&out_path(), &generate()?, check, "gen-unicode")
+}
+
+/// Write a generated file, or with `check` only compare it with what is there (the test
+/// command's staleness check); `command` is the xtask command that regenerates it.
+pub fn write_or_check(
+    path: &std::path::Path,
+    text: &str,
+    check: bool,
+    command: &str,
+) -> Result<(), String> {
     if check {
-        let old = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let old = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         if old != text {
             return Err(format!(
-                "{} is stale; run `cargo xtask gen-unicode`",
+                "{} is stale; run `cargo xtask {command}`",
                 path.display()
             ));
         }
         eprintln!("{} is up to date", path.display());
         return Ok(());
     }
-    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     eprintln!("wrote {}", path.display());
     Ok(())
 }

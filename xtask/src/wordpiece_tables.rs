@@ -103,22 +103,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         [a] if a == "--check" => true,
         _ => return Err("usage: cargo xtask gen-wordpiece [--check]".into()),
     };
-    let text = generate()?;
-    let path = out_path();
-    if check {
-        let old = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        if old != text {
-            return Err(format!(
-                "{} is stale; run `cargo xtask gen-wordpiece`",
-                path.display()
-            ));
-        }
-        eprintln!("{} is up to date", path.display());
-        return Ok(());
-    }
-    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-    eprintln!("wrote {}", path.display());
-    Ok(())
+    crate::unicode::write_or_check(&out_path(), &generate()?, check, "gen-wordpiece")
 }
 
 fn out_path() -> PathBuf {

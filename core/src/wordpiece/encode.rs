@@ -242,10 +242,8 @@ impl<'a> WpTokenizer<'a> {
             return Ok(());
         }
         let before = sink.written;
-        let done = self.word_ids(word, sink);
-        if done.is_none() {
+        if let Err(needed) = self.word_ids(word, sink) {
             sink.written = before;
-            let needed = self.count_word(word).unwrap_or(1);
             return Err(full(
                 sink,
                 word.start,
@@ -258,56 +256,49 @@ impl<'a> WpTokenizer<'a> {
         Ok(())
     }
 
-    /// Ids of the word into the sink; `None` when the sink is full. A word that turns out to be
-    /// unknown needs one slot however many pieces matched before its bad position, so once the
-    /// sink is full the match goes on without writing, to find out.
-    fn word_ids(&self, word: &Word, sink: &mut Sink<'_>) -> Option<()> {
+    /// Ids of the word into the sink; `Err(needed)`, the ids the word needs, when the sink is
+    /// full. A word that turns out to be unknown needs one slot however many pieces matched
+    /// before its bad position, so once the sink is full the match goes on without writing, to
+    /// find out.
+    fn word_ids(&self, word: &Word, sink: &mut Sink<'_>) -> Result<(), usize> {
         let t = self.tables;
         let before = sink.written;
-        let put = |sink: &mut Sink<'_>, id: u32| -> Option<()> {
-            *sink.out.get_mut(sink.written)? = id;
-            sink.written += 1;
-            Some(())
+        let put = |sink: &mut Sink<'_>, id: u32| -> bool {
+            match sink.out.get_mut(sink.written) {
+                Some(slot) => {
+                    *slot = id;
+                    sink.written += 1;
+                    true
+                }
+                None => false,
+            }
+        };
+        let unknown = |sink: &mut Sink<'_>| {
+            sink.written = before;
+            if put(sink, t.unk_id) {
+                Ok(())
+            } else {
+                Err(1)
+            }
         };
         if word.chars > t.max_chars_per_word as usize || word.chars > MAX_WORD_CHARS {
-            return put(sink, t.unk_id);
+            return unknown(sink);
         }
         let w = word.bytes.get(..word.len).unwrap_or(&[]);
-        let mut start = 0;
-        let mut fits = true;
+        let (mut start, mut pieces, mut fits) = (0, 0, true);
         while start < w.len() {
-            match self.longest_piece(w, start) {
-                Some((id, end)) => {
-                    fits = fits && put(sink, id).is_some();
-                    start = end;
-                }
-                None => {
-                    sink.written = before;
-                    return put(sink, t.unk_id);
-                }
-            }
+            let Some((id, end)) = self.longest_piece(w, start) else {
+                return unknown(sink);
+            };
+            fits = fits && put(sink, id);
+            pieces += 1;
+            start = end;
         }
-        fits.then_some(())
-    }
-
-    /// How many ids the word needs.
-    fn count_word(&self, word: &Word) -> Option<usize> {
-        let t = self.tables;
-        if word.chars > t.max_chars_per_word as usize || word.chars > MAX_WORD_CHARS {
-            return Some(1);
+        if fits {
+            Ok(())
+        } else {
+            Err(pieces)
         }
-        let w = word.bytes.get(..word.len)?;
-        let (mut start, mut n) = (0, 0);
-        while start < w.len() {
-            match self.longest_piece(w, start) {
-                Some((_, end)) => {
-                    start = end;
-                    n += 1;
-                }
-                None => return Some(1),
-            }
-        }
-        Some(n)
     }
 
     /// The longest piece of the vocabulary at `w[start..]` (a continuation piece when

@@ -176,18 +176,15 @@ fn products_ascend(vocab: &HashMap<String, u32>, merges: &[(usize, &str, &str)])
         })
 }
 
-/// The model with tiktoken's semantics, ranks = ids (see [`products_ascend`]), made through
-/// the rank-file importer.
+/// The model with tiktoken's semantics, ranks = ids (see [`products_ascend`]).
 fn tiktoken_ranks(
     vocab: &HashMap<String, u32>,
     pattern: PatternKind,
     specials: &[(String, u32)],
 ) -> Result<Model, ImportError> {
-    use base64::Engine;
-    let engine = base64::engine::general_purpose::STANDARD;
     let decoder = crate::byte_unicode::ByteDecoder::new();
-    let mut rank_file = Vec::with_capacity(vocab.len() * 16);
-    for (key, &id) in vocab {
+    let mut entries = Vec::with_capacity(vocab.len());
+    for (line, (key, &id)) in vocab.iter().enumerate() {
         if specials.iter().any(|(text, sid)| *sid == id && text == key) {
             continue;
         }
@@ -195,10 +192,9 @@ fn tiktoken_ranks(
             .decode(key)
             .filter(|b| !b.is_empty())
             .ok_or_else(|| ImportError::VocabKey { key: key.clone() })?;
-        rank_file.extend_from_slice(engine.encode(bytes).as_bytes());
-        rank_file.extend_from_slice(format!(" {id}\n").as_bytes());
+        entries.push((id, bytes, line + 1));
     }
-    super::tiktoken(&rank_file, pattern, specials)
+    super::tiktoken_import::from_ranks(entries, pattern, specials)
 }
 
 /// `model.merges`: `"left right"` strings (tokenizers before 0.20) or `[left, right]` pairs.

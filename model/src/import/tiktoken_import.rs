@@ -48,7 +48,16 @@ pub fn tiktoken(
             .ok_or(bad("rank is not an integer below 2^32 - 1"))?;
         entries.push((rank, token, line));
     }
+    from_ranks(entries, pattern, specials)
+}
 
+/// [`tiktoken`] from parsed entries `(rank, token bytes, line)`: ids are ranks, merges the
+/// tokens' canonical splits (see [`tiktoken`]). `line` only names an entry in errors.
+pub(super) fn from_ranks(
+    entries: Vec<(u32, Vec<u8>, usize)>,
+    pattern: PatternKind,
+    specials: &[(String, u32)],
+) -> Result<Model, ImportError> {
     // Ids index a dense vector; refuse id spaces that are mostly holes before allocating it.
     let max_id = entries
         .iter()
