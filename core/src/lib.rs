@@ -25,7 +25,7 @@ pub use encode::{Progress, Tokenizer};
 pub use error::{DecodeError, EncodeError};
 pub use hash::PtrIndex;
 pub use pretok::Pattern;
-pub use sentencepiece::{SpStreamDecoder, SpStreamEncoder, SpTables, SpTokenizer};
+pub use sentencepiece::{SpCursor, SpStreamDecoder, SpStreamEncoder, SpTables, SpTokenizer};
 pub use special::Specials;
 pub use stream::{StreamDecoder, StreamEncoder, StreamError};
 pub use tables::{PairMap, PieceMap, SpecialToken, Tables};

@@ -500,5 +500,6 @@ fn structured_sp(mut p: Params<'_>) -> SpModel {
             7 => SpSections::FirstPiecePrefixed,
             _ => SpSections::Inline,
         },
+        unigram: flags >> 7 & 1 == 1 && (flags >> 4) % 8 < 6,
     }
 }

@@ -383,5 +383,6 @@ pub fn borrow_tables(data: &SpTableData) -> SpTables<'_> {
         sections: data.sections,
         split_words: data.split_words,
         cut_bytes: data.cut_bytes,
+        algorithm: data.algorithm,
     }
 }

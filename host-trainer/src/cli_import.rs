@@ -14,7 +14,8 @@ pub struct ImportArgs {
     /// tiktoken rank file (`<base64> <rank>` lines).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["vocab", "merges"], required_unless_present_any = ["vocab", "sentencepiece", "tokenizer_json", "wordpiece_vocab"], requires = "pattern")]
     tiktoken: Option<PathBuf>,
-    /// SentencePiece BPE `tokenizer.model` (Llama 2, TinyLlama, llama2.c).
+    /// SentencePiece `tokenizer.model`, BPE (Llama 2, TinyLlama, llama2.c) or Unigram (T5
+    /// family).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["tiktoken", "vocab", "merges", "tokenizer_json", "pattern", "specials"])]
     sentencepiece: Option<PathBuf>,
     /// Hugging Face `tokenizer.json`: byte-level BPE (Llama 3, Qwen2, GPT-2 style; pattern and
@@ -175,8 +176,9 @@ fn summary(path: &std::path::Path, model: &Model) -> String {
 fn sp_summary(path: &std::path::Path, model: &SpModel) -> String {
     let count = |kind| model.pieces.iter().filter(|p| p.kind == kind).count();
     format!(
-        "wrote {}: SentencePiece BPE, {} ids ({} byte pieces, {} control, {} user-defined), byte fallback {}",
+        "wrote {}: SentencePiece {}, {} ids ({} byte pieces, {} control, {} user-defined), byte fallback {}",
         path.display(),
+        if model.unigram { "Unigram" } else { "BPE" },
         model.n_ids(),
         count(SpKind::Byte),
         count(SpKind::Control),

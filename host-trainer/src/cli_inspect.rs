@@ -78,7 +78,14 @@ pub fn run(args: InspectArgs) -> Result<(), String> {
 fn inspect_sentencepiece(path: &std::path::Path, model: &SpModel) -> Result<(), String> {
     let count = |kind| model.pieces.iter().filter(|p| p.kind == kind).count();
     println!("model:        {}", path.display());
-    println!("kind:         SentencePiece BPE");
+    if model.unigram {
+        println!(
+            "kind:         SentencePiece Unigram (unknown score {})",
+            model.unk_score().unwrap_or(f32::NAN)
+        );
+    } else {
+        println!("kind:         SentencePiece BPE");
+    }
     println!(
         "ids:          {} ({} normal, {} byte, {} control, {} user-defined, 1 unknown)",
         model.n_ids(),

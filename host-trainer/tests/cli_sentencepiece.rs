@@ -243,11 +243,6 @@ fn refused_models_name_the_cause_and_write_nothing() {
     let cases = [
         (
             "--sentencepiece",
-            "refused/unigram.model",
-            "the model type is UNIGRAM; picobpe imports SentencePiece BPE models only",
-        ),
-        (
-            "--sentencepiece",
             "refused/nfkc.model",
             "the normalizer \"nmt_nfkc\" rewrites characters (a character map); picobpe supports the identity normalizer only",
         ),

@@ -18,7 +18,8 @@
 //!   add_dummy_prefix, remove_extra_whitespaces, byte_fallback, unk_surface, sections }`, each
 //!   piece `{ piece, score, kind }` (score an optional `f32`, kind a variant index: normal,
 //!   unknown, control, user-defined, byte; sections a variant index: inline, every piece
-//!   prefixed, first piece prefixed). [`SpModel::to_bytes`] writes this version. Variant 2 is a
+//!   prefixed, first piece prefixed). [`SpModel::to_bytes`] writes this version. Variant 3 is a
+//!   SentencePiece Unigram model, the same `SpModel` fields (its scores are Viterbi scores). Variant 2 is a
 //!   WordPiece [`crate::WpModel`] `{ vocab, unk_id, prefix, max_chars_per_word, clean_text,
 //!   handle_chinese_chars, strip_accents, lowercase, cleanup, specials }`, which
 //!   [`WpModel::write`] writes in this version (its tables are built at load).
@@ -137,6 +138,7 @@ enum PayloadRef<'a> {
     BytePair(&'a Model),
     SentencePiece(&'a SpModel),
     WordPiece(&'a WpModel),
+    Unigram(&'a SpModel),
 }
 
 /// The version-2 payload as read.
@@ -145,6 +147,18 @@ enum Payload {
     BytePair(Model),
     SentencePiece(SpModel),
     WordPiece(WpModel),
+    Unigram(SpModel),
+}
+
+impl<'a> PayloadRef<'a> {
+    /// A SentencePiece model's payload: variant 1 for BPE, 3 for Unigram.
+    fn sentencepiece(m: &'a SpModel) -> PayloadRef<'a> {
+        if m.unigram {
+            PayloadRef::Unigram(m)
+        } else {
+            PayloadRef::SentencePiece(m)
+        }
+    }
 }
 
 impl AnyModel {
@@ -160,7 +174,8 @@ impl AnyModel {
                     t.n_ids() == m.n_ids() && t.pattern() == m.pattern && t.specials() == m.specials
                 }
                 AnyModel::SentencePiece(m) => {
-                    table_file::read_sp(tables, base)?.n_ids() == m.n_ids()
+                    let t = table_file::read_sp(tables, base)?;
+                    t.n_ids() == m.n_ids() && t.is_unigram() == m.unigram
                 }
                 // WordPiece models are written without tables (version 2).
                 AnyModel::WordPiece(_) => false,
@@ -190,6 +205,7 @@ impl AnyModel {
                 Payload::BytePair(m) => AnyModel::BytePair(m),
                 Payload::SentencePiece(m) => AnyModel::SentencePiece(m),
                 Payload::WordPiece(m) => AnyModel::WordPiece(m),
+                Payload::Unigram(m) => AnyModel::SentencePiece(SpModel { unigram: true, ..m }),
             };
             (model, rest)
         };
@@ -217,7 +233,7 @@ impl SpModel {
     pub fn to_bytes(&self) -> Result<Vec<u8>, ModelError> {
         self.validate()?;
         let payload =
-            postcard::to_stdvec(&PayloadRef::SentencePiece(self)).map_err(ModelError::Encode)?;
+            postcard::to_stdvec(&PayloadRef::sentencepiece(self)).map_err(ModelError::Encode)?;
         frame(KIND_VERSION, &payload)
     }
 
@@ -246,7 +262,7 @@ impl SpModel {
     pub fn to_bytes_with_tables(&self) -> Result<Vec<u8>, ModelError> {
         let tables = crate::SpTableData::new(self)?;
         let model =
-            postcard::to_stdvec(&PayloadRef::SentencePiece(self)).map_err(ModelError::Encode)?;
+            postcard::to_stdvec(&PayloadRef::sentencepiece(self)).map_err(ModelError::Encode)?;
         let mut payload = model_part(&model)?;
         table_file::write_sp(&tables, &mut payload, HEADER_LEN);
         frame(TABLES_VERSION, &payload)

@@ -29,6 +29,7 @@ pub use error::{InvalidModel, ModelError};
 pub use format::{read_tables, AnyModel, LiveTables};
 pub use model::Model;
 pub use pattern::{PatternKind, UnknownPattern};
+pub use picobpe::sentencepiece::SpAlgorithm;
 pub use sentencepiece::{SpModel, SpTableData};
 pub use tables::{IndexData, PieceTable, TableData, TableSizes};
 pub use trie::TrieData;

@@ -18,9 +18,11 @@
 //!
 //! ```text
 //! u8 × 5    add_dummy_prefix, remove_extra_whitespaces, split_words (0/1), sections
-//!           (0 inline, 1 every piece prefixed, 2 first piece prefixed), 0
+//!           (0 inline, 1 every piece prefixed, 2 first piece prefixed), algorithm (0 BPE,
+//!           1 Unigram)
 //! u32 LE    unk_id
 //! u64 × 2   cut_bytes
+//! u32 × 2   Unigram only: unk_score (f32 bits), max_piece_bytes
 //! arrays    as above: token_bytes u8, token_offsets u32, kinds u8, priorities u32,
 //!           pieces u32, piece_index (seed, pilots, remap), piece_keys u64, byte_ids u32,
 //!           unk_surface u8, user_defined u32
@@ -58,7 +60,7 @@ pub(crate) fn is_sentencepiece(blob: &[u8]) -> bool {
 /// Append the SentencePiece tables blob of `data` to `out`, whose byte 0 is at offset `base`
 /// in the file.
 pub(crate) fn write_sp(data: &SpTableData, out: &mut Vec<u8>, base: usize) {
-    use picobpe::sentencepiece::Sections;
+    use picobpe::sentencepiece::{Sections, SpAlgorithm};
     let sections = match data.sections {
         Sections::Inline => 0,
         Sections::EveryPiecePrefixed => 1,
@@ -70,11 +72,19 @@ pub(crate) fn write_sp(data: &SpTableData, out: &mut Vec<u8>, base: usize) {
         u8::from(data.remove_extra_whitespaces),
         u8::from(data.split_words),
         sections,
-        0,
+        u8::from(data.algorithm != SpAlgorithm::Bpe),
     ]);
     out.extend_from_slice(&data.unk_id.to_le_bytes());
     out.extend_from_slice(&data.cut_bytes[0].to_le_bytes());
     out.extend_from_slice(&data.cut_bytes[1].to_le_bytes());
+    if let SpAlgorithm::Unigram {
+        unk_score,
+        max_piece_bytes,
+    } = data.algorithm
+    {
+        out.extend_from_slice(&unk_score.to_bits().to_le_bytes());
+        out.extend_from_slice(&max_piece_bytes.to_le_bytes());
+    }
     let mut w = Writer { out, base };
     w.array(&data.token_bytes);
     w.array(&data.token_offsets);
@@ -557,6 +567,7 @@ pub(crate) struct SpTableView<'a> {
     sections: picobpe::sentencepiece::Sections,
     unk_id: u32,
     cut_bytes: [u64; 2],
+    algorithm: picobpe::sentencepiece::SpAlgorithm,
     token_bytes: Cow<'a, [u8]>,
     token_offsets: Cow<'a, [u32]>,
     kinds: Cow<'a, [u8]>,
@@ -588,7 +599,7 @@ pub(crate) fn read_sp(bytes: &[u8], base: usize) -> Result<SpTableView<'_>, Mode
         2 => Sections::FirstPiecePrefixed,
         _ => return Err(bad(format!("unknown flag values {flags:?}"))),
     };
-    if flags[..3].iter().any(|&f| f > 1) || flags[4] != 0 {
+    if flags[..3].iter().any(|&f| f > 1) || flags[4] > 1 {
         return Err(bad(format!("unknown flag values {flags:?}")));
     }
     let unk_id = <u32 as Le>::from_le(r.take(4, "unk_id")?);
@@ -596,7 +607,24 @@ pub(crate) fn read_sp(bytes: &[u8], base: usize) -> Result<SpTableView<'_>, Mode
         <u64 as Le>::from_le(r.take(8, "cut_bytes")?),
         <u64 as Le>::from_le(r.take(8, "cut_bytes")?),
     ];
+    let algorithm = if flags[4] == 1 {
+        let unk_score = f32::from_bits(<u32 as Le>::from_le(r.take(4, "unk_score")?));
+        let max_piece_bytes = <u32 as Le>::from_le(r.take(4, "max_piece_bytes")?);
+        if unk_score.is_nan() || max_piece_bytes as usize > picobpe::sentencepiece::MAX_PIECE_BYTES
+        {
+            return Err(bad(format!(
+                "Unigram unk_score {unk_score} or max_piece_bytes {max_piece_bytes} out of range"
+            )));
+        }
+        picobpe::sentencepiece::SpAlgorithm::Unigram {
+            unk_score,
+            max_piece_bytes,
+        }
+    } else {
+        picobpe::sentencepiece::SpAlgorithm::Bpe
+    };
     let view = SpTableView {
+        algorithm,
         add_dummy_prefix: flags[0] == 1,
         remove_extra_whitespaces: flags[1] == 1,
         split_words: flags[2] == 1,
@@ -620,6 +648,11 @@ pub(crate) fn read_sp(bytes: &[u8], base: usize) -> Result<SpTableView<'_>, Mode
 }
 
 impl SpTableView<'_> {
+    /// True for a Unigram model's tables.
+    pub(crate) fn is_unigram(&self) -> bool {
+        self.algorithm != picobpe::sentencepiece::SpAlgorithm::Bpe
+    }
+
     /// Number of ids.
     pub(crate) fn n_ids(&self) -> usize {
         self.token_offsets.len().saturating_sub(1)
@@ -663,6 +696,7 @@ impl From<SpTableData> for SpTableView<'static> {
             sections: d.sections,
             unk_id: d.unk_id,
             cut_bytes: d.cut_bytes,
+            algorithm: d.algorithm,
             token_bytes: Cow::Owned(d.token_bytes),
             token_offsets: Cow::Owned(d.token_offsets),
             kinds: Cow::Owned(d.kinds),
@@ -706,6 +740,7 @@ impl SpTableView<'static> {
             sections: self.sections,
             split_words: self.split_words,
             cut_bytes: self.cut_bytes,
+            algorithm: self.algorithm,
         }))
     }
 }

@@ -54,6 +54,7 @@ fn tiny() -> SpModel {
         byte_fallback: false,
         unk_surface: " \u{2047} ".to_owned(),
         sections: SpSections::Inline,
+        unigram: false,
     }
 }
 
@@ -368,12 +369,16 @@ fn refused(file: &str) -> (SpImportError, String) {
 
 #[test]
 fn model_proto_refusals_name_the_cause() {
-    let (err, text) = refused("unigram.model");
-    assert!(matches!(err, SpImportError::NotBpe { ref model_type } if model_type == "UNIGRAM"));
+    // A `ModelProto` whose `trainer_spec` (field 2) has `model_type` (field 3) WORD (3).
+    let err = import_model_proto(&[0x12, 0x02, 0x18, 0x03]).unwrap_err();
+    assert!(matches!(err, SpImportError::NotBpe { ref model_type } if model_type == "WORD"));
     assert_eq!(
-        text,
-        "the model type is UNIGRAM; picobpe imports SentencePiece BPE models only"
+        err.to_string(),
+        "the model type is WORD; picobpe imports SentencePiece BPE and Unigram models only"
     );
+    // A Unigram model with the identity normalizer is imported as one.
+    let bytes = read("refused/unigram.model");
+    assert!(import_model_proto(&bytes).unwrap().unigram);
 
     let (err, text) = refused("nfkc.model");
     assert!(matches!(err, SpImportError::Normalizer { ref name } if name == "nmt_nfkc"));
@@ -449,7 +454,14 @@ fn tokenizer_json_refusals_name_the_cause() {
     assert!(matches!(err, SpImportError::NotBpe { ref model_type } if model_type == "WordPiece"));
     assert_eq!(
         text,
-        "the model type is WordPiece; picobpe imports SentencePiece BPE models only"
+        "the model type is WordPiece; picobpe imports SentencePiece BPE and Unigram models only"
+    );
+    // A Unigram tokenizer.json names the file to import instead.
+    let bytes = std::fs::read(fixtures().join("../unigram/models/ug8000.tokenizer.json")).unwrap();
+    let text = import_tokenizer_json(&bytes).unwrap_err().to_string();
+    assert!(
+        text.contains("import the model's tokenizer.model instead"),
+        "{text}"
     );
 
     let err = import_tokenizer_json(b"not json").unwrap_err();
@@ -481,6 +493,7 @@ fn a_zero_score_merges_before_a_negative_zero() {
         byte_fallback: false,
         unk_surface: " \u{2047} ".to_owned(),
         sections: SpSections::Inline,
+        unigram: false,
     };
     for ((ab, bc), want) in [((-0.0, 0.0), [2, 6]), ((0.0, -0.0), [5, 4])] {
         let tables = SpTableData::new(&model(ab, bc)).unwrap().to_tables();

@@ -4,7 +4,7 @@
 use core::fmt::{self, Write};
 use std::path::Path;
 
-use picobpe_model::{IndexData, SpTableData, TableData, WpTableData};
+use picobpe_model::{IndexData, SpAlgorithm, SpTableData, TableData, WpTableData};
 
 /// Generate the source for `data`. `model_name` goes into the header comment; the source
 /// `include_bytes!`s `token_bytes` (an absolute path), which must hold `data.token_bytes`.
@@ -88,6 +88,16 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
     array(&mut s, "PICOBPE_USER_DEFINED", "u32", &data.user_defined);
     let piece_index = index_expr("PICOBPE_PIECE", &data.piece_index, data.pieces.len());
     let sections = format!("{:?}", data.sections);
+    let algorithm = match data.algorithm {
+        SpAlgorithm::Bpe => "Bpe".to_owned(),
+        SpAlgorithm::Unigram {
+            unk_score,
+            max_piece_bytes,
+        } => format!(
+            "Unigram {{ unk_score: f32::from_bits({:#x}), max_piece_bytes: {max_piece_bytes} }}",
+            unk_score.to_bits()
+        ),
+    };
     let _ = writeln!(
         s,
         "\n/// The baked SentencePiece tables of `{model_name}`.\n\
@@ -105,7 +115,8 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
          remove_extra_whitespaces: {},\n    \
          sections: ::picobpe::sentencepiece::Sections::{sections},\n    \
          split_words: {},\n    \
-         cut_bytes: [{:#x}, {:#x}],\n\
+         cut_bytes: [{:#x}, {:#x}],\n    \
+         algorithm: ::picobpe::sentencepiece::SpAlgorithm::{algorithm},\n\
          }};",
         data.unk_id,
         data.add_dummy_prefix,

@@ -17,6 +17,7 @@ use super::merge::{merge_word, NoRoom, Word, WORD_BUF};
 use super::merge::{HUGE_WORD_BUF, LONG_WORD_BUF};
 use super::normalize::{char_at, Normalizer, SPACE_MARK};
 use super::tables::{Sections, SpTables};
+use super::unigram::SpCursor;
 use crate::cache::{CacheEntry, CacheKey};
 use crate::encode::Progress;
 use crate::error::EncodeError;
@@ -112,6 +113,9 @@ impl<'t> SpTokenizer<'t> {
     ) -> Result<usize, EncodeError> {
         let t = self.tables;
         let from = from.min(text.len());
+        if self.is_unigram() {
+            return self.unigram_encode_from(text, from, out);
+        }
         let cache = if t.byte_fallback() { cache } else { &mut [] };
         let mut run = Run {
             after_unk: false,
@@ -151,6 +155,25 @@ impl<'t> SpTokenizer<'t> {
         out: &mut [u32],
     ) -> Result<Progress, EncodeError> {
         let t = self.tables;
+        if self.is_unigram() {
+            // Words carry a score here: without `SpStreamEncoder`'s cursor, only the whole
+            // text at once is exact.
+            if !is_final {
+                return Ok(Progress {
+                    consumed: 0,
+                    written: 0,
+                });
+            }
+            let mut cursor = SpCursor::START;
+            return match self.unigram_part(text, at_start, true, out, &mut cursor) {
+                Err(EncodeError::OutputFull { .. }) => Err(EncodeError::PieceTooLong {
+                    offset: 0,
+                    len: text.len(),
+                    needed: 5 * text.len() + 64,
+                }),
+                other => other,
+            };
+        }
         let apart = t.split_words && (t.sections == Sections::Inline || t.user_defined.is_empty());
         if !is_final && !apart {
             return Ok(Progress {
@@ -378,6 +401,21 @@ impl<'t> SpTokenizer<'t> {
     /// any length works as long as each word fits — see [`EncodeError::PieceTooLong`]).
     pub fn count(&self, text: &[u8], scratch: &mut [u32]) -> Result<usize, EncodeError> {
         let mut total = 0usize;
+        if self.is_unigram() {
+            let mut cursor = SpCursor::START;
+            loop {
+                let at = cursor.offset;
+                match self.encode_cursor(text, &mut cursor, scratch) {
+                    Ok(n) => return Ok(total + n),
+                    Err(EncodeError::OutputFull { consumed, written })
+                        if consumed > at || written > 0 =>
+                    {
+                        total += written;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
         let mut from = 0usize;
         loop {
             match self.encode_from(text, from, scratch) {

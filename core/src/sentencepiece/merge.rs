@@ -65,7 +65,7 @@ pub(crate) enum Word<'a> {
 }
 
 impl Word<'_> {
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match *self {
             Word::Flat(b) => b.len(),
             Word::Packed(_, len) => len,
@@ -73,7 +73,7 @@ impl Word<'_> {
     }
 
     #[inline]
-    fn byte(&self, k: usize) -> u8 {
+    pub(crate) fn byte(&self, k: usize) -> u8 {
         match *self {
             Word::Flat(b) => b.get(k).copied().unwrap_or(0),
             Word::Packed(w, _) => (w.get(k / 4).copied().unwrap_or(0) >> (8 * (k % 4))) as u8,
@@ -82,7 +82,7 @@ impl Word<'_> {
 
     /// The bytes `a..b`, borrowed or copied into `tmp`; `None` when longer than `tmp`.
     #[inline]
-    fn slice<'s>(&'s self, a: usize, b: usize, tmp: &'s mut [u8]) -> Option<&'s [u8]> {
+    pub(crate) fn slice<'s>(&'s self, a: usize, b: usize, tmp: &'s mut [u8]) -> Option<&'s [u8]> {
         match *self {
             Word::Flat(bytes) => bytes.get(a..b),
             Word::Packed(..) => {
@@ -97,7 +97,7 @@ impl Word<'_> {
 
     /// Length of the character that starts at `k` (the bytes are valid UTF-8).
     #[inline]
-    fn char_len(&self, k: usize) -> usize {
+    pub(crate) fn char_len(&self, k: usize) -> usize {
         match self.byte(k) {
             0..=0x7F => 1,
             0x80..=0xDF => 2,

@@ -1,5 +1,5 @@
-//! SentencePiece BPE with byte fallback: the tokenizers of Llama 2, TinyLlama and llama2.c's
-//! models, exact to the `sentencepiece` library.
+//! SentencePiece BPE with byte fallback (the tokenizers of Llama 2, TinyLlama and llama2.c's
+//! models) and SentencePiece Unigram (the T5 family), exact to the `sentencepiece` library.
 //!
 //! Same contract as the byte-level encoder: no heap, no panic, every buffer the caller's, a
 //! full output buffer is [`crate::EncodeError::OutputFull`] at a word boundary, and resuming
@@ -21,9 +21,14 @@ mod merge;
 mod normalize;
 mod stream;
 mod tables;
+mod unigram;
 
 pub use encode::SpTokenizer;
 pub use merge::{LONG_WORD_BUF, WORD_BUF};
 pub use normalize::{REPLACEMENT, SPACE_MARK};
 pub use stream::{SpStreamDecoder, SpStreamEncoder};
-pub use tables::{score_priority, PieceKind, Sections, SpTables, MAX_PIECE_BYTES, WHOLE};
+pub use tables::{
+    priority_score, score_priority, PieceKind, Sections, SpAlgorithm, SpTables, MAX_PIECE_BYTES,
+    WHOLE,
+};
+pub use unigram::{SpCursor, UNIGRAM_STACK_BYTES};

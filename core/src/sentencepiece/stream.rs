@@ -14,6 +14,7 @@ use super::decode::{byte_of_piece, piece_surface};
 use super::encode::SpTokenizer;
 use super::normalize::{char_at, Char, REPLACEMENT, SPACE_MARK};
 use super::tables::PieceKind;
+use super::unigram::SpCursor;
 use crate::error::{DecodeError, EncodeError};
 use crate::slice_ops;
 use crate::stream::{is_valid_prefix, Pending, StreamError};
@@ -26,6 +27,8 @@ pub struct SpStreamEncoder<'t, const IN: usize, const OUT: usize> {
     pending: Pending<IN, OUT>,
     /// No word has been encoded yet: the normalizer's start-of-text rules still apply.
     at_start: bool,
+    /// What the next word start carries (a Unigram model's running score).
+    cursor: SpCursor,
 }
 
 impl<'t, const IN: usize, const OUT: usize> SpStreamEncoder<'t, IN, OUT> {
@@ -35,6 +38,7 @@ impl<'t, const IN: usize, const OUT: usize> SpStreamEncoder<'t, IN, OUT> {
             tok,
             pending: Pending::new(),
             at_start: true,
+            cursor: SpCursor::START,
         }
     }
 
@@ -57,9 +61,9 @@ impl<'t, const IN: usize, const OUT: usize> SpStreamEncoder<'t, IN, OUT> {
     /// Move finished ids into `out`; returns how many. Returns 0 when nothing more can be done
     /// until more input is pushed (or, after `finish`, when the stream is done).
     pub fn take(&mut self, out: &mut [u32]) -> Result<usize, StreamError> {
-        let (tok, at_start) = (self.tok, &mut self.at_start);
+        let (tok, at_start, cursor) = (self.tok, &mut self.at_start, &mut self.cursor);
         self.pending.take(out, |p| {
-            let r = tok.encode_part(&p.input, *at_start, p.finished, &mut p.ids);
+            let r = tok.unigram_part(&p.input, *at_start, p.finished, &mut p.ids, cursor);
             // Until a word is written, the text has not started (leading spaces may be
             // dropped).
             match r {

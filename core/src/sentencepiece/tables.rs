@@ -92,7 +92,36 @@ pub enum Sections {
     FirstPiecePrefixed,
 }
 
-/// Everything a SentencePiece BPE encoder and decoder read. See the module docs for the
+/// Which SentencePiece algorithm segments the normalized text.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SpAlgorithm {
+    /// BPE: symbols merged by score (`model_type: BPE`).
+    Bpe,
+    /// Unigram: the best-scoring segmentation by Viterbi (`model_type: UNIGRAM`). The
+    /// priorities then hold [`score_priority`] of each matchable piece's score (user-defined
+    /// pieces: `0.1 × (bytes − 1)`, as `sentencepiece` scores them), recovered with
+    /// [`priority_score`].
+    Unigram {
+        /// Score of an unknown character: the lowest normal score minus 10, as `sentencepiece`
+        /// computes it in `f32`.
+        unk_score: f32,
+        /// Longest matchable piece, in bytes (at most [`MAX_PIECE_BYTES`]): how far a
+        /// lookup walks from each character.
+        max_piece_bytes: u32,
+    },
+}
+
+/// The score whose [`score_priority`] is `priority` (for every priority except 0, which no
+/// score has).
+pub const fn priority_score(priority: u32) -> f32 {
+    if priority >> 31 == 1 {
+        f32::from_bits(priority & !(1 << 31))
+    } else {
+        f32::from_bits(!priority)
+    }
+}
+
+/// Everything a SentencePiece encoder and decoder read. See the module docs for the
 /// invariants.
 #[derive(Clone, Copy, Debug)]
 pub struct SpTables<'a> {
@@ -134,6 +163,8 @@ pub struct SpTables<'a> {
     /// one never merges with a neighbour, so a long word is merged segment by segment between
     /// them (smaller heaps, same ids). All zero is always correct, only slower.
     pub cut_bytes: [u64; 2],
+    /// BPE or Unigram (with the Unigram parameters).
+    pub algorithm: SpAlgorithm,
 }
 
 impl<'a> SpTables<'a> {
@@ -202,6 +233,17 @@ impl<'a> SpTables<'a> {
         self.pieces.ids.get(self.slot_of(piece)?).copied()
     }
 
+    /// The id and priority of `piece` when it is a piece of any kind (the priority is 0 when
+    /// it is not matchable or mergeable).
+    #[inline]
+    pub(crate) fn lookup(&self, piece: &[u8]) -> Option<(u32, u32)> {
+        let slot = self.slot_of(piece)?;
+        Some((
+            *self.pieces.ids.get(slot)?,
+            self.priorities.get(slot).copied().unwrap_or(0),
+        ))
+    }
+
     /// The merge priority of `piece` when two symbols may merge into it (a normal or
     /// user-defined piece), else 0.
     #[inline]
@@ -220,7 +262,7 @@ impl<'a> SpTables<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::score_priority;
+    use super::{priority_score, score_priority};
 
     #[test]
     fn priorities_order_like_scores() {
@@ -245,6 +287,9 @@ mod tests {
         assert!(score_priority(-0.0) < score_priority(0.0));
         assert!(score_priority(-f32::MIN_POSITIVE) < score_priority(-0.0));
         assert_eq!(score_priority(f32::NAN), 0);
+        for s in scores {
+            assert_eq!(priority_score(score_priority(s)).to_bits(), s.to_bits());
+        }
         assert!(score_priority(f32::NEG_INFINITY) > 0);
     }
 }

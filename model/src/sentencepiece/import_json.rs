@@ -29,6 +29,14 @@ pub fn import_tokenizer_json(bytes: &[u8]) -> Result<SpModel, SpImportError> {
     let root: Value = serde_json::from_slice(bytes).map_err(SpImportError::Json)?;
     let model = root.get("model").ok_or_else(|| bad("model", "missing"))?;
     let ty = model.get("type").and_then(Value::as_str).unwrap_or("");
+    if ty == "Unigram" {
+        return Err(SpImportError::Unsupported {
+            setting:
+                "a Unigram tokenizer.json (tokenizers' Unigram adds in f64, without \
+                      sentencepiece's score reset) — import the model's tokenizer.model instead; it"
+                    .to_owned(),
+        });
+    }
     if ty != "BPE" {
         return Err(SpImportError::NotBpe {
             model_type: ty.to_owned(),
@@ -123,6 +131,7 @@ pub fn import_tokenizer_json(bytes: &[u8]) -> Result<SpModel, SpImportError> {
         byte_fallback,
         unk_surface: " \u{2047} ".to_owned(),
         sections,
+        unigram: false,
     };
     model.validate().map_err(SpImportError::Invalid)?;
     Ok(model)

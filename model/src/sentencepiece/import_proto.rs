@@ -69,7 +69,7 @@ pub enum SpImportError {
     Protobuf(prost::DecodeError),
     /// The file is not valid JSON of the `tokenizer.json` shape.
     Json(serde_json::Error),
-    /// The model is not BPE (Unigram, word, char models are other families).
+    /// The model is neither BPE nor Unigram (word and char models).
     NotBpe {
         /// What the file says.
         model_type: String,
@@ -109,7 +109,7 @@ impl fmt::Display for SpImportError {
             SpImportError::Json(e) => write!(f, "not a tokenizer.json: {e}"),
             SpImportError::NotBpe { model_type } => write!(
                 f,
-                "the model type is {model_type}; picobpe imports SentencePiece BPE models only"
+                "the model type is {model_type}; picobpe imports SentencePiece BPE and Unigram models only"
             ),
             SpImportError::Normalizer { name } => write!(
                 f,
@@ -132,24 +132,24 @@ impl std::error::Error for SpImportError {}
 
 /// Build an [`SpModel`] from the bytes of a SentencePiece `tokenizer.model`.
 ///
-/// Refused: models other than BPE, normalizers with a non-empty character map or rules,
+/// BPE and Unigram models are imported. Refused: word and character models, normalizers with a non-empty character map or rules,
 /// `treat_whitespace_as_suffix`, `escape_whitespaces = false`, `UNUSED` pieces, and anything
 /// [`SpModel::validate`] rejects.
 pub fn import_model_proto(bytes: &[u8]) -> Result<SpModel, SpImportError> {
     let proto = <ModelProto as prost::Message>::decode(bytes).map_err(SpImportError::Protobuf)?;
     let trainer = proto.trainer_spec.unwrap_or_default();
-    match trainer.model_type.unwrap_or(1) {
-        2 => {}
+    let unigram = match trainer.model_type.unwrap_or(1) {
+        1 => true,
+        2 => false,
         other => {
             let name = match other {
-                1 => "UNIGRAM".to_owned(),
                 3 => "WORD".to_owned(),
                 4 => "CHAR".to_owned(),
                 n => format!("{n}"),
             };
             return Err(SpImportError::NotBpe { model_type: name });
         }
-    }
+    };
     if trainer.treat_whitespace_as_suffix == Some(true) {
         return Err(SpImportError::Unsupported {
             setting: "treat_whitespace_as_suffix = true".to_owned(),
@@ -202,6 +202,7 @@ pub fn import_model_proto(bytes: &[u8]) -> Result<SpModel, SpImportError> {
             .unk_surface
             .unwrap_or_else(|| " \u{2047} ".to_owned()),
         sections: SpSections::Inline,
+        unigram,
     };
     model.validate().map_err(SpImportError::Invalid)?;
     Ok(model)

@@ -100,6 +100,10 @@ pub struct SpModel {
     /// Where user-defined symbols are matched: [`SpSections::Inline`] for a
     /// `tokenizer.model`, one of the others for a `tokenizer.json`.
     pub sections: SpSections,
+    /// A Unigram model (segmented by Viterbi over the scores) rather than BPE. Stored as the
+    /// model kind in the file, not as a field.
+    #[serde(skip)]
+    pub unigram: bool,
 }
 
 /// A broken SentencePiece model invariant, naming the offending id.
@@ -148,6 +152,9 @@ pub enum InvalidSpModel {
         /// The id.
         id: u32,
     },
+    /// A Unigram model without a normal piece (its unknown score is the lowest normal score
+    /// minus 10), or with a normal piece without a score.
+    UnigramScores,
     /// A piece that merging or matching may produce is longer than the core's limit.
     PieceTooLong {
         /// The id.
@@ -184,6 +191,10 @@ impl fmt::Display for InvalidSpModel {
                 f,
                 "user-defined symbol {id} holds a space, '▁' or U+FFFD (not supported)"
             ),
+            InvalidSpModel::UnigramScores => write!(
+                f,
+                "a Unigram model needs at least one normal piece, and a score on every normal piece"
+            ),
             InvalidSpModel::PieceTooLong { id, len } => write!(
                 f,
                 "piece {id} is {len} bytes long; merged and user-defined pieces may be at most {MAX_PIECE_BYTES}"
@@ -219,6 +230,30 @@ impl SpModel {
             .iter()
             .position(|p| p.kind == SpKind::Unknown)
             .unwrap_or(0) as u32
+    }
+
+    /// A Unigram model's score of an unknown character: the lowest normal score minus 10, in
+    /// `f32` as `sentencepiece` computes it (`None` without normal pieces).
+    pub fn unk_score(&self) -> Option<f32> {
+        self.pieces
+            .iter()
+            .filter(|p| p.kind == SpKind::Normal)
+            .filter_map(|p| p.score)
+            .reduce(f32::min)
+            .map(|min| min - 10.0)
+    }
+
+    /// The score a Unigram lattice gives `id`'s piece when it matches: its own score for a
+    /// normal piece, `0.1 × (bytes − 1)` for a user-defined one (as `sentencepiece` does, so
+    /// that they win over normal pieces, whose scores are negative), `None` for pieces that
+    /// never match text.
+    pub fn unigram_score(&self, id: usize) -> Option<f32> {
+        let p = self.pieces.get(id)?;
+        match p.kind {
+            SpKind::Normal => p.score,
+            SpKind::UserDefined => Some((0.1 * (p.piece.len() as f64 - 1.0)) as f32),
+            _ => None,
+        }
     }
 
     /// Id of a control symbol with this text (`<s>`, `</s>`), if any.
@@ -272,6 +307,15 @@ impl SpModel {
                     len: p.piece.len(),
                 });
             }
+        }
+        if self.unigram
+            && (self.unk_score().is_none()
+                || self
+                    .pieces
+                    .iter()
+                    .any(|p| p.kind == SpKind::Normal && p.score.is_none()))
+        {
+            return Err(InvalidSpModel::UnigramScores);
         }
         if unknowns != 1 {
             return Err(InvalidSpModel::UnknownCount { found: unknowns });

@@ -4,7 +4,7 @@
 use core::fmt;
 
 use picobpe::hash::hash_bytes;
-use picobpe::sentencepiece::{score_priority, WHOLE, WORD_BUF};
+use picobpe::sentencepiece::{score_priority, SpAlgorithm, WHOLE, WORD_BUF};
 use picobpe::tables::piece_key_entry;
 use picobpe::{PieceMap, PtrIndex, SpTables};
 
@@ -12,7 +12,7 @@ use super::{InvalidSpModel, SpKind, SpModel};
 use crate::tables::{ptr_index, IndexData};
 
 /// Owned table contents, one field per [`SpTables`] field.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SpTableData {
     /// Piece bytes of all ids concatenated in id order.
     pub token_bytes: Vec<u8>,
@@ -49,6 +49,8 @@ pub struct SpTableData {
     /// [`picobpe::SpTables::cut_bytes`]: ASCII bytes no mergeable piece of two or more bytes
     /// contains.
     pub cut_bytes: [u64; 2],
+    /// BPE or Unigram, with the Unigram parameters.
+    pub algorithm: SpAlgorithm,
 }
 
 impl SpTableData {
@@ -75,12 +77,28 @@ impl SpTableData {
             .iter()
             .map(|&id| {
                 let p = &model.pieces[id as usize];
+                if model.unigram {
+                    return model.unigram_score(id as usize).map_or(0, score_priority);
+                }
                 match p.kind {
                     SpKind::Normal | SpKind::UserDefined => p.score.map_or(0, score_priority),
                     _ => 0,
                 }
             })
             .collect();
+        let algorithm = match model.unk_score() {
+            Some(unk_score) if model.unigram => SpAlgorithm::Unigram {
+                unk_score,
+                max_piece_bytes: model
+                    .pieces
+                    .iter()
+                    .filter(|p| matches!(p.kind, SpKind::Normal | SpKind::UserDefined))
+                    .map(|p| p.piece.len() as u32)
+                    .max()
+                    .unwrap_or(0),
+            },
+            _ => SpAlgorithm::Bpe,
+        };
         let piece_keys = pieces
             .iter()
             .map(|&id| {
@@ -126,13 +144,21 @@ impl SpTableData {
             add_dummy_prefix: model.add_dummy_prefix,
             remove_extra_whitespaces: model.remove_extra_whitespaces,
             sections: model.sections.to_core(),
-            cut_bytes: model.cut_bytes(),
+            // Unigram models do not merge: no byte cuts a merge.
+            cut_bytes: if model.unigram {
+                [0; 2]
+            } else {
+                model.cut_bytes()
+            },
+            algorithm,
             // A run of unknown symbols is one `<unk>`: across a word start only when `▁` is
             // unknown too, which then needs the whole text at once.
             split_words: model.splits_words()
                 && (model.byte_fallback || model.pieces.iter().any(|p| p.piece == "\u{2581}")),
         };
-        data.mark_whole_pieces(model);
+        if !model.unigram {
+            data.mark_whole_pieces(model);
+        }
         Ok(data)
     }
 
@@ -187,6 +213,7 @@ impl SpTableData {
             sections: self.sections,
             split_words: self.split_words,
             cut_bytes: self.cut_bytes,
+            algorithm: self.algorithm,
         }
     }
 
@@ -214,7 +241,12 @@ impl SpTableData {
             other: 4 * self.byte_ids.len()
                 + self.unk_surface.len()
                 + 4 * self.user_defined.len()
-                + SP_TABLES_HEADER,
+                + SP_TABLES_HEADER
+                + if self.algorithm == SpAlgorithm::Bpe {
+                    0
+                } else {
+                    8
+                },
         }
     }
 

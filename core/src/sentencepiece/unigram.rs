@@ -1,0 +1,503 @@
+//! SentencePiece Unigram: the best-scoring segmentation of each word, exact to
+//! `sentencepiece`'s `unigram::Model::EncodeOptimized` (the path `EncodeAsIds` takes).
+//!
+//! Over the normalized bytes, for each character start `s` in order, every matchable piece
+//! (normal or user-defined) that starts at `s` is a candidate for the best path ending where
+//! it ends: `score(piece) + best(s)`, added in `f32`. A candidate replaces the best only when
+//! strictly greater, so on a tie the path whose last piece starts earliest wins. When no piece
+//! covers exactly the character at `s`, an *unknown* node does, scored the lowest normal score
+//! minus 10. Before `s` is expanded, a best score beyond ±100,000 is subtracted from every
+//! reached entry between `s` and the furthest end seen (`sentencepiece`'s score reset), which
+//! changes later `f32` roundings and so, sometimes, the ids: it is reproduced exactly.
+//!
+//! **Words.** When no piece holds a character followed by `▁`
+//! ([`super::SpTables::split_words`]), no piece crosses a word start, so every path passes
+//! through each word start and the Viterbi runs one word at a time. The best score at a word's
+//! end is *carried* into the next word instead of restarting from zero: the rounding of every
+//! later sum depends on it. That carried state ([`SpCursor`]) is what a resumed encode needs.
+//!
+//! **Memory.** A word's lattice takes 12 bytes per normalized byte (score, start, id of the
+//! best path ending there). Words of up to [`UNIGRAM_STACK_BYTES`] bytes use a stack lattice;
+//! a longer word packs its bytes and its lattice into the far end of `out`, which then needs
+//! `(17 × bytes + 16) / 4` ids of room (reported by [`EncodeError::PieceTooLong`] when even
+//! the whole buffer is too small).
+
+use super::encode::SpTokenizer;
+use super::merge::Word;
+use super::normalize::{Normalizer, SPACE_MARK};
+use super::tables::{priority_score, SpAlgorithm, SpTables, MAX_PIECE_BYTES};
+use crate::encode::Progress;
+use crate::error::EncodeError;
+
+/// Longest word (normalized bytes) whose Unigram lattice is kept on the stack: 12 bytes of
+/// stack per byte. Longer words use the far end of the output buffer.
+#[cfg(target_pointer_width = "64")]
+pub const UNIGRAM_STACK_BYTES: usize = 512;
+/// See the 64-bit value (microcontroller stacks: about 1 KiB of lattice).
+#[cfg(not(target_pointer_width = "64"))]
+pub const UNIGRAM_STACK_BYTES: usize = 64;
+
+/// `sentencepiece`'s `kScoreResetThreshold`.
+const RESET: f32 = 100_000.0;
+/// No start: an entry not reached yet (and the origin).
+const NONE: u32 = u32::MAX;
+
+/// Where an encode of one text stands: the offset to go on from and, for a Unigram model, the
+/// state a word start carries (the best path's `f32` score and whether it ends in `<unk>`).
+/// Start each text with [`SpCursor::START`]; [`SpTokenizer::encode_cursor`] moves it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpCursor {
+    /// Offset in the text of the next byte to encode.
+    pub offset: usize,
+    /// Best path score at `offset` (Unigram).
+    score: f32,
+    /// The last id written is `<unk>`, which a following unknown symbol joins.
+    after_unk: bool,
+}
+
+impl SpCursor {
+    /// The start of a text.
+    pub const START: SpCursor = SpCursor {
+        offset: 0,
+        score: 0.0,
+        after_unk: false,
+    };
+}
+
+/// Unigram parameters of the tables.
+#[derive(Clone, Copy)]
+struct Params {
+    unk_score: f32,
+    max_piece_bytes: usize,
+}
+
+/// A lattice: three `u32` per position (score bits, start of the last piece, its id).
+struct Lattice<'a>(&'a mut [u32]);
+
+impl Lattice<'_> {
+    #[inline]
+    fn score(&self, e: usize) -> f32 {
+        f32::from_bits(self.0.get(3 * e).copied().unwrap_or(0))
+    }
+    #[inline]
+    fn start(&self, e: usize) -> u32 {
+        self.0.get(3 * e + 1).copied().unwrap_or(NONE)
+    }
+    #[inline]
+    fn id(&self, e: usize) -> u32 {
+        self.0.get(3 * e + 2).copied().unwrap_or(0)
+    }
+    #[inline]
+    fn set(&mut self, e: usize, score: f32, start: u32, id: u32) {
+        if let Some(n) = self.0.get_mut(3 * e..3 * e + 3) {
+            if let [a, b, c] = n {
+                *a = score.to_bits();
+                *b = start;
+                *c = id;
+            }
+        }
+    }
+    #[inline]
+    fn set_score(&mut self, e: usize, score: f32) {
+        if let Some(a) = self.0.get_mut(3 * e) {
+            *a = score.to_bits();
+        }
+    }
+    #[inline]
+    fn set_start(&mut self, e: usize, start: u32) {
+        if let Some(b) = self.0.get_mut(3 * e + 1) {
+            *b = start;
+        }
+    }
+}
+
+/// The best path over `word` into `lat` (positions `0..=len`), from `origin` at position 0.
+fn viterbi(t: &SpTables<'_>, p: Params, word: Word<'_>, lat: &mut Lattice<'_>, origin: f32) {
+    let len = word.len();
+    lat.set(0, origin, NONE, NONE);
+    for e in 1..=len {
+        lat.set_start(e, NONE);
+    }
+    let mut tmp = [0u8; MAX_PIECE_BYTES];
+    let mut max_frontier = 0usize;
+    let mut s = 0usize;
+    while s < len {
+        let mblen = word.char_len(s).min(len - s);
+        let mut till = lat.score(s);
+        if !(-RESET..=RESET).contains(&till) {
+            for i in s..=max_frontier {
+                if i == s || lat.start(i) != NONE {
+                    lat.set_score(i, lat.score(i) - till);
+                }
+            }
+            till = 0.0;
+        }
+        let mut has_single = false;
+        let limit = len.min(s + p.max_piece_bytes);
+        let mut k = s;
+        while k < limit {
+            k += word.char_len(k);
+            if k > limit {
+                break;
+            }
+            let Some(bytes) = word.slice(s, k, &mut tmp) else {
+                break;
+            };
+            let Some((id, priority)) = t.lookup(bytes) else {
+                continue;
+            };
+            if priority == 0 {
+                continue;
+            }
+            has_single |= k - s == mblen;
+            max_frontier = max_frontier.max(k);
+            offer(lat, k, priority_score(priority) + till, s, id);
+        }
+        if !has_single {
+            let e = s + mblen;
+            max_frontier = max_frontier.max(e);
+            offer(lat, e, p.unk_score + till, s, t.unk_id);
+        }
+        s += mblen.max(1);
+    }
+}
+
+/// Make `(cand, s, id)` the best path ending at `e` when nothing reached `e` yet or it scores
+/// strictly more.
+#[inline]
+fn offer(lat: &mut Lattice<'_>, e: usize, cand: f32, s: usize, id: u32) {
+    if lat.start(e) == NONE || cand > lat.score(e) {
+        lat.set(e, cand, s as u32, id);
+    }
+}
+
+/// Turn the best path ending at `len` into forward links (each piece's start entry then holds
+/// the end of the next piece); returns the end of the first piece (`NONE`: empty word).
+fn link_forward(lat: &mut Lattice<'_>, len: usize) -> u32 {
+    let mut next = NONE;
+    let mut e = len;
+    while e > 0 {
+        let s = lat.start(e);
+        lat.set_start(e, next);
+        next = e as u32;
+        if s == NONE || s as usize >= e {
+            break;
+        }
+        e = s as usize;
+    }
+    next
+}
+
+/// Write the ids of the path [`link_forward`] linked into `out`: an unknown node becomes its
+/// bytes' byte pieces with byte fallback; otherwise a run of unknown nodes is one `<unk>`
+/// (`after_unk` carries the run across words). `None` when `out` is too small.
+fn emit(
+    t: &SpTables<'_>,
+    word: Word<'_>,
+    lat: &Lattice<'_>,
+    first: u32,
+    out: &mut [u32],
+    after_unk: &mut bool,
+) -> Option<usize> {
+    let mut w = 0usize;
+    let mut put = |id: u32| -> Option<()> {
+        *out.get_mut(w)? = id;
+        w += 1;
+        Some(())
+    };
+    let mut prev = 0usize;
+    let mut e = first;
+    while e != NONE {
+        let end = e as usize;
+        let id = lat.id(end);
+        let unk = id == t.unk_id;
+        if unk && t.byte_fallback() {
+            for k in prev..end {
+                put(t.byte_ids.get(word.byte(k) as usize).copied().unwrap_or(id))?;
+            }
+        } else if !(unk && *after_unk) {
+            put(id)?;
+        }
+        *after_unk = unk;
+        prev = end;
+        e = lat.start(end);
+    }
+    Some(w)
+}
+
+impl<'t> SpTokenizer<'t> {
+    /// The Unigram parameters, when the tables are Unigram's.
+    fn unigram(&self) -> Option<Params> {
+        match self.tables().algorithm {
+            SpAlgorithm::Unigram {
+                unk_score,
+                max_piece_bytes,
+            } => Some(Params {
+                unk_score,
+                max_piece_bytes: (max_piece_bytes as usize).min(MAX_PIECE_BYTES),
+            }),
+            SpAlgorithm::Bpe => None,
+        }
+    }
+
+    /// True when the tables are a Unigram model's.
+    pub fn is_unigram(&self) -> bool {
+        self.unigram().is_some()
+    }
+
+    /// Encode `text` from `cursor` on into `out`, moving `cursor` past what was encoded;
+    /// returns the number of ids written. Start with [`SpCursor::START`]. On
+    /// [`EncodeError::OutputFull`], `cursor` stands at `consumed` and carries what the next
+    /// call needs, so draining `out` and calling again gives the ids of a one-shot
+    /// [`SpTokenizer::encode`] at no extra cost (for a Unigram model, unlike
+    /// [`SpTokenizer::encode_from`], which must recompute the carried score). Works for
+    /// both algorithms.
+    pub fn encode_cursor(
+        &self,
+        text: &[u8],
+        cursor: &mut SpCursor,
+        out: &mut [u32],
+    ) -> Result<usize, EncodeError> {
+        let Some(p) = self.unigram() else {
+            return match self.encode_from(text, cursor.offset, out) {
+                Ok(n) => {
+                    cursor.offset = text.len();
+                    Ok(n)
+                }
+                Err(EncodeError::OutputFull { consumed, written }) => {
+                    cursor.offset = consumed;
+                    Err(EncodeError::OutputFull { consumed, written })
+                }
+                Err(e) => Err(e),
+            };
+        };
+        let t = self.tables();
+        let norm = Normalizer {
+            text,
+            remove_extra: t.remove_extra_whitespaces,
+        };
+        let mut pos = cursor.offset.min(text.len());
+        let at_start = pos == 0;
+        if at_start && t.remove_extra_whitespaces {
+            while text.get(pos) == Some(&b' ') {
+                pos += 1;
+            }
+        }
+        let end = norm.end(pos);
+        let prefix = at_start && t.add_dummy_prefix;
+        let (reached, written) =
+            self.unigram_words(p, &norm, pos, end, prefix, out, cursor, false, true)?;
+        cursor.offset = if reached >= end { text.len() } else { reached };
+        Ok(written)
+    }
+
+    /// [`SpTokenizer::encode_from`] for a Unigram model: the state at `from` is found by
+    /// segmenting the text before it (scores only), then the rest is encoded.
+    pub(crate) fn unigram_encode_from(
+        &self,
+        text: &[u8],
+        from: usize,
+        out: &mut [u32],
+    ) -> Result<usize, EncodeError> {
+        let mut cursor = SpCursor::START;
+        if from > 0 {
+            self.advance_cursor(text, from, out, &mut cursor)?;
+        }
+        self.encode_cursor(text, &mut cursor, out)
+    }
+
+    /// Move `cursor` (at the start) to `from`, a word start, segmenting without writing ids
+    /// (`out` is only the work area for long words).
+    fn advance_cursor(
+        &self,
+        text: &[u8],
+        from: usize,
+        out: &mut [u32],
+        cursor: &mut SpCursor,
+    ) -> Result<(), EncodeError> {
+        let Some(p) = self.unigram() else {
+            cursor.offset = from;
+            return Ok(());
+        };
+        let t = self.tables();
+        let norm = Normalizer {
+            text,
+            remove_extra: t.remove_extra_whitespaces,
+        };
+        let mut pos = 0;
+        if t.remove_extra_whitespaces {
+            while text.get(pos) == Some(&b' ') {
+                pos += 1;
+            }
+        }
+        let end = norm.end(pos).min(from.max(pos));
+        let (reached, _) = self.unigram_words(
+            p,
+            &norm,
+            pos,
+            end,
+            t.add_dummy_prefix,
+            out,
+            cursor,
+            false,
+            false,
+        )?;
+        cursor.offset = reached.max(from.min(text.len()));
+        Ok(())
+    }
+
+    /// Encode a prefix of `text` for a stream, carrying `cursor`'s state (its offset is not
+    /// used: `text` starts where the last call stopped). See [`SpTokenizer::encode_part`].
+    pub(crate) fn unigram_part(
+        &self,
+        text: &[u8],
+        at_start: bool,
+        is_final: bool,
+        out: &mut [u32],
+        cursor: &mut SpCursor,
+    ) -> Result<Progress, EncodeError> {
+        let Some(p) = self.unigram() else {
+            return self.encode_part(text, at_start, is_final, out);
+        };
+        let t = self.tables();
+        if !is_final && !t.split_words {
+            return Ok(Progress {
+                consumed: 0,
+                written: 0,
+            });
+        }
+        let norm = Normalizer {
+            text,
+            remove_extra: t.remove_extra_whitespaces,
+        };
+        let mut pos = 0;
+        if at_start && t.remove_extra_whitespaces {
+            while text.get(pos) == Some(&b' ') {
+                pos += 1;
+            }
+        }
+        let end = if is_final { norm.end(pos) } else { text.len() };
+        let prefix = at_start && t.add_dummy_prefix;
+        let (reached, written) =
+            self.unigram_words(p, &norm, pos, end, prefix, out, cursor, !is_final, true)?;
+        let consumed = if is_final { text.len() } else { reached };
+        Ok(Progress { consumed, written })
+    }
+
+    /// Segment the words of `text[pos..end]` (the first after a virtual `▁` when `prefix`)
+    /// from `cursor`'s state, writing their ids into `out` when `write`; returns where it
+    /// stopped and the number of ids written. `cursor`'s state follows each finished word.
+    /// With `hold_last`, a word that reaches `end` is left alone.
+    #[allow(clippy::too_many_arguments)]
+    fn unigram_words(
+        &self,
+        p: Params,
+        norm: &Normalizer<'_>,
+        mut pos: usize,
+        end: usize,
+        mut prefix: bool,
+        out: &mut [u32],
+        cursor: &mut SpCursor,
+        hold_last: bool,
+        write: bool,
+    ) -> Result<(usize, usize), EncodeError> {
+        let t = self.tables();
+        let mut buf = [0u8; UNIGRAM_STACK_BYTES];
+        let mut cells = [0u32; 3 * (UNIGRAM_STACK_BYTES + 1)];
+        let mut written = 0usize;
+        while pos < end {
+            let mark = if prefix { SPACE_MARK.len() } else { 0 };
+            if prefix {
+                for (d, s) in buf.iter_mut().zip(SPACE_MARK) {
+                    *d = s;
+                }
+            }
+            let (word_end, len) = norm.scan_word(pos, end, t.split_words, &mut buf, mark);
+            if hold_last && word_end >= end {
+                break;
+            }
+            let full = EncodeError::OutputFull {
+                consumed: pos,
+                written,
+            };
+            if len > 0 {
+                let mut after_unk = cursor.after_unk;
+                let result = if let Some(bytes) = buf.get(..len) {
+                    let word = Word::Flat(bytes);
+                    let mut lat = Lattice(&mut cells);
+                    viterbi(t, p, word, &mut lat, cursor.score);
+                    let score = lat.score(len);
+                    let first = link_forward(&mut lat, len);
+                    let room = if write {
+                        out.get_mut(written..).unwrap_or(&mut [])
+                    } else {
+                        &mut []
+                    };
+                    let n = if write {
+                        emit(t, word, &lat, first, room, &mut after_unk)
+                    } else {
+                        after_unk = lat.id(len) == t.unk_id;
+                        Some(0)
+                    };
+                    n.map(|n| (n, score))
+                } else {
+                    // A long word: bytes and lattice at the far end of `out`.
+                    let packed = len.div_ceil(4);
+                    let need = packed + 3 * (len + 1);
+                    let Some(split) = out.len().checked_sub(need) else {
+                        return Err(EncodeError::PieceTooLong {
+                            offset: pos,
+                            len: word_end - pos,
+                            needed: need + if write { len } else { 0 },
+                        });
+                    };
+                    let (head, tail) = out.split_at_mut(split);
+                    let (cells, bytes) = tail.split_at_mut(3 * (len + 1));
+                    norm.write_packed(pos, word_end, prefix, bytes);
+                    let word = Word::Packed(bytes, len);
+                    let mut lat = Lattice(cells);
+                    viterbi(t, p, word, &mut lat, cursor.score);
+                    let score = lat.score(len);
+                    let first = link_forward(&mut lat, len);
+                    if write {
+                        let room = head.get_mut(written..).unwrap_or(&mut []);
+                        match emit(t, word, &lat, first, room, &mut after_unk) {
+                            Some(n) => Some((n, score)),
+                            None if written == 0 => {
+                                return Err(EncodeError::PieceTooLong {
+                                    offset: pos,
+                                    len: word_end - pos,
+                                    needed: need + len,
+                                })
+                            }
+                            None => None,
+                        }
+                    } else {
+                        after_unk = lat.id(len) == t.unk_id;
+                        Some((0, score))
+                    }
+                };
+                match result {
+                    Some((n, score)) => {
+                        written += n;
+                        cursor.score = score;
+                        cursor.after_unk = after_unk;
+                    }
+                    // Every id covers at least one byte: `len` ids always fit.
+                    None if written == 0 => {
+                        return Err(EncodeError::PieceTooLong {
+                            offset: pos,
+                            len: word_end - pos,
+                            needed: len,
+                        })
+                    }
+                    None => return Err(full),
+                }
+            }
+            prefix = false;
+            pos = word_end;
+            cursor.offset = pos;
+        }
+        Ok((pos, written))
+    }
+}
