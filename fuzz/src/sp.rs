@@ -384,5 +384,6 @@ pub fn borrow_tables(data: &SpTableData) -> SpTables<'_> {
         split_words: data.split_words,
         cut_bytes: data.cut_bytes,
         algorithm: data.algorithm,
+        piece_filter: &data.piece_filter,
     }
 }

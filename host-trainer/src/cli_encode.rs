@@ -15,13 +15,13 @@
 //! and 64 MiB, whole process on the 30 MB English corpus and the multilingual files).
 //!
 //! A SentencePiece model's input is read whole (its normalizer looks at the text's start and
-//! end) and encoded with `SpTokenizer::encode_from` into the same id writer.
+//! end) and encoded with `SpTokenizer::encode_cursor` into the same id writer.
 
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use picobpe::{EncodeError, SpTokenizer, Specials, Tokenizer};
+use picobpe::{EncodeError, SpCursor, SpTokenizer, Specials, Tokenizer};
 use picobpe_model::CacheMemory;
 
 use picobpe_model::LiveTables;
@@ -173,18 +173,18 @@ impl Source {
             .map_err(|e| format!("reading {in_name}: {e}"))?;
         let tokenizer = SpTokenizer::new(tables);
         let mut ids = vec![0u32; IDS];
-        let mut from = 0;
+        // The cursor carries a Unigram model's running score across resumptions.
+        let mut cursor = SpCursor::START;
         loop {
-            match tokenizer.encode_from(&text, from, &mut ids) {
+            match tokenizer.encode_cursor(&text, &mut cursor, &mut ids) {
                 Ok(n) => {
                     out.write(&ids[..n])
                         .map_err(|e| format!("writing stdout: {e}"))?;
                     break;
                 }
-                Err(EncodeError::OutputFull { consumed, written }) => {
+                Err(EncodeError::OutputFull { written, .. }) => {
                     out.write(&ids[..written])
                         .map_err(|e| format!("writing stdout: {e}"))?;
-                    from = consumed;
                 }
                 Err(EncodeError::PieceTooLong { needed, .. }) => {
                     ids.resize(needed.max(2 * ids.len()), 0);

@@ -25,7 +25,7 @@
 //! u32 × 2   Unigram only: unk_score (f32 bits), max_piece_bytes
 //! arrays    as above: token_bytes u8, token_offsets u32, kinds u8, priorities u32,
 //!           pieces u32, piece_index (seed, pilots, remap), piece_keys u64, byte_ids u32,
-//!           unk_surface u8, user_defined u32
+//!           unk_surface u8, user_defined u32, piece_filter u64 (empty for BPE)
 //! ```
 //!
 //! Fixed-width, aligned arrays rather than postcard varints: on a little-endian host the
@@ -96,6 +96,7 @@ pub(crate) fn write_sp(data: &SpTableData, out: &mut Vec<u8>, base: usize) {
     w.array(&data.byte_ids);
     w.array(&data.unk_surface);
     w.array(&data.user_defined);
+    w.array(&data.piece_filter);
 }
 
 /// Append the tables blob of `data` to `out`, whose byte 0 is at offset `base` in the file
@@ -578,6 +579,7 @@ pub(crate) struct SpTableView<'a> {
     byte_ids: Cow<'a, [u32]>,
     unk_surface: Cow<'a, [u8]>,
     user_defined: Cow<'a, [u32]>,
+    piece_filter: Cow<'a, [u64]>,
 }
 
 /// Decode and check a SentencePiece tables blob (the whole of `bytes`, at offset `base` in
@@ -641,6 +643,7 @@ pub(crate) fn read_sp(bytes: &[u8], base: usize) -> Result<SpTableView<'_>, Mode
         byte_ids: r.array("byte_ids")?,
         unk_surface: r.array("unk_surface")?,
         user_defined: r.array("user_defined")?,
+        piece_filter: r.array("piece_filter")?,
     };
     r.end()?;
     view.check_layout()?;
@@ -679,6 +682,12 @@ impl SpTableView<'_> {
         ])?;
         check_ids(n, "pieces", self.pieces.iter().copied())?;
         check_ids(n, "byte_ids", self.byte_ids.iter().copied())?;
+        let filter = self.piece_filter.len();
+        if filter != 0 && (filter < 2 || !filter.is_power_of_two()) {
+            return Err(bad(format!(
+                "piece_filter has {filter} words, not 0 or a power of two"
+            )));
+        }
         check_ids(n, "user_defined", self.user_defined.iter().copied())?;
         check_ids(n, "unk_id", [self.unk_id])?;
         check_index("piece_index", &self.piece_index, self.pieces.len())
@@ -707,6 +716,7 @@ impl From<SpTableData> for SpTableView<'static> {
             byte_ids: Cow::Owned(d.byte_ids),
             unk_surface: Cow::Owned(d.unk_surface),
             user_defined: Cow::Owned(d.user_defined),
+            piece_filter: Cow::Owned(d.piece_filter),
         }
     }
 }
@@ -741,6 +751,7 @@ impl SpTableView<'static> {
             split_words: self.split_words,
             cut_bytes: self.cut_bytes,
             algorithm: self.algorithm,
+            piece_filter: leak(self.piece_filter),
         }))
     }
 }

@@ -86,6 +86,7 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
     array(&mut s, "PICOBPE_BYTE_IDS", "u32", &data.byte_ids);
     array(&mut s, "PICOBPE_UNK_SURFACE", "u8", &data.unk_surface);
     array(&mut s, "PICOBPE_USER_DEFINED", "u32", &data.user_defined);
+    array(&mut s, "PICOBPE_PIECE_FILTER", "u64", &data.piece_filter);
     let piece_index = index_expr("PICOBPE_PIECE", &data.piece_index, data.pieces.len());
     let sections = format!("{:?}", data.sections);
     let algorithm = match data.algorithm {
@@ -116,7 +117,8 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
          sections: ::picobpe::sentencepiece::Sections::{sections},\n    \
          split_words: {},\n    \
          cut_bytes: [{:#x}, {:#x}],\n    \
-         algorithm: ::picobpe::sentencepiece::SpAlgorithm::{algorithm},\n\
+         algorithm: ::picobpe::sentencepiece::SpAlgorithm::{algorithm},\n    \
+         piece_filter: &PICOBPE_PIECE_FILTER,\n\
          }};",
         data.unk_id,
         data.add_dummy_prefix,

@@ -1,20 +1,26 @@
 //! `cargo xtask bench-sp` (or `cargo run --release -p picobpe-bench --bin picobpe-bench-sp --
-//! ARGS`): SentencePiece BPE encode throughput of picobpe next to its peers, single thread,
-//! same texts, same run.
+//! ARGS`): SentencePiece (BPE or Unigram) encode throughput of picobpe next to its peers,
+//! single thread, same texts, same run.
 //!
 //! ```text
-//! picobpe-bench-sp [--model sp32000|mistral-v1|sp4096] [--corpus NAME]... [--runs N] [FILE...]
+//! picobpe-bench-sp [--model sp32000|mistral-v1|sp4096|ug8000|ug4096-bytes] [--corpus NAME]...
+//!                  [--runs N] [FILE...]
 //! ```
 //!
 //! Columns: picobpe (`SpTokenizer` over tables built from the model's `tokenizer.model` in
-//! `tests/fixtures/sentencepiece/models`), Hugging Face `tokenizers` (the Rust crate) loading the
+//! `tests/fixtures/sentencepiece/models`, or `tests/fixtures/unigram/models` for the Unigram
+//! models `ug*`), Hugging Face `tokenizers` (the Rust crate) loading the
 //! same model's `tokenizer.json` (when the fixtures have one), kitoken (Rust) loading the
 //! `tokenizer.model`, and `sentencepiece` (the Python package: `scripts/bench_sp_python.py`
 //! runs in a child process and times only its encode calls). Each corpus is cut at line ends
 //! into texts of at most 64 KiB (requests of a realistic size; the peers would otherwise hold a
 //! 30 MB text as one sequence), and every tokenizer encodes the same texts. Before timing,
-//! every peer's ids are compared with picobpe's (the Python column by count and CRC-32); a peer
-//! that differs is reported and not timed. Each column is timed `--runs` times (the Rust ones
+//! every peer's ids are compared with picobpe's (the Python column by count and CRC-32); a Rust
+//! peer that differs is still timed but marked `≠` with the index of the first difference, and
+//! left out of the ratio, which is to the fastest peer giving the same ids (the Python column
+//! is `sentencepiece` itself, the reference). A Unigram `tokenizer.json` differs from its
+//! `tokenizer.model` by design (`tokenizers` adds scores in `f64` and normalizes whitespace its
+//! own way). Each column is timed `--runs` times (the Rust ones
 //! interleaved), and the median MB/s (10^6 input bytes per second) is printed, with the ratio
 //! of picobpe to the fastest peer that gives the same ids. picobpe is timed twice: without a
 //! cache, and with a 1 MiB word cache kept across calls and runs (`encode_cached`, what
@@ -30,7 +36,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
-use picobpe::{CacheEntry, EncodeError, SpTokenizer};
+use picobpe::{CacheEntry, EncodeError, SpCursor, SpTokenizer};
 
 /// Lines of picobpe's word cache: 1 MiB, as `host-trainer encode` uses.
 const CACHE_LINES: usize = 16_384;
@@ -58,6 +64,23 @@ struct Picobpe {
 
 impl Picobpe {
     fn encode(&mut self, text: &str, mut sink: impl FnMut(&[u32])) {
+        if self.tok.is_unigram() {
+            // A Unigram model resumes with its cursor (the carried score), at no extra cost.
+            let mut cursor = SpCursor::START;
+            loop {
+                match self
+                    .tok
+                    .encode_cursor(text.as_bytes(), &mut cursor, &mut self.out)
+                {
+                    Ok(n) => return sink(&self.out[..n]),
+                    Err(EncodeError::OutputFull { written, .. }) => sink(&self.out[..written]),
+                    Err(EncodeError::PieceTooLong { needed, .. }) => {
+                        let len = needed.max(2 * self.out.len());
+                        self.out.resize(len, 0);
+                    }
+                }
+            }
+        }
         let mut from = 0;
         loop {
             let r =
@@ -282,7 +305,12 @@ fn main() -> ExitCode {
         }
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let models = root.join("tests/fixtures/sentencepiece/models");
+    let family = if opts.model.starts_with("ug") {
+        "unigram"
+    } else {
+        "sentencepiece"
+    };
+    let models = root.join(format!("tests/fixtures/{family}/models"));
     let model_file = models.join(format!("{}.model", opts.model));
     let json_file: PathBuf = models.join(format!("{}.tokenizer.json", opts.model));
     if !model_file.is_file() {
@@ -373,13 +401,13 @@ fn main() -> ExitCode {
         for (i, p) in peers.iter_mut().enumerate() {
             match p {
                 None => cells.push(Cell::Absent),
-                Some(p) => match first_difference(&want, &p.ids(&texts)) {
-                    None => {
-                        cells.push(Cell::Speed(0.0));
-                        live.push(i);
+                Some(p) => {
+                    match first_difference(&want, &p.ids(&texts)) {
+                        None => cells.push(Cell::Speed(0.0)),
+                        Some(at) => cells.push(Cell::Differs(format!("≠ at {at}"))),
                     }
-                    Some(at) => cells.push(Cell::Differs(format!("ids differ at {at}"))),
-                },
+                    live.push(i);
+                }
             }
         }
         // The Rust columns, interleaved.
@@ -402,7 +430,11 @@ fn main() -> ExitCode {
             }
         }
         for &i in &live {
-            cells[i] = Cell::Speed(mb / median(peer_s[i].clone()));
+            let speed = mb / median(peer_s[i].clone());
+            cells[i] = match &cells[i] {
+                Cell::Differs(d) => Cell::Differs(format!("{speed:.1} ({d})")),
+                _ => Cell::Speed(speed),
+            };
         }
         match python_column(root, &model_file, &texts, opts.runs) {
             Ok(py) if py.ids == want.len() as u64 && py.crc32 == crc_of(&want) => {
@@ -456,6 +488,7 @@ fn main() -> ExitCode {
         names.join(" | ")
     );
     println!("|---|---:|---:|---:|---:|---:|---:|");
+    // (A `≠` cell is a peer whose ids differ from picobpe's: timed, not in the ratio.)
     for line in &table {
         println!("{line}");
     }

@@ -28,7 +28,7 @@ pub use merge::{LONG_WORD_BUF, WORD_BUF};
 pub use normalize::{REPLACEMENT, SPACE_MARK};
 pub use stream::{SpStreamDecoder, SpStreamEncoder};
 pub use tables::{
-    priority_score, score_priority, PieceKind, Sections, SpAlgorithm, SpTables, MAX_PIECE_BYTES,
-    WHOLE,
+    priority_score, score_priority, PieceFilter, PieceKind, Sections, SpAlgorithm, SpTables,
+    MAX_PIECE_BYTES, WHOLE,
 };
 pub use unigram::{SpCursor, UNIGRAM_STACK_BYTES};

@@ -111,6 +111,71 @@ pub enum SpAlgorithm {
     },
 }
 
+/// A one-hash Bloom filter over byte strings, in two halves of equal power-of-two size: the
+/// first half has a bit set for every matchable piece, the second for every proper prefix of
+/// one that ends at a character boundary. A clear bit proves absence (no lookup is needed, and
+/// a Unigram walk from a position can stop); a set bit may be a false positive. Strings are
+/// hashed one byte at a time with [`PieceFilter::step`] from [`PieceFilter::SEED`].
+#[derive(Clone, Copy, Debug)]
+pub struct PieceFilter<'a> {
+    words: &'a [u64],
+    /// Bits per half minus one (a mask), 0 when there is no filter.
+    mask: u64,
+    /// Words per half.
+    half: usize,
+}
+
+impl<'a> PieceFilter<'a> {
+    /// The hash of the empty string.
+    pub const SEED: u64 = 0xcbf2_9ce4_8422_2325;
+
+    /// The hash of a string extended by `b` (FNV-1a).
+    #[inline]
+    pub const fn step(h: u64, b: u8) -> u64 {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01B3)
+    }
+
+    /// The filter in `words` (empty, or an even power-of-two number of words; anything else
+    /// is read as no filter).
+    pub fn new(words: &'a [u64]) -> Self {
+        let n = words.len();
+        if n < 2 || !n.is_power_of_two() {
+            return PieceFilter {
+                words: &[],
+                mask: 0,
+                half: 0,
+            };
+        }
+        PieceFilter {
+            words,
+            mask: (n as u64 / 2) * 64 - 1,
+            half: n / 2,
+        }
+    }
+
+    /// The two bit positions (in the piece half, in the prefix half) of hash `h`.
+    #[inline]
+    pub fn bits(&self, h: u64) -> (u64, u64) {
+        let m = (h ^ h >> 29).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (m >> 8 & self.mask, m >> 36 & self.mask)
+    }
+
+    /// `(may be a piece, may be a proper prefix of a piece)` for a string of hash `h`; both
+    /// true without a filter.
+    #[inline]
+    pub fn test(&self, h: u64) -> (bool, bool) {
+        if self.half == 0 {
+            return (true, true);
+        }
+        let (a, b) = self.bits(h);
+        let bit = |w: usize, i: u64| self.words.get(w).is_some_and(|&x| x >> (i % 64) & 1 != 0);
+        (
+            bit((a / 64) as usize, a),
+            bit(self.half + (b / 64) as usize, b),
+        )
+    }
+}
+
 /// The score whose [`score_priority`] is `priority` (for every priority except 0, which no
 /// score has).
 pub const fn priority_score(priority: u32) -> f32 {
@@ -165,6 +230,9 @@ pub struct SpTables<'a> {
     pub cut_bytes: [u64; 2],
     /// BPE or Unigram (with the Unigram parameters).
     pub algorithm: SpAlgorithm,
+    /// Unigram: a filter over the matchable pieces and their proper prefixes (see
+    /// [`PieceFilter`]); empty: no filter (every lookup is made). Unused by BPE.
+    pub piece_filter: &'a [u64],
 }
 
 impl<'a> SpTables<'a> {

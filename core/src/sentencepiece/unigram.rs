@@ -25,7 +25,7 @@
 use super::encode::SpTokenizer;
 use super::merge::Word;
 use super::normalize::{Normalizer, SPACE_MARK};
-use super::tables::{priority_score, SpAlgorithm, SpTables, MAX_PIECE_BYTES};
+use super::tables::{priority_score, PieceFilter, SpAlgorithm, SpTables, MAX_PIECE_BYTES};
 use crate::encode::Progress;
 use crate::error::EncodeError;
 
@@ -89,12 +89,10 @@ impl Lattice<'_> {
     }
     #[inline]
     fn set(&mut self, e: usize, score: f32, start: u32, id: u32) {
-        if let Some(n) = self.0.get_mut(3 * e..3 * e + 3) {
-            if let [a, b, c] = n {
-                *a = score.to_bits();
-                *b = start;
-                *c = id;
-            }
+        if let Some([a, b, c]) = self.0.get_mut(3 * e..3 * e + 3) {
+            *a = score.to_bits();
+            *b = start;
+            *c = id;
         }
     }
     #[inline]
@@ -119,6 +117,7 @@ fn viterbi(t: &SpTables<'_>, p: Params, word: Word<'_>, lat: &mut Lattice<'_>, o
         lat.set_start(e, NONE);
     }
     let mut tmp = [0u8; MAX_PIECE_BYTES];
+    let filter = PieceFilter::new(t.piece_filter);
     let mut max_frontier = 0usize;
     let mut s = 0usize;
     while s < len {
@@ -135,23 +134,28 @@ fn viterbi(t: &SpTables<'_>, p: Params, word: Word<'_>, lat: &mut Lattice<'_>, o
         let mut has_single = false;
         let limit = len.min(s + p.max_piece_bytes);
         let mut k = s;
+        let mut h = PieceFilter::SEED;
         while k < limit {
-            k += word.char_len(k);
-            if k > limit {
+            let next = k + word.char_len(k);
+            if next > limit {
                 break;
             }
-            let Some(bytes) = word.slice(s, k, &mut tmp) else {
-                break;
-            };
-            let Some((id, priority)) = t.lookup(bytes) else {
-                continue;
-            };
-            if priority == 0 {
-                continue;
+            while k < next {
+                h = PieceFilter::step(h, word.byte(k));
+                k += 1;
             }
-            has_single |= k - s == mblen;
-            max_frontier = max_frontier.max(k);
-            offer(lat, k, priority_score(priority) + till, s, id);
+            let (piece, prefix) = filter.test(h);
+            if piece {
+                let found = word.slice(s, k, &mut tmp).and_then(|b| t.lookup(b));
+                if let Some((id, priority)) = found.filter(|&(_, p)| p != 0) {
+                    has_single |= k - s == mblen;
+                    max_frontier = max_frontier.max(k);
+                    offer(lat, k, priority_score(priority) + till, s, id);
+                }
+            }
+            if !prefix {
+                break;
+            }
         }
         if !has_single {
             let e = s + mblen;

@@ -4,7 +4,7 @@
 use core::fmt;
 
 use picobpe::hash::hash_bytes;
-use picobpe::sentencepiece::{score_priority, SpAlgorithm, WHOLE, WORD_BUF};
+use picobpe::sentencepiece::{score_priority, PieceFilter, SpAlgorithm, WHOLE, WORD_BUF};
 use picobpe::tables::piece_key_entry;
 use picobpe::{PieceMap, PtrIndex, SpTables};
 
@@ -51,6 +51,8 @@ pub struct SpTableData {
     pub cut_bytes: [u64; 2],
     /// BPE or Unigram, with the Unigram parameters.
     pub algorithm: SpAlgorithm,
+    /// Unigram: the [`PieceFilter`] words (empty for BPE).
+    pub piece_filter: Vec<u64>,
 }
 
 impl SpTableData {
@@ -151,6 +153,11 @@ impl SpTableData {
                 model.cut_bytes()
             },
             algorithm,
+            piece_filter: if model.unigram {
+                piece_filter(model)
+            } else {
+                Vec::new()
+            },
             // A run of unknown symbols is one `<unk>`: across a word start only when `▁` is
             // unknown too, which then needs the whole text at once.
             split_words: model.splits_words()
@@ -214,6 +221,7 @@ impl SpTableData {
             split_words: self.split_words,
             cut_bytes: self.cut_bytes,
             algorithm: self.algorithm,
+            piece_filter: &self.piece_filter,
         }
     }
 
@@ -247,6 +255,7 @@ impl SpTableData {
                 } else {
                     8
                 },
+            piece_filter: 8 * self.piece_filter.len(),
         }
     }
 
@@ -255,6 +264,40 @@ impl SpTableData {
     pub fn to_tables(self) -> &'static SpTables<'static> {
         crate::table_file::SpTableView::from(self).into_tables()
     }
+}
+
+/// The [`PieceFilter`] of a Unigram model: 8 bits per matchable piece (and per distinct proper
+/// prefix) in each half, rounded up to a power of two, so about one lookup in eight that the
+/// filter lets through finds nothing.
+fn piece_filter(model: &SpModel) -> Vec<u64> {
+    let hash = |b: &[u8]| {
+        b.iter()
+            .fold(PieceFilter::SEED, |h, &b| PieceFilter::step(h, b))
+    };
+    let pieces: Vec<&str> = (0..model.pieces.len())
+        .filter(|&id| model.unigram_score(id).is_some())
+        .map(|id| model.pieces[id].piece.as_str())
+        .collect();
+    let prefixes: std::collections::HashSet<&str> = pieces
+        .iter()
+        .flat_map(|p| p.char_indices().skip(1).map(|(i, _)| &p[..i]))
+        .collect();
+    let bits = (8 * pieces.len().max(prefixes.len()))
+        .next_power_of_two()
+        .max(64);
+    let half = bits / 64;
+    let mut words = vec![0u64; 2 * half];
+    let zeros = vec![0u64; 2 * half];
+    let filter = PieceFilter::new(&zeros);
+    for p in &pieces {
+        let (a, _) = filter.bits(hash(p.as_bytes()));
+        words[(a / 64) as usize] |= 1 << (a % 64);
+    }
+    for p in &prefixes {
+        let (_, b) = filter.bits(hash(p.as_bytes()));
+        words[half + (b / 64) as usize] |= 1 << (b % 64);
+    }
+    words
 }
 
 /// `SpTables` itself on a 32-bit target: eight slices, a `PtrIndex`, an id, the flags and the
@@ -274,6 +317,8 @@ pub struct SpTableSizes {
     pub kinds: usize,
     /// One `u32` merge priority per id.
     pub priorities: usize,
+    /// The Unigram piece filter (0 for BPE).
+    pub piece_filter: usize,
     /// Piece map: 4 B ids (+ 8 B keys when present) + index.
     pub pieces: usize,
     /// Byte-piece ids, unknown surface, user-defined ids, the struct itself.
@@ -287,6 +332,7 @@ impl SpTableSizes {
             + self.token_offsets
             + self.kinds
             + self.priorities
+            + self.piece_filter
             + self.pieces
             + self.other
     }
@@ -299,6 +345,7 @@ impl fmt::Display for SpTableSizes {
             ("token_offsets", self.token_offsets),
             ("kinds", self.kinds),
             ("priorities", self.priorities),
+            ("piece_filter", self.piece_filter),
             ("pieces", self.pieces),
             ("other", self.other),
         ];
