@@ -112,11 +112,12 @@ fuzz_target!(|data: &[u8]| {
             let flip = p.byte();
             let flip_at = p.u16();
             let model = structured_sp(p);
-            // Version 2: the kind (variant 1, SentencePiece), then the model.
+            // Version 2: the kind (variant 1, SentencePiece BPE, or 3, Unigram), then the
+            // model (whose `unigram` flag is not serialized: the kind carries it).
             let Ok(mut payload) = postcard::to_stdvec(&model) else {
                 return;
             };
-            payload.insert(0, 1);
+            payload.insert(0, if model.unigram { 3 } else { 1 });
             let file = wrap(KIND_VERSION, &payload);
             if flipped(&file, payload.len(), flip, flip_at) {
                 return;

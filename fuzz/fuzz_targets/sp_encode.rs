@@ -1,6 +1,8 @@
 //! Encode and decode arbitrary bytes with every committed SentencePiece model
-//! (`tests/fixtures/sentencepiece/models`: sp512, sp4096, sp32000, sp4096-unk, mistral-v1, each
-//! imported from its `tokenizer.model`), against the naive reference in `picobpe_fuzz::sp`.
+//! (`tests/fixtures/sentencepiece/models`: sp512, sp4096, sp32000, sp4096-unk, mistral-v1; and
+//! the Unigram models of `tests/fixtures/unigram/models`: ug8000, ug4096-bytes; each imported
+//! from its `tokenizer.model`), against the naive references in `picobpe_fuzz::sp` (BPE
+//! merging, or a Unigram Viterbi over the whole text).
 //!
 //! Input: `[model selector][flags][seed: u16 LE][text...]`; flags bit 0 = also decode the text's
 //! bytes read as ids (pairs of bytes, some out of range), bits 1–2 = streaming capacities,
@@ -37,8 +39,16 @@ use picobpe_tests::check::Rng;
 use picobpe_tests::sp::{self, SpSource};
 use std::sync::OnceLock;
 
-/// The committed SentencePiece models, in selector order.
-const MODELS: [&str; 5] = ["sp512", "sp4096", "sp32000", "sp4096-unk", "mistral-v1"];
+/// The committed SentencePiece models, in selector order: BPE, then Unigram.
+const MODELS: [&str; 7] = [
+    "sp512",
+    "sp4096",
+    "sp32000",
+    "sp4096-unk",
+    "mistral-v1",
+    "ug8000",
+    "ug4096-bytes",
+];
 
 struct Loaded {
     tok: SpTokenizer<'static>,
@@ -46,7 +56,7 @@ struct Loaded {
 }
 
 fn model(i: usize) -> &'static Loaded {
-    static CACHE: [OnceLock<Loaded>; 5] = [const { OnceLock::new() }; 5];
+    static CACHE: [OnceLock<Loaded>; MODELS.len()] = [const { OnceLock::new() }; MODELS.len()];
     CACHE[i].get_or_init(|| Loaded {
         tok: SpTokenizer::new(sp::tables(MODELS[i], SpSource::ModelProto)),
         reference: SpRef::new(&sp::model(MODELS[i], SpSource::ModelProto)),

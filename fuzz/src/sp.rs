@@ -53,6 +53,9 @@ pub struct SpRef {
     unk_surface: String,
     /// Sections other than `Inline` follow Hugging Face `tokenizers`, not this reference.
     pub inline: bool,
+    /// A Unigram model: the score of each matchable piece (normal: its own; user-defined:
+    /// `0.1 × (bytes − 1)`) and the unknown score; `None` for BPE.
+    unigram: Option<(HashMap<Vec<u8>, (u32, f32)>, f32)>,
 }
 
 impl SpRef {
@@ -92,7 +95,80 @@ impl SpRef {
             remove_extra: model.remove_extra_whitespaces,
             unk_surface: model.unk_surface.clone(),
             inline: model.sections == SpSections::Inline,
+            unigram: model.unigram.then(|| {
+                let scores = (0..model.pieces.len())
+                    .filter_map(|id| {
+                        let s = model.unigram_score(id)?;
+                        Some((model.pieces[id].piece.as_bytes().to_vec(), (id as u32, s)))
+                    })
+                    .collect();
+                (scores, model.unk_score().expect("a Unigram model has normal pieces"))
+            }),
         }
+    }
+
+    /// Unigram `EncodeOptimized` over the whole normalized text, written from its description
+    /// in `tests/fixtures/unigram/PROVENANCE.md` (no words, no filter, no stack limits): for
+    /// each character start, every matchable piece that starts there (probing every length)
+    /// and, when none covers exactly that character, one unknown node; `f32` sums, strictly
+    /// greater wins, the ±100000 reset. Returns `(start, end, id)` of the best path.
+    fn viterbi(&self, norm: &[u8]) -> Vec<(usize, usize, u32)> {
+        let Some((scores, unk_score)) = &self.unigram else {
+            return Vec::new();
+        };
+        let n = norm.len();
+        let mut score = vec![0f32; n + 1];
+        let mut start: Vec<Option<usize>> = vec![None; n + 1];
+        let mut ids = vec![0u32; n + 1];
+        let mut max_frontier = 0;
+        let mut s = 0;
+        while s < n {
+            let mblen = match norm[s] {
+                0..=0x7F => 1,
+                0x80..=0xDF => 2,
+                0xE0..=0xEF => 3,
+                _ => 4,
+            }
+            .min(n - s);
+            let mut till = score[s];
+            if !(-100_000.0..=100_000.0).contains(&till) {
+                for i in s..=max_frontier {
+                    if i == s || start[i].is_some() {
+                        score[i] -= till;
+                    }
+                }
+                till = 0.0;
+            }
+            let mut offer = |e: usize, cand: f32, id: u32, start: &mut Vec<Option<usize>>| {
+                if start[e].is_none() || cand > score[e] {
+                    score[e] = cand;
+                    start[e] = Some(s);
+                    ids[e] = id;
+                }
+            };
+            let mut has_single = false;
+            for e in s + 1..=n {
+                if let Some(&(id, sc)) = scores.get(&norm[s..e]) {
+                    has_single |= e - s == mblen;
+                    max_frontier = max_frontier.max(e);
+                    offer(e, sc + till, id, &mut start);
+                }
+            }
+            if !has_single {
+                max_frontier = max_frontier.max(s + mblen);
+                offer(s + mblen, unk_score + till, self.unk_id, &mut start);
+            }
+            s += mblen;
+        }
+        let mut path = Vec::new();
+        let mut e = n;
+        while e > 0 {
+            let s = start[e].expect("every character start is reached");
+            path.push((s, e, ids[e]));
+            e = s;
+        }
+        path.reverse();
+        path
     }
 
     /// Number of ids.
@@ -240,6 +316,21 @@ impl SpRef {
     pub fn encode(&self, text: &[u8]) -> Vec<u32> {
         let mut ids = Vec::new();
         let mut prev_unk = false;
+        if self.unigram.is_some() {
+            let norm = self.normalize(text);
+            for (s, e, id) in self.viterbi(norm.as_bytes()) {
+                let is_unk = id == self.unk_id;
+                if is_unk && self.byte_fallback {
+                    for b in &norm.as_bytes()[s..e] {
+                        ids.push(self.piece_to_id(&format!("<0x{b:02X}>")));
+                    }
+                } else if !(is_unk && prev_unk) {
+                    ids.push(id);
+                }
+                prev_unk = is_unk;
+            }
+            return ids;
+        }
         for sym in self.merged(text) {
             let id = self.piece_to_id(&sym);
             let is_unk = id == self.unk_id;

@@ -504,3 +504,32 @@ fn a_zero_score_merges_before_a_negative_zero() {
         assert_eq!(out[..n], want, "ab {ab:?}, bc {bc:?}");
     }
 }
+
+/// A Unigram model needs a normal piece with a score (its unknown score is the lowest normal
+/// score minus 10); its file round-trips as a Unigram model (kind 3), with its tables.
+#[test]
+fn unigram_models_validate_and_round_trip() {
+    let mut model = tiny();
+    model.unigram = true;
+    model.validate().unwrap();
+    assert_eq!(model.unk_score(), Some(-14.0));
+    // `<tool>`, 6 bytes: 0.1 × 5 in f64, then f32, as sentencepiece computes it.
+    assert_eq!(model.unigram_score(3), Some(0.5));
+    assert_eq!(model.unigram_score(0), None);
+    let back = SpModel::from_bytes(&model.to_bytes().unwrap()).unwrap();
+    assert_eq!(back, model);
+    let back = SpModel::from_bytes(&model.to_bytes_with_tables().unwrap()).unwrap();
+    assert_eq!(back, model);
+
+    let mut no_normal = model.clone();
+    no_normal.pieces.retain(|p| p.kind != SpKind::Normal);
+    let err = no_normal.validate().unwrap_err();
+    assert_eq!(err, InvalidSpModel::UnigramScores);
+    assert_eq!(
+        err.to_string(),
+        "a Unigram model needs at least one normal piece, and a score on every normal piece"
+    );
+    let mut unscored = model.clone();
+    unscored.pieces[5].score = None;
+    assert_eq!(unscored.validate(), Err(InvalidSpModel::UnigramScores));
+}

@@ -228,7 +228,9 @@ pub fn panic_check_parts() {
 }
 
 /// `SpTokenizer::encode`, `encode_from` (at an opaque offset, in range or not), `encode_str`,
-/// `encode_cached`, `encode_from_cached`, `encode_part`, `count`, `merge_normalized`, `tables`.
+/// `encode_cached`, `encode_from_cached`, `encode_part`, `count`, `merge_normalized`,
+/// `encode_cursor`, `is_unigram`, `tables` (the tables are opaque, so the BPE and the Unigram
+/// paths are both in).
 #[no_mangle]
 #[inline(never)]
 pub fn panic_check_sp_encode() {
@@ -256,6 +258,9 @@ pub fn panic_check_sp_encode() {
     let scratch = black_box(&mut scratch[..]);
     black_box(tok.count(text(), scratch).ok());
     black_box(tok.merge_normalized(text(), out).ok());
+    let mut cursor = black_box(picobpe::SpCursor::START);
+    black_box(tok.encode_cursor(text(), &mut cursor, out).ok());
+    black_box(tok.is_unigram());
     black_box(tok.tables());
 }
 

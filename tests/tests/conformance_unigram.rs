@@ -34,3 +34,33 @@ fn model_files_with_prebuilt_tables() {
         all_sets(model, SpSource::ModelFile);
     }
 }
+
+/// A word longer than the stack lattice is segmented in the far end of `out`: with too small a
+/// buffer the error says how much room is enough, and that much is enough and gives the ids of
+/// a one-shot encode with room to spare (checked against `sentencepiece` in the sets above:
+/// `long-han`, 24 KB, and the Japanese corpus, 51 KB, are single words).
+#[test]
+fn long_word_needs_the_room_it_reports() {
+    use picobpe::{EncodeError, SpTokenizer};
+    let tok = SpTokenizer::new(picobpe_tests::sp::tables("ug8000", SpSource::ModelProto));
+    let text = "あいう".repeat(700);
+    let mut big = vec![0u32; 20 * text.len()];
+    let n = tok.encode(text.as_bytes(), &mut big).unwrap();
+    let mut small = vec![0u32; 100];
+    let needed = match tok.encode(text.as_bytes(), &mut small) {
+        Err(EncodeError::PieceTooLong {
+            offset: 0,
+            len,
+            needed,
+        }) => {
+            assert_eq!(len, text.len());
+            needed
+        }
+        other => panic!("{other:?}"),
+    };
+    let mut exact = vec![0u32; needed];
+    assert_eq!(tok.encode(text.as_bytes(), &mut exact), Ok(n));
+    assert_eq!(exact[..n], big[..n]);
+    // `needed` counts one id per byte (the most a word can give): enough, not the least.
+    assert!(needed >= n + 3 * (text.len() + 1));
+}

@@ -455,8 +455,17 @@ impl<'t> SpTokenizer<'t> {
                             needed: need + if write { len } else { 0 },
                         });
                     };
-                    let (head, tail) = out.split_at_mut(split);
-                    let (cells, bytes) = tail.split_at_mut(3 * (len + 1));
+                    let too_long = EncodeError::PieceTooLong {
+                        offset: pos,
+                        len: word_end - pos,
+                        needed: need + len,
+                    };
+                    let Some((head, tail)) = out.split_at_mut_checked(split) else {
+                        return Err(too_long);
+                    };
+                    let Some((cells, bytes)) = tail.split_at_mut_checked(3 * (len + 1)) else {
+                        return Err(too_long);
+                    };
                     norm.write_packed(pos, word_end, prefix, bytes);
                     let word = Word::Packed(bytes, len);
                     let mut lat = Lattice(cells);
