@@ -176,6 +176,26 @@ fn without_byte_fallback_unknowns_and_collapsed_spaces_match() {
     check_model(sp4096_unk(), "sp4096-unk", false);
 }
 
+/// SentencePiece Unigram models (`tests/fixtures/unigram`): T5-like without byte fallback, and
+/// with byte fallback and a user-defined symbol.
+#[test]
+fn unigram_import_encodes_and_decodes_like_sentencepiece() {
+    for name in ["ug8000", "ug4096-bytes"] {
+        let (model, said) = import(
+            "--sentencepiece",
+            &format!("../unigram/models/{name}.model"),
+            &format!("{name}.model"),
+        );
+        assert!(said.contains("SentencePiece Unigram"), "{said}");
+        check_model(&model, name, false);
+        let shown = String::from_utf8(ok(&["inspect", "--model", s(&model)], b"")).unwrap();
+        assert!(
+            shown.contains("kind:         SentencePiece Unigram"),
+            "{shown}"
+        );
+    }
+}
+
 #[test]
 fn tokenizer_json_import_encodes_like_tokenizers() {
     check_model(sp4096_json(), "sp4096", true);
