@@ -476,5 +476,6 @@ pub fn borrow_tables(data: &SpTableData) -> SpTables<'_> {
         cut_bytes: data.cut_bytes,
         algorithm: data.algorithm,
         piece_filter: &data.piece_filter,
+        f64_scores: &data.f64_scores,
     }
 }

@@ -81,7 +81,7 @@ fn inspect_sentencepiece(path: &std::path::Path, model: &SpModel) -> Result<(), 
     if model.unigram {
         println!(
             "kind:         SentencePiece Unigram (unknown score {})",
-            model.unk_score().unwrap_or(f32::NAN)
+            model.unk_score().unwrap_or(f64::NAN)
         );
     } else {
         println!("kind:         SentencePiece BPE");

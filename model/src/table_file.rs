@@ -19,13 +19,14 @@
 //! ```text
 //! u8 × 5    add_dummy_prefix, remove_extra_whitespaces, split_words (0/1), sections
 //!           (0 inline, 1 every piece prefixed, 2 first piece prefixed), algorithm (0 BPE,
-//!           1 Unigram)
+//!           1 Unigram as `sentencepiece` adds, 2 Unigram as `tokenizers` adds)
 //! u32 LE    unk_id
 //! u64 × 2   cut_bytes
-//! u32 × 2   Unigram only: unk_score (f32 bits), max_piece_bytes
+//! Unigram only: u64 unk_score (f64 bits), u32 max_piece_bytes, u32 0
 //! arrays    as above: token_bytes u8, token_offsets u32, kinds u8, priorities u32,
 //!           pieces u32, piece_index (seed, pilots, remap), piece_keys u64, byte_ids u32,
-//!           unk_surface u8, user_defined u32, piece_filter u64 (empty for BPE)
+//!           unk_surface u8, user_defined u32, piece_filter u64 (empty for BPE), f64_scores
+//!           u64 (empty unless a Unigram tokenizer.json import)
 //! ```
 //!
 //! Fixed-width, aligned arrays rather than postcard varints: on a little-endian host the
@@ -72,7 +73,15 @@ pub(crate) fn write_sp(data: &SpTableData, out: &mut Vec<u8>, base: usize) {
         u8::from(data.remove_extra_whitespaces),
         u8::from(data.split_words),
         sections,
-        u8::from(data.algorithm != SpAlgorithm::Bpe),
+        match data.algorithm {
+            SpAlgorithm::Bpe => 0,
+            SpAlgorithm::Unigram {
+                tokenizers: false, ..
+            } => 1,
+            SpAlgorithm::Unigram {
+                tokenizers: true, ..
+            } => 2,
+        },
     ]);
     out.extend_from_slice(&data.unk_id.to_le_bytes());
     out.extend_from_slice(&data.cut_bytes[0].to_le_bytes());
@@ -80,10 +89,12 @@ pub(crate) fn write_sp(data: &SpTableData, out: &mut Vec<u8>, base: usize) {
     if let SpAlgorithm::Unigram {
         unk_score,
         max_piece_bytes,
+        ..
     } = data.algorithm
     {
         out.extend_from_slice(&unk_score.to_bits().to_le_bytes());
         out.extend_from_slice(&max_piece_bytes.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
     }
     let mut w = Writer { out, base };
     w.array(&data.token_bytes);
@@ -97,6 +108,7 @@ pub(crate) fn write_sp(data: &SpTableData, out: &mut Vec<u8>, base: usize) {
     w.array(&data.unk_surface);
     w.array(&data.user_defined);
     w.array(&data.piece_filter);
+    w.array(&data.f64_scores);
 }
 
 /// Append the tables blob of `data` to `out`, whose byte 0 is at offset `base` in the file
@@ -580,6 +592,7 @@ pub(crate) struct SpTableView<'a> {
     unk_surface: Cow<'a, [u8]>,
     user_defined: Cow<'a, [u32]>,
     piece_filter: Cow<'a, [u64]>,
+    f64_scores: Cow<'a, [u64]>,
 }
 
 /// Decode and check a SentencePiece tables blob (the whole of `bytes`, at offset `base` in
@@ -601,7 +614,7 @@ pub(crate) fn read_sp(bytes: &[u8], base: usize) -> Result<SpTableView<'_>, Mode
         2 => Sections::FirstPiecePrefixed,
         _ => return Err(bad(format!("unknown flag values {flags:?}"))),
     };
-    if flags[..3].iter().any(|&f| f > 1) || flags[4] > 1 {
+    if flags[..3].iter().any(|&f| f > 1) || flags[4] > 2 {
         return Err(bad(format!("unknown flag values {flags:?}")));
     }
     let unk_id = <u32 as Le>::from_le(r.take(4, "unk_id")?);
@@ -609,10 +622,13 @@ pub(crate) fn read_sp(bytes: &[u8], base: usize) -> Result<SpTableView<'_>, Mode
         <u64 as Le>::from_le(r.take(8, "cut_bytes")?),
         <u64 as Le>::from_le(r.take(8, "cut_bytes")?),
     ];
-    let algorithm = if flags[4] == 1 {
-        let unk_score = f32::from_bits(<u32 as Le>::from_le(r.take(4, "unk_score")?));
+    let algorithm = if flags[4] != 0 {
+        let unk_score = f64::from_bits(<u64 as Le>::from_le(r.take(8, "unk_score")?));
         let max_piece_bytes = <u32 as Le>::from_le(r.take(4, "max_piece_bytes")?);
-        if unk_score.is_nan() || max_piece_bytes as usize > picobpe::sentencepiece::MAX_PIECE_BYTES
+        let pad = <u32 as Le>::from_le(r.take(4, "max_piece_bytes")?);
+        if unk_score.is_nan()
+            || max_piece_bytes as usize > picobpe::sentencepiece::MAX_PIECE_BYTES
+            || pad != 0
         {
             return Err(bad(format!(
                 "Unigram unk_score {unk_score} or max_piece_bytes {max_piece_bytes} out of range"
@@ -621,6 +637,7 @@ pub(crate) fn read_sp(bytes: &[u8], base: usize) -> Result<SpTableView<'_>, Mode
         picobpe::sentencepiece::SpAlgorithm::Unigram {
             unk_score,
             max_piece_bytes,
+            tokenizers: flags[4] == 2,
         }
     } else {
         picobpe::sentencepiece::SpAlgorithm::Bpe
@@ -644,6 +661,7 @@ pub(crate) fn read_sp(bytes: &[u8], base: usize) -> Result<SpTableView<'_>, Mode
         unk_surface: r.array("unk_surface")?,
         user_defined: r.array("user_defined")?,
         piece_filter: r.array("piece_filter")?,
+        f64_scores: r.array("f64_scores")?,
     };
     r.end()?;
     view.check_layout()?;
@@ -688,6 +706,7 @@ impl SpTableView<'_> {
                 "piece_filter has {filter} words, not 0 or a power of two"
             )));
         }
+        check_optional(&[("f64_scores", self.f64_scores.len(), self.pieces.len())])?;
         check_ids(n, "user_defined", self.user_defined.iter().copied())?;
         check_ids(n, "unk_id", [self.unk_id])?;
         check_index("piece_index", &self.piece_index, self.pieces.len())
@@ -717,6 +736,7 @@ impl From<SpTableData> for SpTableView<'static> {
             unk_surface: Cow::Owned(d.unk_surface),
             user_defined: Cow::Owned(d.user_defined),
             piece_filter: Cow::Owned(d.piece_filter),
+            f64_scores: Cow::Owned(d.f64_scores),
         }
     }
 }
@@ -752,6 +772,7 @@ impl SpTableView<'static> {
             cut_bytes: self.cut_bytes,
             algorithm: self.algorithm,
             piece_filter: leak(self.piece_filter),
+            f64_scores: leak(self.f64_scores),
         }))
     }
 }

@@ -55,6 +55,7 @@ fn tiny() -> SpModel {
         unk_surface: " \u{2047} ".to_owned(),
         sections: SpSections::Inline,
         unigram: false,
+        f64_scores: Vec::new(),
     }
 }
 
@@ -456,13 +457,19 @@ fn tokenizer_json_refusals_name_the_cause() {
         text,
         "the model type is WordPiece; picobpe imports SentencePiece BPE and Unigram models only"
     );
-    // A Unigram tokenizer.json names the file to import instead.
+    // A T5-style Unigram tokenizer.json: its normalizer strips and collapses whitespace.
     let bytes = std::fs::read(fixtures().join("../unigram/models/ug8000.tokenizer.json")).unwrap();
     let text = import_tokenizer_json(&bytes).unwrap_err().to_string();
-    assert!(
-        text.contains("import the model's tokenizer.model instead"),
-        "{text}"
+    assert_eq!(
+        text,
+        "tokenizer.json normalizer: Strip {\"strip_left\":false,\"strip_right\":true,\"type\":\"Strip\"} is not supported"
     );
+    // A Llama-style one imports, with tokenizers' f64 scores.
+    let bytes =
+        std::fs::read(fixtures().join("../unigram/models/ug4096-bytes.tokenizer.json")).unwrap();
+    let model = import_tokenizer_json(&bytes).unwrap();
+    assert!(model.unigram_tokenizers());
+    assert_eq!(model.f64_scores.len(), 4096);
 
     let err = import_tokenizer_json(b"not json").unwrap_err();
     assert!(matches!(err, SpImportError::Json(_)));
@@ -494,6 +501,7 @@ fn a_zero_score_merges_before_a_negative_zero() {
         unk_surface: " \u{2047} ".to_owned(),
         sections: SpSections::Inline,
         unigram: false,
+        f64_scores: Vec::new(),
     };
     for ((ab, bc), want) in [((-0.0, 0.0), [2, 6]), ((0.0, -0.0), [5, 4])] {
         let tables = SpTableData::new(&model(ab, bc)).unwrap().to_tables();

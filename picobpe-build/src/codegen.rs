@@ -87,6 +87,7 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
     array(&mut s, "PICOBPE_UNK_SURFACE", "u8", &data.unk_surface);
     array(&mut s, "PICOBPE_USER_DEFINED", "u32", &data.user_defined);
     array(&mut s, "PICOBPE_PIECE_FILTER", "u64", &data.piece_filter);
+    array(&mut s, "PICOBPE_F64_SCORES", "u64", &data.f64_scores);
     let piece_index = index_expr("PICOBPE_PIECE", &data.piece_index, data.pieces.len());
     let sections = format!("{:?}", data.sections);
     let algorithm = match data.algorithm {
@@ -94,8 +95,10 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
         SpAlgorithm::Unigram {
             unk_score,
             max_piece_bytes,
+            tokenizers,
         } => format!(
-            "Unigram {{ unk_score: f32::from_bits({:#x}), max_piece_bytes: {max_piece_bytes} }}",
+            "Unigram {{ unk_score: f64::from_bits({:#x}), max_piece_bytes: {max_piece_bytes}, \
+             tokenizers: {tokenizers} }}",
             unk_score.to_bits()
         ),
     };
@@ -118,7 +121,8 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
          split_words: {},\n    \
          cut_bytes: [{:#x}, {:#x}],\n    \
          algorithm: ::picobpe::sentencepiece::SpAlgorithm::{algorithm},\n    \
-         piece_filter: &PICOBPE_PIECE_FILTER,\n\
+         piece_filter: &PICOBPE_PIECE_FILTER,\n    \
+         f64_scores: &PICOBPE_F64_SCORES,\n\
          }};",
         data.unk_id,
         data.add_dummy_prefix,

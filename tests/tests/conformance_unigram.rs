@@ -64,3 +64,35 @@ fn long_word_needs_the_room_it_reports() {
     // `needed` counts one id per byte (the most a word can give): enough, not the least.
     assert!(needed >= n + 3 * (text.len() + 1));
 }
+
+/// The `tokenizer.json` of ug4096-bytes (transformers' `LlamaConverter`: `Prepend("▁")` and
+/// `Replace(" ", "▁")`, added tokens cut first), against Hugging Face `tokenizers`' ids.
+#[test]
+fn ug4096_bytes_tokenizer_json() {
+    all_sets("ug4096-bytes", SpSource::TokenizerJson);
+}
+
+/// A Unigram `tokenizer.json` import keeps its `f64` scores through a model file (format
+/// version 3, prebuilt tables): the mapped tables give `tokenizers`' ids too.
+#[test]
+fn tokenizer_json_model_file_keeps_f64_scores() {
+    use picobpe::SpTokenizer;
+    let model = picobpe_tests::sp::model("ug4096-bytes", SpSource::TokenizerJson);
+    assert!(model.unigram_tokenizers() && model.f64_scores.len() == model.n_ids());
+    let tables =
+        match picobpe_tests::through_model_file("ug4096-bytes-json", |path| model.write(path)) {
+            picobpe_model::LiveTables::SentencePiece(t) => t,
+            other => panic!("loaded as {other:?}"),
+        };
+    let tok = SpTokenizer::new(tables);
+    let mut checked = 0;
+    for set in ["corpus", "sp_edge"] {
+        for case in picobpe_tests::sp::load("ug4096-bytes", set) {
+            let want = case.hf.as_ref().unwrap_or(&case.ids);
+            let got = picobpe_tests::sp::encode(&tok, &case.input).unwrap();
+            assert_eq!(&got, want, "{set} {}", case.name);
+            checked += 1;
+        }
+    }
+    assert!(checked > 100);
+}

@@ -169,7 +169,7 @@ impl<'t> SpTokenizer<'t> {
                 Err(EncodeError::OutputFull { .. }) => Err(EncodeError::PieceTooLong {
                     offset: 0,
                     len: text.len(),
-                    needed: 5 * text.len() + 64,
+                    needed: 6 * text.len() + 64,
                 }),
                 other => other,
             };
@@ -278,7 +278,7 @@ impl<'t> SpTokenizer<'t> {
 
     /// The first user-defined symbol that starts in `text[from..limit]` and ends by `limit`
     /// (the longest at that position): its offset, length and id.
-    fn next_user_symbol(
+    pub(crate) fn next_user_symbol(
         &self,
         text: &[u8],
         from: usize,

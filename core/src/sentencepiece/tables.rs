@@ -103,11 +103,14 @@ pub enum SpAlgorithm {
     /// [`priority_score`].
     Unigram {
         /// Score of an unknown character: the lowest normal score minus 10, as `sentencepiece`
-        /// computes it in `f32`.
-        unk_score: f32,
+        /// computes it in `f32` (or `tokenizers`, over every piece, in `f64`).
+        unk_score: f64,
         /// Longest matchable piece, in bytes (at most [`MAX_PIECE_BYTES`]): how far a
         /// lookup walks from each character.
         max_piece_bytes: u32,
+        /// Hugging Face `tokenizers`' arithmetic (`f64` sums, no score reset) instead of
+        /// `sentencepiece`'s: tables imported from a `tokenizer.json`.
+        tokenizers: bool,
     },
 }
 
@@ -233,6 +236,10 @@ pub struct SpTables<'a> {
     /// Unigram: a filter over the matchable pieces and their proper prefixes (see
     /// [`PieceFilter`]); empty: no filter (every lookup is made). Unused by BPE.
     pub piece_filter: &'a [u64],
+    /// Unigram tables imported from a `tokenizer.json`: per slot of `pieces`, the `f64` bits of
+    /// the piece's score as `tokenizers` reads it; empty otherwise (the priorities hold the
+    /// `f32` scores).
+    pub f64_scores: &'a [u64],
 }
 
 impl<'a> SpTables<'a> {
@@ -301,12 +308,13 @@ impl<'a> SpTables<'a> {
         self.pieces.ids.get(self.slot_of(piece)?).copied()
     }
 
-    /// The id and priority of `piece` when it is a piece of any kind (the priority is 0 when
+    /// The slot, id and priority of `piece` when it is a piece of any kind (the priority is 0 when
     /// it is not matchable or mergeable).
     #[inline]
-    pub(crate) fn lookup(&self, piece: &[u8]) -> Option<(u32, u32)> {
+    pub(crate) fn lookup(&self, piece: &[u8]) -> Option<(usize, u32, u32)> {
         let slot = self.slot_of(piece)?;
         Some((
+            slot,
             *self.pieces.ids.get(slot)?,
             self.priorities.get(slot).copied().unwrap_or(0),
         ))

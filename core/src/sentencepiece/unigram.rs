@@ -1,5 +1,8 @@
 //! SentencePiece Unigram: the best-scoring segmentation of each word, exact to
-//! `sentencepiece`'s `unigram::Model::EncodeOptimized` (the path `EncodeAsIds` takes).
+//! `sentencepiece`'s `unigram::Model::EncodeOptimized` (the path `EncodeAsIds` takes) or, for
+//! tables imported from a `tokenizer.json`, to Hugging Face `tokenizers`' `encode_optimized`
+//! (the same walk with `f64` sums, no score reset, every vocabulary piece matchable, and each
+//! section between added tokens segmented from a zero score).
 //!
 //! Over the normalized bytes, for each character start `s` in order, every matchable piece
 //! (normal or user-defined) that starts at `s` is a candidate for the best path ending where
@@ -16,20 +19,22 @@
 //! end is *carried* into the next word instead of restarting from zero: the rounding of every
 //! later sum depends on it. That carried state ([`SpCursor`]) is what a resumed encode needs.
 //!
-//! **Memory.** A word's lattice takes 12 bytes per normalized byte (score, start, id of the
-//! best path ending there). Words of up to [`UNIGRAM_STACK_BYTES`] bytes use a stack lattice;
-//! a longer word packs its bytes and its lattice into the far end of `out`, which then needs
-//! `(17 × bytes + 16) / 4` ids of room (reported by [`EncodeError::PieceTooLong`] when even
-//! the whole buffer is too small).
+//! **Memory.** A word's lattice takes 16 bytes per normalized byte (score as `f64`, start, id
+//! of the best path ending there). Words of up to [`UNIGRAM_STACK_BYTES`] bytes use a stack
+//! lattice; a longer word packs its bytes and its lattice into the far end of `out`, which then
+//! needs about 5.25 ids per normalized byte (reported by [`EncodeError::PieceTooLong`] when
+//! even the whole buffer is too small).
 
 use super::encode::SpTokenizer;
 use super::merge::Word;
 use super::normalize::{Normalizer, SPACE_MARK};
-use super::tables::{priority_score, PieceFilter, SpAlgorithm, SpTables, MAX_PIECE_BYTES};
+use super::tables::{
+    priority_score, PieceFilter, Sections, SpAlgorithm, SpTables, MAX_PIECE_BYTES,
+};
 use crate::encode::Progress;
 use crate::error::EncodeError;
 
-/// Longest word (normalized bytes) whose Unigram lattice is kept on the stack: 12 bytes of
+/// Longest word (normalized bytes) whose Unigram lattice is kept on the stack: 16 bytes of
 /// stack per byte. Longer words use the far end of the output buffer.
 #[cfg(target_pointer_width = "64")]
 pub const UNIGRAM_STACK_BYTES: usize = 512;
@@ -38,7 +43,7 @@ pub const UNIGRAM_STACK_BYTES: usize = 512;
 pub const UNIGRAM_STACK_BYTES: usize = 64;
 
 /// `sentencepiece`'s `kScoreResetThreshold`.
-const RESET: f32 = 100_000.0;
+const RESET: f64 = 100_000.0;
 /// No start: an entry not reached yet (and the origin).
 const NONE: u32 = u32::MAX;
 
@@ -49,8 +54,8 @@ const NONE: u32 = u32::MAX;
 pub struct SpCursor {
     /// Offset in the text of the next byte to encode.
     pub offset: usize,
-    /// Best path score at `offset` (Unigram).
-    score: f32,
+    /// Best path score at `offset` (Unigram; an `f32` value for `sentencepiece`'s arithmetic).
+    score: f64,
     /// The last id written is `<unk>`, which a following unknown symbol joins.
     after_unk: bool,
 }
@@ -67,50 +72,76 @@ impl SpCursor {
 /// Unigram parameters of the tables.
 #[derive(Clone, Copy)]
 struct Params {
-    unk_score: f32,
+    unk_score: f64,
     max_piece_bytes: usize,
+    /// `tokenizers`' arithmetic (`f64`, no reset) rather than `sentencepiece`'s.
+    tokenizers: bool,
 }
 
-/// A lattice: three `u32` per position (score bits, start of the last piece, its id).
+impl Params {
+    /// `score + till` as the reference library adds them: in `f32` for `sentencepiece`
+    /// (both are `f32` values, so the sum is the `f32` sum), in `f64` for `tokenizers`.
+    #[inline]
+    fn add(&self, score: f64, till: f64) -> f64 {
+        if self.tokenizers {
+            score + till
+        } else {
+            f64::from(score as f32 + till as f32)
+        }
+    }
+}
+
+/// `u32` per lattice position: the best score (`f64` bits, low word first), the start of the
+/// last piece, its id.
+const CELL: usize = 4;
+
+/// A lattice: [`CELL`] `u32` per position.
 struct Lattice<'a>(&'a mut [u32]);
 
 impl Lattice<'_> {
     #[inline]
-    fn score(&self, e: usize) -> f32 {
-        f32::from_bits(self.0.get(3 * e).copied().unwrap_or(0))
-    }
-    #[inline]
-    fn start(&self, e: usize) -> u32 {
-        self.0.get(3 * e + 1).copied().unwrap_or(NONE)
-    }
-    #[inline]
-    fn id(&self, e: usize) -> u32 {
-        self.0.get(3 * e + 2).copied().unwrap_or(0)
-    }
-    #[inline]
-    fn set(&mut self, e: usize, score: f32, start: u32, id: u32) {
-        if let Some([a, b, c]) = self.0.get_mut(3 * e..3 * e + 3) {
-            *a = score.to_bits();
-            *b = start;
-            *c = id;
+    fn score(&self, e: usize) -> f64 {
+        match self.0.get(CELL * e..CELL * e + 2) {
+            Some(&[lo, hi]) => f64::from_bits(u64::from(hi) << 32 | u64::from(lo)),
+            _ => 0.0,
         }
     }
     #[inline]
-    fn set_score(&mut self, e: usize, score: f32) {
-        if let Some(a) = self.0.get_mut(3 * e) {
-            *a = score.to_bits();
+    fn start(&self, e: usize) -> u32 {
+        self.0.get(CELL * e + 2).copied().unwrap_or(NONE)
+    }
+    #[inline]
+    fn id(&self, e: usize) -> u32 {
+        self.0.get(CELL * e + 3).copied().unwrap_or(0)
+    }
+    #[inline]
+    fn set(&mut self, e: usize, score: f64, start: u32, id: u32) {
+        if let Some([lo, hi, s, i]) = self.0.get_mut(CELL * e..CELL * e + CELL) {
+            let bits = score.to_bits();
+            *lo = bits as u32;
+            *hi = (bits >> 32) as u32;
+            *s = start;
+            *i = id;
+        }
+    }
+    #[inline]
+    fn set_score(&mut self, e: usize, score: f64) {
+        if let Some([lo, hi]) = self.0.get_mut(CELL * e..CELL * e + 2) {
+            let bits = score.to_bits();
+            *lo = bits as u32;
+            *hi = (bits >> 32) as u32;
         }
     }
     #[inline]
     fn set_start(&mut self, e: usize, start: u32) {
-        if let Some(b) = self.0.get_mut(3 * e + 1) {
+        if let Some(b) = self.0.get_mut(CELL * e + 2) {
             *b = start;
         }
     }
 }
 
 /// The best path over `word` into `lat` (positions `0..=len`), from `origin` at position 0.
-fn viterbi(t: &SpTables<'_>, p: Params, word: Word<'_>, lat: &mut Lattice<'_>, origin: f32) {
+fn viterbi(t: &SpTables<'_>, p: Params, word: Word<'_>, lat: &mut Lattice<'_>, origin: f64) {
     let len = word.len();
     lat.set(0, origin, NONE, NONE);
     for e in 1..=len {
@@ -123,10 +154,10 @@ fn viterbi(t: &SpTables<'_>, p: Params, word: Word<'_>, lat: &mut Lattice<'_>, o
     while s < len {
         let mblen = word.char_len(s).min(len - s);
         let mut till = lat.score(s);
-        if !(-RESET..=RESET).contains(&till) {
+        if !p.tokenizers && !(-RESET..=RESET).contains(&till) {
             for i in s..=max_frontier {
                 if i == s || lat.start(i) != NONE {
-                    lat.set_score(i, lat.score(i) - till);
+                    lat.set_score(i, f64::from(lat.score(i) as f32 - till as f32));
                 }
             }
             till = 0.0;
@@ -147,10 +178,14 @@ fn viterbi(t: &SpTables<'_>, p: Params, word: Word<'_>, lat: &mut Lattice<'_>, o
             let (piece, prefix) = filter.test(h);
             if piece {
                 let found = word.slice(s, k, &mut tmp).and_then(|b| t.lookup(b));
-                if let Some((id, priority)) = found.filter(|&(_, p)| p != 0) {
+                if let Some((slot, id, priority)) = found.filter(|&(_, _, p)| p != 0) {
                     has_single |= k - s == mblen;
                     max_frontier = max_frontier.max(k);
-                    offer(lat, k, priority_score(priority) + till, s, id);
+                    let score = match t.f64_scores.get(slot) {
+                        Some(&bits) => f64::from_bits(bits),
+                        None => f64::from(priority_score(priority)),
+                    };
+                    offer(lat, k, p.add(score, till), s, id);
                 }
             }
             if !prefix {
@@ -160,7 +195,7 @@ fn viterbi(t: &SpTables<'_>, p: Params, word: Word<'_>, lat: &mut Lattice<'_>, o
         if !has_single {
             let e = s + mblen;
             max_frontier = max_frontier.max(e);
-            offer(lat, e, p.unk_score + till, s, t.unk_id);
+            offer(lat, e, p.add(p.unk_score, till), s, t.unk_id);
         }
         s += mblen.max(1);
     }
@@ -169,7 +204,7 @@ fn viterbi(t: &SpTables<'_>, p: Params, word: Word<'_>, lat: &mut Lattice<'_>, o
 /// Make `(cand, s, id)` the best path ending at `e` when nothing reached `e` yet or it scores
 /// strictly more.
 #[inline]
-fn offer(lat: &mut Lattice<'_>, e: usize, cand: f32, s: usize, id: u32) {
+fn offer(lat: &mut Lattice<'_>, e: usize, cand: f64, s: usize, id: u32) {
     if lat.start(e) == NONE || cand > lat.score(e) {
         lat.set(e, cand, s as u32, id);
     }
@@ -194,9 +229,13 @@ fn link_forward(lat: &mut Lattice<'_>, len: usize) -> u32 {
 
 /// Write the ids of the path [`link_forward`] linked into `out`: an unknown node becomes its
 /// bytes' byte pieces with byte fallback; otherwise a run of unknown nodes is one `<unk>`
-/// (`after_unk` carries the run across words). `None` when `out` is too small.
+/// (`after_unk` carries the run across words). With `tokenizers`' rules, a run of nodes with
+/// the unknown id (unknown characters, or the `<unk>` piece matched in the text) is fused
+/// first: the fused text's id if it is a piece, else its bytes' pieces with byte fallback,
+/// else one `<unk>`. `None` when `out` is too small.
 fn emit(
     t: &SpTables<'_>,
+    p: Params,
     word: Word<'_>,
     lat: &Lattice<'_>,
     first: u32,
@@ -215,6 +254,34 @@ fn emit(
         let end = e as usize;
         let id = lat.id(end);
         let unk = id == t.unk_id;
+        if unk && p.tokenizers {
+            // Fuse the run of unknown-id nodes that starts here (within this word).
+            let mut run_end = end;
+            let mut next = lat.start(end);
+            while next != NONE && lat.id(next as usize) == t.unk_id {
+                run_end = next as usize;
+                next = lat.start(run_end);
+            }
+            let mut tmp = [0u8; MAX_PIECE_BYTES];
+            let whole = word
+                .slice(prev, run_end, &mut tmp)
+                .and_then(|b| t.piece_id(b))
+                .filter(|_| !*after_unk || t.byte_fallback());
+            match whole {
+                Some(piece) => put(piece)?,
+                None if t.byte_fallback() => {
+                    for k in prev..run_end {
+                        put(t.byte_ids.get(word.byte(k) as usize).copied().unwrap_or(id))?;
+                    }
+                }
+                None if *after_unk => {}
+                None => put(id)?,
+            }
+            *after_unk = true;
+            prev = run_end;
+            e = next;
+            continue;
+        }
         if unk && t.byte_fallback() {
             for k in prev..end {
                 put(t.byte_ids.get(word.byte(k) as usize).copied().unwrap_or(id))?;
@@ -236,9 +303,11 @@ impl<'t> SpTokenizer<'t> {
             SpAlgorithm::Unigram {
                 unk_score,
                 max_piece_bytes,
+                tokenizers,
             } => Some(Params {
                 unk_score,
                 max_piece_bytes: (max_piece_bytes as usize).min(MAX_PIECE_BYTES),
+                tokenizers,
             }),
             SpAlgorithm::Bpe => None,
         }
@@ -276,6 +345,9 @@ impl<'t> SpTokenizer<'t> {
             };
         };
         let t = self.tables();
+        if t.sections != Sections::Inline {
+            return self.unigram_sections(p, text, cursor, out);
+        }
         let norm = Normalizer {
             text,
             remove_extra: t.remove_extra_whitespaces,
@@ -290,9 +362,78 @@ impl<'t> SpTokenizer<'t> {
         let end = norm.end(pos);
         let prefix = at_start && t.add_dummy_prefix;
         let (reached, written) =
-            self.unigram_words(p, &norm, pos, end, prefix, out, cursor, false, true)?;
+            self.unigram_words(p, &norm, pos, end, prefix, out, 0, cursor, false, true)?;
         cursor.offset = if reached >= end { text.len() } else { reached };
         Ok(written)
+    }
+
+    /// [`SpTokenizer::encode_cursor`] for tables imported from a `tokenizer.json`: the text is
+    /// cut at added tokens (user-defined symbols) first, as `tokenizers` does, and each section
+    /// between them is normalized and segmented on its own, from a zero score.
+    fn unigram_sections(
+        &self,
+        p: Params,
+        text: &[u8],
+        cursor: &mut SpCursor,
+        out: &mut [u32],
+    ) -> Result<usize, EncodeError> {
+        let t = self.tables();
+        let norm = Normalizer {
+            text,
+            remove_extra: false,
+        };
+        let mut pos = cursor.offset.min(text.len());
+        let section_start = self.section_start(text, pos);
+        let mut section = section_start;
+        let mut written = 0usize;
+        loop {
+            let next = self.next_user_symbol(text, pos, text.len());
+            let end = next.map_or(text.len(), |(at, _, _)| at);
+            if pos == section {
+                // A new call of the model.
+                cursor.score = 0.0;
+                cursor.after_unk = false;
+            }
+            let prefix = pos == section
+                && pos < end
+                && match t.sections {
+                    Sections::EveryPiecePrefixed => true,
+                    _ => section == 0 && t.add_dummy_prefix,
+                };
+            written = self
+                .unigram_words(
+                    p, &norm, pos, end, prefix, out, written, cursor, false, true,
+                )?
+                .1;
+            let Some((at, len, id)) = next else {
+                cursor.offset = text.len();
+                return Ok(written);
+            };
+            match out.get_mut(written) {
+                Some(slot) => *slot = id,
+                None => {
+                    cursor.offset = at;
+                    return Err(EncodeError::OutputFull {
+                        consumed: at,
+                        written,
+                    });
+                }
+            }
+            written += 1;
+            pos = at + len;
+            section = pos;
+            cursor.offset = pos;
+        }
+    }
+
+    /// Where the section holding `pos` starts: the end of the last user-defined symbol that
+    /// ends by `pos` (0 when none does).
+    fn section_start(&self, text: &[u8], pos: usize) -> usize {
+        let mut section = 0usize;
+        while let Some((at, len, _)) = self.next_user_symbol(text, section, pos) {
+            section = at + len;
+        }
+        section
     }
 
     /// [`SpTokenizer::encode_from`] for a Unigram model: the state at `from` is found by
@@ -324,6 +465,25 @@ impl<'t> SpTokenizer<'t> {
             return Ok(());
         };
         let t = self.tables();
+        if t.sections != Sections::Inline {
+            // Segment the section holding `from` up to it.
+            let section = self.section_start(text, from);
+            let norm = Normalizer {
+                text,
+                remove_extra: false,
+            };
+            let prefix = section < from
+                && match t.sections {
+                    Sections::EveryPiecePrefixed => true,
+                    _ => section == 0 && t.add_dummy_prefix,
+                };
+            *cursor = SpCursor::START;
+            let (reached, _) = self.unigram_words(
+                p, &norm, section, from, prefix, out, 0, cursor, false, false,
+            )?;
+            cursor.offset = reached.max(from.min(text.len()));
+            return Ok(());
+        }
         let norm = Normalizer {
             text,
             remove_extra: t.remove_extra_whitespaces,
@@ -342,6 +502,7 @@ impl<'t> SpTokenizer<'t> {
             end,
             t.add_dummy_prefix,
             out,
+            0,
             cursor,
             false,
             false,
@@ -364,11 +525,29 @@ impl<'t> SpTokenizer<'t> {
             return self.encode_part(text, at_start, is_final, out);
         };
         let t = self.tables();
-        if !is_final && !t.split_words {
+        let sections = t.sections != Sections::Inline;
+        if !is_final && (sections || !t.split_words) {
+            // Held whole until the end (sections restart the score at added tokens).
             return Ok(Progress {
                 consumed: 0,
                 written: 0,
             });
+        }
+        if sections {
+            // All of it at once: a partial result could not be resumed from this text alone.
+            *cursor = SpCursor::START;
+            return match self.unigram_sections(p, text, cursor, out) {
+                Ok(written) => Ok(Progress {
+                    consumed: text.len(),
+                    written,
+                }),
+                Err(EncodeError::OutputFull { .. }) => Err(EncodeError::PieceTooLong {
+                    offset: 0,
+                    len: text.len(),
+                    needed: 6 * text.len() + 64,
+                }),
+                Err(e) => Err(e),
+            };
         }
         let norm = Normalizer {
             text,
@@ -383,7 +562,7 @@ impl<'t> SpTokenizer<'t> {
         let end = if is_final { norm.end(pos) } else { text.len() };
         let prefix = at_start && t.add_dummy_prefix;
         let (reached, written) =
-            self.unigram_words(p, &norm, pos, end, prefix, out, cursor, !is_final, true)?;
+            self.unigram_words(p, &norm, pos, end, prefix, out, 0, cursor, !is_final, true)?;
         let consumed = if is_final { text.len() } else { reached };
         Ok(Progress { consumed, written })
     }
@@ -401,14 +580,14 @@ impl<'t> SpTokenizer<'t> {
         end: usize,
         mut prefix: bool,
         out: &mut [u32],
+        mut written: usize,
         cursor: &mut SpCursor,
         hold_last: bool,
         write: bool,
     ) -> Result<(usize, usize), EncodeError> {
         let t = self.tables();
         let mut buf = [0u8; UNIGRAM_STACK_BYTES];
-        let mut cells = [0u32; 3 * (UNIGRAM_STACK_BYTES + 1)];
-        let mut written = 0usize;
+        let mut cells = [0u32; CELL * (UNIGRAM_STACK_BYTES + 1)];
         while pos < end {
             let mark = if prefix { SPACE_MARK.len() } else { 0 };
             if prefix {
@@ -438,7 +617,7 @@ impl<'t> SpTokenizer<'t> {
                         &mut []
                     };
                     let n = if write {
-                        emit(t, word, &lat, first, room, &mut after_unk)
+                        emit(t, p, word, &lat, first, room, &mut after_unk)
                     } else {
                         after_unk = lat.id(len) == t.unk_id;
                         Some(0)
@@ -447,7 +626,7 @@ impl<'t> SpTokenizer<'t> {
                 } else {
                     // A long word: bytes and lattice at the far end of `out`.
                     let packed = len.div_ceil(4);
-                    let need = packed + 3 * (len + 1);
+                    let need = packed + CELL * (len + 1);
                     let Some(split) = out.len().checked_sub(need) else {
                         return Err(EncodeError::PieceTooLong {
                             offset: pos,
@@ -463,7 +642,7 @@ impl<'t> SpTokenizer<'t> {
                     let Some((head, tail)) = out.split_at_mut_checked(split) else {
                         return Err(too_long);
                     };
-                    let Some((cells, bytes)) = tail.split_at_mut_checked(3 * (len + 1)) else {
+                    let Some((cells, bytes)) = tail.split_at_mut_checked(CELL * (len + 1)) else {
                         return Err(too_long);
                     };
                     norm.write_packed(pos, word_end, prefix, bytes);
@@ -474,7 +653,7 @@ impl<'t> SpTokenizer<'t> {
                     let first = link_forward(&mut lat, len);
                     if write {
                         let room = head.get_mut(written..).unwrap_or(&mut []);
-                        match emit(t, word, &lat, first, room, &mut after_unk) {
+                        match emit(t, p, word, &lat, first, room, &mut after_unk) {
                             Some(n) => Some((n, score)),
                             None if written == 0 => {
                                 return Err(EncodeError::PieceTooLong {

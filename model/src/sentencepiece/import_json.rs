@@ -8,6 +8,110 @@ use serde_json::Value;
 use super::import_proto::SpImportError;
 use super::{byte_piece_value, SpKind, SpModel, SpPiece, SpSections};
 
+/// A `tokenizer.json` whose model is `"type": "Unigram"`: `vocab` as `[piece, score]` pairs in
+/// id order, `unk_id`, `byte_fallback`; the normalizer and pre-tokenizer as for BPE. Encoded
+/// with `tokenizers`' arithmetic (`f64` sums, no score reset, every piece matchable) and the
+/// file's `f64` scores (which need not be `f32` values).
+fn import_unigram(root: &Value, model: &Value) -> Result<SpModel, SpImportError> {
+    for key in model.as_object().into_iter().flat_map(|o| o.keys()) {
+        if !matches!(key.as_str(), "type" | "unk_id" | "vocab" | "byte_fallback") {
+            return Err(bad("model", format!("{key} is set; not supported")));
+        }
+    }
+    let byte_fallback = model
+        .get("byte_fallback")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let unk_id = model
+        .get("unk_id")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| bad("model.unk_id", "missing (a Unigram model needs <unk>)"))?
+        as usize;
+    let (add_dummy_prefix, sections) = normalizer(root)?;
+    let vocab = model
+        .get("vocab")
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad("model.vocab", "missing or not a list"))?;
+    if vocab.len() > picobpe::tables::MAX_IDS {
+        return Err(bad(
+            "model.vocab",
+            format!("{} pieces is too many", vocab.len()),
+        ));
+    }
+    let added = added_tokens(root, |id| {
+        vocab
+            .get(id)
+            .and_then(|e| e.get(0))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    })?;
+    let mut pieces = Vec::with_capacity(vocab.len());
+    let mut f64_scores = Vec::with_capacity(vocab.len());
+    for (id, entry) in vocab.iter().enumerate() {
+        let (Some(piece), Some(score)) = (
+            entry.get(0).and_then(Value::as_str),
+            entry.get(1).and_then(Value::as_f64),
+        ) else {
+            return Err(bad(
+                "model.vocab",
+                format!("entry {id} is not [piece, score]"),
+            ));
+        };
+        if score.is_nan() {
+            return Err(bad("model.vocab", format!("the score of {piece:?} is NaN")));
+        }
+        f64_scores.push(score);
+        let kind = if id == unk_id {
+            SpKind::Unknown
+        } else if added.contains_key(piece) {
+            SpKind::UserDefined
+        } else if byte_fallback && byte_piece_value(piece).is_some() {
+            SpKind::Byte
+        } else {
+            SpKind::Normal
+        };
+        pieces.push(SpPiece {
+            piece: piece.to_owned(),
+            score: Some(score as f32),
+            kind,
+        });
+    }
+    let model = SpModel {
+        pieces,
+        add_dummy_prefix,
+        remove_extra_whitespaces: false,
+        byte_fallback,
+        unk_surface: " \u{2047} ".to_owned(),
+        sections,
+        unigram: true,
+        f64_scores,
+    };
+    model.validate().map_err(SpImportError::Invalid)?;
+    Ok(model)
+}
+
+/// The added tokens, by text: each must be the vocabulary's piece of its id (`piece_of`).
+fn added_tokens(
+    root: &Value,
+    piece_of: impl Fn(usize) -> Option<String>,
+) -> Result<HashMap<String, u32>, SpImportError> {
+    let mut added: HashMap<String, u32> = HashMap::new();
+    if let Some(tokens) = root.get("added_tokens").and_then(Value::as_array) {
+        for t in tokens {
+            let content = t.get("content").and_then(Value::as_str).unwrap_or("");
+            let id = t.get("id").and_then(Value::as_u64).unwrap_or(u64::MAX);
+            if piece_of(id as usize).as_deref() != Some(content) {
+                return Err(bad(
+                    "added_tokens",
+                    format!("{content:?} (id {id}) is not the vocabulary's piece of that id"),
+                ));
+            }
+            added.insert(content.to_owned(), id as u32);
+        }
+    }
+    Ok(added)
+}
+
 fn bad(at: &'static str, what: impl Into<String>) -> SpImportError {
     SpImportError::TokenizerJson {
         at,
@@ -30,12 +134,7 @@ pub fn import_tokenizer_json(bytes: &[u8]) -> Result<SpModel, SpImportError> {
     let model = root.get("model").ok_or_else(|| bad("model", "missing"))?;
     let ty = model.get("type").and_then(Value::as_str).unwrap_or("");
     if ty == "Unigram" {
-        return Err(SpImportError::Unsupported {
-            setting:
-                "a Unigram tokenizer.json (tokenizers' Unigram adds in f64, without \
-                      sentencepiece's score reset) — import the model's tokenizer.model instead; it"
-                    .to_owned(),
-        });
+        return import_unigram(&root, model);
     }
     if ty != "BPE" {
         return Err(SpImportError::NotBpe {
@@ -75,20 +174,7 @@ pub fn import_tokenizer_json(bytes: &[u8]) -> Result<SpModel, SpImportError> {
             return Err(bad("model.vocab", format!("id {id} is given twice")));
         }
     }
-    let mut added: HashMap<String, u32> = HashMap::new();
-    if let Some(tokens) = root.get("added_tokens").and_then(Value::as_array) {
-        for t in tokens {
-            let content = t.get("content").and_then(Value::as_str).unwrap_or("");
-            let id = t.get("id").and_then(Value::as_u64).unwrap_or(u64::MAX);
-            if id as usize >= by_id.len() || by_id[id as usize].as_deref() != Some(content) {
-                return Err(bad(
-                    "added_tokens",
-                    format!("{content:?} (id {id}) is not the vocabulary's piece of that id"),
-                ));
-            }
-            added.insert(content.to_owned(), id as u32);
-        }
-    }
+    let added = added_tokens(&root, |id| by_id.get(id).cloned().flatten())?;
     let merges = model
         .get("merges")
         .and_then(Value::as_array)
@@ -132,6 +218,7 @@ pub fn import_tokenizer_json(bytes: &[u8]) -> Result<SpModel, SpImportError> {
         unk_surface: " \u{2047} ".to_owned(),
         sections,
         unigram: false,
+        f64_scores: Vec::new(),
     };
     model.validate().map_err(SpImportError::Invalid)?;
     Ok(model)

@@ -203,6 +203,7 @@ pub fn import_model_proto(bytes: &[u8]) -> Result<SpModel, SpImportError> {
             .unwrap_or_else(|| " \u{2047} ".to_owned()),
         sections: SpSections::Inline,
         unigram,
+        f64_scores: Vec::new(),
     };
     model.validate().map_err(SpImportError::Invalid)?;
     Ok(model)

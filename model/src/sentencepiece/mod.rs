@@ -104,6 +104,9 @@ pub struct SpModel {
     /// model kind in the file, not as a field.
     #[serde(skip)]
     pub unigram: bool,
+    /// A Unigram `tokenizer.json`'s scores as `tokenizers` reads them (`f64`, not always `f32`
+    /// values), one per piece; empty otherwise (the pieces' `f32` scores are the scores).
+    pub f64_scores: Vec<f64>,
 }
 
 /// A broken SentencePiece model invariant, naming the offending id.
@@ -153,7 +156,8 @@ pub enum InvalidSpModel {
         id: u32,
     },
     /// A Unigram model without a normal piece (its unknown score is the lowest normal score
-    /// minus 10), or with a normal piece without a score.
+    /// minus 10), or with a normal piece without a score; or `f64` scores that are not one
+    /// per piece of a Unigram `tokenizer.json` import, or are NaN.
     UnigramScores,
     /// A piece that merging or matching may produce is longer than the core's limit.
     PieceTooLong {
@@ -232,23 +236,48 @@ impl SpModel {
             .unwrap_or(0) as u32
     }
 
-    /// A Unigram model's score of an unknown character: the lowest normal score minus 10, in
-    /// `f32` as `sentencepiece` computes it (`None` without normal pieces).
-    pub fn unk_score(&self) -> Option<f32> {
+    /// True for a Unigram model imported from a `tokenizer.json`, segmented with Hugging Face
+    /// `tokenizers`' arithmetic (`f64`, no score reset, every piece matchable).
+    pub fn unigram_tokenizers(&self) -> bool {
+        self.unigram && self.sections != SpSections::Inline
+    }
+
+    /// A Unigram model's score of an unknown character: the lowest score minus 10. As
+    /// `sentencepiece` computes it: over normal pieces, in `f32`; as `tokenizers` does: over
+    /// every piece, in `f64`. `None` without such a score.
+    pub fn unk_score(&self) -> Option<f64> {
+        if self.unigram_tokenizers() {
+            return (0..self.pieces.len())
+                .filter_map(|id| self.unigram_score64(id))
+                .reduce(f64::min)
+                .map(|min| min - 10.0);
+        }
         self.pieces
             .iter()
             .filter(|p| p.kind == SpKind::Normal)
             .filter_map(|p| p.score)
             .reduce(f32::min)
-            .map(|min| min - 10.0)
+            .map(|min| f64::from(min - 10.0))
     }
 
-    /// The score a Unigram lattice gives `id`'s piece when it matches: its own score for a
-    /// normal piece, `0.1 × (bytes − 1)` for a user-defined one (as `sentencepiece` does, so
-    /// that they win over normal pieces, whose scores are negative), `None` for pieces that
-    /// never match text.
+    /// [`SpModel::unigram_score`] at full precision: the `f64` score of a `tokenizer.json`
+    /// import.
+    pub fn unigram_score64(&self, id: usize) -> Option<f64> {
+        match self.f64_scores.get(id) {
+            Some(&s) if self.unigram_tokenizers() => Some(s),
+            _ => self.unigram_score(id).map(f64::from),
+        }
+    }
+
+    /// The score a Unigram lattice gives `id`'s piece when it matches, `None` when it never
+    /// matches text. `sentencepiece`: a normal piece's own score, `0.1 × (bytes − 1)` for a
+    /// user-defined one (so that they win over normal pieces, whose scores are negative);
+    /// `tokenizers`: every piece's own score.
     pub fn unigram_score(&self, id: usize) -> Option<f32> {
         let p = self.pieces.get(id)?;
+        if self.unigram_tokenizers() {
+            return p.score;
+        }
         match p.kind {
             SpKind::Normal => p.score,
             SpKind::UserDefined => Some((0.1 * (p.piece.len() as f64 - 1.0)) as f32),
@@ -310,11 +339,17 @@ impl SpModel {
         }
         if self.unigram
             && (self.unk_score().is_none()
-                || self
-                    .pieces
-                    .iter()
-                    .any(|p| p.kind == SpKind::Normal && p.score.is_none()))
+                || self.pieces.iter().any(|p| {
+                    p.score.is_none() && (p.kind == SpKind::Normal || self.unigram_tokenizers())
+                }))
         {
+            return Err(InvalidSpModel::UnigramScores);
+        }
+        let f64_ok = self.f64_scores.is_empty()
+            || (self.unigram_tokenizers()
+                && self.f64_scores.len() == n
+                && self.f64_scores.iter().all(|s| !s.is_nan()));
+        if !f64_ok {
             return Err(InvalidSpModel::UnigramScores);
         }
         if unknowns != 1 {
@@ -344,12 +379,13 @@ impl SpModel {
         [!seen[0], !seen[1]]
     }
 
-    /// True when no normal or user-defined piece has a character other than `▁` followed by
-    /// `▁`: then no merge crosses the start of a word (see
-    /// [`picobpe::SpTables::split_words`]).
+    /// True when no normal or user-defined piece (with `tokenizers`' Unigram, no piece) has a
+    /// character other than `▁` followed by `▁`: then no merge or match crosses the start of a
+    /// word (see [`picobpe::SpTables::split_words`]).
     pub fn splits_words(&self) -> bool {
+        let all = self.unigram_tokenizers();
         self.pieces.iter().all(|p| {
-            !matches!(p.kind, SpKind::Normal | SpKind::UserDefined) || {
+            !(all || matches!(p.kind, SpKind::Normal | SpKind::UserDefined)) || {
                 let mut prev_other = false;
                 p.piece.chars().all(|c| {
                     let ok = !(prev_other && c == '\u{2581}');

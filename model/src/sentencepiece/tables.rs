@@ -53,6 +53,8 @@ pub struct SpTableData {
     pub algorithm: SpAlgorithm,
     /// Unigram: the [`PieceFilter`] words (empty for BPE).
     pub piece_filter: Vec<u64>,
+    /// Unigram `tokenizer.json` imports: each slot's `f64` score bits (else empty).
+    pub f64_scores: Vec<u64>,
 }
 
 impl SpTableData {
@@ -88,16 +90,28 @@ impl SpTableData {
                 }
             })
             .collect();
+        let f64_scores = if model.unigram_tokenizers() {
+            pieces
+                .iter()
+                .map(|&id| {
+                    model
+                        .unigram_score64(id as usize)
+                        .unwrap_or(f64::NEG_INFINITY)
+                        .to_bits()
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let algorithm = match model.unk_score() {
             Some(unk_score) if model.unigram => SpAlgorithm::Unigram {
                 unk_score,
-                max_piece_bytes: model
-                    .pieces
-                    .iter()
-                    .filter(|p| matches!(p.kind, SpKind::Normal | SpKind::UserDefined))
-                    .map(|p| p.piece.len() as u32)
+                max_piece_bytes: (0..model.pieces.len())
+                    .filter(|&id| model.unigram_score(id).is_some())
+                    .map(|id| model.pieces[id].piece.len() as u32)
                     .max()
                     .unwrap_or(0),
+                tokenizers: model.unigram_tokenizers(),
             },
             _ => SpAlgorithm::Bpe,
         };
@@ -153,6 +167,7 @@ impl SpTableData {
                 model.cut_bytes()
             },
             algorithm,
+            f64_scores,
             piece_filter: if model.unigram {
                 piece_filter(model)
             } else {
@@ -222,6 +237,7 @@ impl SpTableData {
             cut_bytes: self.cut_bytes,
             algorithm: self.algorithm,
             piece_filter: &self.piece_filter,
+            f64_scores: &self.f64_scores,
         }
     }
 
@@ -255,7 +271,7 @@ impl SpTableData {
                 } else {
                     8
                 },
-            piece_filter: 8 * self.piece_filter.len(),
+            piece_filter: 8 * self.piece_filter.len() + 8 * self.f64_scores.len(),
         }
     }
 
@@ -317,7 +333,7 @@ pub struct SpTableSizes {
     pub kinds: usize,
     /// One `u32` merge priority per id.
     pub priorities: usize,
-    /// The Unigram piece filter (0 for BPE).
+    /// The Unigram piece filter and `f64` scores (0 for BPE).
     pub piece_filter: usize,
     /// Piece map: 4 B ids (+ 8 B keys when present) + index.
     pub pieces: usize,
