@@ -8,13 +8,14 @@
 //!   with the `cl100k` feature, `target/models/llama3-8k.model` for either machine with the
 //!   `llama3` feature; with the `sentencepiece` feature `target/models/sp4096.model` for
 //!   lm3s6965evb and `target/models/mistral.model` for mps2-an385; with the `sp4096` feature
-//!   `target/models/sp4096.model` for either machine; with the `wordpiece` feature
+//!   `target/models/sp4096.model` for either machine; with the `unigram` feature
+//!   `target/models/ug8000.model` for either machine; with the `wordpiece` feature
 //!   `target/models/bert-cased-8k.model` for lm3s6965evb and `target/models/minilm.model` for
 //!   mps2-an385).
-//!   The kind of the model decides the code: a SentencePiece BPE model sets `cfg(picobpe_sp)`,
-//!   which builds the firmware and its tests around `picobpe::SpTokenizer`, a WordPiece model
-//!   `cfg(picobpe_wp)` (`picobpe::WpTokenizer`), instead of `picobpe::Tokenizer`, whatever the
-//!   features.
+//!   The kind of the model decides the code: a SentencePiece model (BPE or Unigram) sets
+//!   `cfg(picobpe_sp)`, which builds the firmware and its tests around `picobpe::SpTokenizer`,
+//!   a WordPiece model `cfg(picobpe_wp)` (`picobpe::WpTokenizer`), instead of
+//!   `picobpe::Tokenizer`, whatever the features.
 //! - `PICOBPE_PIECES`: `full` (default, as in `picobpe-build`: every token as a whole-piece fast
 //!   path) or `minimal` (only the entries exactness needs — none for GPT-2 and cl100k_base:
 //!   ~16–20 % less table flash, 2.1–2.8× more instructions per byte). Byte-level models only.
@@ -25,10 +26,11 @@
 //!   the on-target tests check the model against it (`cfg(picobpe_vectors)`).
 //!   `PICOBPE_VECTORS_REF` names model and reference (`gpt2/tiktoken`,
 //!   `cl100k_base/tiktoken`, `small/hf-tokenizers`, `llama3-8k/hf-tokenizers`,
-//!   `sp4096/sentencepiece`, `mistral-v1/sentencepiece`, `bert-cased-8k/hf-tokenizers`,
-//!   `minilm-uncased/hf-tokenizers`); `gpt2/`, `cl100k_base/`, `llama3-8k/`, `mistral-v1/` and
-//!   `minilm-uncased/` also enable the tests specific to that model (`cfg(picobpe_gpt2)`,
-//!   `cfg(picobpe_cl100k)`, `cfg(picobpe_llama3)`, `cfg(picobpe_mistral)`,
+//!   `sp4096/sentencepiece`, `mistral-v1/sentencepiece`, `ug8000/sentencepiece`,
+//!   `bert-cased-8k/hf-tokenizers`, `minilm-uncased/hf-tokenizers`); `gpt2/`, `cl100k_base/`,
+//!   `llama3-8k/`, `mistral-v1/`, `ug8000/` and `minilm-uncased/` also enable the tests
+//!   specific to that model (`cfg(picobpe_gpt2)`, `cfg(picobpe_cl100k)`,
+//!   `cfg(picobpe_llama3)`, `cfg(picobpe_mistral)`, `cfg(picobpe_ug8000)`,
 //!   `cfg(picobpe_minilm)`).
 use std::{env, fs, path::PathBuf};
 
@@ -43,8 +45,8 @@ fn main() {
         _ => fail(
             "select exactly one machine feature: `lm3s6965evb` (default) or \
              `--no-default-features --features mps2-an385` (add `cl100k` for cl100k_base, \
-             `llama3` for llama3-8k, `sentencepiece` for a SentencePiece model or `wordpiece` \
-             for a WordPiece model)",
+             `llama3` for llama3-8k, `sentencepiece` for a SentencePiece model, `unigram` for \
+             a SentencePiece Unigram model or `wordpiece` for a WordPiece model)",
         ),
     };
     let feature = |name: &'static str| {
@@ -52,7 +54,7 @@ fn main() {
         env::var_os(var).is_some().then_some(name)
     };
     // `sp4096` implies `sentencepiece`: name the narrower one.
-    let model_features: Vec<&str> = ["cl100k", "llama3", "sp4096", "wordpiece"]
+    let model_features: Vec<&str> = ["cl100k", "llama3", "sp4096", "unigram", "wordpiece"]
         .into_iter()
         .filter_map(feature)
         .chain(feature("sentencepiece").filter(|_| feature("sp4096").is_none()))
@@ -65,6 +67,7 @@ fn main() {
         ("lm3s6965evb", ["sp4096" | "sentencepiece"]) => ("sp4096.model", "sp4096"),
         ("mps2-an385", ["sp4096"]) => ("sp4096.model", "sp4096 --machine mps2-an385"),
         ("mps2-an385", ["sentencepiece"]) => ("mistral.model", "mistral"),
+        (_, ["unigram"]) => ("ug8000.model", "ug8000"),
         ("lm3s6965evb", ["wordpiece"]) => ("bert-cased-8k.model", "bert-cased-8k"),
         ("mps2-an385", ["wordpiece"]) => ("minilm.model", "minilm"),
         ("lm3s6965evb", ["cl100k"]) => fail(
@@ -73,7 +76,7 @@ fn main() {
         ),
         _ => fail(&format!(
             "the model features {model_features:?} exclude each other: pick one of `cl100k`, \
-             `llama3`, `sentencepiece` (or `sp4096`) and `wordpiece`"
+             `llama3`, `sentencepiece` (or `sp4096`), `unigram` and `wordpiece`"
         )),
     };
     let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
@@ -150,9 +153,10 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(picobpe_mistral)");
     println!("cargo::rustc-check-cfg=cfg(picobpe_llama3)");
     println!("cargo::rustc-check-cfg=cfg(picobpe_minilm)");
+    println!("cargo::rustc-check-cfg=cfg(picobpe_ug8000)");
     if let Some(v) = env::var_os("PICOBPE_VECTORS") {
         // `<model>/<reference>`, e.g. `gpt2/tiktoken`; a gpt2, cl100k_base, llama3-8k,
-        // mistral-v1 or minilm-uncased model adds the tests specific to it.
+        // mistral-v1, ug8000 or minilm-uncased model adds the tests specific to it.
         let reference =
             env::var("PICOBPE_VECTORS_REF").unwrap_or_else(|_| "unnamed/reference".into());
         if reference.starts_with("gpt2/") {
@@ -169,6 +173,9 @@ fn main() {
         }
         if reference.starts_with("minilm-uncased/") {
             println!("cargo::rustc-cfg=picobpe_minilm");
+        }
+        if reference.starts_with("ug8000/") {
+            println!("cargo::rustc-cfg=picobpe_ug8000");
         }
         println!("cargo::rustc-env=PICOBPE_VECTORS_REF={reference}");
         let v = PathBuf::from(v);

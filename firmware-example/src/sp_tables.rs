@@ -1,5 +1,5 @@
-//! The baked SentencePiece BPE model (builds of a SentencePiece model, `cfg(picobpe_sp)`) and
-//! what its tables occupy in flash.
+//! The baked SentencePiece model, BPE or Unigram (builds of a SentencePiece model,
+//! `cfg(picobpe_sp)`), and what its tables occupy in flash.
 //!
 //! `TABLES` is generated at build time by `picobpe-build` from the model file named by
 //! `PICOBPE_MODEL` (see `build.rs`): one `SpTables` over `static` arrays and a PtrHash index,
@@ -9,7 +9,7 @@
 
 use core::mem::{size_of, size_of_val};
 
-use picobpe::sentencepiece::PieceKind;
+use picobpe::sentencepiece::{PieceKind, SpAlgorithm};
 use picobpe::{SpTables, SpTokenizer};
 
 #[allow(clippy::all, missing_docs, dead_code, long_running_const_eval)]
@@ -66,6 +66,22 @@ pub fn tokenizer() -> SpTokenizer<'static> {
     SpTokenizer::new(&TABLES)
 }
 
+/// The model's algorithm, as the demo and `FIG algorithm` name it: `BPE` or `Unigram`.
+pub fn algorithm() -> &'static str {
+    match TABLES.algorithm {
+        SpAlgorithm::Bpe => "BPE",
+        SpAlgorithm::Unigram { .. } => "Unigram",
+    }
+}
+
+/// Whether decode(encode(text)) gives any text back (with one U+FFFD per malformed byte): with
+/// byte fallback and extra whitespace kept (sp4096, Mistral). Without byte fallback a symbol
+/// outside the vocabulary decodes as ` ⁇ `, and `remove_extra_whitespaces` collapses spaces
+/// (ug8000).
+pub fn round_trips() -> bool {
+    TABLES.byte_fallback() && !TABLES.remove_extra_whitespaces
+}
+
 /// Number of ids of kind `kind`.
 pub fn count_kind(kind: PieceKind) -> usize {
     (0..TABLES.n_ids() as u32)
@@ -86,6 +102,8 @@ pub struct TableBytes {
     pub priorities: usize,
     /// Piece map: index (pilots, remap) and ids (keys are the ids' bytes in `token_bytes`).
     pub pieces: usize,
+    /// Unigram's piece filter (pieces and their prefixes; empty for BPE).
+    pub filter: usize,
     /// Byte-piece ids, the unknown surface and the user-defined ids.
     pub other: usize,
     /// The `SpTables` struct itself.
@@ -102,6 +120,7 @@ impl TableBytes {
             + self.kinds
             + self.priorities
             + self.pieces
+            + self.filter
             + self.other
             + self.header
     }
@@ -126,6 +145,7 @@ pub fn table_bytes(t: &SpTables<'_>) -> TableBytes {
             + size_of_val(t.pieces.keys)
             + size_of_val(index.pilots)
             + size_of_val(index.remap),
+        filter: size_of_val(t.piece_filter),
         other: size_of_val(t.byte_ids) + t.unk_surface.len() + size_of_val(t.user_defined),
         header: size_of::<SpTables<'_>>(),
         ..TableBytes::default()
@@ -146,5 +166,6 @@ pub fn table_bytes(t: &SpTables<'_>) -> TableBytes {
     outside(in_flash(t.byte_ids), size_of_val(t.byte_ids));
     outside(in_flash(t.unk_surface), t.unk_surface.len());
     outside(in_flash(t.user_defined), size_of_val(t.user_defined));
+    outside(in_flash(t.piece_filter), size_of_val(t.piece_filter));
     b
 }

@@ -173,10 +173,12 @@ impl Source {
             .map_err(|e| format!("reading {in_name}: {e}"))?;
         let tokenizer = SpTokenizer::new(tables);
         let mut ids = vec![0u32; IDS];
-        // The cursor carries a Unigram model's running score across resumptions.
+        // The cursor carries a Unigram model's running score across resumptions; the word
+        // cache is the same memory as a byte-level model's piece cache.
         let mut cursor = SpCursor::START;
+        let mut cache = CacheMemory::new(self.cache_mib * LINES_PER_MIB);
         loop {
-            match tokenizer.encode_cursor(&text, &mut cursor, &mut ids) {
+            match tokenizer.encode_cursor_cached(&text, &mut cursor, &mut ids, &mut cache) {
                 Ok(n) => {
                     out.write(&ids[..n])
                         .map_err(|e| format!("writing stdout: {e}"))?;

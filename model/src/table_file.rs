@@ -631,7 +631,7 @@ pub(crate) fn read_sp(bytes: &[u8], base: usize) -> Result<SpTableView<'_>, Mode
             || pad != 0
         {
             return Err(bad(format!(
-                "Unigram unk_score {unk_score} or max_piece_bytes {max_piece_bytes} out of range"
+                "Unigram unk_score {unk_score:e} or max_piece_bytes {max_piece_bytes} out of range"
             )));
         }
         picobpe::sentencepiece::SpAlgorithm::Unigram {

@@ -429,6 +429,20 @@ pub fn check(model: &str, source: SpSource, set: &str) {
                 )),
             }
         }
+        // The cursor with a word cache, twice (the second time with hits): a Unigram model
+        // caches only words whose segmentation the carried score cannot change.
+        let mut cache = vec![picobpe::CacheEntry::EMPTY; 1024];
+        for pass in 0..2 {
+            let mut out = vec![0u32; 16 * case.input.len() + 64];
+            let mut cursor = SpCursor::START;
+            match tok.encode_cursor_cached(&case.input, &mut cursor, &mut out, &mut cache) {
+                Ok(n) if out[..n] == want[..] => {}
+                other => failures.push(format!(
+                    "{}: encode_cursor_cached (pass {pass}) differs: {:?}",
+                    case.name, other
+                )),
+            }
+        }
         for cap in [200usize, 1000] {
             // A Unigram `encode_from` re-reads the text before `from`: quadratic on the
             // longest inputs, which the cursor covers.

@@ -14,6 +14,8 @@
 //! `tests/fixtures/hf_bpe/llama3-8k/tokenizer.json`; `sp4096` (both machines) and `mistral`
 //! (mps2-an385, the published Mistral 7B v0.1 tokenizer) are SentencePiece BPE models imported
 //! by `host-trainer import --sentencepiece` from `tests/fixtures/sentencepiece/models/`;
+//! `ug8000` (mps2-an385) is a SentencePiece Unigram model (T5-like: no byte fallback),
+//! imported the same way from `tests/fixtures/unigram/models/ug8000.model`;
 //! `bert-cased-8k` (lm3s6965evb) and `minilm` (mps2-an385, the published all-MiniLM-L6-v2
 //! tokenizer) are WordPiece (BERT) models imported by `host-trainer import --tokenizer-json`
 //! from `tests/fixtures/wordpiece/`. The path reaches the firmware's build script through
@@ -31,6 +33,8 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use wait_timeout::ChildExt;
+
+use vectors::SpEncoder;
 
 /// Vocabulary size of the small model trained for the lm3s6965evb.
 const SMALL_VOCAB: &str = "4096";
@@ -89,6 +93,9 @@ pub enum Builtin {
     /// SentencePiece BPE: the published Mistral 7B v0.1 tokenizer, 32 000 ids with byte
     /// fallback (`tests/fixtures/sentencepiece/models/mistral-v1.model`; mps2-an385).
     Mistral,
+    /// SentencePiece Unigram, T5-like: 8000 ids, no byte fallback (`<unk>` is id 2), trained
+    /// with `sentencepiece` (`tests/fixtures/unigram/models/ug8000.model`; mps2-an385).
+    Ug8000,
     /// WordPiece (BERT, cased): 8192 ids trained with Hugging Face `tokenizers`
     /// (`tests/fixtures/wordpiece/bert-cased-8k/tokenizer.json`; lm3s6965evb).
     BertCased,
@@ -102,7 +109,7 @@ pub enum Builtin {
 pub enum Kind {
     /// Byte-level BPE (`picobpe::Tokenizer`).
     BytePair,
-    /// SentencePiece BPE (`picobpe::SpTokenizer`).
+    /// SentencePiece, BPE or Unigram (`picobpe::SpTokenizer`).
     SentencePiece,
     /// WordPiece (`picobpe::WpTokenizer`).
     WordPiece,
@@ -110,13 +117,14 @@ pub enum Kind {
 
 impl Builtin {
     /// Every built-in model, in the order the commands run them.
-    pub const ALL: [Builtin; 8] = [
+    pub const ALL: [Builtin; 9] = [
         Builtin::Small,
         Builtin::Gpt2,
         Builtin::Cl100k,
         Builtin::Llama3,
         Builtin::Sp4096,
         Builtin::Mistral,
+        Builtin::Ug8000,
         Builtin::BertCased,
         Builtin::Minilm,
     ];
@@ -130,6 +138,7 @@ impl Builtin {
             Builtin::Llama3 => "llama3-8k",
             Builtin::Sp4096 => "sp4096",
             Builtin::Mistral => "mistral",
+            Builtin::Ug8000 => "ug8000",
             Builtin::BertCased => "bert-cased-8k",
             Builtin::Minilm => "minilm",
         }
@@ -152,6 +161,8 @@ impl Builtin {
     /// runs on both machines (the small model, trained for the lm3s6965evb, on that one only).
     /// llama3-8k's tables (172 KB) fit the lm3s6965evb's flash in the firmware, but not in the
     /// test binary (its code and 36 KB of vectors overflow the 256 KiB by 33 KB): mps2-an385.
+    /// Likewise ug8000's (190 KB with its piece filter): its firmware fits the lm3s6965evb (228
+    /// KiB), but its test binary, with its code and 65 KB of vectors, overflows it by 63 KB.
     pub fn machines(self) -> &'static [Machine] {
         match self {
             Builtin::Small | Builtin::BertCased => &[Machine::Lm3s6965evb],
@@ -160,6 +171,7 @@ impl Builtin {
             | Builtin::Cl100k
             | Builtin::Llama3
             | Builtin::Mistral
+            | Builtin::Ug8000
             | Builtin::Minilm => &[Machine::Mps2An385],
         }
     }
@@ -168,16 +180,20 @@ impl Builtin {
     pub fn kind(self) -> Kind {
         match self {
             Builtin::Small | Builtin::Gpt2 | Builtin::Cl100k | Builtin::Llama3 => Kind::BytePair,
-            Builtin::Sp4096 | Builtin::Mistral => Kind::SentencePiece,
+            Builtin::Sp4096 | Builtin::Mistral | Builtin::Ug8000 => Kind::SentencePiece,
             Builtin::BertCased | Builtin::Minilm => Kind::WordPiece,
         }
     }
 
-    /// The model's name in `tests/fixtures/sentencepiece/` (models and reference vectors).
-    pub fn sentencepiece_fixture(self) -> Option<&'static str> {
+    /// The algorithm and the name of a model imported from a sentencepiece `.model` file:
+    /// the file is `tests/fixtures/<folder>/models/<name>.model`, the reference vectors
+    /// `tests/fixtures/<folder>/vectors/<name>/` ([`SpEncoder::fixture_dir`]: `sentencepiece`
+    /// for BPE, `unigram`).
+    pub fn sentencepiece_fixture(self) -> Option<(SpEncoder, &'static str)> {
         match self {
-            Builtin::Sp4096 => Some("sp4096"),
-            Builtin::Mistral => Some("mistral-v1"),
+            Builtin::Sp4096 => Some((SpEncoder::Bpe, "sp4096")),
+            Builtin::Mistral => Some((SpEncoder::Bpe, "mistral-v1")),
+            Builtin::Ug8000 => Some((SpEncoder::Unigram, "ug8000")),
             _ => None,
         }
     }
@@ -203,6 +219,7 @@ impl Builtin {
             Builtin::Llama3 => Some("llama3"),
             Builtin::Sp4096 => Some("sp4096"),
             Builtin::Mistral => Some("sentencepiece"),
+            Builtin::Ug8000 => Some("unigram"),
             Builtin::BertCased | Builtin::Minilm => Some("wordpiece"),
             Builtin::Small | Builtin::Gpt2 => None,
         }
@@ -223,6 +240,10 @@ impl Builtin {
             }
             Builtin::Mistral => {
                 "mistral (SentencePiece BPE: Mistral 7B v0.1, 32000 ids, byte fallback, imported \
+                 from sentencepiece)"
+            }
+            Builtin::Ug8000 => {
+                "ug8000 (SentencePiece Unigram, T5-like: 8000 ids, no byte fallback, imported \
                  from sentencepiece)"
             }
             Builtin::BertCased => {
@@ -246,6 +267,7 @@ impl Builtin {
             Builtin::Llama3 => "llama3-8k.model",
             Builtin::Sp4096 => "sp4096.model",
             Builtin::Mistral => "mistral.model",
+            Builtin::Ug8000 => "ug8000.model",
             Builtin::BertCased => "bert-cased-8k.model",
             Builtin::Minilm => "minilm.model",
         }
@@ -328,11 +350,11 @@ pub enum Selection {
 }
 
 /// Parses `--machine M` (repeatable) and `--model NAME|FILE`. A built-in model name
-/// (`small`, `gpt2`, `cl100k`, `llama3-8k`, `sp4096`, `mistral`, `bert-cased-8k`, `minilm`)
-/// selects that model on the machines it is
-/// built for ([`Builtin::machines`]; `--machine` picks among them); anything else is a model
-/// file (write `./gpt2` for a file of that name), baked for each selected machine (default: as
-/// `selection` says). Without `--model`, `PICOBPE_MODEL` in the environment names the file.
+/// (`small`, `gpt2`, `cl100k`, `llama3-8k`, `sp4096`, `mistral`, `ug8000`, `bert-cased-8k`,
+/// `minilm`) selects that model on the machines it is built for ([`Builtin::machines`];
+/// `--machine` picks among them); anything else is a model file (write `./gpt2` for a file of
+/// that name), baked for each selected machine (default: as `selection` says). Without
+/// `--model`, `PICOBPE_MODEL` in the environment names the file.
 pub fn parse_options(args: &[String], selection: Selection) -> Result<Options, String> {
     let mut machines: Vec<Machine> = Vec::new();
     let mut model: Option<ModelSource> = std::env::var_os("PICOBPE_MODEL")
@@ -614,9 +636,13 @@ pub fn prepare_model(model: Builtin) -> Result<PathBuf, String> {
                 out,
             )
         }
-        Builtin::Sp4096 | Builtin::Mistral => {
-            let name = model.sentencepiece_fixture().unwrap_or_default();
-            let proto = root.join(format!("tests/fixtures/sentencepiece/models/{name}.model"));
+        Builtin::Sp4096 | Builtin::Mistral | Builtin::Ug8000 => {
+            // A BPE or a Unigram `.model`: `host-trainer import` reads the type from the file.
+            let (encoder, name) = model
+                .sentencepiece_fixture()
+                .ok_or("no sentencepiece fixture")?;
+            let dir = encoder.fixture_dir();
+            let proto = root.join(format!("tests/fixtures/{dir}/models/{name}.model"));
             let out = scratch.join(model.file_name());
             (
                 vec![
@@ -954,6 +980,7 @@ mod tests {
                     "lm3s6965evb/sp4096",
                     "mps2-an385/sp4096",
                     "mps2-an385/mistral",
+                    "mps2-an385/ug8000",
                     "lm3s6965evb/bert-cased-8k",
                     "mps2-an385/minilm",
                 ],
@@ -987,6 +1014,7 @@ mod tests {
                     "mps2-an385/llama3-8k",
                     "lm3s6965evb/sp4096",
                     "mps2-an385/mistral",
+                    "mps2-an385/ug8000",
                     "lm3s6965evb/bert-cased-8k",
                     "mps2-an385/minilm",
                 ],
@@ -1000,6 +1028,12 @@ mod tests {
                 &["--model", "bert-cased-8k"],
                 All,
                 &["lm3s6965evb/bert-cased-8k"],
+            ),
+            (&["--model", "ug8000"], All, &["mps2-an385/ug8000"]),
+            (
+                &["--model", "ug8000"],
+                FirstPerMachine,
+                &["mps2-an385/ug8000"],
             ),
             (
                 &["--model=sp4096", "--machine", lm3s, "--machine", mps2],
@@ -1034,6 +1068,11 @@ mod tests {
             .collect();
         assert!(parse_options(&args, All).is_err());
         let args: Vec<String> = ["--model", "minilm", "--machine", lm3s]
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
+        assert!(parse_options(&args, All).is_err());
+        let args: Vec<String> = ["--model", "ug8000", "--machine", lm3s]
             .iter()
             .map(|a| a.to_string())
             .collect();

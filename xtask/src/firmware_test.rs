@@ -2,7 +2,8 @@
 //! the on-target tests (`firmware-example/tests/*.rs`, embedded-test harness) under QEMU, by
 //! default in every built-in configuration: the byte-level ones, lm3s6965evb/small,
 //! mps2-an385/gpt2, mps2-an385/cl100k and mps2-an385/llama3-8k, the SentencePiece ones,
-//! lm3s6965evb/sp4096, mps2-an385/sp4096 and mps2-an385/mistral, and the WordPiece ones,
+//! lm3s6965evb/sp4096, mps2-an385/sp4096, mps2-an385/mistral (BPE) and mps2-an385/ug8000
+//! (Unigram), and the WordPiece ones,
 //! lm3s6965evb/bert-cased-8k and mps2-an385/minilm (`--machine` keeps a machine's
 //! configurations, `--model` one model's: `--model sp4096` runs it on both machines,
 //! `--model sp4096 --machine mps2-an385` on one).
@@ -164,9 +165,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
 
 /// Reference vectors for a built-in model: tiktoken's for gpt2 and cl100k_base, Hugging Face
 /// tokenizers' for the small trained model (made here from its vocabulary files; left out,
-/// with a note, without `tokenizers`), sentencepiece's for sp4096 and mistral (the records that
-/// fit the machine's test buffers, so sp4096 embeds more of them on the mps2-an385 than on the
-/// lm3s6965evb), and the committed tokenizers vectors for llama3-8k, bert-cased-8k and minilm.
+/// with a note, without `tokenizers`), sentencepiece's for sp4096, mistral and ug8000 (the
+/// records that fit the machine's test buffers, so sp4096 embeds more of them on the
+/// mps2-an385 than on the lm3s6965evb), and the committed tokenizers vectors for llama3-8k,
+/// bert-cased-8k and minilm.
 /// A user's model gets none.
 fn reference_vectors(
     config: &Config,
@@ -189,12 +191,16 @@ fn reference_vectors(
             );
             (path, "small/hf-tokenizers")
         })),
-        Some(b @ (Builtin::Sp4096 | Builtin::Mistral)) => {
-            let (model, reference) = match b {
-                Builtin::Sp4096 => ("sp4096", "sp4096/sentencepiece"),
-                _ => ("mistral-v1", "mistral-v1/sentencepiece"),
+        Some(b @ (Builtin::Sp4096 | Builtin::Mistral | Builtin::Ug8000)) => {
+            let (encoder, model) = b
+                .sentencepiece_fixture()
+                .ok_or("no sentencepiece fixture")?;
+            let reference = match b {
+                Builtin::Sp4096 => "sp4096/sentencepiece",
+                Builtin::Mistral => "mistral-v1/sentencepiece",
+                _ => "ug8000/sentencepiece",
             };
-            let v = firmware::vectors::prepare_sp(model, config.machine)?;
+            let v = firmware::vectors::prepare_sp(encoder, model, config.machine)?;
             println!(
                 "   embedding {} sentencepiece {model} vectors ({})",
                 v.count,

@@ -2,12 +2,13 @@
 //! firmware, per configuration (machine + model) and whole-piece table, as a Markdown table with
 //! one column each (by default the byte-level models lm3s6965evb/small, mps2-an385/gpt2,
 //! mps2-an385/cl100k and mps2-an385/llama3-8k, each with full and minimal pieces, then the
-//! SentencePiece models lm3s6965evb/sp4096 and mps2-an385/mistral and the WordPiece models
-//! lm3s6965evb/bert-cased-8k and mps2-an385/minilm, which have no whole-piece table choice: one
-//! column each). Without `--machine`, each model is measured once, on the first of its
-//! machines: sp4096, which also runs on the mps2-an385, on the lm3s6965evb (on the mps2-an385
-//! its tables, code, stack and speed are the same; only the share of memory differs);
-//! `--model sp4096 --machine mps2-an385` measures it there, naming both machines on both.
+//! SentencePiece models lm3s6965evb/sp4096 and mps2-an385/mistral (BPE) and mps2-an385/ug8000
+//! (Unigram) and the WordPiece models lm3s6965evb/bert-cased-8k and mps2-an385/minilm, which
+//! have no whole-piece table choice: one column each). Without `--machine`, each model is
+//! measured once, on the first of its machines: sp4096, which also runs on the mps2-an385, on
+//! the lm3s6965evb (on the mps2-an385 its tables, code, stack and speed are the same; only the
+//! share of memory differs); `--model sp4096 --machine mps2-an385` measures it there, naming
+//! both machines on both.
 //!
 //! Where each figure comes from:
 //! - baked tables: measured on the target — the byte length of every slice the baked `Tables`
@@ -94,11 +95,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 .filter_map(|l| l.split_once(' '))
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
-            let kind = match figs.get("kind").map(String::as_str) {
-                Some("sentencepiece") => Kind::SentencePiece,
-                Some("wordpiece") => Kind::WordPiece,
-                _ => Kind::BytePair,
-            };
+            let kind = kind_of(&figs);
             columns.push(Column {
                 config: config.clone(),
                 machine: *machine,
@@ -115,6 +112,15 @@ pub fn run(args: &[String]) -> Result<(), String> {
     print_table(&columns)
 }
 
+/// The kind of the baked model, from the firmware's `FIG kind`.
+fn kind_of(figs: &BTreeMap<String, String>) -> Kind {
+    match figs.get("kind").map(String::as_str) {
+        Some("sentencepiece") => Kind::SentencePiece,
+        Some("wordpiece") => Kind::WordPiece,
+        _ => Kind::BytePair,
+    }
+}
+
 struct Column {
     config: Config,
     machine: Machine,
@@ -127,6 +133,15 @@ struct Column {
 }
 
 impl Column {
+    /// `SentencePiece BPE` or `SentencePiece Unigram` (the firmware's `FIG algorithm`: `BPE` or
+    /// `Unigram`) for a SentencePiece model.
+    fn sentencepiece_name(&self) -> &'static str {
+        match self.figs.get("algorithm").map(String::as_str) {
+            Some("Unigram") => "SentencePiece Unigram",
+            _ => "SentencePiece BPE",
+        }
+    }
+
     fn num(&self, key: &str) -> Result<u64, String> {
         self.figs
             .get(key)
@@ -266,7 +281,8 @@ fn print_table(cols: &[Column]) -> Result<(), String> {
                 group(c.num("n_merges")?)
             ),
             Kind::SentencePiece => format!(
-                "`{file}`: SentencePiece BPE, {} ids ({} normal, {} byte pieces)",
+                "`{file}`: {}, {} ids ({} normal, {} byte pieces)",
+                c.sentencepiece_name(),
                 group(c.num("n_ids")?),
                 group(c.num("n_normal")?),
                 group(c.num("n_byte")?)
@@ -292,8 +308,8 @@ fn print_table(cols: &[Column]) -> Result<(), String> {
         ))
     })?;
     row(
-        "  of which merge map / whole-piece map (SentencePiece: scores + kinds / piece map; \
-         WordPiece: word-start / continuation piece maps)",
+        "  of which merge map / whole-piece map (SentencePiece: scores + kinds / piece map, \
+         Unigram + piece filter; WordPiece: word-start / continuation piece maps)",
         &|c| match c.kind {
             Kind::BytePair => Ok(format!(
                 "{} / {}",
@@ -301,9 +317,13 @@ fn print_table(cols: &[Column]) -> Result<(), String> {
                 kib(c.num("table.pieces")?)
             )),
             Kind::SentencePiece => Ok(format!(
-                "{} / {}",
+                "{} / {}{}",
                 kib(c.num("table.priorities")? + c.num("table.kinds")?),
-                kib(c.num("table.pieces")?)
+                kib(c.num("table.pieces")?),
+                match c.num("table.filter").unwrap_or(0) {
+                    0 => String::new(),
+                    n => format!(" + {} piece filter", kib(n)),
+                }
             )),
             Kind::WordPiece => Ok(format!(
                 "{} / {}",
@@ -333,7 +353,8 @@ fn print_table(cols: &[Column]) -> Result<(), String> {
     })?;
     row("static RAM: picobpe", &|c| Ok(kib(c.elf.core_ram)))?;
     row(
-        "static RAM: whole firmware (incl. 24 KiB bench buffers; WordPiece: 28 KiB)",
+        "static RAM: whole firmware (incl. 24 KiB bench buffers; SentencePiece and WordPiece: \
+         28 KiB)",
         &|c| {
             let cap = ram_capacity(c.machine);
             Ok(format!(
@@ -367,7 +388,10 @@ fn print_table(cols: &[Column]) -> Result<(), String> {
         Ok(format!("{per:.1}"))
     })?;
     row("guest instructions / output byte: decode", &|c| {
-        let per = c.num("instr_decode")? as f64 / c.num("bench_bytes")? as f64;
+        // The decoded text is the bench text, except for a model that does not round-trip it
+        // (ug8000), whose firmware reports its length.
+        let out = c.num("decoded_bytes").or_else(|_| c.num("bench_bytes"))?;
+        let per = c.num("instr_decode")? as f64 / out as f64;
         Ok(format!("{per:.1}"))
     })?;
 
@@ -378,7 +402,7 @@ fn print_table(cols: &[Column]) -> Result<(), String> {
                 let default = if c.pieces == "full" { " (default)" } else { "" };
                 format!("{}, {} pieces{default}", c.config.label(), c.pieces)
             }
-            Kind::SentencePiece => format!("{} (SentencePiece)", c.config.label()),
+            Kind::SentencePiece => format!("{} ({})", c.config.label(), c.sentencepiece_name()),
             Kind::WordPiece => format!("{} (WordPiece)", c.config.label()),
         })
         .collect();

@@ -11,7 +11,9 @@
 //! Models: `llama3-8k` and `qwen2-8k` (`tests/fixtures/hf_bpe/<name>/tokenizer.json`),
 //! `qwen3` (`tests/fixtures/hf_real/qwen3.tokenizer.json.gz`), and the WordPiece models
 //! `minilm-uncased` and `bert-cased-8k` (`tests/fixtures/wordpiece/<name>/tokenizer.json`),
-//! all of them unless `--model` names some; each `--tokenizer-json PATH` adds a file (gzipped
+//! and the SentencePiece Unigram model `ug4096-bytes`
+//! (`tests/fixtures/unigram/models/ug4096-bytes.tokenizer.json`, encoded with `tokenizers`'
+//! arithmetic by `SpTokenizer::encode_cursor`), all of them unless `--model` names some; each `--tokenizer-json PATH` adds a file (gzipped
 //! when it ends in `.gz`), named by its file stem. A WordPiece model is encoded with
 //! `WpTokenizer::encode` (it has no piece cache: both picobpe columns time the same call).
 //!
@@ -57,7 +59,7 @@ const CACHE_LINES: usize = 16_384;
 const CHUNK: usize = 64 * 1024;
 
 /// The committed models: name, file under the repository root.
-const MODELS: [(&str, &str); 5] = [
+const MODELS: [(&str, &str); 6] = [
     (
         "llama3-8k",
         "tests/fixtures/hf_bpe/llama3-8k/tokenizer.json",
@@ -72,10 +74,14 @@ const MODELS: [(&str, &str); 5] = [
         "bert-cased-8k",
         "tests/fixtures/wordpiece/bert-cased-8k/tokenizer.json",
     ),
+    (
+        "ug4096-bytes",
+        "tests/fixtures/unigram/models/ug4096-bytes.tokenizer.json",
+    ),
 ];
 
 const USAGE: &str =
-    "usage: picobpe-bench-hf [--model llama3-8k|qwen2-8k|qwen3|minilm-uncased|bert-cased-8k]... \
+    "usage: picobpe-bench-hf [--model llama3-8k|qwen2-8k|qwen3|minilm-uncased|bert-cased-8k|ug4096-bytes]... \
      [--tokenizer-json PATH]... [--corpus NAME]... [--runs N] [FILE...]";
 
 /// A tokenizer under test.
@@ -92,6 +98,8 @@ enum Tok {
     Bpe(Tokenizer<'static>),
     /// WordPiece (no piece cache).
     Wp(picobpe::WpTokenizer<'static>),
+    /// SentencePiece (a Unigram `tokenizer.json`: `tokenizers`' arithmetic, no word cache).
+    Sp(picobpe::SpTokenizer<'static>),
 }
 
 struct Picobpe {
@@ -103,6 +111,19 @@ struct Picobpe {
 
 impl Picobpe {
     fn encode(&mut self, text: &str, mut sink: impl FnMut(&[u32])) {
+        if let Tok::Sp(t) = &self.tok {
+            let mut cursor = picobpe::SpCursor::START;
+            loop {
+                match t.encode_cursor(text.as_bytes(), &mut cursor, &mut self.out) {
+                    Ok(n) => return sink(&self.out[..n]),
+                    Err(EncodeError::OutputFull { written, .. }) => sink(&self.out[..written]),
+                    Err(EncodeError::PieceTooLong { needed, .. }) => {
+                        let len = needed.max(2 * self.out.len());
+                        self.out.resize(len, 0);
+                    }
+                }
+            }
+        }
         let mut rest = text.as_bytes();
         loop {
             let r = match &self.tok {
@@ -110,6 +131,7 @@ impl Picobpe {
                     t.encode_cached(rest, &mut self.out, Specials::None, &mut self.cache)
                 }
                 Tok::Wp(t) => t.encode(rest, Specials::None, &mut self.out),
+                Tok::Sp(_) => return,
             };
             match r {
                 Ok(n) => return sink(&self.out[..n]),
@@ -316,6 +338,9 @@ fn load(m: &ModelFile) -> Result<Loaded, String> {
     if picobpe_model::wordpiece::is_wordpiece_json(json.as_bytes()) {
         return load_wordpiece(m, &json);
     }
+    if !picobpe_model::import::is_byte_level_json(json.as_bytes()) {
+        return load_sentencepiece(m, &json);
+    }
     let start = Instant::now();
     let import = picobpe_model::import::tokenizer_json(
         json.as_bytes(),
@@ -371,6 +396,34 @@ fn load_wordpiece(m: &ModelFile, json: &str) -> Result<Loaded, String> {
         load_ours,
         load_peer,
         notes: import.notes,
+    })
+}
+
+/// A SentencePiece `tokenizer.json` (the Unigram one): picobpe's `SpTokenizer` over tables
+/// imported from the file (no word cache with `tokenizers`' arithmetic, so both picobpe
+/// columns time the same call) next to `tokenizers`.
+fn load_sentencepiece(m: &ModelFile, json: &str) -> Result<Loaded, String> {
+    let start = Instant::now();
+    let model = picobpe_model::sentencepiece::import_tokenizer_json(json.as_bytes())
+        .map_err(|e| format!("{}: picobpe import: {e}", m.path.display()))?;
+    let tables = picobpe_model::SpTableData::new(&model)
+        .map_err(|e| format!("{}: picobpe tables: {e}", m.path.display()))?
+        .to_tables();
+    let load_ours = start.elapsed();
+    let (peer, load_peer) = load_peer(m, json);
+    let ours = || Picobpe {
+        tok: Tok::Sp(picobpe::SpTokenizer::new(tables)),
+        out: vec![0; 1 << 16],
+        cache: Vec::new(),
+    };
+    Ok(Loaded {
+        ours: ours(),
+        ours_cached: ours(),
+        peer,
+        n_ids: model.n_ids(),
+        load_ours,
+        load_peer,
+        notes: Vec::new(),
     })
 }
 

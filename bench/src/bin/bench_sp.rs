@@ -68,10 +68,12 @@ impl Picobpe {
             // A Unigram model resumes with its cursor (the carried score), at no extra cost.
             let mut cursor = SpCursor::START;
             loop {
-                match self
-                    .tok
-                    .encode_cursor(text.as_bytes(), &mut cursor, &mut self.out)
-                {
+                match self.tok.encode_cursor_cached(
+                    text.as_bytes(),
+                    &mut cursor,
+                    &mut self.out,
+                    &mut self.cache,
+                ) {
                     Ok(n) => return sink(&self.out[..n]),
                     Err(EncodeError::OutputFull { written, .. }) => sink(&self.out[..written]),
                     Err(EncodeError::PieceTooLong { needed, .. }) => {

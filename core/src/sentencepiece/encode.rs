@@ -92,8 +92,9 @@ impl<'t> SpTokenizer<'t> {
     /// to be merged (words of up to 15 normalized bytes and up to 12 ids) are remembered by
     /// their bytes, and a later occurrence is copied from the cache. The ids are the same as
     /// without it. Start with every line [`CacheEntry::EMPTY`], keep the cache with the tables
-    /// it was filled from; any number of lines works (empty: no caching). Models without byte
-    /// fallback do not use it.
+    /// it was filled from; any number of lines works (empty: no caching). BPE models without
+    /// byte fallback do not use it; Unigram models cache as
+    /// [`SpTokenizer::encode_cursor_cached`] says.
     pub fn encode_cached(
         &self,
         text: &[u8],
@@ -114,7 +115,7 @@ impl<'t> SpTokenizer<'t> {
         let t = self.tables;
         let from = from.min(text.len());
         if self.is_unigram() {
-            return self.unigram_encode_from(text, from, out);
+            return self.unigram_encode_from(text, from, out, cache);
         }
         let cache = if t.byte_fallback() { cache } else { &mut [] };
         let mut run = Run {

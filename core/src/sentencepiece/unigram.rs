@@ -31,6 +31,7 @@ use super::normalize::{Normalizer, SPACE_MARK};
 use super::tables::{
     priority_score, PieceFilter, Sections, SpAlgorithm, SpTables, MAX_PIECE_BYTES,
 };
+use crate::cache::{CacheEntry, CacheKey};
 use crate::encode::Progress;
 use crate::error::EncodeError;
 
@@ -141,8 +142,12 @@ impl Lattice<'_> {
 }
 
 /// The best path over `word` into `lat` (positions `0..=len`), from `origin` at position 0.
-fn viterbi(t: &SpTables<'_>, p: Params, word: Word<'_>, lat: &mut Lattice<'_>, origin: f64) {
+///
+/// Returns the smallest difference seen between a candidate and the best it was compared with
+/// (a lower bound of every final margin between a position's best path and any other).
+fn viterbi(t: &SpTables<'_>, p: Params, word: Word<'_>, lat: &mut Lattice<'_>, origin: f64) -> f64 {
     let len = word.len();
+    let mut min_gap = f64::INFINITY;
     lat.set(0, origin, NONE, NONE);
     for e in 1..=len {
         lat.set_start(e, NONE);
@@ -185,7 +190,7 @@ fn viterbi(t: &SpTables<'_>, p: Params, word: Word<'_>, lat: &mut Lattice<'_>, o
                         Some(&bits) => f64::from_bits(bits),
                         None => f64::from(priority_score(priority)),
                     };
-                    offer(lat, k, p.add(score, till), s, id);
+                    min_gap = min_gap.min(offer(lat, k, p.add(score, till), s, id));
                 }
             }
             if !prefix {
@@ -195,19 +200,70 @@ fn viterbi(t: &SpTables<'_>, p: Params, word: Word<'_>, lat: &mut Lattice<'_>, o
         if !has_single {
             let e = s + mblen;
             max_frontier = max_frontier.max(e);
-            offer(lat, e, p.add(p.unk_score, till), s, t.unk_id);
+            min_gap = min_gap.min(offer(lat, e, p.add(p.unk_score, till), s, t.unk_id));
         }
         s += mblen.max(1);
     }
+    min_gap
 }
 
 /// Make `(cand, s, id)` the best path ending at `e` when nothing reached `e` yet or it scores
-/// strictly more.
+/// strictly more; returns how far apart the two were (infinite when nothing reached `e`).
 #[inline]
-fn offer(lat: &mut Lattice<'_>, e: usize, cand: f64, s: usize, id: u32) {
-    if lat.start(e) == NONE || cand > lat.score(e) {
+fn offer(lat: &mut Lattice<'_>, e: usize, cand: f64, s: usize, id: u32) -> f64 {
+    if lat.start(e) == NONE {
+        lat.set(e, cand, s as u32, id);
+        return f64::INFINITY;
+    }
+    let best = lat.score(e);
+    if cand > best {
         lat.set(e, cand, s as u32, id);
     }
+    (cand - best).abs()
+}
+
+/// Words of up to this many bytes are cached (a [`CacheKey`]'s limit).
+const CACHED_WORD: usize = crate::cache::CACHE_PIECE;
+
+/// The word cache is used only while the carried score stays this far inside the reset
+/// threshold: a cached word (at most 15 characters, each piece or unknown scoring above −100)
+/// then moves no lattice score past ±100,000, so no reset happens inside it.
+const CACHE_ORIGIN_LIMIT: f64 = RESET - 4096.0;
+
+/// A word's segmentation is cached only when every comparison its Viterbi made was won or
+/// lost by more than this. Then it holds whatever the carried score: from any origin within
+/// [`CACHE_ORIGIN_LIMIT`], each of the at most 16 `f32` additions on a path is off its exact
+/// sum by at most half an ulp at 2^17 (2^-8), so two candidates' computed difference is within
+/// 2 × 16 × 2^-8 = 0.125 of the exact one, which the origin does not change: every comparison
+/// comes out the same, hence the same path. The carried score after the word is then replayed
+/// along that path, addition by addition, exactly as the Viterbi would compute it.
+const CACHE_MARGIN: f64 = 0.5;
+
+/// The carried score after `ids` (a cached path of normal or user-defined pieces over `word`)
+/// from `origin`, added as the Viterbi adds; `None` if an id's piece is not where expected.
+fn replay(t: &SpTables<'_>, p: Params, word: &[u8], ids: &[u32], origin: f64) -> Option<f64> {
+    let mut at = 0usize;
+    let mut score = origin;
+    for &id in ids {
+        let len = t.piece_bytes(id)?.len();
+        let piece = word.get(at..at + len)?;
+        let (_, _, priority) = t.lookup(piece)?;
+        score = p.add(f64::from(priority_score(priority)), score);
+        at += len;
+    }
+    (at == word.len()).then_some(score)
+}
+
+/// True when the linked path from `first` has an unknown node.
+fn has_unknown(t: &SpTables<'_>, lat: &Lattice<'_>, first: u32) -> bool {
+    let mut e = first;
+    while e != NONE {
+        if lat.id(e as usize) == t.unk_id {
+            return true;
+        }
+        e = lat.start(e as usize);
+    }
+    false
 }
 
 /// Turn the best path ending at `len` into forward links (each piece's start entry then holds
@@ -324,15 +380,34 @@ impl<'t> SpTokenizer<'t> {
     /// call needs, so draining `out` and calling again gives the ids of a one-shot
     /// [`SpTokenizer::encode`] at no extra cost (for a Unigram model, unlike
     /// [`SpTokenizer::encode_from`], which must recompute the carried score). Works for
-    /// both algorithms.
+    /// both algorithms. [`EncodeError::PieceTooLong`] comes only from a call that wrote
+    /// nothing (earlier ids come out as `OutputFull` first), with `cursor` at the word that
+    /// needs the room: call again with a buffer of `needed` ids.
     pub fn encode_cursor(
         &self,
         text: &[u8],
         cursor: &mut SpCursor,
         out: &mut [u32],
     ) -> Result<usize, EncodeError> {
+        self.encode_cursor_cached(text, cursor, out, &mut [])
+    }
+
+    /// [`SpTokenizer::encode_cursor`] with a word cache in caller memory (as
+    /// [`SpTokenizer::encode_cached`]; start with every line [`CacheEntry::EMPTY`], keep it with
+    /// the tables it was filled from). The ids are the same as without it. A Unigram model
+    /// caches a word of up to 15 bytes only when its segmentation cannot depend on the score
+    /// carried into it (every comparison won by a margin that `f32` rounding cannot close),
+    /// and replays the carried score along the cached pieces; tables imported from a
+    /// `tokenizer.json` do not use it.
+    pub fn encode_cursor_cached(
+        &self,
+        text: &[u8],
+        cursor: &mut SpCursor,
+        out: &mut [u32],
+        cache: &mut [CacheEntry],
+    ) -> Result<usize, EncodeError> {
         let Some(p) = self.unigram() else {
-            return match self.encode_from(text, cursor.offset, out) {
+            return match self.encode_from_cached(text, cursor.offset, out, cache) {
                 Ok(n) => {
                     cursor.offset = text.len();
                     Ok(n)
@@ -346,7 +421,7 @@ impl<'t> SpTokenizer<'t> {
         };
         let t = self.tables();
         if t.sections != Sections::Inline {
-            return self.unigram_sections(p, text, cursor, out);
+            return self.unigram_sections(p, text, cursor, out, &mut []);
         }
         let norm = Normalizer {
             text,
@@ -361,8 +436,9 @@ impl<'t> SpTokenizer<'t> {
         }
         let end = norm.end(pos);
         let prefix = at_start && t.add_dummy_prefix;
-        let (reached, written) =
-            self.unigram_words(p, &norm, pos, end, prefix, out, 0, cursor, false, true)?;
+        let (reached, written) = self.unigram_words(
+            p, &norm, pos, end, prefix, out, 0, cursor, false, true, cache,
+        )?;
         cursor.offset = if reached >= end { text.len() } else { reached };
         Ok(written)
     }
@@ -376,6 +452,7 @@ impl<'t> SpTokenizer<'t> {
         text: &[u8],
         cursor: &mut SpCursor,
         out: &mut [u32],
+        cache: &mut [CacheEntry],
     ) -> Result<usize, EncodeError> {
         let t = self.tables();
         let norm = Normalizer {
@@ -402,7 +479,7 @@ impl<'t> SpTokenizer<'t> {
                 };
             written = self
                 .unigram_words(
-                    p, &norm, pos, end, prefix, out, written, cursor, false, true,
+                    p, &norm, pos, end, prefix, out, written, cursor, false, true, cache,
                 )?
                 .1;
             let Some((at, len, id)) = next else {
@@ -443,12 +520,13 @@ impl<'t> SpTokenizer<'t> {
         text: &[u8],
         from: usize,
         out: &mut [u32],
+        cache: &mut [CacheEntry],
     ) -> Result<usize, EncodeError> {
         let mut cursor = SpCursor::START;
         if from > 0 {
             self.advance_cursor(text, from, out, &mut cursor)?;
         }
-        self.encode_cursor(text, &mut cursor, out)
+        self.encode_cursor_cached(text, &mut cursor, out, cache)
     }
 
     /// Move `cursor` (at the start) to `from`, a word start, segmenting without writing ids
@@ -479,7 +557,17 @@ impl<'t> SpTokenizer<'t> {
                 };
             *cursor = SpCursor::START;
             let (reached, _) = self.unigram_words(
-                p, &norm, section, from, prefix, out, 0, cursor, false, false,
+                p,
+                &norm,
+                section,
+                from,
+                prefix,
+                out,
+                0,
+                cursor,
+                false,
+                false,
+                &mut [],
             )?;
             cursor.offset = reached.max(from.min(text.len()));
             return Ok(());
@@ -506,6 +594,7 @@ impl<'t> SpTokenizer<'t> {
             cursor,
             false,
             false,
+            &mut [],
         )?;
         cursor.offset = reached.max(from.min(text.len()));
         Ok(())
@@ -536,7 +625,7 @@ impl<'t> SpTokenizer<'t> {
         if sections {
             // All of it at once: a partial result could not be resumed from this text alone.
             *cursor = SpCursor::START;
-            return match self.unigram_sections(p, text, cursor, out) {
+            return match self.unigram_sections(p, text, cursor, out, &mut []) {
                 Ok(written) => Ok(Progress {
                     consumed: text.len(),
                     written,
@@ -561,8 +650,19 @@ impl<'t> SpTokenizer<'t> {
         }
         let end = if is_final { norm.end(pos) } else { text.len() };
         let prefix = at_start && t.add_dummy_prefix;
-        let (reached, written) =
-            self.unigram_words(p, &norm, pos, end, prefix, out, 0, cursor, !is_final, true)?;
+        let (reached, written) = self.unigram_words(
+            p,
+            &norm,
+            pos,
+            end,
+            prefix,
+            out,
+            0,
+            cursor,
+            !is_final,
+            true,
+            &mut [],
+        )?;
         let consumed = if is_final { text.len() } else { reached };
         Ok(Progress { consumed, written })
     }
@@ -584,6 +684,7 @@ impl<'t> SpTokenizer<'t> {
         cursor: &mut SpCursor,
         hold_last: bool,
         write: bool,
+        cache: &mut [CacheEntry],
     ) -> Result<(usize, usize), EncodeError> {
         let t = self.tables();
         let mut buf = [0u8; UNIGRAM_STACK_BYTES];
@@ -606,27 +707,75 @@ impl<'t> SpTokenizer<'t> {
             if len > 0 {
                 let mut after_unk = cursor.after_unk;
                 let result = if let Some(bytes) = buf.get(..len) {
-                    let word = Word::Flat(bytes);
-                    let mut lat = Lattice(&mut cells);
-                    viterbi(t, p, word, &mut lat, cursor.score);
-                    let score = lat.score(len);
-                    let first = link_forward(&mut lat, len);
-                    let room = if write {
-                        out.get_mut(written..).unwrap_or(&mut [])
+                    // The word cache (see `CACHE_MARGIN`), for `sentencepiece`'s arithmetic.
+                    let key = if write
+                        && !cache.is_empty()
+                        && !p.tokenizers
+                        && len <= CACHED_WORD
+                        && p.unk_score > -200.0
+                        && cursor.score.abs() < CACHE_ORIGIN_LIMIT
+                    {
+                        CacheKey::of(bytes)
                     } else {
-                        &mut []
+                        None
                     };
-                    let n = if write {
-                        emit(t, p, word, &lat, first, room, &mut after_unk)
-                    } else {
-                        after_unk = lat.id(len) == t.unk_id;
-                        Some(0)
-                    };
-                    n.map(|n| (n, score))
+                    let line = key.map(|k| k.line(cache.len()));
+                    let mut cached = None;
+                    if let (Some(k), Some(l)) = (key, line) {
+                        match cache.get(l).and_then(|e| e.emit(k, out, written)) {
+                            Some(Ok(n)) => {
+                                cached = out
+                                    .get(written..written + n)
+                                    .and_then(|ids| replay(t, p, bytes, ids, cursor.score))
+                                    .map(|score| Some((n, score)));
+                            }
+                            Some(Err(_)) => cached = Some(None),
+                            None => {}
+                        }
+                    }
+                    match cached {
+                        Some(hit) => {
+                            after_unk = false;
+                            hit
+                        }
+                        None => {
+                            let word = Word::Flat(bytes);
+                            let mut lat = Lattice(&mut cells);
+                            let gap = viterbi(t, p, word, &mut lat, cursor.score);
+                            let score = lat.score(len);
+                            let first = link_forward(&mut lat, len);
+                            let room = if write {
+                                out.get_mut(written..).unwrap_or(&mut [])
+                            } else {
+                                &mut []
+                            };
+                            let n = if write {
+                                emit(t, p, word, &lat, first, room, &mut after_unk)
+                            } else {
+                                after_unk = lat.id(len) == t.unk_id;
+                                Some(0)
+                            };
+                            if let (Some(k), Some(l), Some(n)) = (key, line, n) {
+                                if gap > CACHE_MARGIN && !has_unknown(t, &lat, first) {
+                                    if let (Some(e), Some(ids)) =
+                                        (cache.get_mut(l), out.get(written..written + n))
+                                    {
+                                        e.put(k, ids);
+                                    }
+                                }
+                            }
+                            n.map(|n| (n, score))
+                        }
+                    }
                 } else {
                     // A long word: bytes and lattice at the far end of `out`.
                     let packed = len.div_ceil(4);
                     let need = packed + CELL * (len + 1);
+                    // Ids already written in this call come out first (`OutputFull`), so
+                    // that `PieceTooLong` always means the whole buffer is too small.
+                    if written > 0 && out.len() < need + len + written {
+                        return Err(full);
+                    }
                     let Some(split) = out.len().checked_sub(need) else {
                         return Err(EncodeError::PieceTooLong {
                             offset: pos,

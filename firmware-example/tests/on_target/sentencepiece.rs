@@ -1,18 +1,21 @@
-// The on-target tests of a SentencePiece BPE model (`picobpe::SpTokenizer`), included by
-// `on_target.rs` when the baked model is one (`cfg(picobpe_sp)`).
+// The on-target tests of a SentencePiece model, BPE or Unigram (`picobpe::SpTokenizer`),
+// included by `on_target.rs` when the baked model is one (`cfg(picobpe_sp)`).
 //
 // Every configuration runs the model-independent tests: round trips (what sentencepiece's
-// `DecodeIds` gives: the text, with each byte outside well-formed UTF-8 as U+FFFD), `encode_from`
-// resume after `OutputFull` through small buffers, `count`, `decode_from` resume, byte
+// `DecodeIds` gives: the text, with each byte outside well-formed UTF-8 as U+FFFD; with byte
+// fallback and extra whitespace kept only), resume after `OutputFull` through small buffers
+// (`encode_from` and `encode_cursor`), `count`, `decode_from` resume, byte
 // pieces, control and user-defined symbols, `PieceTooLong`, empty input, unknown ids, stack
 // bounds, tables in flash, and the streaming encoder and decoder (`SpStreamEncoder`,
 // `SpStreamDecoder`). Builds that embed reference vectors (`cfg(picobpe_vectors)`, `PBVEC2`)
 // compare ids and decoded texts with sentencepiece's own for a subset of
-// `tests/fixtures/sentencepiece/vectors/<model>/`, one-shot, resumed and streamed; the Mistral
-// build adds tests with its figures written out (`cfg(picobpe_mistral)`).
+// `tests/fixtures/sentencepiece/vectors/<model>/` (BPE) or `tests/fixtures/unigram/vectors/`
+// (Unigram), one-shot, resumed and streamed; the Mistral and ug8000 builds add tests with their
+// figures written out (`cfg(picobpe_mistral)`, `cfg(picobpe_ug8000)`).
 //
-// SentencePiece merges a word in the caller's output buffer (its symbols at the far end: about
-// 11 `u32` per byte of an ASCII word), so texts whose words are long are encoded in static
+// SentencePiece BPE merges a word in the caller's output buffer (its symbols at the far end:
+// about 11 `u32` per byte of an ASCII word), Unigram keeps the lattice of a word of more than
+// 64 bytes there (a few `u32` per byte), so texts whose words are long are encoded in static
 // buffers (`work`, `text_buf`), not on the stack. The streaming encoder holds its own buffers
 // (`STREAM_IN` bytes, `STREAM_OUT` ids) on the stack.
 
@@ -20,7 +23,7 @@ use core::ptr::addr_of_mut;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use picobpe::sentencepiece::{PieceKind, MAX_PIECE_BYTES};
-use picobpe::{DecodeError, EncodeError, SpStreamDecoder, SpStreamEncoder, StreamError};
+use picobpe::{DecodeError, EncodeError, SpCursor, SpStreamDecoder, SpStreamEncoder, StreamError};
 use picobpe_firmware::tables::{tokenizer, DECODE_BYTES, STREAM_IN, STREAM_OUT, TABLES, WORK_IDS};
 
 /// Peak stack an encode call may use (bytes), whatever the input: asserted by
@@ -131,6 +134,62 @@ fn encode_resumed(
                 // `needed` is an upper bound: for a word longer than the encoder's 256-byte
                 // stack buffer, in a buffer too small to hold even its packed bytes, 12 per byte.
                 // The whole buffer is enough for every text the tests encode.
+                room = needed.min(buf.len());
+            }
+        }
+    }
+}
+
+/// [`encode_resumed`] with [`SpCursor`]: encode `text` through buffers of `cap` ids with
+/// `encode_cursor`, going on after `OutputFull` from the cursor it leaves (at `consumed`, with
+/// the state a Unigram word start carries), and compare the ids with `expected` as they come.
+/// On `PieceTooLong { needed }` the call is made again, from the cursor it started from, with
+/// `needed` ids of room (at most all of `buf`). `Err(i)`: the ids differ from index `i` on.
+fn encode_cursor_resumed(
+    text: &[u8],
+    cap: usize,
+    buf: &mut [u32],
+    expected: &mut dyn Iterator<Item = u32>,
+) -> Result<(), usize> {
+    let tok = tokenizer();
+    let mut index = 0usize;
+    let mut cursor = SpCursor::START;
+    let mut room = cap;
+    loop {
+        let before = cursor;
+        assert!(
+            room <= buf.len(),
+            "a word at {} needs {room} ids of room, the buffer has {}",
+            before.offset,
+            buf.len()
+        );
+        let chunk = &mut buf[..room];
+        match tok.encode_cursor(text, &mut cursor, chunk) {
+            Ok(n) => {
+                compare_ids(&chunk[..n], expected, &mut index)?;
+                assert_eq!(cursor.offset, text.len(), "cursor not at the end");
+                return match expected.next() {
+                    None => Ok(()),
+                    Some(_) => Err(index),
+                };
+            }
+            Err(EncodeError::OutputFull { consumed, written }) => {
+                assert!(
+                    cursor.offset == consumed && (consumed > before.offset || written > 0),
+                    "cursor at {} after OutputFull at {consumed} (from {})",
+                    cursor.offset,
+                    before.offset
+                );
+                compare_ids(&chunk[..written], expected, &mut index)?;
+                room = cap;
+            }
+            Err(EncodeError::PieceTooLong { offset, needed, .. }) => {
+                assert!(
+                    offset >= before.offset && needed > room && room < buf.len(),
+                    "PieceTooLong at {offset} (from {}) needs {needed}, room {room}",
+                    before.offset
+                );
+                cursor = before;
                 room = needed.min(buf.len());
             }
         }
@@ -491,6 +550,24 @@ mod tests {
     }
 
     #[test]
+    fn cursor_resume_equals_one_shot() {
+        let text = texts::DEMO.as_bytes();
+        let mut one = [0u32; SHORT];
+        let one = encode_into(text, &mut one);
+        let mut buf = [0u32; SHORT];
+        for cap in 1..=9 {
+            let r = encode_cursor_resumed(text, cap, &mut buf, &mut one.iter().copied());
+            assert!(r.is_ok(), "cap {cap}: differs from one-shot at {r:?}");
+        }
+        let text = bench_part();
+        let work = work();
+        let (one, rest) = work.split_at_mut(WORK_IDS / 2);
+        let one = encode_into(text, one);
+        let r = encode_cursor_resumed(text, 7, rest, &mut one.iter().copied());
+        assert!(r.is_ok(), "bench text: differs from one-shot at {r:?}");
+    }
+
+    #[test]
     fn output_full_stops_at_a_word_boundary() {
         let mut text = [0u8; 24 + 100 * 10];
         text[..24].copy_from_slice(b"Hello world, hello again");
@@ -538,9 +615,21 @@ mod tests {
             }
             other => panic!("expected PieceTooLong, got {other:?}"),
         }
-        // Later in the text, the word starts at its space.
+        // Later in the text, the word starts at its space. A Unigram model first hands out
+        // the ids before it (`OutputFull`), so that `PieceTooLong` comes from a call that wrote
+        // nothing; BPE reports it at once.
         let mut out = [0u32; 64];
-        match tok.encode(&text, &mut out) {
+        let mut result = tok.encode(&text, &mut out);
+        if tok.is_unigram() {
+            match result {
+                Err(EncodeError::OutputFull {
+                    consumed: 2,
+                    written,
+                }) if written > 0 => result = tok.encode_from(&text, 2, &mut out),
+                other => panic!("expected OutputFull at 2, got {other:?}"),
+            }
+        }
+        match result {
             Err(EncodeError::PieceTooLong {
                 offset: 2,
                 len: 201,
@@ -822,6 +911,68 @@ mod tests {
         assert!(decode_into(ids, &mut out) == text.as_bytes());
     }
 
+    /// The ug8000 Unigram model: its layout as sentencepiece reports it (T5's ids: `<pad>` 0,
+    /// `</s>` 1, `<unk>` 2; no byte fallback) and the unknown score of
+    /// `tests/fixtures/unigram/PROVENANCE.md` (lowest normal score − 10, in `f32`).
+    #[test]
+    #[cfg(picobpe_ug8000)]
+    fn ug8000_pieces() {
+        use picobpe::sentencepiece::SpAlgorithm;
+        assert_eq!(TABLES.n_ids(), 8_000);
+        assert!(tokenizer().is_unigram());
+        for (id, piece) in [(0u32, &b"<pad>"[..]), (1, &b"</s>"[..])] {
+            assert_eq!(TABLES.kind(id), Some(PieceKind::Control));
+            assert!(TABLES.piece_bytes(id) == Some(piece));
+        }
+        assert_eq!((TABLES.unk_id, TABLES.kind(2)), (2, Some(PieceKind::Unknown)));
+        assert!(TABLES.piece_bytes(3) == Some("\u{2581}".as_bytes()));
+        assert!(!TABLES.byte_fallback() && TABLES.user_defined.is_empty());
+        assert_eq!(ids_of_kind(PieceKind::Normal).count(), 7_997);
+        assert!(TABLES.add_dummy_prefix && TABLES.remove_extra_whitespaces);
+        match TABLES.algorithm {
+            SpAlgorithm::Unigram { unk_score, .. } => {
+                // -25.91412353515625 = f32(-15.914122581481934 - 10), the lowest normal score
+                // (`ê`, bits c17ea03f) minus 10, as sentencepiece computes it in `f32`.
+                #[allow(clippy::unnecessary_cast)]
+                let unk = unk_score as f32;
+                assert_eq!(unk.to_bits(), 0xc1cf_5020)
+            }
+            SpAlgorithm::Bpe => panic!("ug8000 baked as BPE"),
+        }
+    }
+
+    /// sentencepiece 0.2.3's ids for texts that show the Unigram rules (written out from
+    /// `EncodeAsIds` with `ug8000.model`): a run of unknown characters is one `<unk>`, broken by
+    /// `▁`; exact score ties go to the segmentation whose last piece starts first; extra
+    /// whitespace is collapsed; and the sanity string of the reference vectors.
+    #[test]
+    #[cfg(picobpe_ug8000)]
+    fn ug8000_ids() {
+        let cases: [(&str, &[u32], &str); 7] = [
+            ("😀😁", &[3, 2], " ⁇ "),
+            ("😀 😁", &[3, 2, 3, 2], " ⁇   ⁇ "),
+            ("a\n\nb", &[11, 2, 77], "a ⁇ b"),
+            ("222", &[716, 1130], "222"),
+            ("bbb", &[162, 2715], "bbb"),
+            ("  Hello   world  ", &[433, 98, 653, 1311], "Hello world"),
+            (
+                "Hello, 🌍! 你好!",
+                &[433, 98, 653, 4, 3, 2, 67, 3, 212, 452, 67],
+                "Hello,  ⁇ ! 你好!",
+            ),
+        ];
+        for (text, expected, decoded) in cases {
+            let mut ids = [0u32; SHORT];
+            let ids = encode_into(text.as_bytes(), &mut ids);
+            assert!(ids == expected, "{text:?} -> {ids:?}");
+            let mut out = [0u8; 64];
+            assert!(
+                decode_into(ids, &mut out) == decoded.as_bytes(),
+                "{text:?} decoded"
+            );
+        }
+    }
+
     #[cfg(picobpe_vectors)]
     use crate::vectors::{copy_ids, Miss};
 
@@ -858,6 +1009,15 @@ mod tests {
         let work = work();
         vectors::check(|r| {
             encode_resumed(r.text, 3, &mut work[..], &mut r.all().iter()).map_err(Miss::At)
+        });
+    }
+
+    #[test]
+    #[cfg(picobpe_vectors)]
+    fn vectors_cursor_resumed_through_three_id_buffers() {
+        let work = work();
+        vectors::check(|r| {
+            encode_cursor_resumed(r.text, 3, &mut work[..], &mut r.all().iter()).map_err(Miss::At)
         });
     }
 

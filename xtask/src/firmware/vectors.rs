@@ -1,8 +1,10 @@
 //! The conformance subset the on-target tests embed: a few dozen records of the tiktoken
 //! reference vectors in `tests/fixtures/vectors/` (made by `tests/scripts/gen_vectors.py` with
 //! tiktoken — never by picobpe), of the sentencepiece reference vectors in
-//! `tests/fixtures/sentencepiece/vectors/` (made by `tests/scripts/gen_sp_vectors.py` with
-//! sentencepiece), or of the Hugging Face `tokenizers` reference vectors in
+//! `tests/fixtures/sentencepiece/vectors/` (BPE, made by `tests/scripts/gen_sp_vectors.py` with
+//! sentencepiece) and `tests/fixtures/unigram/vectors/` (Unigram, made by
+//! `tests/scripts/gen_unigram_vectors.py` with sentencepiece, same record format), or of the
+//! Hugging Face `tokenizers` reference vectors in
 //! `tests/fixtures/hf_bpe/<model>/` and `tests/fixtures/wordpiece/<model>/` (made by
 //! `tests/scripts/gen_hf_vectors.py` and `gen_wp_vectors.py` with tokenizers), re-encoded in a
 //! flat binary form the firmware reads without allocating.
@@ -12,8 +14,9 @@
 //! emoji, contractions), the first 48 `random` records and the first 32 `invalid_utf8` records.
 //! sentencepiece: every `sp_edge` record, every `fixtures` record of at most 4 KiB, the first 32
 //! `random` and the first 16 `invalid_utf8` records, each only if it fits the test's buffers on
-//! the machine ([`sp_limits`]): its ids plus the merge work area of its longest word (an upper
-//! bound, [`sp_encode_room`]) in the encode buffer, its decoded text in the decode buffer.
+//! the machine ([`sp_limits`]): its ids plus the work area of its longest word (an upper bound:
+//! BPE's merge area, [`sp_encode_room`], or Unigram's lattice, [`unigram_encode_room`]) in the
+//! encode buffer, its decoded text in the decode buffer.
 //! tokenizers, byte-level BPE ([`prepare_hf_bpe`]): every `fixtures` and `corpus` record of at
 //! most 4 KiB and the first 48 `random` records (the model's vectors have no `invalid_utf8`
 //! set), each only if it fits the byte-level tests' buffers ([`HF_BPE_LIMITS`]); tokenizers
@@ -158,6 +161,36 @@ pub fn sp_limits(machine: Machine) -> (usize, usize) {
     }
 }
 
+/// The SentencePiece algorithm of a model: where its fixtures are, and how much work area its
+/// encoder needs beside the ids.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpEncoder {
+    /// BPE: `tests/fixtures/sentencepiece/`; a word is merged in the output buffer
+    /// ([`sp_encode_room`]).
+    Bpe,
+    /// Unigram: `tests/fixtures/unigram/`; a long word's lattice is in the output buffer
+    /// ([`unigram_encode_room`]).
+    Unigram,
+}
+
+impl SpEncoder {
+    /// The folder of the models and reference vectors, under `tests/fixtures/`.
+    pub fn fixture_dir(self) -> &'static str {
+        match self {
+            SpEncoder::Bpe => "sentencepiece",
+            SpEncoder::Unigram => "unigram",
+        }
+    }
+
+    /// An upper bound of the `u32`s beyond the ids that encoding `text` in one call needs.
+    pub fn encode_room(self, text: &[u8]) -> usize {
+        match self {
+            SpEncoder::Bpe => sp_encode_room(text),
+            SpEncoder::Unigram => unigram_encode_room(text),
+        }
+    }
+}
+
 /// What was embedded for a SentencePiece model.
 pub struct SpVectors {
     /// The vector file.
@@ -169,8 +202,9 @@ pub struct SpVectors {
 }
 
 /// Writes `firmware-example/target/models/<model>-<machine>-vectors.bin` (PBVEC2; only when its
-/// bytes change) from sentencepiece's vectors of `model` (`sp4096`, `mistral-v1`).
-pub fn prepare_sp(model: &str, machine: Machine) -> Result<SpVectors, String> {
+/// bytes change) from sentencepiece's vectors of `model` (BPE: `sp4096`, `mistral-v1`; Unigram:
+/// `ug8000`).
+pub fn prepare_sp(encoder: SpEncoder, model: &str, machine: Machine) -> Result<SpVectors, String> {
     let root = crate::firmware::repo_root();
     let fixtures = root.join("tests/fixtures");
     let (work, decode) = sp_limits(machine);
@@ -183,7 +217,8 @@ pub fn prepare_sp(model: &str, machine: Machine) -> Result<SpVectors, String> {
         ("random", SP_RANDOM_RECORDS),
         ("invalid_utf8", SP_INVALID_RECORDS),
     ] {
-        let path = fixtures.join(format!("sentencepiece/vectors/{model}/{set}.jsonl.gz"));
+        let dir = encoder.fixture_dir();
+        let path = fixtures.join(format!("{dir}/vectors/{model}/{set}.jsonl.gz"));
         let lines = read_lines(&path, true)?;
         let header = lines
             .first()
@@ -227,7 +262,7 @@ pub fn prepare_sp(model: &str, machine: Machine) -> Result<SpVectors, String> {
                 None => replace_malformed(text),
             };
             let name = format!("{set}/{name}");
-            if ids.len() + sp_encode_room(text) > work || decoded.len() > decode {
+            if ids.len() + encoder.encode_room(text) > work || decoded.len() > decode {
                 left_out.push(name);
                 continue;
             }
@@ -574,15 +609,49 @@ fn replace_malformed(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
-/// An upper bound of the `u32`s the SentencePiece encoder needs, beyond the ids, to merge the
-/// longest word of `text` in the output buffer (`core/src/sentencepiece/merge.rs`): for a word
-/// of `b` normalized bytes and `c` characters, `b` ids (byte fallback), `10c + 1` of work area
-/// and, for a word longer than the 256-byte stack buffer, `ceil(b / 4)` for its packed bytes.
-/// Words as the encoder cuts them: a run of spaces (`▁`) and the other characters after it;
-/// each space and each malformed byte is 3 normalized bytes (`▁`, U+FFFD). Every word is
-/// counted with the dummy-prefix `▁`, and without `remove_extra_whitespaces` (which only
-/// shortens words).
+/// An upper bound of the `u32`s the SentencePiece BPE encoder needs, beyond the ids, to merge
+/// the longest word of `text` in the output buffer (`core/src/sentencepiece/merge.rs`): for a
+/// word of `b` normalized bytes and `c` characters, `b` ids (byte fallback), `10c + 1` of work
+/// area and, for a word longer than the 256-byte stack buffer, `ceil(b / 4)` for its packed
+/// bytes. Words as [`sp_words`] cuts them.
 pub fn sp_encode_room(text: &[u8]) -> usize {
+    let room = |(bytes, chars): (usize, usize)| {
+        let packed = if bytes > 256 { bytes.div_ceil(4) } else { 0 };
+        bytes + 10 * chars + 1 + packed
+    };
+    sp_words(text).into_iter().map(room).max().unwrap_or(0)
+}
+
+/// Longest word (normalized bytes) whose Unigram lattice the encoder keeps on the stack on a
+/// 32-bit target (`picobpe::sentencepiece::UNIGRAM_STACK_BYTES` there).
+const UNIGRAM_STACK_BYTES: usize = 64;
+
+/// `u32`s per position of a Unigram lattice, at most (`CELL` in
+/// `core/src/sentencepiece/unigram.rs`: the best score, the start and the id of the last piece).
+const UNIGRAM_CELL: usize = 4;
+
+/// An upper bound of the `u32`s the SentencePiece Unigram encoder needs, beyond the ids, on
+/// the target (`core/src/sentencepiece/unigram.rs`): a word of `b` normalized bytes longer than
+/// [`UNIGRAM_STACK_BYTES`] has its packed bytes (`ceil(b / 4)`) and its lattice
+/// ([`UNIGRAM_CELL`]` × (b + 1)`) at the far end of the output buffer; a shorter one needs
+/// nothing there. Words as [`sp_words`] cuts them.
+pub fn unigram_encode_room(text: &[u8]) -> usize {
+    let room = |(bytes, _): (usize, usize)| {
+        if bytes > UNIGRAM_STACK_BYTES {
+            bytes.div_ceil(4) + UNIGRAM_CELL * (bytes + 1)
+        } else {
+            0
+        }
+    };
+    sp_words(text).into_iter().map(room).max().unwrap_or(0)
+}
+
+/// The words of `text` as the SentencePiece encoders cut them, as (normalized bytes,
+/// characters): a run of spaces (`▁`) and the other characters after it; each space and each
+/// malformed byte is 3 normalized bytes (`▁`, U+FFFD). Every word is counted with the
+/// dummy-prefix `▁`, and without `remove_extra_whitespaces` (which only shortens words), so
+/// the figures are upper bounds.
+fn sp_words(text: &[u8]) -> Vec<(usize, usize)> {
     // (normalized bytes, is a space) of each character, a malformed byte being one U+FFFD.
     let mut chars: Vec<(usize, bool)> = Vec::new();
     for chunk in text.utf8_chunks() {
@@ -592,22 +661,20 @@ pub fn sp_encode_room(text: &[u8]) -> usize {
         }
         chars.extend(chunk.invalid().iter().map(|_| (3, false)));
     }
-    let room = |bytes: usize, chars: usize| {
-        let packed = if bytes > 256 { bytes.div_ceil(4) } else { 0 };
-        bytes + 10 * chars + 1 + packed
-    };
+    let mut words = Vec::new();
     // The current word, with its dummy-prefix `▁`.
-    let (mut best, mut bytes, mut n, mut seen_other) = (0, 3, 1, false);
+    let (mut bytes, mut n, mut seen_other) = (3, 1, false);
     for (len, mark) in chars {
         if mark && seen_other {
-            best = best.max(room(bytes, n));
+            words.push((bytes, n));
             (bytes, n, seen_other) = (3, 1, false);
         }
         seen_other |= !mark;
         bytes += len;
         n += 1;
     }
-    best.max(room(bytes, n))
+    words.push((bytes, n));
+    words
 }
 
 /// Reference vectors for the small trained model, made by `firmware-example/scripts/hf_vectors.py`
