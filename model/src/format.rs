@@ -19,7 +19,8 @@
 //!   piece `{ piece, score, kind }` (score an optional `f32`, kind a variant index: normal,
 //!   unknown, control, user-defined, byte; sections a variant index: inline, every piece
 //!   prefixed, first piece prefixed). [`SpModel::to_bytes`] writes this version. Variant 3 is a
-//!   SentencePiece Unigram model, the same `SpModel` fields (its scores are Viterbi scores). Variant 2 is a
+//!   SentencePiece Unigram model: the same `SpModel` fields (its scores are Viterbi scores),
+//!   then `f64_scores` (a sequence of `f64`: a `tokenizer.json` import's scores, else empty). Variant 2 is a
 //!   WordPiece [`crate::WpModel`] `{ vocab, unk_id, prefix, max_chars_per_word, clean_text,
 //!   handle_chinese_chars, strip_accents, lowercase, cleanup, specials }`, which
 //!   [`WpModel::write`] writes in this version (its tables are built at load).
@@ -138,7 +139,7 @@ enum PayloadRef<'a> {
     BytePair(&'a Model),
     SentencePiece(&'a SpModel),
     WordPiece(&'a WpModel),
-    Unigram(&'a SpModel),
+    Unigram(&'a SpModel, &'a [f64]),
 }
 
 /// The version-2 payload as read.
@@ -147,14 +148,14 @@ enum Payload {
     BytePair(Model),
     SentencePiece(SpModel),
     WordPiece(WpModel),
-    Unigram(SpModel),
+    Unigram(SpModel, Vec<f64>),
 }
 
 impl<'a> PayloadRef<'a> {
     /// A SentencePiece model's payload: variant 1 for BPE, 3 for Unigram.
     fn sentencepiece(m: &'a SpModel) -> PayloadRef<'a> {
         if m.unigram {
-            PayloadRef::Unigram(m)
+            PayloadRef::Unigram(m, &m.f64_scores)
         } else {
             PayloadRef::SentencePiece(m)
         }
@@ -175,7 +176,7 @@ impl AnyModel {
                 }
                 AnyModel::SentencePiece(m) => {
                     let t = table_file::read_sp(tables, base)?;
-                    t.n_ids() == m.n_ids() && t.is_unigram() == m.unigram
+                    t.n_ids() == m.n_ids() && t.algorithm() == m.algorithm()
                 }
                 // WordPiece models are written without tables (version 2).
                 AnyModel::WordPiece(_) => false,
@@ -205,7 +206,11 @@ impl AnyModel {
                 Payload::BytePair(m) => AnyModel::BytePair(m),
                 Payload::SentencePiece(m) => AnyModel::SentencePiece(m),
                 Payload::WordPiece(m) => AnyModel::WordPiece(m),
-                Payload::Unigram(m) => AnyModel::SentencePiece(SpModel { unigram: true, ..m }),
+                Payload::Unigram(m, f64_scores) => AnyModel::SentencePiece(SpModel {
+                    unigram: true,
+                    f64_scores,
+                    ..m
+                }),
             };
             (model, rest)
         };

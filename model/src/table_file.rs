@@ -25,8 +25,8 @@
 //! Unigram only: u64 unk_score (f64 bits), u32 max_piece_bytes, u32 0
 //! arrays    as above: token_bytes u8, token_offsets u32, kinds u8, priorities u32,
 //!           pieces u32, piece_index (seed, pilots, remap), piece_keys u64, byte_ids u32,
-//!           unk_surface u8, user_defined u32, piece_filter u64 (empty for BPE), f64_scores
-//!           u64 (empty unless a Unigram tokenizer.json import)
+//!           unk_surface u8, user_defined u32, and for Unigram only: piece_filter u64,
+//!           f64_scores u64 (empty unless a tokenizer.json import)
 //! ```
 //!
 //! Fixed-width, aligned arrays rather than postcard varints: on a little-endian host the
@@ -107,8 +107,10 @@ pub(crate) fn write_sp(data: &SpTableData, out: &mut Vec<u8>, base: usize) {
     w.array(&data.byte_ids);
     w.array(&data.unk_surface);
     w.array(&data.user_defined);
-    w.array(&data.piece_filter);
-    w.array(&data.f64_scores);
+    if data.algorithm != SpAlgorithm::Bpe {
+        w.array(&data.piece_filter);
+        w.array(&data.f64_scores);
+    }
 }
 
 /// Append the tables blob of `data` to `out`, whose byte 0 is at offset `base` in the file
@@ -660,8 +662,16 @@ pub(crate) fn read_sp(bytes: &[u8], base: usize) -> Result<SpTableView<'_>, Mode
         byte_ids: r.array("byte_ids")?,
         unk_surface: r.array("unk_surface")?,
         user_defined: r.array("user_defined")?,
-        piece_filter: r.array("piece_filter")?,
-        f64_scores: r.array("f64_scores")?,
+        piece_filter: if flags[4] != 0 {
+            r.array("piece_filter")?
+        } else {
+            Cow::Borrowed(&[])
+        },
+        f64_scores: if flags[4] != 0 {
+            r.array("f64_scores")?
+        } else {
+            Cow::Borrowed(&[])
+        },
     };
     r.end()?;
     view.check_layout()?;
@@ -669,9 +679,9 @@ pub(crate) fn read_sp(bytes: &[u8], base: usize) -> Result<SpTableView<'_>, Mode
 }
 
 impl SpTableView<'_> {
-    /// True for a Unigram model's tables.
-    pub(crate) fn is_unigram(&self) -> bool {
-        self.algorithm != picobpe::sentencepiece::SpAlgorithm::Bpe
+    /// The algorithm and its parameters.
+    pub(crate) fn algorithm(&self) -> picobpe::sentencepiece::SpAlgorithm {
+        self.algorithm
     }
 
     /// Number of ids.
@@ -707,6 +717,21 @@ impl SpTableView<'_> {
             )));
         }
         check_optional(&[("f64_scores", self.f64_scores.len(), self.pieces.len())])?;
+        // `tokenizers`' arithmetic goes with its sections and its f64 scores, and only there.
+        let tokenizers = matches!(
+            self.algorithm,
+            picobpe::sentencepiece::SpAlgorithm::Unigram {
+                tokenizers: true,
+                ..
+            }
+        );
+        let inline = self.sections == picobpe::sentencepiece::Sections::Inline;
+        let unigram = self.algorithm != picobpe::sentencepiece::SpAlgorithm::Bpe;
+        if unigram && (tokenizers == inline || tokenizers == self.f64_scores.is_empty()) {
+            return Err(bad(
+                "Unigram arithmetic, sections and f64 scores do not go together".to_owned(),
+            ));
+        }
         check_ids(n, "user_defined", self.user_defined.iter().copied())?;
         check_ids(n, "unk_id", [self.unk_id])?;
         check_index("piece_index", &self.piece_index, self.pieces.len())

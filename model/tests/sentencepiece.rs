@@ -470,6 +470,19 @@ fn tokenizer_json_refusals_name_the_cause() {
     let model = import_tokenizer_json(&bytes).unwrap();
     assert!(model.unigram_tokenizers());
     assert_eq!(model.f64_scores.len(), 4096);
+    // An added token that tokenizers matches after normalizing is refused.
+    let text = String::from_utf8(bytes).unwrap().replacen(
+        r#""content":"<tool>","single_word":false,"lstrip":false,"rstrip":false,"normalized":false"#,
+        r#""content":"<tool>","single_word":false,"lstrip":false,"rstrip":false,"normalized":true"#,
+        1,
+    );
+    let err = import_tokenizer_json(text.as_bytes())
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "tokenizer.json added_tokens: \"<tool>\" has normalized: true; not supported"
+    );
 
     let err = import_tokenizer_json(b"not json").unwrap_err();
     assert!(matches!(err, SpImportError::Json(_)));

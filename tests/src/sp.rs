@@ -245,16 +245,16 @@ pub fn encode_cursor_resumed(
     let mut ids = Vec::new();
     let mut cursor = SpCursor::START;
     loop {
-        let from = cursor.offset;
+        let from = cursor.offset();
         match tok.encode_cursor(input, &mut cursor, &mut buf) {
             Ok(n) => {
                 ids.extend_from_slice(&buf[..n]);
-                assert_eq!(cursor.offset, input.len());
+                assert_eq!(cursor.offset(), input.len());
                 return Ok(ids);
             }
             Err(EncodeError::OutputFull { consumed, written }) => {
                 assert!(consumed > from || written > 0, "no progress at {from}");
-                assert_eq!(cursor.offset, consumed);
+                assert_eq!(cursor.offset(), consumed);
                 ids.extend_from_slice(&buf[..written]);
             }
             Err(e) => return Err(e),

@@ -170,7 +170,9 @@ impl<'t> SpTokenizer<'t> {
                 Err(EncodeError::OutputFull { .. }) => Err(EncodeError::PieceTooLong {
                     offset: 0,
                     len: text.len(),
-                    needed: 6 * text.len() + 64,
+                    // A long word: about 5.25 ids of work area and one id per normalized
+                    // byte, up to 3 normalized bytes per input byte.
+                    needed: 20 * text.len() + 64,
                 }),
                 other => other,
             };
@@ -234,7 +236,6 @@ impl<'t> SpTokenizer<'t> {
         out: &mut [u32],
         run: &mut Run<'_>,
     ) -> Result<usize, EncodeError> {
-        let t = self.tables;
         let norm = Normalizer {
             text,
             remove_extra: false,
@@ -249,12 +250,7 @@ impl<'t> SpTokenizer<'t> {
         loop {
             let next = self.next_user_symbol(text, pos, text.len());
             let end = next.map_or(text.len(), |(at, _, _)| at);
-            let prefix = pos == section
-                && pos < end
-                && match t.sections {
-                    Sections::EveryPiecePrefixed => true,
-                    _ => section == 0 && t.add_dummy_prefix,
-                };
+            let prefix = pos == section && pos < end && self.section_prefix(text, section);
             written = self
                 .encode_words(&norm, pos, end, prefix, out, written, run, false)?
                 .1;
@@ -274,6 +270,18 @@ impl<'t> SpTokenizer<'t> {
             run.after_unk = false;
             pos = at + len;
             section = pos;
+        }
+    }
+
+    /// True when the section of text starting at `section` (not empty) gets a `▁` before it,
+    /// as `tokenizers` does: every section with a `Prepend("▁")` normalizer; with a
+    /// `Metaspace` pre-tokenizer (prepend scheme `first`), the text's first section only, and
+    /// only when it does not already start with `▁` (or a space, which becomes one).
+    pub(crate) fn section_prefix(&self, text: &[u8], section: usize) -> bool {
+        let t = self.tables;
+        match t.sections {
+            Sections::EveryPiecePrefixed => true,
+            _ => section == 0 && t.add_dummy_prefix && !char_at(text, section).0.is_mark(),
         }
     }
 
@@ -405,7 +413,7 @@ impl<'t> SpTokenizer<'t> {
         if self.is_unigram() {
             let mut cursor = SpCursor::START;
             loop {
-                let at = cursor.offset;
+                let at = cursor.offset();
                 match self.encode_cursor(text, &mut cursor, scratch) {
                     Ok(n) => return Ok(total + n),
                     Err(EncodeError::OutputFull { consumed, written })

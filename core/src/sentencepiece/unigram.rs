@@ -54,7 +54,7 @@ const NONE: u32 = u32::MAX;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SpCursor {
     /// Offset in the text of the next byte to encode.
-    pub offset: usize,
+    offset: usize,
     /// Best path score at `offset` (Unigram; an `f32` value for `sentencepiece`'s arithmetic).
     score: f64,
     /// The last id written is `<unk>`, which a following unknown symbol joins.
@@ -62,6 +62,12 @@ pub struct SpCursor {
 }
 
 impl SpCursor {
+    /// Offset in the text of the next byte to encode (to resume at another offset, use
+    /// [`SpTokenizer::encode_from`], which rebuilds the state there).
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
     /// The start of a text.
     pub const START: SpCursor = SpCursor {
         offset: 0,
@@ -144,10 +150,13 @@ impl Lattice<'_> {
 /// The best path over `word` into `lat` (positions `0..=len`), from `origin` at position 0.
 ///
 /// Returns the smallest difference seen between a candidate and the best it was compared with
-/// (a lower bound of every final margin between a position's best path and any other).
+/// (a lower bound of every final margin between a position's best path and any other), or
+/// `-1` when a score offered exceeds [`CACHE_SCORE_LIMIT`] in magnitude (then the word is not
+/// cached: the margin argument needs small scores).
 fn viterbi(t: &SpTables<'_>, p: Params, word: Word<'_>, lat: &mut Lattice<'_>, origin: f64) -> f64 {
     let len = word.len();
     let mut min_gap = f64::INFINITY;
+    let mut max_abs = 0f64;
     lat.set(0, origin, NONE, NONE);
     for e in 1..=len {
         lat.set_start(e, NONE);
@@ -190,6 +199,7 @@ fn viterbi(t: &SpTables<'_>, p: Params, word: Word<'_>, lat: &mut Lattice<'_>, o
                         Some(&bits) => f64::from_bits(bits),
                         None => f64::from(priority_score(priority)),
                     };
+                    max_abs = max_abs.max(score.abs());
                     min_gap = min_gap.min(offer(lat, k, p.add(score, till), s, id));
                 }
             }
@@ -200,9 +210,13 @@ fn viterbi(t: &SpTables<'_>, p: Params, word: Word<'_>, lat: &mut Lattice<'_>, o
         if !has_single {
             let e = s + mblen;
             max_frontier = max_frontier.max(e);
+            max_abs = max_abs.max(p.unk_score.abs());
             min_gap = min_gap.min(offer(lat, e, p.add(p.unk_score, till), s, t.unk_id));
         }
         s += mblen.max(1);
+    }
+    if max_abs > CACHE_SCORE_LIMIT {
+        return -1.0;
     }
     min_gap
 }
@@ -226,9 +240,14 @@ fn offer(lat: &mut Lattice<'_>, e: usize, cand: f64, s: usize, id: u32) -> f64 {
 const CACHED_WORD: usize = crate::cache::CACHE_PIECE;
 
 /// The word cache is used only while the carried score stays this far inside the reset
-/// threshold: a cached word (at most 15 characters, each piece or unknown scoring above −100)
-/// then moves no lattice score past ±100,000, so no reset happens inside it.
+/// threshold, and a word is cached only when every score offered in it is at most
+/// [`CACHE_SCORE_LIMIT`] in magnitude: a word of at most 15 characters then moves no lattice
+/// score by more than 16 × 200 = 3,200, so none passes ±100,000 and no reset happens inside
+/// it, on the first pass or any later one.
 const CACHE_ORIGIN_LIMIT: f64 = RESET - 4096.0;
+
+/// Largest score magnitude a cached word may have met (see [`CACHE_ORIGIN_LIMIT`]).
+const CACHE_SCORE_LIMIT: f64 = 200.0;
 
 /// A word's segmentation is cached only when every comparison its Viterbi made was won or
 /// lost by more than this. Then it holds whatever the carried score: from any origin within
@@ -454,7 +473,6 @@ impl<'t> SpTokenizer<'t> {
         out: &mut [u32],
         cache: &mut [CacheEntry],
     ) -> Result<usize, EncodeError> {
-        let t = self.tables();
         let norm = Normalizer {
             text,
             remove_extra: false,
@@ -471,12 +489,7 @@ impl<'t> SpTokenizer<'t> {
                 cursor.score = 0.0;
                 cursor.after_unk = false;
             }
-            let prefix = pos == section
-                && pos < end
-                && match t.sections {
-                    Sections::EveryPiecePrefixed => true,
-                    _ => section == 0 && t.add_dummy_prefix,
-                };
+            let prefix = pos == section && pos < end && self.section_prefix(text, section);
             written = self
                 .unigram_words(
                     p, &norm, pos, end, prefix, out, written, cursor, false, true, cache,
@@ -550,11 +563,7 @@ impl<'t> SpTokenizer<'t> {
                 text,
                 remove_extra: false,
             };
-            let prefix = section < from
-                && match t.sections {
-                    Sections::EveryPiecePrefixed => true,
-                    _ => section == 0 && t.add_dummy_prefix,
-                };
+            let prefix = section < from && self.section_prefix(text, section);
             *cursor = SpCursor::START;
             let (reached, _) = self.unigram_words(
                 p,
@@ -633,7 +642,7 @@ impl<'t> SpTokenizer<'t> {
                 Err(EncodeError::OutputFull { .. }) => Err(EncodeError::PieceTooLong {
                     offset: 0,
                     len: text.len(),
-                    needed: 6 * text.len() + 64,
+                    needed: 20 * text.len() + 64,
                 }),
                 Err(e) => Err(e),
             };
@@ -712,7 +721,6 @@ impl<'t> SpTokenizer<'t> {
                         && !cache.is_empty()
                         && !p.tokenizers
                         && len <= CACHED_WORD
-                        && p.unk_score > -200.0
                         && cursor.score.abs() < CACHE_ORIGIN_LIMIT
                     {
                         CacheKey::of(bytes)

@@ -160,14 +160,14 @@ fn encode_cursor_resumed(
         assert!(
             room <= buf.len(),
             "a word at {} needs {room} ids of room, the buffer has {}",
-            before.offset,
+            before.offset(),
             buf.len()
         );
         let chunk = &mut buf[..room];
         match tok.encode_cursor(text, &mut cursor, chunk) {
             Ok(n) => {
                 compare_ids(&chunk[..n], expected, &mut index)?;
-                assert_eq!(cursor.offset, text.len(), "cursor not at the end");
+                assert_eq!(cursor.offset(), text.len(), "cursor not at the end");
                 return match expected.next() {
                     None => Ok(()),
                     Some(_) => Err(index),
@@ -175,19 +175,19 @@ fn encode_cursor_resumed(
             }
             Err(EncodeError::OutputFull { consumed, written }) => {
                 assert!(
-                    cursor.offset == consumed && (consumed > before.offset || written > 0),
+                    cursor.offset() == consumed && (consumed > before.offset() || written > 0),
                     "cursor at {} after OutputFull at {consumed} (from {})",
-                    cursor.offset,
-                    before.offset
+                    cursor.offset(),
+                    before.offset()
                 );
                 compare_ids(&chunk[..written], expected, &mut index)?;
                 room = cap;
             }
             Err(EncodeError::PieceTooLong { offset, needed, .. }) => {
                 assert!(
-                    offset >= before.offset && needed > room && room < buf.len(),
+                    offset >= before.offset() && needed > room && room < buf.len(),
                     "PieceTooLong at {offset} (from {}) needs {needed}, room {room}",
-                    before.offset
+                    before.offset()
                 );
                 cursor = before;
                 room = needed.min(buf.len());

@@ -100,6 +100,16 @@ fn added_tokens(
         for t in tokens {
             let content = t.get("content").and_then(Value::as_str).unwrap_or("");
             let id = t.get("id").and_then(Value::as_u64).unwrap_or(u64::MAX);
+            // picobpe cuts the raw text at added tokens; `tokenizers` does so only for tokens
+            // that are not normalized and take no neighbouring spaces.
+            for flag in ["normalized", "lstrip", "rstrip", "single_word"] {
+                if t.get(flag).and_then(Value::as_bool) == Some(true) {
+                    return Err(bad(
+                        "added_tokens",
+                        format!("{content:?} has {flag}: true; not supported"),
+                    ));
+                }
+            }
             if piece_of(id as usize).as_deref() != Some(content) {
                 return Err(bad(
                     "added_tokens",

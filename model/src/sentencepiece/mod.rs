@@ -106,6 +106,9 @@ pub struct SpModel {
     pub unigram: bool,
     /// A Unigram `tokenizer.json`'s scores as `tokenizers` reads them (`f64`, not always `f32`
     /// values), one per piece; empty otherwise (the pieces' `f32` scores are the scores).
+    /// Stored after the model in the file's Unigram kind, not as a field (so BPE models keep
+    /// their layout).
+    #[serde(skip)]
     pub f64_scores: Vec<f64>,
 }
 
@@ -240,6 +243,23 @@ impl SpModel {
     /// `tokenizers`' arithmetic (`f64`, no score reset, every piece matchable).
     pub fn unigram_tokenizers(&self) -> bool {
         self.unigram && self.sections != SpSections::Inline
+    }
+
+    /// The core's algorithm and Unigram parameters for this model.
+    pub fn algorithm(&self) -> picobpe::sentencepiece::SpAlgorithm {
+        use picobpe::sentencepiece::SpAlgorithm;
+        match self.unk_score() {
+            Some(unk_score) if self.unigram => SpAlgorithm::Unigram {
+                unk_score,
+                max_piece_bytes: (0..self.pieces.len())
+                    .filter(|&id| self.unigram_score(id).is_some())
+                    .map(|id| self.pieces[id].piece.len() as u32)
+                    .max()
+                    .unwrap_or(0),
+                tokenizers: self.unigram_tokenizers(),
+            },
+            _ => SpAlgorithm::Bpe,
+        }
     }
 
     /// A Unigram model's score of an unknown character: the lowest score minus 10. As

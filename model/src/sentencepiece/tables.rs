@@ -103,18 +103,7 @@ impl SpTableData {
         } else {
             Vec::new()
         };
-        let algorithm = match model.unk_score() {
-            Some(unk_score) if model.unigram => SpAlgorithm::Unigram {
-                unk_score,
-                max_piece_bytes: (0..model.pieces.len())
-                    .filter(|&id| model.unigram_score(id).is_some())
-                    .map(|id| model.pieces[id].piece.len() as u32)
-                    .max()
-                    .unwrap_or(0),
-                tokenizers: model.unigram_tokenizers(),
-            },
-            _ => SpAlgorithm::Bpe,
-        };
+        let algorithm = model.algorithm();
         let piece_keys = pieces
             .iter()
             .map(|&id| {
