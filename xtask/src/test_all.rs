@@ -7,11 +7,12 @@
 //! 2. `cargo fmt --check`, the generated Unicode tables are current, `cargo clippy -D warnings`
 //!    on the host workspace, `cargo doc` of the library crates with `-D missing_docs` and
 //!    `-D rustdoc::broken_intra_doc_links`;
-//! 3. a `no_std` build of the core for `thumbv7m-none-eabi` and a check that no crate in its
-//!    dependency graph links `alloc`;
+//! 3. a `no_std` build of the core and of the C API's static library for `thumbv7m-none-eabi`,
+//!    and a check that no crate in the core's dependency graph links `alloc`;
 //! 4. the link-time panic-freedom proof (`cargo xtask panic-check`);
 //! 5. the host test suite (release profile: the exactness tests read megabytes of text; the
-//!    doctests too, among them the `picobpe` crate docs' example; with `PICOBPE_REQUIRE_DASK=1`,
+//!    doctests too, among them the `picobpe` crate docs' example, and the C API's C program
+//!    built with the system `cc`; with `PICOBPE_REQUIRE_DASK=1`,
 //!    so the Dask test fails rather than skips), then a 20 s fuzzing smoke per target;
 //! 6. the on-target tests under QEMU (`cargo xtask firmware-test`).
 //!
@@ -67,6 +68,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "picobpe-model",
             "-p",
             "picobpe-build",
+            "-p",
+            "picobpe-capi",
         ],
     );
     doc.env(
@@ -82,6 +85,19 @@ pub fn run(args: &[String]) -> Result<(), String> {
         cargo(
             &root,
             &["build", "-p", "picobpe", "--target", "thumbv7m-none-eabi"],
+        ),
+    )?;
+    step(
+        "C API: bare-metal static library build (thumbv7m-none-eabi)",
+        cargo(
+            &root,
+            &[
+                "build",
+                "-p",
+                "picobpe-capi",
+                "--target",
+                "thumbv7m-none-eabi",
+            ],
         ),
     )?;
     check_no_alloc(&root)?;

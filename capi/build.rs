@@ -1,0 +1,35 @@
+//! Build script: bakes the model the C API serves into `OUT_DIR/picobpe_tables.rs`. The model
+//! file named by the environment variable `PICOBPE_MODEL` (any picobpe byte-level model file),
+//! or else gpt2, imported from the committed rank file `tests/fixtures/models/gpt2.tiktoken`
+//! with its special token `<|endoftext|>` (50256).
+use std::env;
+use std::path::PathBuf;
+
+use picobpe_model::{import, PatternKind};
+
+fn main() {
+    println!("cargo:rerun-if-env-changed=PICOBPE_MODEL");
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
+    let model_path = match env::var_os("PICOBPE_MODEL") {
+        Some(path) => PathBuf::from(path),
+        None => {
+            let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("manifest"));
+            let ranks = manifest.join("../tests/fixtures/models/gpt2.tiktoken");
+            println!("cargo:rerun-if-changed={}", ranks.display());
+            let bytes =
+                std::fs::read(&ranks).unwrap_or_else(|e| panic!("{}: {e}", ranks.display()));
+            let specials = [("<|endoftext|>".to_owned(), 50256)];
+            let model = import::tiktoken(&bytes, PatternKind::Gpt2, &specials)
+                .unwrap_or_else(|e| panic!("{}: {e}", ranks.display()));
+            let path = out.join("gpt2.model");
+            model
+                .write(&path)
+                .unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+            path
+        }
+    };
+    println!("cargo:rerun-if-changed={}", model_path.display());
+    if let Err(e) = picobpe_build::bake(&model_path) {
+        panic!("baking {}: {e}", model_path.display());
+    }
+}
