@@ -425,7 +425,10 @@ pub fn panic_check_wordpiece() {
     let out = black_box(&mut out[..]);
     black_box(tok.encode(text(), specials(), out).ok());
     black_box(tok.encode_from(text(), black_box(9), specials(), out).ok());
-    black_box(tok.encode_from(text(), black_box(usize::MAX), specials(), out).ok());
+    black_box(
+        tok.encode_from(text(), black_box(usize::MAX), specials(), out)
+            .ok(),
+    );
     let mut bytes = [0u8; 64];
     let bytes = black_box(&mut bytes[..]);
     black_box(tok.decode(ids(), bytes).ok());
@@ -434,9 +437,89 @@ pub fn panic_check_wordpiece() {
     black_box(picobpe::wordpiece::char_flags(black_box('\u{e9}')));
 }
 
+/// The C API's exported functions and types (`capi/src/api.rs`, compiled here over the
+/// opaque tables).
+#[path = "../../capi/src/api.rs"]
+mod capi;
+
+/// What `capi` asks of the crate including it: the tables.
+#[inline(always)]
+fn c_api_tables() -> &'static Tables<'static> {
+    tables()
+}
+
+/// What `capi` asks of the crate including it: the tokenizer.
+#[inline(always)]
+fn c_api_tokenizer() -> Tokenizer<'static> {
+    Tokenizer::new(tables())
+}
+
+/// The C API's exported functions, with opaque pointers and lengths, null ones included.
+#[no_mangle]
+#[inline(never)]
+pub fn panic_check_capi() {
+    use capi::{
+        picobpe_count, picobpe_decode, picobpe_encode, picobpe_vocab_size, PicobpeProgress,
+    };
+    let mut out = [0u32; 64];
+    let mut bytes = [0u8; 64];
+    let mut progress = PicobpeProgress::default();
+    let text = text();
+    let ids = ids();
+    let out_ptr = black_box(out.as_mut_ptr());
+    let bytes_ptr = black_box(bytes.as_mut_ptr());
+    let progress_ptr = black_box(&mut progress as *mut PicobpeProgress);
+    let null = black_box(core::ptr::null_mut::<PicobpeProgress>());
+    // SAFETY: every pointer is valid for the length passed with it (or null with length 0,
+    // or a null `progress`, which the API refuses).
+    unsafe {
+        black_box(picobpe_encode(
+            text.as_ptr(),
+            text.len(),
+            black_box(true),
+            out_ptr,
+            black_box(64),
+            progress_ptr,
+        ));
+        black_box(picobpe_encode(
+            text.as_ptr(),
+            text.len(),
+            black_box(false),
+            out_ptr,
+            black_box(64),
+            null,
+        ));
+        black_box(picobpe_count(
+            text.as_ptr(),
+            text.len(),
+            black_box(true),
+            out_ptr,
+            black_box(64),
+            progress_ptr,
+        ));
+        black_box(picobpe_decode(
+            ids.as_ptr(),
+            ids.len(),
+            bytes_ptr,
+            black_box(64),
+            progress_ptr,
+        ));
+        black_box(picobpe_decode(
+            core::ptr::null(),
+            black_box(0),
+            bytes_ptr,
+            black_box(0),
+            progress_ptr,
+        ));
+    }
+    black_box(picobpe_vocab_size());
+    black_box(progress);
+}
+
 /// Entry point: calls every check, so the linker keeps them (and everything they reach).
 #[no_mangle]
 pub extern "C" fn _start() -> ! {
+    panic_check_capi();
     panic_check_encode();
     panic_check_decode();
     panic_check_stream_encode();
