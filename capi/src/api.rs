@@ -66,6 +66,15 @@ unsafe fn output<'a, T>(ptr: *mut T, len: usize) -> Option<&'a mut [T]> {
     Some(unsafe { core::slice::from_raw_parts_mut(ptr, len) })
 }
 
+/// Special tokens recognized (`true`) or encoded as text.
+fn specials(allow_special: bool) -> Specials {
+    if allow_special {
+        Specials::All
+    } else {
+        Specials::None
+    }
+}
+
 /// The status and progress of an encode result.
 fn encode_result(r: Result<usize, EncodeError>, len: usize) -> (PicobpeStatus, PicobpeProgress) {
     match r {
@@ -141,12 +150,10 @@ pub unsafe extern "C" fn picobpe_encode(
     let (Some(text), Some(out)) = (unsafe { input(text, len) }, unsafe { output(out, cap) }) else {
         return PicobpeStatus::InvalidArgument;
     };
-    let specials = if allow_special {
-        Specials::All
-    } else {
-        Specials::None
-    };
-    let (status, value) = encode_result(crate::c_api_tokenizer().encode(text, out, specials), len);
+    let (status, value) = encode_result(
+        crate::c_api_tokenizer().encode(text, out, specials(allow_special)),
+        len,
+    );
     // SAFETY: the caller's contract above.
     unsafe { report(progress, status, value) }
 }
@@ -172,22 +179,18 @@ pub unsafe extern "C" fn picobpe_count(
     else {
         return PicobpeStatus::InvalidArgument;
     };
-    let specials = if allow_special {
-        Specials::All
-    } else {
-        Specials::None
-    };
-    let (status, value) = match crate::c_api_tokenizer().count(text, specials, scratch) {
-        Ok(n) => (
-            PicobpeStatus::Ok,
-            PicobpeProgress {
-                consumed: len,
-                written: n,
-                needed: 0,
-            },
-        ),
-        Err(e) => encode_result(Err(e), len),
-    };
+    let (status, value) =
+        match crate::c_api_tokenizer().count(text, specials(allow_special), scratch) {
+            Ok(n) => (
+                PicobpeStatus::Ok,
+                PicobpeProgress {
+                    consumed: len,
+                    written: n,
+                    needed: 0,
+                },
+            ),
+            Err(e) => encode_result(Err(e), len),
+        };
     // SAFETY: the caller's contract above.
     unsafe { report(progress, status, value) }
 }

@@ -392,6 +392,15 @@ fn longest_word(input: &[u8]) -> usize {
     longest.max(input.len() - start)
 }
 
+/// [`check`] every committed vector set of `model` (at least the five of the suites).
+pub fn check_all_sets(model: &str, source: SpSource) {
+    let sets = sets(model);
+    assert!(sets.len() >= 5, "{model}: only {sets:?}");
+    for set in sets {
+        check(model, source, &set);
+    }
+}
+
 /// Check every case of `model` × `set` from `source`: one-shot and resumed encode, count,
 /// one-shot and resumed decode. Collects failures and panics with the first few.
 pub fn check(model: &str, source: SpSource, set: &str) {

@@ -5,49 +5,41 @@
 //!
 //! Heavy: run with `cargo test --release -p picobpe-tests --test conformance_sentencepiece`.
 
-use picobpe_tests::sp::{check, sets, SpSource};
-
-fn all_sets(model: &str, source: SpSource) {
-    let sets = sets(model);
-    assert!(sets.len() >= 5, "{model}: only {sets:?}");
-    for set in sets {
-        check(model, source, &set);
-    }
-}
+use picobpe_tests::sp::{check_all_sets, SpSource};
 
 #[test]
 fn sp512() {
-    all_sets("sp512", SpSource::ModelProto);
+    check_all_sets("sp512", SpSource::ModelProto);
 }
 
 #[test]
 fn sp4096() {
-    all_sets("sp4096", SpSource::ModelProto);
+    check_all_sets("sp4096", SpSource::ModelProto);
 }
 
 #[test]
 fn sp4096_without_byte_fallback() {
-    all_sets("sp4096-unk", SpSource::ModelProto);
+    check_all_sets("sp4096-unk", SpSource::ModelProto);
 }
 
 #[test]
 fn sp32000() {
-    all_sets("sp32000", SpSource::ModelProto);
+    check_all_sets("sp32000", SpSource::ModelProto);
 }
 
 #[test]
 fn mistral_v1() {
-    all_sets("mistral-v1", SpSource::ModelProto);
+    check_all_sets("mistral-v1", SpSource::ModelProto);
 }
 
 #[test]
 fn sp4096_tokenizer_json() {
-    all_sets("sp4096", SpSource::TokenizerJson);
+    check_all_sets("sp4096", SpSource::TokenizerJson);
 }
 
 #[test]
 fn sp32000_tokenizer_json() {
-    all_sets("sp32000", SpSource::TokenizerJson);
+    check_all_sets("sp32000", SpSource::TokenizerJson);
 }
 
 /// The model files the CLI loads (format version 3, prebuilt tables mapped by `read_tables`)
@@ -55,6 +47,6 @@ fn sp32000_tokenizer_json() {
 #[test]
 fn model_files_with_prebuilt_tables() {
     for model in ["sp4096", "mistral-v1"] {
-        all_sets(model, SpSource::ModelFile);
+        check_all_sets(model, SpSource::ModelFile);
     }
 }

@@ -5,33 +5,25 @@
 //!
 //! Heavy: run with `cargo test --release -p picobpe-tests --test conformance_unigram`.
 
-use picobpe_tests::sp::{check, sets, SpSource};
-
-fn all_sets(model: &str, source: SpSource) {
-    let sets = sets(model);
-    assert!(sets.len() >= 5, "{model}: only {sets:?}");
-    for set in sets {
-        check(model, source, &set);
-    }
-}
+use picobpe_tests::sp::{check_all_sets, SpSource};
 
 /// T5-like: no byte fallback (a run of unknown characters is one `<unk>`), spaces collapsed.
 #[test]
 fn ug8000() {
-    all_sets("ug8000", SpSource::ModelProto);
+    check_all_sets("ug8000", SpSource::ModelProto);
 }
 
 /// Byte fallback, split digits, a user-defined symbol, spaces kept.
 #[test]
 fn ug4096_bytes() {
-    all_sets("ug4096-bytes", SpSource::ModelProto);
+    check_all_sets("ug4096-bytes", SpSource::ModelProto);
 }
 
 /// The model files the CLI loads (format version 3, prebuilt tables mapped by `read_tables`).
 #[test]
 fn model_files_with_prebuilt_tables() {
     for model in ["ug8000", "ug4096-bytes"] {
-        all_sets(model, SpSource::ModelFile);
+        check_all_sets(model, SpSource::ModelFile);
     }
 }
 
@@ -69,7 +61,7 @@ fn long_word_needs_the_room_it_reports() {
 /// `Replace(" ", "▁")`, added tokens cut first), against Hugging Face `tokenizers`' ids.
 #[test]
 fn ug4096_bytes_tokenizer_json() {
-    all_sets("ug4096-bytes", SpSource::TokenizerJson);
+    check_all_sets("ug4096-bytes", SpSource::TokenizerJson);
 }
 
 /// A Unigram `tokenizer.json` import keeps its `f64` scores through a model file (format

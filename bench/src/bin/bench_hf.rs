@@ -92,7 +92,8 @@ trait Subject {
     fn run(&mut self, texts: &[&str]) -> usize;
 }
 
-/// picobpe's tokenizer of either kind.
+/// picobpe's tokenizer of any kind.
+#[derive(Clone, Copy)]
 enum Tok {
     /// Byte-level BPE.
     Bpe(Tokenizer<'static>),
@@ -110,20 +111,23 @@ struct Picobpe {
 }
 
 impl Picobpe {
-    fn encode(&mut self, text: &str, mut sink: impl FnMut(&[u32])) {
-        if let Tok::Sp(t) = &self.tok {
-            let mut cursor = picobpe::SpCursor::START;
-            loop {
-                match t.encode_cursor(text.as_bytes(), &mut cursor, &mut self.out) {
-                    Ok(n) => return sink(&self.out[..n]),
-                    Err(EncodeError::OutputFull { written, .. }) => sink(&self.out[..written]),
-                    Err(EncodeError::PieceTooLong { needed, .. }) => {
-                        let len = needed.max(2 * self.out.len());
-                        self.out.resize(len, 0);
-                    }
+    /// A SentencePiece model's ids, resumed with its cursor (which carries a Unigram model's
+    /// running score).
+    fn encode_sp(&mut self, t: picobpe::SpTokenizer<'_>, text: &str, mut sink: impl FnMut(&[u32])) {
+        let mut cursor = picobpe::SpCursor::START;
+        loop {
+            match t.encode_cursor(text.as_bytes(), &mut cursor, &mut self.out) {
+                Ok(n) => return sink(&self.out[..n]),
+                Err(EncodeError::OutputFull { written, .. }) => sink(&self.out[..written]),
+                Err(EncodeError::PieceTooLong { needed, .. }) => {
+                    let len = needed.max(2 * self.out.len());
+                    self.out.resize(len, 0);
                 }
             }
         }
+    }
+
+    fn encode(&mut self, text: &str, mut sink: impl FnMut(&[u32])) {
         let mut rest = text.as_bytes();
         loop {
             let r = match &self.tok {
@@ -131,7 +135,7 @@ impl Picobpe {
                     t.encode_cached(rest, &mut self.out, Specials::None, &mut self.cache)
                 }
                 Tok::Wp(t) => t.encode(rest, Specials::None, &mut self.out),
-                Tok::Sp(_) => return,
+                Tok::Sp(t) => return self.encode_sp(*t, text, sink),
             };
             match r {
                 Ok(n) => return sink(&self.out[..n]),
@@ -382,21 +386,15 @@ fn load_wordpiece(m: &ModelFile, json: &str) -> Result<Loaded, String> {
         .map_err(|e| format!("{}: picobpe tables: {e}", m.path.display()))?
         .to_tables();
     let load_ours = start.elapsed();
-    let (peer, load_peer) = load_peer(m, json);
-    let ours = || Picobpe {
-        tok: Tok::Wp(picobpe::WpTokenizer::new(tables)),
-        out: vec![0; 1 << 16],
-        cache: Vec::new(),
-    };
-    Ok(Loaded {
-        ours: ours(),
-        ours_cached: ours(),
-        peer,
-        n_ids: import.model.n_ids(),
+    let tok = Tok::Wp(picobpe::WpTokenizer::new(tables));
+    Ok(uncached(
+        m,
+        json,
+        tok,
+        import.model.n_ids(),
         load_ours,
-        load_peer,
-        notes: import.notes,
-    })
+        import.notes,
+    ))
 }
 
 /// A SentencePiece `tokenizer.json` (the Unigram one): picobpe's `SpTokenizer` over tables
@@ -410,21 +408,35 @@ fn load_sentencepiece(m: &ModelFile, json: &str) -> Result<Loaded, String> {
         .map_err(|e| format!("{}: picobpe tables: {e}", m.path.display()))?
         .to_tables();
     let load_ours = start.elapsed();
+    let tok = Tok::Sp(picobpe::SpTokenizer::new(tables));
+    Ok(uncached(m, json, tok, model.n_ids(), load_ours, Vec::new()))
+}
+
+/// A model whose picobpe tokenizer has no piece cache (both picobpe columns time the same
+/// call), with `tokenizers` loading the same file.
+fn uncached(
+    m: &ModelFile,
+    json: &str,
+    tok: Tok,
+    n_ids: usize,
+    load_ours: Duration,
+    notes: Vec<String>,
+) -> Loaded {
     let (peer, load_peer) = load_peer(m, json);
     let ours = || Picobpe {
-        tok: Tok::Sp(picobpe::SpTokenizer::new(tables)),
+        tok,
         out: vec![0; 1 << 16],
         cache: Vec::new(),
     };
-    Ok(Loaded {
+    Loaded {
         ours: ours(),
         ours_cached: ours(),
         peer,
-        n_ids: model.n_ids(),
+        n_ids,
         load_ours,
         load_peer,
-        notes: Vec::new(),
-    })
+        notes,
+    }
 }
 
 /// `tokenizers` loading the same file, with added tokens as text, and its load time.

@@ -17,7 +17,7 @@ use super::merge::{merge_word, NoRoom, Word, WORD_BUF};
 use super::merge::{HUGE_WORD_BUF, LONG_WORD_BUF};
 use super::normalize::{char_at, Normalizer, SPACE_MARK};
 use super::tables::{Sections, SpTables};
-use super::unigram::SpCursor;
+use super::unigram::{whole_text_needed, SpCursor};
 use crate::cache::{CacheEntry, CacheKey};
 use crate::encode::Progress;
 use crate::error::EncodeError;
@@ -129,13 +129,8 @@ impl<'t> SpTokenizer<'t> {
             text,
             remove_extra: t.remove_extra_whitespaces,
         };
-        let mut pos = from;
-        let at_start = pos == 0;
-        if at_start && t.remove_extra_whitespaces {
-            while text.get(pos) == Some(&b' ') {
-                pos += 1;
-            }
-        }
+        let at_start = from == 0;
+        let pos = norm.start(from, at_start);
         let end = norm.end(pos);
         let prefix = at_start && t.add_dummy_prefix;
         self.encode_words(&norm, pos, end, prefix, out, 0, &mut run, false)
@@ -170,9 +165,7 @@ impl<'t> SpTokenizer<'t> {
                 Err(EncodeError::OutputFull { .. }) => Err(EncodeError::PieceTooLong {
                     offset: 0,
                     len: text.len(),
-                    // A long word: about 5.25 ids of work area and one id per normalized
-                    // byte, up to 3 normalized bytes per input byte.
-                    needed: 20 * text.len() + 64,
+                    needed: whole_text_needed(text.len()),
                 }),
                 other => other,
             };
@@ -207,12 +200,7 @@ impl<'t> SpTokenizer<'t> {
             text,
             remove_extra: t.remove_extra_whitespaces,
         };
-        let mut pos = 0;
-        if at_start && t.remove_extra_whitespaces {
-            while text.get(pos) == Some(&b' ') {
-                pos += 1;
-            }
-        }
+        let pos = norm.start(0, at_start);
         let end = if is_final { norm.end(pos) } else { text.len() };
         let mut run = Run {
             after_unk: false,

@@ -100,6 +100,17 @@ impl<'a> Normalizer<'a> {
             && self.text.get(pos) == Some(&b' ')
     }
 
+    /// Where encoding begins for text from `pos` on: past the leading spaces that
+    /// `remove_extra_whitespaces` drops when `pos` is the text's start (`at_start`), else `pos`.
+    pub(crate) fn start(&self, mut pos: usize, at_start: bool) -> usize {
+        if at_start && self.remove_extra {
+            while self.text.get(pos) == Some(&b' ') {
+                pos += 1;
+            }
+        }
+        pos
+    }
+
     /// Where the normalized text ends: `text.len()`, or with `remove_extra_whitespaces` the end
     /// of its last character that is not a `▁` (`from` when there is none).
     pub(crate) fn end(&self, from: usize) -> usize {

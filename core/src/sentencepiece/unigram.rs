@@ -43,6 +43,12 @@ pub const UNIGRAM_STACK_BYTES: usize = 512;
 #[cfg(not(target_pointer_width = "64"))]
 pub const UNIGRAM_STACK_BYTES: usize = 64;
 
+/// A `needed` enough for any text of `len` bytes encoded at once: about 5.25 ids of work area
+/// and one id per normalized byte of its longest word, up to 3 normalized bytes per input byte.
+pub(crate) const fn whole_text_needed(len: usize) -> usize {
+    20 * len + 64
+}
+
 /// `sentencepiece`'s `kScoreResetThreshold`.
 const RESET: f64 = 100_000.0;
 /// No start: an entry not reached yet (and the origin).
@@ -446,13 +452,9 @@ impl<'t> SpTokenizer<'t> {
             text,
             remove_extra: t.remove_extra_whitespaces,
         };
-        let mut pos = cursor.offset.min(text.len());
-        let at_start = pos == 0;
-        if at_start && t.remove_extra_whitespaces {
-            while text.get(pos) == Some(&b' ') {
-                pos += 1;
-            }
-        }
+        let from = cursor.offset.min(text.len());
+        let at_start = from == 0;
+        let pos = norm.start(from, at_start);
         let end = norm.end(pos);
         let prefix = at_start && t.add_dummy_prefix;
         let (reached, written) = self.unigram_words(
@@ -556,48 +558,36 @@ impl<'t> SpTokenizer<'t> {
             return Ok(());
         };
         let t = self.tables();
-        if t.sections != Sections::Inline {
-            // Segment the section holding `from` up to it.
+        // Segment from where the score last started from zero: the text's start, or with
+        // sections the start of the section holding `from`.
+        let (norm, pos, end, prefix) = if t.sections != Sections::Inline {
             let section = self.section_start(text, from);
             let norm = Normalizer {
                 text,
                 remove_extra: false,
             };
             let prefix = section < from && self.section_prefix(text, section);
-            *cursor = SpCursor::START;
-            let (reached, _) = self.unigram_words(
-                p,
-                &norm,
-                section,
-                from,
-                prefix,
-                out,
-                0,
-                cursor,
-                false,
-                false,
-                &mut [],
-            )?;
-            cursor.offset = reached.max(from.min(text.len()));
-            return Ok(());
-        }
-        let norm = Normalizer {
-            text,
-            remove_extra: t.remove_extra_whitespaces,
+            (norm, section, from, prefix)
+        } else {
+            let norm = Normalizer {
+                text,
+                remove_extra: t.remove_extra_whitespaces,
+            };
+            let pos = norm.start(0, true);
+            (
+                norm,
+                pos,
+                norm.end(pos).min(from.max(pos)),
+                t.add_dummy_prefix,
+            )
         };
-        let mut pos = 0;
-        if t.remove_extra_whitespaces {
-            while text.get(pos) == Some(&b' ') {
-                pos += 1;
-            }
-        }
-        let end = norm.end(pos).min(from.max(pos));
+        *cursor = SpCursor::START;
         let (reached, _) = self.unigram_words(
             p,
             &norm,
             pos,
             end,
-            t.add_dummy_prefix,
+            prefix,
             out,
             0,
             cursor,
@@ -642,7 +632,7 @@ impl<'t> SpTokenizer<'t> {
                 Err(EncodeError::OutputFull { .. }) => Err(EncodeError::PieceTooLong {
                     offset: 0,
                     len: text.len(),
-                    needed: 20 * text.len() + 64,
+                    needed: whole_text_needed(text.len()),
                 }),
                 Err(e) => Err(e),
             };
@@ -651,12 +641,7 @@ impl<'t> SpTokenizer<'t> {
             text,
             remove_extra: t.remove_extra_whitespaces,
         };
-        let mut pos = 0;
-        if at_start && t.remove_extra_whitespaces {
-            while text.get(pos) == Some(&b' ') {
-                pos += 1;
-            }
-        }
+        let pos = norm.start(0, at_start);
         let end = if is_final { norm.end(pos) } else { text.len() };
         let prefix = at_start && t.add_dummy_prefix;
         let (reached, written) = self.unigram_words(
