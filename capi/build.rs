@@ -28,8 +28,13 @@ fn main() {
             path
         }
     };
-    println!("cargo:rerun-if-changed={}", model_path.display());
-    if let Err(e) = picobpe_build::bake(&model_path) {
+    // The generated gpt2 file is always newer than the build: watching it would rebuild the
+    // crate every time (the rank file above is what it comes from).
+    let watch_model = env::var_os("PICOBPE_MODEL").is_some();
+    let baked = picobpe_build::Bake::new(&model_path)
+        .cargo_directives(watch_model)
+        .run();
+    if let Err(e) = baked {
         panic!("baking {}: {e}", model_path.display());
     }
 }

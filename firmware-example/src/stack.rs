@@ -13,7 +13,9 @@ const PAINT: u32 = 0xC0DE_5A5A;
 const GUARD: usize = 64;
 
 extern "C" {
-    /// Lowest address of the stack (cortex-m-rt's link.x: end of .bss/.uninit).
+    /// Lowest address of the stack: cortex-m-rt's `_stack_end` (end of .bss/.uninit), or
+    /// riscv-rt's `__estack` (the start of its `.stack` region) on RISC-V (`ports/`).
+    #[cfg_attr(target_arch = "riscv32", link_name = "__estack")]
     static _stack_end: u32;
 }
 
@@ -21,8 +23,14 @@ extern "C" {
 fn sp() -> usize {
     let sp: usize;
     // SAFETY: reading the stack pointer has no side effects.
+    #[cfg(target_arch = "arm")]
     unsafe {
         core::arch::asm!("mov {}, sp", out(reg) sp, options(nomem, nostack, preserves_flags))
+    };
+    // SAFETY: as above.
+    #[cfg(target_arch = "riscv32")]
+    unsafe {
+        core::arch::asm!("mv {}, sp", out(reg) sp, options(nomem, nostack, preserves_flags))
     };
     sp
 }

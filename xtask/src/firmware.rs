@@ -530,8 +530,13 @@ pub fn ensure_target(target: &str) -> Result<(), String> {
     }
 }
 
-fn qemu_present() -> bool {
-    Command::new("qemu-system-arm")
+fn ensure_qemu() -> Result<(), String> {
+    ensure_apt("qemu-system-arm", "qemu-system-arm")
+}
+
+/// True when `program --version` runs.
+fn present(program: &str) -> bool {
+    Command::new(program)
         .arg("--version")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -540,12 +545,13 @@ fn qemu_present() -> bool {
         .unwrap_or(false)
 }
 
-fn ensure_qemu() -> Result<(), String> {
-    const INSTALL: &str =
-        "apt-get update && apt-get install -y --no-install-recommends qemu-system-arm";
-    if qemu_present() {
+/// Makes sure `program` is installed: as root on a Debian-like system, installs the Debian
+/// package `package` (without recommends) when missing; otherwise stops with the command to run.
+pub fn ensure_apt(program: &str, package: &str) -> Result<(), String> {
+    if present(program) {
         return Ok(());
     }
+    let install = format!("apt-get update && apt-get install -y --no-install-recommends {package}");
     let is_root = Command::new("id")
         .arg("-u")
         .output()
@@ -558,20 +564,21 @@ fn ensure_qemu() -> Result<(), String> {
         .is_ok();
     if !(is_root && has_apt) {
         return Err(format!(
-            "qemu-system-arm is not installed; run `sudo sh -c '{INSTALL}'` (Debian/Ubuntu) or install QEMU's Arm system emulator"
+            "{program} is not installed; run `sudo sh -c '{install}'` (Debian/Ubuntu) or install \
+             it from your system's packages"
         ));
     }
-    println!("== {INSTALL}");
+    println!("== {install}");
     let ok = Command::new("sh")
-        .args(["-c", INSTALL])
+        .args(["-c", &install])
         .env("DEBIAN_FRONTEND", "noninteractive")
         .status()
         .map(|s| s.success())
         .unwrap_or(false);
-    if ok && qemu_present() {
+    if ok && present(program) {
         Ok(())
     } else {
-        Err(format!("installing QEMU failed; run `{INSTALL}`"))
+        Err(format!("installing {package} failed; run `{install}`"))
     }
 }
 
@@ -895,13 +902,27 @@ pub fn run_qemu(
     qemu_opts: &[&str],
     timeout: Duration,
 ) -> Result<RunOutput, String> {
+    let board = ["-cpu", "cortex-m3", "-machine", machine.name()];
+    run_emulator("qemu-system-arm", &board, elf, args, qemu_opts, timeout)
+}
+
+/// Runs `elf` under the QEMU system emulator `program` with the machine options `board`,
+/// semihosting arguments `args` and extra options `qemu_opts`, killing it after `timeout`.
+pub fn run_emulator(
+    program: &str,
+    board: &[&str],
+    elf: &Path,
+    args: &[String],
+    qemu_opts: &[&str],
+    timeout: Duration,
+) -> Result<RunOutput, String> {
     let mut semihosting = String::from("enable=on,target=native");
     for a in args {
         semihosting.push_str(",arg=");
         semihosting.push_str(a);
     }
-    let mut child = Command::new("qemu-system-arm")
-        .args(["-cpu", "cortex-m3", "-machine", machine.name()])
+    let mut child = Command::new(program)
+        .args(board)
         .args(["-nographic", "-monitor", "none", "-serial", "none"])
         .args(["-semihosting-config", &semihosting])
         .args(qemu_opts)
@@ -911,7 +932,7 @@ pub fn run_qemu(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot start qemu-system-arm: {e}"))?;
+        .map_err(|e| format!("cannot start {program}: {e}"))?;
     // Drain both pipes on threads so a chatty firmware cannot block on a full pipe.
     let mut so = child.stdout.take().ok_or("no stdout pipe")?;
     let mut se = child.stderr.take().ok_or("no stderr pipe")?;

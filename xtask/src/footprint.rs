@@ -1,5 +1,5 @@
-//! `cargo xtask footprint [--machine M] [--model NAME|FILE]`: flash, RAM, stack and speed of the
-//! firmware, per configuration (machine + model) and whole-piece table, as a Markdown table with
+//! `cargo xtask footprint [--machine M] [--model NAME|FILE] | --other-targets`: flash, RAM, stack
+//! and speed of the firmware, per configuration (machine + model) and whole-piece table, as a Markdown table with
 //! one column each (by default the byte-level models lm3s6965evb/small, mps2-an385/gpt2,
 //! mps2-an385/cl100k and mps2-an385/llama3-8k, each with full and minimal pieces, then the
 //! SentencePiece models lm3s6965evb/sp4096 and mps2-an385/mistral (BPE) and mps2-an385/ug8000
@@ -8,7 +8,9 @@
 //! measured once, on the first of its machines: sp4096, which also runs on the mps2-an385, on
 //! the lm3s6965evb (on the mps2-an385 its tables, code, stack and speed are the same; only the
 //! share of memory differs); `--model sp4096 --machine mps2-an385` measures it there, naming
-//! both machines on both.
+//! both machines on both. With no argument, a second table follows: the Cortex-M0
+//! (`thumbv6m`) and RISC-V (`riscv32imac`) runs of `ports/` (`crate::ports`); `--other-targets`
+//! prints only that one.
 //!
 //! Where each figure comes from:
 //! - baked tables: measured on the target — the byte length of every slice the baked `Tables`
@@ -38,6 +40,9 @@ const RAM_START: u64 = 0x2000_0000;
 
 /// Entry point of `footprint`.
 pub fn run(args: &[String]) -> Result<(), String> {
+    if args == ["--other-targets"] {
+        return crate::ports::footprint_table();
+    }
     let opts = firmware::parse_options(args, Selection::FirstPerModel)?;
     if let Some(a) = opts.rest.first() {
         return Err(format!(
@@ -109,7 +114,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
             }
         }
     }
-    print_table(&columns)
+    print_table(&columns)?;
+    if args.is_empty() {
+        // The default run covers every target: Cortex-M0 and RISC-V too.
+        crate::ports::footprint_table()?;
+    }
+    Ok(())
 }
 
 /// The kind of the baked model, from the firmware's `FIG kind`.
@@ -157,11 +167,14 @@ impl Column {
 
 /// Sizes read from the ELF.
 #[derive(Default)]
-struct ElfSizes {
-    flash: u64,
-    ram: u64,
+pub struct ElfSizes {
+    /// Flash: everything loaded below RAM, plus the `.data` initializers.
+    pub flash: u64,
+    /// Static RAM: `.data`, `.bss`, `.uninit`.
+    pub ram: u64,
     text: u64,
-    core_code: u64,
+    /// Functions named `picobpe::…`.
+    pub core_code: u64,
     unicode_tables: u64,
     core_ram: u64,
     /// Allocator symbols found (`__rust_alloc`, `__rg_alloc`, `__rdl_alloc`, ...).
@@ -169,6 +182,11 @@ struct ElfSizes {
 }
 
 fn elf_sizes(path: &Path) -> Result<ElfSizes, String> {
+    elf_sizes_at(path, RAM_START)
+}
+
+/// The sizes of `path`, whose RAM starts at `ram_start` (everything loaded below it is flash).
+pub fn elf_sizes_at(path: &Path, ram_start: u64) -> Result<ElfSizes, String> {
     let data = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let file = object::File::parse(&*data).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut s = ElfSizes::default();
@@ -183,10 +201,12 @@ fn elf_sizes(path: &Path) -> Result<ElfSizes, String> {
                 | SectionKind::UninitializedData
                 | SectionKind::ReadOnlyDataWithRel
         );
-        if !loaded || sec.size() == 0 {
+        // riscv-rt's `.heap` and `.stack` are placeholders for the RAM left over, not data.
+        let placeholder = matches!(sec.name(), Ok(".heap" | ".stack"));
+        if !loaded || sec.size() == 0 || placeholder {
             continue;
         }
-        let in_ram = sec.address() >= RAM_START;
+        let in_ram = sec.address() >= ram_start;
         if in_ram {
             s.ram += sec.size();
             // Initialized RAM data is copied from flash at reset.
@@ -216,7 +236,7 @@ fn elf_sizes(path: &Path) -> Result<ElfSizes, String> {
         match sym.kind() {
             SymbolKind::Text => s.core_code += sym.size(),
             SymbolKind::Data => {
-                if sym.address() >= RAM_START {
+                if sym.address() >= ram_start {
                     s.core_ram += sym.size();
                 } else if name.starts_with("picobpe::pretok")
                     || name.starts_with("picobpe::wordpiece::unicode_tables")

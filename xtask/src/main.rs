@@ -4,14 +4,17 @@
 
 mod bench;
 mod bench_train;
+mod c_firmware;
 mod chart;
 mod firmware;
 mod firmware_test;
 mod footprint;
 mod fuzz;
 mod panic_check;
+mod ports;
 mod test_all;
 mod unicode;
+mod wasm_test;
 mod wordpiece_tables;
 
 use std::process::ExitCode;
@@ -26,15 +29,18 @@ fn main() -> ExitCode {
         // COMMANDS: one arm per module, added by the module's author.
         "bench" => bench::run(rest),
         "bench-train" => bench_train::run(rest),
+        "c-firmware-test" => c_firmware::run(rest),
         "chart" => chart::run(rest),
         "firmware-run" => firmware::run(rest),
         "firmware-test" => firmware_test::run(rest),
         "footprint" => footprint::run(rest),
         "fuzz" => fuzz::run(rest),
         "panic-check" => panic_check::run(rest),
+        "ports-test" => ports::run(rest),
         "gen-unicode" => unicode::run(rest),
         "gen-wordpiece" => wordpiece_tables::run(rest),
         "test" => test_all::run(rest),
+        "wasm-test" => wasm_test::run(rest),
         _ => {
             let _ = rest;
             eprintln!("usage: cargo xtask <command>\ncommands: (none yet)");

@@ -13,15 +13,20 @@
 //! 5. the host test suite (release profile: the exactness tests read megabytes of text; the
 //!    doctests too, among them the `picobpe` crate docs' example, and the C API's C program
 //!    built with the system `cc`; with `PICOBPE_REQUIRE_DASK=1`,
-//!    so the Dask test fails rather than skips), then a 20 s fuzzing smoke per target;
-//! 6. the on-target tests under QEMU (`cargo xtask firmware-test`).
+//!    so the Dask test fails rather than skips), the C API built for `wasm32-unknown-unknown`
+//!    and run through the gpt2 vectors under Node (`cargo xtask wasm-test`), then a 20 s
+//!    fuzzing smoke per target;
+//! 6. the on-target tests under QEMU (`cargo xtask firmware-test`), the C firmware example
+//!    (`cargo xtask c-firmware-test`: `arm-none-eabi-gcc`, installed when missing) and the
+//!    Cortex-M0 and RISC-V runs (`cargo xtask ports-test`: `qemu-system-misc` installed when
+//!    missing).
 //!
 //! Any failing step stops the run with a non-zero exit.
 
 use std::path::Path;
 use std::process::Command;
 
-/// Entry point. `--skip-firmware` leaves out step 5 (for quick local runs).
+/// Entry point. `--skip-firmware` leaves out step 6 (for quick local runs).
 pub fn run(args: &[String]) -> Result<(), String> {
     let skip_firmware = args.iter().any(|a| a == "--skip-firmware");
     let root = repo_root();
@@ -111,6 +116,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
         c
     })?;
     step(
+        "C API on wasm32-unknown-unknown: the gpt2 vectors under Node",
+        cargo(&root, &["xtask", "wasm-test"]),
+    )?;
+    step(
         "fuzz smoke (20 s per target)",
         cargo(&root, &["xtask", "fuzz", "--seconds", "20"]),
     )?;
@@ -120,6 +129,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
         step(
             "on-target tests under QEMU",
             cargo(&root, &["xtask", "firmware-test"]),
+        )?;
+        step(
+            "C firmware (arm-none-eabi-gcc + the C API) under QEMU",
+            cargo(&root, &["xtask", "c-firmware-test"]),
+        )?;
+        step(
+            "Cortex-M0 (thumbv6m) and RISC-V (riscv32imac) under QEMU",
+            cargo(&root, &["xtask", "ports-test"]),
         )?;
     }
     println!("== all checks passed");
@@ -201,7 +218,7 @@ fn ensure_fuzz_tools() -> Result<(), String> {
 /// Install a Python package when `python3` cannot import `module`: `tokenizers` (Hugging
 /// Face; the small model's on-target reference vectors come from it) and `dask[distributed]`
 /// (the sharded-training test's local cluster). Fails with the command to run by hand.
-fn ensure_python_module(module: &str, package: &str) -> Result<(), String> {
+pub fn ensure_python_module(module: &str, package: &str) -> Result<(), String> {
     let has = || {
         Command::new("python3")
             .args(["-c", &format!("import {module}")])
