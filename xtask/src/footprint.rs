@@ -9,8 +9,9 @@
 //! the lm3s6965evb (on the mps2-an385 its tables, code, stack and speed are the same; only the
 //! share of memory differs); `--model sp4096 --machine mps2-an385` measures it there, naming
 //! both machines on both. With no argument, a second table follows: the Cortex-M0
-//! (`thumbv6m`) and RISC-V (`riscv32imac`) runs of `ports/` (`crate::ports`); `--other-targets`
-//! prints only that one.
+//! (`thumbv6m`) and RISC-V (`riscv32imac`) runs of `ports/` (`crate::ports`), then the C
+//! firmware's row (`crate::c_firmware`: the code the C API adds); `--other-targets` prints only
+//! those.
 //!
 //! Where each figure comes from:
 //! - baked tables: measured on the target — the byte length of every slice the baked `Tables`
@@ -41,7 +42,7 @@ const RAM_START: u64 = 0x2000_0000;
 /// Entry point of `footprint`.
 pub fn run(args: &[String]) -> Result<(), String> {
     if args == ["--other-targets"] {
-        return crate::ports::footprint_table();
+        return other_targets();
     }
     let opts = firmware::parse_options(args, Selection::FirstPerModel)?;
     if let Some(a) = opts.rest.first() {
@@ -116,10 +117,17 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     print_table(&columns)?;
     if args.is_empty() {
-        // The default run covers every target: Cortex-M0 and RISC-V too.
-        crate::ports::footprint_table()?;
+        // The default run covers every target: Cortex-M0, RISC-V and the C API too.
+        other_targets()?;
     }
     Ok(())
+}
+
+/// The Cortex-M0 and RISC-V rows (`ports/`), then the C firmware's row with the code the C API
+/// adds (`capi/firmware/`).
+fn other_targets() -> Result<(), String> {
+    crate::ports::footprint_table()?;
+    crate::c_firmware::run(&[])
 }
 
 /// The kind of the baked model, from the firmware's `FIG kind`.
