@@ -8,6 +8,46 @@
 #include <stdint.h>
 
 /*
+ The bytes of one line of `picobpe_encode_cached`'s cache (lines start at addresses that
+ are multiples of it).
+ */
+#define PICOBPE_CACHE_LINE_SIZE 64
+
+/*
+ Bytes of pending input a stream encoder holds (its `IN`): enough for every piece of up to
+ `PICOBPE_STREAM_INPUT_CAPACITY - 64` bytes (the rest is room for what decides where a
+ piece ends: the character after it, or a partial special token). A longer piece may give
+ `PICOBPE_STATUS_INPUT_TOO_SMALL`; one of more than `PICOBPE_STREAM_INPUT_CAPACITY` bytes
+ does.
+ */
+#define PICOBPE_STREAM_INPUT_CAPACITY 256
+
+/*
+ Ids a stream encoder holds between `take`s (its `OUT`): the work area that merging a piece
+ of `PICOBPE_STREAM_INPUT_CAPACITY` bytes needs, so no piece that fits the input is too
+ long for it.
+ */
+#define PICOBPE_STREAM_ID_CAPACITY 512
+
+/*
+ Bytes a stream decoder holds (its `N`): a token of up to this minus 3 bytes (every token of
+ gpt2, cl100k_base and o200k_base) always fits after a `take`.
+ */
+#define PICOBPE_STREAM_DECODER_CAPACITY 256
+
+/*
+ The size of `PicobpeStreamEncoder` in 8-byte words: 2432 bytes, for a state of 2392 bytes
+ on 64-bit targets and 2376 on 32-bit ones (checked at compile time), with room to spare.
+ */
+#define PICOBPE_STREAM_ENCODER_WORDS 304
+
+/*
+ The size of `PicobpeStreamDecoder` in 8-byte words: 336 bytes, for a state of 328 bytes on
+ 64-bit targets and 320 on 32-bit ones (checked at compile time).
+ */
+#define PICOBPE_STREAM_DECODER_WORDS 42
+
+/*
  What a call did.
  */
 typedef enum PicobpeStatus {
@@ -31,9 +71,17 @@ typedef enum PicobpeStatus {
    */
   PICOBPE_STATUS_UNKNOWN_ID = 3,
   /*
-   A null pointer with a non-zero length, or a null `progress`.
+   A null pointer with a non-zero length, or a null `progress`; for the streaming
+   functions also a state that is null, misaligned or not initialized (zeroed, as static
+   storage starts), and a push after `_finish`.
    */
   PICOBPE_STATUS_INVALID_ARGUMENT = 4,
+  /*
+   Stream encoder: the pending input cannot be split within
+   `PICOBPE_STREAM_INPUT_CAPACITY` bytes (one piece, or a whitespace run with the character
+   after it, is longer). The stream cannot go on: encode this text with `picobpe_encode`.
+   */
+  PICOBPE_STATUS_INPUT_TOO_SMALL = 5,
 } PicobpeStatus;
 
 /*
@@ -54,6 +102,29 @@ typedef struct PicobpeProgress {
    */
   size_t needed;
 } PicobpeProgress;
+
+/*
+ Storage for a streaming encoder, owned by the caller (static, stack or heap): opaque, of a
+ fixed size and `uint64_t`'s alignment, set up by `picobpe_stream_encoder_init`. It holds no
+ pointer into itself, so it may be copied byte for byte.
+ */
+typedef struct PicobpeStreamEncoder {
+  /*
+   Opaque: written by `picobpe_stream_encoder_init` and the calls that use the stream.
+   */
+  uint64_t opaque[PICOBPE_STREAM_ENCODER_WORDS];
+} PicobpeStreamEncoder;
+
+/*
+ Storage for a streaming decoder, owned by the caller: as `PicobpeStreamEncoder`, set up by
+ `picobpe_stream_decoder_init`.
+ */
+typedef struct PicobpeStreamDecoder {
+  /*
+   Opaque: written by `picobpe_stream_decoder_init` and the calls that use the stream.
+   */
+  uint64_t opaque[PICOBPE_STREAM_DECODER_WORDS];
+} PicobpeStreamDecoder;
 
 #ifdef __cplusplus
 extern "C" {
@@ -107,6 +178,172 @@ enum PicobpeStatus picobpe_decode(const uint32_t *ids,
                                   uint8_t *out,
                                   size_t cap,
                                   struct PicobpeProgress *progress);
+
+/*
+ Encode `text[0..len]` into `out[0..cap]` as `picobpe_encode` does (the same ids, the same
+ statuses and resume contract), with a piece cache in `cache[0..cache_bytes]`: pieces seen
+ before, in this call or an earlier one with the same cache, are answered from it.
+
+ The cache is the `PICOBPE_CACHE_LINE_SIZE`-byte lines that lie at 64-byte-aligned
+ addresses in `cache[0..cache_bytes]` (a buffer that is not 64-byte aligned loses up to 63
+ bytes); more lines remember more of a text's distinct pieces (`host-trainer encode` uses
+ 1 MiB on the host). Before its first use, set every byte of it to zero (static storage is; or
+ `memset`): a zeroed cache is empty. Then keep it for this library's calls only: pass it
+ to `picobpe_encode_cached` and nothing else writes it. A null `cache` with
+ `cache_bytes` 0, or fewer than one line, encodes without a cache.
+
+ # Safety
+ As `picobpe_encode`; `cache` must point to `cache_bytes` readable and writable bytes that
+ nothing else accesses during the call and that are zero or as an earlier call left them.
+ */
+enum PicobpeStatus picobpe_encode_cached(const uint8_t *text,
+                                         size_t len,
+                                         bool allow_special,
+                                         void *cache,
+                                         size_t cache_bytes,
+                                         uint32_t *out,
+                                         size_t cap,
+                                         struct PicobpeProgress *progress);
+
+/*
+ Set up a streaming encoder in `state` (any previous contents are overwritten, nothing is
+ freed), with the model's special tokens recognized when `allow_special` is true. Its ids
+ equal `picobpe_encode`'s of all the text pushed, however it is cut into chunks.
+
+ The calls, in this order: `picobpe_stream_encoder_push` text, taking ids with
+ `picobpe_stream_encoder_take` whenever a push returns `PICOBPE_STATUS_OUTPUT_FULL` (and
+ whenever you want ids early); then `picobpe_stream_encoder_finish`, and `take` until it
+ writes fewer than `cap` ids (`picobpe_stream_encoder_is_done` is then true).
+
+ The call itself needs stack for a copy of the state while it builds it (about 2.4 KiB on
+ Cortex-M with the default release profile; about 7 KiB with `opt-level = "s"`).
+
+ # Safety
+ `state` must be null or point to a writable `PicobpeStreamEncoder` that nothing else
+ accesses during the call. Null or misaligned: `PICOBPE_STATUS_INVALID_ARGUMENT`.
+ */
+enum PicobpeStatus picobpe_stream_encoder_init(struct PicobpeStreamEncoder *state,
+                                               bool allow_special);
+
+/*
+ Add `chunk[0..len]` to the stream's pending input: as much as fits in its
+ `PICOBPE_STREAM_INPUT_CAPACITY` bytes. `progress.consumed` is the number of bytes
+ accepted.
+
+ `PICOBPE_STATUS_OK`: all of it was accepted. `PICOBPE_STATUS_OUTPUT_FULL`: the pending input
+ is full; `take` ids (which encodes pending input and frees room), then push
+ `chunk + progress.consumed` again. `PICOBPE_STATUS_INVALID_ARGUMENT`: a null or zeroed
+ (never initialized) state, a null `chunk` with a non-zero `len`, a null `progress`, or a
+ push after `finish`; nothing was accepted.
+
+ # Safety
+ `state` must point to a `PicobpeStreamEncoder` that nothing else accesses during the call
+ (null or zeroed: refused, see above), `chunk` to `len` readable bytes, `progress` to a
+ writable `PicobpeProgress`.
+ */
+enum PicobpeStatus picobpe_stream_encoder_push(struct PicobpeStreamEncoder *state,
+                                               const uint8_t *chunk,
+                                               size_t len,
+                                               struct PicobpeProgress *progress);
+
+/*
+ Mark the end of the input: `take` then encodes and hands out everything left.
+
+ # Safety
+ `state` must point to a `PicobpeStreamEncoder` that nothing else accesses during the call
+ (null or zeroed: `PICOBPE_STATUS_INVALID_ARGUMENT`).
+ */
+enum PicobpeStatus picobpe_stream_encoder_finish(struct PicobpeStreamEncoder *state);
+
+/*
+ Move final ids into `out[0..cap]`; `progress.written` is their number. Ids are final once
+ no later input can change them (before `finish`, the last piece and a possible start of a
+ special token wait for more input).
+
+ `PICOBPE_STATUS_OK`: `progress.written` ids are in `out`. Fewer than `cap` (0 included):
+ that is all for now, and a further call writes 0 until more input is pushed (after
+ `finish`: the stream is done). `PICOBPE_STATUS_INPUT_TOO_SMALL`: the pending input is one
+ run of `PICOBPE_STREAM_INPUT_CAPACITY` bytes that cannot be split; the stream cannot go on
+ (encode the text with `picobpe_encode`, and init the state again for the next stream).
+ `PICOBPE_STATUS_PIECE_TOO_LONG`: a piece needs a work area of `progress.needed` ids, more
+ than the stream has (the capacities above rule it out; as `INPUT_TOO_SMALL` otherwise).
+
+ # Safety
+ `state` must point to a `PicobpeStreamEncoder` that nothing else accesses during the call,
+ `out` to `cap` writable `uint32_t`, `progress` to a writable `PicobpeProgress` (null or
+ zeroed state, or null pointers: `PICOBPE_STATUS_INVALID_ARGUMENT`).
+ */
+enum PicobpeStatus picobpe_stream_encoder_take(struct PicobpeStreamEncoder *state,
+                                               uint32_t *out,
+                                               size_t cap,
+                                               struct PicobpeProgress *progress);
+
+/*
+ True when the stream was finished and every id taken; false otherwise, and for a null or
+ zeroed state.
+
+ # Safety
+ `state` must be null or point to a `PicobpeStreamEncoder` that nothing writes during the
+ call.
+ */
+bool picobpe_stream_encoder_is_done(const struct PicobpeStreamEncoder *state);
+
+/*
+ Set up a streaming decoder in `state` (previous contents are overwritten). It turns ids
+ into the same bytes as `picobpe_decode`, but hands out only whole UTF-8 characters until
+ `finish` (a character split across tokens waits for its last byte; bytes that can never be
+ valid UTF-8 pass through as they are).
+
+ The calls: `picobpe_stream_decoder_push` one id at a time, `picobpe_stream_decoder_take`
+ whenever a push returns `PICOBPE_STATUS_OUTPUT_FULL` (and whenever you want bytes), then
+ `picobpe_stream_decoder_finish` and `take` until it writes 0 bytes.
+
+ # Safety
+ As `picobpe_stream_encoder_init`, for a `PicobpeStreamDecoder`.
+ */
+enum PicobpeStatus picobpe_stream_decoder_init(struct PicobpeStreamDecoder *state);
+
+/*
+ Append the bytes of `id` to the stream.
+
+ `PICOBPE_STATUS_OK`: done. `PICOBPE_STATUS_OUTPUT_FULL`: no room for its bytes; `take`
+ until it writes 0 bytes, then push the same id again (it then fits).
+ `PICOBPE_STATUS_UNKNOWN_ID`: `id` is not an id of the model; nothing changed. `PICOBPE_STATUS_PIECE_TOO_LONG`: no room,
+ and the token is longer than `PICOBPE_STREAM_DECODER_CAPACITY - 3` bytes, so a `take` may
+ not make enough (no token of gpt2, cl100k_base or o200k_base is): `finish` and `take` the
+ pending bytes, decode this id with `picobpe_decode`, and init the state again for the ids
+ after it.
+
+ # Safety
+ `state` must point to a `PicobpeStreamDecoder` that nothing else accesses during the call
+ (null or zeroed: `PICOBPE_STATUS_INVALID_ARGUMENT`).
+ */
+enum PicobpeStatus picobpe_stream_decoder_push(struct PicobpeStreamDecoder *state,
+                                               uint32_t id);
+
+/*
+ Mark the end of the ids: `take` then hands out a trailing incomplete UTF-8 sequence too.
+
+ # Safety
+ As `picobpe_stream_decoder_push`.
+ */
+enum PicobpeStatus picobpe_stream_decoder_finish(struct PicobpeStreamDecoder *state);
+
+/*
+ Move pending bytes that form whole UTF-8 characters (after `finish`: all of them) into
+ `out[0..cap]`; `progress.written` is their number. A character is never split between two
+ takes, so give `cap` of at least 4 to be sure of progress. Returns `PICOBPE_STATUS_OK`;
+ `progress.written` 0 means nothing more until more ids are pushed (after `finish`: done).
+
+ # Safety
+ `state` must point to a `PicobpeStreamDecoder` that nothing else accesses during the call,
+ `out` to `cap` writable bytes, `progress` to a writable `PicobpeProgress` (null or
+ zeroed state, or null pointers: `PICOBPE_STATUS_INVALID_ARGUMENT`).
+ */
+enum PicobpeStatus picobpe_stream_decoder_take(struct PicobpeStreamDecoder *state,
+                                               uint8_t *out,
+                                               size_t cap,
+                                               struct PicobpeProgress *progress);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -2,7 +2,13 @@
 //! `crate::c_api_tables()` and `crate::c_api_tokenizer()`: `picobpe-capi` over its baked
 //! tables, `panic-check/` over opaque ones (so the panic-freedom proof covers this file).
 
-use picobpe::{DecodeError, EncodeError, Specials};
+use core::ffi::c_void;
+use core::mem::{align_of, size_of};
+use core::ptr;
+
+use picobpe::{
+    CacheEntry, DecodeError, EncodeError, Specials, StreamDecoder, StreamEncoder, StreamError,
+};
 
 /// What a call did.
 #[repr(C)]
@@ -19,8 +25,14 @@ pub enum PicobpeStatus {
     /// Decode: `ids[progress.consumed]` is not an id of the model; `progress.written` bytes of
     /// the ids before it are in the output.
     UnknownId = 3,
-    /// A null pointer with a non-zero length, or a null `progress`.
+    /// A null pointer with a non-zero length, or a null `progress`; for the streaming
+    /// functions also a state that is null, misaligned or not initialized (zeroed, as static
+    /// storage starts), and a push after `_finish`.
     InvalidArgument = 4,
+    /// Stream encoder: the pending input cannot be split within
+    /// `PICOBPE_STREAM_INPUT_CAPACITY` bytes (one piece, or a whitespace run with the character
+    /// after it, is longer). The stream cannot go on: encode this text with `picobpe_encode`.
+    InputTooSmall = 5,
 }
 
 /// How far a call got (see `PicobpeStatus` for what each field means with each status).
@@ -242,4 +254,488 @@ pub unsafe extern "C" fn picobpe_decode(
     };
     // SAFETY: the caller's contract above.
     unsafe { report(progress, status, value) }
+}
+
+/// Progress of a call that consumed `consumed` input elements and wrote `written`.
+fn moved(consumed: usize, written: usize) -> PicobpeProgress {
+    PicobpeProgress {
+        consumed,
+        written,
+        needed: 0,
+    }
+}
+
+/// Encode `text[0..len]` into `out[0..cap]` as `picobpe_encode` does (the same ids, the same
+/// statuses and resume contract), with a piece cache in `cache[0..cache_bytes]`: pieces seen
+/// before, in this call or an earlier one with the same cache, are answered from it.
+///
+/// The cache is the `PICOBPE_CACHE_LINE_SIZE`-byte lines that lie at 64-byte-aligned
+/// addresses in `cache[0..cache_bytes]` (a buffer that is not 64-byte aligned loses up to 63
+/// bytes); more lines remember more of a text's distinct pieces (`host-trainer encode` uses
+/// 1 MiB on the host). Before its first use, set every byte of it to zero (static storage is; or
+/// `memset`): a zeroed cache is empty. Then keep it for this library's calls only: pass it
+/// to `picobpe_encode_cached` and nothing else writes it. A null `cache` with
+/// `cache_bytes` 0, or fewer than one line, encodes without a cache.
+///
+/// # Safety
+/// As `picobpe_encode`; `cache` must point to `cache_bytes` readable and writable bytes that
+/// nothing else accesses during the call and that are zero or as an earlier call left them.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn picobpe_encode_cached(
+    text: *const u8,
+    len: usize,
+    allow_special: bool,
+    cache: *mut c_void,
+    cache_bytes: usize,
+    out: *mut u32,
+    cap: usize,
+    progress: *mut PicobpeProgress,
+) -> PicobpeStatus {
+    // SAFETY: the caller's contract above.
+    let (Some(text), Some(out)) = (unsafe { input(text, len) }, unsafe { output(out, cap) }) else {
+        return PicobpeStatus::InvalidArgument;
+    };
+    // SAFETY: the caller's contract above.
+    let Some(cache) = (unsafe { cache_lines(cache.cast::<u8>(), cache_bytes) }) else {
+        return PicobpeStatus::InvalidArgument;
+    };
+    let (status, value) = encode_result(
+        crate::c_api_tokenizer().encode_cached(text, out, specials(allow_special), cache),
+        len,
+    );
+    // SAFETY: the caller's contract above.
+    unsafe { report(progress, status, value) }
+}
+
+/// The bytes of one line of `picobpe_encode_cached`'s cache (lines start at addresses that
+/// are multiples of it).
+pub const PICOBPE_CACHE_LINE_SIZE: usize = 64;
+
+const _: () = assert!(size_of::<CacheEntry>() == PICOBPE_CACHE_LINE_SIZE);
+const _: () = assert!(align_of::<CacheEntry>() == PICOBPE_CACHE_LINE_SIZE);
+
+/// The aligned cache lines in `bytes` bytes at `mem` (none for a length of 0 or a buffer too
+/// short to hold an aligned line; `None` for a null `mem` with a non-zero length).
+///
+/// # Safety
+/// A non-null `mem` must point to `bytes` readable and writable, initialized bytes that
+/// nothing else accesses.
+unsafe fn cache_lines<'a>(mem: *mut u8, bytes: usize) -> Option<&'a mut [CacheEntry]> {
+    if bytes == 0 {
+        return Some(&mut []);
+    }
+    if mem.is_null() {
+        return None;
+    }
+    // The offset of the first aligned address (below `PICOBPE_CACHE_LINE_SIZE` for a `u8`
+    // pointer; anything larger leaves no line).
+    let skip = mem.align_offset(align_of::<CacheEntry>());
+    let lines = bytes.saturating_sub(skip) / size_of::<CacheEntry>();
+    if lines == 0 {
+        return Some(&mut []);
+    }
+    // SAFETY: `mem + skip` is aligned for `CacheEntry` and `lines` lines end within the
+    // caller's `bytes` bytes. A line is plain integers (keys and ids), so every initialized
+    // bit pattern is a valid `CacheEntry`, and all zeros is `CacheEntry::EMPTY`.
+    Some(unsafe { core::slice::from_raw_parts_mut(mem.add(skip).cast::<CacheEntry>(), lines) })
+}
+
+/// Bytes of pending input a stream encoder holds (its `IN`): enough for every piece of up to
+/// `PICOBPE_STREAM_INPUT_CAPACITY - 64` bytes (the rest is room for what decides where a
+/// piece ends: the character after it, or a partial special token). A longer piece may give
+/// `PICOBPE_STATUS_INPUT_TOO_SMALL`; one of more than `PICOBPE_STREAM_INPUT_CAPACITY` bytes
+/// does.
+pub const PICOBPE_STREAM_INPUT_CAPACITY: usize = 256;
+
+/// Ids a stream encoder holds between `take`s (its `OUT`): the work area that merging a piece
+/// of `PICOBPE_STREAM_INPUT_CAPACITY` bytes needs, so no piece that fits the input is too
+/// long for it.
+pub const PICOBPE_STREAM_ID_CAPACITY: usize = 512;
+
+/// Bytes a stream decoder holds (its `N`): a token of up to this minus 3 bytes (every token of
+/// gpt2, cl100k_base and o200k_base) always fits after a `take`.
+pub const PICOBPE_STREAM_DECODER_CAPACITY: usize = 256;
+
+/// The size of `PicobpeStreamEncoder` in 8-byte words: 2432 bytes, for a state of 2392 bytes
+/// on 64-bit targets and 2376 on 32-bit ones (checked at compile time), with room to spare.
+pub const PICOBPE_STREAM_ENCODER_WORDS: usize = 304;
+
+/// The size of `PicobpeStreamDecoder` in 8-byte words: 336 bytes, for a state of 328 bytes on
+/// 64-bit targets and 320 on 32-bit ones (checked at compile time).
+pub const PICOBPE_STREAM_DECODER_WORDS: usize = 42;
+
+/// Storage for a streaming encoder, owned by the caller (static, stack or heap): opaque, of a
+/// fixed size and `uint64_t`'s alignment, set up by `picobpe_stream_encoder_init`. It holds no
+/// pointer into itself, so it may be copied byte for byte.
+#[repr(C)]
+pub struct PicobpeStreamEncoder {
+    /// Opaque: written by `picobpe_stream_encoder_init` and the calls that use the stream.
+    opaque: [u64; PICOBPE_STREAM_ENCODER_WORDS],
+}
+
+/// Storage for a streaming decoder, owned by the caller: as `PicobpeStreamEncoder`, set up by
+/// `picobpe_stream_decoder_init`.
+#[repr(C)]
+pub struct PicobpeStreamDecoder {
+    /// Opaque: written by `picobpe_stream_decoder_init` and the calls that use the stream.
+    opaque: [u64; PICOBPE_STREAM_DECODER_WORDS],
+}
+
+/// The core's streaming encoder with the capacities above.
+type Encoder = StreamEncoder<'static, PICOBPE_STREAM_INPUT_CAPACITY, PICOBPE_STREAM_ID_CAPACITY>;
+
+/// The core's streaming decoder with the capacity above.
+type Decoder = StreamDecoder<'static, PICOBPE_STREAM_DECODER_CAPACITY>;
+
+/// What a `PicobpeStreamEncoder` (`T` = `Encoder`) or `PicobpeStreamDecoder` (`Decoder`)
+/// holds: a tag that says its `_init` function wrote it, and the stream.
+#[repr(C)]
+struct State<T> {
+    tag: u32,
+    stream: T,
+}
+
+/// The tag of an initialized encoder state ("pbEN"): a zeroed state (static storage before its
+/// `_init`), or a decoder's, is refused rather than read as a stream.
+const ENCODER_TAG: u32 = 0x7062_454e;
+/// The tag of an initialized decoder state ("pbDE").
+const DECODER_TAG: u32 = 0x7062_4445;
+
+// The header's sizes and alignments hold the states on every target, and no piece that fits
+// the input capacity is too long for the id capacity.
+const _: () = assert!(size_of::<State<Encoder>>() <= size_of::<PicobpeStreamEncoder>());
+const _: () = assert!(align_of::<State<Encoder>>() <= align_of::<PicobpeStreamEncoder>());
+const _: () = assert!(size_of::<State<Decoder>>() <= size_of::<PicobpeStreamDecoder>());
+const _: () = assert!(align_of::<State<Decoder>>() <= align_of::<PicobpeStreamDecoder>());
+const _: () = assert!(
+    picobpe::bpe::scratch_needed(PICOBPE_STREAM_INPUT_CAPACITY) <= PICOBPE_STREAM_ID_CAPACITY
+);
+
+/// The caller's storage `state` as a `State<T>`, when it is non-null and aligned for it.
+fn state_ptr<S, T>(state: *const S) -> Option<*mut State<T>> {
+    let p = state.cast_mut().cast::<State<T>>();
+    (!p.is_null() && p.is_aligned()).then_some(p)
+}
+
+/// Initialize the caller's storage `state` with `tag` and the stream `make` returns; false
+/// (and nothing written) when `state` is null or misaligned. The stream is made after the
+/// check and written field by field; `make` returns it by value, so the optimiser builds it in
+/// a stack temporary first (about 2.4 KiB for the encoder at `opt-level = 3`).
+///
+/// # Safety
+/// A non-null `state` must point to storage at least as large as `State<T>` (the assertions
+/// above) that is writable and that nothing else accesses.
+unsafe fn init<S, T>(state: *mut S, tag: u32, make: impl FnOnce() -> T) -> bool {
+    let Some(s) = state_ptr::<S, T>(state) else {
+        return false;
+    };
+    // SAFETY: non-null, aligned, large enough and, by the caller's contract, writable and
+    // unaliased; nothing of the old contents is read.
+    unsafe {
+        ptr::addr_of_mut!((*s).stream).write(make());
+        ptr::addr_of_mut!((*s).tag).write(tag);
+    }
+    true
+}
+
+/// The stream in the caller's storage `state`, when `state` is non-null, aligned and carries
+/// `tag` (so its `_init` function wrote a `State<T>` there).
+///
+/// # Safety
+/// A non-null `state` must point to readable storage at least as large as `State<T>`.
+unsafe fn stream_ptr<S, T>(state: *const S, tag: u32) -> Option<*mut T> {
+    let s = state_ptr::<S, T>(state)?;
+    // SAFETY: `s` is non-null, aligned and points into the caller's storage, whose first word
+    // is readable; the stream is pointed to only when the tag says `_init` wrote it.
+    unsafe {
+        if ptr::addr_of!((*s).tag).read() != tag {
+            return None;
+        }
+        Some(ptr::addr_of_mut!((*s).stream))
+    }
+}
+
+/// The encoder in `state`, when `state` is non-null, aligned and initialized.
+///
+/// # Safety
+/// A non-null `state` must point to a `PicobpeStreamEncoder` that nothing else accesses.
+unsafe fn encoder<'a>(state: *mut PicobpeStreamEncoder) -> Option<&'a mut Encoder> {
+    // SAFETY: the caller's contract; the tag says the storage holds an initialized encoder.
+    unsafe { stream_ptr::<_, Encoder>(state, ENCODER_TAG).map(|p| &mut *p) }
+}
+
+/// The decoder in `state` (see `encoder`).
+///
+/// # Safety
+/// A non-null `state` must point to a `PicobpeStreamDecoder` that nothing else accesses.
+unsafe fn decoder<'a>(state: *mut PicobpeStreamDecoder) -> Option<&'a mut Decoder> {
+    // SAFETY: as in `encoder`.
+    unsafe { stream_ptr::<_, Decoder>(state, DECODER_TAG).map(|p| &mut *p) }
+}
+
+/// The status and progress of a streaming encoder's error.
+fn stream_error(e: StreamError) -> (PicobpeStatus, PicobpeProgress) {
+    match e {
+        StreamError::InputTooSmall { .. } => (PicobpeStatus::InputTooSmall, moved(0, 0)),
+        StreamError::PieceTooLong { needed, .. } => (
+            PicobpeStatus::PieceTooLong,
+            PicobpeProgress {
+                consumed: 0,
+                written: 0,
+                needed,
+            },
+        ),
+        StreamError::Finished => (PicobpeStatus::InvalidArgument, moved(0, 0)),
+    }
+}
+
+/// Set up a streaming encoder in `state` (any previous contents are overwritten, nothing is
+/// freed), with the model's special tokens recognized when `allow_special` is true. Its ids
+/// equal `picobpe_encode`'s of all the text pushed, however it is cut into chunks.
+///
+/// The calls, in this order: `picobpe_stream_encoder_push` text, taking ids with
+/// `picobpe_stream_encoder_take` whenever a push returns `PICOBPE_STATUS_OUTPUT_FULL` (and
+/// whenever you want ids early); then `picobpe_stream_encoder_finish`, and `take` until it
+/// writes fewer than `cap` ids (`picobpe_stream_encoder_is_done` is then true).
+///
+/// The call itself needs stack for a copy of the state while it builds it (about 2.4 KiB on
+/// Cortex-M with the default release profile; about 7 KiB with `opt-level = "s"`).
+///
+/// # Safety
+/// `state` must be null or point to a writable `PicobpeStreamEncoder` that nothing else
+/// accesses during the call. Null or misaligned: `PICOBPE_STATUS_INVALID_ARGUMENT`.
+#[no_mangle]
+pub unsafe extern "C" fn picobpe_stream_encoder_init(
+    state: *mut PicobpeStreamEncoder,
+    allow_special: bool,
+) -> PicobpeStatus {
+    // SAFETY: the caller's contract above.
+    if unsafe {
+        init(state, ENCODER_TAG, || -> Encoder {
+            StreamEncoder::new(crate::c_api_tokenizer(), specials(allow_special))
+        })
+    } {
+        PicobpeStatus::Ok
+    } else {
+        PicobpeStatus::InvalidArgument
+    }
+}
+
+/// Add `chunk[0..len]` to the stream's pending input: as much as fits in its
+/// `PICOBPE_STREAM_INPUT_CAPACITY` bytes. `progress.consumed` is the number of bytes
+/// accepted.
+///
+/// `PICOBPE_STATUS_OK`: all of it was accepted. `PICOBPE_STATUS_OUTPUT_FULL`: the pending input
+/// is full; `take` ids (which encodes pending input and frees room), then push
+/// `chunk + progress.consumed` again. `PICOBPE_STATUS_INVALID_ARGUMENT`: a null or zeroed
+/// (never initialized) state, a null `chunk` with a non-zero `len`, a null `progress`, or a
+/// push after `finish`; nothing was accepted.
+///
+/// # Safety
+/// `state` must point to a `PicobpeStreamEncoder` that nothing else accesses during the call
+/// (null or zeroed: refused, see above), `chunk` to `len` readable bytes, `progress` to a
+/// writable `PicobpeProgress`.
+#[no_mangle]
+pub unsafe extern "C" fn picobpe_stream_encoder_push(
+    state: *mut PicobpeStreamEncoder,
+    chunk: *const u8,
+    len: usize,
+    progress: *mut PicobpeProgress,
+) -> PicobpeStatus {
+    // SAFETY: the caller's contract above.
+    let (Some(stream), Some(chunk), false) = (
+        unsafe { encoder(state) },
+        unsafe { input(chunk, len) },
+        progress.is_null(),
+    ) else {
+        return PicobpeStatus::InvalidArgument;
+    };
+    let (status, value) = match stream.push(chunk) {
+        Ok(n) if n < len => (PicobpeStatus::OutputFull, moved(n, 0)),
+        Ok(n) => (PicobpeStatus::Ok, moved(n, 0)),
+        Err(e) => stream_error(e),
+    };
+    // SAFETY: the caller's contract above.
+    unsafe { report(progress, status, value) }
+}
+
+/// Mark the end of the input: `take` then encodes and hands out everything left.
+///
+/// # Safety
+/// `state` must point to a `PicobpeStreamEncoder` that nothing else accesses during the call
+/// (null or zeroed: `PICOBPE_STATUS_INVALID_ARGUMENT`).
+#[no_mangle]
+pub unsafe extern "C" fn picobpe_stream_encoder_finish(
+    state: *mut PicobpeStreamEncoder,
+) -> PicobpeStatus {
+    // SAFETY: the caller's contract above.
+    let Some(stream) = (unsafe { encoder(state) }) else {
+        return PicobpeStatus::InvalidArgument;
+    };
+    stream.finish();
+    PicobpeStatus::Ok
+}
+
+/// Move final ids into `out[0..cap]`; `progress.written` is their number. Ids are final once
+/// no later input can change them (before `finish`, the last piece and a possible start of a
+/// special token wait for more input).
+///
+/// `PICOBPE_STATUS_OK`: `progress.written` ids are in `out`. Fewer than `cap` (0 included):
+/// that is all for now, and a further call writes 0 until more input is pushed (after
+/// `finish`: the stream is done). `PICOBPE_STATUS_INPUT_TOO_SMALL`: the pending input is one
+/// run of `PICOBPE_STREAM_INPUT_CAPACITY` bytes that cannot be split; the stream cannot go on
+/// (encode the text with `picobpe_encode`, and init the state again for the next stream).
+/// `PICOBPE_STATUS_PIECE_TOO_LONG`: a piece needs a work area of `progress.needed` ids, more
+/// than the stream has (the capacities above rule it out; as `INPUT_TOO_SMALL` otherwise).
+///
+/// # Safety
+/// `state` must point to a `PicobpeStreamEncoder` that nothing else accesses during the call,
+/// `out` to `cap` writable `uint32_t`, `progress` to a writable `PicobpeProgress` (null or
+/// zeroed state, or null pointers: `PICOBPE_STATUS_INVALID_ARGUMENT`).
+#[no_mangle]
+pub unsafe extern "C" fn picobpe_stream_encoder_take(
+    state: *mut PicobpeStreamEncoder,
+    out: *mut u32,
+    cap: usize,
+    progress: *mut PicobpeProgress,
+) -> PicobpeStatus {
+    // SAFETY: the caller's contract above.
+    let (Some(stream), Some(out), false) = (
+        unsafe { encoder(state) },
+        unsafe { output(out, cap) },
+        progress.is_null(),
+    ) else {
+        return PicobpeStatus::InvalidArgument;
+    };
+    let (status, value) = match stream.take(out) {
+        Ok(n) => (PicobpeStatus::Ok, moved(0, n)),
+        Err(e) => stream_error(e),
+    };
+    // SAFETY: the caller's contract above.
+    unsafe { report(progress, status, value) }
+}
+
+/// True when the stream was finished and every id taken; false otherwise, and for a null or
+/// zeroed state.
+///
+/// # Safety
+/// `state` must be null or point to a `PicobpeStreamEncoder` that nothing writes during the
+/// call.
+#[no_mangle]
+pub unsafe extern "C" fn picobpe_stream_encoder_is_done(
+    state: *const PicobpeStreamEncoder,
+) -> bool {
+    // SAFETY: the caller's contract above; the stream is only read.
+    unsafe { stream_ptr::<_, Encoder>(state, ENCODER_TAG).is_some_and(|p| (*p).is_done()) }
+}
+
+/// Set up a streaming decoder in `state` (previous contents are overwritten). It turns ids
+/// into the same bytes as `picobpe_decode`, but hands out only whole UTF-8 characters until
+/// `finish` (a character split across tokens waits for its last byte; bytes that can never be
+/// valid UTF-8 pass through as they are).
+///
+/// The calls: `picobpe_stream_decoder_push` one id at a time, `picobpe_stream_decoder_take`
+/// whenever a push returns `PICOBPE_STATUS_OUTPUT_FULL` (and whenever you want bytes), then
+/// `picobpe_stream_decoder_finish` and `take` until it writes 0 bytes.
+///
+/// # Safety
+/// As `picobpe_stream_encoder_init`, for a `PicobpeStreamDecoder`.
+#[no_mangle]
+pub unsafe extern "C" fn picobpe_stream_decoder_init(
+    state: *mut PicobpeStreamDecoder,
+) -> PicobpeStatus {
+    // SAFETY: the caller's contract above.
+    if unsafe {
+        init(state, DECODER_TAG, || -> Decoder {
+            StreamDecoder::new(crate::c_api_tokenizer())
+        })
+    } {
+        PicobpeStatus::Ok
+    } else {
+        PicobpeStatus::InvalidArgument
+    }
+}
+
+/// Append the bytes of `id` to the stream.
+///
+/// `PICOBPE_STATUS_OK`: done. `PICOBPE_STATUS_OUTPUT_FULL`: no room for its bytes; `take`
+/// until it writes 0 bytes, then push the same id again (it then fits).
+/// `PICOBPE_STATUS_UNKNOWN_ID`: `id` is not an id of the model; nothing changed. `PICOBPE_STATUS_PIECE_TOO_LONG`: no room,
+/// and the token is longer than `PICOBPE_STREAM_DECODER_CAPACITY - 3` bytes, so a `take` may
+/// not make enough (no token of gpt2, cl100k_base or o200k_base is): `finish` and `take` the
+/// pending bytes, decode this id with `picobpe_decode`, and init the state again for the ids
+/// after it.
+///
+/// # Safety
+/// `state` must point to a `PicobpeStreamDecoder` that nothing else accesses during the call
+/// (null or zeroed: `PICOBPE_STATUS_INVALID_ARGUMENT`).
+#[no_mangle]
+pub unsafe extern "C" fn picobpe_stream_decoder_push(
+    state: *mut PicobpeStreamDecoder,
+    id: u32,
+) -> PicobpeStatus {
+    // SAFETY: the caller's contract above.
+    let Some(stream) = (unsafe { decoder(state) }) else {
+        return PicobpeStatus::InvalidArgument;
+    };
+    match stream.push(id) {
+        Ok(()) => PicobpeStatus::Ok,
+        Err(DecodeError::UnknownId { .. }) => PicobpeStatus::UnknownId,
+        Err(DecodeError::OutputFull { .. }) => {
+            let len = crate::c_api_tokenizer()
+                .token_bytes(id)
+                .map_or(0, <[u8]>::len);
+            if len > PICOBPE_STREAM_DECODER_CAPACITY - 3 {
+                PicobpeStatus::PieceTooLong
+            } else {
+                PicobpeStatus::OutputFull
+            }
+        }
+    }
+}
+
+/// Mark the end of the ids: `take` then hands out a trailing incomplete UTF-8 sequence too.
+///
+/// # Safety
+/// As `picobpe_stream_decoder_push`.
+#[no_mangle]
+pub unsafe extern "C" fn picobpe_stream_decoder_finish(
+    state: *mut PicobpeStreamDecoder,
+) -> PicobpeStatus {
+    // SAFETY: the caller's contract above.
+    let Some(stream) = (unsafe { decoder(state) }) else {
+        return PicobpeStatus::InvalidArgument;
+    };
+    stream.finish();
+    PicobpeStatus::Ok
+}
+
+/// Move pending bytes that form whole UTF-8 characters (after `finish`: all of them) into
+/// `out[0..cap]`; `progress.written` is their number. A character is never split between two
+/// takes, so give `cap` of at least 4 to be sure of progress. Returns `PICOBPE_STATUS_OK`;
+/// `progress.written` 0 means nothing more until more ids are pushed (after `finish`: done).
+///
+/// # Safety
+/// `state` must point to a `PicobpeStreamDecoder` that nothing else accesses during the call,
+/// `out` to `cap` writable bytes, `progress` to a writable `PicobpeProgress` (null or
+/// zeroed state, or null pointers: `PICOBPE_STATUS_INVALID_ARGUMENT`).
+#[no_mangle]
+pub unsafe extern "C" fn picobpe_stream_decoder_take(
+    state: *mut PicobpeStreamDecoder,
+    out: *mut u8,
+    cap: usize,
+    progress: *mut PicobpeProgress,
+) -> PicobpeStatus {
+    // SAFETY: the caller's contract above.
+    let (Some(stream), Some(out), false) = (
+        unsafe { decoder(state) },
+        unsafe { output(out, cap) },
+        progress.is_null(),
+    ) else {
+        return PicobpeStatus::InvalidArgument;
+    };
+    let n = stream.take(out);
+    // SAFETY: the caller's contract above.
+    unsafe { report(progress, PicobpeStatus::Ok, moved(0, n)) }
 }

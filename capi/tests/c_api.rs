@@ -1,10 +1,12 @@
 //! The C API as C sees it: the committed header is what cbindgen makes of `src/lib.rs`, and a
 //! C program compiled with the system `cc` against the static library gives tiktoken's ids for
-//! every gpt2 reference vector (`tests/conformance.c` says what it checks).
+//! every gpt2 reference vector, one-shot, resumed, cached and streamed (`tests/conformance.c`
+//! says what it checks).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use picobpe_tests::reference;
 use picobpe_tests::vectors::{self, Encoding, Set};
 
 fn manifest() -> PathBuf {
@@ -63,7 +65,10 @@ fn static_library() -> PathBuf {
 }
 
 /// Write the gpt2 vectors (every set whose specials the baked model has) in the format
-/// `conformance.c` reads; returns the number of cases.
+/// `conformance.c` reads; returns the number of cases. After each case's ids come a bound on
+/// its longest piece and whether the bound is exact (the reference regex's longest piece, 1;
+/// the input length when the input is not UTF-8, 0), which say whether the C API's stream
+/// encoder must take the case or must refuse it.
 fn write_vectors(path: &Path) -> usize {
     let mut bytes = Vec::new();
     let mut cases = 0;
@@ -78,6 +83,9 @@ fn write_vectors(path: &Path) -> usize {
                     bytes.extend_from_slice(&id.to_le_bytes());
                 }
             }
+            let longest = reference::longest_piece(Encoding::Gpt2, &case.input);
+            u32le(&mut bytes, longest.unwrap_or(case.input.len()));
+            u32le(&mut bytes, usize::from(longest.is_some()));
             cases += 1;
         }
     }
@@ -114,4 +122,5 @@ fn c_program_gives_tiktoken_ids() {
         stdout.starts_with(&format!("{cases} cases, 0 failures")),
         "{stdout}"
     );
+    println!("{stdout}");
 }

@@ -459,8 +459,13 @@ fn c_api_tokenizer() -> Tokenizer<'static> {
 #[inline(never)]
 pub fn panic_check_capi() {
     use capi::{
-        picobpe_count, picobpe_decode, picobpe_encode, picobpe_vocab_size, PicobpeProgress,
+        picobpe_count, picobpe_decode, picobpe_encode, picobpe_encode_cached,
+        picobpe_stream_decoder_finish, picobpe_stream_decoder_init, picobpe_stream_decoder_push,
+        picobpe_stream_decoder_take, picobpe_stream_encoder_finish, picobpe_stream_encoder_init,
+        picobpe_stream_encoder_is_done, picobpe_stream_encoder_push, picobpe_stream_encoder_take,
+        picobpe_vocab_size, PicobpeProgress, PicobpeStreamDecoder, PicobpeStreamEncoder,
     };
+    use core::mem::MaybeUninit;
     let mut out = [0u32; 64];
     let mut bytes = [0u8; 64];
     let mut progress = PicobpeProgress::default();
@@ -471,7 +476,8 @@ pub fn panic_check_capi() {
     let progress_ptr = black_box(&mut progress as *mut PicobpeProgress);
     let null = black_box(core::ptr::null_mut::<PicobpeProgress>());
     // SAFETY: every pointer is valid for the length passed with it (or null with length 0,
-    // or a null `progress`, which the API refuses).
+    // or a null `progress`, which the API refuses); the stream states are zeroed storage of
+    // their types (the API refuses an uninitialized one).
     unsafe {
         black_box(picobpe_encode(
             text.as_ptr(),
@@ -509,6 +515,75 @@ pub fn panic_check_capi() {
             black_box(0),
             bytes_ptr,
             black_box(0),
+            progress_ptr,
+        ));
+        // The piece cache: opaque memory of an opaque length (null with 0 included).
+        let mut cache = [0u64; 8 * 24];
+        let cache_ptr = black_box(cache.as_mut_ptr().cast::<core::ffi::c_void>());
+        black_box(picobpe_encode_cached(
+            text.as_ptr(),
+            text.len(),
+            black_box(true),
+            cache_ptr,
+            black_box(8 * 8 * 24),
+            out_ptr,
+            black_box(64),
+            progress_ptr,
+        ));
+        black_box(picobpe_encode_cached(
+            text.as_ptr(),
+            text.len(),
+            black_box(false),
+            black_box(core::ptr::null_mut()),
+            black_box(0),
+            out_ptr,
+            black_box(64),
+            progress_ptr,
+        ));
+        // The streams: state storage the optimiser knows nothing about (it may be
+        // uninitialized, or the other kind's), every call on it.
+        let mut enc = MaybeUninit::<PicobpeStreamEncoder>::zeroed();
+        let enc_ptr = black_box(enc.as_mut_ptr());
+        black_box(picobpe_stream_encoder_init(enc_ptr, black_box(true)));
+        let enc_ptr = black_box(enc_ptr);
+        black_box(picobpe_stream_encoder_push(
+            enc_ptr,
+            text.as_ptr(),
+            text.len(),
+            progress_ptr,
+        ));
+        black_box(picobpe_stream_encoder_take(
+            enc_ptr,
+            out_ptr,
+            black_box(64),
+            progress_ptr,
+        ));
+        black_box(picobpe_stream_encoder_finish(enc_ptr));
+        black_box(picobpe_stream_encoder_take(
+            enc_ptr,
+            out_ptr,
+            black_box(64),
+            progress_ptr,
+        ));
+        black_box(picobpe_stream_encoder_is_done(enc_ptr));
+        let mut dec = MaybeUninit::<PicobpeStreamDecoder>::zeroed();
+        let dec_ptr = black_box(dec.as_mut_ptr());
+        black_box(picobpe_stream_decoder_init(dec_ptr));
+        let dec_ptr = black_box(dec_ptr);
+        for &id in ids {
+            black_box(picobpe_stream_decoder_push(dec_ptr, id));
+        }
+        black_box(picobpe_stream_decoder_take(
+            dec_ptr,
+            bytes_ptr,
+            black_box(64),
+            progress_ptr,
+        ));
+        black_box(picobpe_stream_decoder_finish(dec_ptr));
+        black_box(picobpe_stream_decoder_take(
+            dec_ptr,
+            bytes_ptr,
+            black_box(64),
             progress_ptr,
         ));
     }
