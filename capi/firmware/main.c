@@ -11,7 +11,11 @@
  *   2. encode through a 7-id buffer, draining and resuming from `consumed` (growing the buffer
  *      to `needed` on PICOBPE_STATUS_PIECE_TOO_LONG), equals them too;
  *   3. count equals the number of ids;
- *   4. decode of the ids gives the input bytes back, one-shot and through a 5-byte buffer.
+ *   4. decode of the ids gives the input bytes back, one-shot and through a 5-byte buffer;
+ *   5. the streaming encoder, fed 61-byte chunks and taken through 7 ids, gives the ids too
+ *      (or, only for a text longer than its window, refuses with INPUT_TOO_SMALL);
+ *   6. the streaming decoder, fed one id at a time and taken through 4 bytes, gives the input;
+ *   7. encode with a piece cache (64 KiB, shared by every record, so it is warm) gives the ids.
  * Then null pointers and an unknown id must be refused. Prints one line per failure (the first
  * 20), a summary "N records, M checks, F failures" and the SysTick figures of the one-shot
  * encodes (instructions per byte under QEMU's -icount); exits 0 only when every check passes. */
@@ -41,7 +45,13 @@ static uint32_t work[MAX_IDS];                        /* the resumed encode's bu
 static uint8_t text_out[MAX_TEXT + 64u];
 static uint8_t chunk[MAX_DECODE_CHUNK];
 
-static uint32_t checks, failures, grown;
+static uint32_t checks, failures, grown, window_refusals;
+
+/* Caller-provided state of the streaming encoder and decoder, and the piece cache (static:
+ * zeroed at reset, so the cache starts empty). */
+static PicobpeStreamEncoder stream_enc;
+static PicobpeStreamDecoder stream_dec;
+static uint8_t cache[64u * 1024u];
 
 /* ---- output ---- */
 
@@ -244,6 +254,102 @@ static long decode_resumed(const uint32_t *in, size_t n) {
     }
 }
 
+/* Takes the streaming encoder's final ids through a 7-id buffer into `resumed[*total..]`.
+ * Returns the last status (OK when everything final was taken). */
+static PicobpeStatus stream_take(size_t *total) {
+    PicobpeProgress p;
+    uint32_t out[7];
+    for (;;) {
+        PicobpeStatus s = picobpe_stream_encoder_take(&stream_enc, out, 7, &p);
+        if (s != PICOBPE_STATUS_OK || p.written > MAX_IDS - *total) {
+            return s == PICOBPE_STATUS_OK ? PICOBPE_STATUS_OUTPUT_FULL : s;
+        }
+        for (size_t i = 0; i < p.written; i++) {
+            resumed[*total + i] = out[i];
+        }
+        *total += p.written;
+        if (p.written < 7) {
+            return PICOBPE_STATUS_OK;
+        }
+    }
+}
+
+/* Streams `text` through the encoder in 61-byte chunks; the ids go to `resumed`. Returns
+ * their number, -2 for INPUT_TOO_SMALL (a run longer than the window), -1 otherwise. */
+static long stream_encode(const uint8_t *text, size_t len, bool special) {
+    size_t from = 0, total = 0;
+    if (picobpe_stream_encoder_init(&stream_enc, special) != PICOBPE_STATUS_OK) {
+        return -1;
+    }
+    while (from < len) {
+        size_t n = len - from < 61 ? len - from : 61;
+        PicobpeProgress p;
+        PicobpeStatus s = picobpe_stream_encoder_push(&stream_enc, text + from, n, &p);
+        from += p.consumed;
+        if (s == PICOBPE_STATUS_OUTPUT_FULL || s == PICOBPE_STATUS_OK) {
+            s = stream_take(&total);
+        }
+        if (s == PICOBPE_STATUS_INPUT_TOO_SMALL) {
+            return -2;
+        }
+        if (s != PICOBPE_STATUS_OK) {
+            return -1;
+        }
+    }
+    if (picobpe_stream_encoder_finish(&stream_enc) != PICOBPE_STATUS_OK) {
+        return -1;
+    }
+    PicobpeStatus s = stream_take(&total);
+    if (s == PICOBPE_STATUS_INPUT_TOO_SMALL) {
+        return -2;
+    }
+    return s == PICOBPE_STATUS_OK && picobpe_stream_encoder_is_done(&stream_enc) ? (long)total
+                                                                                 : -1;
+}
+
+/* Takes the streaming decoder's bytes through a 4-byte buffer into `text_out[*total..]`. */
+static bool stream_drain(size_t *total) {
+    PicobpeProgress p;
+    uint8_t out[4];
+    do {
+        if (picobpe_stream_decoder_take(&stream_dec, out, 4, &p) != PICOBPE_STATUS_OK ||
+            p.written > sizeof text_out - *total) {
+            return false;
+        }
+        for (size_t i = 0; i < p.written; i++) {
+            text_out[*total + i] = out[i];
+        }
+        *total += p.written;
+    } while (p.written > 0);
+    return true;
+}
+
+/* Streams `in[0..n]` through the decoder one id at a time; the bytes go to `text_out`.
+ * Returns their number or -1. */
+static long stream_decode(const uint32_t *in, size_t n) {
+    size_t total = 0;
+    if (picobpe_stream_decoder_init(&stream_dec) != PICOBPE_STATUS_OK) {
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        PicobpeStatus s = picobpe_stream_decoder_push(&stream_dec, in[i]);
+        if (s == PICOBPE_STATUS_OUTPUT_FULL) {
+            if (!stream_drain(&total)) {
+                return -1;
+            }
+            s = picobpe_stream_decoder_push(&stream_dec, in[i]);
+        }
+        if (s != PICOBPE_STATUS_OK || !stream_drain(&total)) {
+            return -1;
+        }
+    }
+    if (picobpe_stream_decoder_finish(&stream_dec) != PICOBPE_STATUS_OK ||
+        !stream_drain(&total)) {
+        return -1;
+    }
+    return (long)total;
+}
+
 /* Every check of one record, one way (specials recognized or as text). */
 static void check_way(const struct record *r, bool special, const uint32_t *ref, size_t n) {
     PicobpeProgress p;
@@ -272,6 +378,24 @@ static void check_way(const struct record *r, bool special, const uint32_t *ref,
     check(m >= 0 && same_bytes(text_out, (size_t)m, r->text, r->len),
           special ? "decode of the \"all\" ids through 5 bytes does not give the input back"
                   : "decode of the \"ordinary\" ids through 5 bytes does not give the input back");
+
+    m = stream_encode(r->text, r->len, special);
+    if (m == -2 && r->len > PICOBPE_STREAM_INPUT_CAPACITY) {
+        window_refusals++; /* a run longer than the window: refused, as documented */
+    } else {
+        check(m >= 0 && same_ids(resumed, (size_t)m, ref, n),
+              special ? "stream encode differs (specials recognized)"
+                      : "stream encode differs (specials as text)");
+    }
+
+    m = stream_decode(ref, n);
+    check(m >= 0 && same_bytes(text_out, (size_t)m, r->text, r->len),
+          "stream decode does not give the input back");
+
+    s = picobpe_encode_cached(r->text, r->len, special, cache, sizeof cache, ids, cap, &p);
+    check(s == PICOBPE_STATUS_OK && same_ids(ids, p.written, ref, n),
+          special ? "cached encode differs (specials recognized)"
+                  : "cached encode differs (specials as text)");
 }
 
 /* The arguments the API must refuse. */
@@ -337,7 +461,9 @@ int main(void) {
     add_u((uint32_t)picobpe_vocab_size());
     add(" ids; the 7-id buffer grew ");
     add_u(grown);
-    add(" times)");
+    add(" times; ");
+    add_u(window_refusals);
+    add(" stream encodes refused a run longer than the window)");
     flush();
 
     /* Timing: SysTick across each one-shot encode (specials recognized) of every record. */
