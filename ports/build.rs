@@ -2,12 +2,17 @@
 //! the machine's memory layout.
 //!
 //! Inputs (environment; `cargo xtask ports-test` sets them all):
-//! - `PICOBPE_MODEL`: the byte-level `*.model` file to bake.
+//! - `PICOBPE_MODEL`: the `*.model` file to bake. Its kind picks the code: a SentencePiece
+//!   model (BPE or Unigram) sets `cfg(picobpe_sp)` (`src/sentencepiece.rs`), a WordPiece model
+//!   `cfg(picobpe_wp)` (`src/wordpiece.rs`); a byte-level model neither (`src/byte_level.rs`).
 //! - `PICOBPE_VECTORS`: a conformance vector file (`PBVEC1`/`PBVEC2`, made by `cargo xtask`
-//!   from the reference library's ids; see `xtask/src/firmware/vectors.rs`).
+//!   from the reference library's ids; see `xtask/src/firmware/vectors.rs` and
+//!   `xtask/src/ports.rs`).
 //! - `PICOBPE_PORT_MACHINE`: the QEMU machine: `microbit` (Cortex-M0), `mps2-an385` (runs
 //!   Armv6-M code too) or `riscv-virt`.
 use std::{env, fs, path::PathBuf};
+
+use picobpe_build::BakedSizes;
 
 fn main() {
     let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
@@ -39,6 +44,8 @@ fn main() {
     println!("cargo::rustc-link-arg-bins=-Tlink.x");
     println!("cargo::rustc-env=PICOBPE_MACHINE={machine}");
     println!("cargo::rustc-check-cfg=cfg(picobpe_small_ram)");
+    println!("cargo::rustc-check-cfg=cfg(picobpe_sp)");
+    println!("cargo::rustc-check-cfg=cfg(picobpe_wp)");
     // `vectors.rs` (shared with the Cortex-M3 firmware) tests it; here the vectors are always in.
     println!("cargo::rustc-check-cfg=cfg(picobpe_vectors)");
     if machine == "microbit" {
@@ -49,8 +56,13 @@ fn main() {
     println!("cargo::rerun-if-changed={}", model.display());
     let name = model.file_name().and_then(|n| n.to_str()).unwrap_or("?");
     println!("cargo::rustc-env=PICOBPE_MODEL_FILE={name}");
-    if let Err(e) = picobpe_build::bake(&model) {
-        fail(&format!("baking {}: {e}", model.display()));
+    match picobpe_build::bake(&model) {
+        Ok(baked) => match baked.sizes {
+            BakedSizes::SentencePiece(_) => println!("cargo::rustc-cfg=picobpe_sp"),
+            BakedSizes::WordPiece(_) => println!("cargo::rustc-cfg=picobpe_wp"),
+            BakedSizes::BytePair(_) => {}
+        },
+        Err(e) => fail(&format!("baking {}: {e}", model.display())),
     }
 
     let vectors = PathBuf::from(var("PICOBPE_VECTORS"));
