@@ -17,6 +17,10 @@
 //      buffer to `needed` on PICOBPE_STATUS_PIECE_TOO_LONG), equals it too;
 //   3. count equals the number of ids;
 //   4. decode of the ids gives the input back, one-shot and through a 5-byte buffer;
+//   5. the streaming encoder (state in linear memory), fed 61-byte chunks and taken through 7
+//      ids, gives the ids (or, only for a text longer than its window, INPUT_TOO_SMALL);
+//   6. the streaming decoder, fed one id at a time and taken through 4 bytes, gives the input;
+//   7. encode with a 256 KiB piece cache shared by every case equals the reference;
 // then that null pointers and an unknown id are refused. Prints a failure line per failing check
 // (the first 20), a summary and a footprint row (module size and sections, encode MB/s of the
 // one-shot encodes: informational); exits 0 only when every check passes.
@@ -32,7 +36,12 @@ if (!wasmPath) {
   process.exit(2);
 }
 const SETS = ['fixtures', 'corpus', 'random', 'invalid_utf8'];
-const [OK, OUTPUT_FULL, PIECE_TOO_LONG, UNKNOWN_ID, INVALID_ARGUMENT] = [0, 1, 2, 3, 4];
+const [OK, OUTPUT_FULL, PIECE_TOO_LONG, UNKNOWN_ID, INVALID_ARGUMENT, INPUT_TOO_SMALL] = [
+  0, 1, 2, 3, 4, 5,
+];
+// From picobpe.h: the stream states' sizes (uint64_t words) and the encoder's input window.
+const [ENCODER_BYTES, DECODER_BYTES, STREAM_WINDOW] = [304 * 8, 42 * 8, 256];
+const CACHE_BYTES = 256 * 1024;
 
 // The module: no imports wanted.
 const wasm = readFileSync(wasmPath);
@@ -43,15 +52,15 @@ if (imports.length > 0) {
   console.error(`the module imports ${names.join(', ')}`);
   process.exit(1);
 }
-const { memory, picobpe_encode, picobpe_count, picobpe_decode, picobpe_vocab_size } =
-  new WebAssembly.Instance(module, {}).exports;
+const api = new WebAssembly.Instance(module, {}).exports;
+const { memory, picobpe_encode, picobpe_count, picobpe_decode, picobpe_vocab_size } = api;
 
 // A bump arena in pages grown past the module's own memory; views are made afresh because
 // growing detaches the old buffer.
 const PAGE = 65536;
 let top = memory.grow(0) * PAGE;
-const alloc = (bytes) => {
-  const at = (top + 3) & ~3;
+const alloc = (bytes, align = 4) => {
+  const at = Math.ceil(top / align) * align;
   top = at + bytes;
   const short = Math.ceil(top / PAGE) - memory.buffer.byteLength / PAGE;
   if (short > 0) memory.grow(short);
@@ -64,6 +73,10 @@ const prog = () => {
   const [consumed, written, needed] = u32().subarray(progress / 4, progress / 4 + 3);
   return { consumed, written, needed };
 };
+// Kept across cases: the stream states and the cache (fresh pages are zero: an empty cache).
+const encoder = alloc(ENCODER_BYTES, 8);
+const decoder = alloc(DECODER_BYTES, 8);
+const cache = alloc(CACHE_BYTES, 64);
 const caseArena = top;
 const putBytes = (bytes) => {
   const at = alloc(bytes.length);
@@ -144,6 +157,64 @@ function decodeResumed(ids, n, cap) {
   }
 }
 
+// Take the stream encoder's final ids through 7 at a time into `into`; the last status.
+function streamTake(into) {
+  const buf = alloc(4 * 7);
+  for (;;) {
+    const s = api.picobpe_stream_encoder_take(encoder, buf, 7, progress);
+    if (s !== OK) return s;
+    const n = prog().written;
+    into.push(...idsAt(buf, n));
+    if (n < 7) return OK;
+  }
+}
+
+// Stream `text[0..len]` in 61-byte chunks; the ids, 'window' for INPUT_TOO_SMALL, or null.
+function streamEncode(text, len, special) {
+  if (api.picobpe_stream_encoder_init(encoder, special) !== OK) return null;
+  const ids = [];
+  for (let from = 0; from < len; ) {
+    let s = api.picobpe_stream_encoder_push(encoder, text + from, Math.min(61, len - from), progress);
+    from += prog().consumed;
+    if (s === OK || s === OUTPUT_FULL) s = streamTake(ids);
+    if (s === INPUT_TOO_SMALL) return 'window';
+    if (s !== OK) return null;
+  }
+  if (api.picobpe_stream_encoder_finish(encoder) !== OK) return null;
+  const s = streamTake(ids);
+  if (s === INPUT_TOO_SMALL) return 'window';
+  return s === OK && api.picobpe_stream_encoder_is_done(encoder) ? ids : null;
+}
+
+// Take the stream decoder's bytes through 4 at a time into `into`; false on an error.
+function streamDrain(into, buf) {
+  for (;;) {
+    if (api.picobpe_stream_decoder_take(decoder, buf, 4, progress) !== OK) return false;
+    const n = prog().written;
+    if (n === 0) return true;
+    into.push(u8().slice(buf, buf + n));
+  }
+}
+
+// Stream `n` ids (at `ids`) through the decoder one at a time; the bytes or null.
+function streamDecode(ids, n) {
+  if (api.picobpe_stream_decoder_init(decoder) !== OK) return null;
+  const buf = alloc(4);
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const id = u32()[ids / 4 + i];
+    let s = api.picobpe_stream_decoder_push(decoder, id);
+    if (s === OUTPUT_FULL) {
+      if (!streamDrain(out, buf)) return null;
+      s = api.picobpe_stream_decoder_push(decoder, id);
+    }
+    if (s !== OK || !streamDrain(out, buf)) return null;
+  }
+  if (api.picobpe_stream_decoder_finish(decoder) !== OK || !streamDrain(out, buf)) return null;
+  return Buffer.concat(out);
+}
+
+let windowRefusals = 0;
 let nCases = 0;
 let checks = 0;
 let failures = 0;
@@ -184,6 +255,19 @@ for (const c of cases()) {
   check(decoded === OK && sameBytes(backBytes, c.text), 'decode does not give the input back');
   const resumed = decodeResumed(ord, c.ordinary.length, 5);
   check(sameBytes(resumed, c.text), 'decode resumed through 5 bytes does not give the input back');
+  // 5. Streaming encoder, both ways.
+  for (const [special, ref] of [[1, c.all], [0, c.ordinary]]) {
+    const streamed = streamEncode(text, len, special);
+    if (streamed === 'window' && len > STREAM_WINDOW) windowRefusals++;
+    else check(Array.isArray(streamed) && sameIds(streamed, ref), `stream encode differs (special ${special})`);
+  }
+  // 6. Streaming decoder.
+  check(sameBytes(streamDecode(ord, c.ordinary.length), c.text), 'stream decode does not give the input back');
+  // 7. Cached encode, both ways.
+  for (const [special, ref] of [[1, c.all], [0, c.ordinary]]) {
+    s = api.picobpe_encode_cached(text, len, special, cache, CACHE_BYTES, out, cap, progress);
+    check(s === OK && sameIds(idsAt(out, prog().written), ref), `cached encode differs (special ${special})`);
+  }
   nCases++;
 }
 
@@ -201,7 +285,10 @@ check(unknown === UNKNOWN_ID && prog().consumed === 0, 'an unknown id is not rep
 
 // Summary and footprint row: the module's section sizes from its bytes (id 10 code, 11 data).
 const vocab = picobpe_vocab_size();
-console.log(`${nCases} cases, ${checks} checks, ${failures} failures (vocabulary ${vocab} ids)`);
+console.log(
+  `${nCases} cases, ${checks} checks, ${failures} failures (vocabulary ${vocab} ids; ` +
+    `${windowRefusals} stream encodes refused a run longer than the window)`,
+);
 const sections = {};
 for (let at = 8; at < wasm.length; ) {
   const start = at;

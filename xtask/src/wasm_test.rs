@@ -3,10 +3,11 @@
 //! debug info stripped at link time with `-C strip=symbols`), then runs
 //! `capi/wasm/conformance.mjs` on the module with Node: it instantiates it with no imports and
 //! checks every committed gpt2 reference vector (`tests/fixtures/vectors/`, the sets
-//! `capi/tests/c_api.rs` uses) through the exported `picobpe_encode`, `picobpe_count`,
-//! `picobpe_decode` and `picobpe_vocab_size`, with the checks `capi/tests/conformance.c` makes of
-//! them on the host: one-shot encode both ways, encode resumed through 7 ids, count, decode
-//! one-shot and through 5 bytes, and the refusal of null pointers and of an unknown id.
+//! `capi/tests/c_api.rs` uses) through every exported function, with the checks
+//! `capi/tests/conformance.c` makes on the host: one-shot encode both ways, encode resumed
+//! through 7 ids, count, decode one-shot and through 5 bytes, the streaming encoder and decoder
+//! (their state in the module's memory), the cached encode, and the refusal of null pointers
+//! and of an unknown id.
 //!
 //! The script prints a summary (cases, checks, failures) and a footprint row: the module's size
 //! and its code and data sections, and the encode throughput of the one-shot encodes in this
