@@ -215,8 +215,8 @@ enum PicobpeStatus picobpe_encode_cached(const uint8_t *text,
  whenever you want ids early); then `picobpe_stream_encoder_finish`, and `take` until it
  writes fewer than `cap` ids (`picobpe_stream_encoder_is_done` is then true).
 
- The call itself needs stack for a copy of the state while it builds it (about 2.4 KiB on
- Cortex-M with the default release profile; about 7 KiB with `opt-level = "s"`).
+ The call itself needs stack for one copy of the state while it builds it (about 2.4 KiB
+ on Cortex-M).
 
  # Safety
  `state` must be null or point to a writable `PicobpeStreamEncoder` that nothing else

@@ -74,6 +74,7 @@ pub(crate) struct Pending<const IN: usize, const OUT: usize> {
 }
 
 impl<const IN: usize, const OUT: usize> Pending<IN, OUT> {
+    #[inline(always)]
     pub(crate) fn new() -> Self {
         Pending {
             input: heapless::Vec::new(),
@@ -167,6 +168,7 @@ pub struct StreamEncoder<'t, const IN: usize, const OUT: usize> {
 
 impl<'t, const IN: usize, const OUT: usize> StreamEncoder<'t, IN, OUT> {
     /// A new stream recognizing `specials`.
+    #[inline(always)]
     pub fn new(tok: Tokenizer<'t>, specials: Specials) -> Self {
         StreamEncoder {
             tok,
