@@ -11,6 +11,13 @@ fn main() {
     println!("cargo:rerun-if-env-changed=PICOBPE_MODEL");
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
     let model_path = match env::var_os("PICOBPE_MODEL") {
+        // A build script runs in `capi/`, not where cargo was started: a relative path would
+        // name a file the user did not mean.
+        Some(path) if PathBuf::from(&path).is_relative() => panic!(
+            "PICOBPE_MODEL must be an absolute path (e.g. PICOBPE_MODEL=$PWD/{}), got {}",
+            PathBuf::from(&path).display(),
+            PathBuf::from(&path).display()
+        ),
         Some(path) => PathBuf::from(path),
         None => {
             let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("manifest"));
