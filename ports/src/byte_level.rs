@@ -1,4 +1,5 @@
-//! Byte-level BPE (`picobpe::Tokenizer`: the small trained model, gpt2). Per record:
+//! Byte-level BPE (`picobpe::Tokenizer`: the small trained model, gpt2, cl100k_base,
+//! llama3-8k). Per record:
 //! 1. encode with special tokens recognized, and as text, through the largest buffer the
 //!    machine has (draining and resuming when a record does not fit), equals the reference ids;
 //! 2. encode through a 7-id buffer (growing to `needed` on `PieceTooLong`) equals them too;
@@ -50,7 +51,7 @@ fn encode_from(
 /// Checks every embedded record; prints failures and the summary line.
 pub fn conformance(ids: &mut [u32], bytes: &mut [u8]) -> bool {
     let tok = tokenizer();
-    // PBVEC1 (tiktoken's gpt2 ids) names no buffers; everything goes through them with resume.
+    // PBVEC1 (tiktoken's ids) names no buffers; everything goes through them with resume.
     check::conformance(None, |r, c: &mut Checks| {
         let (all, ordinary) = (r.all(), r.ordinary());
         let with = |s| move |from, out: &mut [u32]| encode_from(&tok, r.text, from, s, out);

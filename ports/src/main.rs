@@ -4,12 +4,13 @@
 //! The run checks every embedded reference record (the vector sets of the Cortex-M3 on-target
 //! tests) with the tokenizer of the baked model's family, a module of its own chosen by
 //! `build.rs` from the model:
-//! - byte-level BPE (`byte_level.rs`, `picobpe::Tokenizer`): tiktoken's ids for gpt2, Hugging
-//!   Face tokenizers' for the small trained model;
+//! - byte-level BPE (`byte_level.rs`, `picobpe::Tokenizer`): tiktoken's ids for gpt2 and
+//!   cl100k_base, Hugging Face tokenizers' for the small trained model and llama3-8k;
 //! - SentencePiece BPE or Unigram (`sentencepiece.rs`, `cfg(picobpe_sp)`,
-//!   `picobpe::SpTokenizer`): sentencepiece's ids and decoded texts for sp4096 and ug8000;
+//!   `picobpe::SpTokenizer`): sentencepiece's ids and decoded texts for sp4096, mistral and
+//!   ug8000;
 //! - WordPiece (`wordpiece.rs`, `cfg(picobpe_wp)`, `picobpe::WpTokenizer`): tokenizers' ids
-//!   (and decoded texts of the probes) for bert-cased-8k.
+//!   (and decoded texts of the probes) for bert-cased-8k and minilm.
 //!
 //! Each checks the reference ids against encode (one-shot or through the largest buffer the
 //! machine has), encode resumed through a 7-id buffer (`encode_from`, and SentencePiece's

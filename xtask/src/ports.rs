@@ -13,7 +13,9 @@
 //!   sentencepiece's ids (on the micro:bit, ug8000's tables of 190 KB, its code and 60 KB of
 //!   vectors overflow the 256 KiB of flash by 24 KB);
 //! - `riscv32imac-unknown-none-elf` on `qemu-system-riscv32 -machine virt -bios none` with
-//!   tiktoken's gpt2 ids, sp4096, ug8000 and bert-cased-8k.
+//!   every model of the Cortex-M3 on-target tests but the small one: tiktoken's gpt2 and
+//!   cl100k_base ids, tokenizers' llama3-8k (Llama 3 pattern), sentencepiece's sp4096, mistral
+//!   and ug8000, and tokenizers' bert-cased-8k and minilm (uncased WordPiece).
 //!
 //! These are the vector sets of the Cortex-M3 on-target tests (`cargo xtask firmware-test`),
 //! SentencePiece's selected for the machine's work buffer ([`sp_vectors`]). Installs what it
@@ -44,16 +46,20 @@ struct Port {
     ram_capacity: u64,
 }
 
-const PORTS: [Port; 9] = [
+const PORTS: [Port; 13] = [
     microbit(Builtin::Small),
     microbit(Builtin::Sp4096),
     microbit(Builtin::BertCased),
     mps2_an385(Builtin::Gpt2),
     mps2_an385(Builtin::Ug8000),
     riscv_virt(Builtin::Gpt2),
+    riscv_virt(Builtin::Cl100k),
+    riscv_virt(Builtin::Llama3),
     riscv_virt(Builtin::Sp4096),
+    riscv_virt(Builtin::Mistral),
     riscv_virt(Builtin::Ug8000),
     riscv_virt(Builtin::BertCased),
+    riscv_virt(Builtin::Minilm),
 ];
 
 /// `thumbv6m-none-eabi` on the micro:bit (nRF51822: 256 KiB flash, 16 KiB RAM).
@@ -217,15 +223,23 @@ fn run_one(port: &Port) -> Result<Run, String> {
 fn vectors(port: &Port) -> Result<PathBuf, String> {
     let (path, count) = match port.model {
         Builtin::Gpt2 => firmware::vectors::prepare("gpt2")?,
+        Builtin::Cl100k => firmware::vectors::prepare("cl100k_base")?,
         Builtin::Small => firmware::vectors::prepare_small()?.ok_or(
             "the small model's reference vectors need Python's `tokenizers` (pip install tokenizers)",
         )?,
-        Builtin::Sp4096 | Builtin::Ug8000 => sp_vectors(port)?,
-        Builtin::BertCased => {
-            let v = firmware::vectors::prepare_wp("bert-cased-8k")?;
+        Builtin::Sp4096 | Builtin::Mistral | Builtin::Ug8000 => sp_vectors(port)?,
+        Builtin::Llama3 => {
+            let v = firmware::vectors::prepare_hf_bpe("llama3-8k")?;
             (v.path, v.count)
         }
-        other => return Err(format!("no port runs {}", other.name())),
+        Builtin::BertCased | Builtin::Minilm => {
+            let name = match port.model {
+                Builtin::BertCased => "bert-cased-8k",
+                _ => "minilm-uncased",
+            };
+            let v = firmware::vectors::prepare_wp(name)?;
+            (v.path, v.count)
+        }
     };
     println!(
         "   embedding {count} reference records ({})",
