@@ -9,9 +9,10 @@
 //!   with SentencePiece BPE sp4096 and sentencepiece's ids, and with WordPiece bert-cased-8k
 //!   and tokenizers' ids;
 //! - `thumbv6m-none-eabi` on the `mps2-an385` (Armv6-M code on the Cortex-M3 machine: it has
-//!   room for gpt2) with tiktoken's gpt2 ids, and with SentencePiece Unigram ug8000 and
-//!   sentencepiece's ids (on the micro:bit, ug8000's tables of 190 KB, its code and 60 KB of
-//!   vectors overflow the 256 KiB of flash by 24 KB);
+//!   room for the larger models) with tiktoken's gpt2 and cl100k_base ids, tokenizers'
+//!   llama3-8k and minilm ids, and sentencepiece's mistral and ug8000 ids (on the micro:bit,
+//!   ug8000's tables of 190 KB, its code and 60 KB of vectors overflow the 256 KiB of flash by
+//!   24 KB);
 //! - `riscv32imac-unknown-none-elf` on `qemu-system-riscv32 -machine virt -bios none` with
 //!   every model of the Cortex-M3 on-target tests but the small one: tiktoken's gpt2 and
 //!   cl100k_base ids, tokenizers' llama3-8k (Llama 3 pattern), sentencepiece's sp4096, mistral
@@ -46,12 +47,16 @@ struct Port {
     ram_capacity: u64,
 }
 
-const PORTS: [Port; 13] = [
+const PORTS: [Port; 17] = [
     microbit(Builtin::Small),
     microbit(Builtin::Sp4096),
     microbit(Builtin::BertCased),
     mps2_an385(Builtin::Gpt2),
+    mps2_an385(Builtin::Cl100k),
+    mps2_an385(Builtin::Llama3),
+    mps2_an385(Builtin::Mistral),
     mps2_an385(Builtin::Ug8000),
+    mps2_an385(Builtin::Minilm),
     riscv_virt(Builtin::Gpt2),
     riscv_virt(Builtin::Cl100k),
     riscv_virt(Builtin::Llama3),
