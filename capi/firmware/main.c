@@ -225,13 +225,22 @@ static long encode_resumed(const uint8_t *text, size_t len, bool special) {
     }
 }
 
-/* Decodes through a buffer of 5 bytes (doubled when one token is longer), resuming after each
- * PICOBPE_STATUS_OUTPUT_FULL; the bytes go to `text_out`. Returns their number or -1. */
+/* Decodes through a buffer of 5 bytes (grown to `needed` when one token is longer), resuming
+ * after each PICOBPE_STATUS_OUTPUT_FULL; the bytes go to `text_out`. Returns their number or
+ * -1. */
 static long decode_resumed(const uint32_t *in, size_t n) {
     size_t cap = 5, from = 0, total = 0;
     for (;;) {
         PicobpeProgress p;
         PicobpeStatus s = picobpe_decode(in + from, n - from, chunk, cap, &p);
+        if (s == PICOBPE_STATUS_PIECE_TOO_LONG) {
+            if (p.needed <= cap || p.needed > sizeof chunk || p.written != 0) {
+                return -1;
+            }
+            cap = p.needed; /* one token longer than the buffer */
+            from += p.consumed;
+            continue;
+        }
         if ((s != PICOBPE_STATUS_OK && s != PICOBPE_STATUS_OUTPUT_FULL) ||
             p.written > sizeof text_out - total) {
             return -1;
@@ -243,12 +252,8 @@ static long decode_resumed(const uint32_t *in, size_t n) {
         if (s == PICOBPE_STATUS_OK) {
             return (long)total;
         }
-        if (p.consumed == 0) {
-            if (2 * cap > sizeof chunk) {
-                return -1;
-            }
-            cap *= 2; /* one token longer than the buffer */
-            continue;
+        if (p.written == 0) {
+            return -1; /* OUTPUT_FULL must have made progress */
         }
         from += p.consumed;
     }

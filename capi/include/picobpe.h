@@ -61,8 +61,9 @@ typedef enum PicobpeStatus {
    */
   PICOBPE_STATUS_OUTPUT_FULL = 1,
   /*
-   One piece needs more room than the whole output buffer: call again with an output
-   buffer of at least `progress.needed` elements (`progress.consumed` is its offset).
+   One piece (for decode: one token) needs more room than the whole output buffer: call
+   again from `progress.consumed` (its offset; for count: on the whole text) with an output
+   buffer of at least `progress.needed` elements.
    */
   PICOBPE_STATUS_PIECE_TOO_LONG = 2,
   /*
@@ -72,8 +73,8 @@ typedef enum PicobpeStatus {
   PICOBPE_STATUS_UNKNOWN_ID = 3,
   /*
    A null pointer with a non-zero length, or a null `progress`; for the streaming
-   functions also a state that is null, misaligned or not initialized (zeroed, as static
-   storage starts), and a push after `_finish`.
+   functions also a state that is null, misaligned or zeroed (never initialized: static
+   storage before its `_init`), and a push after `_finish`.
    */
   PICOBPE_STATUS_INVALID_ARGUMENT = 4,
   /*
@@ -105,8 +106,11 @@ typedef struct PicobpeProgress {
 
 /*
  Storage for a streaming encoder, owned by the caller (static, stack or heap): opaque, of a
- fixed size and `uint64_t`'s alignment, set up by `picobpe_stream_encoder_init`. It holds no
- pointer into itself, so it may be copied byte for byte.
+ fixed size and `uint64_t`'s alignment, set up by `picobpe_stream_encoder_init`. Before that
+ it must be zeroed (static storage is; or `memset`), never left uninitialized: the other
+ calls refuse a zeroed state. It holds no pointer into itself, so it may be copied byte for
+ byte within the running program (it points at the library's tables, so not across a
+ firmware update).
  */
 typedef struct PicobpeStreamEncoder {
   /*
@@ -116,8 +120,8 @@ typedef struct PicobpeStreamEncoder {
 } PicobpeStreamEncoder;
 
 /*
- Storage for a streaming decoder, owned by the caller: as `PicobpeStreamEncoder`, set up by
- `picobpe_stream_decoder_init`.
+ Storage for a streaming decoder, owned by the caller: as `PicobpeStreamEncoder` (zeroed or
+ set up by `picobpe_stream_decoder_init`).
  */
 typedef struct PicobpeStreamDecoder {
   /*
@@ -131,7 +135,9 @@ extern "C" {
 #endif // __cplusplus
 
 /*
- Number of ids of the baked model (valid ids are `0..picobpe_vocab_size()`).
+ Number of ids of the baked model, holes and special tokens included: every id the encoder
+ writes is below it (a model may leave ids unused, as cl100k_base does; decode reports
+ those with `PICOBPE_STATUS_UNKNOWN_ID`).
  */
 size_t picobpe_vocab_size(void);
 
@@ -142,7 +148,8 @@ size_t picobpe_vocab_size(void);
 
  # Safety
  `text` must point to `len` readable bytes, `out` to `cap` writable `uint32_t`, `progress`
- to a writable `PicobpeProgress` (pointers may be null only with a length of 0).
+ to a writable `PicobpeProgress` (pointers may be null only with a length of 0); the three
+ must not overlap.
  */
 enum PicobpeStatus picobpe_encode(const uint8_t *text,
                                   size_t len,
@@ -153,8 +160,9 @@ enum PicobpeStatus picobpe_encode(const uint8_t *text,
 
 /*
  Count the ids `text[0..len]` encodes to, using `scratch[0..cap]` as the work area; the
- count is `progress.written`. Any scratch length works as long as each piece fits
- (`PICOBPE_STATUS_PIECE_TOO_LONG` says how much it needs).
+ count is `progress.written`. Any scratch length works as long as each piece fits: on
+ `PICOBPE_STATUS_PIECE_TOO_LONG` (`progress.consumed` is the piece's offset), count the
+ whole text again with a scratch of `progress.needed` ids.
 
  # Safety
  As `picobpe_encode`, with `scratch` in place of `out`.
@@ -169,9 +177,17 @@ enum PicobpeStatus picobpe_count(const uint8_t *text,
 /*
  Decode `ids[0..n]` into `out[0..cap]` (the bytes the ids stand for, not necessarily UTF-8).
 
+ `PICOBPE_STATUS_OUTPUT_FULL`: `out[0..progress.written]` holds the bytes of the first
+ `progress.consumed` ids; drain it and decode the ids from there. `PICOBPE_STATUS_PIECE_TOO_LONG`:
+ the token `ids[progress.consumed]` has `progress.needed` bytes, more than `cap` (nothing
+ was written); decode from there with a buffer of at least that. `PICOBPE_STATUS_UNKNOWN_ID`:
+ `ids[progress.consumed]` is not an id of the model, and `progress.written` bytes of the ids
+ before it are in `out`.
+
  # Safety
  `ids` must point to `n` readable `uint32_t`, `out` to `cap` writable bytes, `progress` to a
- writable `PicobpeProgress` (pointers may be null only with a length of 0).
+ writable `PicobpeProgress` (pointers may be null only with a length of 0); the three must
+ not overlap.
  */
 enum PicobpeStatus picobpe_decode(const uint32_t *ids,
                                   size_t n,

@@ -19,15 +19,16 @@ pub enum PicobpeStatus {
     /// The output buffer is full: `progress.written` elements are valid and the input up to
     /// `progress.consumed` is done; drain and call again from there.
     OutputFull = 1,
-    /// One piece needs more room than the whole output buffer: call again with an output
-    /// buffer of at least `progress.needed` elements (`progress.consumed` is its offset).
+    /// One piece (for decode: one token) needs more room than the whole output buffer: call
+    /// again from `progress.consumed` (its offset; for count: on the whole text) with an output
+    /// buffer of at least `progress.needed` elements.
     PieceTooLong = 2,
     /// Decode: `ids[progress.consumed]` is not an id of the model; `progress.written` bytes of
     /// the ids before it are in the output.
     UnknownId = 3,
     /// A null pointer with a non-zero length, or a null `progress`; for the streaming
-    /// functions also a state that is null, misaligned or not initialized (zeroed, as static
-    /// storage starts), and a push after `_finish`.
+    /// functions also a state that is null, misaligned or zeroed (never initialized: static
+    /// storage before its `_init`), and a push after `_finish`.
     InvalidArgument = 4,
     /// Stream encoder: the pending input cannot be split within
     /// `PICOBPE_STREAM_INPUT_CAPACITY` bytes (one piece, or a whitespace run with the character
@@ -136,7 +137,9 @@ unsafe fn report(
     }
 }
 
-/// Number of ids of the baked model (valid ids are `0..picobpe_vocab_size()`).
+/// Number of ids of the baked model, holes and special tokens included: every id the encoder
+/// writes is below it (a model may leave ids unused, as cl100k_base does; decode reports
+/// those with `PICOBPE_STATUS_UNKNOWN_ID`).
 #[no_mangle]
 pub extern "C" fn picobpe_vocab_size() -> usize {
     crate::c_api_tables().n_ids()
@@ -148,7 +151,8 @@ pub extern "C" fn picobpe_vocab_size() -> usize {
 ///
 /// # Safety
 /// `text` must point to `len` readable bytes, `out` to `cap` writable `uint32_t`, `progress`
-/// to a writable `PicobpeProgress` (pointers may be null only with a length of 0).
+/// to a writable `PicobpeProgress` (pointers may be null only with a length of 0); the three
+/// must not overlap.
 #[no_mangle]
 pub unsafe extern "C" fn picobpe_encode(
     text: *const u8,
@@ -171,8 +175,9 @@ pub unsafe extern "C" fn picobpe_encode(
 }
 
 /// Count the ids `text[0..len]` encodes to, using `scratch[0..cap]` as the work area; the
-/// count is `progress.written`. Any scratch length works as long as each piece fits
-/// (`PICOBPE_STATUS_PIECE_TOO_LONG` says how much it needs).
+/// count is `progress.written`. Any scratch length works as long as each piece fits: on
+/// `PICOBPE_STATUS_PIECE_TOO_LONG` (`progress.consumed` is the piece's offset), count the
+/// whole text again with a scratch of `progress.needed` ids.
 ///
 /// # Safety
 /// As `picobpe_encode`, with `scratch` in place of `out`.
@@ -209,9 +214,17 @@ pub unsafe extern "C" fn picobpe_count(
 
 /// Decode `ids[0..n]` into `out[0..cap]` (the bytes the ids stand for, not necessarily UTF-8).
 ///
+/// `PICOBPE_STATUS_OUTPUT_FULL`: `out[0..progress.written]` holds the bytes of the first
+/// `progress.consumed` ids; drain it and decode the ids from there. `PICOBPE_STATUS_PIECE_TOO_LONG`:
+/// the token `ids[progress.consumed]` has `progress.needed` bytes, more than `cap` (nothing
+/// was written); decode from there with a buffer of at least that. `PICOBPE_STATUS_UNKNOWN_ID`:
+/// `ids[progress.consumed]` is not an id of the model, and `progress.written` bytes of the ids
+/// before it are in `out`.
+///
 /// # Safety
 /// `ids` must point to `n` readable `uint32_t`, `out` to `cap` writable bytes, `progress` to a
-/// writable `PicobpeProgress` (pointers may be null only with a length of 0).
+/// writable `PicobpeProgress` (pointers may be null only with a length of 0); the three must
+/// not overlap.
 #[no_mangle]
 pub unsafe extern "C" fn picobpe_decode(
     ids: *const u32,
@@ -231,6 +244,22 @@ pub unsafe extern "C" fn picobpe_decode(
                 consumed: n,
                 written,
                 needed: 0,
+            },
+        ),
+        // Nothing fits an empty buffer: the next token alone is longer than it, and draining
+        // cannot help.
+        Err(DecodeError::OutputFull {
+            consumed,
+            written: 0,
+        }) => (
+            PicobpeStatus::PieceTooLong,
+            PicobpeProgress {
+                consumed,
+                written: 0,
+                needed: ids
+                    .get(consumed)
+                    .and_then(|&id| crate::c_api_tokenizer().token_bytes(id))
+                    .map_or(cap + 1, <[u8]>::len),
             },
         ),
         Err(DecodeError::OutputFull { consumed, written }) => (
@@ -366,16 +395,19 @@ pub const PICOBPE_STREAM_ENCODER_WORDS: usize = 304;
 pub const PICOBPE_STREAM_DECODER_WORDS: usize = 42;
 
 /// Storage for a streaming encoder, owned by the caller (static, stack or heap): opaque, of a
-/// fixed size and `uint64_t`'s alignment, set up by `picobpe_stream_encoder_init`. It holds no
-/// pointer into itself, so it may be copied byte for byte.
+/// fixed size and `uint64_t`'s alignment, set up by `picobpe_stream_encoder_init`. Before that
+/// it must be zeroed (static storage is; or `memset`), never left uninitialized: the other
+/// calls refuse a zeroed state. It holds no pointer into itself, so it may be copied byte for
+/// byte within the running program (it points at the library's tables, so not across a
+/// firmware update).
 #[repr(C)]
 pub struct PicobpeStreamEncoder {
     /// Opaque: written by `picobpe_stream_encoder_init` and the calls that use the stream.
     opaque: [u64; PICOBPE_STREAM_ENCODER_WORDS],
 }
 
-/// Storage for a streaming decoder, owned by the caller: as `PicobpeStreamEncoder`, set up by
-/// `picobpe_stream_decoder_init`.
+/// Storage for a streaming decoder, owned by the caller: as `PicobpeStreamEncoder` (zeroed or
+/// set up by `picobpe_stream_decoder_init`).
 #[repr(C)]
 pub struct PicobpeStreamDecoder {
     /// Opaque: written by `picobpe_stream_decoder_init` and the calls that use the stream.

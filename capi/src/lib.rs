@@ -11,10 +11,10 @@
 //! got through a `PicobpeProgress`, with the core's resume contract: on
 //! `PICOBPE_STATUS_OUTPUT_FULL`, drain `out[..written]` and call again with the input from
 //! `consumed` on (for a stream push: take, then push the rest of the chunk); on
-//! `PICOBPE_STATUS_PIECE_TOO_LONG`, call again with an output buffer of `needed` elements.
-//! Pointers may be null only when their length is 0; a null pointer with a non-zero length, a
-//! null `progress`, or a stream state that is null, misaligned or not initialized, is
-//! `PICOBPE_STATUS_INVALID_ARGUMENT`. No function panics: `cargo xtask panic-check` compiles
+//! `PICOBPE_STATUS_PIECE_TOO_LONG`, call again from `consumed` with an output buffer of
+//! `needed` elements. Pointers may be null only when their length is 0, and buffers must not
+//! overlap; a null pointer with a non-zero length, a null `progress`, or a stream state that is
+//! null, misaligned or zeroed (never initialized), is `PICOBPE_STATUS_INVALID_ARGUMENT`. No function panics: `cargo xtask panic-check` compiles
 //! `src/api.rs` into its proof with every other entry point.
 //!
 //! The header `include/picobpe.h` is generated from this file by cbindgen

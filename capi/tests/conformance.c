@@ -11,7 +11,8 @@
  *   2. encode through a 7-id buffer, draining and resuming from `consumed` (and growing the
  *      buffer to `needed` when one piece asks for more), equals it too;
  *   3. count equals the number of ids;
- *   4. decode of the ids gives the input back, one-shot and through a 5-byte buffer;
+ *   4. decode of the ids gives the input back, one-shot and through a 5-byte buffer (grown to
+ *      `needed` when one token is longer);
  *   5. the stream encoder, fed 3-byte chunks, gives the reference ids: taking ids (through a
  *      5-id buffer) after every push, and taking only when a push accepts less, with specials
  *      recognized and as text. It must when the longest piece plus 64 bytes fits its input
@@ -105,7 +106,13 @@ static long decode_resumed(const uint32_t *ids, size_t n, size_t cap, uint8_t *a
     for (;;) {
         PicobpeProgress p;
         PicobpeStatus s = picobpe_decode(ids + from, n - from, buf, cap, &p);
-        if ((s != PICOBPE_STATUS_OK && s != PICOBPE_STATUS_OUTPUT_FULL) || total + p.written > max) {
+        if (s == PICOBPE_STATUS_PIECE_TOO_LONG && p.needed > cap && p.written == 0) {
+            buf = realloc(buf, cap = p.needed); /* a token longer than the buffer */
+            from += p.consumed;
+            continue;
+        }
+        if ((s != PICOBPE_STATUS_OK && s != PICOBPE_STATUS_OUTPUT_FULL) || total + p.written > max ||
+            (s == PICOBPE_STATUS_OUTPUT_FULL && p.written == 0)) {
             free(buf);
             return -1;
         }
@@ -114,10 +121,6 @@ static long decode_resumed(const uint32_t *ids, size_t n, size_t cap, uint8_t *a
         if (s == PICOBPE_STATUS_OK) {
             free(buf);
             return (long)total;
-        }
-        if (p.consumed == 0 && p.written == 0) {
-            buf = realloc(buf, cap *= 2); /* a token longer than the buffer */
-            continue;
         }
         from += p.consumed;
     }
@@ -355,6 +358,20 @@ int main(int argc, char **argv) {
     uint8_t sink[8];
     if (picobpe_decode(&bad, 1, sink, sizeof sink, &p) != PICOBPE_STATUS_UNKNOWN_ID || p.consumed != 0) {
         fail(cases, "an unknown id is not reported");
+    }
+    /* gpt2's id 15496 is "Hello" and 11 is ",": a 5-byte token does not fit 4 bytes. */
+    uint32_t hello[2] = {11, 15496};
+    if (picobpe_decode(hello, 2, sink, 4, &p) != PICOBPE_STATUS_OUTPUT_FULL || p.consumed != 1 ||
+        p.written != 1 ||
+        picobpe_decode(hello + 1, 1, sink, 4, &p) != PICOBPE_STATUS_PIECE_TOO_LONG ||
+        p.consumed != 0 || p.written != 0 || p.needed != 5 ||
+        picobpe_decode(hello + 1, 1, sink, 5, &p) != PICOBPE_STATUS_OK || p.written != 5 ||
+        memcmp(sink, "Hello", 5) != 0) {
+        fail(cases, "a token longer than the decode buffer is not reported with its length");
+    }
+    /* tiktoken's gpt2 has 50257 ids. */
+    if (picobpe_vocab_size() != 50257) {
+        fail(cases, "the vocabulary size is not gpt2's");
     }
     /* The streams refuse what they must. */
     PicobpeStreamEncoder enc;

@@ -146,13 +146,16 @@ function decodeResumed(ids, n, cap) {
   for (;;) {
     const s = picobpe_decode(ids + 4 * from, n - from, buf, cap, progress);
     const p = prog();
-    if (s !== OK && s !== OUTPUT_FULL) return null;
-    out.push(u8().slice(buf, buf + p.written));
-    if (s === OK) return Buffer.concat(out);
-    if (p.consumed === 0 && p.written === 0) {
-      buf = alloc((cap *= 2)); // a token longer than the buffer
+    if (s === PIECE_TOO_LONG) {
+      if (p.needed <= cap || p.written !== 0) return null;
+      buf = alloc((cap = p.needed)); // a token longer than the buffer
+      from += p.consumed;
       continue;
     }
+    if (s !== OK && s !== OUTPUT_FULL) return null;
+    if (s === OUTPUT_FULL && p.written === 0) return null; // no progress
+    out.push(u8().slice(buf, buf + p.written));
+    if (s === OK) return Buffer.concat(out);
     from += p.consumed;
   }
 }
