@@ -529,7 +529,7 @@ fn stream_error(e: StreamError) -> (PicobpeStatus, PicobpeProgress) {
 /// The calls, in this order: `picobpe_stream_encoder_push` text, taking ids with
 /// `picobpe_stream_encoder_take` whenever a push returns `PICOBPE_STATUS_OUTPUT_FULL` (and
 /// whenever you want ids early); then `picobpe_stream_encoder_finish`, and `take` until it
-/// writes fewer than `cap` ids (`picobpe_stream_encoder_is_done` is then true).
+/// writes fewer than `cap` (> 0) ids (`picobpe_stream_encoder_is_done` is then true).
 ///
 /// The call itself needs stack for one copy of the state while it builds it (about 2.4 KiB
 /// on Cortex-M).
