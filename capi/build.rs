@@ -1,10 +1,12 @@
-//! Build script: bakes the model the C API serves into `OUT_DIR/picobpe_tables.rs`. The model
-//! file named by the environment variable `PICOBPE_MODEL` (any picobpe byte-level model file),
+//! Build script: bakes the model the C API serves into `OUT_DIR/picobpe_tables.rs`, and sets
+//! `cfg(picobpe_capi_sp)` for a SentencePiece model. The model file named by the environment
+//! variable `PICOBPE_MODEL` (a picobpe byte-level BPE or SentencePiece model file),
 //! or else gpt2, imported from the committed rank file `tests/fixtures/models/gpt2.tiktoken`
 //! with its special token `<|endoftext|>` (50256).
 use std::env;
 use std::path::PathBuf;
 
+use picobpe_build::BakedSizes;
 use picobpe_model::{import, PatternKind};
 
 fn main() {
@@ -38,10 +40,18 @@ fn main() {
     // The generated gpt2 file is always newer than the build: watching it would rebuild the
     // crate every time (the rank file above is what it comes from).
     let watch_model = env::var_os("PICOBPE_MODEL").is_some();
+    println!("cargo::rustc-check-cfg=cfg(picobpe_capi_sp)");
     let baked = picobpe_build::Bake::new(&model_path)
         .cargo_directives(watch_model)
-        .run();
-    if let Err(e) = baked {
-        panic!("baking {}: {e}", model_path.display());
+        .run()
+        .unwrap_or_else(|e| panic!("baking {}: {e}", model_path.display()));
+    match baked.sizes {
+        BakedSizes::BytePair(_) => {}
+        BakedSizes::SentencePiece(_) => println!("cargo::rustc-cfg=picobpe_capi_sp"),
+        BakedSizes::WordPiece(_) => panic!(
+            "{}: a WordPiece model; the C API serves byte-level BPE and SentencePiece models \
+             (use picobpe::WpTokenizer from Rust)",
+            model_path.display()
+        ),
     }
 }

@@ -397,7 +397,7 @@ static void check_way(const struct record *r, bool special, const uint32_t *ref,
     check(m >= 0 && same_bytes(text_out, (size_t)m, r->text, r->len),
           "stream decode does not give the input back");
 
-    s = picobpe_encode_cached(r->text, r->len, special, cache, sizeof cache, ids, cap, &p);
+    s = picobpe_encode_cached(r->text, r->len, 0, special, cache, sizeof cache, ids, cap, &p);
     check(s == PICOBPE_STATUS_OK && same_ids(ids, p.written, ref, n),
           special ? "cached encode differs (specials recognized)"
                   : "cached encode differs (specials as text)");
@@ -411,6 +411,9 @@ static void check_refusals(void) {
           "a null text is not refused");
     check(picobpe_encode(abc, 3, true, ids, MAX_IDS, NULL) == PICOBPE_STATUS_INVALID_ARGUMENT,
           "a null progress is not refused");
+    /* tiktoken's gpt2: byte-level BPE, 50257 ids. */
+    check(picobpe_model_family() == PICOBPE_FAMILY_BYTE_LEVEL_BPE && picobpe_vocab_size() == 50257,
+          "the model is not gpt2's family and size");
     uint32_t bad[2] = {0, (uint32_t)picobpe_vocab_size()};
     check(picobpe_decode(bad, 2, text_out, sizeof text_out, &p) == PICOBPE_STATUS_UNKNOWN_ID &&
               p.consumed == 1,

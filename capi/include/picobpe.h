@@ -14,38 +14,76 @@
 #define PICOBPE_CACHE_LINE_SIZE 64
 
 /*
- Bytes of pending input a stream encoder holds (its `IN`): enough for every piece of up to
- `PICOBPE_STREAM_INPUT_CAPACITY - 64` bytes (the rest is room for what decides where a
- piece ends: the character after it, or a partial special token). A longer piece may give
- `PICOBPE_STATUS_INPUT_TOO_SMALL`; one of more than `PICOBPE_STREAM_INPUT_CAPACITY` bytes
- does.
+ Bytes of pending input a stream encoder holds (its `IN`). Byte-level models: enough for
+ every piece of up to `PICOBPE_STREAM_INPUT_CAPACITY - 64` bytes (the rest is room for what
+ decides where a piece ends: the character after it, or a partial special token); a longer
+ piece may give `PICOBPE_STATUS_INPUT_TOO_SMALL`, one of more than
+ `PICOBPE_STREAM_INPUT_CAPACITY` bytes does. SentencePiece models: likewise for a word and
+ the start of the next (a model whose words cannot be encoded apart holds all of its input
+ until `finish`, so it streams texts of up to this many bytes).
  */
 #define PICOBPE_STREAM_INPUT_CAPACITY 256
 
 /*
- Ids a stream encoder holds between `take`s (its `OUT`): the work area that merging a piece
- of `PICOBPE_STREAM_INPUT_CAPACITY` bytes needs, so no piece that fits the input is too
- long for it.
+ Ids a stream encoder holds between `take`s (its `OUT`): for a byte-level model, the work
+ area that merging a piece of `PICOBPE_STREAM_INPUT_CAPACITY` bytes needs, so no piece that
+ fits the input is too long for it (a SentencePiece word may need more:
+ `PICOBPE_STATUS_PIECE_TOO_LONG`).
  */
 #define PICOBPE_STREAM_ID_CAPACITY 512
 
 /*
  Bytes a stream decoder holds (its `N`): a token of up to this minus 3 bytes (every token of
- gpt2, cl100k_base and o200k_base) always fits after a `take`.
+ gpt2, cl100k_base and o200k_base; every SentencePiece piece of up to 64 bytes) always fits
+ after a `take`.
  */
 #define PICOBPE_STREAM_DECODER_CAPACITY 256
 
 /*
- The size of `PicobpeStreamEncoder` in 8-byte words: 2432 bytes, for a state of 2392 bytes
- on 64-bit targets and 2376 on 32-bit ones (checked at compile time), with room to spare.
+ The size of `PicobpeStreamEncoder` in 8-byte words: 2432 bytes, for a state of at most
+ 2392 bytes (checked at compile time for both families), with room to spare.
  */
 #define PICOBPE_STREAM_ENCODER_WORDS 304
 
 /*
- The size of `PicobpeStreamDecoder` in 8-byte words: 336 bytes, for a state of 328 bytes on
- 64-bit targets and 320 on 32-bit ones (checked at compile time).
+ The size of `PicobpeStreamDecoder` in 8-byte words: 336 bytes (its state's size is checked
+ at compile time for both families).
  */
 #define PICOBPE_STREAM_DECODER_WORDS 42
+
+/*
+ Bytes of pending input a stream encoder holds (its `IN`). See `api.rs`.
+ */
+#define STREAM_INPUT_CAPACITY 256
+
+/*
+ Ids a stream encoder holds between `take`s (its `OUT`). See `api.rs`.
+ */
+#define STREAM_ID_CAPACITY 512
+
+/*
+ Bytes a stream decoder holds (its `N`). See `api.rs`.
+ */
+#define STREAM_DECODER_CAPACITY 256
+
+/*
+ The tokenizer family of the baked model, as the C API reports it.
+ */
+typedef enum PicobpeFamily {
+  /*
+   Byte-level BPE (tiktoken's ids: gpt2, cl100k_base, o200k_base; Llama 3 / Qwen2
+   patterns; models trained by `host-trainer`).
+   */
+  PICOBPE_FAMILY_BYTE_LEVEL_BPE = 0,
+  /*
+   SentencePiece BPE (sentencepiece's `EncodeAsIds`: Llama 2, TinyLlama, Mistral).
+   */
+  PICOBPE_FAMILY_SENTENCEPIECE_BPE = 1,
+  /*
+   SentencePiece Unigram (sentencepiece's `EncodeAsIds`: T5-style models).
+   */
+  PICOBPE_FAMILY_SENTENCEPIECE_UNIGRAM = 2,
+} PicobpeFamily;
 
 /*
  What a call did.
@@ -61,9 +99,10 @@ typedef enum PicobpeStatus {
    */
   PICOBPE_STATUS_OUTPUT_FULL = 1,
   /*
-   One piece (for decode: one token) needs more room than the whole output buffer: call
-   again from `progress.consumed` (its offset; for count: on the whole text) with an output
-   buffer of at least `progress.needed` elements.
+   One piece (for decode: one token) needs more room than the whole output buffer, and
+   nothing was written: call again from `progress.consumed` (encode: where the call
+   started; decode: the token's index; count: 0) with an output buffer of at least
+   `progress.needed` elements.
    */
   PICOBPE_STATUS_PIECE_TOO_LONG = 2,
   /*
@@ -142,9 +181,26 @@ extern "C" {
 size_t picobpe_vocab_size(void);
 
 /*
- Encode `text[0..len]` into `out[0..cap]`: tiktoken's ids, with the model's special tokens
- recognized when `allow_special` is true (tiktoken's `allowed_special="all"`) and encoded
- as ordinary text otherwise. Invalid UTF-8 is accepted.
+ The tokenizer family of the baked model (what `picobpe_encode` and `picobpe_decode`
+ follow: tiktoken's or sentencepiece's ids).
+ */
+enum PicobpeFamily picobpe_model_family(void);
+
+/*
+ Encode `text[0..len]` into `out[0..cap]`: the ids of the model's reference library
+ (`picobpe_model_family`): tiktoken's for a byte-level model, with its special tokens
+ recognized when `allow_special` is true (tiktoken's `allowed_special="all"`) and encoded as
+ ordinary text otherwise; sentencepiece's `EncodeAsIds` for a SentencePiece model
+ (`allow_special` has no effect: no `<s>`/`</s>` is added, user-defined symbols are always
+ recognized). Invalid UTF-8 is accepted.
+
+ `PICOBPE_STATUS_OUTPUT_FULL`: `out[0..progress.written]` holds the ids of
+ `text[0..progress.consumed]`; drain them and continue with
+ `picobpe_encode_from(text, len, progress.consumed, ...)` (for a byte-level model,
+ `picobpe_encode(text + progress.consumed, ...)` is the same).
+ `PICOBPE_STATUS_PIECE_TOO_LONG`: one piece (a SentencePiece word) needs an output buffer
+ of `progress.needed` ids, and nothing was written; call again from `progress.consumed`
+ (where this call started) with one that large.
 
  # Safety
  `text` must point to `len` readable bytes, `out` to `cap` writable `uint32_t`, `progress`
@@ -159,10 +215,28 @@ enum PicobpeStatus picobpe_encode(const uint8_t *text,
                                   struct PicobpeProgress *progress);
 
 /*
+ `picobpe_encode` of `text[0..len]` from byte `from` on, where `from` is 0 or the
+ `progress.consumed` of an earlier call on the same text (a SentencePiece encode depends on
+ the text before it; a Unigram model re-reads the text before `from` to carry its score on,
+ so resume with buffers that are not tiny). `progress.consumed` is an offset in `text`. A
+ `from` past `len` encodes nothing.
+
+ # Safety
+ As `picobpe_encode`.
+ */
+enum PicobpeStatus picobpe_encode_from(const uint8_t *text,
+                                       size_t len,
+                                       size_t from,
+                                       bool allow_special,
+                                       uint32_t *out,
+                                       size_t cap,
+                                       struct PicobpeProgress *progress);
+
+/*
  Count the ids `text[0..len]` encodes to, using `scratch[0..cap]` as the work area; the
  count is `progress.written`. Any scratch length works as long as each piece fits: on
- `PICOBPE_STATUS_PIECE_TOO_LONG` (`progress.consumed` is the piece's offset), count the
- whole text again with a scratch of `progress.needed` ids.
+ `PICOBPE_STATUS_PIECE_TOO_LONG` (`progress.consumed` is 0), count the whole text again
+ with a scratch of `progress.needed` ids.
 
  # Safety
  As `picobpe_encode`, with `scratch` in place of `out`.
@@ -175,14 +249,16 @@ enum PicobpeStatus picobpe_count(const uint8_t *text,
                                  struct PicobpeProgress *progress);
 
 /*
- Decode `ids[0..n]` into `out[0..cap]` (the bytes the ids stand for, not necessarily UTF-8).
+ Decode `ids[0..n]` into `out[0..cap]`: the bytes the ids stand for (not necessarily UTF-8)
+ for a byte-level model, sentencepiece's `DecodeIds` for a SentencePiece model.
 
- `PICOBPE_STATUS_OUTPUT_FULL`: `out[0..progress.written]` holds the bytes of the first
- `progress.consumed` ids; drain it and decode the ids from there. `PICOBPE_STATUS_PIECE_TOO_LONG`:
- the token `ids[progress.consumed]` has `progress.needed` bytes, more than `cap` (nothing
- was written); decode from there with a buffer of at least that. `PICOBPE_STATUS_UNKNOWN_ID`:
- `ids[progress.consumed]` is not an id of the model, and `progress.written` bytes of the ids
- before it are in `out`.
+ `PICOBPE_STATUS_OUTPUT_FULL`: `out[0..progress.written]` holds the text of the first
+ `progress.consumed` ids; drain it and continue with
+ `picobpe_decode_from(ids, n, progress.consumed, ...)`. `PICOBPE_STATUS_PIECE_TOO_LONG`: the
+ token `ids[progress.consumed]` needs up to `progress.needed` bytes, more than `cap`
+ (nothing was written); continue from there with a buffer of at least that.
+ `PICOBPE_STATUS_UNKNOWN_ID`: `ids[progress.consumed]` is not an id of the model, and
+ `progress.written` bytes of the ids before it are in `out`.
 
  # Safety
  `ids` must point to `n` readable `uint32_t`, `out` to `cap` writable bytes, `progress` to a
@@ -196,9 +272,25 @@ enum PicobpeStatus picobpe_decode(const uint32_t *ids,
                                   struct PicobpeProgress *progress);
 
 /*
- Encode `text[0..len]` into `out[0..cap]` as `picobpe_encode` does (the same ids, the same
- statuses and resume contract), with a piece cache in `cache[0..cache_bytes]`: pieces seen
- before, in this call or an earlier one with the same cache, are answered from it.
+ `picobpe_decode` of `ids[0..n]` from index `from` on, where `from` is 0 or the
+ `progress.consumed` of an earlier call on the same ids (a SentencePiece decode drops the
+ leading space of the first word only). `progress.consumed` is an index into `ids`. For a
+ byte-level model, `picobpe_decode(ids + from, n - from, ...)` is the same.
+
+ # Safety
+ As `picobpe_decode`.
+ */
+enum PicobpeStatus picobpe_decode_from(const uint32_t *ids,
+                                       size_t n,
+                                       size_t from,
+                                       uint8_t *out,
+                                       size_t cap,
+                                       struct PicobpeProgress *progress);
+
+/*
+ `picobpe_encode_from` (the same ids, statuses and resume contract; `from` 0 for a new
+ text) with a cache in `cache[0..cache_bytes]`: byte-level pieces, or SentencePiece words,
+ seen before, in this call or an earlier one with the same cache, are answered from it.
 
  The cache is the `PICOBPE_CACHE_LINE_SIZE`-byte lines that lie at 64-byte-aligned
  addresses in `cache[0..cache_bytes]` (a buffer that is not 64-byte aligned loses up to 63
@@ -206,7 +298,8 @@ enum PicobpeStatus picobpe_decode(const uint32_t *ids,
  1 MiB on the host). Before its first use, set every byte of it to zero (static storage is; or
  `memset`): a zeroed cache is empty. Then keep it for this library's calls only: pass it
  to `picobpe_encode_cached` and nothing else writes it. A null `cache` with
- `cache_bytes` 0, or fewer than one line, encodes without a cache.
+ `cache_bytes` 0, or fewer than one line, encodes without a cache. (A SentencePiece BPE
+ model without byte fallback does not use it.)
 
  # Safety
  As `picobpe_encode`; `cache` must point to `cache_bytes` readable and writable bytes that
@@ -214,6 +307,7 @@ enum PicobpeStatus picobpe_decode(const uint32_t *ids,
  */
 enum PicobpeStatus picobpe_encode_cached(const uint8_t *text,
                                          size_t len,
+                                         size_t from,
                                          bool allow_special,
                                          void *cache,
                                          size_t cache_bytes,

@@ -1,14 +1,28 @@
 //! The exported functions and types of the C API. The including crate provides
-//! `crate::c_api_tables()` and `crate::c_api_tokenizer()`: `picobpe-capi` over its baked
-//! tables, `panic-check/` over opaque ones (so the panic-freedom proof covers this file).
+//! `crate::model` (`model.rs`), the type `crate::CApiModel` (a `model::CModel`: the tokenizer
+//! of its family) and `crate::c_api_model()`: `picobpe-capi` over its baked tables,
+//! `panic-check/` over opaque ones (so the panic-freedom proof covers this file).
 
 use core::ffi::c_void;
 use core::mem::{align_of, size_of};
 use core::ptr;
 
 use picobpe::{
-    CacheEntry, DecodeError, EncodeError, Specials, StreamDecoder, StreamEncoder, StreamError,
+    CacheEntry, DecodeError, EncodeError, SpStreamDecoder, SpStreamEncoder, Specials,
+    StreamDecoder, StreamEncoder, StreamError,
 };
+
+use crate::model::CModel;
+pub use crate::model::PicobpeFamily;
+
+/// The model the library serves.
+type Model = crate::CApiModel;
+
+/// The model the library serves.
+#[inline(always)]
+fn model() -> Model {
+    crate::c_api_model()
+}
 
 /// What a call did.
 #[repr(C)]
@@ -19,9 +33,10 @@ pub enum PicobpeStatus {
     /// The output buffer is full: `progress.written` elements are valid and the input up to
     /// `progress.consumed` is done; drain and call again from there.
     OutputFull = 1,
-    /// One piece (for decode: one token) needs more room than the whole output buffer: call
-    /// again from `progress.consumed` (its offset; for count: on the whole text) with an output
-    /// buffer of at least `progress.needed` elements.
+    /// One piece (for decode: one token) needs more room than the whole output buffer, and
+    /// nothing was written: call again from `progress.consumed` (encode: where the call
+    /// started; decode: the token's index; count: 0) with an output buffer of at least
+    /// `progress.needed` elements.
     PieceTooLong = 2,
     /// Decode: `ids[progress.consumed]` is not an id of the model; `progress.written` bytes of
     /// the ids before it are in the output.
@@ -88,8 +103,15 @@ fn specials(allow_special: bool) -> Specials {
     }
 }
 
-/// The status and progress of an encode result.
-fn encode_result(r: Result<usize, EncodeError>, len: usize) -> (PicobpeStatus, PicobpeProgress) {
+/// The status and progress of an encode result of a call that started at byte `start`. A
+/// piece too long for the buffer is reported at `start`: the call wrote nothing, and a
+/// SentencePiece word's offset may lie after text (spaces) that belongs to it, so the retry
+/// with a larger buffer starts where this call did.
+fn encode_result(
+    r: Result<usize, EncodeError>,
+    len: usize,
+    start: usize,
+) -> (PicobpeStatus, PicobpeProgress) {
     match r {
         Ok(n) => (
             PicobpeStatus::Ok,
@@ -107,10 +129,10 @@ fn encode_result(r: Result<usize, EncodeError>, len: usize) -> (PicobpeStatus, P
                 needed: 0,
             },
         ),
-        Err(EncodeError::PieceTooLong { offset, needed, .. }) => (
+        Err(EncodeError::PieceTooLong { needed, .. }) => (
             PicobpeStatus::PieceTooLong,
             PicobpeProgress {
-                consumed: offset,
+                consumed: start,
                 written: 0,
                 needed,
             },
@@ -142,12 +164,30 @@ unsafe fn report(
 /// those with `PICOBPE_STATUS_UNKNOWN_ID`).
 #[no_mangle]
 pub extern "C" fn picobpe_vocab_size() -> usize {
-    crate::c_api_tables().n_ids()
+    CModel::n_ids(&model())
 }
 
-/// Encode `text[0..len]` into `out[0..cap]`: tiktoken's ids, with the model's special tokens
-/// recognized when `allow_special` is true (tiktoken's `allowed_special="all"`) and encoded
-/// as ordinary text otherwise. Invalid UTF-8 is accepted.
+/// The tokenizer family of the baked model (what `picobpe_encode` and `picobpe_decode`
+/// follow: tiktoken's or sentencepiece's ids).
+#[no_mangle]
+pub extern "C" fn picobpe_model_family() -> PicobpeFamily {
+    CModel::family(&model())
+}
+
+/// Encode `text[0..len]` into `out[0..cap]`: the ids of the model's reference library
+/// (`picobpe_model_family`): tiktoken's for a byte-level model, with its special tokens
+/// recognized when `allow_special` is true (tiktoken's `allowed_special="all"`) and encoded as
+/// ordinary text otherwise; sentencepiece's `EncodeAsIds` for a SentencePiece model
+/// (`allow_special` has no effect: no `<s>`/`</s>` is added, user-defined symbols are always
+/// recognized). Invalid UTF-8 is accepted.
+///
+/// `PICOBPE_STATUS_OUTPUT_FULL`: `out[0..progress.written]` holds the ids of
+/// `text[0..progress.consumed]`; drain them and continue with
+/// `picobpe_encode_from(text, len, progress.consumed, ...)` (for a byte-level model,
+/// `picobpe_encode(text + progress.consumed, ...)` is the same).
+/// `PICOBPE_STATUS_PIECE_TOO_LONG`: one piece (a SentencePiece word) needs an output buffer
+/// of `progress.needed` ids, and nothing was written; call again from `progress.consumed`
+/// (where this call started) with one that large.
 ///
 /// # Safety
 /// `text` must point to `len` readable bytes, `out` to `cap` writable `uint32_t`, `progress`
@@ -163,12 +203,35 @@ pub unsafe extern "C" fn picobpe_encode(
     progress: *mut PicobpeProgress,
 ) -> PicobpeStatus {
     // SAFETY: the caller's contract above.
+    unsafe { picobpe_encode_from(text, len, 0, allow_special, out, cap, progress) }
+}
+
+/// `picobpe_encode` of `text[0..len]` from byte `from` on, where `from` is 0 or the
+/// `progress.consumed` of an earlier call on the same text (a SentencePiece encode depends on
+/// the text before it; a Unigram model re-reads the text before `from` to carry its score on,
+/// so resume with buffers that are not tiny). `progress.consumed` is an offset in `text`. A
+/// `from` past `len` encodes nothing.
+///
+/// # Safety
+/// As `picobpe_encode`.
+#[no_mangle]
+pub unsafe extern "C" fn picobpe_encode_from(
+    text: *const u8,
+    len: usize,
+    from: usize,
+    allow_special: bool,
+    out: *mut u32,
+    cap: usize,
+    progress: *mut PicobpeProgress,
+) -> PicobpeStatus {
+    // SAFETY: the caller's contract above.
     let (Some(text), Some(out)) = (unsafe { input(text, len) }, unsafe { output(out, cap) }) else {
         return PicobpeStatus::InvalidArgument;
     };
     let (status, value) = encode_result(
-        crate::c_api_tokenizer().encode(text, out, specials(allow_special)),
+        CModel::encode_from(&model(), text, from, specials(allow_special), out, &mut []),
         len,
+        from.min(len),
     );
     // SAFETY: the caller's contract above.
     unsafe { report(progress, status, value) }
@@ -176,8 +239,8 @@ pub unsafe extern "C" fn picobpe_encode(
 
 /// Count the ids `text[0..len]` encodes to, using `scratch[0..cap]` as the work area; the
 /// count is `progress.written`. Any scratch length works as long as each piece fits: on
-/// `PICOBPE_STATUS_PIECE_TOO_LONG` (`progress.consumed` is the piece's offset), count the
-/// whole text again with a scratch of `progress.needed` ids.
+/// `PICOBPE_STATUS_PIECE_TOO_LONG` (`progress.consumed` is 0), count the whole text again
+/// with a scratch of `progress.needed` ids.
 ///
 /// # Safety
 /// As `picobpe_encode`, with `scratch` in place of `out`.
@@ -196,30 +259,24 @@ pub unsafe extern "C" fn picobpe_count(
     else {
         return PicobpeStatus::InvalidArgument;
     };
-    let (status, value) =
-        match crate::c_api_tokenizer().count(text, specials(allow_special), scratch) {
-            Ok(n) => (
-                PicobpeStatus::Ok,
-                PicobpeProgress {
-                    consumed: len,
-                    written: n,
-                    needed: 0,
-                },
-            ),
-            Err(e) => encode_result(Err(e), len),
-        };
+    let (status, value) = match CModel::count(&model(), text, specials(allow_special), scratch) {
+        Ok(n) => (PicobpeStatus::Ok, moved(len, n)),
+        Err(e) => encode_result(Err(e), len, 0),
+    };
     // SAFETY: the caller's contract above.
     unsafe { report(progress, status, value) }
 }
 
-/// Decode `ids[0..n]` into `out[0..cap]` (the bytes the ids stand for, not necessarily UTF-8).
+/// Decode `ids[0..n]` into `out[0..cap]`: the bytes the ids stand for (not necessarily UTF-8)
+/// for a byte-level model, sentencepiece's `DecodeIds` for a SentencePiece model.
 ///
-/// `PICOBPE_STATUS_OUTPUT_FULL`: `out[0..progress.written]` holds the bytes of the first
-/// `progress.consumed` ids; drain it and decode the ids from there. `PICOBPE_STATUS_PIECE_TOO_LONG`:
-/// the token `ids[progress.consumed]` has `progress.needed` bytes, more than `cap` (nothing
-/// was written); decode from there with a buffer of at least that. `PICOBPE_STATUS_UNKNOWN_ID`:
-/// `ids[progress.consumed]` is not an id of the model, and `progress.written` bytes of the ids
-/// before it are in `out`.
+/// `PICOBPE_STATUS_OUTPUT_FULL`: `out[0..progress.written]` holds the text of the first
+/// `progress.consumed` ids; drain it and continue with
+/// `picobpe_decode_from(ids, n, progress.consumed, ...)`. `PICOBPE_STATUS_PIECE_TOO_LONG`: the
+/// token `ids[progress.consumed]` needs up to `progress.needed` bytes, more than `cap`
+/// (nothing was written); continue from there with a buffer of at least that.
+/// `PICOBPE_STATUS_UNKNOWN_ID`: `ids[progress.consumed]` is not an id of the model, and
+/// `progress.written` bytes of the ids before it are in `out`.
 ///
 /// # Safety
 /// `ids` must point to `n` readable `uint32_t`, `out` to `cap` writable bytes, `progress` to a
@@ -234,18 +291,32 @@ pub unsafe extern "C" fn picobpe_decode(
     progress: *mut PicobpeProgress,
 ) -> PicobpeStatus {
     // SAFETY: the caller's contract above.
+    unsafe { picobpe_decode_from(ids, n, 0, out, cap, progress) }
+}
+
+/// `picobpe_decode` of `ids[0..n]` from index `from` on, where `from` is 0 or the
+/// `progress.consumed` of an earlier call on the same ids (a SentencePiece decode drops the
+/// leading space of the first word only). `progress.consumed` is an index into `ids`. For a
+/// byte-level model, `picobpe_decode(ids + from, n - from, ...)` is the same.
+///
+/// # Safety
+/// As `picobpe_decode`.
+#[no_mangle]
+pub unsafe extern "C" fn picobpe_decode_from(
+    ids: *const u32,
+    n: usize,
+    from: usize,
+    out: *mut u8,
+    cap: usize,
+    progress: *mut PicobpeProgress,
+) -> PicobpeStatus {
+    // SAFETY: the caller's contract above.
     let (Some(ids), Some(out)) = (unsafe { input(ids, n) }, unsafe { output(out, cap) }) else {
         return PicobpeStatus::InvalidArgument;
     };
-    let (status, value) = match crate::c_api_tokenizer().decode(ids, out) {
-        Ok(written) => (
-            PicobpeStatus::Ok,
-            PicobpeProgress {
-                consumed: n,
-                written,
-                needed: 0,
-            },
-        ),
+    let m = model();
+    let (status, value) = match CModel::decode_from(&m, ids, from, out) {
+        Ok(written) => (PicobpeStatus::Ok, moved(n, written)),
         // Nothing fits an empty buffer: the next token alone is longer than it, and draining
         // cannot help.
         Err(DecodeError::OutputFull {
@@ -258,28 +329,17 @@ pub unsafe extern "C" fn picobpe_decode(
                 written: 0,
                 needed: ids
                     .get(consumed)
-                    .and_then(|&id| crate::c_api_tokenizer().token_bytes(id))
-                    .map_or(cap + 1, <[u8]>::len),
+                    .and_then(|&id| CModel::decode_room(&m, id))
+                    .filter(|&room| room > cap)
+                    .unwrap_or(cap.saturating_add(1)),
             },
         ),
-        Err(DecodeError::OutputFull { consumed, written }) => (
-            PicobpeStatus::OutputFull,
-            PicobpeProgress {
-                consumed,
-                written,
-                needed: 0,
-            },
-        ),
+        Err(DecodeError::OutputFull { consumed, written }) => {
+            (PicobpeStatus::OutputFull, moved(consumed, written))
+        }
         Err(DecodeError::UnknownId {
             position, written, ..
-        }) => (
-            PicobpeStatus::UnknownId,
-            PicobpeProgress {
-                consumed: position,
-                written,
-                needed: 0,
-            },
-        ),
+        }) => (PicobpeStatus::UnknownId, moved(position, written)),
     };
     // SAFETY: the caller's contract above.
     unsafe { report(progress, status, value) }
@@ -294,9 +354,9 @@ fn moved(consumed: usize, written: usize) -> PicobpeProgress {
     }
 }
 
-/// Encode `text[0..len]` into `out[0..cap]` as `picobpe_encode` does (the same ids, the same
-/// statuses and resume contract), with a piece cache in `cache[0..cache_bytes]`: pieces seen
-/// before, in this call or an earlier one with the same cache, are answered from it.
+/// `picobpe_encode_from` (the same ids, statuses and resume contract; `from` 0 for a new
+/// text) with a cache in `cache[0..cache_bytes]`: byte-level pieces, or SentencePiece words,
+/// seen before, in this call or an earlier one with the same cache, are answered from it.
 ///
 /// The cache is the `PICOBPE_CACHE_LINE_SIZE`-byte lines that lie at 64-byte-aligned
 /// addresses in `cache[0..cache_bytes]` (a buffer that is not 64-byte aligned loses up to 63
@@ -304,7 +364,8 @@ fn moved(consumed: usize, written: usize) -> PicobpeProgress {
 /// 1 MiB on the host). Before its first use, set every byte of it to zero (static storage is; or
 /// `memset`): a zeroed cache is empty. Then keep it for this library's calls only: pass it
 /// to `picobpe_encode_cached` and nothing else writes it. A null `cache` with
-/// `cache_bytes` 0, or fewer than one line, encodes without a cache.
+/// `cache_bytes` 0, or fewer than one line, encodes without a cache. (A SentencePiece BPE
+/// model without byte fallback does not use it.)
 ///
 /// # Safety
 /// As `picobpe_encode`; `cache` must point to `cache_bytes` readable and writable bytes that
@@ -314,6 +375,7 @@ fn moved(consumed: usize, written: usize) -> PicobpeProgress {
 pub unsafe extern "C" fn picobpe_encode_cached(
     text: *const u8,
     len: usize,
+    from: usize,
     allow_special: bool,
     cache: *mut c_void,
     cache_bytes: usize,
@@ -330,8 +392,9 @@ pub unsafe extern "C" fn picobpe_encode_cached(
         return PicobpeStatus::InvalidArgument;
     };
     let (status, value) = encode_result(
-        crate::c_api_tokenizer().encode_cached(text, out, specials(allow_special), cache),
+        CModel::encode_from(&model(), text, from, specials(allow_special), out, cache),
         len,
+        from.min(len),
     );
     // SAFETY: the caller's contract above.
     unsafe { report(progress, status, value) }
@@ -370,28 +433,32 @@ unsafe fn cache_lines<'a>(mem: *mut u8, bytes: usize) -> Option<&'a mut [CacheEn
     Some(unsafe { core::slice::from_raw_parts_mut(mem.add(skip).cast::<CacheEntry>(), lines) })
 }
 
-/// Bytes of pending input a stream encoder holds (its `IN`): enough for every piece of up to
-/// `PICOBPE_STREAM_INPUT_CAPACITY - 64` bytes (the rest is room for what decides where a
-/// piece ends: the character after it, or a partial special token). A longer piece may give
-/// `PICOBPE_STATUS_INPUT_TOO_SMALL`; one of more than `PICOBPE_STREAM_INPUT_CAPACITY` bytes
-/// does.
+/// Bytes of pending input a stream encoder holds (its `IN`). Byte-level models: enough for
+/// every piece of up to `PICOBPE_STREAM_INPUT_CAPACITY - 64` bytes (the rest is room for what
+/// decides where a piece ends: the character after it, or a partial special token); a longer
+/// piece may give `PICOBPE_STATUS_INPUT_TOO_SMALL`, one of more than
+/// `PICOBPE_STREAM_INPUT_CAPACITY` bytes does. SentencePiece models: likewise for a word and
+/// the start of the next (a model whose words cannot be encoded apart holds all of its input
+/// until `finish`, so it streams texts of up to this many bytes).
 pub const PICOBPE_STREAM_INPUT_CAPACITY: usize = 256;
 
-/// Ids a stream encoder holds between `take`s (its `OUT`): the work area that merging a piece
-/// of `PICOBPE_STREAM_INPUT_CAPACITY` bytes needs, so no piece that fits the input is too
-/// long for it.
+/// Ids a stream encoder holds between `take`s (its `OUT`): for a byte-level model, the work
+/// area that merging a piece of `PICOBPE_STREAM_INPUT_CAPACITY` bytes needs, so no piece that
+/// fits the input is too long for it (a SentencePiece word may need more:
+/// `PICOBPE_STATUS_PIECE_TOO_LONG`).
 pub const PICOBPE_STREAM_ID_CAPACITY: usize = 512;
 
 /// Bytes a stream decoder holds (its `N`): a token of up to this minus 3 bytes (every token of
-/// gpt2, cl100k_base and o200k_base) always fits after a `take`.
+/// gpt2, cl100k_base and o200k_base; every SentencePiece piece of up to 64 bytes) always fits
+/// after a `take`.
 pub const PICOBPE_STREAM_DECODER_CAPACITY: usize = 256;
 
-/// The size of `PicobpeStreamEncoder` in 8-byte words: 2432 bytes, for a state of 2392 bytes
-/// on 64-bit targets and 2376 on 32-bit ones (checked at compile time), with room to spare.
+/// The size of `PicobpeStreamEncoder` in 8-byte words: 2432 bytes, for a state of at most
+/// 2392 bytes (checked at compile time for both families), with room to spare.
 pub const PICOBPE_STREAM_ENCODER_WORDS: usize = 304;
 
-/// The size of `PicobpeStreamDecoder` in 8-byte words: 336 bytes, for a state of 328 bytes on
-/// 64-bit targets and 320 on 32-bit ones (checked at compile time).
+/// The size of `PicobpeStreamDecoder` in 8-byte words: 336 bytes (its state's size is checked
+/// at compile time for both families).
 pub const PICOBPE_STREAM_DECODER_WORDS: usize = 42;
 
 /// Storage for a streaming encoder, owned by the caller (static, stack or heap): opaque, of a
@@ -414,11 +481,16 @@ pub struct PicobpeStreamDecoder {
     opaque: [u64; PICOBPE_STREAM_DECODER_WORDS],
 }
 
-/// The core's streaming encoder with the capacities above.
-type Encoder = StreamEncoder<'static, PICOBPE_STREAM_INPUT_CAPACITY, PICOBPE_STREAM_ID_CAPACITY>;
+/// The model's streaming encoder (with the capacities above).
+type Encoder = <Model as CModel>::Encoder;
 
-/// The core's streaming decoder with the capacity above.
-type Decoder = StreamDecoder<'static, PICOBPE_STREAM_DECODER_CAPACITY>;
+/// The model's streaming decoder (with the capacity above).
+type Decoder = <Model as CModel>::Decoder;
+
+// `model.rs` builds the streams with the capacities the header names.
+const _: () = assert!(crate::model::STREAM_INPUT_CAPACITY == PICOBPE_STREAM_INPUT_CAPACITY);
+const _: () = assert!(crate::model::STREAM_ID_CAPACITY == PICOBPE_STREAM_ID_CAPACITY);
+const _: () = assert!(crate::model::STREAM_DECODER_CAPACITY == PICOBPE_STREAM_DECODER_CAPACITY);
 
 /// What a `PicobpeStreamEncoder` (`T` = `Encoder`) or `PicobpeStreamDecoder` (`Decoder`)
 /// holds: a tag that says its `_init` function wrote it, and the stream.
@@ -434,12 +506,26 @@ const ENCODER_TAG: u32 = 0x7062_454e;
 /// The tag of an initialized decoder state ("pbDE").
 const DECODER_TAG: u32 = 0x7062_4445;
 
-// The header's sizes and alignments hold the states on every target, and no piece that fits
-// the input capacity is too long for the id capacity.
-const _: () = assert!(size_of::<State<Encoder>>() <= size_of::<PicobpeStreamEncoder>());
-const _: () = assert!(align_of::<State<Encoder>>() <= align_of::<PicobpeStreamEncoder>());
-const _: () = assert!(size_of::<State<Decoder>>() <= size_of::<PicobpeStreamDecoder>());
-const _: () = assert!(align_of::<State<Decoder>>() <= align_of::<PicobpeStreamDecoder>());
+/// Whether the header's encoder and decoder storage holds `State<E>` and `State<D>`.
+const fn fits<E, D>() -> bool {
+    size_of::<State<E>>() <= size_of::<PicobpeStreamEncoder>()
+        && align_of::<State<E>>() <= align_of::<PicobpeStreamEncoder>()
+        && size_of::<State<D>>() <= size_of::<PicobpeStreamDecoder>()
+        && align_of::<State<D>>() <= align_of::<PicobpeStreamDecoder>()
+}
+
+// The header's sizes and alignments hold the states of every family on every target (so the
+// header does not depend on the model baked), and no byte-level piece that fits the input
+// capacity is too long for the id capacity.
+const _: () = assert!(fits::<Encoder, Decoder>());
+const _: () = assert!(fits::<
+    StreamEncoder<'static, PICOBPE_STREAM_INPUT_CAPACITY, PICOBPE_STREAM_ID_CAPACITY>,
+    StreamDecoder<'static, PICOBPE_STREAM_DECODER_CAPACITY>,
+>());
+const _: () = assert!(fits::<
+    SpStreamEncoder<'static, PICOBPE_STREAM_INPUT_CAPACITY, PICOBPE_STREAM_ID_CAPACITY>,
+    SpStreamDecoder<'static, PICOBPE_STREAM_DECODER_CAPACITY>,
+>());
 const _: () = assert!(
     picobpe::bpe::scratch_needed(PICOBPE_STREAM_INPUT_CAPACITY) <= PICOBPE_STREAM_ID_CAPACITY
 );
@@ -545,7 +631,7 @@ pub unsafe extern "C" fn picobpe_stream_encoder_init(
     // SAFETY: the caller's contract above.
     if unsafe {
         init(state, ENCODER_TAG, || -> Encoder {
-            StreamEncoder::new(crate::c_api_tokenizer(), specials(allow_special))
+            CModel::encoder(model(), specials(allow_special))
         })
     } {
         PicobpeStatus::Ok
@@ -680,7 +766,7 @@ pub unsafe extern "C" fn picobpe_stream_decoder_init(
     // SAFETY: the caller's contract above.
     if unsafe {
         init(state, DECODER_TAG, || -> Decoder {
-            StreamDecoder::new(crate::c_api_tokenizer())
+            CModel::decoder(model())
         })
     } {
         PicobpeStatus::Ok
@@ -715,10 +801,8 @@ pub unsafe extern "C" fn picobpe_stream_decoder_push(
         Ok(()) => PicobpeStatus::Ok,
         Err(DecodeError::UnknownId { .. }) => PicobpeStatus::UnknownId,
         Err(DecodeError::OutputFull { .. }) => {
-            let len = crate::c_api_tokenizer()
-                .token_bytes(id)
-                .map_or(0, <[u8]>::len);
-            if len > PICOBPE_STREAM_DECODER_CAPACITY - 3 {
+            let room = CModel::decode_room(&model(), id).unwrap_or(0);
+            if room > PICOBPE_STREAM_DECODER_CAPACITY - 3 {
                 PicobpeStatus::PieceTooLong
             } else {
                 PicobpeStatus::OutputFull

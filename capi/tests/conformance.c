@@ -328,13 +328,13 @@ int main(int argc, char **argv) {
         uint8_t *mem = cache + cases % 2;
         size_t mem_bytes = sizeof cache - cases % 2;
         for (int again = 0; again < 2; again++) {
-            if (picobpe_encode_cached(text, len, true, mem, mem_bytes, out, cap, &p) !=
+            if (picobpe_encode_cached(text, len, 0, true, mem, mem_bytes, out, cap, &p) !=
                     PICOBPE_STATUS_OK ||
                 !same_ids(out, (long)p.written, all, n_all)) {
                 fail(cases, "cached encode (specials recognized) differs from tiktoken");
             }
         }
-        if (picobpe_encode_cached(text, len, false, mem, mem_bytes, out, cap, &p) !=
+        if (picobpe_encode_cached(text, len, 0, false, mem, mem_bytes, out, cap, &p) !=
                 PICOBPE_STATUS_OK ||
             !same_ids(out, (long)p.written, ord, n_ord)) {
             fail(cases, "cached encode (specials as text) differs from tiktoken");
@@ -369,9 +369,9 @@ int main(int argc, char **argv) {
         memcmp(sink, "Hello", 5) != 0) {
         fail(cases, "a token longer than the decode buffer is not reported with its length");
     }
-    /* tiktoken's gpt2 has 50257 ids. */
-    if (picobpe_vocab_size() != 50257) {
-        fail(cases, "the vocabulary size is not gpt2's");
+    /* tiktoken's gpt2: byte-level BPE, 50257 ids. */
+    if (picobpe_vocab_size() != 50257 || picobpe_model_family() != PICOBPE_FAMILY_BYTE_LEVEL_BPE) {
+        fail(cases, "the vocabulary size or family is not gpt2's");
     }
     /* The streams refuse what they must. */
     PicobpeStreamEncoder enc;
@@ -428,11 +428,11 @@ int main(int argc, char **argv) {
         p.written != 1) {
         fail(cases, "the stream decoder does not refuse an unknown id");
     }
-    if (picobpe_encode_cached((const uint8_t *)"abc", 3, true, NULL, 64, ids, 8, &p) !=
+    if (picobpe_encode_cached((const uint8_t *)"abc", 3, 0, true, NULL, 64, ids, 8, &p) !=
             PICOBPE_STATUS_INVALID_ARGUMENT ||
-        picobpe_encode_cached((const uint8_t *)"abc", 3, true, NULL, 0, ids, 8, &p) !=
+        picobpe_encode_cached((const uint8_t *)"abc", 3, 0, true, NULL, 0, ids, 8, &p) !=
             PICOBPE_STATUS_OK ||
-        picobpe_encode_cached((const uint8_t *)"abc", 3, true, cache, 63, ids, 8, &p) !=
+        picobpe_encode_cached((const uint8_t *)"abc", 3, 0, true, cache, 63, ids, 8, &p) !=
             PICOBPE_STATUS_OK) {
         fail(cases, "the cache arguments are not handled");
     }

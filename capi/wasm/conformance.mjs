@@ -268,7 +268,7 @@ for (const c of cases()) {
   check(sameBytes(streamDecode(ord, c.ordinary.length), c.text), 'stream decode does not give the input back');
   // 7. Cached encode, both ways.
   for (const [special, ref] of [[1, c.all], [0, c.ordinary]]) {
-    s = api.picobpe_encode_cached(text, len, special, cache, CACHE_BYTES, out, cap, progress);
+    s = api.picobpe_encode_cached(text, len, 0, special, cache, CACHE_BYTES, out, cap, progress);
     check(s === OK && sameIds(idsAt(out, prog().written), ref), `cached encode differs (special ${special})`);
   }
   nCases++;
@@ -285,6 +285,8 @@ const bad = putIds([4000000000]);
 const sink = alloc(8);
 const unknown = picobpe_decode(bad, 1, sink, 8, progress);
 check(unknown === UNKNOWN_ID && prog().consumed === 0, 'an unknown id is not reported');
+// tiktoken's gpt2: byte-level BPE (family 0), 50257 ids.
+check(api.picobpe_model_family() === 0 && picobpe_vocab_size() === 50257, 'not gpt2: family or size');
 
 // Summary and footprint row: the module's section sizes from its bytes (id 10 code, 11 data).
 const vocab = picobpe_vocab_size();

@@ -442,16 +442,60 @@ pub fn panic_check_wordpiece() {
 #[path = "../../capi/src/api.rs"]
 mod capi;
 
-/// What `capi` asks of the crate including it: the tables.
-#[inline(always)]
-fn c_api_tables() -> &'static Tables<'static> {
-    tables()
-}
+/// What the C API asks of a tokenizer family (`capi/src/model.rs`): `capi` is compiled over
+/// the byte-level one, and [`panic_check_capi_sp_model`] calls the SentencePiece one.
+#[path = "../../capi/src/model.rs"]
+mod model;
+
+/// What `capi` asks of the crate including it: the family it serves.
+type CApiModel = Tokenizer<'static>;
 
 /// What `capi` asks of the crate including it: the tokenizer.
 #[inline(always)]
-fn c_api_tokenizer() -> Tokenizer<'static> {
+fn c_api_model() -> CApiModel {
     Tokenizer::new(tables())
+}
+
+/// The C API's SentencePiece family (`capi/src/model.rs` over an `SpTokenizer`, what a
+/// SentencePiece build of `capi` calls), with opaque offsets in range or not.
+#[no_mangle]
+#[inline(never)]
+pub fn panic_check_capi_sp_model() {
+    use model::CModel;
+    let m = sp_tokenizer();
+    let mut out = [0u32; 64];
+    let mut bytes = [0u8; 64];
+    let mut cache = [picobpe::CacheEntry::EMPTY; 4];
+    let text = text();
+    let ids = ids();
+    black_box(CModel::family(&m));
+    black_box(CModel::n_ids(&m));
+    for cache in [&mut cache[..], &mut []] {
+        black_box(CModel::encode_from(
+            &m,
+            text,
+            black_box(text.len() / 2),
+            specials(),
+            &mut out,
+            cache,
+        ));
+    }
+    black_box(CModel::count(&m, text, specials(), &mut out));
+    black_box(CModel::decode_from(&m, ids, black_box(1), &mut bytes));
+    for &id in ids {
+        black_box(CModel::decode_room(&m, id));
+    }
+    let mut enc = CModel::encoder(m, specials());
+    black_box(enc.push(text));
+    enc.finish();
+    black_box(enc.take(&mut out));
+    black_box(enc.is_done());
+    let mut dec = CModel::decoder(m);
+    for &id in ids {
+        black_box(dec.push(id));
+    }
+    dec.finish();
+    black_box(dec.take(&mut bytes));
 }
 
 /// The C API's exported functions, with opaque pointers and lengths, null ones included.
@@ -459,11 +503,12 @@ fn c_api_tokenizer() -> Tokenizer<'static> {
 #[inline(never)]
 pub fn panic_check_capi() {
     use capi::{
-        picobpe_count, picobpe_decode, picobpe_encode, picobpe_encode_cached,
-        picobpe_stream_decoder_finish, picobpe_stream_decoder_init, picobpe_stream_decoder_push,
-        picobpe_stream_decoder_take, picobpe_stream_encoder_finish, picobpe_stream_encoder_init,
-        picobpe_stream_encoder_is_done, picobpe_stream_encoder_push, picobpe_stream_encoder_take,
-        picobpe_vocab_size, PicobpeProgress, PicobpeStreamDecoder, PicobpeStreamEncoder,
+        picobpe_count, picobpe_decode, picobpe_decode_from, picobpe_encode, picobpe_encode_cached,
+        picobpe_encode_from, picobpe_model_family, picobpe_stream_decoder_finish,
+        picobpe_stream_decoder_init, picobpe_stream_decoder_push, picobpe_stream_decoder_take,
+        picobpe_stream_encoder_finish, picobpe_stream_encoder_init, picobpe_stream_encoder_is_done,
+        picobpe_stream_encoder_push, picobpe_stream_encoder_take, picobpe_vocab_size,
+        PicobpeProgress, PicobpeStreamDecoder, PicobpeStreamEncoder,
     };
     use core::mem::MaybeUninit;
     let mut out = [0u32; 64];
@@ -495,6 +540,23 @@ pub fn panic_check_capi() {
             black_box(64),
             null,
         ));
+        black_box(picobpe_encode_from(
+            text.as_ptr(),
+            text.len(),
+            black_box(text.len() / 2),
+            black_box(true),
+            out_ptr,
+            black_box(64),
+            progress_ptr,
+        ));
+        black_box(picobpe_decode_from(
+            ids.as_ptr(),
+            ids.len(),
+            black_box(1),
+            bytes_ptr,
+            black_box(64),
+            progress_ptr,
+        ));
         black_box(picobpe_count(
             text.as_ptr(),
             text.len(),
@@ -523,6 +585,7 @@ pub fn panic_check_capi() {
         black_box(picobpe_encode_cached(
             text.as_ptr(),
             text.len(),
+            black_box(0),
             black_box(true),
             cache_ptr,
             black_box(8 * 8 * 24),
@@ -533,6 +596,7 @@ pub fn panic_check_capi() {
         black_box(picobpe_encode_cached(
             text.as_ptr(),
             text.len(),
+            black_box(text.len() / 2),
             black_box(false),
             black_box(core::ptr::null_mut()),
             black_box(0),
@@ -588,6 +652,7 @@ pub fn panic_check_capi() {
         ));
     }
     black_box(picobpe_vocab_size());
+    black_box(picobpe_model_family());
     black_box(progress);
 }
 
@@ -595,6 +660,7 @@ pub fn panic_check_capi() {
 #[no_mangle]
 pub extern "C" fn _start() -> ! {
     panic_check_capi();
+    panic_check_capi_sp_model();
     panic_check_encode();
     panic_check_decode();
     panic_check_stream_encode();

@@ -5,6 +5,7 @@
 mod bench;
 mod bench_train;
 mod c_firmware;
+mod capi_models;
 mod chart;
 mod firmware;
 mod firmware_test;
@@ -30,6 +31,7 @@ fn main() -> ExitCode {
         "bench" => bench::run(rest),
         "bench-train" => bench_train::run(rest),
         "c-firmware-test" => c_firmware::run(rest),
+        "capi-models-test" => capi_models::run(rest),
         "chart" => chart::run(rest),
         "firmware-run" => firmware::run(rest),
         "firmware-test" => firmware_test::run(rest),

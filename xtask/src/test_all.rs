@@ -14,8 +14,9 @@
 //!    doctests too, among them the `picobpe` crate docs' example, and the C API's C program
 //!    built with the system `cc`; with `PICOBPE_REQUIRE_DASK=1`,
 //!    so the Dask test fails rather than skips), the C API built for `wasm32-unknown-unknown`
-//!    and run through the gpt2 vectors under Node (`cargo xtask wasm-test`), then a 20 s
-//!    fuzzing smoke per target;
+//!    and run through the gpt2 vectors under Node (`cargo xtask wasm-test`), the C API built
+//!    with SentencePiece models and run through sentencepiece's vectors from C (`cargo xtask
+//!    capi-models-test`), then a 20 s fuzzing smoke per target;
 //! 6. the on-target tests under QEMU (`cargo xtask firmware-test`), the C firmware example
 //!    (`cargo xtask c-firmware-test`: `arm-none-eabi-gcc`, installed when missing) and the
 //!    Cortex-M0 and RISC-V runs (`cargo xtask ports-test`: `qemu-system-misc` installed when
@@ -118,6 +119,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     step(
         "C API on wasm32-unknown-unknown: the gpt2 vectors under Node",
         cargo(&root, &["xtask", "wasm-test"]),
+    )?;
+    step(
+        "C API with SentencePiece models (sp4096, mistral, ug8000) from C",
+        cargo(&root, &["xtask", "capi-models-test"]),
     )?;
     step(
         "fuzz smoke (20 s per target)",
