@@ -27,8 +27,10 @@
 /*
  Ids a stream encoder holds between `take`s (its `OUT`): for a byte-level model, the work
  area that merging a piece of `PICOBPE_STREAM_INPUT_CAPACITY` bytes needs, so no piece that
- fits the input is too long for it (a SentencePiece word may need more:
- `PICOBPE_STATUS_PIECE_TOO_LONG`).
+ fits the input is too long for it. A SentencePiece word may need more
+ (`PICOBPE_STATUS_PIECE_TOO_LONG`): BPE merges in 11 to 14 ids per character, so a word of
+ more than about 40 characters; a Unigram word of more than 64 normalized bytes on a
+ 32-bit target (512 on a 64-bit one) keeps its lattice there, 4 ids per byte.
  */
 #define PICOBPE_STREAM_ID_CAPACITY 512
 
@@ -50,21 +52,6 @@
  at compile time for both families).
  */
 #define PICOBPE_STREAM_DECODER_WORDS 42
-
-/*
- Bytes of pending input a stream encoder holds (its `IN`). See `api.rs`.
- */
-#define STREAM_INPUT_CAPACITY 256
-
-/*
- Ids a stream encoder holds between `take`s (its `OUT`). See `api.rs`.
- */
-#define STREAM_ID_CAPACITY 512
-
-/*
- Bytes a stream decoder holds (its `N`). See `api.rs`.
- */
-#define STREAM_DECODER_CAPACITY 256
 
 /*
  The tokenizer family of the baked model, as the C API reports it.
@@ -99,10 +86,10 @@ typedef enum PicobpeStatus {
    */
   PICOBPE_STATUS_OUTPUT_FULL = 1,
   /*
-   One piece (for decode: one token) needs more room than the whole output buffer, and
-   nothing was written: call again from `progress.consumed` (encode: where the call
-   started; decode: the token's index; count: 0) with an output buffer of at least
-   `progress.needed` elements.
+   One piece (for decode: one token) needs more room than the whole output buffer (none
+   of the call's output is to be used: `progress.written` is 0): call again from
+   `progress.consumed` (encode: where the call started; decode: the token's index; count:
+   0) with an output buffer of at least `progress.needed` elements.
    */
   PICOBPE_STATUS_PIECE_TOO_LONG = 2,
   /*
@@ -199,8 +186,8 @@ enum PicobpeFamily picobpe_model_family(void);
  `picobpe_encode_from(text, len, progress.consumed, ...)` (for a byte-level model,
  `picobpe_encode(text + progress.consumed, ...)` is the same).
  `PICOBPE_STATUS_PIECE_TOO_LONG`: one piece (a SentencePiece word) needs an output buffer
- of `progress.needed` ids, and nothing was written; call again from `progress.consumed`
- (where this call started) with one that large.
+ of `progress.needed` ids, and none of the call's ids is to be used; call again from
+ `progress.consumed` (where this call started) with one that large.
 
  # Safety
  `text` must point to `len` readable bytes, `out` to `cap` writable `uint32_t`, `progress`
@@ -299,7 +286,8 @@ enum PicobpeStatus picobpe_decode_from(const uint32_t *ids,
  `memset`): a zeroed cache is empty. Then keep it for this library's calls only: pass it
  to `picobpe_encode_cached` and nothing else writes it. A null `cache` with
  `cache_bytes` 0, or fewer than one line, encodes without a cache. (A SentencePiece BPE
- model without byte fallback does not use it.)
+ model without byte fallback does not use it, nor a Unigram model imported from a
+ `tokenizer.json`.)
 
  # Safety
  As `picobpe_encode`; `cache` must point to `cache_bytes` readable and writable bytes that
@@ -317,8 +305,9 @@ enum PicobpeStatus picobpe_encode_cached(const uint8_t *text,
 
 /*
  Set up a streaming encoder in `state` (any previous contents are overwritten, nothing is
- freed), with the model's special tokens recognized when `allow_special` is true. Its ids
- equal `picobpe_encode`'s of all the text pushed, however it is cut into chunks.
+ freed), with the model's special tokens recognized when `allow_special` is true (a
+ SentencePiece model has no such switch). Its ids equal `picobpe_encode`'s of all the text
+ pushed, however it is cut into chunks.
 
  The calls, in this order: `picobpe_stream_encoder_push` text, taking ids with
  `picobpe_stream_encoder_take` whenever a push returns `PICOBPE_STATUS_OUTPUT_FULL` (and
@@ -371,12 +360,15 @@ enum PicobpeStatus picobpe_stream_encoder_finish(struct PicobpeStreamEncoder *st
  special token wait for more input).
 
  `PICOBPE_STATUS_OK`: `progress.written` ids are in `out`. Fewer than `cap` (0 included):
- that is all for now, and a further call writes 0 until more input is pushed (after
- `finish`: the stream is done). `PICOBPE_STATUS_INPUT_TOO_SMALL`: the pending input is one
+ that is all for now, and a further call writes 0 (or reports what stopped it) until more
+ input is pushed (after `finish`: the stream is done). `PICOBPE_STATUS_INPUT_TOO_SMALL`: the pending input is one
  run of `PICOBPE_STREAM_INPUT_CAPACITY` bytes that cannot be split; the stream cannot go on
  (encode the text with `picobpe_encode`, and init the state again for the next stream).
  `PICOBPE_STATUS_PIECE_TOO_LONG`: a piece needs a work area of `progress.needed` ids, more
- than the stream has (the capacities above rule it out; as `INPUT_TOO_SMALL` otherwise).
+ than the stream has (a byte-level model's capacities rule it out; a long SentencePiece
+ word, see `PICOBPE_STREAM_ID_CAPACITY`); as `INPUT_TOO_SMALL`, the stream cannot go on.
+ An error comes only from a call that wrote no ids: the ids before it are handed out
+ first, so everything taken before the error is final and right.
 
  # Safety
  `state` must point to a `PicobpeStreamEncoder` that nothing else accesses during the call,
@@ -402,7 +394,8 @@ bool picobpe_stream_encoder_is_done(const struct PicobpeStreamEncoder *state);
  Set up a streaming decoder in `state` (previous contents are overwritten). It turns ids
  into the same bytes as `picobpe_decode`, but hands out only whole UTF-8 characters until
  `finish` (a character split across tokens waits for its last byte; bytes that can never be
- valid UTF-8 pass through as they are).
+ valid UTF-8 pass through as they are, or, for a SentencePiece model, become U+FFFD as
+ `DecodeIds` has them).
 
  The calls: `picobpe_stream_decoder_push` one id at a time, `picobpe_stream_decoder_take`
  whenever a push returns `PICOBPE_STATUS_OUTPUT_FULL` (and whenever you want bytes), then

@@ -15,11 +15,11 @@ use picobpe::{
 };
 
 /// Bytes of pending input a stream encoder holds (its `IN`). See `api.rs`.
-pub const STREAM_INPUT_CAPACITY: usize = 256;
+pub(crate) const STREAM_INPUT_CAPACITY: usize = 256;
 /// Ids a stream encoder holds between `take`s (its `OUT`). See `api.rs`.
-pub const STREAM_ID_CAPACITY: usize = 512;
+pub(crate) const STREAM_ID_CAPACITY: usize = 512;
 /// Bytes a stream decoder holds (its `N`). See `api.rs`.
-pub const STREAM_DECODER_CAPACITY: usize = 256;
+pub(crate) const STREAM_DECODER_CAPACITY: usize = 256;
 
 /// The tokenizer family of the baked model, as the C API reports it.
 #[repr(C)]
@@ -66,9 +66,12 @@ pub trait CModel: Copy {
     /// Decode `ids` from index `from` (0 or an earlier call's `consumed`). Positions in errors
     /// are indexes into `ids`.
     fn decode_from(&self, ids: &[u32], from: usize, out: &mut [u8]) -> Result<usize, DecodeError>;
-    /// Bytes enough to decode `id` alone into an empty buffer after any ids (an upper bound);
-    /// `None` for an unknown id.
+    /// Bytes enough to decode from `id` on into an empty buffer, whatever came before it (an
+    /// upper bound); `None` for an unknown id.
     fn decode_room(&self, id: u32) -> Option<usize>;
+    /// Room a streaming decoder needs after a full `take` to accept `id` (an upper bound);
+    /// `None` for an unknown id.
+    fn stream_room(&self, id: u32) -> Option<usize>;
     /// A new streaming encoder (`specials`: byte-level models only; SentencePiece has none).
     fn encoder(self, specials: Specials) -> Self::Encoder;
     /// A new streaming decoder.
@@ -170,6 +173,12 @@ impl CModel for Tokenizer<'static> {
         self.token_bytes(id).map(<[u8]>::len)
     }
 
+    /// Its bytes, after up to 3 held bytes of an unfinished character.
+    #[inline]
+    fn stream_room(&self, id: u32) -> Option<usize> {
+        self.token_bytes(id).map(|b| b.len().saturating_add(3))
+    }
+
     #[inline(always)]
     fn encoder(self, specials: Specials) -> Self::Encoder {
         StreamEncoder::new(self, specials)
@@ -229,13 +238,30 @@ impl CModel for SpTokenizer<'static> {
     }
 
     /// A piece decodes to at most its own bytes (`▁`, three bytes, becomes one space), the
-    /// unknown piece to ` ⁇ `, and a byte piece to at most a held character's four bytes or
-    /// U+FFFD for each of them: 16 bytes bound the last two.
+    /// unknown piece to the model's `unk_surface`, and a run of byte pieces to at most a
+    /// character's four bytes, or U+FFFD (three bytes) for each of them: the longer of the
+    /// piece and `unk_surface`, and 12 bytes for the bytes held before it, bound all three.
     #[inline]
     fn decode_room(&self, id: u32) -> Option<usize> {
         let t = self.tables();
         t.kind(id)?;
-        t.piece_bytes(id).map(|p| p.len().max(16))
+        let piece = t.piece_bytes(id)?.len();
+        Some(piece.max(t.unk_surface.len()).saturating_add(12))
+    }
+
+    /// `SpStreamDecoder::push`'s own test, with a full `take` before it: up to 3 bytes of an
+    /// unfinished character stay held (9 bytes as U+FFFD); a byte piece needs room for four
+    /// U+FFFD, any other piece for the longer of itself and `unk_surface`.
+    #[inline]
+    fn stream_room(&self, id: u32) -> Option<usize> {
+        let t = self.tables();
+        let kind = t.kind(id)?;
+        let piece = t.piece_bytes(id)?.len();
+        Some(if kind == picobpe::sentencepiece::PieceKind::Byte {
+            12
+        } else {
+            piece.max(t.unk_surface.len()).saturating_add(9)
+        })
     }
 
     /// `specials` is ignored (see `encode_from`).

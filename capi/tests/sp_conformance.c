@@ -15,7 +15,8 @@
  *      the reference;
  *   2. encode through a 7-id buffer, draining and continuing with picobpe_encode_from at
  *      `consumed` (and growing the buffer to `needed` when one word asks for more), equals it;
- *   3. count equals the number of ids;
+ *   3. count equals the number of ids, with the test's work area and with 7 ids grown to
+ *      `needed`;
  *   4. encode with a cache (one for all records, so it is warm), one-shot and resumed through
  *      7 ids, equals the reference;
  *   5. decode gives the reference text, one-shot and through a 5-byte buffer continued with
@@ -23,7 +24,8 @@
  *   6. the stream encoder, fed 3-byte chunks and taken through 5 ids, gives the reference ids;
  *      it may refuse only a text longer than its input capacity less 64 bytes
  *      (INPUT_TOO_SMALL) or one with a word whose work area is more than its id capacity
- *      (PIECE_TOO_LONG, saying so in `needed`);
+ *      (PIECE_TOO_LONG, saying so in `needed`), and the ids taken before a refusal must be
+ *      the reference's first ids;
  *   7. the stream decoder, fed one id at a time and taken through 4 bytes, gives the text.
  * Prints one line per failure (the first 20) and a summary; exits 0 only when every check
  * passes. */
@@ -101,8 +103,9 @@ static int same_ids(const uint32_t *a, size_t na, const uint32_t *b, size_t nb) 
 /* Encode `text` through a buffer of `cap` ids, continuing from `consumed` after OUTPUT_FULL and
  * growing to `needed` on PIECE_TOO_LONG; the ids go to `all` (room for `max`). With a cache,
  * through picobpe_encode_cached. Returns the number of ids, or -1. */
-static long encode_resumed(const uint8_t *text, size_t len, size_t cap, void *cache,
+static long encode_resumed(const uint8_t *text, size_t len, size_t small, void *cache,
                            size_t cache_bytes, uint32_t *all, size_t max) {
+    size_t cap = small;
     uint32_t *buf = malloc(sizeof(uint32_t) * cap);
     size_t from = 0, total = 0;
     for (;;) {
@@ -111,11 +114,11 @@ static long encode_resumed(const uint8_t *text, size_t len, size_t cap, void *ca
             cache ? picobpe_encode_cached(text, len, from, true, cache, cache_bytes, buf, cap, &p)
                   : picobpe_encode_from(text, len, from, true, buf, cap, &p);
         if (s == PICOBPE_STATUS_PIECE_TOO_LONG && p.needed > cap && p.written == 0 &&
-            p.consumed >= from) {
+            p.consumed == from) {
             buf = realloc(buf, sizeof(uint32_t) * (cap = p.needed));
-            from = p.consumed;
             continue;
         }
+        cap = small; /* the long word is done: back to the small buffer */
         if ((s != PICOBPE_STATUS_OK && s != PICOBPE_STATUS_OUTPUT_FULL) || total + p.written > max ||
             (s == PICOBPE_STATUS_OUTPUT_FULL && p.consumed <= from && p.written == 0)) {
             free(buf);
@@ -133,17 +136,21 @@ static long encode_resumed(const uint8_t *text, size_t len, size_t cap, void *ca
 
 /* Decode `ids[0..n]` through a buffer of `cap` bytes, continuing with picobpe_decode_from;
  * the text goes to `all` (room for `max`). Returns its length, or -1. */
-static long decode_resumed(const uint32_t *ids, size_t n, size_t cap, uint8_t *all, size_t max) {
+static long decode_resumed(const uint32_t *ids, size_t n, size_t small, uint8_t *all,
+                           size_t max) {
+    size_t cap = small;
     uint8_t *buf = malloc(cap);
     size_t from = 0, total = 0;
     for (;;) {
         PicobpeProgress p;
         PicobpeStatus s = picobpe_decode_from(ids, n, from, buf, cap, &p);
-        if (s == PICOBPE_STATUS_PIECE_TOO_LONG && p.needed > cap && p.written == 0) {
+        if (s == PICOBPE_STATUS_PIECE_TOO_LONG && p.needed > cap && p.written == 0 &&
+            p.consumed >= from) {
             buf = realloc(buf, cap = p.needed);
             from = p.consumed;
             continue;
         }
+        cap = small; /* the long piece is done: back to the small buffer */
         if ((s != PICOBPE_STATUS_OK && s != PICOBPE_STATUS_OUTPUT_FULL) || total + p.written > max ||
             (s == PICOBPE_STATUS_OUTPUT_FULL && p.written == 0)) {
             free(buf);
@@ -333,10 +340,18 @@ int main(int argc, char **argv) {
         /* 2. Through 7 ids. */
         long got = encode_resumed(text, len, 7, NULL, 0, out, max);
         check(got >= 0 && same_ids(out, (size_t)got, ids, n), name, "encode resumed differs");
-        /* 3. Count. */
+        /* 3. Count, with the test's work area and with 7 ids grown to what a word asks for
+         * (counting again from the start). */
         uint32_t *scratch = malloc(sizeof(uint32_t) * work);
         PicobpeStatus s = picobpe_count(text, len, true, scratch, work, &p);
         check(s == PICOBPE_STATUS_OK && p.written == n, name, "count differs");
+        size_t scap = 7;
+        while ((s = picobpe_count(text, len, true, scratch, scap, &p)) ==
+                   PICOBPE_STATUS_PIECE_TOO_LONG &&
+               p.consumed == 0 && p.needed > scap && p.needed <= work) {
+            scap = p.needed;
+        }
+        check(s == PICOBPE_STATUS_OK && p.written == n, name, "count through 7 ids differs");
         free(scratch);
         /* 4. Cached, one-shot and through 7 ids. */
         s = picobpe_encode_cached(text, len, 0, true, cache, sizeof cache, out, max, &p);
@@ -367,6 +382,9 @@ int main(int argc, char **argv) {
         s = stream_encode(text, len, streamed_ids, n, &sn);
         if ((s == PICOBPE_STATUS_INPUT_TOO_SMALL && len + 64 > PICOBPE_STREAM_INPUT_CAPACITY) ||
             (s == PICOBPE_STATUS_PIECE_TOO_LONG && stream_needed > PICOBPE_STREAM_ID_CAPACITY)) {
+            /* Every id taken before the refusal is final and right. */
+            check(sn <= n && same_ids(streamed_ids, sn, ids, sn), name,
+                  "stream ids before a refusal differ");
             refused++;
         } else {
             check(s == PICOBPE_STATUS_OK && same_ids(streamed_ids, sn, ids, n), name,
@@ -385,6 +403,10 @@ int main(int argc, char **argv) {
               p.consumed == 0,
           "arguments", "an unknown id is not reported");
     uint32_t ids[4];
+    check(picobpe_encode((const uint8_t *)"abc", 3, true, ids, 0, &p) ==
+                  PICOBPE_STATUS_PIECE_TOO_LONG &&
+              p.consumed == 0 && p.written == 0 && p.needed >= 1,
+          "arguments", "an empty output buffer does not ask for more");
     check(picobpe_encode_from((const uint8_t *)"abc", 3, 9, true, ids, 4, &p) == PICOBPE_STATUS_OK &&
               p.written == 0,
           "arguments", "an offset past the end does not encode nothing");

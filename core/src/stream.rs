@@ -118,8 +118,15 @@ impl<const IN: usize, const OUT: usize> Pending<IN, OUT> {
     ) -> Result<usize, StreamError> {
         let mut n = 0usize;
         while n < out.len() {
-            if self.ids_start == self.ids_end && !self.refill(&mut encode)? {
-                break;
+            if self.ids_start == self.ids_end {
+                match self.refill(&mut encode) {
+                    Ok(true) => {}
+                    Ok(false) => break,
+                    // The ids already in `out` are final: hand them out first. `refill` kept
+                    // the input as it was, so the next call meets the same error.
+                    Err(_) if n > 0 => break,
+                    Err(e) => return Err(e),
+                }
             }
             let avail = self.ids.get(self.ids_start..self.ids_end).unwrap_or(&[]);
             let k = slice_ops::copy(out.get_mut(n..).unwrap_or(&mut []), avail);
@@ -194,7 +201,8 @@ impl<'t, const IN: usize, const OUT: usize> StreamEncoder<'t, IN, OUT> {
     }
 
     /// Move finished ids into `out`; returns how many. Returns 0 when nothing more can be done
-    /// until more input is pushed (or, after `finish`, when the stream is done).
+    /// until more input is pushed (or, after `finish`, when the stream is done). An error
+    /// comes only from a call that moved no ids (ids before it are returned first).
     pub fn take(&mut self, out: &mut [u32]) -> Result<usize, StreamError> {
         let (tok, specials) = (self.tok, self.specials);
         self.pending.take(out, |p| {

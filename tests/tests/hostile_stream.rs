@@ -70,3 +70,24 @@ fn whitespace_run_needs_room_beyond_the_longest_piece() {
         );
     }
 }
+
+/// A `take` that meets an error after moving ids hands those ids out first (they are final) and
+/// reports the error on the next call, so nothing taken is lost: with `OUT = 8`, `"hi"` encodes
+/// and the 27-byte piece after it needs more than 8 ids of work area.
+#[test]
+fn ids_before_a_stream_error_are_handed_out_first() {
+    let tok = Tokenizer::new(models::tables(Encoding::Gpt2, Source::Tiktoken));
+    let text = b"hi abcdefghijklmnopqrstuvwxyz";
+    let one_shot = check::encode(&tok, text, Specials::None).unwrap();
+    let mut enc: StreamEncoder<'_, 64, 8> = StreamEncoder::new(tok, Specials::None);
+    assert_eq!(enc.push(text), Ok(text.len()));
+    enc.finish();
+    let mut out = [0u32; 16];
+    let n = enc.take(&mut out).expect("the ids before the long piece");
+    assert!(n >= 1);
+    assert_eq!(out[..n], one_shot[..n]);
+    assert!(matches!(
+        enc.take(&mut out),
+        Err(StreamError::PieceTooLong { len: 27, .. })
+    ));
+}

@@ -59,7 +59,8 @@ impl<'t, const IN: usize, const OUT: usize> SpStreamEncoder<'t, IN, OUT> {
     }
 
     /// Move finished ids into `out`; returns how many. Returns 0 when nothing more can be done
-    /// until more input is pushed (or, after `finish`, when the stream is done).
+    /// until more input is pushed (or, after `finish`, when the stream is done). An error
+    /// comes only from a call that moved no ids (ids before it are returned first).
     pub fn take(&mut self, out: &mut [u32]) -> Result<usize, StreamError> {
         let (tok, at_start, cursor) = (self.tok, &mut self.at_start, &mut self.cursor);
         self.pending.take(out, |p| {
