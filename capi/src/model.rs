@@ -78,44 +78,6 @@ pub trait CModel: Copy {
     fn decoder(self) -> Self::Decoder;
 }
 
-/// `e` with its offsets moved on by `by` (an error of `text[by..]` as one of `text`).
-fn shift_encode(e: EncodeError, by: usize) -> EncodeError {
-    match e {
-        EncodeError::OutputFull { consumed, written } => EncodeError::OutputFull {
-            consumed: consumed.saturating_add(by),
-            written,
-        },
-        EncodeError::PieceTooLong {
-            offset,
-            len,
-            needed,
-        } => EncodeError::PieceTooLong {
-            offset: offset.saturating_add(by),
-            len,
-            needed,
-        },
-    }
-}
-
-/// `e` with its positions moved on by `by` (an error of `ids[by..]` as one of `ids`).
-fn shift_decode(e: DecodeError, by: usize) -> DecodeError {
-    match e {
-        DecodeError::OutputFull { consumed, written } => DecodeError::OutputFull {
-            consumed: consumed.saturating_add(by),
-            written,
-        },
-        DecodeError::UnknownId {
-            position,
-            id,
-            written,
-        } => DecodeError::UnknownId {
-            position: position.saturating_add(by),
-            id,
-            written,
-        },
-    }
-}
-
 impl CModel for Tokenizer<'static> {
     type Encoder = StreamEncoder<'static, STREAM_INPUT_CAPACITY, STREAM_ID_CAPACITY>;
     type Decoder = StreamDecoder<'static, STREAM_DECODER_CAPACITY>;
@@ -147,7 +109,7 @@ impl CModel for Tokenizer<'static> {
         } else {
             self.encode_cached(rest, out, specials, cache)
         };
-        r.map_err(|e| shift_encode(e, from))
+        r.map_err(|e| e.shifted(from))
     }
 
     #[inline]
@@ -164,7 +126,7 @@ impl CModel for Tokenizer<'static> {
     #[inline]
     fn decode_from(&self, ids: &[u32], from: usize, out: &mut [u8]) -> Result<usize, DecodeError> {
         let rest = ids.get(from..).unwrap_or(&[]);
-        self.decode(rest, out).map_err(|e| shift_decode(e, from))
+        self.decode(rest, out).map_err(|e| e.shifted(from))
     }
 
     /// A token decodes to exactly its bytes.

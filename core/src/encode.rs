@@ -126,7 +126,7 @@ impl<'t> Tokenizer<'t> {
                     rest = rest.get(consumed..).unwrap_or(&[]);
                 }
                 Err(e @ EncodeError::PieceTooLong { .. }) => {
-                    return Err(shift(e, text.len() - rest.len()))
+                    return Err(e.shifted(text.len() - rest.len()))
                 }
             }
         }
@@ -848,24 +848,5 @@ fn put_one(out: &mut [u32], at: usize, id: u32) -> Result<usize, usize> {
             Ok(1)
         }
         None => Err(at + 1),
-    }
-}
-
-/// Re-base an error's offsets by `by` input bytes.
-fn shift(e: EncodeError, by: usize) -> EncodeError {
-    match e {
-        EncodeError::PieceTooLong {
-            offset,
-            len,
-            needed,
-        } => EncodeError::PieceTooLong {
-            offset: offset + by,
-            len,
-            needed,
-        },
-        EncodeError::OutputFull { consumed, written } => EncodeError::OutputFull {
-            consumed: consumed + by,
-            written,
-        },
     }
 }

@@ -26,6 +26,30 @@ pub enum EncodeError {
     },
 }
 
+impl EncodeError {
+    /// The same error with its input offsets moved on by `by` bytes: an error of an encode of
+    /// `text[by..]` as one of `text`.
+    #[must_use]
+    #[inline]
+    pub fn shifted(self, by: usize) -> Self {
+        match self {
+            EncodeError::OutputFull { consumed, written } => EncodeError::OutputFull {
+                consumed: consumed.saturating_add(by),
+                written,
+            },
+            EncodeError::PieceTooLong {
+                offset,
+                len,
+                needed,
+            } => EncodeError::PieceTooLong {
+                offset: offset.saturating_add(by),
+                len,
+                needed,
+            },
+        }
+    }
+}
+
 impl fmt::Display for EncodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
@@ -62,6 +86,30 @@ pub enum DecodeError {
         /// Bytes written.
         written: usize,
     },
+}
+
+impl DecodeError {
+    /// The same error with its id positions moved on by `by`: an error of a decode of
+    /// `ids[by..]` as one of `ids`.
+    #[must_use]
+    #[inline]
+    pub fn shifted(self, by: usize) -> Self {
+        match self {
+            DecodeError::UnknownId {
+                position,
+                id,
+                written,
+            } => DecodeError::UnknownId {
+                position: position.saturating_add(by),
+                id,
+                written,
+            },
+            DecodeError::OutputFull { consumed, written } => DecodeError::OutputFull {
+                consumed: consumed.saturating_add(by),
+                written,
+            },
+        }
+    }
 }
 
 impl fmt::Display for DecodeError {

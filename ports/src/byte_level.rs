@@ -39,13 +39,7 @@ fn encode_from(
     out: &mut [u32],
 ) -> Result<usize, EncodeError> {
     let rest = text.get(from..).unwrap_or(&[]);
-    tok.encode(rest, out, specials).map_err(|e| match e {
-        EncodeError::OutputFull { consumed, written } => EncodeError::OutputFull {
-            consumed: from + consumed,
-            written,
-        },
-        e => e,
-    })
+    tok.encode(rest, out, specials).map_err(|e| e.shifted(from))
 }
 
 /// Checks every embedded record; prints failures and the summary line.

@@ -28,15 +28,7 @@ const MODELS: [(Builtin, u32); 3] = [
 /// Entry point of `capi-models-test [FILTER]`: every model, or those whose name contains
 /// FILTER.
 pub fn run(args: &[String]) -> Result<(), String> {
-    let filter = match args {
-        [] => None,
-        [f] if !f.starts_with('-') => Some(f.as_str()),
-        [a, ..] => {
-            return Err(format!(
-                "unexpected argument `{a}`\nusage: cargo xtask capi-models-test [FILTER]"
-            ))
-        }
-    };
+    let filter = crate::ports::filter_arg(args, "capi-models-test")?;
     let start = Instant::now();
     let mut runs = 0;
     for (model, family) in MODELS {

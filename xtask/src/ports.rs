@@ -137,15 +137,7 @@ struct Run {
 /// Entry point of `ports-test [FILTER]`: every port, or those whose label
 /// (`<target>/<machine>/<model>`) contains FILTER.
 pub fn run(args: &[String]) -> Result<(), String> {
-    let filter = match args {
-        [] => None,
-        [f] if !f.starts_with('-') => Some(f.as_str()),
-        [a, ..] => {
-            return Err(format!(
-                "unexpected argument `{a}`\nusage: cargo xtask ports-test [FILTER]"
-            ))
-        }
-    };
+    let filter = filter_arg(args, "ports-test")?;
     let start = Instant::now();
     let runs = run_all(filter)?;
     if runs.is_empty() {
@@ -161,6 +153,18 @@ pub fn run(args: &[String]) -> Result<(), String> {
         start.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// The optional FILTER argument of `cargo xtask <command> [FILTER]` (an error names any other
+/// argument).
+pub fn filter_arg<'a>(args: &'a [String], command: &str) -> Result<Option<&'a str>, String> {
+    match args {
+        [] => Ok(None),
+        [f] if !f.starts_with('-') => Ok(Some(f.as_str())),
+        [a, ..] => Err(format!(
+            "unexpected argument `{a}`\nusage: cargo xtask {command} [FILTER]"
+        )),
+    }
 }
 
 /// Builds and runs every port (whose label contains `filter`, if given); fails on the first
