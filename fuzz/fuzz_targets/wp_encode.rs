@@ -40,7 +40,8 @@ fn model(i: usize) -> &'static Loaded {
             .join(MODELS[i])
             .join("tokenizer.json");
         let json = std::fs::read(&path).expect("tokenizer.json");
-        let model = import_tokenizer_json(&json).expect("import").model;
+        let file = picobpe_model::TokenizerJson::parse(&json).expect("a tokenizer.json");
+        let model = import_tokenizer_json(&file).expect("import").model;
         let mut reference = tokenizers::Tokenizer::from_bytes(&json).expect("tokenizers");
         reference.with_padding(None);
         reference.with_truncation(None).expect("no truncation");

@@ -1,12 +1,15 @@
 //! `host-trainer import`: tiktoken rank file, HF vocab.json + merges.txt, SentencePiece
-//! `tokenizer.model`, or an HF `tokenizer.json` (byte-level BPE such as Llama 3 and Qwen2, or
-//! SentencePiece-style BPE) → `.model`.
+//! `tokenizer.model`, BERT `vocab.txt`, or an HF `tokenizer.json` (byte-level BPE such as
+//! Llama 3 and Qwen2, SentencePiece-style BPE or Unigram, WordPiece; parsed once, then given
+//! to the importer of its family) → `.model`.
 
-use std::path::PathBuf;
+use std::fmt::Display;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use picobpe_model::sentencepiece::{self, SpKind};
-use picobpe_model::{import, wordpiece, Model, PatternKind, SpModel};
+use picobpe_model::tokenizer_json::Family;
+use picobpe_model::{import, wordpiece, Model, PatternKind, SpModel, TokenizerJson, WpModel};
 
 /// Arguments of `import`.
 #[derive(Args)]
@@ -56,91 +59,69 @@ pub struct ImportArgs {
 /// Run `import`.
 pub fn run(args: ImportArgs) -> Result<(), String> {
     let read = |path: &PathBuf| std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()));
+    let at = |path: &PathBuf, e: &dyn Display| format!("{}: {e}", path.display());
+    let out = &args.out;
     if let Some(path) = &args.wordpiece_vocab {
         let options = wordpiece::VocabTxtOptions {
             lowercase: !args.cased,
             strip_accents: None,
         };
-        let model = wordpiece::import_vocab_txt(&read(path)?, &options)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        return write_wordpiece(&args.out, &model);
+        let model =
+            wordpiece::import_vocab_txt(&read(path)?, &options).map_err(|e| at(path, &e))?;
+        return wrote(out, model.write(out), wp_summary(&model));
     }
     if let Some(path) = &args.tokenizer_json {
-        let bytes = read(path)?;
-        if wordpiece::is_wordpiece_json(&bytes) {
-            let imported = wordpiece::import_tokenizer_json(&bytes)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-            for note in &imported.notes {
-                eprintln!("note: {}: {note}", path.display());
+        // One parse, then the importer of the file's family.
+        let file = TokenizerJson::parse(&read(path)?)
+            .map_err(|e| format!("{}: not a tokenizer.json: {e}", path.display()))?;
+        let (written, summary, notes) = match file.family() {
+            Family::WordPiece => {
+                let i = wordpiece::import_tokenizer_json(&file).map_err(|e| at(path, &e))?;
+                (i.model.write(out), wp_summary(&i.model), i.notes)
             }
-            return write_wordpiece(&args.out, &imported.model);
-        }
-        if import::is_byte_level_json(&bytes) {
-            let options = import::HfJsonOptions {
-                assume_nfc: args.assume_nfc,
-            };
-            let imported = import::tokenizer_json(&bytes, options)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-            for note in &imported.notes {
-                eprintln!("note: {}: {note}", path.display());
+            Family::ByteLevel => {
+                let options = import::HfJsonOptions {
+                    assume_nfc: args.assume_nfc,
+                };
+                let i = import::tokenizer_json(&file, options).map_err(|e| at(path, &e))?;
+                (i.model.write(out), summary(&i.model), i.notes)
             }
-            let model = imported.model;
-            model
-                .write(&args.out)
-                .map_err(|e| format!("{}: {e}", args.out.display()))?;
-            println!("{}", summary(&args.out, &model));
-            return Ok(());
+            Family::SentencePiece => {
+                let m = sentencepiece::import_tokenizer_json(&file).map_err(|e| at(path, &e))?;
+                (m.write(out), sp_summary(&m), Vec::new())
+            }
+        };
+        for note in notes {
+            eprintln!("note: {}: {note}", path.display());
         }
+        return wrote(out, written, summary);
     }
-    let sp = match (&args.sentencepiece, &args.tokenizer_json) {
-        (Some(path), _) => Some((path, sentencepiece::import_model_proto(&read(path)?))),
-        (_, Some(path)) => Some((path, sentencepiece::import_tokenizer_json(&read(path)?))),
-        _ => None,
-    };
-    if let Some((path, model)) = sp {
-        let model = model.map_err(|e| format!("{}: {e}", path.display()))?;
-        model
-            .write(&args.out)
-            .map_err(|e| format!("{}: {e}", args.out.display()))?;
-        println!("{}", sp_summary(&args.out, &model));
-        return Ok(());
+    if let Some(path) = &args.sentencepiece {
+        let model = sentencepiece::import_model_proto(&read(path)?).map_err(|e| at(path, &e))?;
+        return wrote(out, model.write(out), sp_summary(&model));
     }
+    let pattern = args.pattern.unwrap_or(PatternKind::Gpt2);
     let model = if let Some(rank_file) = &args.tiktoken {
-        let pattern = args.pattern.unwrap_or(PatternKind::Gpt2);
         let specials = args
             .specials
             .iter()
             .map(|s| parse_special(s))
             .collect::<Result<Vec<_>, _>>()?;
-        import::tiktoken(&read(rank_file)?, pattern, &specials)
-            .map_err(|e| format!("{}: {e}", rank_file.display()))?
+        import::tiktoken(&read(rank_file)?, pattern, &specials).map_err(|e| at(rank_file, &e))?
     } else {
         let (Some(vocab), Some(merges)) = (&args.vocab, &args.merges) else {
             return Err("give --tiktoken FILE, or --vocab FILE and --merges FILE".to_owned());
         };
-        let pattern = args.pattern.unwrap_or(PatternKind::Gpt2);
         import::hf(&read(vocab)?, &read(merges)?, pattern, &args.specials)
             .map_err(|e| e.to_string())?
     };
-    model
-        .write(&args.out)
-        .map_err(|e| format!("{}: {e}", args.out.display()))?;
-    println!("{}", summary(&args.out, &model));
-    Ok(())
+    wrote(out, model.write(out), summary(&model))
 }
 
-/// Write a WordPiece model and print its summary.
-fn write_wordpiece(out: &std::path::Path, model: &picobpe_model::WpModel) -> Result<(), String> {
-    model
-        .write(out)
-        .map_err(|e| format!("{}: {e}", out.display()))?;
-    println!(
-        "wrote {}: WordPiece, {} ids, {}, {} added tokens",
-        out.display(),
-        model.n_ids(),
-        if model.lowercase { "uncased" } else { "cased" },
-        model.specials.len()
-    );
+/// Report a written model (`written`: the result of writing it) with its summary.
+fn wrote(out: &Path, written: Result<(), impl Display>, summary: String) -> Result<(), String> {
+    written.map_err(|e| format!("{}: {e}", out.display()))?;
+    println!("wrote {}: {summary}", out.display());
     Ok(())
 }
 
@@ -155,11 +136,10 @@ fn parse_special(arg: &str) -> Result<(String, u32), String> {
     Ok((text.to_owned(), id))
 }
 
-/// One line describing a written model.
-fn summary(path: &std::path::Path, model: &Model) -> String {
+/// A byte-level BPE model, in one line.
+fn summary(model: &Model) -> String {
     format!(
-        "wrote {}: {} ids, {} merges, {} special tokens, pattern {}, {} semantics",
-        path.display(),
+        "{} ids, {} merges, {} special tokens, pattern {}, {} semantics",
         model.n_ids(),
         model.merges.len(),
         model.specials.len(),
@@ -172,17 +152,26 @@ fn summary(path: &std::path::Path, model: &Model) -> String {
     )
 }
 
-/// One line describing a written SentencePiece model.
-fn sp_summary(path: &std::path::Path, model: &SpModel) -> String {
+/// A SentencePiece model, in one line.
+fn sp_summary(model: &SpModel) -> String {
     let count = |kind| model.pieces.iter().filter(|p| p.kind == kind).count();
     format!(
-        "wrote {}: SentencePiece {}, {} ids ({} byte pieces, {} control, {} user-defined), byte fallback {}",
-        path.display(),
+        "SentencePiece {}, {} ids ({} byte pieces, {} control, {} user-defined), byte fallback {}",
         if model.unigram { "Unigram" } else { "BPE" },
         model.n_ids(),
         count(SpKind::Byte),
         count(SpKind::Control),
         count(SpKind::UserDefined),
         if model.byte_fallback { "on" } else { "off" },
+    )
+}
+
+/// A WordPiece model, in one line.
+fn wp_summary(model: &WpModel) -> String {
+    format!(
+        "WordPiece, {} ids, {}, {} added tokens",
+        model.n_ids(),
+        if model.lowercase { "uncased" } else { "cased" },
+        model.specials.len()
     )
 }

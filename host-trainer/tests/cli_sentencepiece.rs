@@ -291,7 +291,7 @@ fn refused_models_name_the_cause_and_write_nothing() {
             // A WordPiece model goes to the WordPiece importer, which refuses this one's
             // SentencePiece-style normalizer.
             "refused/wordpiece.tokenizer.json",
-            "tokenizer.json normalizer: \"Sequence\": not supported (BertNormalizer or none is)",
+            "tokenizer.json normalizer: \"Prepend + Replace\": not supported (BertNormalizer or none is)",
         ),
         // A file of another format entirely.
         (

@@ -7,6 +7,8 @@
 //!   live [`picobpe::Tables`] on the host by [`TableData::to_tables`].
 //! - [`SpModel`], [`SpTableData`]: SentencePiece BPE models (Llama 2 family), imported from a
 //!   `tokenizer.model` or `tokenizer.json` ([`sentencepiece`]).
+//! - [`TokenizerJson`]: a Hugging Face `tokenizer.json`, parsed once, for the importer of its
+//!   [`Family`](tokenizer_json::Family).
 //! - [`CacheMemory`]: a piece cache's lines on huge pages, for `encode_cached` on the host.
 #![deny(missing_docs)]
 
@@ -21,6 +23,7 @@ mod pattern;
 pub mod sentencepiece;
 mod table_file;
 mod tables;
+pub mod tokenizer_json;
 mod trie;
 pub mod wordpiece;
 
@@ -32,6 +35,7 @@ pub use pattern::{PatternKind, UnknownPattern};
 pub use picobpe::sentencepiece::SpAlgorithm;
 pub use sentencepiece::{SpModel, SpTableData};
 pub use tables::{IndexData, PieceTable, TableData, TableSizes};
+pub use tokenizer_json::TokenizerJson;
 pub use trie::TrieData;
 pub use wordpiece::{WpModel, WpTableData};
 

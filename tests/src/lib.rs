@@ -157,9 +157,12 @@ pub mod vectors {
         pub fn specials(self) -> Vec<(String, u32)> {
             if self.is_hf() {
                 let options = picobpe_model::import::HfJsonOptions { assume_nfc: true };
-                let imported =
-                    picobpe_model::import::tokenizer_json(&self.tokenizer_json(), options)
-                        .unwrap_or_else(|e| panic!("{}: {e}", self.name()));
+                let imported = picobpe_model::TokenizerJson::parse(&self.tokenizer_json())
+                    .map_err(|e| e.to_string())
+                    .and_then(|f| {
+                        picobpe_model::import::tokenizer_json(&f, options).map_err(|e| e.to_string())
+                    })
+                    .unwrap_or_else(|e| panic!("{}: {e}", self.name()));
                 let mut specials = imported.model.specials;
                 specials.sort_by_key(|s| s.1);
                 return specials;
@@ -447,7 +450,9 @@ pub mod models {
         let model = match source {
             _ if encoding.is_hf() => {
                 let options = import::HfJsonOptions { assume_nfc: true };
-                import::tokenizer_json(&encoding.tokenizer_json(), options).map(|i| i.model)
+                let file = picobpe_model::TokenizerJson::parse(&encoding.tokenizer_json())
+                    .expect("a tokenizer.json");
+                import::tokenizer_json(&file, options).map(|i| i.model)
             }
             Source::HfVocabMerges => {
                 assert_eq!(

@@ -194,8 +194,9 @@ pub fn model(name: &str, source: SpSource) -> SpModel {
             import_model_proto(&read(&models.join(format!("{name}.model")))).expect("import")
         }
         SpSource::TokenizerJson => {
-            import_tokenizer_json(&read(&models.join(format!("{name}.tokenizer.json"))))
-                .expect("import")
+            let json = read(&models.join(format!("{name}.tokenizer.json")));
+            let file = picobpe_model::TokenizerJson::parse(&json).expect("a tokenizer.json");
+            import_tokenizer_json(&file).expect("import")
         }
     };
     cache.lock().unwrap().insert(key, m.clone());

@@ -23,7 +23,8 @@ fn dir(model: &str) -> std::path::PathBuf {
 
 fn model(name: &str) -> WpModel {
     let json = std::fs::read(dir(name).join("tokenizer.json")).expect("tokenizer.json");
-    import_tokenizer_json(&json).expect("import").model
+    let file = picobpe_model::TokenizerJson::parse(&json).expect("a tokenizer.json");
+    import_tokenizer_json(&file).expect("import").model
 }
 
 fn tables(model: &WpModel) -> &'static WpTables<'static> {

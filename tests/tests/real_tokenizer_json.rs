@@ -43,7 +43,8 @@ fn qwen3() -> picobpe_model::Model {
     flate2::read::GzDecoder::new(fixture("qwen3.tokenizer.json.gz").as_slice())
         .read_to_end(&mut json)
         .expect("gunzip");
-    let imported = import::tokenizer_json(&json, HfJsonOptions { assume_nfc: true })
+    let file = picobpe_model::TokenizerJson::parse(&json).expect("a tokenizer.json");
+    let imported = import::tokenizer_json(&file, HfJsonOptions { assume_nfc: true })
         .expect("import Qwen3 tokenizer.json");
     assert_eq!(imported.model.n_ids(), 151_669);
     assert_eq!(imported.model.pattern, picobpe_model::PatternKind::Qwen2);

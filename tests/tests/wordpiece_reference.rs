@@ -21,7 +21,8 @@ fn pair(name: &'static str) -> Pair {
         .join(name)
         .join("tokenizer.json");
     let json = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let model = import_tokenizer_json(&json).expect("import").model;
+    let file = picobpe_model::TokenizerJson::parse(&json).expect("a tokenizer.json");
+    let model = import_tokenizer_json(&file).expect("import").model;
     let tables = WpTableData::new(&model).expect("tables").to_tables();
     let mut reference = tokenizers::Tokenizer::from_bytes(&json).expect("tokenizers loads it");
     reference.with_padding(None);

@@ -338,16 +338,18 @@ struct Loaded {
 }
 
 fn load(m: &ModelFile) -> Result<Loaded, String> {
+    use picobpe_model::tokenizer_json::Family;
     let json = read_json(&m.path)?;
-    if picobpe_model::wordpiece::is_wordpiece_json(json.as_bytes()) {
-        return load_wordpiece(m, &json);
-    }
-    if !picobpe_model::import::is_byte_level_json(json.as_bytes()) {
-        return load_sentencepiece(m, &json);
-    }
     let start = Instant::now();
+    let file = picobpe_model::TokenizerJson::parse(json.as_bytes())
+        .map_err(|e| format!("{}: picobpe import: {e}", m.path.display()))?;
+    match file.family() {
+        Family::WordPiece => return load_wordpiece(m, &json, &file, start),
+        Family::SentencePiece => return load_sentencepiece(m, &json, &file, start),
+        Family::ByteLevel => {}
+    }
     let import = picobpe_model::import::tokenizer_json(
-        json.as_bytes(),
+        &file,
         picobpe_model::import::HfJsonOptions { assume_nfc: true },
     )
     .map_err(|e| format!("{}: picobpe import: {e}", m.path.display()))?;
@@ -378,9 +380,13 @@ fn load(m: &ModelFile) -> Result<Loaded, String> {
 
 /// A WordPiece `tokenizer.json`: picobpe's `WpTokenizer` (it has no piece cache, so both
 /// picobpe columns time the same call) next to `tokenizers`.
-fn load_wordpiece(m: &ModelFile, json: &str) -> Result<Loaded, String> {
-    let start = Instant::now();
-    let import = picobpe_model::wordpiece::import_tokenizer_json(json.as_bytes())
+fn load_wordpiece(
+    m: &ModelFile,
+    json: &str,
+    file: &picobpe_model::TokenizerJson,
+    start: Instant,
+) -> Result<Loaded, String> {
+    let import = picobpe_model::wordpiece::import_tokenizer_json(file)
         .map_err(|e| format!("{}: picobpe import: {e}", m.path.display()))?;
     let tables = picobpe_model::WpTableData::new(&import.model)
         .map_err(|e| format!("{}: picobpe tables: {e}", m.path.display()))?
@@ -400,9 +406,13 @@ fn load_wordpiece(m: &ModelFile, json: &str) -> Result<Loaded, String> {
 /// A SentencePiece `tokenizer.json` (the Unigram one): picobpe's `SpTokenizer` over tables
 /// imported from the file (no word cache with `tokenizers`' arithmetic, so both picobpe
 /// columns time the same call) next to `tokenizers`.
-fn load_sentencepiece(m: &ModelFile, json: &str) -> Result<Loaded, String> {
-    let start = Instant::now();
-    let model = picobpe_model::sentencepiece::import_tokenizer_json(json.as_bytes())
+fn load_sentencepiece(
+    m: &ModelFile,
+    json: &str,
+    file: &picobpe_model::TokenizerJson,
+    start: Instant,
+) -> Result<Loaded, String> {
+    let model = picobpe_model::sentencepiece::import_tokenizer_json(file)
         .map_err(|e| format!("{}: picobpe import: {e}", m.path.display()))?;
     let tables = picobpe_model::SpTableData::new(&model)
         .map_err(|e| format!("{}: picobpe tables: {e}", m.path.display()))?

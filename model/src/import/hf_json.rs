@@ -14,20 +14,22 @@
 //!   `add_prefix_space` must be off.
 //! - **normalizer**: none. `NFC` (Qwen2) only when the caller says the text will already be
 //!   in NFC ([`HfJsonOptions::assume_nfc`]; then NFC changes nothing and the ids are exact).
-//! - **added tokens**: matched whole in the text, as picobpe's special tokens; `lstrip`,
-//!   `rstrip` and `single_word` are refused.
+//! - **added tokens**: matched whole in the text, as picobpe's special tokens (the rule of
+//!   [`TokenizerJson`]); those not marked special are reported in a note.
 //! - **post-processor**: `ByteLevel` changes only offsets; a template (`TemplateProcessing`,
 //!   Llama 3's `<|begin_of_text|>`) is not applied, and a note says what it would add.
 //! - **decoder**: `ByteLevel` (or none).
 
 use std::collections::HashMap;
 
-use serde_json::Value;
-
 use super::hf_import::from_parts;
 use super::ImportError;
 use crate::model::Model;
 use crate::pattern::PatternKind;
+use crate::tokenizer_json::{
+    kinds, Decoder, ModelJson, Normalizer, Part, Pattern, PostProcessor, PreTokenizer,
+    TemplatePiece, TokenizerJson,
+};
 
 /// A model imported from a `tokenizer.json`, with what the import chose not to apply.
 #[derive(Debug)]
@@ -48,29 +50,6 @@ pub struct HfJsonOptions {
     pub assume_nfc: bool,
 }
 
-/// True when `tokenizer.json` describes a byte-level BPE model (its pre-tokenizer or decoder
-/// is `ByteLevel`, and it has no byte fallback), the kind [`tokenizer_json`] imports; SentencePiece-style files
-/// (`Metaspace`, `▁` pieces) go to `sentencepiece::import_tokenizer_json`.
-pub fn is_byte_level_json(bytes: &[u8]) -> bool {
-    let Ok(root) = serde_json::from_slice::<Value>(bytes) else {
-        return false;
-    };
-    let is_byte_level = |v: Option<&Value>| {
-        v.is_some_and(|v| {
-            type_of(v) == "ByteLevel"
-                || items(v, "pretokenizers")
-                    .or_else(|| items(v, "decoders"))
-                    .is_some_and(|a| a.iter().any(|p| type_of(p) == "ByteLevel"))
-        })
-    };
-    let model = root.get("model");
-    model.map(type_of) == Some("BPE")
-        // Byte fallback is SentencePiece's: such a file goes to that importer, which names
-        // what it does not support.
-        && !model.is_some_and(|m| flag(m, "byte_fallback", false))
-        && (is_byte_level(root.get("pre_tokenizer")) || is_byte_level(root.get("decoder")))
-}
-
 fn bad(at: &'static str, what: impl Into<String>) -> ImportError {
     ImportError::TokenizerJson {
         at,
@@ -78,80 +57,46 @@ fn bad(at: &'static str, what: impl Into<String>) -> ImportError {
     }
 }
 
-/// The `"type"` of a component (`""` when absent).
-fn type_of(v: &Value) -> &str {
-    v.get("type").and_then(Value::as_str).unwrap_or("")
-}
-
-/// The array under `key` of a `Sequence` component.
-fn items<'v>(v: &'v Value, key: &str) -> Option<&'v Vec<Value>> {
-    (type_of(v) == "Sequence")
-        .then(|| v.get(key).and_then(Value::as_array))
-        .flatten()
-}
-
-/// A boolean field, `default` when absent or null.
-fn flag(v: &Value, key: &str, default: bool) -> bool {
-    v.get(key).and_then(Value::as_bool).unwrap_or(default)
-}
-
 /// Build a [`Model`] from a byte-level BPE `tokenizer.json` (see the module docs for what is
 /// accepted).
-pub fn tokenizer_json(bytes: &[u8], options: HfJsonOptions) -> Result<HfJsonImport, ImportError> {
-    let root: Value = serde_json::from_slice(bytes).map_err(ImportError::Json)?;
+pub fn tokenizer_json(
+    file: &TokenizerJson,
+    options: HfJsonOptions,
+) -> Result<HfJsonImport, ImportError> {
+    let ModelJson::Bpe(model) = &file.model else {
+        let name = file.model.name();
+        let what = format!("{name:?}: only BPE is imported as byte-level BPE");
+        return Err(bad("model.type", what));
+    };
+    if let Some(what) = model.unsupported() {
+        return Err(bad("model", what));
+    }
+    if model.byte_fallback {
+        let what = "true; not supported for byte-level BPE";
+        return Err(bad("model.byte_fallback", what));
+    }
     let mut notes = Vec::new();
-    let model = root.get("model").ok_or_else(|| bad("model", "missing"))?;
-    if type_of(model) != "BPE" {
-        return Err(bad(
-            "model.type",
-            format!(
-                "{:?}: only BPE is imported as byte-level BPE",
-                type_of(model)
-            ),
+    normalizer(&file.normalizer, options, &mut notes)?;
+    let pattern = pre_tokenizer(&file.pre_tokenizer)?;
+    post_processor(&file.post_processor, &mut notes)?;
+    if let Some(d) = (file.decoder.iter()).find(|d| !matches!(d.known, Some(Decoder::ByteLevel))) {
+        return Err(bad("decoder", format!("{:?}: not supported", d.kind())));
+    }
+    let merges = model.merges().map_err(|e| bad("model.merges", e))?;
+    let specials = file.added_tokens().map_err(|e| bad("added_tokens", e))?;
+    let plain = file.plain_added_tokens();
+    if !plain.is_empty() {
+        notes.push(format!(
+            "added tokens not marked special ({}) are matched as special tokens: tokenizers \
+             matches them even when special tokens are encoded as text",
+            plain.join(", ")
         ));
     }
-    for key in ["dropout", "continuing_subword_prefix", "end_of_word_suffix"] {
-        match model.get(key) {
-            None | Some(Value::Null) => {}
-            Some(Value::String(s)) if s.is_empty() => {}
-            Some(v) => return Err(bad("model", format!("{key} is {v}; not supported"))),
-        }
-    }
-    if flag(model, "byte_fallback", false) {
-        return Err(bad(
-            "model.byte_fallback",
-            "true; not supported for byte-level BPE",
-        ));
-    }
-    let whole_piece = flag(model, "ignore_merges", false);
-
-    normalizer(root.get("normalizer"), options, &mut notes)?;
-    let pattern = pre_tokenizer(root.get("pre_tokenizer"))?;
-    post_processor(root.get("post_processor"), &mut notes)?;
-    match root.get("decoder") {
-        None | Some(Value::Null) => {}
-        Some(d) if type_of(d) == "ByteLevel" => {}
-        Some(d) => return Err(bad("decoder", format!("{:?}: not supported", type_of(d)))),
-    }
-
-    let vocab: HashMap<String, u32> = serde_json::from_value(
-        model
-            .get("vocab")
-            .cloned()
-            .ok_or_else(|| bad("model.vocab", "missing"))?,
-    )
-    .map_err(ImportError::Json)?;
-    let merges = merges(model)?;
-    let merges: Vec<(usize, &str, &str)> = merges
-        .iter()
-        .enumerate()
-        .map(|(i, (l, r))| (i + 1, l.as_str(), r.as_str()))
-        .collect();
-    let specials = added_tokens(&root, &mut notes)?;
-    let model = if whole_piece && products_ascend(&vocab, &merges) {
-        tiktoken_ranks(&vocab, pattern, &specials)?
+    let (vocab, whole_piece) = (&model.vocab, model.ignore_merges);
+    let model = if whole_piece && products_ascend(vocab, &merges) {
+        tiktoken_ranks(vocab, pattern, &specials)?
     } else {
-        from_parts(&vocab, &merges, pattern, specials, whole_piece)?
+        from_parts(vocab, &merges, pattern, specials, whole_piece)?
     };
     Ok(HfJsonImport { model, notes })
 }
@@ -197,47 +142,15 @@ fn tiktoken_ranks(
     super::tiktoken_import::from_ranks(entries, pattern, specials)
 }
 
-/// `model.merges`: `"left right"` strings (tokenizers before 0.20) or `[left, right]` pairs.
-fn merges(model: &Value) -> Result<Vec<(String, String)>, ImportError> {
-    let list = model
-        .get("merges")
-        .and_then(Value::as_array)
-        .ok_or_else(|| bad("model.merges", "missing or not an array"))?;
-    list.iter()
-        .enumerate()
-        .map(|(i, m)| {
-            let pair = match m {
-                Value::String(s) => s
-                    .split_once(' ')
-                    .filter(|(_, r)| !r.contains(' '))
-                    .map(|(l, r)| (l.to_owned(), r.to_owned())),
-                Value::Array(a) => match a.as_slice() {
-                    [Value::String(l), Value::String(r)] => Some((l.clone(), r.clone())),
-                    _ => None,
-                },
-                _ => None,
-            };
-            pair.ok_or_else(|| ImportError::BadMergeLine {
-                line: i + 1,
-                reason: format!("merge {m} is not two tokens"),
-            })
-        })
-        .collect()
-}
-
 fn normalizer(
-    n: Option<&Value>,
+    steps: &[Part<Normalizer>],
     options: HfJsonOptions,
     notes: &mut Vec<String>,
 ) -> Result<(), ImportError> {
-    let Some(n) = n.filter(|n| !n.is_null()) else {
-        return Ok(());
-    };
-    if items(n, "normalizers").is_some_and(Vec::is_empty) {
-        return Ok(());
-    }
-    match type_of(n) {
-        "NFC" if options.assume_nfc => {
+    let nfc = |p: &Part<Normalizer>| matches!(p.known, Some(Normalizer::Nfc));
+    match steps {
+        [] => Ok(()),
+        [n] if nfc(n) && options.assume_nfc => {
             notes.push(
                 "normalizer NFC is not applied: the text is assumed to be in NFC already \
                  (--assume-nfc); text that is not gets other ids than tokenizers gives"
@@ -245,164 +158,98 @@ fn normalizer(
             );
             Ok(())
         }
-        "NFC" => Err(bad(
+        [n] if nfc(n) => Err(bad(
             "normalizer",
             "NFC: picobpe does not normalize text; if every text you encode is already in \
              NFC (most text is), import with --assume-nfc",
         )),
-        other => Err(bad("normalizer", format!("{other:?}: not supported"))),
+        _ => Err(bad(
+            "normalizer",
+            format!("{:?}: not supported", kinds(steps)),
+        )),
     }
 }
 
 /// The pattern of the pre-tokenizer.
-fn pre_tokenizer(p: Option<&Value>) -> Result<PatternKind, ImportError> {
-    let p = p
-        .filter(|p| !p.is_null())
-        .ok_or_else(|| bad("pre_tokenizer", "missing: byte-level BPE needs one"))?;
-    let byte_level = |b: &Value, use_regex: bool| -> Result<(), ImportError> {
-        if type_of(b) != "ByteLevel" {
-            return Err(bad(
-                "pre_tokenizer",
-                format!("{:?}: not supported", type_of(b)),
-            ));
+fn pre_tokenizer(steps: &[Part<PreTokenizer>]) -> Result<PatternKind, ImportError> {
+    let bad = |what: String| bad("pre_tokenizer", what);
+    let (pattern, b) = match steps {
+        [] => return Err(bad("missing: byte-level BPE needs one".into())),
+        [b] => (PatternKind::Gpt2, b),
+        [split, b] => {
+            let Some(PreTokenizer::Split {
+                pattern,
+                behavior,
+                invert,
+            }) = &split.known
+            else {
+                return Err(bad(format!("{:?}: not supported", split.kind())));
+            };
+            if behavior != "Isolated" || invert.unwrap_or(false) {
+                return Err(bad("Split: only behavior Isolated, invert false".into()));
+            }
+            let Pattern::Regex(regex) = pattern else {
+                return Err(bad("Split: only a Regex pattern is supported".into()));
+            };
+            let pattern = PatternKind::from_regex(regex).ok_or_else(|| {
+                let all = PatternKind::ALL.map(PatternKind::name).join(", ");
+                bad(format!(
+                    "Split pattern {regex:?} is none of picobpe's splitters ({all})"
+                ))
+            })?;
+            (pattern, b)
         }
-        if flag(b, "add_prefix_space", true) {
-            return Err(bad(
-                "pre_tokenizer",
-                "ByteLevel add_prefix_space: not supported",
-            ));
+        _ => {
+            let kinds = kinds(steps);
+            return Err(bad(format!(
+                "{kinds:?}: expected Sequence[Split, ByteLevel] or ByteLevel"
+            )));
         }
-        if flag(b, "use_regex", true) != use_regex {
-            return Err(bad(
-                "pre_tokenizer",
-                format!("ByteLevel use_regex = {}: not supported here", !use_regex),
-            ));
-        }
-        Ok(())
     };
-    if type_of(p) == "ByteLevel" {
-        byte_level(p, true)?;
-        return Ok(PatternKind::Gpt2);
-    }
-    let Some([split, b]) = items(p, "pretokenizers").map(Vec::as_slice) else {
-        return Err(bad(
-            "pre_tokenizer",
-            format!(
-                "{:?}: expected Sequence[Split, ByteLevel] or ByteLevel",
-                type_of(p)
-            ),
-        ));
+    let Some(PreTokenizer::ByteLevel {
+        add_prefix_space,
+        use_regex,
+    }) = b.known
+    else {
+        return Err(bad(format!("{:?}: not supported", b.kind())));
     };
-    if type_of(split) != "Split" {
-        return Err(bad(
-            "pre_tokenizer",
-            format!("{:?}: not supported", type_of(split)),
-        ));
+    if add_prefix_space.unwrap_or(true) {
+        return Err(bad("ByteLevel add_prefix_space: not supported".into()));
     }
-    if split.get("behavior").and_then(Value::as_str) != Some("Isolated")
-        || flag(split, "invert", false)
-    {
-        return Err(bad(
-            "pre_tokenizer",
-            "Split: only behavior Isolated, invert false",
-        ));
+    // GPT-2's pattern is ByteLevel's own; after a Split it must be off.
+    let regex = steps.len() == 1;
+    if use_regex.unwrap_or(true) != regex {
+        let what = format!("ByteLevel use_regex = {}: not supported here", !regex);
+        return Err(bad(what));
     }
-    let regex = split
-        .get("pattern")
-        .and_then(|p| p.get("Regex"))
-        .and_then(Value::as_str)
-        .ok_or_else(|| bad("pre_tokenizer", "Split: only a Regex pattern is supported"))?;
-    let pattern = PatternKind::from_regex(regex).ok_or_else(|| {
-        bad(
-            "pre_tokenizer",
-            format!(
-                "Split pattern {regex:?} is none of picobpe's splitters ({})",
-                PatternKind::ALL.map(PatternKind::name).join(", ")
-            ),
-        )
-    })?;
-    byte_level(b, false)?;
     Ok(pattern)
 }
 
-fn post_processor(p: Option<&Value>, notes: &mut Vec<String>) -> Result<(), ImportError> {
-    let Some(p) = p.filter(|p| !p.is_null()) else {
-        return Ok(());
-    };
-    let parts = items(p, "processors")
-        .cloned()
-        .unwrap_or_else(|| vec![p.clone()]);
-    for part in &parts {
-        match type_of(part) {
-            "ByteLevel" => {}
-            "TemplateProcessing" => {
-                let single: Vec<String> = part
-                    .get("single")
-                    .and_then(Value::as_array)
-                    .map(|a| {
-                        a.iter()
-                            .map(|piece| match piece.get("SpecialToken") {
-                                Some(t) => t
-                                    .get("id")
-                                    .and_then(Value::as_str)
-                                    .unwrap_or("?")
-                                    .to_owned(),
-                                None => "$A".to_owned(),
-                            })
-                            .collect()
+fn post_processor(
+    steps: &[Part<PostProcessor>],
+    notes: &mut Vec<String>,
+) -> Result<(), ImportError> {
+    for part in steps {
+        match &part.known {
+            Some(PostProcessor::ByteLevel) => {}
+            Some(PostProcessor::TemplateProcessing { single }) => {
+                let single: Vec<&str> = (single.iter())
+                    .map(|piece| match piece {
+                        TemplatePiece::SpecialToken { id } => id.as_str(),
+                        TemplatePiece::Sequence {} => "$A",
                     })
-                    .unwrap_or_default();
+                    .collect();
                 notes.push(format!(
                     "post-processor template {:?} is not applied: ids are those of \
                      encode(text, add_special_tokens=False); add its special tokens yourself",
                     single.join(" ")
                 ));
             }
-            other => {
-                return Err(bad("post_processor", format!("{other:?}: not supported")));
+            _ => {
+                let what = format!("{:?}: not supported", part.kind());
+                return Err(bad("post_processor", what));
             }
         }
     }
     Ok(())
-}
-
-/// The added tokens, as special tokens (text, id).
-fn added_tokens(root: &Value, notes: &mut Vec<String>) -> Result<Vec<(String, u32)>, ImportError> {
-    let Some(list) = root.get("added_tokens").and_then(Value::as_array) else {
-        return Ok(Vec::new());
-    };
-    let mut specials = Vec::with_capacity(list.len());
-    let mut plain = Vec::new();
-    for t in list {
-        let content = t
-            .get("content")
-            .and_then(Value::as_str)
-            .filter(|c| !c.is_empty())
-            .ok_or_else(|| bad("added_tokens", format!("{t}: no content")))?;
-        let id = t
-            .get("id")
-            .and_then(Value::as_u64)
-            .and_then(|id| u32::try_from(id).ok())
-            .ok_or_else(|| bad("added_tokens", format!("{content:?}: no id")))?;
-        for key in ["lstrip", "rstrip", "single_word"] {
-            if flag(t, key, false) {
-                return Err(bad(
-                    "added_tokens",
-                    format!("{content:?}: {key} is not supported"),
-                ));
-            }
-        }
-        if !flag(t, "special", true) {
-            plain.push(content.to_owned());
-        }
-        specials.push((content.to_owned(), id));
-    }
-    if !plain.is_empty() {
-        notes.push(format!(
-            "added tokens not marked special ({}) are matched as special tokens: tokenizers \
-             matches them even when special tokens are encoded as text",
-            plain.join(", ")
-        ));
-    }
-    Ok(specials)
 }

@@ -1,6 +1,6 @@
 //! Importers: tiktoken rank files ([`tiktoken`]), HF GPT-2 style `vocab.json` +
-//! `merges.txt` ([`hf`]) and byte-level BPE `tokenizer.json` files ([`tokenizer_json`]). All
-//! return a validated [`crate::Model`].
+//! `merges.txt` ([`hf`]) and byte-level BPE `tokenizer.json` files ([`tokenizer_json`], given
+//! a parsed [`crate::TokenizerJson`]). All return a validated [`crate::Model`].
 
 mod hf_import;
 mod hf_json;
@@ -11,7 +11,7 @@ use core::fmt;
 use crate::error::InvalidModel;
 
 pub use hf_import::hf;
-pub use hf_json::{is_byte_level_json, tokenizer_json, HfJsonImport, HfJsonOptions};
+pub use hf_json::{tokenizer_json, HfJsonImport, HfJsonOptions};
 pub use tiktoken_import::tiktoken;
 
 /// Why an import failed. Line numbers are 1-based.

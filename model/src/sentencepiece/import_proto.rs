@@ -67,8 +67,6 @@ struct NormalizerSpec {
 pub enum SpImportError {
     /// The file is not a serialized `ModelProto`.
     Protobuf(prost::DecodeError),
-    /// The file is not valid JSON of the `tokenizer.json` shape.
-    Json(serde_json::Error),
     /// The model is neither BPE nor Unigram (word and char models).
     NotBpe {
         /// What the file says.
@@ -106,7 +104,6 @@ impl fmt::Display for SpImportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SpImportError::Protobuf(e) => write!(f, "not a SentencePiece model (protobuf): {e}"),
-            SpImportError::Json(e) => write!(f, "not a tokenizer.json: {e}"),
             SpImportError::NotBpe { model_type } => write!(
                 f,
                 "the model type is {model_type}; picobpe imports SentencePiece BPE and Unigram models only"

@@ -1,23 +1,22 @@
-//! WordPiece imports: a BERT `vocab.txt` with the settings given by the caller, or a Hugging
-//! Face `tokenizer.json` whose model is `WordPiece`.
+//! WordPiece imports: a BERT `vocab.txt` with the settings given by the caller, or a parsed
+//! Hugging Face `tokenizer.json` whose model is `WordPiece`.
 //!
 //! What a `tokenizer.json` may hold is what picobpe reproduces: normalizer `BertNormalizer`
 //! (or none), pre-tokenizer `BertPreTokenizer`, decoder `WordPiece` (or none); added tokens
-//! without `lstrip`, `rstrip`, `single_word` and, unless special, not `normalized`. A
+//! by the rule of [`TokenizerJson`]. A
 //! post-processor (BERT's `[CLS] $A [SEP]` template) is not applied and is reported in
 //! [`WpImport::notes`]. Everything else is refused with an error that names it.
 
 use core::fmt;
 
-use serde_json::Value;
-
 use super::{InvalidWpModel, WpModel};
+use crate::tokenizer_json::{
+    by_id, kinds, known, Decoder, ModelJson, Normalizer, PreTokenizer, TokenizerJson,
+};
 
 /// Why a WordPiece import failed.
 #[derive(Debug)]
 pub enum WpImportError {
-    /// The file is not JSON.
-    Json(serde_json::Error),
     /// A part of the file picobpe does not reproduce, or a malformed one.
     Unsupported {
         /// Where: `model`, `normalizer`, ...
@@ -32,7 +31,6 @@ pub enum WpImportError {
 impl fmt::Display for WpImportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            WpImportError::Json(e) => write!(f, "JSON: {e}"),
             WpImportError::Unsupported { at, what } => write!(f, "tokenizer.json {at}: {what}"),
             WpImportError::Invalid(e) => write!(f, "imported model is invalid: {e}"),
         }
@@ -114,170 +112,81 @@ pub fn import_vocab_txt(text: &[u8], options: &VocabTxtOptions) -> Result<WpMode
     Ok(model)
 }
 
-/// True when a `tokenizer.json`'s model is `WordPiece`.
-pub fn is_wordpiece_json(bytes: &[u8]) -> bool {
-    serde_json::from_slice::<Value>(bytes)
-        .ok()
-        .and_then(|root| root.get("model").map(|m| type_of(m) == "WordPiece"))
-        .unwrap_or(false)
-}
-
-fn type_of(v: &Value) -> &str {
-    v.get("type").and_then(Value::as_str).unwrap_or("")
-}
-
-fn flag(v: &Value, key: &str) -> Option<bool> {
-    v.get(key).and_then(Value::as_bool)
-}
-
 /// A model from a `tokenizer.json` whose model is `WordPiece` (see the module docs).
-pub fn import_tokenizer_json(bytes: &[u8]) -> Result<WpImport, WpImportError> {
-    let root: Value = serde_json::from_slice(bytes).map_err(WpImportError::Json)?;
-    let mut notes = Vec::new();
-    let model = root.get("model").ok_or_else(|| bad("model", "missing"))?;
-    if type_of(model) != "WordPiece" {
-        return Err(bad(
-            "model.type",
-            format!("{:?}: not WordPiece", type_of(model)),
-        ));
-    }
-    let map = model
-        .get("vocab")
-        .and_then(Value::as_object)
-        .ok_or_else(|| bad("model.vocab", "missing or not an object"))?;
-    let mut vocab: Vec<Option<String>> = vec![None; map.len()];
-    for (entry, id) in map {
-        let id = id
-            .as_u64()
-            .map(|id| id as usize)
-            .filter(|&id| id < map.len())
-            .ok_or_else(|| {
-                bad(
-                    "model.vocab",
-                    format!("id of {entry:?} is not in 0..{}", map.len()),
-                )
-            })?;
-        if vocab[id].replace(entry.clone()).is_some() {
-            return Err(bad("model.vocab", format!("id {id} is given twice")));
-        }
-    }
-    let vocab: Vec<String> = vocab.into_iter().map(Option::unwrap_or_default).collect();
-    let unk = model
-        .get("unk_token")
-        .and_then(Value::as_str)
-        .ok_or_else(|| bad("model.unk_token", "missing"))?;
-    let unk_id = vocab.iter().position(|v| v == unk).ok_or_else(|| {
-        bad(
-            "model.unk_token",
-            format!("{unk:?} is not in the vocabulary"),
-        )
-    })? as u32;
-    let prefix = model
-        .get("continuing_subword_prefix")
-        .and_then(Value::as_str)
-        .unwrap_or("##")
-        .to_owned();
-    let max_chars_per_word = model
-        .get("max_input_chars_per_word")
-        .and_then(Value::as_u64)
-        .unwrap_or(100)
-        .min(u64::from(u32::MAX)) as u32;
-
-    // Normalizer.
-    let (clean_text, handle_chinese_chars, strip_accents, lowercase) = match root.get("normalizer")
-    {
-        None | Some(Value::Null) => (false, false, false, false),
-        Some(n) if type_of(n) == "BertNormalizer" => {
-            let lowercase = flag(n, "lowercase").unwrap_or(true);
-            (
-                flag(n, "clean_text").unwrap_or(true),
-                flag(n, "handle_chinese_chars").unwrap_or(true),
-                flag(n, "strip_accents").unwrap_or(lowercase),
-                lowercase,
-            )
-        }
-        Some(n) => {
-            return Err(bad(
-                "normalizer",
-                format!(
-                    "{:?}: not supported (BertNormalizer or none is)",
-                    type_of(n)
-                ),
-            ))
-        }
+pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<WpImport, WpImportError> {
+    let ModelJson::WordPiece(model) = &file.model else {
+        let what = format!("{:?}: not WordPiece", file.model.name());
+        return Err(bad("model.type", what));
     };
-    match root.get("pre_tokenizer") {
-        Some(p) if type_of(p) == "BertPreTokenizer" => {}
-        Some(p) => {
-            return Err(bad(
-                "pre_tokenizer",
-                format!("{:?}: only BertPreTokenizer is supported", type_of(p)),
-            ))
+    let vocab = by_id(&model.vocab).map_err(|e| bad("model.vocab", e))?;
+    let unk = &model.unk_token;
+    let unk_id = vocab.iter().position(|v| v == unk).ok_or_else(|| {
+        let what = format!("{unk:?} is not in the vocabulary");
+        bad("model.unk_token", what)
+    })? as u32;
+    let prefix = model.continuing_subword_prefix.as_deref().unwrap_or("##");
+    let max_chars_per_word = model.max_input_chars_per_word.unwrap_or(100);
+    let (clean_text, handle_chinese_chars, strip_accents, lowercase) =
+        match known(&file.normalizer)[..] {
+            [] => (false, false, false, false),
+            [Some(Normalizer::Bert(n))] => {
+                let lowercase = n.lowercase.unwrap_or(true);
+                let on = |flag: Option<bool>| flag.unwrap_or(true);
+                let strip = n.strip_accents.unwrap_or(lowercase);
+                (
+                    on(n.clean_text),
+                    on(n.handle_chinese_chars),
+                    strip,
+                    lowercase,
+                )
+            }
+            _ => {
+                let kinds = kinds(&file.normalizer);
+                let what = format!("{kinds:?}: not supported (BertNormalizer or none is)");
+                return Err(bad("normalizer", what));
+            }
+        };
+    match known(&file.pre_tokenizer)[..] {
+        [Some(PreTokenizer::Bert)] => {}
+        [] => return Err(bad("pre_tokenizer", "missing")),
+        _ => {
+            let kinds = kinds(&file.pre_tokenizer);
+            let what = format!("{kinds:?}: only BertPreTokenizer is supported");
+            return Err(bad("pre_tokenizer", what));
         }
-        None => return Err(bad("pre_tokenizer", "missing")),
     }
-    let cleanup = match root.get("decoder") {
-        None | Some(Value::Null) => false,
-        Some(d) if type_of(d) == "WordPiece" => {
-            if d.get("prefix").and_then(Value::as_str).unwrap_or("##") != prefix {
+    let cleanup = match known(&file.decoder)[..] {
+        [] => false,
+        [Some(Decoder::WordPiece { prefix: p, cleanup })] => {
+            if p.as_deref().unwrap_or("##") != prefix {
                 return Err(bad("decoder", "its prefix is not the model's"));
             }
-            flag(d, "cleanup").unwrap_or(true)
+            cleanup.unwrap_or(true)
         }
-        Some(d) => return Err(bad("decoder", format!("{:?}: not supported", type_of(d)))),
+        _ => {
+            let what = format!("{:?}: not supported", kinds(&file.decoder));
+            return Err(bad("decoder", what));
+        }
     };
-    match root.get("post_processor") {
-        None | Some(Value::Null) => {}
-        Some(p) => notes.push(format!(
+    let mut notes = Vec::new();
+    if !file.post_processor.is_empty() {
+        notes.push(format!(
             "post-processor {:?} is not applied: ids are those of encode(text, \
              add_special_tokens=False); add [CLS] / [SEP] yourself",
-            type_of(p)
-        )),
-    }
-    let mut specials = Vec::new();
-    for t in root
-        .get("added_tokens")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let content = t
-            .get("content")
-            .and_then(Value::as_str)
-            .filter(|c| !c.is_empty())
-            .ok_or_else(|| bad("added_tokens", format!("{t}: no content")))?;
-        let id = t
-            .get("id")
-            .and_then(Value::as_u64)
-            .and_then(|id| u32::try_from(id).ok())
-            .ok_or_else(|| bad("added_tokens", format!("{content:?}: no id")))?;
-        for key in ["lstrip", "rstrip", "single_word"] {
-            if flag(t, key) == Some(true) {
-                return Err(bad(
-                    "added_tokens",
-                    format!("{content:?}: {key} is not supported"),
-                ));
-            }
-        }
-        if flag(t, "special") != Some(true) && flag(t, "normalized") == Some(true) {
-            return Err(bad(
-                "added_tokens",
-                format!("{content:?}: a normalized non-special token is not supported"),
-            ));
-        }
-        specials.push((content.to_owned(), id));
+            kinds(&file.post_processor)
+        ));
     }
     let model = WpModel {
         vocab,
         unk_id,
-        prefix,
-        max_chars_per_word,
+        prefix: prefix.to_owned(),
+        max_chars_per_word: max_chars_per_word.min(u64::from(u32::MAX)) as u32,
         clean_text,
         handle_chinese_chars,
         strip_accents,
         lowercase,
         cleanup,
-        specials,
+        specials: file.added_tokens().map_err(|e| bad("added_tokens", e))?,
     };
     model.validate()?;
     Ok(WpImport { model, notes })

@@ -12,8 +12,7 @@ use core::fmt;
 use serde::{Deserialize, Serialize};
 
 pub use import::{
-    import_tokenizer_json, import_vocab_txt, is_wordpiece_json, VocabTxtOptions, WpImport,
-    WpImportError,
+    import_tokenizer_json, import_vocab_txt, VocabTxtOptions, WpImport, WpImportError,
 };
 pub use tables::{WpTableData, WpTableSizes};
 
