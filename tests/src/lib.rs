@@ -157,11 +157,9 @@ pub mod vectors {
         pub fn specials(self) -> Vec<(String, u32)> {
             if self.is_hf() {
                 let options = picobpe_model::import::HfJsonOptions { assume_nfc: true };
-                let imported = picobpe_model::TokenizerJson::parse(&self.tokenizer_json())
-                    .map_err(|e| e.to_string())
-                    .and_then(|f| {
-                        picobpe_model::import::tokenizer_json(&f, options).map_err(|e| e.to_string())
-                    })
+                let file = picobpe_model::TokenizerJson::parse(&self.tokenizer_json())
+                    .unwrap_or_else(|e| panic!("{}: {e}", self.name()));
+                let imported = picobpe_model::import::tokenizer_json(&file, options)
                     .unwrap_or_else(|e| panic!("{}: {e}", self.name()));
                 let mut specials = imported.model.specials;
                 specials.sort_by_key(|s| s.1);
