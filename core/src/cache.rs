@@ -1327,7 +1327,7 @@ mod tests {
     fn wide_key_from_a_window_is_the_piece_key() {
         let mut window = [0u8; 32];
         for (i, b) in window.iter_mut().enumerate() {
-            *b = 0x80 | (i as u8 * 37);
+            *b = 0x80 | (i as u8).wrapping_mul(37);
         }
         for len in 1..=CACHE_WIDE_PIECE {
             let piece = window.get(..len).expect("piece");

@@ -735,25 +735,52 @@ mod tests {
         assert_eq!(out[1..10], ids(7, 9)[..]);
     }
 
+    /// The ring tests' cache and store: the largest store of a 2048-line cache, or under Miri
+    /// (slow) the smallest store of the smallest cache that has one (63 lines: a ring of 56),
+    /// with the number of records that wrap its ring four times or more.
+    fn ring(cache: &mut Vec<CacheEntry>) -> (LongPieces<'_>, u32) {
+        let (lines, level, records) = if cfg!(miri) {
+            (MIN_LINES, 1, 120)
+        } else {
+            (2048, SIZE_SHIFT.len() as u32, 2000)
+        };
+        cache.resize(lines, CacheEntry::EMPTY);
+        let store = LongPieces::split_at_level(cache, Some(level)).1;
+        // Two lines a record (below): `records` wrap the ring more than three times.
+        assert!(
+            records as usize > 3 * store.log.len() / 2,
+            "{}",
+            store.log.len()
+        );
+        (store, records)
+    }
+
     #[test]
     fn the_ring_forgets_the_oldest_records_and_keeps_the_newest() {
-        let mut cache = vec![CacheEntry::EMPTY; 2048];
-        let mut store = store(&mut cache);
-        // Each record: 12 + 40 + 3 * 20 bytes = 2 lines, in a ring of 960 lines: 2000 records
-        // wrap it four times (the thrash guard freezes the log after a ring of writes with no
-        // hits; a hit per record read back keeps it going).
-        for i in 0..2000 {
+        let mut cache = Vec::new();
+        let (mut store, records) = ring(&mut cache);
+        // Each record: 12 + 40 + 3 * 20 bytes = 2 lines, in a ring of 896 lines (56 under
+        // Miri): 2000 records (120) wrap it four times or more (the thrash guard freezes the
+        // log after a ring of writes with no hits; a hit per record read back keeps it going).
+        for i in 0..records {
             let p = piece(i);
             put(&mut store, &p, &ids(i, 20));
             assert_eq!(find(&mut store, &p), Some(ids(i, 20)), "piece {i}");
         }
+        // The last fifth: more than half of it is kept. Older than a ring: forgotten.
+        let recent = records / 5;
+        let old = records - 5 * recent / 4;
+        assert!((records - old) as usize > store.log.len() / 2);
         assert_eq!(find(&mut store, &piece(0)), None);
-        assert_eq!(find(&mut store, &piece(1500)), None);
-        let kept = (1600..2000)
+        assert_eq!(find(&mut store, &piece(old)), None);
+        let kept = (records - recent..records)
             .filter(|&i| find(&mut store, &piece(i)).is_some())
             .count();
-        assert!(kept > 200, "{kept} of the last 400 kept");
-        for i in 0..2000 {
+        assert!(
+            kept > recent as usize / 2,
+            "{kept} of the last {recent} kept"
+        );
+        for i in 0..records {
             if let Some(got) = find(&mut store, &piece(i)) {
                 assert_eq!(got, ids(i, 20), "piece {i}");
             }
@@ -762,14 +789,14 @@ mod tests {
 
     #[test]
     fn a_ring_that_thrashes_is_frozen_and_keeps_what_it_holds() {
-        let mut cache = vec![CacheEntry::EMPTY; 2048];
-        let mut store = store(&mut cache);
+        let mut cache = Vec::new();
+        let (mut store, records) = ring(&mut cache);
         // Writes alone, none read back: after a ring of them the log is frozen.
-        for i in 0..2000 {
+        for i in 0..records {
             put(&mut store, &piece(i), &ids(i, 20));
         }
         assert!(store.thrash.frozen);
-        let kept: Vec<u32> = (0..2000)
+        let kept: Vec<u32> = (0..records)
             .filter(|&i| find(&mut store, &piece(i)).is_some())
             .collect();
         assert!(!kept.is_empty());

@@ -283,7 +283,17 @@ fn check(toy: &Toy, layout: &Layout, pattern: Pattern) {
     let tables = layout.tables(pattern);
     let tok = Tokenizer::new(&tables);
     for &text in TEXTS {
-        for (specials, flag) in [(Specials::All, true), (Specials::None, false)] {
+        // Under Miri (slow) specials as text only where the text has some: elsewhere both
+        // modes run the same code on the same pieces.
+        let modes = if cfg!(miri) && !text.windows(2).any(|w| w == b"<|") {
+            1
+        } else {
+            2
+        };
+        for (specials, flag) in [(Specials::All, true), (Specials::None, false)]
+            .into_iter()
+            .take(modes)
+        {
             let want = toy.encode(pattern, text, flag);
             // One-shot.
             let mut out = vec![0u32; 2 * text.len() + 8];
