@@ -1,5 +1,6 @@
 //! Build script: bakes the model the C API serves into `OUT_DIR/picobpe_tables.rs`, and sets
-//! `cfg(picobpe_capi_sp)` for a SentencePiece model. The model file named by the environment
+//! `cfg(picobpe_capi_sp)` for a SentencePiece model and `cfg(picobpe_capi_wp)` for a WordPiece
+//! model. The model file named by the environment
 //! variable `PICOBPE_MODEL` (a picobpe byte-level BPE or SentencePiece model file),
 //! or else gpt2, imported from the committed rank file `tests/fixtures/models/gpt2.tiktoken`
 //! with its special token `<|endoftext|>` (50256).
@@ -41,6 +42,7 @@ fn main() {
     // crate every time (the rank file above is what it comes from).
     let watch_model = env::var_os("PICOBPE_MODEL").is_some();
     println!("cargo::rustc-check-cfg=cfg(picobpe_capi_sp)");
+    println!("cargo::rustc-check-cfg=cfg(picobpe_capi_wp)");
     let baked = picobpe_build::Bake::new(&model_path)
         .cargo_directives(watch_model)
         .run()
@@ -48,10 +50,6 @@ fn main() {
     match baked.sizes {
         BakedSizes::BytePair(_) => {}
         BakedSizes::SentencePiece(_) => println!("cargo::rustc-cfg=picobpe_capi_sp"),
-        BakedSizes::WordPiece(_) => panic!(
-            "{}: a WordPiece model; the C API serves byte-level BPE and SentencePiece models \
-             (use picobpe::WpTokenizer from Rust)",
-            model_path.display()
-        ),
+        BakedSizes::WordPiece(_) => println!("cargo::rustc-cfg=picobpe_capi_wp"),
     }
 }

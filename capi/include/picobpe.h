@@ -20,7 +20,9 @@
  piece may give `PICOBPE_STATUS_INPUT_TOO_SMALL`, one of more than
  `PICOBPE_STREAM_INPUT_CAPACITY` bytes does. SentencePiece models: likewise for a word and
  the start of the next (a model whose words cannot be encoded apart holds all of its input
- until `finish`, so it streams texts of up to this many bytes).
+ until `finish`, so it streams texts of up to this many bytes). WordPiece models: ids come
+ out up to the last ASCII whitespace, so a run of this many bytes without one (or a text of
+ this many bytes with a partial added token at its end) gives `PICOBPE_STATUS_INPUT_TOO_SMALL`.
  */
 #define PICOBPE_STREAM_INPUT_CAPACITY 256
 
@@ -70,6 +72,10 @@ typedef enum PicobpeFamily {
    SentencePiece Unigram (sentencepiece's `EncodeAsIds`: T5-style models).
    */
   PICOBPE_FAMILY_SENTENCEPIECE_UNIGRAM = 2,
+  /*
+   WordPiece (`tokenizers`' BERT pipeline: BERT, MiniLM).
+   */
+  PICOBPE_FAMILY_WORDPIECE = 3,
 } PicobpeFamily;
 
 /*
@@ -179,7 +185,9 @@ enum PicobpeFamily picobpe_model_family(void);
  recognized when `allow_special` is true (tiktoken's `allowed_special="all"`) and encoded as
  ordinary text otherwise; sentencepiece's `EncodeAsIds` for a SentencePiece model
  (`allow_special` has no effect: no `<s>`/`</s>` is added, user-defined symbols are always
- recognized). Invalid UTF-8 is accepted.
+ recognized); tokenizers' `encode(text, add_special_tokens=False)` for a WordPiece model,
+ its added tokens (`[CLS]`, `[SEP]`, ...) recognized in the text when `allow_special` is
+ true. Invalid UTF-8 is accepted.
 
  `PICOBPE_STATUS_OUTPUT_FULL`: `out[0..progress.written]` holds the ids of
  `text[0..progress.consumed]`; drain them and continue with
@@ -237,7 +245,8 @@ enum PicobpeStatus picobpe_count(const uint8_t *text,
 
 /*
  Decode `ids[0..n]` into `out[0..cap]`: the bytes the ids stand for (not necessarily UTF-8)
- for a byte-level model, sentencepiece's `DecodeIds` for a SentencePiece model.
+ for a byte-level model, sentencepiece's `DecodeIds` for a SentencePiece model, tokenizers'
+ `decode(ids)` (added tokens skipped, the decoder's clean-up) for a WordPiece model.
 
  `PICOBPE_STATUS_OUTPUT_FULL`: `out[0..progress.written]` holds the text of the first
  `progress.consumed` ids; drain it and continue with

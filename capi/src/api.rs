@@ -1,6 +1,6 @@
 //! The exported functions and types of the C API. The including crate provides
-//! `crate::model` (`model.rs`), the type `crate::CApiModel` (a `model::CModel`: the tokenizer
-//! of its family) and `crate::c_api_model()`: `picobpe-capi` over its baked tables,
+//! `crate::model` (`model.rs`), the type `crate::CApiModel` (the tokenizer of its family, a
+//! [`picobpe::Tokenize`]) and `crate::c_api_model()`: `picobpe-capi` over its baked tables,
 //! `panic-check/` over opaque ones (so the panic-freedom proof covers this file).
 
 use core::ffi::c_void;
@@ -8,11 +8,10 @@ use core::mem::{align_of, size_of};
 use core::ptr;
 
 use picobpe::{
-    CacheEntry, DecodeError, EncodeError, SpStreamDecoder, SpStreamEncoder, Specials,
-    StreamDecoder, StreamEncoder, StreamError,
+    CacheEntry, DecodeError, EncodeError, SpTokenizer, Specials, StreamDecoder, StreamEncoder,
+    StreamError, Tokenize, Tokenizer, WpTokenizer,
 };
 
-use crate::model::CModel;
 pub use crate::model::PicobpeFamily;
 
 /// The model the library serves.
@@ -178,14 +177,14 @@ unsafe fn report(
 /// those with `PICOBPE_STATUS_UNKNOWN_ID`).
 #[no_mangle]
 pub extern "C" fn picobpe_vocab_size() -> usize {
-    CModel::n_ids(&model())
+    Tokenize::n_ids(&model())
 }
 
 /// The tokenizer family of the baked model (what `picobpe_encode` and `picobpe_decode`
 /// follow: tiktoken's or sentencepiece's ids).
 #[no_mangle]
 pub extern "C" fn picobpe_model_family() -> PicobpeFamily {
-    CModel::family(&model())
+    PicobpeFamily::from(Tokenize::family(&model()))
 }
 
 /// Encode `text[0..len]` into `out[0..cap]`: the ids of the model's reference library
@@ -193,7 +192,9 @@ pub extern "C" fn picobpe_model_family() -> PicobpeFamily {
 /// recognized when `allow_special` is true (tiktoken's `allowed_special="all"`) and encoded as
 /// ordinary text otherwise; sentencepiece's `EncodeAsIds` for a SentencePiece model
 /// (`allow_special` has no effect: no `<s>`/`</s>` is added, user-defined symbols are always
-/// recognized). Invalid UTF-8 is accepted.
+/// recognized); tokenizers' `encode(text, add_special_tokens=False)` for a WordPiece model,
+/// its added tokens (`[CLS]`, `[SEP]`, ...) recognized in the text when `allow_special` is
+/// true. Invalid UTF-8 is accepted.
 ///
 /// `PICOBPE_STATUS_OUTPUT_FULL`: `out[0..progress.written]` holds the ids of
 /// `text[0..progress.consumed]`; drain them and continue with
@@ -243,7 +244,7 @@ pub unsafe extern "C" fn picobpe_encode_from(
         return PicobpeStatus::InvalidArgument;
     };
     let (status, value) = encode_result(
-        CModel::encode_from(&model(), text, from, specials(allow_special), out, &mut []),
+        Tokenize::encode_from(&model(), text, from, specials(allow_special), out, &mut []),
         len,
         from.min(len),
         cap,
@@ -274,7 +275,7 @@ pub unsafe extern "C" fn picobpe_count(
     else {
         return PicobpeStatus::InvalidArgument;
     };
-    let (status, value) = match CModel::count(&model(), text, specials(allow_special), scratch) {
+    let (status, value) = match Tokenize::count(&model(), text, specials(allow_special), scratch) {
         Ok(n) => (PicobpeStatus::Ok, moved(len, n)),
         Err(e) => encode_result(Err(e), len, 0, cap),
     };
@@ -283,7 +284,8 @@ pub unsafe extern "C" fn picobpe_count(
 }
 
 /// Decode `ids[0..n]` into `out[0..cap]`: the bytes the ids stand for (not necessarily UTF-8)
-/// for a byte-level model, sentencepiece's `DecodeIds` for a SentencePiece model.
+/// for a byte-level model, sentencepiece's `DecodeIds` for a SentencePiece model, tokenizers'
+/// `decode(ids)` (added tokens skipped, the decoder's clean-up) for a WordPiece model.
 ///
 /// `PICOBPE_STATUS_OUTPUT_FULL`: `out[0..progress.written]` holds the text of the first
 /// `progress.consumed` ids; drain it and continue with
@@ -330,7 +332,7 @@ pub unsafe extern "C" fn picobpe_decode_from(
         return PicobpeStatus::InvalidArgument;
     };
     let m = model();
-    let (status, value) = match CModel::decode_from(&m, ids, from, out) {
+    let (status, value) = match Tokenize::decode_at(&m, ids, from, out) {
         Ok(written) => (PicobpeStatus::Ok, moved(n, written)),
         // Nothing fits an empty buffer: the next token alone is longer than it, and draining
         // cannot help.
@@ -344,7 +346,7 @@ pub unsafe extern "C" fn picobpe_decode_from(
                 written: 0,
                 needed: ids
                     .get(consumed)
-                    .and_then(|&id| CModel::decode_room(&m, id))
+                    .and_then(|&id| Tokenize::decode_room(&m, id))
                     .filter(|&room| room > cap)
                     .unwrap_or(cap.saturating_add(1)),
             },
@@ -408,7 +410,7 @@ pub unsafe extern "C" fn picobpe_encode_cached(
         return PicobpeStatus::InvalidArgument;
     };
     let (status, value) = encode_result(
-        CModel::encode_from(&model(), text, from, specials(allow_special), out, cache),
+        Tokenize::encode_from(&model(), text, from, specials(allow_special), out, cache),
         len,
         from.min(len),
         cap,
@@ -456,7 +458,9 @@ unsafe fn cache_lines<'a>(mem: *mut u8, bytes: usize) -> Option<&'a mut [CacheEn
 /// piece may give `PICOBPE_STATUS_INPUT_TOO_SMALL`, one of more than
 /// `PICOBPE_STREAM_INPUT_CAPACITY` bytes does. SentencePiece models: likewise for a word and
 /// the start of the next (a model whose words cannot be encoded apart holds all of its input
-/// until `finish`, so it streams texts of up to this many bytes).
+/// until `finish`, so it streams texts of up to this many bytes). WordPiece models: ids come
+/// out up to the last ASCII whitespace, so a run of this many bytes without one (or a text of
+/// this many bytes with a partial added token at its end) gives `PICOBPE_STATUS_INPUT_TOO_SMALL`.
 pub const PICOBPE_STREAM_INPUT_CAPACITY: usize = 256;
 
 /// Ids a stream encoder holds between `take`s (its `OUT`): for a byte-level model, the work
@@ -501,15 +505,12 @@ pub struct PicobpeStreamDecoder {
 }
 
 /// The model's streaming encoder (with the capacities above).
-type Encoder = <Model as CModel>::Encoder;
+type Encoder = StreamEncoder<Model, PICOBPE_STREAM_INPUT_CAPACITY, PICOBPE_STREAM_ID_CAPACITY>;
 
 /// The model's streaming decoder (with the capacity above).
-type Decoder = <Model as CModel>::Decoder;
+type Decoder = StreamDecoder<Model, PICOBPE_STREAM_DECODER_CAPACITY>;
 
 // `model.rs` builds the streams with the capacities the header names.
-const _: () = assert!(crate::model::STREAM_INPUT_CAPACITY == PICOBPE_STREAM_INPUT_CAPACITY);
-const _: () = assert!(crate::model::STREAM_ID_CAPACITY == PICOBPE_STREAM_ID_CAPACITY);
-const _: () = assert!(crate::model::STREAM_DECODER_CAPACITY == PICOBPE_STREAM_DECODER_CAPACITY);
 
 /// What a `PicobpeStreamEncoder` (`T` = `Encoder`) or `PicobpeStreamDecoder` (`Decoder`)
 /// holds: a tag that says its `_init` function wrote it, and the stream.
@@ -538,12 +539,16 @@ const fn fits<E, D>() -> bool {
 // capacity is too long for the id capacity.
 const _: () = assert!(fits::<Encoder, Decoder>());
 const _: () = assert!(fits::<
-    StreamEncoder<'static, PICOBPE_STREAM_INPUT_CAPACITY, PICOBPE_STREAM_ID_CAPACITY>,
-    StreamDecoder<'static, PICOBPE_STREAM_DECODER_CAPACITY>,
+    StreamEncoder<Tokenizer<'static>, PICOBPE_STREAM_INPUT_CAPACITY, PICOBPE_STREAM_ID_CAPACITY>,
+    StreamDecoder<Tokenizer<'static>, PICOBPE_STREAM_DECODER_CAPACITY>,
 >());
 const _: () = assert!(fits::<
-    SpStreamEncoder<'static, PICOBPE_STREAM_INPUT_CAPACITY, PICOBPE_STREAM_ID_CAPACITY>,
-    SpStreamDecoder<'static, PICOBPE_STREAM_DECODER_CAPACITY>,
+    StreamEncoder<SpTokenizer<'static>, PICOBPE_STREAM_INPUT_CAPACITY, PICOBPE_STREAM_ID_CAPACITY>,
+    StreamDecoder<SpTokenizer<'static>, PICOBPE_STREAM_DECODER_CAPACITY>,
+>());
+const _: () = assert!(fits::<
+    StreamEncoder<WpTokenizer<'static>, PICOBPE_STREAM_INPUT_CAPACITY, PICOBPE_STREAM_ID_CAPACITY>,
+    StreamDecoder<WpTokenizer<'static>, PICOBPE_STREAM_DECODER_CAPACITY>,
 >());
 const _: () = assert!(
     picobpe::bpe::scratch_needed(PICOBPE_STREAM_INPUT_CAPACITY) <= PICOBPE_STREAM_ID_CAPACITY
@@ -651,7 +656,7 @@ pub unsafe extern "C" fn picobpe_stream_encoder_init(
     // SAFETY: the caller's contract above.
     if unsafe {
         init(state, ENCODER_TAG, || -> Encoder {
-            CModel::encoder(model(), specials(allow_special))
+            StreamEncoder::new(model(), specials(allow_special))
         })
     } {
         PicobpeStatus::Ok
@@ -790,7 +795,7 @@ pub unsafe extern "C" fn picobpe_stream_decoder_init(
     // SAFETY: the caller's contract above.
     if unsafe {
         init(state, DECODER_TAG, || -> Decoder {
-            CModel::decoder(model())
+            StreamDecoder::new(model())
         })
     } {
         PicobpeStatus::Ok
@@ -825,7 +830,7 @@ pub unsafe extern "C" fn picobpe_stream_decoder_push(
         Ok(()) => PicobpeStatus::Ok,
         Err(DecodeError::UnknownId { .. }) => PicobpeStatus::UnknownId,
         Err(DecodeError::OutputFull { .. }) => {
-            let room = CModel::stream_room(&model(), id).unwrap_or(0);
+            let room = Tokenize::stream_room(&model(), id).unwrap_or(0);
             if room > PICOBPE_STREAM_DECODER_CAPACITY {
                 PicobpeStatus::PieceTooLong
             } else {

@@ -1,11 +1,12 @@
 //! A C API over picobpe's core for C firmware and kernels: encode, count and decode with the
 //! tables baked into this library (`build.rs`: the model named by `PICOBPE_MODEL`, gpt2 by
-//! default; a byte-level BPE model, tiktoken's ids, or a SentencePiece BPE or Unigram model,
-//! sentencepiece's ids: `picobpe_model_family` says which), into caller buffers, without
+//! default; a byte-level BPE model, tiktoken's ids, a SentencePiece BPE or Unigram model,
+//! sentencepiece's ids, or a WordPiece model, tokenizers' ids: `picobpe_model_family` says
+//! which), into caller buffers, without
 //! allocation; encode with a cache in caller memory (`picobpe_encode_cached`); and a streaming
 //! encoder and decoder whose state is caller storage of a size fixed in the header
 //! (`PicobpeStreamEncoder`, `PicobpeStreamDecoder`: the core's `StreamEncoder<256, 512>` and
-//! `StreamDecoder<256>`, or their SentencePiece counterparts, set up by
+//! `StreamDecoder<256>` over the model's family, set up by
 //! `picobpe_stream_encoder_init` / `picobpe_stream_decoder_init`, then `_push`, `_take`,
 //! `_finish`). The header is the same whatever the model (`src/model.rs` holds what differs).
 //!
@@ -35,13 +36,15 @@ mod model;
 pub use api::*;
 
 /// The tokenizer of the baked model's family (`build.rs` sets `cfg(picobpe_capi_sp)` for a
-/// SentencePiece model).
-#[cfg(not(picobpe_capi_sp))]
+/// SentencePiece model, `cfg(picobpe_capi_wp)` for a WordPiece model).
+#[cfg(not(any(picobpe_capi_sp, picobpe_capi_wp)))]
 type CApiModel = picobpe::Tokenizer<'static>;
-/// The tokenizer of the baked model's family (`build.rs` sets `cfg(picobpe_capi_sp)` for a
-/// SentencePiece model).
+/// The tokenizer of the baked model's family (see above).
 #[cfg(picobpe_capi_sp)]
 type CApiModel = picobpe::SpTokenizer<'static>;
+/// The tokenizer of the baked model's family (see above).
+#[cfg(picobpe_capi_wp)]
+type CApiModel = picobpe::WpTokenizer<'static>;
 
 /// The tokenizer over the baked tables.
 #[inline(always)]

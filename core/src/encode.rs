@@ -108,30 +108,6 @@ impl<'t> Tokenizer<'t> {
         self.encode(text, out, Specials::None)
     }
 
-    /// Count the ids `text` encodes to, using `scratch` as the work area (it is overwritten;
-    /// any length works as long as each piece fits — see [`EncodeError::PieceTooLong`]).
-    pub fn count(
-        &self,
-        text: &[u8],
-        specials: Specials,
-        scratch: &mut [u32],
-    ) -> Result<usize, EncodeError> {
-        let mut total = 0usize;
-        let mut rest = text;
-        loop {
-            match self.encode_part(rest, scratch, specials, true) {
-                Ok(p) => return Ok(total + p.written),
-                Err(EncodeError::OutputFull { consumed, written }) => {
-                    total += written;
-                    rest = rest.get(consumed..).unwrap_or(&[]);
-                }
-                Err(e @ EncodeError::PieceTooLong { .. }) => {
-                    return Err(e.shifted(text.len() - rest.len()))
-                }
-            }
-        }
-    }
-
     /// Encode a prefix of `text`. With `is_final` false, `text` may be followed by more input:
     /// the encoder stops (returning `Ok`) before the first piece or special token that more
     /// input could change. With `is_final` true it encodes everything.

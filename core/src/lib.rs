@@ -17,6 +17,7 @@ mod slice_ops;
 pub mod special;
 pub mod stream;
 pub mod tables;
+mod tokenize;
 pub mod wordpiece;
 
 pub use backtrack::TokenTrie;
@@ -25,8 +26,9 @@ pub use encode::{Progress, Tokenizer};
 pub use error::{DecodeError, EncodeError};
 pub use hash::PtrIndex;
 pub use pretok::Pattern;
-pub use sentencepiece::{SpCursor, SpStreamDecoder, SpStreamEncoder, SpTables, SpTokenizer};
+pub use sentencepiece::{SpDecodeState, SpTables, SpTokenizer};
 pub use special::Specials;
 pub use stream::{StreamDecoder, StreamEncoder, StreamError};
 pub use tables::{PairMap, PieceMap, SpecialToken, Tables};
+pub use tokenize::{AnyDecodeState, AnyTokenizer, Cursor, Family, Tokenize};
 pub use wordpiece::{WpTables, WpTokenizer};

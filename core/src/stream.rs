@@ -10,10 +10,11 @@
 //! character split across tokens is held until its last byte arrives. Bytes that can never start
 //! or continue valid UTF-8 are passed through as they are.
 
-use crate::encode::Tokenizer;
 use crate::error::{DecodeError, EncodeError};
 use crate::slice_ops;
 use crate::special::Specials;
+use crate::tokenize::Cursor;
+use crate::tokenize::Tokenize;
 
 /// Why a streaming call failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,21 +62,20 @@ impl core::fmt::Display for StreamError {
 impl std::error::Error for StreamError {}
 
 /// What a streaming encoder keeps between calls: the pending input, and the ids encoded but
-/// not yet taken (`ids[ids_start..ids_end]`). Shared by [`StreamEncoder`] and
-/// [`crate::SpStreamEncoder`], which differ only in how they encode.
-pub(crate) struct Pending<const IN: usize, const OUT: usize> {
-    pub(crate) input: heapless::Vec<u8, IN>,
-    pub(crate) ids: [u32; OUT],
+/// not yet taken (`ids[ids_start..ids_end]`).
+struct Pending<const IN: usize, const OUT: usize> {
+    input: heapless::Vec<u8, IN>,
+    ids: [u32; OUT],
     ids_start: usize,
     ids_end: usize,
-    pub(crate) finished: bool,
+    finished: bool,
     /// The last refill made no progress and no input arrived since: do not rescan.
     stalled: bool,
 }
 
 impl<const IN: usize, const OUT: usize> Pending<IN, OUT> {
     #[inline(always)]
-    pub(crate) fn new() -> Self {
+    fn new() -> Self {
         Pending {
             input: heapless::Vec::new(),
             ids: [0; OUT],
@@ -87,7 +87,7 @@ impl<const IN: usize, const OUT: usize> Pending<IN, OUT> {
     }
 
     /// See [`StreamEncoder::push`].
-    pub(crate) fn push(&mut self, chunk: &[u8]) -> Result<usize, StreamError> {
+    fn push(&mut self, chunk: &[u8]) -> Result<usize, StreamError> {
         if self.finished {
             return Err(StreamError::Finished);
         }
@@ -99,19 +99,19 @@ impl<const IN: usize, const OUT: usize> Pending<IN, OUT> {
     }
 
     /// See [`StreamEncoder::finish`].
-    pub(crate) fn finish(&mut self) {
+    fn finish(&mut self) {
         self.finished = true;
         self.stalled = false;
     }
 
     /// See [`StreamEncoder::is_done`].
-    pub(crate) fn is_done(&self) -> bool {
+    fn is_done(&self) -> bool {
         self.finished && self.input.is_empty() && self.ids_start == self.ids_end
     }
 
     /// See [`StreamEncoder::take`]; `encode` encodes a prefix of the pending input into
     /// the (empty) id buffer and says how far it got.
-    pub(crate) fn take(
+    fn take(
         &mut self,
         out: &mut [u32],
         mut encode: impl FnMut(&mut Self) -> Result<(usize, usize), EncodeError>,
@@ -166,21 +166,30 @@ impl<const IN: usize, const OUT: usize> Pending<IN, OUT> {
     }
 }
 
-/// Streaming encoder holding at most `IN` pending input bytes and `OUT` pending ids.
-pub struct StreamEncoder<'t, const IN: usize, const OUT: usize> {
-    tok: Tokenizer<'t>,
+/// Streaming encoder holding at most `IN` pending input bytes and `OUT` pending ids, for any
+/// family ([`Tokenize`]). `OUT` must hold the work area of the longest piece or word (see
+/// [`EncodeError::PieceTooLong`]).
+pub struct StreamEncoder<T: Tokenize, const IN: usize, const OUT: usize> {
+    tok: T,
     specials: Specials,
     pending: Pending<IN, OUT>,
+    /// No id has been written yet: the text has not started (a SentencePiece normalizer's
+    /// start-of-text rules still apply).
+    at_start: bool,
+    /// What the next piece carries (a Unigram model's running score).
+    cursor: Cursor,
 }
 
-impl<'t, const IN: usize, const OUT: usize> StreamEncoder<'t, IN, OUT> {
-    /// A new stream recognizing `specials`.
+impl<T: Tokenize, const IN: usize, const OUT: usize> StreamEncoder<T, IN, OUT> {
+    /// A new stream recognizing `specials` (SentencePiece models ignore it).
     #[inline(always)]
-    pub fn new(tok: Tokenizer<'t>, specials: Specials) -> Self {
+    pub fn new(tok: T, specials: Specials) -> Self {
         StreamEncoder {
             tok,
             specials,
             pending: Pending::new(),
+            at_start: true,
+            cursor: Cursor::START,
         }
     }
 
@@ -205,61 +214,72 @@ impl<'t, const IN: usize, const OUT: usize> StreamEncoder<'t, IN, OUT> {
     /// comes only from a call that moved no ids (ids before it are returned first).
     pub fn take(&mut self, out: &mut [u32]) -> Result<usize, StreamError> {
         let (tok, specials) = (self.tok, self.specials);
+        let (at_start, cursor) = (&mut self.at_start, &mut self.cursor);
         self.pending.take(out, |p| {
-            tok.encode_part(&p.input, &mut p.ids, specials, p.finished)
-                .map(|r| (r.consumed, r.written))
+            let r = tok.encode_part(
+                &p.input,
+                *at_start,
+                p.finished,
+                specials,
+                cursor,
+                &mut p.ids,
+                &mut [],
+            );
+            let (consumed, written) = match r {
+                Ok(p) => (p.consumed, p.written),
+                Err(EncodeError::OutputFull { consumed, written }) => (consumed, written),
+                Err(e) => return Err(e),
+            };
+            *at_start &= written == 0;
+            Ok((consumed, written))
         })
     }
 }
 
-/// Streaming decoder holding at most `N` pending bytes (`N` must be at least the longest token
-/// plus 3; 256 covers the GPT-2, cl100k and o200k vocabularies).
-pub struct StreamDecoder<'t, const N: usize> {
-    tok: Tokenizer<'t>,
+/// Streaming decoder holding at most `N` pending bytes, for any family ([`Tokenize`]). `N`
+/// must hold the longest token's text plus what a family holds back
+/// ([`Tokenize::stream_room`]): 256 covers the GPT-2, cl100k, o200k, SentencePiece and BERT
+/// vocabularies.
+pub struct StreamDecoder<T: Tokenize, const N: usize> {
+    tok: T,
+    state: T::DecodeState,
     pending: heapless::Vec<u8, N>,
     position: usize,
     finished: bool,
 }
 
-impl<'t, const N: usize> StreamDecoder<'t, N> {
+impl<T: Tokenize, const N: usize> StreamDecoder<T, N> {
     /// A new decoder.
-    pub fn new(tok: Tokenizer<'t>) -> Self {
+    pub fn new(tok: T) -> Self {
         StreamDecoder {
             tok,
+            state: tok.decode_start(),
             pending: heapless::Vec::new(),
             position: 0,
             finished: false,
         }
     }
 
-    /// Append the bytes of `id`. Fails on an unknown id (position counted from the start of the
+    /// Append the text of `id`. Fails on an unknown id (position counted from the start of the
     /// stream), or with `OutputFull` when the pending buffer has no room: `take` first.
     pub fn push(&mut self, id: u32) -> Result<(), DecodeError> {
-        let Some(bytes) = self.tok.token_bytes(id) else {
-            return Err(DecodeError::UnknownId {
-                position: self.position,
-                id,
-                written: 0,
-            });
-        };
-        if self.pending.extend_from_slice(bytes).is_err() {
-            return Err(DecodeError::OutputFull {
-                consumed: self.position,
-                written: 0,
-            });
-        }
+        self.tok
+            .decode_push(id, &mut self.state, &mut self.pending)
+            .map_err(|e| e.shifted(self.position))?;
         self.position += 1;
         Ok(())
     }
 
-    /// No more ids: `take` may now hand out a trailing incomplete UTF-8 sequence too.
+    /// No more ids: `take` may now hand out a trailing incomplete UTF-8 sequence too (or its
+    /// U+FFFD, as the family decodes it).
     pub fn finish(&mut self) {
+        self.tok.decode_finish(&mut self.state, &mut self.pending);
         self.finished = true;
     }
 
-    /// Move pending bytes that form complete UTF-8 (or can never become valid) into `out`.
-    /// A character is never split across two `take` calls, so `out` needs room for at least
-    /// 4 bytes to guarantee progress.
+    /// Move pending bytes that form complete UTF-8 (or can never become valid) into `out`;
+    /// returns how many. A character is never split across two `take` calls, so `out` needs
+    /// room for at least 4 bytes to guarantee progress.
     pub fn take(&mut self, out: &mut [u8]) -> usize {
         let ready = if self.finished {
             self.pending.len()

@@ -13,10 +13,9 @@
 //! `sentencepiece`'s own vectors, see `docs/hostile-inputs.md`), for WordPiece a greedy
 //! longest-match over a BERT split written below for the few characters the texts use.
 
-use picobpe::sentencepiece::SpCursor;
 use picobpe::{
-    CacheEntry, DecodeError, EncodeError, SpStreamDecoder, SpStreamEncoder, SpTokenizer, Specials,
-    StreamError, WpTables, WpTokenizer,
+    CacheEntry, Cursor, DecodeError, EncodeError, SpTokenizer, Specials, StreamDecoder,
+    StreamEncoder, StreamError, Tokenize, WpTables, WpTokenizer,
 };
 use picobpe_model::sentencepiece::{SpKind, SpModel, SpPiece, SpSections};
 use picobpe_model::{SpTableData, WpModel, WpTableData};
@@ -153,7 +152,7 @@ fn check_sp(model: &SpModel) {
         // Count, with a scratch buffer grown to what `PieceTooLong` asks for.
         let mut scratch = vec![0u32; 1];
         let counted = loop {
-            match tok.count(text, &mut scratch) {
+            match tok.count(text, Specials::All, &mut scratch) {
                 Err(EncodeError::PieceTooLong { needed, .. }) => {
                     assert!(needed > scratch.len());
                     scratch = vec![0u32; needed];
@@ -168,7 +167,7 @@ fn check_sp(model: &SpModel) {
         );
         // `encode_cursor`, with and without a cache.
         for cached in [false, true] {
-            let mut cursor = SpCursor::START;
+            let mut cursor = Cursor::START;
             let got = resumed(text, |from, buf| {
                 assert_eq!(cursor.offset(), from);
                 if cached {
@@ -180,9 +179,10 @@ fn check_sp(model: &SpModel) {
             assert_eq!(got, want, "encode_cursor {text:?}");
         }
         // Streaming, 3-byte chunks, 2-id takes.
-        let mut enc: SpStreamEncoder<'_, 64, 512> = SpStreamEncoder::new(tok);
+        let mut enc: StreamEncoder<SpTokenizer<'_>, 64, 512> =
+            StreamEncoder::new(tok, Specials::All);
         let mut got = Vec::new();
-        let take = |enc: &mut SpStreamEncoder<'_, 64, 512>, got: &mut Vec<u32>| loop {
+        let take = |enc: &mut StreamEncoder<SpTokenizer<'_>, 64, 512>, got: &mut Vec<u32>| loop {
             let mut b = [0u32; 2];
             let k = enc.take(&mut b).expect("take");
             if k == 0 {
@@ -224,7 +224,7 @@ fn check_sp(model: &SpModel) {
             written: 3
         })
     );
-    let mut dec: SpStreamDecoder<'_, 64> = SpStreamDecoder::new(tok);
+    let mut dec: StreamDecoder<SpTokenizer<'_>, 64> = StreamDecoder::new(tok);
     assert!(matches!(
         dec.push(unknown),
         Err(DecodeError::UnknownId { id, .. }) if id == unknown
@@ -293,9 +293,9 @@ fn check_sp_decode(tok: &SpTokenizer<'_>, reference: &SpRef, ids: &[u32]) {
     }
     assert_eq!(got, want, "decode_from {ids:?}");
     // Streamed: whole characters only before `finish`.
-    let mut dec: SpStreamDecoder<'_, 64> = SpStreamDecoder::new(*tok);
+    let mut dec: StreamDecoder<SpTokenizer<'_>, 64> = StreamDecoder::new(*tok);
     let mut got = Vec::new();
-    let drain = |dec: &mut SpStreamDecoder<'_, 64>, got: &mut Vec<u8>| loop {
+    let drain = |dec: &mut StreamDecoder<SpTokenizer<'_>, 64>, got: &mut Vec<u8>| loop {
         let mut b = [0u8; 4];
         let k = dec.take(&mut b);
         if k == 0 {
@@ -559,6 +559,47 @@ fn check_wp(model: &WpModel, tables: &WpTables<'_>) {
                 }
             }
             assert_eq!(got, want_text, "decode_after {want:?}");
+            // The streams: 3-byte chunks in, 2-id takes; ids one at a time out, 4-byte takes.
+            let mut enc: StreamEncoder<WpTokenizer<'_>, 64, 64> = StreamEncoder::new(tok, specials);
+            let mut got = Vec::new();
+            let take = |enc: &mut StreamEncoder<WpTokenizer<'_>, 64, 64>, got: &mut Vec<u32>| loop {
+                let mut b = [0u32; 2];
+                let k = enc.take(&mut b).expect("take");
+                if k == 0 {
+                    break;
+                }
+                got.extend_from_slice(&b[..k]);
+            };
+            for chunk in text.chunks(3) {
+                let mut c = chunk;
+                while !c.is_empty() {
+                    let k = enc.push(c).expect("push");
+                    c = &c[k..];
+                    take(&mut enc, &mut got);
+                }
+            }
+            enc.finish();
+            take(&mut enc, &mut got);
+            assert!(enc.is_done());
+            assert_eq!(got, want, "stream {text:?} {specials:?}");
+            let mut dec: StreamDecoder<WpTokenizer<'_>, 64> = StreamDecoder::new(tok);
+            let mut got = Vec::new();
+            for &id in &want {
+                dec.push(id).expect("push id");
+                let mut b = [0u8; 4];
+                loop {
+                    let k = dec.take(&mut b);
+                    if k == 0 {
+                        break;
+                    }
+                    got.extend_from_slice(&b[..k]);
+                }
+            }
+            dec.finish();
+            let mut b = [0u8; 64];
+            let k = dec.take(&mut b);
+            got.extend_from_slice(&b[..k]);
+            assert_eq!(got, want_text, "stream decode {want:?}");
         }
     }
     let unknown = model.vocab.len() as u32;

@@ -15,7 +15,7 @@ use picobpe::hash::{hash_bytes, hash_u64};
 use picobpe::pretok::{self, Pattern, Step};
 use picobpe::{
     DecodeError, EncodeError, PairMap, PieceMap, PtrIndex, SpecialToken, Specials, StreamDecoder,
-    StreamEncoder, StreamError, Tables, Tokenizer,
+    StreamEncoder, StreamError, Tables, Tokenize, Tokenizer,
 };
 
 /// A toy model: token bytes by id, merges `(left, right) -> merged` in rank order, specials.
@@ -331,9 +331,9 @@ fn check(toy: &Toy, layout: &Layout, pattern: Pattern) {
             }
             assert_eq!(got, want, "resumed {pattern:?} {text:?}");
             // Streaming, 3-byte chunks, 2-id takes.
-            let mut enc: StreamEncoder<'_, 64, 32> = StreamEncoder::new(tok, specials);
+            let mut enc: StreamEncoder<Tokenizer<'_>, 64, 32> = StreamEncoder::new(tok, specials);
             let mut got = Vec::new();
-            let take = |enc: &mut StreamEncoder<'_, 64, 32>, got: &mut Vec<u32>| loop {
+            let take = |enc: &mut StreamEncoder<Tokenizer<'_>, 64, 32>, got: &mut Vec<u32>| loop {
                 let mut b = [0u32; 2];
                 let k = enc.take(&mut b).expect("take");
                 if k == 0 {
@@ -359,7 +359,7 @@ fn check(toy: &Toy, layout: &Layout, pattern: Pattern) {
             let mut bytes = vec![0u8; text.len()];
             assert_eq!(tok.decode(&want, &mut bytes), Ok(text.len()));
             assert_eq!(bytes, text);
-            let mut dec: StreamDecoder<'_, 32> = StreamDecoder::new(tok);
+            let mut dec: StreamDecoder<Tokenizer<'_>, 32> = StreamDecoder::new(tok);
             let mut back = Vec::new();
             for &id in &want {
                 dec.push(id).expect("push id");

@@ -39,7 +39,7 @@ pub const DECODE_BYTES: usize = 8 * 1024;
 #[cfg(not(feature = "lm3s6965evb"))]
 pub const DECODE_BYTES: usize = 64 * 1024;
 
-/// Input capacity (bytes) of the streaming encoder (`SpStreamEncoder`) the on-target tests run
+/// Input capacity (bytes) of the streaming encoder (`StreamEncoder`) the on-target tests run
 /// the reference vectors through. It holds a word until the next one starts: the longest word
 /// and one byte more. 1 KiB on the lm3s6965evb; 16 KiB on the mps2-an385, for the 15,000-byte
 /// words of `sp_edge/cjk-run-5000-*`. A record with a longer word, or one that needs more than

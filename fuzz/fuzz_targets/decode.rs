@@ -97,10 +97,10 @@ fuzz_target!(
 /// cannot fit the `N`-byte buffer (checked to be justified), else everything taken. Every chunk
 /// boundary must fall outside the well-formed UTF-8 characters of the whole output.
 fn stream<const N: usize>(tok: &Tokenizer<'_>, ids: &[u32], rng: &mut Rng) -> Option<Vec<u8>> {
-    let mut dec: StreamDecoder<'_, N> = StreamDecoder::new(*tok);
+    let mut dec: StreamDecoder<Tokenizer<'_>, N> = StreamDecoder::new(*tok);
     let mut got = Vec::new();
     let mut cuts = Vec::new();
-    let mut take = |dec: &mut StreamDecoder<'_, N>, rng: &mut Rng, got: &mut Vec<u8>| loop {
+    let mut take = |dec: &mut StreamDecoder<Tokenizer<'_>, N>, rng: &mut Rng, got: &mut Vec<u8>| loop {
         let mut buf = vec![0u8; rng.range(4, 32)];
         let n = dec.take(&mut buf);
         if n == 0 {
@@ -151,7 +151,7 @@ fn stream<const N: usize>(tok: &Tokenizer<'_>, ids: &[u32], rng: &mut Rng) -> Op
 
 /// With an unknown id in the input, the streaming decoder reports it at its position.
 fn stream_unknown(tok: &Tokenizer<'_>, ids: &[u32]) {
-    let mut dec: StreamDecoder<'_, 256> = StreamDecoder::new(*tok);
+    let mut dec: StreamDecoder<Tokenizer<'_>, 256> = StreamDecoder::new(*tok);
     let mut buf = [0u8; 64];
     for (i, &id) in ids.iter().enumerate() {
         let mut result = dec.push(id);

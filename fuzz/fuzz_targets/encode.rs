@@ -116,7 +116,7 @@ fn stream<const IN: usize, const OUT: usize>(
     ids: &[u32],
     rng: &mut Rng,
 ) {
-    let mut enc: StreamEncoder<'_, IN, OUT> = StreamEncoder::new(*tok, specials);
+    let mut enc: StreamEncoder<Tokenizer<'_>, IN, OUT> = StreamEncoder::new(*tok, specials);
     let with_specials = specials == Specials::All;
     match check::encode_streamed(&mut enc, text, rng) {
         Ok(got) => assert!(

@@ -20,19 +20,19 @@
 //! 3. encoding through small, randomly sized output buffers (resuming with
 //!    `encode_from(text, consumed, ..)` or `encode_from_cached` on `OutputFull`, growing to
 //!    `needed` on `PieceTooLong`) gives the same ids;
-//! 4. `SpStreamEncoder` with random chunks and `take` sizes gives the same ids, or fails only
+//! 4. `StreamEncoder` with random chunks and `take` sizes gives the same ids, or fails only
 //!    with a capacity error the input justifies (`InputTooSmall` only when the longest word,
 //!    with the character that ends it, does not fit `IN`; `PieceTooLong` only above `OUT`);
 //! 5. `decode` of the ids equals the reference `DecodeIds`, also into a buffer of exactly that
 //!    length; resumed `decode_from` through small random buffers gives the same text;
-//!    `SpStreamDecoder` (random `take` sizes) too, handing out whole characters only;
+//!    `StreamDecoder` (random `take` sizes) too, handing out whole characters only;
 //! 6. with flags bit 0: the same for arbitrary ids, and an id out of range is
 //!    `UnknownId { position, id, written }` with the reference's position and byte count.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use picobpe::sentencepiece::{SpStreamDecoder, SpStreamEncoder};
-use picobpe::{CacheEntry, DecodeError, EncodeError, SpTokenizer, StreamError};
+use picobpe::{CacheEntry, DecodeError, EncodeError, SpTokenizer, Specials, StreamError, Tokenize};
+use picobpe::{StreamDecoder, StreamEncoder};
 use picobpe_fuzz::sp::SpRef;
 use picobpe_fuzz::{escape, Params};
 use picobpe_tests::check::Rng;
@@ -106,10 +106,10 @@ fuzz_target!(
 
     // 2. count.
     let mut scratch = vec![0u32; out.len()];
-    assert_eq!(tok.count(text, &mut scratch), Ok(ids.len()), "count: {}", show());
+    assert_eq!(tok.count(text, Specials::All, &mut scratch), Ok(ids.len()), "count: {}", show());
     let mut scratch = vec![0u32; rng.range(1, 48)];
     loop {
-        match tok.count(text, &mut scratch) {
+        match tok.count(text, Specials::All, &mut scratch) {
             Ok(k) => {
                 assert_eq!(k, ids.len(), "count (scratch {}): {}", scratch.len(), show());
                 break;
@@ -233,7 +233,7 @@ fn check_decode(m: &Loaded, ids: &[u32], want: &[u8], rng: &mut Rng, show: &dyn 
     }
 }
 
-/// Push `ids` one by one into an `SpStreamDecoder<N>`, taking random amounts (at least 4
+/// Push `ids` one by one into an `StreamDecoder<N>`, taking random amounts (at least 4
 /// bytes, which guarantees progress) at random moments and when it is full: the text must
 /// equal `want`, and every take must be whole characters.
 fn stream_decode<const N: usize>(
@@ -246,9 +246,9 @@ fn stream_decode<const N: usize>(
     if m.reference.max_surface() + 12 > N {
         return;
     }
-    let mut dec: SpStreamDecoder<'_, N> = SpStreamDecoder::new(m.tok);
+    let mut dec: StreamDecoder<SpTokenizer<'_>, N> = StreamDecoder::new(m.tok);
     let mut text = Vec::new();
-    let mut take = |dec: &mut SpStreamDecoder<'_, N>, rng: &mut Rng| {
+    let mut take = |dec: &mut StreamDecoder<SpTokenizer<'_>, N>, rng: &mut Rng| {
         let mut buf = vec![0u8; rng.range(4, 64)];
         let k = dec.take(&mut buf);
         assert!(
@@ -323,7 +323,7 @@ fn longest_word(text: &[u8]) -> usize {
     longest.max(text.len() - start)
 }
 
-/// Stream `text` through an `SpStreamEncoder<IN, OUT>` with random chunks and takes: the ids
+/// Stream `text` through an `StreamEncoder<IN, OUT>` with random chunks and takes: the ids
 /// must equal `ids`, or the error must be a capacity the input exceeds.
 fn stream<const IN: usize, const OUT: usize>(
     tok: SpTokenizer<'_>,
@@ -332,7 +332,7 @@ fn stream<const IN: usize, const OUT: usize>(
     rng: &mut Rng,
     show: &dyn Fn() -> String,
 ) {
-    let mut enc: SpStreamEncoder<'_, IN, OUT> = SpStreamEncoder::new(tok);
+    let mut enc: StreamEncoder<SpTokenizer<'_>, IN, OUT> = StreamEncoder::new(tok, Specials::All);
     let mut got = Vec::new();
     let result = (|| -> Result<(), StreamError> {
         let mut rest = text;

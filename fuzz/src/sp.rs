@@ -102,7 +102,9 @@ impl SpRef {
                         Some((model.pieces[id].piece.as_bytes().to_vec(), (id as u32, s)))
                     })
                     .collect();
-                let unk = model.unk_score().expect("a Unigram model has normal pieces");
+                let unk = model
+                    .unk_score()
+                    .expect("a Unigram model has normal pieces");
                 (scores, unk as f32)
             }),
         }

@@ -8,9 +8,7 @@ use std::io::{self, Read, Write};
 use std::path::PathBuf;
 
 use clap::Args;
-use picobpe::{DecodeError, SpTokenizer, Tokenizer};
-
-use picobpe_model::LiveTables;
+use picobpe::{DecodeError, Tokenize};
 
 use crate::input;
 
@@ -33,38 +31,28 @@ pub struct DecodeArgs {
 
 /// Run `decode`.
 pub fn run(args: DecodeArgs) -> Result<(), String> {
-    let loaded = input::load_any(&args.model)?;
+    let tokenizer = input::load_any(&args.model)?;
     let in_name = input::name(args.file.as_ref());
     let mut reader = input::open(args.file.as_deref())?;
-    let valid = |id: u32| match &loaded {
-        LiveTables::BytePair(t) => t.token_bytes(id).is_some(),
-        LiveTables::SentencePiece(t) => t.kind(id).is_some(),
-        LiveTables::WordPiece(t) => t.token_bytes(id).is_some(),
-    };
+    let valid = |id: u32| tokenizer.decode_room(id).is_some();
     let ids = read_ids(&mut reader, &valid).map_err(|e| match e {
         ReadError::Io(e) => format!("reading {in_name}: {e}"),
         ReadError::Bad(msg) => format!("{in_name}: {msg}"),
     })?;
-    let tables = match loaded {
-        LiveTables::BytePair(tables) => tables,
-        LiveTables::SentencePiece(tables) => {
-            return decode_sentencepiece(&SpTokenizer::new(tables), &ids, &in_name)
-        }
-        LiveTables::WordPiece(tables) => return decode_wordpiece(tables, &ids),
-    };
-    let tokenizer = Tokenizer::new(tables);
-
     let stdout = io::stdout();
     let mut sink = stdout.lock();
     let mut out = vec![0u8; OUT];
-    let mut rest = &ids[..];
-    while let Some(&first) = rest.first() {
-        let (consumed, written) = match tokenizer.decode(rest, &mut out) {
-            Ok(written) => (rest.len(), written),
-            Err(DecodeError::OutputFull { consumed: 0, .. }) => {
-                // One token longer than the buffer (a very long special): make room.
-                let len = tokenizer.token_bytes(first).map_or(0, <[u8]>::len);
-                out.resize(len.max(2 * out.len()), 0);
+    let mut from = 0;
+    while from < ids.len() {
+        let (consumed, written) = match tokenizer.decode_at(&ids, from, &mut out) {
+            Ok(written) => (ids.len(), written),
+            Err(DecodeError::OutputFull { consumed, written })
+                if consumed == from && written == 0 =>
+            {
+                // One token's text is longer than the buffer (a very long special, a hostile
+                // unknown surface): make room.
+                let room = tokenizer.decode_room(ids[from]).unwrap_or(0);
+                out.resize(room.max(2 * out.len()), 0);
                 continue;
             }
             Err(DecodeError::OutputFull { consumed, written }) => (consumed, written),
@@ -73,40 +61,7 @@ pub fn run(args: DecodeArgs) -> Result<(), String> {
         };
         sink.write_all(&out[..written])
             .map_err(|e| format!("writing stdout: {e}"))?;
-        rest = &rest[consumed..];
-    }
-    sink.flush().map_err(|e| format!("writing stdout: {e}"))
-}
-
-/// `decode` with a SentencePiece model.
-fn decode_sentencepiece(tok: &SpTokenizer<'_>, ids: &[u32], in_name: &str) -> Result<(), String> {
-    let stdout = io::stdout();
-    let mut sink = stdout.lock();
-    let mut out = vec![0u8; OUT];
-    let mut from = 0;
-    loop {
-        let (done, written) = match tok.decode_from(ids, from, &mut out) {
-            Ok(written) => (true, written),
-            Err(DecodeError::OutputFull { consumed, written })
-                if consumed == from && written == 0 =>
-            {
-                // One piece's text is longer than the buffer (a hostile unknown surface):
-                // make room.
-                let len = out.len();
-                out.resize(2 * len, 0);
-                continue;
-            }
-            Err(DecodeError::OutputFull { consumed, written }) => {
-                from = consumed;
-                (false, written)
-            }
-            Err(e @ DecodeError::UnknownId { .. }) => return Err(format!("{in_name}: {e}")),
-        };
-        sink.write_all(&out[..written])
-            .map_err(|e| format!("writing stdout: {e}"))?;
-        if done {
-            break;
-        }
+        from = consumed;
     }
     sink.flush().map_err(|e| format!("writing stdout: {e}"))
 }
@@ -194,36 +149,4 @@ impl Word {
         self.shown.clear();
         Ok(())
     }
-}
-
-/// `decode` with a WordPiece model (added tokens skipped, the decoder's clean-up applied, as
-/// `tokenizers`' `decode(ids)`).
-fn decode_wordpiece(tables: &picobpe::WpTables<'_>, ids: &[u32]) -> Result<(), String> {
-    let tok = picobpe::WpTokenizer::new(tables);
-    let stdout = io::stdout();
-    let mut sink = stdout.lock();
-    let mut out = vec![0u8; OUT];
-    let mut rest = ids;
-    let mut first = true;
-    while !rest.is_empty() {
-        let result = if first {
-            tok.decode(rest, &mut out)
-        } else {
-            tok.decode_after(rest, &mut out)
-        };
-        let (consumed, written) = match result {
-            Ok(written) => (rest.len(), written),
-            Err(DecodeError::OutputFull { consumed: 0, .. }) => {
-                out.resize(2 * out.len(), 0);
-                continue;
-            }
-            Err(DecodeError::OutputFull { consumed, written }) => (consumed, written),
-            Err(e @ DecodeError::UnknownId { .. }) => return Err(e.to_string()),
-        };
-        sink.write_all(&out[..written])
-            .map_err(|e| format!("writing stdout: {e}"))?;
-        first = false;
-        rest = &rest[consumed..];
-    }
-    sink.flush().map_err(|e| format!("writing stdout: {e}"))
 }

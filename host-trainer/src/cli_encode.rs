@@ -14,17 +14,18 @@
 //! `--cache-mib` says otherwise: on text seen once it was the fastest size measured (1, 4, 16
 //! and 64 MiB, whole process on the 30 MB English corpus and the multilingual files).
 //!
-//! A SentencePiece model's input is read whole (its normalizer looks at the text's start and
-//! end) and encoded with `SpTokenizer::encode_cursor` into the same id writer.
+//! Every family takes this path (`picobpe::Tokenize::encode_part` over the model's
+//! `AnyTokenizer`): a SentencePiece word or a WordPiece word is encoded once the next has
+//! started. Only a SentencePiece model imported from a `tokenizer.json` with added tokens, or
+//! one whose pieces cross word starts, is held whole until the end of the input (its text is
+//! cut at added tokens first, and a cut may come at any byte).
 
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use picobpe::{EncodeError, SpCursor, SpTokenizer, Specials, Tokenizer};
+use picobpe::{AnyTokenizer, Cursor, EncodeError, Specials, Tokenize};
 use picobpe_model::CacheMemory;
-
-use picobpe_model::LiveTables;
 
 use crate::input;
 
@@ -46,7 +47,7 @@ pub struct EncodeArgs {
     #[arg(long, value_name = "FILE")]
     model: PathBuf,
     /// Treat special-token text as ordinary text (default: recognize the model's specials).
-    /// Byte-level models only: SentencePiece models have no special-token text (their
+    /// Byte-level and WordPiece models: SentencePiece models have no special-token text (their
     /// user-defined symbols are always matched, as in `sentencepiece`).
     #[arg(long)]
     ordinary: bool,
@@ -67,7 +68,7 @@ pub struct CountArgs {
     /// The model file.
     #[arg(long, value_name = "FILE")]
     model: PathBuf,
-    /// Treat special-token text as ordinary text (byte-level models only).
+    /// Treat special-token text as ordinary text (byte-level and WordPiece models).
     #[arg(long)]
     ordinary: bool,
     /// Piece cache size in MiB (0: no cache).
@@ -90,12 +91,8 @@ pub enum Format {
 
 /// Run `encode`.
 pub fn run(args: EncodeArgs) -> Result<(), String> {
-    let loaded = input::load_any(&args.model)?;
-    let n_ids = match loaded {
-        LiveTables::BytePair(t) => t.n_ids(),
-        LiveTables::SentencePiece(t) => t.n_ids(),
-        LiveTables::WordPiece(t) => t.n_ids(),
-    };
+    let tokenizer = input::load_any(&args.model)?;
+    let n_ids = tokenizer.n_ids();
     if args.format == Format::U16le && n_ids > 1 << 16 {
         return Err(format!(
             "{}: ids go up to {}, which does not fit --format u16le; use u32le",
@@ -110,19 +107,19 @@ pub fn run(args: EncodeArgs) -> Result<(), String> {
         ordinary: args.ordinary,
         cache_mib: args.cache_mib,
     };
-    source.encode(loaded, out)
+    source.encode(tokenizer, out)
 }
 
 /// Run `count`: encode, and print only the number of ids.
 pub fn run_count(args: CountArgs) -> Result<(), String> {
-    let loaded = input::load_any(&args.model)?;
+    let tokenizer = input::load_any(&args.model)?;
     let stdout = io::stdout();
     let source = Source {
         file: args.file,
         ordinary: args.ordinary,
         cache_mib: args.cache_mib,
     };
-    source.encode(loaded, IdOutput::Count(0, stdout.lock()))
+    source.encode(tokenizer, IdOutput::Count(0, stdout.lock()))
 }
 
 /// What to encode and how.
@@ -133,17 +130,19 @@ struct Source {
 }
 
 impl Source {
-    fn encode<W: Write>(self, loaded: LiveTables, mut out: IdOutput<W>) -> Result<(), String> {
-        let tables = match loaded {
-            LiveTables::BytePair(tables) => tables,
-            LiveTables::SentencePiece(tables) => return self.encode_sentencepiece(tables, out),
-            LiveTables::WordPiece(tables) => return self.encode_wordpiece(tables, out),
-        };
-        let tokenizer = Tokenizer::new(tables);
-        let specials = if self.ordinary {
-            Specials::None
-        } else {
+    fn encode<W: Write>(
+        self,
+        tokenizer: AnyTokenizer<'_>,
+        mut out: IdOutput<W>,
+    ) -> Result<(), String> {
+        let specials = if !self.ordinary {
             Specials::All
+        } else if let AnyTokenizer::SentencePiece(_) = tokenizer {
+            return Err(
+                "--ordinary applies to byte-level BPE and WordPiece models only".to_owned(),
+            );
+        } else {
+            Specials::None
         };
         let mut reader = input::open(self.file.as_deref())?;
         let in_name = input::name(self.file.as_ref());
@@ -156,87 +155,6 @@ impl Source {
         )?;
         out.finish().map_err(|e| format!("writing stdout: {e}"))
     }
-
-    /// A SentencePiece model: the whole input, then its ids.
-    fn encode_sentencepiece<W: Write>(
-        self,
-        tables: &picobpe::SpTables<'_>,
-        mut out: IdOutput<W>,
-    ) -> Result<(), String> {
-        if self.ordinary {
-            return Err("--ordinary applies to byte-level BPE models only".to_owned());
-        }
-        let in_name = input::name(self.file.as_ref());
-        let mut text = Vec::new();
-        input::open(self.file.as_deref())?
-            .read_to_end(&mut text)
-            .map_err(|e| format!("reading {in_name}: {e}"))?;
-        let tokenizer = SpTokenizer::new(tables);
-        let mut ids = vec![0u32; IDS];
-        // The cursor carries a Unigram model's running score across resumptions; the word
-        // cache is the same memory as a byte-level model's piece cache.
-        let mut cursor = SpCursor::START;
-        let mut cache = CacheMemory::new(self.cache_mib * LINES_PER_MIB);
-        loop {
-            match tokenizer.encode_cursor_cached(&text, &mut cursor, &mut ids, &mut cache) {
-                Ok(n) => {
-                    out.write(&ids[..n])
-                        .map_err(|e| format!("writing stdout: {e}"))?;
-                    break;
-                }
-                Err(EncodeError::OutputFull { written, .. }) => {
-                    out.write(&ids[..written])
-                        .map_err(|e| format!("writing stdout: {e}"))?;
-                }
-                Err(EncodeError::PieceTooLong { needed, .. }) => {
-                    ids.resize(needed.max(2 * ids.len()), 0);
-                }
-            }
-        }
-        out.finish().map_err(|e| format!("writing stdout: {e}"))
-    }
-}
-
-impl Source {
-    /// A WordPiece model: the whole input, then its ids (added tokens recognized unless
-    /// `--ordinary`).
-    fn encode_wordpiece<W: Write>(
-        self,
-        tables: &picobpe::WpTables<'_>,
-        mut out: IdOutput<W>,
-    ) -> Result<(), String> {
-        let specials = if self.ordinary {
-            Specials::None
-        } else {
-            Specials::All
-        };
-        let in_name = input::name(self.file.as_ref());
-        let mut text = Vec::new();
-        input::open(self.file.as_deref())?
-            .read_to_end(&mut text)
-            .map_err(|e| format!("reading {in_name}: {e}"))?;
-        let tokenizer = picobpe::WpTokenizer::new(tables);
-        let mut ids = vec![0u32; IDS];
-        let mut from = 0;
-        loop {
-            match tokenizer.encode_from(&text, from, specials, &mut ids) {
-                Ok(n) => {
-                    out.write(&ids[..n])
-                        .map_err(|e| format!("writing stdout: {e}"))?;
-                    break;
-                }
-                Err(EncodeError::OutputFull { consumed, written }) => {
-                    out.write(&ids[..written])
-                        .map_err(|e| format!("writing stdout: {e}"))?;
-                    from = consumed;
-                }
-                Err(EncodeError::PieceTooLong { needed, .. }) => {
-                    ids.resize(needed.max(2 * ids.len()), 0);
-                }
-            }
-        }
-        out.finish().map_err(|e| format!("writing stdout: {e}"))
-    }
 }
 
 /// Which side of the stream failed.
@@ -245,9 +163,11 @@ enum StreamError {
     Write(io::Error),
 }
 
-/// Encode everything `reader` yields, writing ids to `out`.
+/// Encode everything `reader` yields, writing ids to `out`: chunks through the core's
+/// [`Tokenize::encode_part`], which stops before whatever more input could change (the
+/// unfinished piece or word stays in the buffer for the next chunk).
 fn encode_stream<W: Write>(
-    tokenizer: &Tokenizer<'_>,
+    tokenizer: &AnyTokenizer<'_>,
     specials: Specials,
     reader: &mut dyn Read,
     out: &mut IdOutput<W>,
@@ -256,8 +176,12 @@ fn encode_stream<W: Write>(
     let mut buf: Vec<u8> = Vec::with_capacity(2 * CHUNK);
     let mut ids = vec![0u32; IDS];
     let mut eof = false;
+    // No id written yet (a SentencePiece normalizer's start-of-text rules), and what a Unigram
+    // model carries from one word to the next.
+    let mut at_start = true;
+    let mut cursor = Cursor::START;
     while !eof {
-        // Invariant: `buf` holds input not yet encoded (a partial piece or special at most,
+        // Invariant: `buf` holds input not yet encoded (an unfinished piece or word at most,
         // plus what was just read).
         let start = buf.len();
         buf.resize(start + CHUNK, 0);
@@ -272,19 +196,28 @@ fn encode_stream<W: Write>(
         eof = n == 0;
         let mut pos = 0;
         loop {
-            match tokenizer.encode_part_cached(&buf[pos..], &mut ids, specials, eof, cache) {
-                Ok(p) => {
-                    out.write(&ids[..p.written]).map_err(StreamError::Write)?;
-                    pos += p.consumed;
-                    break;
-                }
-                Err(EncodeError::OutputFull { consumed, written }) => {
-                    out.write(&ids[..written]).map_err(StreamError::Write)?;
-                    pos += consumed;
-                }
+            let r = tokenizer.encode_part(
+                &buf[pos..],
+                at_start,
+                eof,
+                specials,
+                &mut cursor,
+                &mut ids,
+                cache,
+            );
+            let (consumed, written, done) = match r {
+                Ok(p) => (p.consumed, p.written, true),
+                Err(EncodeError::OutputFull { consumed, written }) => (consumed, written, false),
                 Err(EncodeError::PieceTooLong { needed, .. }) => {
                     ids.resize(needed.max(2 * ids.len()), 0);
+                    continue;
                 }
+            };
+            out.write(&ids[..written]).map_err(StreamError::Write)?;
+            at_start &= written == 0;
+            pos += consumed;
+            if done {
+                break;
             }
         }
         buf.drain(..pos);

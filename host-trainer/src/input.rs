@@ -4,7 +4,8 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use picobpe_model::{read_tables, LiveTables};
+use picobpe::AnyTokenizer;
+use picobpe_model::read_tables;
 
 /// `FILE` if given, else stdin.
 pub fn open(file: Option<&Path>) -> Result<Box<dyn Read>, String> {
@@ -21,12 +22,14 @@ pub fn name(file: Option<&PathBuf>) -> String {
     file.map_or_else(|| "stdin".to_owned(), |p| p.display().to_string())
 }
 
-/// Read a model of any kind and return its live tables ([`read_tables`]: a version-3 file's
-/// prebuilt tables are copied and checked; older files are built as before), with errors
+/// Read a model of any family and return its tokenizer ([`read_tables`]: a version-3 file's
+/// prebuilt tables are mapped and checked; older files are built as before), with errors
 /// prefixed by the file's name.
-pub fn load_any(path: &Path) -> Result<LiveTables, String> {
-    read_tables(path).map_err(|e| match e {
-        picobpe_model::ModelError::Io { .. } => e.to_string(),
-        _ => format!("{}: {e}", path.display()),
-    })
+pub fn load_any(path: &Path) -> Result<AnyTokenizer<'static>, String> {
+    read_tables(path)
+        .map(|t| t.tokenizer())
+        .map_err(|e| match e {
+            picobpe_model::ModelError::Io { .. } => e.to_string(),
+            _ => format!("{}: {e}", path.display()),
+        })
 }

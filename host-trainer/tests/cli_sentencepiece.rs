@@ -359,10 +359,10 @@ fn damaged_files_and_bad_ids_are_refused() {
     let err = refused_with(&["decode", "--model", s(sp4096())], b"15 x\n");
     assert!(err.contains("invalid id \"x\" at position 1"), "{err}");
 
-    // `--ordinary` is for byte-level models.
+    // `--ordinary` is for models with special-token text (byte-level, WordPiece).
     let err = refused(&["encode", "--ordinary", "--model", s(sp4096())]);
     assert!(
-        err.contains("--ordinary applies to byte-level BPE models only"),
+        err.contains("--ordinary applies to byte-level BPE and WordPiece models only"),
         "{err}"
     );
 }

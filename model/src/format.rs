@@ -326,6 +326,18 @@ pub enum LiveTables {
     WordPiece(&'static picobpe::WpTables<'static>),
 }
 
+impl LiveTables {
+    /// A tokenizer over these tables: encodes and decodes with the family's code through the
+    /// core's one contract ([`picobpe::Tokenize`]), whatever the family.
+    pub fn tokenizer(&self) -> picobpe::AnyTokenizer<'static> {
+        match *self {
+            LiveTables::BytePair(t) => picobpe::Tokenizer::new(t).into(),
+            LiveTables::SentencePiece(t) => picobpe::SpTokenizer::new(t).into(),
+            LiveTables::WordPiece(t) => picobpe::WpTokenizer::new(t).into(),
+        }
+    }
+}
+
 /// Read a model file and return live tables for it, the fastest way the file allows: a
 /// version-3 file's prebuilt tables are mapped and checked (o200k_base: about a millisecond);
 /// older files are decoded, validated and laid out as [`crate::load_tables`] and
@@ -395,7 +407,12 @@ fn map_file(path: &Path) -> Result<FileBytes, ModelError> {
     let file = fs::File::open(path).map_err(io)?;
     // SAFETY: the mapping is read-only and private to this process; see the doc comment for
     // the one assumption (no in-place truncation of the file while mapped).
-    match unsafe { memmap2::Mmap::map(&file) } {
+    #[cfg(not(miri))]
+    let mapped = unsafe { memmap2::Mmap::map(&file) };
+    // Miri cannot map files: the file is read, as where mapping fails.
+    #[cfg(miri)]
+    let mapped: std::io::Result<memmap2::Mmap> = Err(std::io::ErrorKind::Unsupported.into());
+    match mapped {
         Ok(map) => Ok(FileBytes::Mapped(map)),
         Err(_) => {
             let mut bytes = Vec::new();

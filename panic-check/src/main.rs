@@ -22,9 +22,10 @@ use core::hint::black_box;
 
 use picobpe::pretok::{self, Pattern};
 use picobpe::sentencepiece::{score_priority, PieceKind};
-use picobpe::sentencepiece::{SpStreamDecoder, SpStreamEncoder};
 use picobpe::special::{self, FirstBytes};
-use picobpe::{bpe, Specials, StreamDecoder, StreamEncoder, Tables, Tokenizer};
+use picobpe::{
+    bpe, AnyTokenizer, Specials, StreamDecoder, StreamEncoder, Tables, Tokenize, Tokenizer,
+};
 use picobpe::{PieceMap, SpTables, SpTokenizer, WpTables, WpTokenizer};
 
 #[allow(clippy::all, missing_docs, dead_code, long_running_const_eval)]
@@ -127,7 +128,8 @@ pub fn panic_check_decode() {
 /// `StreamEncoder` with capacities `IN`/`OUT`: `new`, `push`, `take`, `finish`, `is_done`.
 #[inline(always)]
 fn stream_encode<const IN: usize, const OUT: usize>() {
-    let mut enc: StreamEncoder<'static, IN, OUT> = StreamEncoder::new(tokenizer(), specials());
+    let mut enc: StreamEncoder<Tokenizer<'static>, IN, OUT> =
+        StreamEncoder::new(tokenizer(), specials());
     let mut out = [0u32; 16];
     let out = black_box(&mut out[..]);
     black_box(&mut enc);
@@ -153,7 +155,7 @@ pub fn panic_check_stream_encode() {
 /// `StreamDecoder` with capacity `N`: `new`, `push`, `take`, `finish`.
 #[inline(always)]
 fn stream_decode<const N: usize>() {
-    let mut dec: StreamDecoder<'static, N> = StreamDecoder::new(tokenizer());
+    let mut dec: StreamDecoder<Tokenizer<'static>, N> = StreamDecoder::new(tokenizer());
     let mut out = [0u8; 16];
     let out = black_box(&mut out[..]);
     black_box(&mut dec);
@@ -256,9 +258,9 @@ pub fn panic_check_sp_encode() {
     );
     let mut scratch = [0u32; 32];
     let scratch = black_box(&mut scratch[..]);
-    black_box(tok.count(text(), scratch).ok());
+    black_box(tok.count(text(), Specials::All, scratch).ok());
     black_box(tok.merge_normalized(text(), out).ok());
-    let mut cursor = black_box(picobpe::SpCursor::START);
+    let mut cursor = black_box(picobpe::Cursor::START);
     black_box(tok.encode_cursor(text(), &mut cursor, out).ok());
     black_box(tok.is_unigram());
     black_box(tok.tables());
@@ -276,10 +278,11 @@ pub fn panic_check_sp_decode() {
     black_box(tok.decode_from(ids(), black_box(usize::MAX), out).ok());
 }
 
-/// `SpStreamEncoder` with capacities `IN`/`OUT`: `new`, `push`, `take`, `finish`, `is_done`.
+/// `StreamEncoder` with capacities `IN`/`OUT`: `new`, `push`, `take`, `finish`, `is_done`.
 #[inline(always)]
 fn sp_stream_encode<const IN: usize, const OUT: usize>() {
-    let mut enc: SpStreamEncoder<'static, IN, OUT> = SpStreamEncoder::new(sp_tokenizer());
+    let mut enc: StreamEncoder<SpTokenizer<'static>, IN, OUT> =
+        StreamEncoder::new(sp_tokenizer(), Specials::All);
     let mut out = [0u32; 16];
     let out = black_box(&mut out[..]);
     black_box(&mut enc);
@@ -302,10 +305,10 @@ pub fn panic_check_sp_stream_encode() {
     sp_stream_encode::<4096, 512>();
 }
 
-/// `SpStreamDecoder` with capacity `N`: `new`, `push`, `take`, `finish`.
+/// `StreamDecoder` with capacity `N`: `new`, `push`, `take`, `finish`.
 #[inline(always)]
 fn sp_stream_decode<const N: usize>() {
-    let mut dec: SpStreamDecoder<'static, N> = SpStreamDecoder::new(sp_tokenizer());
+    let mut dec: StreamDecoder<SpTokenizer<'static>, N> = StreamDecoder::new(sp_tokenizer());
     let mut out = [0u8; 16];
     let out = black_box(&mut out[..]);
     black_box(&mut dec);
@@ -442,8 +445,7 @@ pub fn panic_check_wordpiece() {
 #[path = "../../capi/src/api.rs"]
 mod capi;
 
-/// What the C API asks of a tokenizer family (`capi/src/model.rs`): `capi` is compiled over
-/// the byte-level one, and [`panic_check_capi_sp_model`] calls the SentencePiece one.
+/// The C API's family enum (`capi/src/model.rs`).
 #[path = "../../capi/src/model.rs"]
 mod model;
 
@@ -456,46 +458,77 @@ fn c_api_model() -> CApiModel {
     Tokenizer::new(tables())
 }
 
-/// The C API's SentencePiece family (`capi/src/model.rs` over an `SpTokenizer`, what a
-/// SentencePiece build of `capi` calls), with opaque offsets in range or not.
-#[no_mangle]
-#[inline(never)]
-pub fn panic_check_capi_sp_model() {
-    use model::CModel;
-    let m = sp_tokenizer();
+/// Every method of the one contract ([`Tokenize`]) and the generic streams over it, with
+/// opaque offsets in range or not.
+#[inline(always)]
+fn contract<T: Tokenize>(m: T) {
     let mut out = [0u32; 64];
     let mut bytes = [0u8; 64];
     let mut cache = [picobpe::CacheEntry::EMPTY; 4];
     let text = text();
     let ids = ids();
-    black_box(CModel::family(&m));
-    black_box(CModel::n_ids(&m));
+    black_box(m.family());
+    black_box(m.n_ids());
     for cache in [&mut cache[..], &mut []] {
-        black_box(CModel::encode_from(
+        let from = black_box(text.len() / 2);
+        black_box(m.encode_from(text, from, specials(), &mut out, cache));
+        let mut cursor = picobpe::Cursor::START;
+        black_box(m.encode_at(text, &mut cursor, specials(), &mut out, cache));
+        black_box(m.encode_at(text, &mut cursor, specials(), &mut out, cache));
+        black_box(Tokenize::encode_part(
             &m,
             text,
-            black_box(text.len() / 2),
+            black_box(true),
+            black_box(false),
             specials(),
+            &mut cursor,
             &mut out,
             cache,
         ));
     }
-    black_box(CModel::count(&m, text, specials(), &mut out));
-    black_box(CModel::decode_from(&m, ids, black_box(1), &mut bytes));
+    black_box(Tokenize::count(&m, text, specials(), &mut out));
+    black_box(m.decode_at(ids, black_box(1), &mut bytes));
     for &id in ids {
-        black_box(CModel::decode_room(&m, id));
+        black_box(m.decode_room(id));
+        black_box(m.stream_room(id));
     }
-    let mut enc = CModel::encoder(m, specials());
+    let mut enc: StreamEncoder<T, 64, 32> = StreamEncoder::new(m, specials());
     black_box(enc.push(text));
     enc.finish();
     black_box(enc.take(&mut out));
     black_box(enc.is_done());
-    let mut dec = CModel::decoder(m);
+    let mut dec: StreamDecoder<T, 32> = StreamDecoder::new(m);
     for &id in ids {
         black_box(dec.push(id));
     }
     dec.finish();
     black_box(dec.take(&mut bytes));
+}
+
+/// The contract over SentencePiece (what a SentencePiece build of `capi` calls).
+#[no_mangle]
+#[inline(never)]
+pub fn panic_check_contract_sp() {
+    contract(sp_tokenizer());
+}
+
+/// The contract over WordPiece (what a WordPiece build of `capi` calls), streams included.
+#[no_mangle]
+#[inline(never)]
+pub fn panic_check_contract_wp() {
+    contract(WpTokenizer::new(black_box(&WP_TABLES)));
+}
+
+/// The contract over the facade, whichever family it holds.
+#[no_mangle]
+#[inline(never)]
+pub fn panic_check_contract_any() {
+    let any: AnyTokenizer<'static> = match black_box(0u8) {
+        0 => tokenizer().into(),
+        1 => sp_tokenizer().into(),
+        _ => WpTokenizer::new(black_box(&WP_TABLES)).into(),
+    };
+    contract(any);
 }
 
 /// The C API's exported functions, with opaque pointers and lengths, null ones included.
@@ -660,7 +693,9 @@ pub fn panic_check_capi() {
 #[no_mangle]
 pub extern "C" fn _start() -> ! {
     panic_check_capi();
-    panic_check_capi_sp_model();
+    panic_check_contract_sp();
+    panic_check_contract_wp();
+    panic_check_contract_any();
     panic_check_encode();
     panic_check_decode();
     panic_check_stream_encode();

@@ -6,7 +6,7 @@
 //! 3. `count` equals their number;
 //! 4. decode, through the byte buffer, gives the reference text back.
 
-use picobpe::{EncodeError, Specials, Tokenizer};
+use picobpe::{EncodeError, Specials, Tokenize, Tokenizer};
 
 use crate::check::{self, Checks, SMALL};
 

@@ -635,7 +635,8 @@ pub mod reference {
 pub mod check {
     //! The conformance checks and their failure reports.
     use picobpe::{
-        DecodeError, EncodeError, Specials, StreamDecoder, StreamEncoder, StreamError, Tokenizer,
+        DecodeError, EncodeError, Specials, StreamDecoder, StreamEncoder, StreamError, Tokenize,
+        Tokenizer,
     };
 
     /// Deterministic pseudo-random numbers (SplitMix64), seeded per case so a failure names
@@ -897,22 +898,23 @@ pub mod check {
     /// Push `input` in random chunks, taking ids into random small buffers in between; then
     /// finish and drain. `encoder` must be fresh.
     pub fn encode_streamed<const IN: usize, const OUT: usize>(
-        encoder: &mut StreamEncoder<'_, IN, OUT>,
+        encoder: &mut StreamEncoder<Tokenizer<'_>, IN, OUT>,
         input: &[u8],
         rng: &mut Rng,
     ) -> Result<Vec<u32>, StreamError> {
         let mut got = Vec::new();
-        let mut drain =
-            |enc: &mut StreamEncoder<'_, IN, OUT>, rng: &mut Rng| -> Result<(), StreamError> {
-                loop {
-                    let mut buf = vec![0u32; rng.range(1, 16)];
-                    let n = enc.take(&mut buf)?;
-                    if n == 0 {
-                        return Ok(());
-                    }
-                    got.extend_from_slice(&buf[..n]);
+        let mut drain = |enc: &mut StreamEncoder<Tokenizer<'_>, IN, OUT>,
+                         rng: &mut Rng|
+         -> Result<(), StreamError> {
+            loop {
+                let mut buf = vec![0u32; rng.range(1, 16)];
+                let n = enc.take(&mut buf)?;
+                if n == 0 {
+                    return Ok(());
                 }
-            };
+                got.extend_from_slice(&buf[..n]);
+            }
+        };
         let mut pos = 0;
         while pos < input.len() {
             let chunk = &input[pos..(pos + rng.chunk_len()).min(input.len())];
@@ -981,9 +983,9 @@ pub mod check {
         rng: &mut Rng,
         whole_chars: bool,
     ) -> Result<Vec<u8>, String> {
-        let mut dec: StreamDecoder<'_, 256> = StreamDecoder::new(tok);
+        let mut dec: StreamDecoder<Tokenizer<'_>, 256> = StreamDecoder::new(tok);
         let mut got = Vec::new();
-        let mut take = |dec: &mut StreamDecoder<'_, 256>,
+        let mut take = |dec: &mut StreamDecoder<Tokenizer<'_>, 256>,
                         rng: &mut Rng,
                         finished: bool|
          -> Result<(), String> {
@@ -1237,7 +1239,7 @@ pub mod conformance {
         };
         let bound = longest.unwrap_or(input.len());
         if longest.is_some_and(|l| l + LOOKAHEAD <= SMALL_IN) {
-            let mut enc: StreamEncoder<'_, SMALL_IN, SMALL_OUT> =
+            let mut enc: StreamEncoder<Tokenizer<'_>, SMALL_IN, SMALL_OUT> =
                 StreamEncoder::new(*tok, specials);
             compare(
                 check::encode_streamed(&mut enc, input, rng),
@@ -1247,7 +1249,7 @@ pub mod conformance {
             return;
         }
         if longest.is_some_and(|l| l > SMALL_IN) && specials == Specials::None {
-            let mut enc: StreamEncoder<'_, SMALL_IN, SMALL_OUT> =
+            let mut enc: StreamEncoder<Tokenizer<'_>, SMALL_IN, SMALL_OUT> =
                 StreamEncoder::new(*tok, specials);
             let got = check::encode_streamed(&mut enc, input, rng);
             f.check(
@@ -1262,7 +1264,7 @@ pub mod conformance {
             );
         }
         if bound + LOOKAHEAD <= BIG_IN && picobpe::bpe::scratch_needed(bound) <= BIG_OUT {
-            let mut enc: Box<StreamEncoder<'_, BIG_IN, BIG_OUT>> =
+            let mut enc: Box<StreamEncoder<Tokenizer<'_>, BIG_IN, BIG_OUT>> =
                 Box::new(StreamEncoder::new(*tok, specials));
             compare(
                 check::encode_streamed(&mut enc, input, rng),

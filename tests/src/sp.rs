@@ -9,7 +9,8 @@ use std::sync::{Mutex, OnceLock};
 
 use base64::Engine;
 use picobpe::{
-    DecodeError, EncodeError, SpCursor, SpStreamDecoder, SpStreamEncoder, SpTables, SpTokenizer,
+    Cursor, DecodeError, EncodeError, SpTables, SpTokenizer, Specials, StreamDecoder,
+    StreamEncoder, Tokenize,
 };
 use picobpe_model::sentencepiece::{import_model_proto, import_tokenizer_json};
 use picobpe_model::{SpModel, SpTableData};
@@ -235,7 +236,7 @@ pub fn encode(tok: &SpTokenizer<'_>, input: &[u8]) -> Result<Vec<u32>, EncodeErr
     Ok(out)
 }
 
-/// Encode through an output buffer of `cap` ids with an [`SpCursor`], draining and resuming
+/// Encode through an output buffer of `cap` ids with an [`Cursor`], draining and resuming
 /// on `OutputFull`.
 pub fn encode_cursor_resumed(
     tok: &SpTokenizer<'_>,
@@ -244,7 +245,7 @@ pub fn encode_cursor_resumed(
 ) -> Result<Vec<u32>, EncodeError> {
     let mut buf = vec![0u32; cap];
     let mut ids = Vec::new();
-    let mut cursor = SpCursor::START;
+    let mut cursor = Cursor::START;
     loop {
         let from = cursor.offset();
         match tok.encode_cursor(input, &mut cursor, &mut buf) {
@@ -313,15 +314,16 @@ pub fn decode_resumed(
     }
 }
 
-/// Encode `input` through a [`SpStreamEncoder`] in chunks of `chunk` bytes, taking ids
-/// `take` at a time.
-pub fn encode_streamed(
-    tok: SpTokenizer<'_>,
+/// Encode `input` through a [`StreamEncoder`] of any family in chunks of `chunk` bytes,
+/// taking ids `take` at a time.
+pub fn encode_streamed<T: Tokenize>(
+    tok: T,
+    specials: Specials,
     input: &[u8],
     chunk: usize,
     take: usize,
 ) -> Result<Vec<u32>, picobpe::StreamError> {
-    let mut enc = Box::new(SpStreamEncoder::<'_, 16_384, 65_536>::new(tok));
+    let mut enc = Box::new(StreamEncoder::<T, 16_384, 65_536>::new(tok, specials));
     let mut ids = Vec::new();
     let mut buf = vec![0u32; take];
     let mut rest = input;
@@ -348,13 +350,13 @@ pub fn encode_streamed(
     }
 }
 
-/// Decode `ids` through a [`SpStreamDecoder`], taking `take` bytes at a time.
-pub fn decode_streamed(
-    tok: SpTokenizer<'_>,
+/// Decode `ids` through a [`StreamDecoder`] of any family, taking `take` bytes at a time.
+pub fn decode_streamed<T: Tokenize>(
+    tok: T,
     ids: &[u32],
     take: usize,
 ) -> Result<Vec<u8>, DecodeError> {
-    let mut dec = SpStreamDecoder::<'_, 512>::new(tok);
+    let mut dec = StreamDecoder::<T, 512>::new(tok);
     let mut text = Vec::new();
     let mut buf = vec![0u8; take];
     for &id in ids {
@@ -444,7 +446,7 @@ pub fn check(model: &str, source: SpSource, set: &str) {
         let mut cache = vec![picobpe::CacheEntry::EMPTY; 1024];
         for pass in 0..2 {
             let mut out = vec![0u32; 16 * case.input.len() + 64];
-            let mut cursor = SpCursor::START;
+            let mut cursor = Cursor::START;
             match tok.encode_cursor_cached(&case.input, &mut cursor, &mut out, &mut cache) {
                 Ok(n) if out[..n] == want[..] => {}
                 other => failures.push(format!(
@@ -478,7 +480,7 @@ pub fn check(model: &str, source: SpSource, set: &str) {
             }
         }
         let mut scratch = vec![0u32; 4096];
-        match tok.count(&case.input, &mut scratch) {
+        match tok.count(&case.input, Specials::All, &mut scratch) {
             Ok(n) if n == want.len() => {}
             Err(EncodeError::PieceTooLong { needed, .. }) if needed > 4096 => {}
             other => failures.push(format!(
@@ -506,7 +508,7 @@ pub fn check(model: &str, source: SpSource, set: &str) {
         let apart = t.split_words
             && (t.sections == picobpe::sentencepiece::Sections::Inline
                 || t.user_defined.is_empty());
-        match encode_streamed(tok, &case.input, chunk, take) {
+        match encode_streamed(tok, Specials::All, &case.input, chunk, take) {
             Ok(ids) if ids == *want => {}
             Err(
                 picobpe::StreamError::InputTooSmall { .. }

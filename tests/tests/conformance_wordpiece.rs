@@ -3,15 +3,17 @@
 //! BERT's vocabulary) and a cased 8k model trained here, on the fixtures, corpus, random and
 //! invalid-UTF-8 sets; the published model on llama.cpp's BERT test vectors and on the
 //! generator's edge-case probes. Ids with added tokens recognized and as text, resumed encode
-//! through small output buffers, decode, and the same ids through a model file read back.
+//! through small output buffers, the streaming encoder and decoder, decode, and the same ids
+//! through a model file read back.
 
 use std::io::Read;
 
-use picobpe::{EncodeError, Specials, WpTables, WpTokenizer};
+use picobpe::{EncodeError, Specials, StreamError, WpTables, WpTokenizer};
 use picobpe_model::wordpiece::{
     import_tokenizer_json, import_vocab_txt, VocabTxtOptions, WpTableData,
 };
 use picobpe_model::{LiveTables, WpModel};
+use picobpe_tests::sp::{decode_streamed, encode_streamed};
 use picobpe_tests::vectors::{inputs, Set};
 use picobpe_tests::{paths, through_model_file};
 
@@ -63,6 +65,15 @@ fn encode_resumed(tok: &WpTokenizer<'_>, input: &[u8], specials: Specials, cap: 
             }
         }
     }
+}
+
+/// The longest run of bytes without ASCII whitespace or punctuation (an upper bound of what a
+/// stream must hold before a word surely ends).
+fn longest_run(text: &[u8]) -> usize {
+    text.split(|b| b.is_ascii_whitespace() || b.is_ascii_punctuation())
+        .map(<[u8]>::len)
+        .max()
+        .unwrap_or(0)
 }
 
 /// The reference records of one set: (name, all, ordinary).
@@ -125,6 +136,25 @@ fn check_sets(name: &str, tables: &'static WpTables<'static>, resume: bool) {
                     continue;
                 }
                 if resume {
+                    // The streaming encoder, in chunks of several sizes, and decoded back
+                    // through the streaming decoder as the one-shot decode does.
+                    for (chunk, take) in [(1, 1), (7, 3), (64, 1000)] {
+                        match encode_streamed(tok, specials, &input.bytes, chunk, take) {
+                            Ok(ids) if ids == *want => {}
+                            // A word longer than the stream's input capacity: documented.
+                            Err(StreamError::InputTooSmall { capacity })
+                                if longest_run(&input.bytes) >= capacity / 2 => {}
+                            other => failed.push(format!(
+                                "{} [{specials:?}] streamed in {chunk}-byte chunks: {other:?}",
+                                input.name
+                            )),
+                        }
+                    }
+                    let mut text = vec![0u8; 8 * input.bytes.len() + 64];
+                    let n = tok.decode(want, &mut text).expect("decode");
+                    if decode_streamed(tok, want, 5).as_deref() != Ok(&text[..n]) {
+                        failed.push(format!("{} [{specials:?}] stream-decoded", input.name));
+                    }
                     for cap in [1, 2, 7] {
                         if encode_resumed(&tok, &input.bytes, specials, cap) != *want {
                             failed.push(format!(

@@ -22,10 +22,10 @@ fn stream<const IN: usize, const OUT: usize>(
     text: &[u8],
     chunk: usize,
 ) -> Result<Vec<u32>, StreamError> {
-    let mut enc: StreamEncoder<'_, IN, OUT> = StreamEncoder::new(tok, Specials::None);
+    let mut enc: StreamEncoder<Tokenizer<'_>, IN, OUT> = StreamEncoder::new(tok, Specials::None);
     let mut got = Vec::new();
     let mut buf = [0u32; 8];
-    let mut drain = |enc: &mut StreamEncoder<'_, IN, OUT>| -> Result<(), StreamError> {
+    let mut drain = |enc: &mut StreamEncoder<Tokenizer<'_>, IN, OUT>| -> Result<(), StreamError> {
         loop {
             let n = enc.take(&mut buf)?;
             if n == 0 {
@@ -79,7 +79,7 @@ fn ids_before_a_stream_error_are_handed_out_first() {
     let tok = Tokenizer::new(models::tables(Encoding::Gpt2, Source::Tiktoken));
     let text = b"hi abcdefghijklmnopqrstuvwxyz";
     let one_shot = check::encode(&tok, text, Specials::None).unwrap();
-    let mut enc: StreamEncoder<'_, 64, 8> = StreamEncoder::new(tok, Specials::None);
+    let mut enc: StreamEncoder<Tokenizer<'_>, 64, 8> = StreamEncoder::new(tok, Specials::None);
     assert_eq!(enc.push(text), Ok(text.len()));
     enc.finish();
     let mut out = [0u32; 16];

@@ -1,12 +1,13 @@
-//! `cargo xtask c-firmware-test`: the C API on bare metal. Builds the C API's static library
-//! for `thumbv7m-none-eabi` (`picobpe-capi`, with gpt2's tables baked in), compiles and links
-//! the C firmware in `capi/firmware/` against it with `arm-none-eabi-gcc` (no C library), runs it
-//! under QEMU on the mps2-an385 and checks tiktoken's gpt2 reference vectors through the C API
-//! there (`capi/firmware/main.c` says which checks). Installs what is missing: the rustup
+//! `cargo xtask c-firmware-test`: the C API on bare metal. For each model (gpt2, checked
+//! against tiktoken's vectors; minilm's WordPiece, against tokenizers'), builds the C API's
+//! static library for `thumbv7m-none-eabi` (`picobpe-capi`, with the model's tables baked in),
+//! compiles and links the C firmware in `capi/firmware/` against it with `arm-none-eabi-gcc` (no
+//! C library), runs it under QEMU on the mps2-an385 and checks the reference vectors through
+//! the C API there (`capi/firmware/main.c` says which checks). Installs what is missing: the rustup
 //! target, QEMU and, as root with apt, Debian's `gcc-arm-none-eabi` (else it stops with the
 //! command to run).
 //!
-//! Then prints one footprint row, read from the linked ELF's sections and symbol table:
+//! Then prints one footprint row per model, read from the linked ELF's sections and symbol table:
 //! - flash: the loaded sections below RAM plus the `.data` initializers; RAM: `.data` + `.bss`
 //!   (the test's buffers, most of it; the 256 KiB stack reserve is not counted);
 //! - baked tables: the data symbols of `picobpe_capi::baked`; vectors: the embedded test data;
@@ -28,7 +29,7 @@ use std::time::Instant;
 
 use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind};
 
-use crate::firmware::{self, Machine, RUN_TIMEOUT};
+use crate::firmware::{self, Builtin, Machine, RUN_TIMEOUT};
 
 /// The rustup target, also the C compiler's: Cortex-M3, soft float.
 const TARGET: &str = "thumbv7m-none-eabi";
@@ -57,6 +58,32 @@ const CFLAGS: [&str; 12] = [
     "-fdata-sections",
 ];
 
+/// A model the C firmware runs: its name, the family and vocabulary size the library must
+/// report, and how its reference vectors are made.
+struct Config {
+    name: &'static str,
+    family: u32,
+    vocab: u32,
+    /// `None`: the library's default (gpt2); else the builtin model baked in.
+    model: Option<Builtin>,
+}
+
+/// gpt2 (tiktoken's vectors, PBVEC1) and minilm's WordPiece (tokenizers' vectors, PBVEC2).
+const CONFIGS: [Config; 2] = [
+    Config {
+        name: "gpt2",
+        family: 0,
+        vocab: 50257,
+        model: None,
+    },
+    Config {
+        name: "minilm",
+        family: 3,
+        vocab: 30522,
+        model: Some(Builtin::Minilm),
+    },
+];
+
 /// Entry point of `c-firmware-test`.
 pub fn run(args: &[String]) -> Result<(), String> {
     if let Some(a) = args.first() {
@@ -68,22 +95,42 @@ pub fn run(args: &[String]) -> Result<(), String> {
     firmware::ensure_tools()?;
     firmware::ensure_apt(GCC, "gcc-arm-none-eabi")?;
     let root = firmware::repo_root();
+    for config in &CONFIGS {
+        run_one(&root, config)?;
+    }
+    println!(
+        "c-firmware-test: passed in {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
 
-    eprintln!("== building the C API's static library for {TARGET} (gpt2 baked)");
-    let lib = build_staticlib(&root)?;
-    let (vectors, count) = firmware::vectors::prepare("gpt2")?;
+/// Builds, links and runs the C firmware with one model, then prints its footprint row.
+fn run_one(root: &Path, config: &Config) -> Result<(), String> {
+    let name = config.name;
+    let model = config.model.map(firmware::prepare_model).transpose()?;
+    eprintln!("== building the C API's static library for {TARGET} ({name} baked)");
+    let lib = build_staticlib(root, model.as_deref())?;
+    let (vectors, count) = match config.model {
+        None => firmware::vectors::prepare(name)?,
+        Some(m) => {
+            let dir = m.tokenizer_json_fixture().ok_or("no tokenizers fixture")?;
+            let v = firmware::vectors::prepare_wp(dir.rsplit('/').next().unwrap_or(dir))?;
+            (v.path, v.count)
+        }
+    };
 
     let out_dir = lib
         .parent()
         .ok_or("the static library has no folder")?
         .join("c-firmware");
     std::fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
-    let elf = out_dir.join("picobpe-c-firmware.elf");
+    let elf = out_dir.join(format!("picobpe-c-firmware-{name}.elf"));
     eprintln!("== {GCC}: capi/firmware/ + {}", lib.display());
-    link(&root, &lib, &vectors, &elf)?;
+    link(root, &lib, &vectors, config, &elf)?;
 
     println!(
-        "== C firmware on mps2-an385: {count} gpt2 records from {}",
+        "== C firmware on mps2-an385: {count} {name} records from {}",
         vectors.display()
     );
     let out = firmware::run_qemu(
@@ -97,8 +144,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
     eprint!("{}", out.stderr);
     match out.status {
         Some(0) => {}
-        Some(code) => return Err(format!("the C firmware exited with status {code}")),
-        None => return Err(format!("the C firmware timed out after {RUN_TIMEOUT:?}")),
+        Some(code) => return Err(format!("the C firmware ({name}) exited with status {code}")),
+        None => {
+            return Err(format!(
+                "the C firmware ({name}) timed out after {RUN_TIMEOUT:?}"
+            ))
+        }
     }
     // Status 0 comes with the summary of every record and no failure.
     let summary = format!("{count} records, ");
@@ -108,38 +159,45 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .any(|l| l.starts_with(&summary) && l.contains(" checks, 0 failures"));
     if !passed {
         return Err(format!(
-            "the C firmware exited with 0 but did not report {count} records and 0 failures"
+            "the C firmware ({name}) exited with 0 but did not report {count} records and 0 \
+             failures"
         ));
     }
 
     let sizes = elf_sizes(&elf)?;
     let speed = instructions_per_byte(&out.stdout);
-    print_footprint(&sizes, speed);
-    println!(
-        "c-firmware-test: passed in {:.1} s",
-        start.elapsed().as_secs_f64()
-    );
+    print_footprint(name, &sizes, speed);
     Ok(())
 }
 
-/// Builds `picobpe-capi` for the target (release, its default gpt2 tables) and returns the
-/// static library's path, as cargo reports it.
-fn build_staticlib(root: &Path) -> Result<PathBuf, String> {
-    let out = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .current_dir(root)
+/// Builds `picobpe-capi` for the target (release) with `model` baked in (`None`: its default
+/// gpt2 tables) and returns the static library's path, as cargo reports it. Each model builds
+/// in its own target directory, so switching models does not rebuild the other's library.
+fn build_staticlib(root: &Path, model: Option<&Path>) -> Result<PathBuf, String> {
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.current_dir(root)
         .args(["build", "--release", "-p", "picobpe-capi"])
         .args(["--target", TARGET])
         .args(["--message-format", "json-render-diagnostics"])
-        // The vectors are gpt2's: bake gpt2 whatever the environment says.
-        .env_remove("PICOBPE_MODEL")
         // The Rust firmware's profile (`firmware-example/Cargo.toml`), so the C layer's size
         // is measured over the same build of the core.
         .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "s")
         .env("CARGO_PROFILE_RELEASE_LTO", "fat")
         .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "1")
-        .stderr(Stdio::inherit())
-        .output()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
+        .stderr(Stdio::inherit());
+    match model {
+        // The vectors are the model's: bake it whatever the environment says.
+        Some(path) => {
+            cmd.env("PICOBPE_MODEL", path)
+                .arg("--target-dir")
+                .arg(root.join("target/c-firmware-models"))
+                .env_remove("CARGO_TARGET_DIR");
+        }
+        None => {
+            cmd.env_remove("PICOBPE_MODEL");
+        }
+    }
+    let out = cmd.output().map_err(|e| format!("cannot run cargo: {e}"))?;
     if !out.status.success() {
         return Err(format!(
             "building picobpe-capi for {TARGET} failed ({})",
@@ -164,7 +222,13 @@ fn build_staticlib(root: &Path) -> Result<PathBuf, String> {
 }
 
 /// Compiles `capi/firmware/` and links it with the static library into `elf`.
-fn link(root: &Path, lib: &Path, vectors: &Path, elf: &Path) -> Result<(), String> {
+fn link(
+    root: &Path,
+    lib: &Path,
+    vectors: &Path,
+    config: &Config,
+    elf: &Path,
+) -> Result<(), String> {
     let src = root.join("capi/firmware");
     let vectors = vectors
         .to_str()
@@ -175,6 +239,8 @@ fn link(root: &Path, lib: &Path, vectors: &Path, elf: &Path) -> Result<(), Strin
         .arg("-I")
         .arg(root.join("capi/include"))
         .arg(format!("-DPICOBPE_VECTORS=\"{vectors}\""))
+        .arg(format!("-DPICOBPE_FAMILY={}", config.family))
+        .arg(format!("-DPICOBPE_VOCAB={}u", config.vocab))
         .args(SOURCES.map(|s| src.join(s)))
         .arg(lib)
         .arg("-T")
@@ -275,7 +341,7 @@ fn instructions_per_byte(stdout: &str) -> Option<f64> {
     (bytes > 0.0 && cal_ticks > 0.0).then(|| ticks * cal_instr / cal_ticks / bytes)
 }
 
-fn print_footprint(s: &ElfSizes, speed: Option<f64>) {
+fn print_footprint(model: &str, s: &ElfSizes, speed: Option<f64>) {
     let verdict = if s.c_api_code <= C_API_BUDGET {
         "within"
     } else {
@@ -283,7 +349,7 @@ fn print_footprint(s: &ElfSizes, speed: Option<f64>) {
     };
     println!();
     println!(
-        "| C firmware (mps2-an385, gpt2) | flash | of which baked tables | of which vectors | RAM \
+        "| C firmware (mps2-an385, {model}) | flash | of which baked tables | of which vectors | RAM \
          (static) | picobpe core code | C API code | encode |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");

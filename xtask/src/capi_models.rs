@@ -1,13 +1,15 @@
-//! `cargo xtask capi-models-test [FILTER]`: the C API built with SentencePiece models, checked
-//! from C against sentencepiece's ids.
+//! `cargo xtask capi-models-test [FILTER]`: the C API built with SentencePiece and WordPiece
+//! models, checked from C against sentencepiece's and tokenizers' ids.
 //!
 //! For each model (sp4096: SentencePiece BPE with byte fallback and user-defined symbols;
 //! mistral: Mistral 7B v0.1's published 32,000-piece BPE model, the Llama 2 layout; ug8000: a
-//! T5-style Unigram model), it builds `picobpe-capi` for the host with that model baked in
+//! T5-style Unigram model; minilm: all-MiniLM-L6-v2's WordPiece, BERT's uncased vocabulary,
+//! with its added tokens recognized or read as text), it builds `picobpe-capi` for the host with that model baked in
 //! (`PICOBPE_MODEL`, release, its own target directory `target/capi-models`), compiles
 //! `capi/tests/sp_conformance.c` against it with the system `cc`, and runs it on the model's
 //! vector file: the records of the Cortex-M3 mps2-an385 on-target tests
-//! ([`firmware::vectors::prepare_sp`], made from the committed sentencepiece vectors). The C
+//! ([`firmware::vectors::prepare_sp`] and [`firmware::vectors::prepare_wp`], made from the
+//! committed reference vectors). The C
 //! program checks every exported function on every record (see its header) and that the
 //! library reports the model's family. The gpt2 build of the library is checked by
 //! `capi/tests/c_api.rs` (`cargo test -p picobpe-capi`).
@@ -19,10 +21,11 @@ use std::time::Instant;
 use crate::firmware::{self, repo_root, Builtin, Machine};
 
 /// The models, with the `PicobpeFamily` value the library must report for each.
-const MODELS: [(Builtin, u32); 3] = [
+const MODELS: [(Builtin, u32); 4] = [
     (Builtin::Sp4096, 1),
     (Builtin::Mistral, 1),
     (Builtin::Ug8000, 2),
+    (Builtin::Minilm, 3),
 ];
 
 /// Entry point of `capi-models-test [FILTER]`: every model, or those whose name contains
@@ -51,13 +54,30 @@ pub fn run(args: &[String]) -> Result<(), String> {
 /// Builds the library with `model`, then compiles and runs the C conformance program.
 fn run_one(model: Builtin, family: u32) -> Result<(), String> {
     println!("== the C API with {}", model.describe());
-    let (encoder, name) = model
-        .sentencepiece_fixture()
-        .ok_or_else(|| format!("{} is not a SentencePiece model", model.name()))?;
     let model_file = firmware::prepare_model(model)?;
-    let vectors = firmware::vectors::prepare_sp(encoder, name, Machine::Mps2An385)?;
+    let (path, count, reference) = match (
+        model.sentencepiece_fixture(),
+        model.tokenizer_json_fixture(),
+    ) {
+        (Some((encoder, name)), _) => {
+            let v = firmware::vectors::prepare_sp(encoder, name, Machine::Mps2An385)?;
+            (v.path, v.count, "sentencepiece")
+        }
+        (None, Some(dir)) => {
+            let name = dir.rsplit('/').next().unwrap_or(dir);
+            let v = firmware::vectors::prepare_wp(name)?;
+            (v.path, v.count, "tokenizers")
+        }
+        _ => {
+            return Err(format!(
+                "{} has no reference vectors for the C API",
+                model.name()
+            ))
+        }
+    };
+    let vectors = Vectors { path, count };
     println!(
-        "   {} sentencepiece records ({})",
+        "   {} {reference} records ({})",
         vectors.count,
         vectors.path.display()
     );
@@ -79,6 +99,12 @@ fn run_one(model: Builtin, family: u32) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// A prepared vector file.
+struct Vectors {
+    path: PathBuf,
+    count: usize,
 }
 
 /// `cargo build --release -p picobpe-capi` with `model` baked in; returns the static library.

@@ -114,7 +114,7 @@ impl Picobpe {
     /// A SentencePiece model's ids, resumed with its cursor (which carries a Unigram model's
     /// running score).
     fn encode_sp(&mut self, t: picobpe::SpTokenizer<'_>, text: &str, mut sink: impl FnMut(&[u32])) {
-        let mut cursor = picobpe::SpCursor::START;
+        let mut cursor = picobpe::Cursor::START;
         loop {
             match t.encode_cursor(text.as_bytes(), &mut cursor, &mut self.out) {
                 Ok(n) => return sink(&self.out[..n]),

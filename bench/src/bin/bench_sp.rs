@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
-use picobpe::{CacheEntry, EncodeError, SpCursor, SpTokenizer};
+use picobpe::{CacheEntry, Cursor, EncodeError, SpTokenizer};
 
 /// Lines of picobpe's word cache: 1 MiB, as `host-trainer encode` uses.
 const CACHE_LINES: usize = 16_384;
@@ -66,7 +66,7 @@ impl Picobpe {
     fn encode(&mut self, text: &str, mut sink: impl FnMut(&[u32])) {
         if self.tok.is_unigram() {
             // A Unigram model resumes with its cursor (the carried score), at no extra cost.
-            let mut cursor = SpCursor::START;
+            let mut cursor = Cursor::START;
             loop {
                 match self.tok.encode_cursor_cached(
                     text.as_bytes(),

@@ -15,9 +15,12 @@ use super::encode::SpTokenizer;
 use super::normalize::{char_at, Char, REPLACEMENT, SPACE_MARK};
 use super::tables::{PieceKind, SpTables};
 use crate::error::DecodeError;
+use crate::slice_ops;
+use crate::stream::is_valid_prefix;
+use crate::tokenize::{append, no_room, unknown};
 
 /// What decides whether the next piece loses its leading `▁` (SentencePiece's `is_bos_ws`).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct State {
     /// Still at the start: nothing written yet, and no piece gave up a leading `▁`. Once
     /// false, it stays false.
@@ -210,4 +213,115 @@ fn hex(d: u8) -> Option<u8> {
         b'a'..=b'f' => Some(d - b'a' + 10),
         _ => None,
     }
+}
+
+/// A streaming decoder's state for a SentencePiece model ([`crate::StreamDecoder`]): the
+/// dummy-prefix state, and the bytes of byte pieces that do not form a character yet.
+#[derive(Clone, Debug)]
+pub struct SpDecodeState {
+    state: State,
+    /// Bytes of byte pieces not yet forming a character.
+    bytes: heapless::Vec<u8, 4>,
+}
+
+impl SpDecodeState {
+    /// The start of a sequence.
+    pub(crate) const START: SpDecodeState = SpDecodeState {
+        state: State {
+            bos: true,
+            wrote: false,
+            gave_up_mark: false,
+        },
+        bytes: heapless::Vec::new(),
+    };
+
+    /// Append the text of `id` to `pending` (see [`crate::Tokenize::decode_push`]): its
+    /// surface as `DecodeIds` renders it, `▁` as a space; a byte piece's byte is held until it
+    /// forms a character or cannot.
+    pub(crate) fn push<const N: usize>(
+        &mut self,
+        t: &SpTables<'_>,
+        id: u32,
+        pending: &mut heapless::Vec<u8, N>,
+    ) -> Result<(), DecodeError> {
+        let kind = t.kind(id);
+        let Some(piece) = t.piece_bytes(id).filter(|_| kind.is_some()) else {
+            return Err(unknown(id));
+        };
+        let held = 3 * self.bytes.len();
+        if kind == Some(PieceKind::Byte) {
+            // Room for what the held bytes and this one can become: up to four U+FFFD.
+            if pending.len() + held + 3 > N {
+                return Err(no_room());
+            }
+            let _ = self.bytes.push(byte_of_piece(piece).unwrap_or(0));
+            self.drain_bytes(false, pending);
+            self.state.wrote = true;
+            return Ok(());
+        }
+        if pending.len() + held + piece.len().max(t.unk_surface.len()) > N {
+            return Err(no_room());
+        }
+        self.drain_bytes(true, pending);
+        let s = &mut self.state;
+        if s.gave_up_mark || s.wrote {
+            s.bos = false;
+        }
+        let (text, skip, gave_up) = piece_surface(t, kind, piece, s.bos);
+        let mut rest = text.get(skip..).unwrap_or(&[]);
+        s.wrote |= !rest.is_empty();
+        s.gave_up_mark = gave_up;
+        if kind == Some(PieceKind::Unknown) {
+            return append(pending, rest);
+        }
+        // A piece's text, `▁` as a space (room was checked above).
+        while let Some((&b, tail)) = rest.split_first() {
+            if rest.starts_with(&SPACE_MARK) {
+                let _ = pending.push(b' ');
+                rest = rest.get(SPACE_MARK.len()..).unwrap_or(&[]);
+            } else {
+                let _ = pending.push(b);
+                rest = tail;
+            }
+        }
+        Ok(())
+    }
+
+    /// Turn held bytes into text: each character they form, or U+FFFD for a byte that
+    /// cannot start or continue one. Without `all`, a prefix that can still become a
+    /// character is kept.
+    pub(crate) fn drain_bytes<const N: usize>(
+        &mut self,
+        all: bool,
+        pending: &mut heapless::Vec<u8, N>,
+    ) {
+        while !self.bytes.is_empty() {
+            let mut window = [0xFFu8; 4];
+            slice_ops::copy(&mut window, &self.bytes);
+            let (c, len) = char_at(&window, 0);
+            if !all && c == Char::Invalid && could_continue(&self.bytes) {
+                return;
+            }
+            let len = if c == Char::Invalid { 1 } else { len };
+            let text = if c == Char::Invalid {
+                &REPLACEMENT[..]
+            } else {
+                window.get(..len).unwrap_or(&[])
+            };
+            let _ = pending.extend_from_slice(text);
+            let kept = slice_ops::move_to_front(&mut self.bytes, len);
+            self.bytes.truncate(kept);
+        }
+    }
+}
+
+/// True when `b` is a proper prefix of some well-formed UTF-8 character.
+fn could_continue(b: &[u8]) -> bool {
+    let need = match b.first() {
+        Some(0xC2..=0xDF) => 2,
+        Some(0xE0..=0xEF) => 3,
+        Some(0xF0..=0xF4) => 4,
+        _ => return false,
+    };
+    b.len() < need && is_valid_prefix(b)
 }

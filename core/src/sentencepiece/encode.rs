@@ -17,10 +17,11 @@ use super::merge::{merge_word, NoRoom, Word, WORD_BUF};
 use super::merge::{HUGE_WORD_BUF, LONG_WORD_BUF};
 use super::normalize::{char_at, Normalizer, SPACE_MARK};
 use super::tables::{Sections, SpTables};
-use super::unigram::{whole_text_needed, SpCursor};
+use super::unigram::whole_text_needed;
 use crate::cache::{CacheEntry, CacheKey};
 use crate::encode::Progress;
 use crate::error::EncodeError;
+use crate::tokenize::Cursor;
 
 /// A word found by [`Normalizer::scan_word`].
 struct Scanned {
@@ -150,9 +151,21 @@ impl<'t> SpTokenizer<'t> {
         is_final: bool,
         out: &mut [u32],
     ) -> Result<Progress, EncodeError> {
+        self.encode_part_cached(text, at_start, is_final, out, &mut [])
+    }
+
+    /// [`SpTokenizer::encode_part`] with a word cache (see [`SpTokenizer::encode_cached`]).
+    pub(crate) fn encode_part_cached(
+        &self,
+        text: &[u8],
+        at_start: bool,
+        is_final: bool,
+        out: &mut [u32],
+        cache: &mut [CacheEntry],
+    ) -> Result<Progress, EncodeError> {
         let t = self.tables;
         if self.is_unigram() {
-            // Words carry a score here: without `SpStreamEncoder`'s cursor, only the whole
+            // Words carry a score here: without `StreamEncoder`'s cursor, only the whole
             // text at once is exact.
             if !is_final {
                 return Ok(Progress {
@@ -160,8 +173,8 @@ impl<'t> SpTokenizer<'t> {
                     written: 0,
                 });
             }
-            let mut cursor = SpCursor::START;
-            return match self.unigram_part(text, at_start, true, out, &mut cursor) {
+            let mut cursor = Cursor::START;
+            return match self.unigram_part(text, at_start, true, out, &mut cursor, cache) {
                 Err(EncodeError::OutputFull { .. }) => Err(EncodeError::PieceTooLong {
                     offset: 0,
                     len: text.len(),
@@ -204,7 +217,7 @@ impl<'t> SpTokenizer<'t> {
         let end = if is_final { norm.end(pos) } else { text.len() };
         let mut run = Run {
             after_unk: false,
-            cache: &mut [],
+            cache: if t.byte_fallback() { cache } else { &mut [] },
         };
         let prefix = at_start && t.add_dummy_prefix;
         let (reached, written) =
@@ -392,40 +405,6 @@ impl<'t> SpTokenizer<'t> {
     /// Encode a `&str` (see [`SpTokenizer::encode`]).
     pub fn encode_str(&self, text: &str, out: &mut [u32]) -> Result<usize, EncodeError> {
         self.encode(text.as_bytes(), out)
-    }
-
-    /// Count the ids `text` encodes to, using `scratch` as the work area (it is overwritten;
-    /// any length works as long as each word fits — see [`EncodeError::PieceTooLong`]).
-    pub fn count(&self, text: &[u8], scratch: &mut [u32]) -> Result<usize, EncodeError> {
-        let mut total = 0usize;
-        if self.is_unigram() {
-            let mut cursor = SpCursor::START;
-            loop {
-                let at = cursor.offset();
-                match self.encode_cursor(text, &mut cursor, scratch) {
-                    Ok(n) => return Ok(total + n),
-                    Err(EncodeError::OutputFull { consumed, written })
-                        if consumed > at || written > 0 =>
-                    {
-                        total += written;
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-        }
-        let mut from = 0usize;
-        loop {
-            match self.encode_from(text, from, scratch) {
-                Ok(n) => return Ok(total + n),
-                Err(EncodeError::OutputFull { consumed, written })
-                    if consumed > from || written > 0 =>
-                {
-                    total += written;
-                    from = consumed;
-                }
-                Err(e) => return Err(e),
-            }
-        }
     }
 
     /// Encode one word into `out[written..]`; returns the number of ids written. `buf` holds

@@ -19,16 +19,15 @@ mod decode;
 mod encode;
 mod merge;
 mod normalize;
-mod stream;
 mod tables;
 mod unigram;
 
+pub use decode::SpDecodeState;
 pub use encode::SpTokenizer;
 pub use merge::{LONG_WORD_BUF, WORD_BUF};
 pub use normalize::{REPLACEMENT, SPACE_MARK};
-pub use stream::{SpStreamDecoder, SpStreamEncoder};
 pub use tables::{
     priority_score, score_priority, PieceFilter, PieceKind, Sections, SpAlgorithm, SpTables,
     MAX_PIECE_BYTES, WHOLE,
 };
-pub use unigram::{SpCursor, UNIGRAM_STACK_BYTES};
+pub use unigram::UNIGRAM_STACK_BYTES;

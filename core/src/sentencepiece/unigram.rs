@@ -17,7 +17,7 @@
 //! ([`super::SpTables::split_words`]), no piece crosses a word start, so every path passes
 //! through each word start and the Viterbi runs one word at a time. The best score at a word's
 //! end is *carried* into the next word instead of restarting from zero: the rounding of every
-//! later sum depends on it. That carried state ([`SpCursor`]) is what a resumed encode needs.
+//! later sum depends on it. That carried state ([`Cursor`]) is what a resumed encode needs.
 //!
 //! **Memory.** A word's lattice takes 16 bytes per normalized byte (score as `f64`, start, id
 //! of the best path ending there). Words of up to [`UNIGRAM_STACK_BYTES`] bytes use a stack
@@ -34,6 +34,7 @@ use super::tables::{
 use crate::cache::{CacheEntry, CacheKey};
 use crate::encode::Progress;
 use crate::error::EncodeError;
+use crate::tokenize::Cursor;
 
 /// Longest word (normalized bytes) whose Unigram lattice is kept on the stack: 16 bytes of
 /// stack per byte. Longer words use the far end of the output buffer.
@@ -53,34 +54,6 @@ pub(crate) const fn whole_text_needed(len: usize) -> usize {
 const RESET: f64 = 100_000.0;
 /// No start: an entry not reached yet (and the origin).
 const NONE: u32 = u32::MAX;
-
-/// Where an encode of one text stands: the offset to go on from and, for a Unigram model, the
-/// state a word start carries (the best path's `f32` score and whether it ends in `<unk>`).
-/// Start each text with [`SpCursor::START`]; [`SpTokenizer::encode_cursor`] moves it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SpCursor {
-    /// Offset in the text of the next byte to encode.
-    offset: usize,
-    /// Best path score at `offset` (Unigram; an `f32` value for `sentencepiece`'s arithmetic).
-    score: f64,
-    /// The last id written is `<unk>`, which a following unknown symbol joins.
-    after_unk: bool,
-}
-
-impl SpCursor {
-    /// Offset in the text of the next byte to encode (to resume at another offset, use
-    /// [`SpTokenizer::encode_from`], which rebuilds the state there).
-    pub fn offset(&self) -> usize {
-        self.offset
-    }
-
-    /// The start of a text.
-    pub const START: SpCursor = SpCursor {
-        offset: 0,
-        score: 0.0,
-        after_unk: false,
-    };
-}
 
 /// Unigram parameters of the tables.
 #[derive(Clone, Copy)]
@@ -400,7 +373,7 @@ impl<'t> SpTokenizer<'t> {
     }
 
     /// Encode `text` from `cursor` on into `out`, moving `cursor` past what was encoded;
-    /// returns the number of ids written. Start with [`SpCursor::START`]. On
+    /// returns the number of ids written. Start with [`Cursor::START`]. On
     /// [`EncodeError::OutputFull`], `cursor` stands at `consumed` and carries what the next
     /// call needs, so draining `out` and calling again gives the ids of a one-shot
     /// [`SpTokenizer::encode`] at no extra cost (for a Unigram model, unlike
@@ -411,7 +384,7 @@ impl<'t> SpTokenizer<'t> {
     pub fn encode_cursor(
         &self,
         text: &[u8],
-        cursor: &mut SpCursor,
+        cursor: &mut Cursor,
         out: &mut [u32],
     ) -> Result<usize, EncodeError> {
         self.encode_cursor_cached(text, cursor, out, &mut [])
@@ -427,22 +400,13 @@ impl<'t> SpTokenizer<'t> {
     pub fn encode_cursor_cached(
         &self,
         text: &[u8],
-        cursor: &mut SpCursor,
+        cursor: &mut Cursor,
         out: &mut [u32],
         cache: &mut [CacheEntry],
     ) -> Result<usize, EncodeError> {
         let Some(p) = self.unigram() else {
-            return match self.encode_from_cached(text, cursor.offset, out, cache) {
-                Ok(n) => {
-                    cursor.offset = text.len();
-                    Ok(n)
-                }
-                Err(EncodeError::OutputFull { consumed, written }) => {
-                    cursor.offset = consumed;
-                    Err(EncodeError::OutputFull { consumed, written })
-                }
-                Err(e) => Err(e),
-            };
+            let r = self.encode_from_cached(text, cursor.offset, out, cache);
+            return crate::tokenize::advance(cursor, text.len(), r);
         };
         let t = self.tables();
         if t.sections != Sections::Inline {
@@ -471,7 +435,7 @@ impl<'t> SpTokenizer<'t> {
         &self,
         p: Params,
         text: &[u8],
-        cursor: &mut SpCursor,
+        cursor: &mut Cursor,
         out: &mut [u32],
         cache: &mut [CacheEntry],
     ) -> Result<usize, EncodeError> {
@@ -537,7 +501,7 @@ impl<'t> SpTokenizer<'t> {
         out: &mut [u32],
         cache: &mut [CacheEntry],
     ) -> Result<usize, EncodeError> {
-        let mut cursor = SpCursor::START;
+        let mut cursor = Cursor::START;
         if from > 0 {
             self.advance_cursor(text, from, out, &mut cursor)?;
         }
@@ -551,7 +515,7 @@ impl<'t> SpTokenizer<'t> {
         text: &[u8],
         from: usize,
         out: &mut [u32],
-        cursor: &mut SpCursor,
+        cursor: &mut Cursor,
     ) -> Result<(), EncodeError> {
         let Some(p) = self.unigram() else {
             cursor.offset = from;
@@ -581,7 +545,7 @@ impl<'t> SpTokenizer<'t> {
                 t.add_dummy_prefix,
             )
         };
-        *cursor = SpCursor::START;
+        *cursor = Cursor::START;
         let (reached, _) = self.unigram_words(
             p,
             &norm,
@@ -607,10 +571,11 @@ impl<'t> SpTokenizer<'t> {
         at_start: bool,
         is_final: bool,
         out: &mut [u32],
-        cursor: &mut SpCursor,
+        cursor: &mut Cursor,
+        cache: &mut [CacheEntry],
     ) -> Result<Progress, EncodeError> {
         let Some(p) = self.unigram() else {
-            return self.encode_part(text, at_start, is_final, out);
+            return self.encode_part_cached(text, at_start, is_final, out, cache);
         };
         let t = self.tables();
         let sections = t.sections != Sections::Inline;
@@ -623,7 +588,7 @@ impl<'t> SpTokenizer<'t> {
         }
         if sections {
             // All of it at once: a partial result could not be resumed from this text alone.
-            *cursor = SpCursor::START;
+            *cursor = Cursor::START;
             return match self.unigram_sections(p, text, cursor, out, &mut []) {
                 Ok(written) => Ok(Progress {
                     consumed: text.len(),
@@ -645,17 +610,7 @@ impl<'t> SpTokenizer<'t> {
         let end = if is_final { norm.end(pos) } else { text.len() };
         let prefix = at_start && t.add_dummy_prefix;
         let (reached, written) = self.unigram_words(
-            p,
-            &norm,
-            pos,
-            end,
-            prefix,
-            out,
-            0,
-            cursor,
-            !is_final,
-            true,
-            &mut [],
+            p, &norm, pos, end, prefix, out, 0, cursor, !is_final, true, cache,
         )?;
         let consumed = if is_final { text.len() } else { reached };
         Ok(Progress { consumed, written })
@@ -675,7 +630,7 @@ impl<'t> SpTokenizer<'t> {
         mut prefix: bool,
         out: &mut [u32],
         mut written: usize,
-        cursor: &mut SpCursor,
+        cursor: &mut Cursor,
         hold_last: bool,
         write: bool,
         cache: &mut [CacheEntry],

@@ -6,6 +6,7 @@
 use super::encode::WpTokenizer;
 use crate::error::DecodeError;
 use crate::slice_ops::copy;
+use crate::tokenize::{append, no_room};
 
 /// The clean-up replacements of the `WordPiece` decoder, in its order.
 const CLEANUP: [(&[u8], &[u8]); 11] = [
@@ -31,15 +32,36 @@ impl WpTokenizer<'_> {
     /// [`DecodeError::OutputFull`], call [`WpTokenizer::decode_after`] with `ids[consumed..]`.
     /// `consumed == 0` means nothing was decoded: call again with a bigger buffer.
     pub fn decode(&self, ids: &[u32], out: &mut [u8]) -> Result<usize, DecodeError> {
-        self.decode_inner(ids, true, out)
+        self.decode_ids(ids, true, out)
     }
 
     /// [`WpTokenizer::decode`] of ids that continue an earlier call's.
     pub fn decode_after(&self, ids: &[u32], out: &mut [u8]) -> Result<usize, DecodeError> {
-        self.decode_inner(ids, false, out)
+        self.decode_ids(ids, false, out)
     }
 
-    fn decode_inner(
+    /// Append the text of `id` to a streaming decoder's `pending` text (see
+    /// [`crate::Tokenize::decode_push`]); `first`: no word has been written yet.
+    pub(crate) fn decode_one<const N: usize>(
+        &self,
+        id: u32,
+        first: &mut bool,
+        pending: &mut heapless::Vec<u8, N>,
+    ) -> Result<(), DecodeError> {
+        let mut text = [0u8; PIECE_BUF];
+        let n = self
+            .decode_ids(&[id], *first, &mut text)
+            .map_err(|e| match e {
+                DecodeError::OutputFull { .. } => no_room(),
+                e => e,
+            })?;
+        append(pending, text.get(..n).unwrap_or(&[]))?;
+        *first &= self.tables().is_special(id);
+        Ok(())
+    }
+
+    /// Decode `ids`; `first`: they start the text (the first word gets no space).
+    pub(crate) fn decode_ids(
         &self,
         ids: &[u32],
         mut first: bool,

@@ -11,7 +11,7 @@
 
 #[cfg(picobpe_llama3)]
 use picobpe::Pattern;
-use picobpe::{DecodeError, EncodeError, Specials, StreamDecoder, StreamEncoder};
+use picobpe::{DecodeError, EncodeError, Specials, StreamDecoder, StreamEncoder, Tokenize, Tokenizer};
 use picobpe_firmware::tables::{special_id, tokenizer, TABLES};
 
 /// Peak stack an encode call may use (bytes), whatever the input: asserted by
@@ -90,7 +90,7 @@ fn encode_resuming(text: &[u8], specials: Specials, cap: usize) -> IdBuf {
 
 /// Streaming encode: push `chunk`-byte pieces, take ids `take` at a time.
 fn encode_streaming(text: &[u8], specials: Specials, chunk: usize, take: usize) -> IdBuf {
-    let mut s: StreamEncoder<'_, 256, 128> = StreamEncoder::new(tokenizer(), specials);
+    let mut s: StreamEncoder<Tokenizer<'_>, 256, 128> = StreamEncoder::new(tokenizer(), specials);
     let mut out = [0u32; 16];
     let out = &mut out[..take];
     let mut all = IdBuf::new();
@@ -358,7 +358,8 @@ mod tests {
 
     #[test]
     fn streaming_encode_errors() {
-        let mut s: StreamEncoder<'_, 8, 16> = StreamEncoder::new(tokenizer(), Specials::All);
+        let mut s: StreamEncoder<Tokenizer<'_>, 8, 16> =
+            StreamEncoder::new(tokenizer(), Specials::All);
         // A 12-letter word does not fit an 8-byte input buffer.
         assert_eq!(s.push(b"abcdefghijkl"), Ok(8));
         let mut out = [0u32; 4];
@@ -366,7 +367,8 @@ mod tests {
             s.take(&mut out),
             Err(picobpe::StreamError::InputTooSmall { capacity: 8 })
         );
-        let mut s: StreamEncoder<'_, 8, 16> = StreamEncoder::new(tokenizer(), Specials::All);
+        let mut s: StreamEncoder<Tokenizer<'_>, 8, 16> =
+            StreamEncoder::new(tokenizer(), Specials::All);
         s.finish();
         assert_eq!(s.push(b"x"), Err(picobpe::StreamError::Finished));
     }
@@ -376,7 +378,7 @@ mod tests {
         let text = "Héllò hôw are ü? 🙃 日本語 👩‍👩‍👧 end".as_bytes();
         let ids = encode(text, Specials::All);
         for take in [4, 5, 7, 64] {
-            let mut d: StreamDecoder<'_, 64> = StreamDecoder::new(tokenizer());
+            let mut d: StreamDecoder<Tokenizer<'_>, 64> = StreamDecoder::new(tokenizer());
             let mut got = [0u8; 256];
             let mut len = 0;
             let mut buf = [0u8; 64];
@@ -414,7 +416,7 @@ mod tests {
     fn streaming_decode_holds_a_partial_character() {
         // 🙃 = F0 9F 99 83, pushed one byte token at a time.
         let emoji = "🙃".as_bytes();
-        let mut d: StreamDecoder<'_, 16> = StreamDecoder::new(tokenizer());
+        let mut d: StreamDecoder<Tokenizer<'_>, 16> = StreamDecoder::new(tokenizer());
         let mut buf = [0u8; 8];
         for (i, &b) in emoji.iter().enumerate() {
             d.push(TABLES.byte_ids[b as usize]).unwrap();
@@ -450,7 +452,7 @@ mod tests {
             })
         );
         assert!(tok.token_bytes(bad).is_none());
-        let mut d: StreamDecoder<'_, 16> = StreamDecoder::new(tok);
+        let mut d: StreamDecoder<Tokenizer<'_>, 16> = StreamDecoder::new(tok);
         d.push(a).unwrap();
         assert_eq!(
             d.push(bad),

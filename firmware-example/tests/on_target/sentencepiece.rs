@@ -6,8 +6,8 @@
 // fallback and extra whitespace kept only), resume after `OutputFull` through small buffers
 // (`encode_from` and `encode_cursor`), `count`, `decode_from` resume, byte
 // pieces, control and user-defined symbols, `PieceTooLong`, empty input, unknown ids, stack
-// bounds, tables in flash, and the streaming encoder and decoder (`SpStreamEncoder`,
-// `SpStreamDecoder`). Builds that embed reference vectors (`cfg(picobpe_vectors)`, `PBVEC2`)
+// bounds, tables in flash, and the streaming encoder and decoder (`StreamEncoder`,
+// `StreamDecoder`). Builds that embed reference vectors (`cfg(picobpe_vectors)`, `PBVEC2`)
 // compare ids and decoded texts with sentencepiece's own for a subset of
 // `tests/fixtures/sentencepiece/vectors/<model>/` (BPE) or `tests/fixtures/unigram/vectors/`
 // (Unigram), one-shot, resumed and streamed; the Mistral and ug8000 builds add tests with their
@@ -23,7 +23,10 @@ use core::ptr::addr_of_mut;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use picobpe::sentencepiece::{PieceKind, MAX_PIECE_BYTES};
-use picobpe::{DecodeError, EncodeError, SpCursor, SpStreamDecoder, SpStreamEncoder, StreamError};
+use picobpe::{
+    Cursor, DecodeError, EncodeError, SpTokenizer, Specials, StreamDecoder, StreamEncoder,
+    StreamError, Tokenize,
+};
 use picobpe_firmware::tables::{tokenizer, DECODE_BYTES, STREAM_IN, STREAM_OUT, TABLES, WORK_IDS};
 
 /// Peak stack an encode call may use (bytes), whatever the input: asserted by
@@ -43,7 +46,7 @@ const DECODE_PENDING: usize = MAX_PIECE_BYTES + 16;
 
 /// The streaming encoder of the tests, built on the stack (9 KiB on the lm3s6965evb, twice
 /// that while being built: see [`STREAM_OUT`]).
-type Stream = SpStreamEncoder<'static, STREAM_IN, STREAM_OUT>;
+type Stream = StreamEncoder<SpTokenizer<'static>, STREAM_IN, STREAM_OUT>;
 
 static mut WORK: [u32; WORK_IDS] = [0; WORK_IDS];
 static mut TEXT: [u8; DECODE_BYTES] = [0; DECODE_BYTES];
@@ -140,7 +143,7 @@ fn encode_resumed(
     }
 }
 
-/// [`encode_resumed`] with [`SpCursor`]: encode `text` through buffers of `cap` ids with
+/// [`encode_resumed`] with [`Cursor`]: encode `text` through buffers of `cap` ids with
 /// `encode_cursor`, going on after `OutputFull` from the cursor it leaves (at `consumed`, with
 /// the state a Unigram word start carries), and compare the ids with `expected` as they come.
 /// On `PieceTooLong { needed }` the call is made again, from the cursor it started from, with
@@ -153,7 +156,7 @@ fn encode_cursor_resumed(
 ) -> Result<(), usize> {
     let tok = tokenizer();
     let mut index = 0usize;
-    let mut cursor = SpCursor::START;
+    let mut cursor = Cursor::START;
     let mut room = cap;
     loop {
         let before = cursor;
@@ -213,7 +216,7 @@ fn encode_streamed(
     take: usize,
     expected: &mut dyn Iterator<Item = u32>,
 ) -> Result<(), StreamMiss> {
-    let mut s: Stream = SpStreamEncoder::new(tokenizer());
+    let mut s: Stream = StreamEncoder::new(tokenizer(), Specials::All);
     let mut out = [0u32; 16];
     let out = &mut out[..take];
     let mut index = 0usize;
@@ -243,7 +246,7 @@ fn encode_streamed(
     }
 }
 
-/// Stream-decode `ids` through a [`SpStreamDecoder`] of [`DECODE_PENDING`] bytes: push each
+/// Stream-decode `ids` through a [`StreamDecoder`] of [`DECODE_PENDING`] bytes: push each
 /// id, taking `take` bytes (4 to 16) at a time whenever the decoder is full and after the
 /// last id, and compare the bytes with `expected`. Every take must be whole characters.
 /// `Err(i)`: the bytes differ from offset `i` on.
@@ -252,19 +255,20 @@ fn decode_streamed(
     take: usize,
     expected: &[u8],
 ) -> Result<(), usize> {
-    let mut d: SpStreamDecoder<'_, DECODE_PENDING> = SpStreamDecoder::new(tokenizer());
+    let mut d: StreamDecoder<SpTokenizer<'_>, DECODE_PENDING> = StreamDecoder::new(tokenizer());
     let mut buf = [0u8; 16];
     let buf = &mut buf[..take];
     let mut at = 0usize;
-    let mut drain = |d: &mut SpStreamDecoder<'_, DECODE_PENDING>| -> Result<usize, usize> {
-        let k = d.take(buf);
-        let got = &buf[..k];
-        if core::str::from_utf8(got).is_err() || expected.get(at..at + k) != Some(got) {
-            return Err(at);
-        }
-        at += k;
-        Ok(k)
-    };
+    let mut drain =
+        |d: &mut StreamDecoder<SpTokenizer<'_>, DECODE_PENDING>| -> Result<usize, usize> {
+            let k = d.take(buf);
+            let got = &buf[..k];
+            if core::str::from_utf8(got).is_err() || expected.get(at..at + k) != Some(got) {
+                return Err(at);
+            }
+            at += k;
+            Ok(k)
+        };
     for (position, id) in ids.enumerate() {
         loop {
             match d.push(id) {
@@ -466,7 +470,7 @@ mod tests {
         let mut out = [0u32; 4];
         assert_eq!(tok.encode(b"", &mut out), Ok(0));
         assert_eq!(tok.encode(b"", &mut []), Ok(0));
-        assert_eq!(tok.count(b"", &mut []), Ok(0));
+        assert_eq!(tok.count(b"", Specials::All, &mut []), Ok(0));
         assert_eq!(tok.encode_from(b"abc", 3, &mut out), Ok(0));
         let mut bytes = [0u8; 4];
         assert_eq!(tok.decode(&[], &mut bytes), Ok(0));
@@ -533,7 +537,7 @@ mod tests {
         let work = work();
         for text in [texts::DEMO.as_bytes(), bench_part(), texts::BENCH] {
             let n = encode_into(text, &mut work[..]).len();
-            assert_eq!(tokenizer().count(text, &mut scratch), Ok(n));
+            assert_eq!(tokenizer().count(text, Specials::All, &mut scratch), Ok(n));
         }
     }
 
@@ -731,7 +735,7 @@ mod tests {
         }
         // 🙃 = F0 9F 99 83, pushed one byte piece at a time.
         let emoji = "🙃".as_bytes();
-        let mut d: SpStreamDecoder<'_, DECODE_PENDING> = SpStreamDecoder::new(tokenizer());
+        let mut d: StreamDecoder<SpTokenizer<'_>, DECODE_PENDING> = StreamDecoder::new(tokenizer());
         let mut buf = [0u8; 8];
         for (i, &b) in emoji.iter().enumerate() {
             d.push(TABLES.byte_ids[b as usize]).unwrap();
@@ -924,7 +928,10 @@ mod tests {
             assert_eq!(TABLES.kind(id), Some(PieceKind::Control));
             assert!(TABLES.piece_bytes(id) == Some(piece));
         }
-        assert_eq!((TABLES.unk_id, TABLES.kind(2)), (2, Some(PieceKind::Unknown)));
+        assert_eq!(
+            (TABLES.unk_id, TABLES.kind(2)),
+            (2, Some(PieceKind::Unknown))
+        );
         assert!(TABLES.piece_bytes(3) == Some("\u{2581}".as_bytes()));
         assert!(!TABLES.byte_fallback() && TABLES.user_defined.is_empty());
         assert_eq!(ids_of_kind(PieceKind::Normal).count(), 7_997);
@@ -994,13 +1001,15 @@ mod tests {
     #[cfg(picobpe_vectors)]
     fn vectors_count() {
         let work = work();
-        vectors::check(|r| match tokenizer().count(r.text, &mut work[..]) {
-            Ok(n) if n == r.all().len() => Ok(()),
-            Ok(_) => Err(Miss::Other(
-                "count differs from the number of reference ids",
-            )),
-            Err(_) => Err(Miss::Other("count failed")),
-        });
+        vectors::check(
+            |r| match tokenizer().count(r.text, Specials::All, &mut work[..]) {
+                Ok(n) if n == r.all().len() => Ok(()),
+                Ok(_) => Err(Miss::Other(
+                    "count differs from the number of reference ids",
+                )),
+                Err(_) => Err(Miss::Other("count failed")),
+            },
+        );
     }
 
     #[test]
