@@ -11,6 +11,7 @@ mod firmware;
 mod firmware_test;
 mod footprint;
 mod fuzz;
+mod miri;
 mod panic_check;
 mod ports;
 mod test_all;
@@ -37,6 +38,7 @@ fn main() -> ExitCode {
         "firmware-test" => firmware_test::run(rest),
         "footprint" => footprint::run(rest),
         "fuzz" => fuzz::run(rest),
+        "miri" => miri::run(rest),
         "panic-check" => panic_check::run(rest),
         "ports-test" => ports::run(rest),
         "gen-unicode" => unicode::run(rest),

@@ -13,7 +13,9 @@
 //! 5. the host test suite (release profile: the exactness tests read megabytes of text; the
 //!    doctests too, among them the `picobpe` crate docs' example, and the C API's C program
 //!    built with the system `cc`; with `PICOBPE_REQUIRE_DASK=1`,
-//!    so the Dask test fails rather than skips), the C API built for `wasm32-unknown-unknown`
+//!    so the Dask test fails rather than skips), the undefined-behaviour check under Miri
+//!    (`cargo xtask miri`: the core's families, the C API, model file loading; it installs
+//!    the nightly `miri` and `rust-src` components), the C API built for `wasm32-unknown-unknown`
 //!    and run through the gpt2 vectors under Node (`cargo xtask wasm-test`), the C API built
 //!    with SentencePiece models and run through sentencepiece's vectors from C (`cargo xtask
 //!    capi-models-test`), then a 20 s fuzzing smoke per target;
@@ -116,6 +118,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
         c.env("PICOBPE_REQUIRE_DASK", "1");
         c
     })?;
+    step(
+        "Miri: core (every family), C API, model file loading",
+        cargo(&root, &["xtask", "miri"]),
+    )?;
     step(
         "C API on wasm32-unknown-unknown: the gpt2 vectors under Node",
         cargo(&root, &["xtask", "wasm-test"]),
