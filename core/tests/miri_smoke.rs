@@ -407,7 +407,14 @@ fn check(toy: &Toy, layout: &Layout, pattern: Pattern) {
 fn rank_is_id() {
     let toy = Toy::new(MERGES, false);
     let layout = Layout::new(&toy, false, &[]);
-    for pattern in [Pattern::Gpt2, Pattern::Cl100k, Pattern::O200k] {
+    // Under Miri (slow) not cl100k's pattern: its splitter runs in
+    // `pretokenizers_cover_the_input` and in the core's unit tests.
+    let patterns = if cfg!(miri) {
+        &[Pattern::Gpt2, Pattern::O200k][..]
+    } else {
+        &[Pattern::Gpt2, Pattern::Cl100k, Pattern::O200k]
+    };
+    for &pattern in patterns {
         check(&toy, &layout, pattern);
     }
 }
