@@ -244,7 +244,7 @@ pub unsafe extern "C" fn picobpe_encode_from(
         return PicobpeStatus::InvalidArgument;
     };
     let (status, value) = encode_result(
-        Tokenize::encode_from(&model(), text, from, specials(allow_special), out, &mut []),
+        Tokenize::encode_from(&model(), text, from, out, specials(allow_special), &mut []),
         len,
         from.min(len),
         cap,
@@ -275,7 +275,7 @@ pub unsafe extern "C" fn picobpe_count(
     else {
         return PicobpeStatus::InvalidArgument;
     };
-    let (status, value) = match Tokenize::count(&model(), text, specials(allow_special), scratch) {
+    let (status, value) = match Tokenize::count(&model(), text, scratch, specials(allow_special)) {
         Ok(n) => (PicobpeStatus::Ok, moved(len, n)),
         Err(e) => encode_result(Err(e), len, 0, cap),
     };
@@ -410,7 +410,7 @@ pub unsafe extern "C" fn picobpe_encode_cached(
         return PicobpeStatus::InvalidArgument;
     };
     let (status, value) = encode_result(
-        Tokenize::encode_from(&model(), text, from, specials(allow_special), out, cache),
+        Tokenize::encode_from(&model(), text, from, out, specials(allow_special), cache),
         len,
         from.min(len),
         cap,

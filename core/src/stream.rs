@@ -220,9 +220,9 @@ impl<T: Tokenize, const IN: usize, const OUT: usize> StreamEncoder<T, IN, OUT> {
                 &p.input,
                 *at_start,
                 p.finished,
-                specials,
                 cursor,
                 &mut p.ids,
+                specials,
                 &mut [],
             );
             let (consumed, written) = match r {

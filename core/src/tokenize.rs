@@ -98,8 +98,8 @@ pub trait Tokenize: Copy {
         &self,
         text: &[u8],
         cursor: &mut Cursor,
-        specials: Specials,
         out: &mut [u32],
+        specials: Specials,
         cache: &mut [CacheEntry],
     ) -> Result<usize, EncodeError>;
 
@@ -112,13 +112,13 @@ pub trait Tokenize: Copy {
         &self,
         text: &[u8],
         from: usize,
-        specials: Specials,
         out: &mut [u32],
+        specials: Specials,
         cache: &mut [CacheEntry],
     ) -> Result<usize, EncodeError> {
         let mut cursor = Cursor::START;
         cursor.set_offset(from);
-        self.encode_at(text, &mut cursor, specials, out, cache)
+        self.encode_at(text, &mut cursor, out, specials, cache)
     }
 
     /// Encode a prefix of a stream's pending input `text`: with `is_final` false, more input
@@ -132,9 +132,9 @@ pub trait Tokenize: Copy {
         text: &[u8],
         at_start: bool,
         is_final: bool,
-        specials: Specials,
         cursor: &mut Cursor,
         out: &mut [u32],
+        specials: Specials,
         cache: &mut [CacheEntry],
     ) -> Result<Progress, EncodeError>;
 
@@ -176,14 +176,14 @@ pub trait Tokenize: Copy {
     fn count(
         &self,
         text: &[u8],
-        specials: Specials,
         scratch: &mut [u32],
+        specials: Specials,
     ) -> Result<usize, EncodeError> {
         let mut cursor = Cursor::START;
         let mut total = 0usize;
         loop {
             let at = cursor.offset();
-            match self.encode_at(text, &mut cursor, specials, scratch, &mut []) {
+            match self.encode_at(text, &mut cursor, scratch, specials, &mut []) {
                 Ok(n) => return Ok(total.saturating_add(n)),
                 Err(EncodeError::OutputFull { consumed, written })
                     if consumed > at || written > 0 =>
@@ -260,8 +260,8 @@ impl Tokenize for Tokenizer<'_> {
         &self,
         text: &[u8],
         cursor: &mut Cursor,
-        specials: Specials,
         out: &mut [u32],
+        specials: Specials,
         cache: &mut [CacheEntry],
     ) -> Result<usize, EncodeError> {
         let from = cursor.offset().min(text.len());
@@ -279,9 +279,9 @@ impl Tokenize for Tokenizer<'_> {
         text: &[u8],
         _at_start: bool,
         is_final: bool,
-        specials: Specials,
         _cursor: &mut Cursor,
         out: &mut [u32],
+        specials: Specials,
         cache: &mut [CacheEntry],
     ) -> Result<Progress, EncodeError> {
         self.encode_part_cached(text, out, specials, is_final, cache)
@@ -342,8 +342,8 @@ impl Tokenize for SpTokenizer<'_> {
         &self,
         text: &[u8],
         cursor: &mut Cursor,
-        _specials: Specials,
         out: &mut [u32],
+        _specials: Specials,
         cache: &mut [CacheEntry],
     ) -> Result<usize, EncodeError> {
         self.encode_cursor_cached(text, cursor, out, cache)
@@ -354,8 +354,8 @@ impl Tokenize for SpTokenizer<'_> {
         &self,
         text: &[u8],
         from: usize,
-        _specials: Specials,
         out: &mut [u32],
+        _specials: Specials,
         cache: &mut [CacheEntry],
     ) -> Result<usize, EncodeError> {
         self.encode_from_cached(text, from, out, cache)
@@ -367,9 +367,9 @@ impl Tokenize for SpTokenizer<'_> {
         text: &[u8],
         at_start: bool,
         is_final: bool,
-        _specials: Specials,
         cursor: &mut Cursor,
         out: &mut [u32],
+        _specials: Specials,
         cache: &mut [CacheEntry],
     ) -> Result<Progress, EncodeError> {
         self.unigram_part(text, at_start, is_final, out, cursor, cache)
@@ -451,11 +451,11 @@ impl Tokenize for WpTokenizer<'_> {
         &self,
         text: &[u8],
         cursor: &mut Cursor,
-        specials: Specials,
         out: &mut [u32],
+        specials: Specials,
         _cache: &mut [CacheEntry],
     ) -> Result<usize, EncodeError> {
-        let r = self.encode_from(text, cursor.offset(), specials, out);
+        let r = self.encode_from(text, cursor.offset(), out, specials);
         advance(cursor, text.len(), r)
     }
 
@@ -465,12 +465,12 @@ impl Tokenize for WpTokenizer<'_> {
         text: &[u8],
         _at_start: bool,
         is_final: bool,
-        specials: Specials,
         _cursor: &mut Cursor,
         out: &mut [u32],
+        specials: Specials,
         _cache: &mut [CacheEntry],
     ) -> Result<Progress, EncodeError> {
-        WpTokenizer::encode_part(self, text, specials, is_final, out)
+        WpTokenizer::encode_part(self, text, is_final, out, specials)
     }
 
     /// Only whether a word came before `from` matters (the first word gets no space).
@@ -579,11 +579,11 @@ impl Tokenize for AnyTokenizer<'_> {
         &self,
         text: &[u8],
         cursor: &mut Cursor,
-        specials: Specials,
         out: &mut [u32],
+        specials: Specials,
         cache: &mut [CacheEntry],
     ) -> Result<usize, EncodeError> {
-        each!(self, t => t.encode_at(text, cursor, specials, out, cache))
+        each!(self, t => t.encode_at(text, cursor, out, specials, cache))
     }
 
     fn encode_part(
@@ -591,12 +591,12 @@ impl Tokenize for AnyTokenizer<'_> {
         text: &[u8],
         at_start: bool,
         is_final: bool,
-        specials: Specials,
         cursor: &mut Cursor,
         out: &mut [u32],
+        specials: Specials,
         cache: &mut [CacheEntry],
     ) -> Result<Progress, EncodeError> {
-        each!(self, t => Tokenize::encode_part(t, text, at_start, is_final, specials, cursor, out, cache))
+        each!(self, t => Tokenize::encode_part(t, text, at_start, is_final, cursor, out, specials, cache))
     }
 
     fn decode_at(&self, ids: &[u32], from: usize, out: &mut [u8]) -> Result<usize, DecodeError> {

@@ -152,7 +152,7 @@ fn check_sp(model: &SpModel) {
         // Count, with a scratch buffer grown to what `PieceTooLong` asks for.
         let mut scratch = vec![0u32; 1];
         let counted = loop {
-            match tok.count(text, Specials::All, &mut scratch) {
+            match tok.count(text, &mut scratch, Specials::All) {
                 Err(EncodeError::PieceTooLong { needed, .. }) => {
                     assert!(needed > scratch.len());
                     scratch = vec![0u32; needed];
@@ -523,9 +523,9 @@ fn check_wp(model: &WpModel, tables: &WpTables<'_>) {
         for (specials, flag) in modes.into_iter().take(1 + usize::from(none)) {
             let want = wp_reference(model, text, flag);
             let mut out = vec![0u32; 2 * text.len() + 4];
-            let n = tok.encode(text, specials, &mut out).expect("encode");
+            let n = tok.encode(text, &mut out, specials).expect("encode");
             assert_eq!(&out[..n], want.as_slice(), "{text:?} {specials:?}");
-            let got = resumed(text, |from, buf| tok.encode_from(text, from, specials, buf));
+            let got = resumed(text, |from, buf| tok.encode_from(text, from, buf, specials));
             assert_eq!(got, want, "resumed {text:?} {specials:?}");
             // Decode one-shot, then resumed with `decode_after` through a 3-byte buffer.
             let want_text = wp_decode_reference(model, &want);

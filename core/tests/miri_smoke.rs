@@ -302,7 +302,7 @@ fn check(toy: &Toy, layout: &Layout, pattern: Pattern) {
             // Count, with a scratch buffer grown to what `PieceTooLong` asks for.
             let mut scratch = vec![0u32; 2];
             let counted = loop {
-                match tok.count(text, specials, &mut scratch) {
+                match tok.count(text, &mut scratch, specials) {
                     Err(EncodeError::PieceTooLong { needed, .. }) => {
                         assert!(needed > scratch.len());
                         scratch = vec![0u32; needed];

@@ -378,7 +378,7 @@ mod wp {
         let text = texts::DEMO.as_bytes();
         println!("text ({} bytes): {}", text.len(), texts::DEMO);
         let ids = cortex_m::singleton!(: [u32; 256] = [0; 256]).unwrap_or_else(|| unreachable());
-        let (res, enc_stack) = stack::measure(|| tok.encode(text, Specials::All, ids));
+        let (res, enc_stack) = stack::measure(|| tok.encode(text, ids, Specials::All));
         let n = match res {
             Ok(n) => n,
             Err(e) => {
@@ -456,7 +456,7 @@ mod wp {
         let ids = cortex_m::singleton!(: [u32; 4096] = [0; 4096]).unwrap_or_else(|| unreachable());
         let out = cortex_m::singleton!(: [u8; 12288] = [0; 12288]).unwrap_or_else(|| unreachable());
         let tok = tokenizer();
-        let (r, enc_stack) = stack::measure(|| tok.encode(text, Specials::All, ids));
+        let (r, enc_stack) = stack::measure(|| tok.encode(text, ids, Specials::All));
         let Ok(n) = r else {
             println!("encode failed: {r:?}");
             return false;
@@ -474,7 +474,7 @@ mod wp {
             }
         }
         println!("FIG stack_decode {dec_stack}");
-        match counter.instructions(|| tok.encode(text, Specials::All, ids)) {
+        match counter.instructions(|| tok.encode(text, ids, Specials::All)) {
             Some((Ok(_), i)) => println!("FIG instr_encode {i}"),
             _ => return false,
         }
@@ -483,7 +483,7 @@ mod wp {
             _ => return false,
         }
         let empty: &[u8] = &[];
-        match counter.instructions(|| tok.encode(empty, Specials::All, ids)) {
+        match counter.instructions(|| tok.encode(empty, ids, Specials::All)) {
             Some((Ok(_), i)) => println!("FIG instr_overhead {i}"),
             _ => return false,
         }

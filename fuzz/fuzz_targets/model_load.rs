@@ -209,7 +209,7 @@ fn check_wp(model: &WpModel) {
         for text in TEXTS {
             let mut out = vec![0u32; 4 * text.len() + 8];
             let n = tok
-                .encode(text, picobpe::Specials::All, &mut out)
+                .encode(text, &mut out, picobpe::Specials::All)
                 .expect("a big enough buffer");
             let longest = model.vocab.iter().map(String::len).max().unwrap_or(0);
             let mut bytes = vec![0u8; (longest + 1) * n + 64];

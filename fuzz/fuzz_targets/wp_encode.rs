@@ -65,7 +65,7 @@ fn reference_ids(r: &tokenizers::Tokenizer, text: &str) -> Vec<u32> {
 fn encode_all(tok: &WpTokenizer<'_>, text: &[u8], specials: Specials) -> Vec<u32> {
     let mut out = vec![0u32; text.len() + 8];
     let n = tok
-        .encode(text, specials, &mut out)
+        .encode(text, &mut out, specials)
         .unwrap_or_else(|e| panic!("encode {}: {e}", escape(text)));
     out.truncate(n);
     out
@@ -90,7 +90,7 @@ fuzz_target!(
     let mut out = vec![0u32; cap];
     let (mut got, mut from) = (Vec::new(), 0);
     loop {
-        match m.tok.encode_from(text, from, Specials::All, &mut out) {
+        match m.tok.encode_from(text, from, &mut out, Specials::All) {
             Ok(n) => {
                 got.extend_from_slice(&out[..n]);
                 break;

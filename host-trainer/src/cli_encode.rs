@@ -200,9 +200,9 @@ fn encode_stream<W: Write>(
                 &buf[pos..],
                 at_start,
                 eof,
-                specials,
                 &mut cursor,
                 &mut ids,
+                specials,
                 cache,
             );
             let (consumed, written, done) = match r {

@@ -111,7 +111,7 @@ fn run(tables: LiveTables) -> (Vec<u32>, Vec<u8>) {
     let tok = tables.tokenizer();
     let mut ids = vec![0u32; 4096];
     let mut text = vec![0u8; 4096];
-    let n = Tokenize::encode_from(&tok, TEXT, 0, Specials::All, &mut ids, &mut []).unwrap_or(0);
+    let n = Tokenize::encode_from(&tok, TEXT, 0, &mut ids, Specials::All, &mut []).unwrap_or(0);
     let k = Tokenize::decode_at(&tok, &ids[..n], 0, &mut text).unwrap_or(0);
     (ids[..n].to_vec(), text[..k].to_vec())
 }

@@ -43,7 +43,7 @@ pub fn conformance(ids: &mut [u32], bytes: &mut [u8]) -> bool {
     let tok = tokenizer();
     check::conformance(None, |r, c: &mut Checks| {
         let (all, ordinary) = (r.all(), r.ordinary());
-        let with = |s| move |from, out: &mut [u32]| tok.encode_from(r.text, from, s, out);
+        let with = |s| move |from, out: &mut [u32]| tok.encode_from(r.text, from, out, s);
         let cap = ids.len();
         let ok = check::encode_resumed(ids, cap, all, with(Specials::All));
         c.check(r.name, "encode (added tokens recognized)", ok);
@@ -70,7 +70,7 @@ pub fn figures(ids: &mut [u32], bytes: &mut [u8]) -> bool {
         ids,
         bytes,
         false,
-        |text, from, out| tok.encode_from(text, from, Specials::All, out),
+        |text, from, out| tok.encode_from(text, from, out, Specials::All),
         |ids, out| tok.decode(ids, out),
     )
 }

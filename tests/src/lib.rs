@@ -886,7 +886,7 @@ pub mod check {
     ) -> Result<usize, EncodeError> {
         let mut scratch = vec![0u32; 256];
         loop {
-            match tok.count(input, specials, &mut scratch) {
+            match tok.count(input, &mut scratch, specials) {
                 Err(EncodeError::PieceTooLong { needed, .. }) if needed > scratch.len() => {
                     scratch = vec![0u32; needed]
                 }

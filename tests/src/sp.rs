@@ -480,7 +480,7 @@ pub fn check(model: &str, source: SpSource, set: &str) {
             }
         }
         let mut scratch = vec![0u32; 4096];
-        match tok.count(&case.input, Specials::All, &mut scratch) {
+        match tok.count(&case.input, &mut scratch, Specials::All) {
             Ok(n) if n == want.len() => {}
             Err(EncodeError::PieceTooLong { needed, .. }) if needed > 4096 => {}
             other => failures.push(format!(

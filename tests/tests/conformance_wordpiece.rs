@@ -35,7 +35,7 @@ fn tables(model: &WpModel) -> &'static WpTables<'static> {
 
 fn encode(tok: &WpTokenizer<'_>, input: &[u8], specials: Specials) -> Vec<u32> {
     let mut out = vec![0u32; input.len() + 8];
-    let n = tok.encode(input, specials, &mut out).expect("encode");
+    let n = tok.encode(input, &mut out, specials).expect("encode");
     out.truncate(n);
     out
 }
@@ -47,7 +47,7 @@ fn encode_resumed(tok: &WpTokenizer<'_>, input: &[u8], specials: Specials, cap: 
     let mut out = vec![0u32; cap];
     let mut from = 0;
     loop {
-        match tok.encode_from(input, from, specials, &mut out) {
+        match tok.encode_from(input, from, &mut out, specials) {
             Ok(n) => {
                 ids.extend_from_slice(&out[..n]);
                 return ids;

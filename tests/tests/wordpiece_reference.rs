@@ -39,7 +39,7 @@ impl Pair {
         let mut out = vec![0u32; 4 * text.len() + 8];
         let n = self
             .ours
-            .encode(text.as_bytes(), Specials::All, &mut out)
+            .encode(text.as_bytes(), &mut out, Specials::All)
             .expect("encode");
         out.truncate(n);
         out

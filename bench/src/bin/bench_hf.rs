@@ -134,7 +134,7 @@ impl Picobpe {
                 Tok::Bpe(t) => {
                     t.encode_cached(rest, &mut self.out, Specials::None, &mut self.cache)
                 }
-                Tok::Wp(t) => t.encode(rest, Specials::None, &mut self.out),
+                Tok::Wp(t) => t.encode(rest, &mut self.out, Specials::None),
                 Tok::Sp(t) => return self.encode_sp(*t, text, sink),
             };
             match r {

@@ -90,10 +90,10 @@ impl<'a> WpTokenizer<'a> {
     pub fn encode(
         &self,
         text: &[u8],
-        specials: Specials,
         out: &mut [u32],
+        specials: Specials,
     ) -> Result<usize, EncodeError> {
-        self.encode_from(text, 0, specials, out)
+        self.encode_from(text, 0, out, specials)
     }
 
     /// Encode `text` from byte `from` on, where `from` is 0 or a `consumed` offset of an
@@ -102,10 +102,10 @@ impl<'a> WpTokenizer<'a> {
         &self,
         text: &[u8],
         from: usize,
-        specials: Specials,
         out: &mut [u32],
+        specials: Specials,
     ) -> Result<usize, EncodeError> {
-        self.encode_span(text, from, text.len(), false, specials, out)
+        self.encode_span(text, from, text.len(), false, out, specials)
             .map(|p| p.written)
     }
 
@@ -115,16 +115,16 @@ impl<'a> WpTokenizer<'a> {
     pub(crate) fn encode_part(
         &self,
         text: &[u8],
-        specials: Specials,
         is_final: bool,
         out: &mut [u32],
+        specials: Specials,
     ) -> Result<Progress, EncodeError> {
         let end = if is_final {
             text.len()
         } else {
             self.word_end_before(text)
         };
-        self.encode_span(text, 0, end, !is_final, specials, out)
+        self.encode_span(text, 0, end, !is_final, out, specials)
     }
 
     /// Encode the words of `text[from..end]` and the special tokens that start in it (a special
@@ -136,8 +136,8 @@ impl<'a> WpTokenizer<'a> {
         from: usize,
         mut end: usize,
         partial: bool,
-        specials: Specials,
         out: &mut [u32],
+        specials: Specials,
     ) -> Result<Progress, EncodeError> {
         let t = self.tables;
         let mut sink = Sink { out, written: 0 };

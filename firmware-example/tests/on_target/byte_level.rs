@@ -232,7 +232,7 @@ mod tests {
         for text in [texts::DEMO.as_bytes(), bench_part()] {
             let ids = encode(text, Specials::All);
             let n = tokenizer()
-                .count(text, Specials::All, &mut scratch)
+                .count(text, &mut scratch, Specials::All)
                 .unwrap();
             assert_eq!(n, ids.len);
         }
@@ -684,7 +684,7 @@ mod tests {
     fn vectors_count() {
         vectors::check(|r, tok| {
             let mut scratch = [0u32; MAX_IDS];
-            match tok.count(r.text, Specials::All, &mut scratch) {
+            match tok.count(r.text, &mut scratch, Specials::All) {
                 Ok(n) if n == r.all().len() => Ok(()),
                 Ok(_) => Err(Miss::Other(
                     "count differs from the number of reference ids",

@@ -470,7 +470,7 @@ mod tests {
         let mut out = [0u32; 4];
         assert_eq!(tok.encode(b"", &mut out), Ok(0));
         assert_eq!(tok.encode(b"", &mut []), Ok(0));
-        assert_eq!(tok.count(b"", Specials::All, &mut []), Ok(0));
+        assert_eq!(tok.count(b"", &mut [], Specials::All), Ok(0));
         assert_eq!(tok.encode_from(b"abc", 3, &mut out), Ok(0));
         let mut bytes = [0u8; 4];
         assert_eq!(tok.decode(&[], &mut bytes), Ok(0));
@@ -537,7 +537,7 @@ mod tests {
         let work = work();
         for text in [texts::DEMO.as_bytes(), bench_part(), texts::BENCH] {
             let n = encode_into(text, &mut work[..]).len();
-            assert_eq!(tokenizer().count(text, Specials::All, &mut scratch), Ok(n));
+            assert_eq!(tokenizer().count(text, &mut scratch, Specials::All), Ok(n));
         }
     }
 
@@ -1002,7 +1002,7 @@ mod tests {
     fn vectors_count() {
         let work = work();
         vectors::check(
-            |r| match tokenizer().count(r.text, Specials::All, &mut work[..]) {
+            |r| match tokenizer().count(r.text, &mut work[..], Specials::All) {
                 Ok(n) if n == r.all().len() => Ok(()),
                 Ok(_) => Err(Miss::Other(
                     "count differs from the number of reference ids",

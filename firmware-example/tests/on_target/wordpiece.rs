@@ -62,7 +62,7 @@ fn text_buf() -> &'static mut [u8; DECODE_BYTES] {
 
 /// One-shot encode into `out`; panics on an error.
 fn encode_into<'a>(text: &[u8], specials: Specials, out: &'a mut [u32]) -> &'a [u32] {
-    match tokenizer().encode(text, specials, out) {
+    match tokenizer().encode(text, out, specials) {
         Ok(n) => &out[..n],
         Err(e) => panic!("encode failed: {e}"),
     }
@@ -99,7 +99,7 @@ fn encode_resumed(
             buf.len()
         );
         let chunk = &mut buf[..room];
-        match tok.encode_from(text, from, specials, chunk) {
+        match tok.encode_from(text, from, chunk, specials) {
             Ok(n) => {
                 compare_ids(&chunk[..n], expected, &mut index)?;
                 return match expected.next() {
@@ -288,10 +288,10 @@ mod tests {
     fn empty_input_gives_no_ids() {
         let tok = tokenizer();
         let mut out = [0u32; 4];
-        assert_eq!(tok.encode(b"", Specials::All, &mut out), Ok(0));
-        assert_eq!(tok.encode(b"", Specials::All, &mut []), Ok(0));
-        assert_eq!(tok.encode(b" \t\r\n ", Specials::All, &mut []), Ok(0));
-        assert_eq!(tok.encode_from(b"abc", 3, Specials::All, &mut out), Ok(0));
+        assert_eq!(tok.encode(b"", &mut out, Specials::All), Ok(0));
+        assert_eq!(tok.encode(b"", &mut [], Specials::All), Ok(0));
+        assert_eq!(tok.encode(b" \t\r\n ", &mut [], Specials::All), Ok(0));
+        assert_eq!(tok.encode_from(b"abc", 3, &mut out, Specials::All), Ok(0));
         let mut bytes = [0u8; 4];
         assert_eq!(tok.decode(&[], &mut bytes), Ok(0));
         assert_eq!(tok.decode_after(&[], &mut []), Ok(0));
@@ -339,7 +339,7 @@ mod tests {
         let mut one = [0u32; SHORT];
         let one = encode_into(&text, Specials::All, &mut one);
         let mut out = [0u32; 128];
-        match tokenizer().encode(&text, Specials::All, &mut out) {
+        match tokenizer().encode(&text, &mut out, Specials::All) {
             Err(EncodeError::OutputFull { consumed, written }) => {
                 assert!(written > 0 && written <= 128 && consumed > 0 && consumed < text.len());
                 // The next word starts there (after a space, or a punctuation word).
@@ -353,7 +353,7 @@ mod tests {
                 );
                 let mut rest = [0u32; SHORT];
                 let n = tokenizer()
-                    .encode_from(&text, consumed, Specials::All, &mut rest)
+                    .encode_from(&text, consumed, &mut rest, Specials::All)
                     .unwrap();
                 assert!(rest[..n] == one[written..], "ids after the stop differ");
             }
@@ -374,7 +374,7 @@ mod tests {
             return;
         }
         let mut out = [0u32; 64];
-        match tokenizer().encode(&text[3..], Specials::All, &mut out[..pieces - 1]) {
+        match tokenizer().encode(&text[3..], &mut out[..pieces - 1], Specials::All) {
             Err(EncodeError::PieceTooLong {
                 offset: 0,
                 len: 16,
@@ -383,7 +383,7 @@ mod tests {
             other => panic!("expected PieceTooLong, got {other:?}"),
         }
         // After "ok", the word's ids do not fit: `OutputFull` at the word.
-        match tokenizer().encode(text, Specials::All, &mut out[..ok + pieces - 1]) {
+        match tokenizer().encode(text, &mut out[..ok + pieces - 1], Specials::All) {
             Err(EncodeError::OutputFull {
                 consumed: 3,
                 written,
@@ -470,7 +470,7 @@ mod tests {
         let inputs: [&[u8]; 4] = [texts::BENCH, texts::DEMO.as_bytes(), &[b'x'; 64], &word];
         let mut peak = 0;
         for text in inputs {
-            let (r, used) = stack::measure(|| tok.encode(text, Specials::All, ids));
+            let (r, used) = stack::measure(|| tok.encode(text, ids, Specials::All));
             assert!(r.is_ok());
             peak = peak.max(used);
         }
@@ -531,7 +531,7 @@ mod tests {
         let work = work();
         vectors::check(|r| {
             let n = tokenizer()
-                .encode(r.text, Specials::All, &mut work[..])
+                .encode(r.text, &mut work[..], Specials::All)
                 .map_err(|_| Miss::Other("encode failed"))?;
             r.all()
                 .first_difference(&work[..n])
@@ -545,7 +545,7 @@ mod tests {
         let work = work();
         vectors::check(|r| {
             let n = tokenizer()
-                .encode(r.text, Specials::None, &mut work[..])
+                .encode(r.text, &mut work[..], Specials::None)
                 .map_err(|_| Miss::Other("encode failed"))?;
             r.ordinary()
                 .first_difference(&work[..n])
