@@ -55,8 +55,11 @@ pub struct SpRef {
     pub inline: bool,
     /// A Unigram model: the score of each matchable piece (normal: its own; user-defined:
     /// `0.1 × (bytes − 1)`) and the unknown score; `None` for BPE.
-    unigram: Option<(HashMap<Vec<u8>, (u32, f32)>, f32)>,
+    unigram: Option<(PieceScores, f32)>,
 }
+
+/// Each matchable piece's bytes, with its id and Unigram score.
+type PieceScores = HashMap<Vec<u8>, (u32, f32)>;
 
 impl SpRef {
     /// The reference for `model`.
