@@ -17,12 +17,12 @@
 //!    (`cargo xtask miri`: the core's families, the C API, model file loading; it installs
 //!    the nightly `miri` and `rust-src` components), the C API built for `wasm32-unknown-unknown`
 //!    and run through the gpt2 vectors under Node (`cargo xtask wasm-test`), the C API built
-//!    with SentencePiece models and run through sentencepiece's vectors from C (`cargo xtask
-//!    capi-models-test`), then a 20 s fuzzing smoke per target;
-//! 6. the on-target tests under QEMU (`cargo xtask firmware-test`), the C firmware example
-//!    (`cargo xtask c-firmware-test`: `arm-none-eabi-gcc`, installed when missing) and the
-//!    Cortex-M0 and RISC-V runs (`cargo xtask ports-test`: `qemu-system-misc` installed when
-//!    missing).
+//!    with SentencePiece and WordPiece models and run through sentencepiece's and tokenizers'
+//!    vectors from C (`cargo xtask capi-models-test`), then a 20 s fuzzing smoke per target;
+//! 6. the on-target tests under QEMU (`cargo xtask firmware-test`), the C firmware example with
+//!    gpt2 and minilm (`cargo xtask c-firmware-test`: `arm-none-eabi-gcc`, installed when
+//!    missing) and the Cortex-M0 and RISC-V runs (`cargo xtask ports-test`: `qemu-system-misc`
+//!    installed when missing).
 //!
 //! Any failing step stops the run with a non-zero exit.
 
@@ -127,7 +127,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         cargo(&root, &["xtask", "wasm-test"]),
     )?;
     step(
-        "C API with SentencePiece models (sp4096, mistral, ug8000) from C",
+        "C API with SentencePiece and WordPiece models (sp4096, mistral, ug8000, minilm) from C",
         cargo(&root, &["xtask", "capi-models-test"]),
     )?;
     step(
