@@ -181,26 +181,7 @@ fn check_sp(model: &SpModel) {
         // Streaming, 3-byte chunks, 2-id takes.
         let mut enc: StreamEncoder<SpTokenizer<'_>, 64, 512> =
             StreamEncoder::new(tok, Specials::All);
-        let mut got = Vec::new();
-        let take = |enc: &mut StreamEncoder<SpTokenizer<'_>, 64, 512>, got: &mut Vec<u32>| loop {
-            let mut b = [0u32; 2];
-            let k = enc.take(&mut b).expect("take");
-            if k == 0 {
-                break;
-            }
-            got.extend_from_slice(&b[..k]);
-        };
-        for chunk in text.chunks(3) {
-            let mut c = chunk;
-            while !c.is_empty() {
-                let k = enc.push(c).expect("push");
-                c = &c[k..];
-                take(&mut enc, &mut got);
-            }
-        }
-        enc.finish();
-        take(&mut enc, &mut got);
-        assert!(enc.is_done());
+        let got = stream(&mut enc, text);
         assert_eq!(enc.push(b"x"), Err(StreamError::Finished));
         assert_eq!(got, want, "stream {text:?}");
         check_sp_decode(&tok, &reference, &want);
@@ -513,6 +494,35 @@ fn wp_decode_reference(model: &WpModel, ids: &[u32]) -> Vec<u8> {
     text.into_bytes()
 }
 
+/// Push `text` into `enc` in 3-byte chunks, taking ids 2 at a time after every push, then
+/// finish and drain; the stream must be done. Returns the ids.
+fn stream<T: Tokenize, const IN: usize, const OUT: usize>(
+    enc: &mut StreamEncoder<T, IN, OUT>,
+    text: &[u8],
+) -> Vec<u32> {
+    let mut got = Vec::new();
+    let take = |enc: &mut StreamEncoder<T, IN, OUT>, got: &mut Vec<u32>| loop {
+        let mut b = [0u32; 2];
+        let k = enc.take(&mut b).expect("take");
+        if k == 0 {
+            break;
+        }
+        got.extend_from_slice(&b[..k]);
+    };
+    for chunk in text.chunks(3) {
+        let mut c = chunk;
+        while !c.is_empty() {
+            let k = enc.push(c).expect("push");
+            c = &c[k..];
+            take(enc, &mut got);
+        }
+    }
+    enc.finish();
+    take(enc, &mut got);
+    assert!(enc.is_done());
+    got
+}
+
 /// Every WordPiece entry point on `tables`, against the references.
 fn check_wp(model: &WpModel, tables: &WpTables<'_>) {
     let tok = WpTokenizer::new(tables);
@@ -561,26 +571,7 @@ fn check_wp(model: &WpModel, tables: &WpTables<'_>) {
             assert_eq!(got, want_text, "decode_after {want:?}");
             // The streams: 3-byte chunks in, 2-id takes; ids one at a time out, 4-byte takes.
             let mut enc: StreamEncoder<WpTokenizer<'_>, 64, 64> = StreamEncoder::new(tok, specials);
-            let mut got = Vec::new();
-            let take = |enc: &mut StreamEncoder<WpTokenizer<'_>, 64, 64>, got: &mut Vec<u32>| loop {
-                let mut b = [0u32; 2];
-                let k = enc.take(&mut b).expect("take");
-                if k == 0 {
-                    break;
-                }
-                got.extend_from_slice(&b[..k]);
-            };
-            for chunk in text.chunks(3) {
-                let mut c = chunk;
-                while !c.is_empty() {
-                    let k = enc.push(c).expect("push");
-                    c = &c[k..];
-                    take(&mut enc, &mut got);
-                }
-            }
-            enc.finish();
-            take(&mut enc, &mut got);
-            assert!(enc.is_done());
+            let got = stream(&mut enc, text);
             assert_eq!(got, want, "stream {text:?} {specials:?}");
             let mut dec: StreamDecoder<WpTokenizer<'_>, 64> = StreamDecoder::new(tok);
             let mut got = Vec::new();
