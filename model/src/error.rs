@@ -1,15 +1,16 @@
 //! Errors: [`ModelError`] for reading/writing model files, [`InvalidModel`] for content that
 //! breaks a model invariant (see [`crate::Model::validate`]).
 
-use core::fmt;
 use std::path::PathBuf;
 
 /// Why a model file could not be read or written. Each kind of damage has its own variant.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     /// The file does not start with `PICOBPE\0`: not a picobpe model.
+    #[error("not a picobpe model file (bad magic bytes)")]
     BadMagic,
     /// The file is a picobpe model of a format version this build cannot read.
+    #[error("model file format version {found} is not supported (this build reads versions 1 to {supported})")]
     UnsupportedVersion {
         /// Version in the file.
         found: u16,
@@ -17,6 +18,7 @@ pub enum ModelError {
         supported: u16,
     },
     /// The file ends before the header or the payload it announces.
+    #[error("model file is truncated: {have} bytes present, {needed} expected")]
     Truncated {
         /// Bytes the header says the file has.
         needed: u64,
@@ -24,6 +26,9 @@ pub enum ModelError {
         have: u64,
     },
     /// The payload's CRC-32 differs from the one in the header: the file is corrupt.
+    #[error(
+        "model file is corrupt: payload CRC-32 is {found:#010x}, header says {expected:#010x}"
+    )]
     ChecksumMismatch {
         /// CRC-32 stored in the header.
         expected: u32,
@@ -31,22 +36,28 @@ pub enum ModelError {
         found: u32,
     },
     /// The payload passed the checksum but is not a valid postcard `Model`.
-    Decode(postcard::Error),
+    #[error("model payload does not decode: {0}")]
+    Decode(#[source] postcard::Error),
     /// postcard could not encode the model (writing only).
-    Encode(postcard::Error),
+    #[error("model could not be encoded: {0}")]
+    Encode(#[source] postcard::Error),
     /// Bytes after the payload (or inside the payload after the `Model`).
+    #[error("model file has {count} unexpected trailing bytes")]
     TrailingBytes {
         /// How many bytes are left over.
         count: u64,
     },
     /// The model decoded but breaks an invariant.
-    Invalid(InvalidModel),
+    #[error("invalid model: {0}")]
+    Invalid(#[from] InvalidModel),
     /// The encoded payload would not fit the format's `u32` length field.
+    #[error("model payload of {len} bytes exceeds the format's 4 GiB limit")]
     PayloadTooLarge {
         /// Payload length in bytes.
         len: u64,
     },
     /// The file holds a model of another kind than the caller reads.
+    #[error("the file holds a {found} model, not a {expected} model")]
     WrongKind {
         /// The kind in the file.
         found: &'static str,
@@ -55,15 +66,19 @@ pub enum ModelError {
     },
     /// The prebuilt tables of a version-3 file passed the checksum but are malformed or do
     /// not match the model beside them.
+    #[error("model file's prebuilt tables are invalid: {reason}")]
     BadTables {
         /// What is wrong, naming the table.
         reason: String,
     },
     /// A SentencePiece model decoded but breaks an invariant.
-    InvalidSentencePiece(crate::sentencepiece::InvalidSpModel),
+    #[error("invalid SentencePiece model: {0}")]
+    InvalidSentencePiece(#[from] crate::sentencepiece::InvalidSpModel),
     /// The decoded WordPiece model breaks an invariant.
-    InvalidWordPiece(crate::wordpiece::InvalidWpModel),
+    #[error("invalid WordPiece model: {0}")]
+    InvalidWordPiece(#[from] crate::wordpiece::InvalidWpModel),
     /// Reading or writing the file failed.
+    #[error("{path}: {source}")]
     Io {
         /// The file.
         path: PathBuf,
@@ -72,94 +87,32 @@ pub enum ModelError {
     },
 }
 
-impl fmt::Display for ModelError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ModelError::BadMagic => f.write_str("not a picobpe model file (bad magic bytes)"),
-            ModelError::UnsupportedVersion { found, supported } => write!(
-                f,
-                "model file format version {found} is not supported (this build reads versions 1 to {supported})"
-            ),
-            ModelError::Truncated { needed, have } => write!(
-                f,
-                "model file is truncated: {have} bytes present, {needed} expected"
-            ),
-            ModelError::ChecksumMismatch { expected, found } => write!(
-                f,
-                "model file is corrupt: payload CRC-32 is {found:#010x}, header says {expected:#010x}"
-            ),
-            ModelError::Decode(err) => write!(f, "model payload does not decode: {err}"),
-            ModelError::Encode(err) => write!(f, "model could not be encoded: {err}"),
-            ModelError::TrailingBytes { count } => {
-                write!(f, "model file has {count} unexpected trailing bytes")
-            }
-            ModelError::Invalid(err) => write!(f, "invalid model: {err}"),
-            ModelError::PayloadTooLarge { len } => {
-                write!(f, "model payload of {len} bytes exceeds the format's 4 GiB limit")
-            }
-            ModelError::WrongKind { found, expected } => {
-                write!(f, "the file holds a {found} model, not a {expected} model")
-            }
-            ModelError::BadTables { reason } => {
-                write!(f, "model file's prebuilt tables are invalid: {reason}")
-            }
-            ModelError::InvalidSentencePiece(err) => write!(f, "invalid SentencePiece model: {err}"),
-            ModelError::InvalidWordPiece(err) => write!(f, "invalid WordPiece model: {err}"),
-            ModelError::Io { path, source } => write!(f, "{}: {source}", path.display()),
-        }
-    }
-}
-
-impl std::error::Error for ModelError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ModelError::Decode(err) | ModelError::Encode(err) => Some(err),
-            ModelError::Invalid(err) => Some(err),
-            ModelError::InvalidSentencePiece(err) => Some(err),
-            ModelError::InvalidWordPiece(err) => Some(err),
-            ModelError::Io { source, .. } => Some(source),
-            _ => None,
-        }
-    }
-}
-
-impl From<crate::wordpiece::InvalidWpModel> for ModelError {
-    fn from(err: crate::wordpiece::InvalidWpModel) -> Self {
-        ModelError::InvalidWordPiece(err)
-    }
-}
-
-impl From<crate::sentencepiece::InvalidSpModel> for ModelError {
-    fn from(err: crate::sentencepiece::InvalidSpModel) -> Self {
-        ModelError::InvalidSentencePiece(err)
-    }
-}
-
-impl From<InvalidModel> for ModelError {
-    fn from(err: InvalidModel) -> Self {
-        ModelError::Invalid(err)
-    }
-}
-
 /// A broken model invariant, naming the offending id, merge or special token.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum InvalidModel {
     /// More ids than the tables can hold ([`picobpe::tables::MAX_IDS`], 2 097 152).
+    #[error(
+        "{n_ids} ids: at most {} are supported (ids are packed in 21 bits)",
+        picobpe::tables::MAX_IDS
+    )]
     TooManyIds {
         /// Number of ids.
         n_ids: u64,
     },
     /// The token bytes together exceed what `u32` offsets can address.
+    #[error("tokens hold {total} bytes in total, more than u32 offsets can address")]
     TooManyBytes {
         /// Total bytes of all tokens.
         total: u64,
     },
     /// No ordinary single-byte token for this byte.
+    #[error("byte 0x{byte:02X} has no single-byte ordinary token")]
     MissingByte {
         /// The byte value.
         byte: u8,
     },
     /// Two ordinary ids have the same bytes.
+    #[error("ids {first} and {second} have the same bytes")]
     DuplicateToken {
         /// The lower id.
         first: u32,
@@ -167,11 +120,13 @@ pub enum InvalidModel {
         second: u32,
     },
     /// A special token with empty text.
+    #[error("special token {id} has empty text")]
     SpecialEmpty {
         /// The special's id.
         id: u32,
     },
     /// A special token's id is not below the number of ids.
+    #[error("special token {text:?} has id {id}, but the model has only {n_ids} ids")]
     SpecialIdOutOfRange {
         /// The special's text.
         text: String,
@@ -181,16 +136,19 @@ pub enum InvalidModel {
         n_ids: u64,
     },
     /// Two special tokens have the same text.
+    #[error("special token {text:?} is listed twice")]
     SpecialDuplicateText {
         /// The text.
         text: String,
     },
     /// Two special tokens have the same id.
+    #[error("two special tokens have id {id}")]
     SpecialDuplicateId {
         /// The id.
         id: u32,
     },
     /// `tokens[id]` of a special differs from its text.
+    #[error("special token {text:?}: the bytes of id {id} differ from its text")]
     SpecialBytesMismatch {
         /// The special's text.
         text: String,
@@ -198,6 +156,7 @@ pub enum InvalidModel {
         id: u32,
     },
     /// A special token's text is also an ordinary token.
+    #[error("special token {text:?} has the same bytes as ordinary token {ordinary}")]
     SpecialIsOrdinary {
         /// The special's text.
         text: String,
@@ -205,6 +164,7 @@ pub enum InvalidModel {
         ordinary: u32,
     },
     /// A merge references an id that is not an ordinary token.
+    #[error("merge #{index} references id {id}, which is not an ordinary token")]
     MergeUnknownId {
         /// Index of the merge (its rank).
         index: usize,
@@ -212,6 +172,7 @@ pub enum InvalidModel {
         id: u32,
     },
     /// A merge's concatenated bytes are not an ordinary token.
+    #[error("merge #{index} ({left}, {right}): the concatenated bytes are not a token")]
     MergeNotAToken {
         /// Index of the merge.
         index: usize,
@@ -221,6 +182,7 @@ pub enum InvalidModel {
         right: u32,
     },
     /// Two merges produce the same token.
+    #[error("merge #{index} produces id {merged}, which merge #{earlier} already produces")]
     MergeDuplicate {
         /// Index of the later merge.
         index: usize,
@@ -230,64 +192,3 @@ pub enum InvalidModel {
         merged: u32,
     },
 }
-
-impl fmt::Display for InvalidModel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            InvalidModel::TooManyIds { n_ids } => {
-                write!(
-                    f,
-                    "{n_ids} ids: at most {} are supported (ids are packed in 21 bits)",
-                    picobpe::tables::MAX_IDS
-                )
-            }
-            InvalidModel::TooManyBytes { total } => write!(
-                f,
-                "tokens hold {total} bytes in total, more than u32 offsets can address"
-            ),
-            InvalidModel::MissingByte { byte } => {
-                write!(f, "byte 0x{byte:02X} has no single-byte ordinary token")
-            }
-            InvalidModel::DuplicateToken { first, second } => {
-                write!(f, "ids {first} and {second} have the same bytes")
-            }
-            InvalidModel::SpecialEmpty { id } => write!(f, "special token {id} has empty text"),
-            InvalidModel::SpecialIdOutOfRange { text, id, n_ids } => write!(
-                f,
-                "special token {text:?} has id {id}, but the model has only {n_ids} ids"
-            ),
-            InvalidModel::SpecialDuplicateText { text } => {
-                write!(f, "special token {text:?} is listed twice")
-            }
-            InvalidModel::SpecialDuplicateId { id } => {
-                write!(f, "two special tokens have id {id}")
-            }
-            InvalidModel::SpecialBytesMismatch { text, id } => write!(
-                f,
-                "special token {text:?}: the bytes of id {id} differ from its text"
-            ),
-            InvalidModel::SpecialIsOrdinary { text, ordinary } => write!(
-                f,
-                "special token {text:?} has the same bytes as ordinary token {ordinary}"
-            ),
-            InvalidModel::MergeUnknownId { index, id } => write!(
-                f,
-                "merge #{index} references id {id}, which is not an ordinary token"
-            ),
-            InvalidModel::MergeNotAToken { index, left, right } => write!(
-                f,
-                "merge #{index} ({left}, {right}): the concatenated bytes are not a token"
-            ),
-            InvalidModel::MergeDuplicate {
-                index,
-                earlier,
-                merged,
-            } => write!(
-                f,
-                "merge #{index} produces id {merged}, which merge #{earlier} already produces"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for InvalidModel {}

@@ -119,20 +119,9 @@ impl fmt::Display for PatternKind {
 }
 
 /// An unknown pattern name given to [`PatternKind::from_str`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown pattern {0:?} (expected gpt2, cl100k, o200k, llama3 or qwen2)")]
 pub struct UnknownPattern(pub String);
-
-impl fmt::Display for UnknownPattern {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "unknown pattern {:?} (expected gpt2, cl100k, o200k, llama3 or qwen2)",
-            self.0
-        )
-    }
-}
-
-impl std::error::Error for UnknownPattern {}
 
 impl FromStr for PatternKind {
     type Err = UnknownPattern;

@@ -6,8 +6,6 @@ mod hf_import;
 mod hf_json;
 mod tiktoken_import;
 
-use core::fmt;
-
 use crate::error::InvalidModel;
 
 pub use hf_import::hf;
@@ -15,9 +13,10 @@ pub use hf_json::{tokenizer_json, HfJsonImport, HfJsonOptions};
 pub use tiktoken_import::tiktoken;
 
 /// Why an import failed. Line numbers are 1-based.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ImportError {
     /// A rank-file line is not `<base64> <rank>`.
+    #[error("rank file line {line}: {reason}")]
     BadRankLine {
         /// Line number.
         line: usize,
@@ -25,6 +24,7 @@ pub enum ImportError {
         reason: &'static str,
     },
     /// Two rank-file lines give the same rank.
+    #[error("rank file line {line}: rank {rank} appears twice")]
     DuplicateRank {
         /// Line number of the second occurrence.
         line: usize,
@@ -32,6 +32,7 @@ pub enum ImportError {
         rank: u32,
     },
     /// A special token's id is already an ordinary token's rank (or another special's id).
+    #[error("special token {text:?}: id {id} is already taken")]
     SpecialIdTaken {
         /// The special's text.
         text: String,
@@ -39,6 +40,7 @@ pub enum ImportError {
         id: u32,
     },
     /// The largest id is far beyond the number of tokens (a mostly empty id space).
+    #[error("ids reach {} but only {used} tokens are given; refusing a mostly empty id space", .n_ids - 1)]
     SparseIds {
         /// Largest id + 1.
         n_ids: usize,
@@ -46,18 +48,22 @@ pub enum ImportError {
         used: usize,
     },
     /// `vocab.json` is not valid JSON of the expected shape.
-    Json(serde_json::Error),
+    #[error("JSON: {0}")]
+    Json(#[source] serde_json::Error),
     /// A `vocab.json` key is not made of GPT-2 byte-level characters (and is not a special).
+    #[error("vocabulary: key {key:?} is not GPT-2 byte-level text and not a special token")]
     VocabKey {
         /// The key.
         key: String,
     },
     /// Two `vocab.json` keys have the same id.
+    #[error("vocabulary: id {id} appears twice")]
     DuplicateVocabId {
         /// The id.
         id: u32,
     },
     /// A `merges.txt` line is not two space-separated tokens, or names an unknown token.
+    #[error("merges.txt line {line}: {reason}")]
     BadMergeLine {
         /// Line number.
         line: usize,
@@ -65,11 +71,13 @@ pub enum ImportError {
         reason: String,
     },
     /// A requested special token is not in `vocab.json`.
+    #[error("special token {text:?} is not in vocab.json")]
     UnknownSpecial {
         /// The special's text.
         text: String,
     },
     /// A part of a `tokenizer.json` that picobpe does not reproduce, or that is malformed.
+    #[error("tokenizer.json {at}: {what}")]
     TokenizerJson {
         /// Where: `model`, `normalizer`, `pre_tokenizer`, ...
         at: &'static str,
@@ -77,58 +85,6 @@ pub enum ImportError {
         what: String,
     },
     /// The imported model breaks an invariant.
-    Invalid(InvalidModel),
-}
-
-impl fmt::Display for ImportError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ImportError::BadRankLine { line, reason } => {
-                write!(f, "rank file line {line}: {reason}")
-            }
-            ImportError::DuplicateRank { line, rank } => {
-                write!(f, "rank file line {line}: rank {rank} appears twice")
-            }
-            ImportError::SpecialIdTaken { text, id } => {
-                write!(f, "special token {text:?}: id {id} is already taken")
-            }
-            ImportError::SparseIds { n_ids, used } => write!(
-                f,
-                "ids reach {} but only {used} tokens are given; refusing a mostly empty id space",
-                n_ids - 1
-            ),
-            ImportError::Json(err) => write!(f, "JSON: {err}"),
-            ImportError::VocabKey { key } => write!(
-                f,
-                "vocabulary: key {key:?} is not GPT-2 byte-level text and not a special token"
-            ),
-            ImportError::DuplicateVocabId { id } => {
-                write!(f, "vocabulary: id {id} appears twice")
-            }
-            ImportError::BadMergeLine { line, reason } => {
-                write!(f, "merges.txt line {line}: {reason}")
-            }
-            ImportError::UnknownSpecial { text } => {
-                write!(f, "special token {text:?} is not in vocab.json")
-            }
-            ImportError::TokenizerJson { at, what } => write!(f, "tokenizer.json {at}: {what}"),
-            ImportError::Invalid(err) => write!(f, "imported model is invalid: {err}"),
-        }
-    }
-}
-
-impl std::error::Error for ImportError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ImportError::Json(err) => Some(err),
-            ImportError::Invalid(err) => Some(err),
-            _ => None,
-        }
-    }
-}
-
-impl From<InvalidModel> for ImportError {
-    fn from(err: InvalidModel) -> Self {
-        ImportError::Invalid(err)
-    }
+    #[error("imported model is invalid: {0}")]
+    Invalid(#[from] InvalidModel),
 }

@@ -7,7 +7,6 @@ mod import_json;
 mod import_proto;
 mod tables;
 
-use core::fmt;
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
@@ -113,19 +112,22 @@ pub struct SpModel {
 }
 
 /// A broken SentencePiece model invariant, naming the offending id.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum InvalidSpModel {
     /// No pieces, or more than the core's id limit.
+    #[error("{n} pieces (a model has 1 to {} pieces)", picobpe::tables::MAX_IDS)]
     IdCount {
         /// Number of pieces.
         n: usize,
     },
     /// A piece with empty text.
+    #[error("piece {id} is empty")]
     EmptyPiece {
         /// The id.
         id: u32,
     },
     /// Two pieces with the same text.
+    #[error("pieces {first} and {second} have the same text")]
     DuplicatePiece {
         /// The first id.
         first: u32,
@@ -133,27 +135,32 @@ pub enum InvalidSpModel {
         second: u32,
     },
     /// Not exactly one unknown piece.
+    #[error("{found} unknown pieces (a model has exactly one)")]
     UnknownCount {
         /// How many there are.
         found: usize,
     },
     /// A score is NaN.
+    #[error("piece {id} has a NaN score")]
     NanScore {
         /// The id.
         id: u32,
     },
     /// A byte piece whose text is not `<0xHH>` (two upper-case hex digits), or a second piece
     /// for the same byte.
+    #[error("byte piece {id} is not <0xHH> with two upper-case hex digits, or repeats a byte")]
     BadBytePiece {
         /// The id.
         id: u32,
     },
     /// Byte fallback is on but a byte has no piece.
+    #[error("byte fallback is on but byte {byte:#04X} has no <0x..> piece")]
     MissingBytePiece {
         /// The byte.
         byte: u8,
     },
     /// A user-defined symbol holds a space, `▁` or U+FFFD (not supported).
+    #[error("user-defined symbol {id} holds a space, '▁' or U+FFFD (not supported)")]
     UserSymbolText {
         /// The id.
         id: u32,
@@ -161,8 +168,13 @@ pub enum InvalidSpModel {
     /// A Unigram model without a normal piece (its unknown score is the lowest normal score
     /// minus 10), or with a normal piece without a score; or `f64` scores that are not one
     /// per piece of a Unigram `tokenizer.json` import, or are NaN.
+    #[error("a Unigram model needs at least one normal piece, and a score on every normal piece")]
     UnigramScores,
     /// A piece that merging or matching may produce is longer than the core's limit.
+    #[error(
+        "piece {id} is {len} bytes long; merged and user-defined pieces may be at most {}",
+        MAX_PIECE_BYTES
+    )]
     PieceTooLong {
         /// The id.
         id: u32,
@@ -170,47 +182,6 @@ pub enum InvalidSpModel {
         len: usize,
     },
 }
-
-impl fmt::Display for InvalidSpModel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            InvalidSpModel::IdCount { n } => write!(
-                f,
-                "{n} pieces (a model has 1 to {} pieces)",
-                picobpe::tables::MAX_IDS
-            ),
-            InvalidSpModel::EmptyPiece { id } => write!(f, "piece {id} is empty"),
-            InvalidSpModel::DuplicatePiece { first, second } => {
-                write!(f, "pieces {first} and {second} have the same text")
-            }
-            InvalidSpModel::UnknownCount { found } => {
-                write!(f, "{found} unknown pieces (a model has exactly one)")
-            }
-            InvalidSpModel::NanScore { id } => write!(f, "piece {id} has a NaN score"),
-            InvalidSpModel::BadBytePiece { id } => write!(
-                f,
-                "byte piece {id} is not <0xHH> with two upper-case hex digits, or repeats a byte"
-            ),
-            InvalidSpModel::MissingBytePiece { byte } => {
-                write!(f, "byte fallback is on but byte {byte:#04X} has no <0x..> piece")
-            }
-            InvalidSpModel::UserSymbolText { id } => write!(
-                f,
-                "user-defined symbol {id} holds a space, '▁' or U+FFFD (not supported)"
-            ),
-            InvalidSpModel::UnigramScores => write!(
-                f,
-                "a Unigram model needs at least one normal piece, and a score on every normal piece"
-            ),
-            InvalidSpModel::PieceTooLong { id, len } => write!(
-                f,
-                "piece {id} is {len} bytes long; merged and user-defined pieces may be at most {MAX_PIECE_BYTES}"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for InvalidSpModel {}
 
 /// The byte a `<0xHH>` piece text stands for.
 pub fn byte_piece_value(piece: &str) -> Option<u8> {

@@ -7,8 +7,6 @@ mod tables;
 
 use std::collections::HashMap;
 
-use core::fmt;
-
 use serde::{Deserialize, Serialize};
 
 pub use import::{
@@ -43,31 +41,40 @@ pub struct WpModel {
 }
 
 /// Why a WordPiece model is not valid.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum InvalidWpModel {
     /// No vocabulary.
+    #[error("the vocabulary is empty")]
     Empty,
     /// A vocabulary entry is empty.
+    #[error("vocabulary entry {id} is empty")]
     EmptyEntry {
         /// Its id.
         id: u32,
     },
     /// Two entries are equal.
+    #[error("vocabulary entry {entry:?} appears twice")]
     Duplicate {
         /// The entry.
         entry: String,
     },
     /// The unknown token's id is not in the vocabulary.
+    #[error("the unknown token's id {id} is not in the vocabulary")]
     UnknownId {
         /// The id.
         id: u32,
     },
     /// `max_input_chars_per_word` is above what the encoder's word buffer holds.
+    #[error(
+        "max_input_chars_per_word {max} is above {}",
+        picobpe::wordpiece::MAX_WORD_CHARS
+    )]
     WordLimit {
         /// The model's limit.
         max: u32,
     },
     /// An added token is not the vocabulary entry of its id.
+    #[error("added token {text:?} is not vocabulary entry {id}")]
     Special {
         /// Its text.
         text: String,
@@ -75,37 +82,12 @@ pub enum InvalidWpModel {
         id: u32,
     },
     /// The vocabulary has more ids than the core supports.
+    #[error("{n_ids} ids is too many")]
     TooManyIds {
         /// Number of ids.
         n_ids: usize,
     },
 }
-
-impl fmt::Display for InvalidWpModel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            InvalidWpModel::Empty => write!(f, "the vocabulary is empty"),
-            InvalidWpModel::EmptyEntry { id } => write!(f, "vocabulary entry {id} is empty"),
-            InvalidWpModel::Duplicate { entry } => {
-                write!(f, "vocabulary entry {entry:?} appears twice")
-            }
-            InvalidWpModel::UnknownId { id } => {
-                write!(f, "the unknown token's id {id} is not in the vocabulary")
-            }
-            InvalidWpModel::WordLimit { max } => write!(
-                f,
-                "max_input_chars_per_word {max} is above {}",
-                picobpe::wordpiece::MAX_WORD_CHARS
-            ),
-            InvalidWpModel::Special { text, id } => {
-                write!(f, "added token {text:?} is not vocabulary entry {id}")
-            }
-            InvalidWpModel::TooManyIds { n_ids } => write!(f, "{n_ids} ids is too many"),
-        }
-    }
-}
-
-impl std::error::Error for InvalidWpModel {}
 
 impl WpModel {
     /// Number of ids.
