@@ -396,52 +396,41 @@ impl<'a> TableView<'a> {
 }
 
 impl TableView<'static> {
-    /// Live [`Tables`] over this view: borrowed arrays stay where they are, owned ones are
-    /// leaked (see [`TableData::to_tables`] for why leaking is right here).
+    /// Live [`Tables`] over this view, which is leaked with its owned arrays (see
+    /// [`TableData::to_tables`] for why leaking is right here); borrowed arrays stay where
+    /// they are.
     pub(crate) fn into_tables(self) -> &'static Tables<'static> {
-        fn index(d: IndexView<'static>, len: usize) -> PtrIndex<'static> {
-            PtrIndex {
-                seed: d.seed,
-                pilots: leak(d.pilots),
-                remap: leak(d.remap),
-                len,
-            }
-        }
-        let n_pairs = self.pairs.len();
-        let n_pieces = self.pieces.len();
-        let specials: Vec<SpecialToken<'static>> = self
+        let view: &'static TableView<'static> = Box::leak(Box::new(self));
+        let specials: Vec<SpecialToken<'static>> = view
             .specials
-            .into_iter()
-            .map(|(text, id)| SpecialToken {
-                text: Box::leak(text.into_boxed_str()),
-                id,
-            })
+            .iter()
+            .map(|(text, id)| SpecialToken { text, id: *id })
             .collect();
-        let trie = self.trie;
+        let trie = &view.trie;
         Box::leak(Box::new(Tables {
-            pattern: self.pattern.into(),
-            token_bytes: leak(self.token_bytes),
-            token_offsets: leak(self.token_offsets),
-            byte_ids: Box::leak(Box::new(self.byte_ids)),
+            pattern: view.pattern.into(),
+            token_bytes: &view.token_bytes,
+            token_offsets: &view.token_offsets,
+            byte_ids: &view.byte_ids,
             pairs: PairMap {
-                index: index(self.pair_index, n_pairs),
-                entries: leak(self.pairs),
+                index: ptr_index(&view.pair_index, view.pairs.len()),
+                entries: &view.pairs,
             },
-            ranks: leak(self.ranks),
+            ranks: &view.ranks,
             pieces: PieceMap {
-                index: index(self.piece_index, n_pieces),
-                ids: leak(self.pieces),
-                keys: leak(self.piece_keys),
+                index: ptr_index(&view.piece_index, view.pieces.len()),
+                ids: &view.pieces,
+                keys: &view.piece_keys,
             },
-            specials: Box::leak(specials.into_boxed_slice()),
-            byte_pairs: leak(self.byte_pairs),
+            specials: Vec::leak(specials),
+            byte_pairs: &view.byte_pairs,
             trie: TokenTrie {
-                edges: leak(trie.edges),
-                next_prefix: leak(trie.next_prefix),
-                splits: leak(trie.splits),
-                pair_filter: leak(trie.pair_filter),
-                starts: leak(trie.starts),
-                chars: leak(trie.chars),
+                edges: &trie.edges,
+                next_prefix: &trie.next_prefix,
+                splits: &trie.splits,
+                pair_filter: &trie.pair_filter,
+                starts: &trie.starts,
+                chars: &trie.chars,
             },
         }))
     }
@@ -490,14 +479,6 @@ fn check_index(what: &str, index: &IndexView<'_>, len: usize) -> Result<(), Mode
         return Err(bad(format!("{what} does not fit its {len} entries")));
     }
     Ok(())
-}
-
-/// A borrowed array as is, an owned one leaked: either way it lives for the rest of the process.
-fn leak<T: Clone>(c: Cow<'static, [T]>) -> &'static [T] {
-    match c {
-        Cow::Borrowed(s) => s,
-        Cow::Owned(v) => Box::leak(v.into_boxed_slice()),
-    }
 }
 
 fn bad(reason: String) -> ModelError {
@@ -766,38 +747,50 @@ impl From<SpTableData> for SpTableView<'static> {
     }
 }
 
-impl SpTableView<'static> {
-    /// Live [`picobpe::SpTables`] over this view: borrowed arrays stay where they are, owned
-    /// ones are leaked (see [`TableView::into_tables`]).
-    pub(crate) fn into_tables(self) -> &'static picobpe::SpTables<'static> {
-        let n_pieces = self.pieces.len();
-        Box::leak(Box::new(picobpe::SpTables {
-            token_bytes: leak(self.token_bytes),
-            token_offsets: leak(self.token_offsets),
-            kinds: leak(self.kinds),
-            priorities: leak(self.priorities),
+impl SpTableView<'_> {
+    /// Live [`picobpe::SpTables`] borrowing this view.
+    pub(crate) fn tables(&self) -> picobpe::SpTables<'_> {
+        picobpe::SpTables {
+            token_bytes: &self.token_bytes,
+            token_offsets: &self.token_offsets,
+            kinds: &self.kinds,
+            priorities: &self.priorities,
             pieces: PieceMap {
-                index: PtrIndex {
-                    seed: self.piece_index.seed,
-                    pilots: leak(self.piece_index.pilots),
-                    remap: leak(self.piece_index.remap),
-                    len: n_pieces,
-                },
-                ids: leak(self.pieces),
-                keys: leak(self.piece_keys),
+                index: ptr_index(&self.piece_index, self.pieces.len()),
+                ids: &self.pieces,
+                keys: &self.piece_keys,
             },
-            byte_ids: leak(self.byte_ids),
+            byte_ids: &self.byte_ids,
             unk_id: self.unk_id,
-            unk_surface: leak(self.unk_surface),
-            user_defined: leak(self.user_defined),
+            unk_surface: &self.unk_surface,
+            user_defined: &self.user_defined,
             add_dummy_prefix: self.add_dummy_prefix,
             remove_extra_whitespaces: self.remove_extra_whitespaces,
             sections: self.sections,
             split_words: self.split_words,
             cut_bytes: self.cut_bytes,
             algorithm: self.algorithm,
-            piece_filter: leak(self.piece_filter),
-            f64_scores: leak(self.f64_scores),
-        }))
+            piece_filter: &self.piece_filter,
+            f64_scores: &self.f64_scores,
+        }
+    }
+}
+
+impl SpTableView<'static> {
+    /// Live [`picobpe::SpTables`] over this view, which is leaked with its owned arrays (see
+    /// [`TableView::into_tables`]); borrowed arrays stay where they are.
+    pub(crate) fn into_tables(self) -> &'static picobpe::SpTables<'static> {
+        let view: &'static SpTableView<'static> = Box::leak(Box::new(self));
+        Box::leak(Box::new(view.tables()))
+    }
+}
+
+/// The [`PtrIndex`] of `index` over `len` entries, borrowing its arrays.
+fn ptr_index<'a>(index: &'a IndexView<'_>, len: usize) -> PtrIndex<'a> {
+    PtrIndex {
+        seed: index.seed,
+        pilots: &index.pilots,
+        remap: &index.remap,
+        len,
     }
 }

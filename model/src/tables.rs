@@ -48,16 +48,51 @@ impl IndexData {
     }
 }
 
-/// Build a PtrHash index over `items` and return it with the item order by slot
-/// (`order[slot]` = index into `items`).
-pub(crate) fn ptr_index<T>(items: &[T], hash: impl Fn(&T, u64) -> u64) -> (IndexData, Vec<usize>) {
+/// Build a PtrHash index over `items` and return it with the items in slot order.
+pub(crate) fn ptr_index<T: Copy>(
+    items: &[T],
+    hash: impl Fn(&T, u64) -> u64,
+) -> (IndexData, Vec<T>) {
     let state = phf_generator::ptrhash::generate_hash_with_hash_fn(items, |t, seed| hash(t, *seed));
     let index = IndexData {
         seed: state.seed,
         pilots: state.pilots,
         remap: state.remap,
     };
-    (index, state.map)
+    (index, state.map.iter().map(|&i| items[i]).collect())
+}
+
+/// The byte strings of all ids concatenated in id order, and the `n_ids + 1` offsets into them.
+pub(crate) fn concat<'a>(tokens: impl IntoIterator<Item = &'a [u8]>) -> (Vec<u8>, Vec<u32>) {
+    let mut token_bytes = Vec::new();
+    let mut token_offsets = vec![0u32];
+    for bytes in tokens {
+        token_bytes.extend_from_slice(bytes);
+        // Validation bounds the total by u32::MAX.
+        token_offsets.push(token_bytes.len() as u32);
+    }
+    (token_bytes, token_offsets)
+}
+
+/// Print a table of sizes (`name, bytes, note` per row), then the total and the bytes per id
+/// (`ids_note` after them).
+pub(crate) fn fmt_sizes(
+    f: &mut fmt::Formatter<'_>,
+    rows: &[(&str, usize, &str)],
+    n_ids: usize,
+    ids_note: &str,
+) -> fmt::Result {
+    for &(name, bytes, note) in rows {
+        let sep = if note.is_empty() { "" } else { "  " };
+        writeln!(f, "  {name:<14}{bytes:>11} B{sep}{note}")?;
+    }
+    let total: usize = rows.iter().map(|r| r.1).sum();
+    let per_id = total as f64 / n_ids.max(1) as f64;
+    write!(
+        f,
+        "  {:<14}{total:>11} B  ({per_id:.1} B per id{ids_note})",
+        "total"
+    )
 }
 
 /// Owned table contents, one field per [`Tables`] field (maps as plain entry lists).
@@ -118,14 +153,7 @@ impl TableData {
         model.validate()?;
         let n = model.n_ids();
 
-        let mut token_bytes = Vec::with_capacity(model.tokens.iter().map(Vec::len).sum());
-        let mut token_offsets = Vec::with_capacity(n + 1);
-        token_offsets.push(0u32);
-        for bytes in &model.tokens {
-            token_bytes.extend_from_slice(bytes);
-            // Validation bounds the total by u32::MAX.
-            token_offsets.push(token_bytes.len() as u32);
-        }
+        let (token_bytes, token_offsets) = concat(model.tokens.iter().map(Vec::as_slice));
 
         let ordinary = model.ordinary_map();
         let mut byte_ids = [0u32; 256];
@@ -141,8 +169,7 @@ impl TableData {
             .zip(&merged_ids)
             .filter_map(|(&(l, r), &m)| PairMap::entry(l, r, m))
             .collect();
-        let (pair_index, order) = ptr_index(&entries, |&e, seed| hash_u64(e >> ID_BITS, seed));
-        let pairs: Vec<u64> = order.iter().map(|&i| entries[i]).collect();
+        let (pair_index, pairs) = ptr_index(&entries, |&e, seed| hash_u64(e >> ID_BITS, seed));
 
         let monotone = merged_ids.windows(2).all(|w| w[0] < w[1]);
         let ranks = if monotone {
@@ -177,10 +204,9 @@ impl TableData {
             (false, PieceTable::Full) => ids.into_iter().filter(|&id| reaches_itself(id)).collect(),
             (false, PieceTable::Minimal) => Vec::new(),
         };
-        let (piece_index, order) = ptr_index(&pieces, |&id, seed| {
+        let (piece_index, pieces) = ptr_index(&pieces, |&id, seed| {
             hash_bytes(&model.tokens[id as usize], seed)
         });
-        let pieces: Vec<u32> = order.iter().map(|&i| pieces[i]).collect();
         let piece_keys = pieces
             .iter()
             .map(|&id| piece_key_entry(&model.tokens[id as usize], token_offsets[id as usize]))
@@ -333,28 +359,18 @@ impl TableSizes {
 impl fmt::Display for TableSizes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let rows = [
-            ("token_bytes", self.token_bytes, String::new()),
+            ("token_bytes", self.token_bytes, ""),
             (
                 "token_offsets",
                 self.token_offsets,
-                format!("{} ids", self.n_ids),
+                &format!("{} ids", self.n_ids),
             ),
-            ("byte_ids", self.byte_ids, String::new()),
-            ("pairs", self.pairs, format!("{} merges", self.n_merges)),
-            ("ranks", self.ranks, String::new()),
-            ("pieces", self.pieces, format!("{} entries", self.n_pieces)),
-            ("specials", self.specials, String::new()),
+            ("byte_ids", self.byte_ids, ""),
+            ("pairs", self.pairs, &format!("{} merges", self.n_merges)),
+            ("ranks", self.ranks, ""),
+            ("pieces", self.pieces, &format!("{} entries", self.n_pieces)),
+            ("specials", self.specials, ""),
         ];
-        for (name, bytes, note) in rows {
-            let sep = if note.is_empty() { "" } else { "  " };
-            writeln!(f, "  {name:<14}{bytes:>11} B{sep}{note}")?;
-        }
-        let per_token = self.total() as f64 / self.n_ids.max(1) as f64;
-        write!(
-            f,
-            "  {:<14}{:>11} B  ({per_token:.1} B per id)",
-            "total",
-            self.total()
-        )
+        fmt_sizes(f, &rows, self.n_ids, "")
     }
 }

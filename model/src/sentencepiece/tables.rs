@@ -6,10 +6,10 @@ use core::fmt;
 use picobpe::hash::hash_bytes;
 use picobpe::sentencepiece::{score_priority, PieceFilter, SpAlgorithm, WHOLE, WORD_BUF};
 use picobpe::tables::piece_key_entry;
-use picobpe::{PieceMap, PtrIndex, SpTables};
+use picobpe::SpTables;
 
 use super::{InvalidSpModel, SpKind, SpModel};
-use crate::tables::{ptr_index, IndexData};
+use crate::tables::{concat, fmt_sizes, ptr_index, IndexData};
 
 /// Owned table contents, one field per [`SpTables`] field.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,22 +61,16 @@ impl SpTableData {
     /// Validate `model` and lay out its tables.
     pub fn new(model: &SpModel) -> Result<SpTableData, InvalidSpModel> {
         model.validate()?;
-        let mut token_bytes = Vec::new();
-        let mut token_offsets = vec![0u32];
-        for p in &model.pieces {
-            token_bytes.extend_from_slice(p.piece.as_bytes());
-            token_offsets.push(token_bytes.len() as u32);
-        }
+        let (token_bytes, token_offsets) = concat(model.pieces.iter().map(|p| p.piece.as_bytes()));
         let kinds = model
             .pieces
             .iter()
             .map(|p| p.kind.to_core() as u8)
             .collect();
         let ids: Vec<u32> = (0..model.pieces.len() as u32).collect();
-        let (piece_index, order) = ptr_index(&ids, |&id, seed| {
+        let (piece_index, pieces) = ptr_index(&ids, |&id, seed| {
             hash_bytes(model.pieces[id as usize].piece.as_bytes(), seed)
         });
-        let pieces: Vec<u32> = order.iter().map(|&i| ids[i]).collect();
         let priorities = pieces
             .iter()
             .map(|&id| {
@@ -175,58 +169,21 @@ impl SpTableData {
 
     /// Set [`WHOLE`] on each normal or user-defined piece whose own bytes, merged as a word,
     /// give exactly that piece: the encoder then takes such a word after one lookup. Found
-    /// with the core's own merge, so the shortcut cannot change an id.
+    /// with the core's own merge (on a copy of the tables), so the shortcut cannot change an id.
     fn mark_whole_pieces(&mut self, model: &SpModel) {
-        let mut whole = Vec::new();
-        {
-            let tables = self.borrowed();
-            let tok = picobpe::SpTokenizer::new(&tables);
-            let mut out = vec![0u32; 16 * WORD_BUF];
-            for (id, p) in model.pieces.iter().enumerate() {
-                if !matches!(p.kind, SpKind::Normal | SpKind::UserDefined) {
-                    continue;
-                }
-                if let Ok(1) = tok.merge_normalized(p.piece.as_bytes(), &mut out) {
-                    if out[0] == id as u32 {
-                        whole.push(id);
-                    }
+        let view = crate::table_file::SpTableView::from(self.clone());
+        let tables = view.tables();
+        let tok = picobpe::SpTokenizer::new(&tables);
+        let mut out = vec![0u32; 16 * WORD_BUF];
+        for (id, p) in model.pieces.iter().enumerate() {
+            if !matches!(p.kind, SpKind::Normal | SpKind::UserDefined) {
+                continue;
+            }
+            if let Ok(1) = tok.merge_normalized(p.piece.as_bytes(), &mut out) {
+                if out[0] == id as u32 {
+                    self.kinds[id] |= WHOLE;
                 }
             }
-        }
-        for id in whole {
-            self.kinds[id] |= WHOLE;
-        }
-    }
-
-    /// The tables, borrowing this data.
-    fn borrowed(&self) -> SpTables<'_> {
-        SpTables {
-            token_bytes: &self.token_bytes,
-            token_offsets: &self.token_offsets,
-            kinds: &self.kinds,
-            priorities: &self.priorities,
-            pieces: PieceMap {
-                index: PtrIndex {
-                    seed: self.piece_index.seed,
-                    pilots: &self.piece_index.pilots,
-                    remap: &self.piece_index.remap,
-                    len: self.pieces.len(),
-                },
-                ids: &self.pieces,
-                keys: &self.piece_keys,
-            },
-            byte_ids: &self.byte_ids,
-            unk_id: self.unk_id,
-            unk_surface: &self.unk_surface,
-            user_defined: &self.user_defined,
-            add_dummy_prefix: self.add_dummy_prefix,
-            remove_extra_whitespaces: self.remove_extra_whitespaces,
-            sections: self.sections,
-            split_words: self.split_words,
-            cut_bytes: self.cut_bytes,
-            algorithm: self.algorithm,
-            piece_filter: &self.piece_filter,
-            f64_scores: &self.f64_scores,
         }
     }
 
@@ -346,24 +303,14 @@ impl SpTableSizes {
 impl fmt::Display for SpTableSizes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let rows = [
-            ("token_bytes", self.token_bytes),
-            ("token_offsets", self.token_offsets),
-            ("kinds", self.kinds),
-            ("priorities", self.priorities),
-            ("piece_filter", self.piece_filter),
-            ("pieces", self.pieces),
-            ("other", self.other),
+            ("token_bytes", self.token_bytes, ""),
+            ("token_offsets", self.token_offsets, ""),
+            ("kinds", self.kinds, ""),
+            ("priorities", self.priorities, ""),
+            ("piece_filter", self.piece_filter, ""),
+            ("pieces", self.pieces, ""),
+            ("other", self.other, ""),
         ];
-        for (name, bytes) in rows {
-            writeln!(f, "  {name:<14}{bytes:>11} B")?;
-        }
-        let per_id = self.total() as f64 / self.n_ids.max(1) as f64;
-        write!(
-            f,
-            "  {:<14}{:>11} B  ({per_id:.1} B per id, {} ids)",
-            "total",
-            self.total(),
-            self.n_ids
-        )
+        fmt_sizes(f, &rows, self.n_ids, &format!(", {} ids", self.n_ids))
     }
 }

@@ -5,7 +5,7 @@ use picobpe::hash::hash_bytes;
 use picobpe::{PieceMap, PtrIndex, SpecialToken, WpTables};
 
 use super::{InvalidWpModel, WpModel};
-use crate::tables::{ptr_index, IndexData};
+use crate::tables::{concat, fmt_sizes, ptr_index, IndexData};
 
 /// Owned table contents, one field per [`WpTables`] field.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,12 +41,7 @@ impl WpTableData {
     /// Validate `model` and lay out its tables.
     pub fn new(model: &WpModel) -> Result<WpTableData, InvalidWpModel> {
         model.validate()?;
-        let mut token_bytes = Vec::new();
-        let mut token_offsets = vec![0u32];
-        for entry in &model.vocab {
-            token_bytes.extend_from_slice(entry.as_bytes());
-            token_offsets.push(token_bytes.len() as u32);
-        }
+        let (token_bytes, token_offsets) = concat(model.vocab.iter().map(String::as_bytes));
         let key = |id: u32, continued: bool| -> &[u8] {
             let entry = model.vocab[id as usize].as_bytes();
             if continued {
@@ -66,11 +61,9 @@ impl WpTableData {
                     && e.starts_with(&model.prefix)
             })
             .collect();
-        let (start_index, order) = ptr_index(&all, |&id, seed| hash_bytes(key(id, false), seed));
-        let starts = order.iter().map(|&i| all[i]).collect();
-        let (continuation_index, order) =
+        let (start_index, starts) = ptr_index(&all, |&id, seed| hash_bytes(key(id, false), seed));
+        let (continuation_index, continuations) =
             ptr_index(&continued, |&id, seed| hash_bytes(key(id, true), seed));
-        let continuations = order.iter().map(|&i| continued[i]).collect();
         let longest = model.vocab.iter().map(String::len).max().unwrap_or(0) as u32;
         Ok(WpTableData {
             token_bytes,
@@ -121,25 +114,38 @@ impl WpTableData {
     /// Run `f` on tables that borrow this data (nothing leaked: for tools that load many
     /// models in one process).
     pub fn with_tables<R>(&self, f: impl FnOnce(&WpTables<'_>) -> R) -> R {
-        fn map<'a>(ids: &'a [u32], index: &'a IndexData) -> PieceMap<'a> {
-            PieceMap {
-                index: PtrIndex {
-                    seed: index.seed,
-                    pilots: &index.pilots,
-                    remap: &index.remap,
-                    len: ids.len(),
-                },
-                ids,
-                keys: &[],
-            }
-        }
-        let specials: Vec<SpecialToken<'_>> = self
-            .specials
-            .iter()
+        f(&self.tables(&self.special_tokens()))
+    }
+
+    /// Build live [`WpTables`] and leak them: like [`crate::TableData::to_tables`], for a
+    /// process that loads one model and keeps it.
+    pub fn to_tables(self) -> &'static WpTables<'static> {
+        let data: &'static WpTableData = Box::leak(Box::new(self));
+        Box::leak(Box::new(data.tables(Vec::leak(data.special_tokens()))))
+    }
+
+    /// The added tokens as the core's [`SpecialToken`]s.
+    fn special_tokens(&self) -> Vec<SpecialToken<'_>> {
+        let tokens = self.specials.iter();
+        tokens
             .map(|(text, id)| SpecialToken { text, id: *id })
-            .collect();
+            .collect()
+    }
+
+    /// The tables, borrowing this data and `specials`.
+    fn tables<'a>(&'a self, specials: &'a [SpecialToken<'a>]) -> WpTables<'a> {
+        let map = |ids: &'a [u32], index: &'a IndexData| PieceMap {
+            index: PtrIndex {
+                seed: index.seed,
+                pilots: &index.pilots,
+                remap: &index.remap,
+                len: ids.len(),
+            },
+            ids,
+            keys: &[],
+        };
         let [clean_text, handle_chinese_chars, strip_accents, lowercase, cleanup] = self.flags;
-        f(&WpTables {
+        WpTables {
             token_bytes: &self.token_bytes,
             token_offsets: &self.token_offsets,
             starts: map(&self.starts, &self.start_index),
@@ -153,55 +159,8 @@ impl WpTableData {
             strip_accents,
             lowercase,
             cleanup,
-            specials: &specials,
-        })
-    }
-
-    /// Build live [`WpTables`] and leak them: like [`crate::TableData::to_tables`], for a
-    /// process that loads one model and keeps it. Each array is leaked on its own (reachable
-    /// from the tables, so leak checkers see no leak).
-    pub fn to_tables(self) -> &'static WpTables<'static> {
-        fn leak<T>(v: Vec<T>) -> &'static [T] {
-            Vec::leak(v)
+            specials,
         }
-        fn map(ids: Vec<u32>, index: IndexData) -> PieceMap<'static> {
-            let len = ids.len();
-            PieceMap {
-                index: PtrIndex {
-                    seed: index.seed,
-                    pilots: leak(index.pilots),
-                    remap: leak(index.remap),
-                    len,
-                },
-                ids: leak(ids),
-                keys: &[],
-            }
-        }
-        let specials: Vec<SpecialToken<'static>> = self
-            .specials
-            .into_iter()
-            .map(|(text, id)| SpecialToken {
-                text: String::leak(text),
-                id,
-            })
-            .collect();
-        let [clean_text, handle_chinese_chars, strip_accents, lowercase, cleanup] = self.flags;
-        Box::leak(Box::new(WpTables {
-            token_bytes: leak(self.token_bytes),
-            token_offsets: leak(self.token_offsets),
-            starts: map(self.starts, self.start_index),
-            continuations: map(self.continuations, self.continuation_index),
-            longest: self.longest,
-            prefix: leak(self.prefix),
-            unk_id: self.unk_id,
-            max_chars_per_word: self.max_chars_per_word,
-            clean_text,
-            handle_chinese_chars,
-            strip_accents,
-            lowercase,
-            cleanup,
-            specials: leak(specials),
-        }))
     }
 }
 
@@ -234,21 +193,12 @@ impl WpTableSizes {
 
 impl core::fmt::Display for WpTableSizes {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        for (name, bytes) in [
-            ("token_bytes", self.token_bytes),
-            ("token_offsets", self.token_offsets),
-            ("pieces", self.pieces),
-            ("other", self.other),
-        ] {
-            writeln!(f, "  {name:<14}{bytes:>11} B")?;
-        }
-        let per_id = self.total() as f64 / self.n_ids.max(1) as f64;
-        write!(
-            f,
-            "  {:<14}{:>11} B  ({per_id:.1} B per id, {} ids)",
-            "total",
-            self.total(),
-            self.n_ids
-        )
+        let rows = [
+            ("token_bytes", self.token_bytes, ""),
+            ("token_offsets", self.token_offsets, ""),
+            ("pieces", self.pieces, ""),
+            ("other", self.other, ""),
+        ];
+        fmt_sizes(f, &rows, self.n_ids, &format!(", {} ids", self.n_ids))
     }
 }
