@@ -120,36 +120,15 @@ fn encode_result(
             written: 0,
         }) if consumed <= start => (
             PicobpeStatus::PieceTooLong,
-            PicobpeProgress {
-                consumed: start,
-                written: 0,
-                needed: cap.saturating_add(1),
-            },
+            too_long(start, cap.saturating_add(1)),
         ),
-        Ok(n) => (
-            PicobpeStatus::Ok,
-            PicobpeProgress {
-                consumed: len,
-                written: n,
-                needed: 0,
-            },
-        ),
-        Err(EncodeError::OutputFull { consumed, written }) => (
-            PicobpeStatus::OutputFull,
-            PicobpeProgress {
-                consumed,
-                written,
-                needed: 0,
-            },
-        ),
-        Err(EncodeError::PieceTooLong { needed, .. }) => (
-            PicobpeStatus::PieceTooLong,
-            PicobpeProgress {
-                consumed: start,
-                written: 0,
-                needed,
-            },
-        ),
+        Ok(n) => (PicobpeStatus::Ok, moved(len, n)),
+        Err(EncodeError::OutputFull { consumed, written }) => {
+            (PicobpeStatus::OutputFull, moved(consumed, written))
+        }
+        Err(EncodeError::PieceTooLong { needed, .. }) => {
+            (PicobpeStatus::PieceTooLong, too_long(start, needed))
+        }
     }
 }
 
@@ -339,18 +318,15 @@ pub unsafe extern "C" fn picobpe_decode_from(
         Err(DecodeError::OutputFull {
             consumed,
             written: 0,
-        }) => (
-            PicobpeStatus::PieceTooLong,
-            PicobpeProgress {
-                consumed,
-                written: 0,
-                needed: ids
-                    .get(consumed)
-                    .and_then(|&id| Tokenize::decode_room(&m, id))
-                    .filter(|&room| room > cap)
-                    .unwrap_or(cap.saturating_add(1)),
-            },
-        ),
+        }) => {
+            let room = ids
+                .get(consumed)
+                .and_then(|&id| Tokenize::decode_room(&m, id));
+            let needed = room
+                .filter(|&room| room > cap)
+                .unwrap_or(cap.saturating_add(1));
+            (PicobpeStatus::PieceTooLong, too_long(consumed, needed))
+        }
         Err(DecodeError::OutputFull { consumed, written }) => {
             (PicobpeStatus::OutputFull, moved(consumed, written))
         }
@@ -368,6 +344,16 @@ fn moved(consumed: usize, written: usize) -> PicobpeProgress {
         consumed,
         written,
         needed: 0,
+    }
+}
+
+/// Progress of a call stopped at `consumed` by a piece (or token) that needs an output buffer
+/// of `needed` elements; nothing written.
+fn too_long(consumed: usize, needed: usize) -> PicobpeProgress {
+    PicobpeProgress {
+        consumed,
+        written: 0,
+        needed,
     }
 }
 
@@ -560,17 +546,17 @@ fn state_ptr<S, T>(state: *const S) -> Option<*mut State<T>> {
     (!p.is_null() && p.is_aligned()).then_some(p)
 }
 
-/// Initialize the caller's storage `state` with `tag` and the stream `make` returns; false
-/// (and nothing written) when `state` is null or misaligned. The stream is made after the
+/// Initialize the caller's storage `state` with `tag` and the stream `make` returns;
+/// `PICOBPE_STATUS_INVALID_ARGUMENT` (and nothing written) when `state` is null or misaligned. The stream is made after the
 /// check and written field by field; `make` returns it by value, so the optimiser builds it in
 /// a stack temporary first (about 2.4 KiB for the encoder at `opt-level = 3`).
 ///
 /// # Safety
 /// A non-null `state` must point to storage at least as large as `State<T>` (the assertions
 /// above) that is writable and that nothing else accesses.
-unsafe fn init<S, T>(state: *mut S, tag: u32, make: impl FnOnce() -> T) -> bool {
+unsafe fn init<S, T>(state: *mut S, tag: u32, make: impl FnOnce() -> T) -> PicobpeStatus {
     let Some(s) = state_ptr::<S, T>(state) else {
-        return false;
+        return PicobpeStatus::InvalidArgument;
     };
     // SAFETY: non-null, aligned, large enough and, by the caller's contract, writable and
     // unaliased; nothing of the old contents is read.
@@ -578,7 +564,7 @@ unsafe fn init<S, T>(state: *mut S, tag: u32, make: impl FnOnce() -> T) -> bool 
         ptr::addr_of_mut!((*s).stream).write(make());
         ptr::addr_of_mut!((*s).tag).write(tag);
     }
-    true
+    PicobpeStatus::Ok
 }
 
 /// The stream in the caller's storage `state`, when `state` is non-null, aligned and carries
@@ -620,14 +606,9 @@ unsafe fn decoder<'a>(state: *mut PicobpeStreamDecoder) -> Option<&'a mut Decode
 fn stream_error(e: StreamError) -> (PicobpeStatus, PicobpeProgress) {
     match e {
         StreamError::InputTooSmall { .. } => (PicobpeStatus::InputTooSmall, moved(0, 0)),
-        StreamError::PieceTooLong { needed, .. } => (
-            PicobpeStatus::PieceTooLong,
-            PicobpeProgress {
-                consumed: 0,
-                written: 0,
-                needed,
-            },
-        ),
+        StreamError::PieceTooLong { needed, .. } => {
+            (PicobpeStatus::PieceTooLong, too_long(0, needed))
+        }
         StreamError::Finished => (PicobpeStatus::InvalidArgument, moved(0, 0)),
     }
 }
@@ -654,14 +635,10 @@ pub unsafe extern "C" fn picobpe_stream_encoder_init(
     allow_special: bool,
 ) -> PicobpeStatus {
     // SAFETY: the caller's contract above.
-    if unsafe {
+    unsafe {
         init(state, ENCODER_TAG, || -> Encoder {
             StreamEncoder::new(model(), specials(allow_special))
         })
-    } {
-        PicobpeStatus::Ok
-    } else {
-        PicobpeStatus::InvalidArgument
     }
 }
 
@@ -793,14 +770,10 @@ pub unsafe extern "C" fn picobpe_stream_decoder_init(
     state: *mut PicobpeStreamDecoder,
 ) -> PicobpeStatus {
     // SAFETY: the caller's contract above.
-    if unsafe {
+    unsafe {
         init(state, DECODER_TAG, || -> Decoder {
             StreamDecoder::new(model())
         })
-    } {
-        PicobpeStatus::Ok
-    } else {
-        PicobpeStatus::InvalidArgument
     }
 }
 
