@@ -304,54 +304,34 @@ pub(crate) fn read(bytes: &[u8], base: usize) -> Result<TableView<'_>, ModelErro
     let pattern = *PatternKind::ALL
         .get(pattern as usize)
         .ok_or_else(|| bad(format!("unknown pattern {pattern}")))?;
-    let token_bytes = r.array("token_bytes")?;
-    let token_offsets = r.array("token_offsets")?;
-    let byte_ids: [u32; 256] = r
-        .array::<u32>("byte_ids")?
-        .as_ref()
-        .try_into()
-        .map_err(|_| bad("byte_ids does not have 256 entries".to_owned()))?;
-    let pairs = r.array("pairs")?;
-    let pair_index = r.index("pair_index")?;
-    let ranks = r.array("ranks")?;
-    let pieces = r.array("pieces")?;
-    let piece_index = r.index("piece_index")?;
-    let piece_keys = r.array("piece_keys")?;
-    let byte_pairs = r.array("byte_pairs")?;
-    let trie = TrieView {
-        edges: r.array("trie edges")?,
-        next_prefix: r.array("trie next_prefix")?,
-        splits: r.array("trie splits")?,
-        pair_filter: r.array("trie pair_filter")?,
-        starts: r.array("trie starts")?,
-        chars: r.array("trie chars")?,
-    };
-    let n_specials = r.count("specials", 12)?;
-    let mut specials = Vec::with_capacity(n_specials);
-    for _ in 0..n_specials {
-        let len = r.count("special text", 1)?;
-        let text = std::str::from_utf8(r.take(len, "special text")?)
-            .map_err(|_| bad("a special token's text is not UTF-8".to_owned()))?
-            .to_owned();
-        let id = <u32 as Le>::from_le(r.take(4, "special id")?);
-        specials.push((text, id));
-    }
-    r.end()?;
+    // Fields are read in file order, the order they are written in here.
     let view = TableView {
         pattern,
-        token_bytes,
-        token_offsets,
-        byte_ids,
-        pairs,
-        pair_index,
-        ranks,
-        pieces,
-        piece_index,
-        piece_keys,
-        byte_pairs,
-        trie,
-        specials,
+        token_bytes: r.array("token_bytes")?,
+        token_offsets: r.array("token_offsets")?,
+        byte_ids: r
+            .array::<u32>("byte_ids")?
+            .as_ref()
+            .try_into()
+            .map_err(|_| bad("byte_ids does not have 256 entries".to_owned()))?,
+        pairs: r.array("pairs")?,
+        pair_index: r.index("pair_index")?,
+        ranks: r.array("ranks")?,
+        pieces: r.array("pieces")?,
+        piece_index: r.index("piece_index")?,
+        piece_keys: r.array("piece_keys")?,
+        byte_pairs: r.array("byte_pairs")?,
+        trie: TrieView {
+            edges: r.array("trie edges")?,
+            next_prefix: r.array("trie next_prefix")?,
+            splits: r.array("trie splits")?,
+            pair_filter: r.array("trie pair_filter")?,
+            starts: r.array("trie starts")?,
+            chars: r.array("trie chars")?,
+        },
+        specials: r.specials()?,
     };
+    r.end()?;
     view.check_layout()?;
     Ok(view)
 }
@@ -543,6 +523,21 @@ impl<'a> Reader<'a> {
         Ok(Cow::Owned(
             bytes.chunks_exact(T::SIZE).map(T::from_le).collect(),
         ))
+    }
+
+    /// The special tokens: a count, then per special its text's length, text and id.
+    fn specials(&mut self) -> Result<Vec<(String, u32)>, ModelError> {
+        let n_specials = self.count("specials", 12)?;
+        let mut specials = Vec::with_capacity(n_specials);
+        for _ in 0..n_specials {
+            let len = self.count("special text", 1)?;
+            let text = std::str::from_utf8(self.take(len, "special text")?)
+                .map_err(|_| bad("a special token's text is not UTF-8".to_owned()))?
+                .to_owned();
+            let id = <u32 as Le>::from_le(self.take(4, "special id")?);
+            specials.push((text, id));
+        }
+        Ok(specials)
     }
 
     fn index(&mut self, what: &str) -> Result<IndexView<'a>, ModelError> {

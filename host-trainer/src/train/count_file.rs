@@ -244,11 +244,7 @@ fn check_settings(
         })
     };
     if file.pattern != pattern {
-        return mismatch(
-            "--pattern",
-            pattern_name(file.pattern),
-            pattern_name(pattern),
-        );
+        return mismatch("--pattern", file.pattern.to_string(), pattern.to_string());
     }
     if file.specials != specials {
         return mismatch(
@@ -258,11 +254,6 @@ fn check_settings(
         );
     }
     Ok(())
-}
-
-/// The `--pattern` value of a pattern.
-fn pattern_name(p: PatternKind) -> String {
-    p.name().to_owned()
 }
 
 /// Read and sum count files. `pattern` and `specials`, when the command line gives them, must

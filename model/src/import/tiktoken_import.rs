@@ -1,7 +1,5 @@
 //! Import a tiktoken rank file (`<base64 token> <rank>` per line).
 
-use std::collections::HashMap;
-
 use base64::Engine;
 
 use super::ImportError;
@@ -88,33 +86,27 @@ pub(super) fn from_ranks(
         *slot = text.as_bytes().to_vec();
     }
 
-    let special_ids: std::collections::HashSet<u32> = specials.iter().map(|s| s.1).collect();
-    let mut ranks: HashMap<&[u8], u32> = HashMap::with_capacity(tokens.len());
-    for (id, bytes) in tokens.iter().enumerate() {
-        if !bytes.is_empty() && !special_ids.contains(&(id as u32)) {
-            ranks.insert(bytes, id as u32);
-        }
-    }
-    let mut merges = Vec::new();
-    for (id, bytes) in tokens.iter().enumerate() {
-        if special_ids.contains(&(id as u32)) {
-            continue;
-        }
-        if let Some(split) = tiktoken_split(bytes, &ranks) {
-            // Both halves are tokens: BPE only forms parts that are tokens.
-            if let (Some(&l), Some(&r)) = (ranks.get(&bytes[..split]), ranks.get(&bytes[split..])) {
-                merges.push((l, r));
-            }
-        }
-    }
-
-    let model = Model {
+    let mut model = Model {
         pattern,
         tokens,
-        merges,
+        merges: Vec::new(),
         specials: specials.to_vec(),
         whole_piece: true,
     };
+    let special_ids = model.special_ids();
+    let ranks = model.ordinary_map();
+    // Both halves of a split are tokens: BPE only forms parts that are tokens.
+    let merges = model
+        .tokens
+        .iter()
+        .enumerate()
+        .filter(|&(id, _)| !special_ids.contains(&(id as u32)))
+        .filter_map(|(_, bytes)| {
+            let split = tiktoken_split(bytes, &ranks)?;
+            Some((*ranks.get(&bytes[..split])?, *ranks.get(&bytes[split..])?))
+        })
+        .collect();
+    model.merges = merges;
     model.validate()?;
     Ok(model)
 }
