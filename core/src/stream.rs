@@ -5,12 +5,14 @@
 //! later byte can change it (the pre-tokenizer's `NeedMore`, or a possible special-token prefix
 //! at the end). After [`StreamEncoder::finish`], `take` drains the rest. The ids equal a one-shot
 //! encode of the concatenated input, whatever the chunking and however small the `take` buffers.
+//! [`StreamEncoder::with_template`] adds the model's special tokens around them.
 //!
 //! [`StreamDecoder`] turns ids into bytes and hands out only complete UTF-8: a multi-byte
 //! character split across tokens is held until its last byte arrives. Bytes that can never start
 //! or continue valid UTF-8 are passed through as they are.
 
 use crate::error::{DecodeError, EncodeError};
+use crate::post::Template;
 use crate::slice_ops;
 use crate::special::Specials;
 use crate::tokenize::Cursor;
@@ -61,8 +63,8 @@ impl core::fmt::Display for StreamError {
 #[cfg(feature = "std")]
 impl std::error::Error for StreamError {}
 
-/// What a streaming encoder keeps between calls: the pending input, and the ids encoded but
-/// not yet taken (`ids[ids_start..ids_end]`).
+/// What a streaming encoder keeps between calls: the pending input, the ids encoded but
+/// not yet taken (`ids[ids_start..ids_end]`), and the template's ids not yet handed out.
 struct Pending<const IN: usize, const OUT: usize> {
     input: heapless::Vec<u8, IN>,
     ids: [u32; OUT],
@@ -71,6 +73,10 @@ struct Pending<const IN: usize, const OUT: usize> {
     finished: bool,
     /// The last refill made no progress and no input arrived since: do not rescan.
     stalled: bool,
+    /// The ids to add around the text's, and how many of them went out (a `u32`: the C API's
+    /// fixed-size stream state has room for no more).
+    template: &'static Template<'static>,
+    template_sent: u32,
 }
 
 impl<const IN: usize, const OUT: usize> Pending<IN, OUT> {
@@ -83,6 +89,8 @@ impl<const IN: usize, const OUT: usize> Pending<IN, OUT> {
             ids_end: 0,
             finished: false,
             stalled: false,
+            template: &Template::NONE,
+            template_sent: 0,
         }
     }
 
@@ -106,7 +114,10 @@ impl<const IN: usize, const OUT: usize> Pending<IN, OUT> {
 
     /// See [`StreamEncoder::is_done`].
     fn is_done(&self) -> bool {
-        self.finished && self.input.is_empty() && self.ids_start == self.ids_end
+        self.finished
+            && self.input.is_empty()
+            && self.ids_start == self.ids_end
+            && self.template_sent as usize >= self.template.len()
     }
 
     /// See [`StreamEncoder::take`]; `encode` encodes a prefix of the pending input into
@@ -136,13 +147,21 @@ impl<const IN: usize, const OUT: usize> Pending<IN, OUT> {
         Ok(n)
     }
 
-    /// Encode more pending input into the (empty) id buffer. Returns false if no progress.
+    /// Fill the (empty) id buffer: with the template's ids that are due (the prefix first, the
+    /// suffix once the text is done), else by encoding more pending input. Returns false if
+    /// no progress.
     fn refill(
         &mut self,
         encode: &mut impl FnMut(&mut Self) -> Result<(usize, usize), EncodeError>,
     ) -> Result<bool, StreamError> {
         self.ids_start = 0;
-        self.ids_end = 0;
+        let text_done = self.finished && self.input.is_empty();
+        let due = self.template.due(self.template_sent as usize, text_done);
+        self.ids_end = slice_ops::copy(&mut self.ids, due);
+        if self.ids_end > 0 {
+            self.template_sent = self.template_sent.saturating_add(self.ids_end as u32);
+            return Ok(true);
+        }
         if self.input.is_empty() || self.stalled {
             return Ok(false);
         }
@@ -193,6 +212,15 @@ impl<T: Tokenize, const IN: usize, const OUT: usize> StreamEncoder<T, IN, OUT> {
         }
     }
 
+    /// Add `template`'s ids around the text's (`tokenizers`' `add_special_tokens=True`): the
+    /// prefix before the first id, the suffix after the last, through `take` like any id (a
+    /// full `out` loses none). Call before the first `take`. The template is borrowed for the
+    /// program's life, as tables baked into flash or read by `picobpe_model` are.
+    pub fn with_template(mut self, template: &'static Template<'static>) -> Self {
+        self.pending.template = template;
+        self
+    }
+
     /// Copy as much of `chunk` as fits into the pending input; returns the bytes accepted
     /// (fewer than `chunk.len()` when the buffer is full: `take` ids, then push the rest).
     pub fn push(&mut self, chunk: &[u8]) -> Result<usize, StreamError> {
@@ -204,7 +232,7 @@ impl<T: Tokenize, const IN: usize, const OUT: usize> StreamEncoder<T, IN, OUT> {
         self.pending.finish();
     }
 
-    /// True when all input was pushed, finished, and every id taken.
+    /// True when all input was pushed, finished, and every id (the template's too) taken.
     pub fn is_done(&self) -> bool {
         self.pending.is_done()
     }

@@ -14,6 +14,10 @@
 //! `--cache-mib` says otherwise: on text seen once it was the fastest size measured (1, 4, 16
 //! and 64 MiB, whole process on the 30 MB English corpus and the multilingual files).
 //!
+//! With `--add-special-tokens` the ids are those of `tokenizers`' `encode(text,
+//! add_special_tokens=True)`: the model's template (BOS, `[CLS]` ... `[SEP]`, stored at import)
+//! goes around the text's ids.
+//!
 //! Every family takes this path (`picobpe::Tokenize::encode_part` over the model's
 //! `AnyTokenizer`): a SentencePiece word or a WordPiece word is encoded once the next has
 //! started. Only a SentencePiece model imported from a `tokenizer.json` with added tokens, or
@@ -24,7 +28,7 @@ use std::io::{self, Read, Write};
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use picobpe::{AnyTokenizer, Cursor, EncodeError, Specials, Tokenize};
+use picobpe::{AnyTokenizer, Cursor, EncodeError, Specials, Template, Tokenize};
 use picobpe_model::CacheMemory;
 
 use crate::input;
@@ -51,6 +55,10 @@ pub struct EncodeArgs {
     /// user-defined symbols are always matched, as in `sentencepiece`).
     #[arg(long)]
     ordinary: bool,
+    /// Encode as the model expects: add the special tokens its file says go around a text (BOS,
+    /// `[CLS]` ... `[SEP]`; `tokenizers`' `add_special_tokens=True`). Default: the text's ids only.
+    #[arg(long)]
+    add_special_tokens: bool,
     /// How ids are written: decimal text, or little-endian binary of 2 or 4 bytes per id
     /// (`u16le` only for models whose ids all fit).
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -71,6 +79,9 @@ pub struct CountArgs {
     /// Treat special-token text as ordinary text (byte-level and WordPiece models).
     #[arg(long)]
     ordinary: bool,
+    /// Count the special tokens the model adds around a text too (see `encode`).
+    #[arg(long)]
+    add_special_tokens: bool,
     /// Piece cache size in MiB (0: no cache).
     #[arg(long, value_name = "MIB", default_value_t = DEFAULT_CACHE_MIB)]
     cache_mib: usize,
@@ -91,7 +102,7 @@ pub enum Format {
 
 /// Run `encode`.
 pub fn run(args: EncodeArgs) -> Result<(), String> {
-    let tokenizer = input::load_any(&args.model)?;
+    let (tokenizer, template) = input::load_with_template(&args.model)?;
     let n_ids = tokenizer.n_ids();
     if args.format == Format::U16le && n_ids > 1 << 16 {
         return Err(format!(
@@ -105,6 +116,7 @@ pub fn run(args: EncodeArgs) -> Result<(), String> {
     let source = Source {
         file: args.file,
         ordinary: args.ordinary,
+        template: Some(template).filter(|_| args.add_special_tokens),
         cache_mib: args.cache_mib,
     };
     source.encode(tokenizer, out)
@@ -112,11 +124,12 @@ pub fn run(args: EncodeArgs) -> Result<(), String> {
 
 /// Run `count`: encode, and print only the number of ids.
 pub fn run_count(args: CountArgs) -> Result<(), String> {
-    let tokenizer = input::load_any(&args.model)?;
+    let (tokenizer, template) = input::load_with_template(&args.model)?;
     let stdout = io::stdout();
     let source = Source {
         file: args.file,
         ordinary: args.ordinary,
+        template: Some(template).filter(|_| args.add_special_tokens),
         cache_mib: args.cache_mib,
     };
     source.encode(tokenizer, IdOutput::Count(0, stdout.lock()))
@@ -126,6 +139,8 @@ pub fn run_count(args: CountArgs) -> Result<(), String> {
 struct Source {
     file: Option<PathBuf>,
     ordinary: bool,
+    /// The ids to add around the text's (`--add-special-tokens`).
+    template: Option<&'static Template<'static>>,
     cache_mib: usize,
 }
 
@@ -147,13 +162,17 @@ impl Source {
         let mut reader = input::open(self.file.as_deref())?;
         let in_name = input::name(self.file.as_ref());
         let mut cache = CacheMemory::new(self.cache_mib * LINES_PER_MIB);
+        let write_error = |e| format!("writing stdout: {e}");
+        let template = self.template.unwrap_or(&Template::NONE);
+        out.write(template.prefix).map_err(write_error)?;
         encode_stream(&tokenizer, specials, &mut reader, &mut out, &mut cache).map_err(
             |e| match e {
                 StreamError::Read(e) => format!("reading {in_name}: {e}"),
-                StreamError::Write(e) => format!("writing stdout: {e}"),
+                StreamError::Write(e) => write_error(e),
             },
         )?;
-        out.finish().map_err(|e| format!("writing stdout: {e}"))
+        out.write(template.suffix).map_err(write_error)?;
+        out.finish().map_err(write_error)
     }
 }
 

@@ -1,7 +1,10 @@
 //! `host-trainer import`: tiktoken rank file, HF vocab.json + merges.txt, SentencePiece
 //! `tokenizer.model`, BERT `vocab.txt`, or an HF `tokenizer.json` (byte-level BPE such as
 //! Llama 3 and Qwen2, SentencePiece-style BPE or Unigram, WordPiece; parsed once, then given
-//! to the importer of its family) → `.model`.
+//! to the importer of its family) → `.model`, with the special tokens the model adds around a
+//! text (`encode --add-special-tokens`): the `tokenizer.json` post-processor, BOS for a
+//! `tokenizer.model` (transformers' `LlamaTokenizer`), `[CLS] $A [SEP]` for a `vocab.txt`
+//! (`BertTokenizer`), none for tiktoken and `vocab.json` + `merges.txt`.
 
 use std::fmt::Display;
 use std::path::{Path, PathBuf};
@@ -9,7 +12,9 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use picobpe_model::sentencepiece::{self, SpKind};
 use picobpe_model::tokenizer_json::Family;
-use picobpe_model::{import, wordpiece, Model, PatternKind, SpModel, TokenizerJson, WpModel};
+use picobpe_model::{
+    import, wordpiece, AnyModel, Model, PatternKind, SpModel, TemplateData, TokenizerJson, WpModel,
+};
 
 /// Arguments of `import`.
 #[derive(Args)]
@@ -68,37 +73,49 @@ pub fn run(args: ImportArgs) -> Result<(), String> {
         };
         let model =
             wordpiece::import_vocab_txt(&read(path)?, &options).map_err(|e| at(path, &e))?;
-        return wrote(out, model.write(out), wp_summary(&model));
+        let template = TemplateData::bert(&model);
+        return wrote(out, AnyModel::WordPiece(model), &template);
     }
     if let Some(path) = &args.tokenizer_json {
         // One parse, then the importer of the file's family.
         let file = TokenizerJson::parse(&read(path)?)
             .map_err(|e| format!("{}: not a tokenizer.json: {e}", path.display()))?;
-        let (written, summary, notes) = match file.family() {
+        let template = TemplateData::from_tokenizer_json(&file)
+            .map_err(|e| format!("{}: tokenizer.json {e}", path.display()))?;
+        let (model, mut notes) = match file.family() {
             Family::WordPiece => {
                 let i = wordpiece::import_tokenizer_json(&file).map_err(|e| at(path, &e))?;
-                (i.model.write(out), wp_summary(&i.model), i.notes)
+                (AnyModel::WordPiece(i.model), i.notes)
             }
             Family::ByteLevel => {
                 let options = import::HfJsonOptions {
                     assume_nfc: args.assume_nfc,
                 };
                 let i = import::tokenizer_json(&file, options).map_err(|e| at(path, &e))?;
-                (i.model.write(out), summary(&i.model), i.notes)
+                (AnyModel::BytePair(i.model), i.notes)
             }
             Family::SentencePiece => {
                 let m = sentencepiece::import_tokenizer_json(&file).map_err(|e| at(path, &e))?;
-                (m.write(out), sp_summary(&m), Vec::new())
+                (AnyModel::SentencePiece(m), Vec::new())
             }
         };
+        if !template.is_empty() {
+            notes.push(format!(
+                "post-processor template {:?} is not applied unless you encode with \
+                 --add-special-tokens",
+                describe(&model, &template)
+            ));
+        }
         for note in notes {
             eprintln!("note: {}: {note}", path.display());
         }
-        return wrote(out, written, summary);
+        return wrote(out, model, &template);
     }
     if let Some(path) = &args.sentencepiece {
-        let model = sentencepiece::import_model_proto(&read(path)?).map_err(|e| at(path, &e))?;
-        return wrote(out, model.write(out), sp_summary(&model));
+        let bytes = read(path)?;
+        let model = sentencepiece::import_model_proto(&bytes).map_err(|e| at(path, &e))?;
+        let template = TemplateData::from_model_proto(&bytes).map_err(|e| at(path, &e))?;
+        return wrote(out, AnyModel::SentencePiece(model), &template);
     }
     let pattern = args.pattern.unwrap_or(PatternKind::Gpt2);
     let model = if let Some(rank_file) = &args.tiktoken {
@@ -115,14 +132,43 @@ pub fn run(args: ImportArgs) -> Result<(), String> {
         import::hf(&read(vocab)?, &read(merges)?, pattern, &args.specials)
             .map_err(|e| e.to_string())?
     };
-    wrote(out, model.write(out), summary(&model))
+    wrote(out, AnyModel::BytePair(model), &TemplateData::default())
 }
 
-/// Report a written model (`written`: the result of writing it) with its summary.
-fn wrote(out: &Path, written: Result<(), impl Display>, summary: String) -> Result<(), String> {
+/// Write `model` with `template` to `out`, and report it in one line.
+fn wrote(out: &Path, model: AnyModel, template: &TemplateData) -> Result<(), String> {
+    let written = model.write(out, template);
     written.map_err(|e| format!("{}: {e}", out.display()))?;
+    let summary = match &model {
+        AnyModel::BytePair(m) => summary(m),
+        AnyModel::SentencePiece(m) => sp_summary(m),
+        AnyModel::WordPiece(m) => wp_summary(m),
+    };
     println!("wrote {}: {summary}", out.display());
+    if !template.is_empty() {
+        let template = describe(&model, template);
+        println!("with --add-special-tokens: {template}");
+    }
     Ok(())
+}
+
+/// A template as the text of its tokens around `$A`: `[CLS] $A [SEP]`.
+fn describe(model: &AnyModel, template: &TemplateData) -> String {
+    let text = |&id: &u32| {
+        let i = id as usize;
+        let text = match model {
+            AnyModel::BytePair(m) => m.tokens.get(i).map(|t| String::from_utf8_lossy(t).into()),
+            AnyModel::SentencePiece(m) => m.pieces.get(i).map(|p| p.piece.clone()),
+            AnyModel::WordPiece(m) => m.vocab.get(i).cloned(),
+        };
+        text.unwrap_or_else(|| id.to_string())
+    };
+    let (prefix, suffix) = (
+        template.prefix.iter().map(text),
+        template.suffix.iter().map(text),
+    );
+    let all: Vec<String> = prefix.chain(["$A".to_owned()]).chain(suffix).collect();
+    all.join(" ")
 }
 
 /// `TEXT=ID`, split at the last `=` (the text may contain `=`).

@@ -4,8 +4,8 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use picobpe::AnyTokenizer;
-use picobpe_model::read_tables;
+use picobpe::{AnyTokenizer, Template};
+use picobpe_model::read_tables_with_template;
 
 /// `FILE` if given, else stdin.
 pub fn open(file: Option<&Path>) -> Result<Box<dyn Read>, String> {
@@ -26,8 +26,15 @@ pub fn name(file: Option<&PathBuf>) -> String {
 /// prebuilt tables are mapped and checked; older files are built as before), with errors
 /// prefixed by the file's name.
 pub fn load_any(path: &Path) -> Result<AnyTokenizer<'static>, String> {
-    read_tables(path)
-        .map(|t| t.tokenizer())
+    Ok(load_with_template(path)?.0)
+}
+
+/// [`load_any`], and the special tokens the model adds around a text's ids (its template).
+pub fn load_with_template(
+    path: &Path,
+) -> Result<(AnyTokenizer<'static>, &'static Template<'static>), String> {
+    read_tables_with_template(path)
+        .map(|(t, template)| (t.tokenizer(), template))
         .map_err(|e| match e {
             picobpe_model::ModelError::Io { .. } => e.to_string(),
             _ => format!("{}: {e}", path.display()),

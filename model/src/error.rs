@@ -85,6 +85,16 @@ pub enum ModelError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// A version-4 file's special-token template holds an id the model does not have.
+    #[error(
+        "model file's special-token template holds id {id}, but the model has only {n_ids} ids"
+    )]
+    BadTemplate {
+        /// The id.
+        id: u32,
+        /// The model's number of ids.
+        n_ids: usize,
+    },
 }
 
 /// A broken model invariant, naming the offending id, merge or special token.

@@ -1,9 +1,9 @@
-//! The `*.model` file format, versions 1 to 3.
+//! The `*.model` file format, versions 1 to 4.
 //!
 //! ```text
 //! offset  size  field
 //! 0       8     magic  b"PICOBPE\0"
-//! 8       2     format version, u16 little-endian (1, 2 or 3)
+//! 8       2     format version, u16 little-endian (1 to 4)
 //! 10      4     payload length N, u32 little-endian
 //! 14      4     CRC-32 (IEEE, as crc32fast computes it) of the payload, u32 little-endian
 //! 18      N     payload
@@ -30,12 +30,18 @@
 //!   piece index, kinds and priorities, in their final layout). [`Model::write`] and
 //!   [`SpModel::write`] write this version, so [`crate::read_tables`] maps them instead of
 //!   building (o200k_base: about a millisecond instead of most of a second).
+//! - Version 4: version 3 with the model's [`TemplateData`] (the special tokens "encode as the
+//!   model expects" adds: `prefix`, then `suffix`, each a sequence of `u32`) at the start of the
+//!   model part, before the version-2 payload; the tables may be absent (then they are built at
+//!   load, as for every WordPiece model). Writers use it only for a model with a non-empty
+//!   template ([`AnyModel::write`]); without one they write version 3 (WordPiece: 2) as before.
 //!
 //! A file must end exactly after the payload.
 //!
 //! Reading checks, in order: magic → version → header length → payload length → checksum →
 //! postcard decode (must consume the whole model part) → [`Model::validate`] → for version 3
-//! the tables' layout, and that they belong to the model (same ids, pattern and specials). Each
+//! the tables' layout, and that they belong to the model (same ids, pattern and specials); for
+//! version 4 that every template id is one of the model's ([`ModelError::BadTemplate`]). Each
 //! failure is its own [`ModelError`] variant. Decoding a hostile payload cannot allocate much
 //! beyond the file's own size: postcard reads from the slice, every element costs at least one
 //! input byte, serde caps the up-front capacity it reserves for a claimed sequence length at
@@ -57,13 +63,15 @@ use crate::wordpiece::WpModel;
 /// The 8 bytes every model file starts with.
 pub const MAGIC: [u8; 8] = *b"PICOBPE\0";
 /// The newest format version this build reads.
-pub const VERSION: u16 = 3;
+pub const VERSION: u16 = 4;
 /// The version of a byte-level BPE model alone ([`Model::to_bytes`]).
 pub const BPE_VERSION: u16 = 1;
 /// The version of a model of either kind alone ([`SpModel::to_bytes`]).
 pub const KIND_VERSION: u16 = 2;
 /// The version of a model with its prebuilt host tables ([`Model::write`]).
 pub const TABLES_VERSION: u16 = 3;
+/// The version of a model with its template (and, but for WordPiece, its prebuilt tables).
+pub const TEMPLATE_VERSION: u16 = 4;
 /// Header size: magic, version, length, checksum.
 pub const HEADER_LEN: usize = 8 + 2 + 4 + 4;
 
@@ -80,16 +88,7 @@ impl Model {
     /// a larger file (o200k_base: 22 MB instead of 2.4 MB) that [`crate::read_tables`] loads without
     /// building anything.
     pub fn to_bytes_with_tables(&self) -> Result<Vec<u8>, ModelError> {
-        let tables = TableData::new(self, PieceTable::Full)?;
-        let model = postcard::to_stdvec(&PayloadRef::BytePair(self)).map_err(ModelError::Encode)?;
-        let model_len = u32::try_from(model.len()).map_err(|_| ModelError::PayloadTooLarge {
-            len: model.len() as u64,
-        })?;
-        let mut payload = Vec::with_capacity(4 + model.len() + 16 * tables.token_offsets.len());
-        payload.extend_from_slice(&model_len.to_le_bytes());
-        payload.extend_from_slice(&model);
-        table_file::write(&tables, &mut payload, HEADER_LEN);
-        frame(TABLES_VERSION, &payload)
+        file_bytes(PayloadRef::BytePair(self), &TemplateData::default())
     }
 
     /// Decode and validate a model file's bytes (a byte-level BPE model; a SentencePiece
@@ -133,6 +132,41 @@ pub enum AnyModel {
     WordPiece(WpModel),
 }
 
+/// The special tokens a model adds around the ids of one text when encoding "as the model
+/// expects" (`tokenizers`' `add_special_tokens=True`; see the importers), stored beside the
+/// model in its file (version 4). [`TemplateData::template`] lends it to the core.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TemplateData {
+    /// Ids before the text's ids (BOS, `[CLS]`).
+    pub prefix: Vec<u32>,
+    /// Ids after the text's ids (EOS, `[SEP]`).
+    pub suffix: Vec<u32>,
+}
+
+impl TemplateData {
+    /// The template as the core's encoders take it.
+    pub fn template(&self) -> picobpe::Template<'_> {
+        picobpe::Template {
+            prefix: &self.prefix,
+            suffix: &self.suffix,
+        }
+    }
+
+    /// True when the template adds no id.
+    pub fn is_empty(&self) -> bool {
+        self.prefix.is_empty() && self.suffix.is_empty()
+    }
+
+    /// Every id must be one of the model's `n_ids`.
+    fn validate(&self, n_ids: usize) -> Result<(), ModelError> {
+        let ids = self.prefix.iter().chain(&self.suffix);
+        match ids.copied().find(|&id| id as usize >= n_ids) {
+            Some(id) => Err(ModelError::BadTemplate { id, n_ids }),
+            None => Ok(()),
+        }
+    }
+}
+
 /// The version-2 payload (and version 3's model part) as written: the kind, then the model.
 #[derive(Serialize)]
 enum PayloadRef<'a> {
@@ -152,6 +186,15 @@ enum Payload {
 }
 
 impl<'a> PayloadRef<'a> {
+    /// The payload of any model.
+    fn of(model: &'a AnyModel) -> PayloadRef<'a> {
+        match model {
+            AnyModel::BytePair(m) => PayloadRef::BytePair(m),
+            AnyModel::SentencePiece(m) => PayloadRef::sentencepiece(m),
+            AnyModel::WordPiece(m) => PayloadRef::WordPiece(m),
+        }
+    }
+
     /// A SentencePiece model's payload: variant 1 for BPE, 3 for Unigram.
     fn sentencepiece(m: &'a SpModel) -> PayloadRef<'a> {
         if m.unigram {
@@ -165,22 +208,34 @@ impl<'a> PayloadRef<'a> {
 impl AnyModel {
     /// Decode and validate a model file's bytes, whatever its kind.
     pub fn from_bytes(bytes: &[u8]) -> Result<AnyModel, ModelError> {
+        Ok(AnyModel::from_bytes_with_template(bytes)?.0)
+    }
+
+    /// Decode and validate a model file's bytes, whatever its kind, with its template (empty
+    /// before version 4).
+    pub fn from_bytes_with_template(bytes: &[u8]) -> Result<(AnyModel, TemplateData), ModelError> {
         let (version, payload) = unframe(bytes)?;
-        if version == TABLES_VERSION {
+        if version >= TABLES_VERSION {
             let (model_part, tables, base) = split_tables(payload)?;
+            let (template, model_part) = template_part(version, model_part)?;
             let model = AnyModel::from_payload(KIND_VERSION, model_part)?;
-            let belongs = match &model {
-                AnyModel::BytePair(m) => {
-                    let t = table_file::read(tables, base)?;
-                    t.n_ids() == m.n_ids() && t.pattern() == m.pattern && t.specials() == m.specials
-                }
-                AnyModel::SentencePiece(m) => {
-                    let t = table_file::read_sp(tables, base)?;
-                    t.n_ids() == m.n_ids() && t.algorithm() == m.algorithm()
-                }
-                // WordPiece models are written without tables (version 2).
-                AnyModel::WordPiece(_) => false,
-            };
+            template.validate(model.n_ids())?;
+            let belongs = tables.is_empty() && version == TEMPLATE_VERSION;
+            let belongs = belongs
+                || match &model {
+                    AnyModel::BytePair(m) => {
+                        let t = table_file::read(tables, base)?;
+                        t.n_ids() == m.n_ids()
+                            && t.pattern() == m.pattern
+                            && t.specials() == m.specials
+                    }
+                    AnyModel::SentencePiece(m) => {
+                        let t = table_file::read_sp(tables, base)?;
+                        t.n_ids() == m.n_ids() && t.algorithm() == m.algorithm()
+                    }
+                    // WordPiece models are written without tables.
+                    AnyModel::WordPiece(_) => false,
+                };
             if !belongs {
                 return Err(ModelError::BadTables {
                     reason:
@@ -188,9 +243,33 @@ impl AnyModel {
                             .to_owned(),
                 });
             }
-            return Ok(model);
+            return Ok((model, template));
         }
-        AnyModel::from_payload(version, payload)
+        Ok((
+            AnyModel::from_payload(version, payload)?,
+            TemplateData::default(),
+        ))
+    }
+
+    /// The number of ids of the model.
+    pub fn n_ids(&self) -> usize {
+        match self {
+            AnyModel::BytePair(m) => m.n_ids(),
+            AnyModel::SentencePiece(m) => m.n_ids(),
+            AnyModel::WordPiece(m) => m.n_ids(),
+        }
+    }
+
+    /// Validate and encode with the prebuilt host tables and `template`: version 4, or without
+    /// a template the version its kind's `write` writes (3; WordPiece: 2).
+    pub fn to_bytes_with(&self, template: &TemplateData) -> Result<Vec<u8>, ModelError> {
+        file_bytes(PayloadRef::of(self), template)
+    }
+
+    /// Validate, encode with `template` ([`AnyModel::to_bytes_with`]) and write atomically (see
+    /// [`Model::write`]).
+    pub fn write(&self, path: impl AsRef<Path>, template: &TemplateData) -> Result<(), ModelError> {
+        write_file(path.as_ref(), &self.to_bytes_with(template)?)
     }
 
     /// Decode and validate a version-1 or version-2 payload.
@@ -265,12 +344,7 @@ impl SpModel {
     /// Validate and encode with the prebuilt host tables (version 3), which
     /// [`crate::read_tables`] loads without building anything.
     pub fn to_bytes_with_tables(&self) -> Result<Vec<u8>, ModelError> {
-        let tables = crate::SpTableData::new(self)?;
-        let model =
-            postcard::to_stdvec(&PayloadRef::sentencepiece(self)).map_err(ModelError::Encode)?;
-        let mut payload = model_part(&model)?;
-        table_file::write_sp(&tables, &mut payload, HEADER_LEN);
-        frame(TABLES_VERSION, &payload)
+        file_bytes(PayloadRef::sentencepiece(self), &TemplateData::default())
     }
 
     /// Validate, encode with the prebuilt host tables and write atomically (see
@@ -346,23 +420,37 @@ impl LiveTables {
 /// The tables are leaked, as [`TableData::to_tables`] explains. The model beside a version-3
 /// file's tables is not decoded; the checksum covers both.
 pub fn read_tables(path: impl AsRef<Path>) -> Result<LiveTables, ModelError> {
-    let path = path.as_ref();
-    let bytes = map_file(path)?;
+    Ok(read_tables_with_template(path)?.0)
+}
+
+/// [`read_tables`], and the model's template (empty before version 4), checked against the
+/// model's ids and leaked with the tables.
+pub fn read_tables_with_template(
+    path: impl AsRef<Path>,
+) -> Result<(LiveTables, &'static picobpe::Template<'static>), ModelError> {
+    let bytes = map_file(path.as_ref())?;
     let (version, payload) = unframe(&bytes)?;
-    if version == TABLES_VERSION {
-        let (_, tables, base) = split_tables(payload)?;
-        let range = base..base + tables.len();
-        let sentencepiece = table_file::is_sentencepiece(tables);
-        // The tables borrow the file's bytes for the rest of the process.
-        let bytes: &'static FileBytes = Box::leak(Box::new(bytes));
-        let tables = &bytes[range];
-        return Ok(if sentencepiece {
-            LiveTables::SentencePiece(table_file::read_sp(tables, base)?.into_tables())
-        } else {
-            LiveTables::BytePair(table_file::read(tables, base)?.into_tables())
-        });
+    let (mut template, mut model_part, mut model_version) =
+        (TemplateData::default(), payload, version);
+    if version >= TABLES_VERSION {
+        let (part, tables, base) = split_tables(payload)?;
+        (template, model_part) = template_part(version, part)?;
+        model_version = KIND_VERSION;
+        if !tables.is_empty() || version == TABLES_VERSION {
+            let range = base..base + tables.len();
+            let sentencepiece = table_file::is_sentencepiece(tables);
+            // The tables borrow the file's bytes for the rest of the process.
+            let bytes: &'static FileBytes = Box::leak(Box::new(bytes));
+            let tables = &bytes[range];
+            let live = if sentencepiece {
+                LiveTables::SentencePiece(table_file::read_sp(tables, base)?.into_tables())
+            } else {
+                LiveTables::BytePair(table_file::read(tables, base)?.into_tables())
+            };
+            return with_template(live, template);
+        }
     }
-    Ok(match AnyModel::from_payload(version, payload)? {
+    let live = match AnyModel::from_payload(model_version, model_part)? {
         AnyModel::BytePair(model) => {
             LiveTables::BytePair(TableData::new(&model, PieceTable::Full)?.to_tables())
         }
@@ -372,7 +460,66 @@ pub fn read_tables(path: impl AsRef<Path>) -> Result<LiveTables, ModelError> {
         AnyModel::WordPiece(model) => {
             LiveTables::WordPiece(crate::WpTableData::new(&model)?.to_tables())
         }
-    })
+    };
+    with_template(live, template)
+}
+
+/// `template` checked against the ids of `live`, and leaked as its tables are.
+fn with_template(
+    live: LiveTables,
+    template: TemplateData,
+) -> Result<(LiveTables, &'static picobpe::Template<'static>), ModelError> {
+    template.validate(picobpe::Tokenize::n_ids(&live.tokenizer()))?;
+    let template = Box::leak(Box::new(template)).template();
+    Ok((live, Box::leak(Box::new(template))))
+}
+
+/// A version-4 model part's template and the version-2 payload after it; an earlier
+/// version's model part is the payload alone.
+fn template_part(version: u16, part: &[u8]) -> Result<(TemplateData, &[u8]), ModelError> {
+    if version < TEMPLATE_VERSION {
+        return Ok((TemplateData::default(), part));
+    }
+    postcard::take_from_bytes(part).map_err(ModelError::Decode)
+}
+
+/// The bytes of a model file: the model with its prebuilt host tables (version 3; WordPiece,
+/// whose tables are built at load: version 2), or with a non-empty `template` too (version 4).
+fn file_bytes(model: PayloadRef<'_>, template: &TemplateData) -> Result<Vec<u8>, ModelError> {
+    let plain = template.is_empty();
+    let mut part = Vec::new();
+    if !plain {
+        part = postcard::to_stdvec(template).map_err(ModelError::Encode)?;
+    }
+    part.extend(postcard::to_stdvec(&model).map_err(ModelError::Encode)?);
+    // The tables start after the header, the model part's length and the model part.
+    let (mut tables, base) = (Vec::new(), HEADER_LEN + 4 + part.len());
+    let n_ids = match model {
+        PayloadRef::BytePair(m) => {
+            table_file::write(&TableData::new(m, PieceTable::Full)?, &mut tables, base);
+            m.n_ids()
+        }
+        PayloadRef::SentencePiece(m) | PayloadRef::Unigram(m, _) => {
+            table_file::write_sp(&crate::SpTableData::new(m)?, &mut tables, base);
+            m.n_ids()
+        }
+        PayloadRef::WordPiece(m) if plain => return m.to_bytes(),
+        PayloadRef::WordPiece(m) => {
+            m.validate()?;
+            m.n_ids()
+        }
+    };
+    template.validate(n_ids)?;
+    let mut payload = model_part(&part)?;
+    payload.extend(tables);
+    frame(
+        if plain {
+            TABLES_VERSION
+        } else {
+            TEMPLATE_VERSION
+        },
+        &payload,
+    )
 }
 
 /// A file's bytes: memory-mapped, or read when mapping is not possible (an empty file, a

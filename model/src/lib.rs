@@ -29,7 +29,7 @@ pub mod wordpiece;
 
 pub use cache_memory::CacheMemory;
 pub use error::{InvalidModel, ModelError};
-pub use format::{read_tables, AnyModel, LiveTables};
+pub use format::{read_tables, read_tables_with_template, AnyModel, LiveTables, TemplateData};
 pub use model::Model;
 pub use pattern::{PatternKind, UnknownPattern};
 pub use picobpe::sentencepiece::SpAlgorithm;

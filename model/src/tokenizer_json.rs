@@ -13,6 +13,9 @@
 //! (or a known kind with fields of another shape) by its name and its JSON instead of
 //! dropping it.
 //!
+//! The post-processor becomes the model's [`TemplateData`] here, once for every family
+//! ([`TemplateData::from_tokenizer_json`]).
+//!
 //! The added tokens are checked here, once for every family (`TokenizerJson::added_tokens`):
 //! picobpe matches each one whole in the raw text before anything else runs, which is what
 //! `tokenizers`' added vocabulary does for a token that takes no neighbouring spaces and words
@@ -24,6 +27,8 @@ use std::collections::HashMap;
 use serde::de::{DeserializeOwned, Deserializer, Error as _};
 use serde::Deserialize;
 use serde_json::Value;
+
+use crate::format::TemplateData;
 
 /// A parsed `tokenizer.json`: its model, pipeline stages and added tokens (other keys are
 /// ignored). Give it to the importer of its [`family`](TokenizerJson::family).
@@ -324,7 +329,18 @@ pub(crate) enum PreTokenizer {
 #[serde(tag = "type")]
 pub(crate) enum PostProcessor {
     ByteLevel,
-    TemplateProcessing { single: Vec<TemplatePiece> },
+    TemplateProcessing {
+        single: Vec<TemplatePiece>,
+        special_tokens: HashMap<String, TemplateToken>,
+    },
+    BertProcessing {
+        sep: (String, u32),
+        cls: (String, u32),
+    },
+    RobertaProcessing {
+        sep: (String, u32),
+        cls: (String, u32),
+    },
 }
 
 /// A piece of a template: a special token or the sequence (`$A`).
@@ -332,6 +348,71 @@ pub(crate) enum PostProcessor {
 pub(crate) enum TemplatePiece {
     SpecialToken { id: String },
     Sequence {},
+}
+
+/// A template's special token: the ids it stands for.
+#[derive(Debug, Deserialize)]
+pub(crate) struct TemplateToken {
+    ids: Vec<u32>,
+}
+
+impl TemplateData {
+    /// The ids `post_processor` adds around the ids of one text, as `tokenizers`'
+    /// `encode(text, add_special_tokens=True)` does: the `single` template of
+    /// `TemplateProcessing`, `[CLS] $A [SEP]` of `BertProcessing` and `RobertaProcessing`,
+    /// nothing for `ByteLevel` or no post-processor; a `Sequence` of these with at most one
+    /// that adds ids (Llama 3's `ByteLevel` + `TemplateProcessing`). Only the single-sequence
+    /// template is read (picobpe encodes one text). `Err` names a post-processor picobpe does
+    /// not read.
+    pub fn from_tokenizer_json(file: &TokenizerJson) -> Result<TemplateData, String> {
+        let mut template = None;
+        for step in &file.post_processor {
+            let (prefix, suffix) = match &step.known {
+                Some(PostProcessor::ByteLevel) => continue,
+                Some(
+                    PostProcessor::BertProcessing { sep, cls }
+                    | PostProcessor::RobertaProcessing { sep, cls },
+                ) => (vec![cls.1], vec![sep.1]),
+                Some(PostProcessor::TemplateProcessing {
+                    single,
+                    special_tokens,
+                }) => {
+                    let (mut sides, mut sequences) = ((Vec::new(), Vec::new()), 0);
+                    for piece in single {
+                        let TemplatePiece::SpecialToken { id } = piece else {
+                            sequences += 1;
+                            continue;
+                        };
+                        let token = special_tokens.get(id).ok_or_else(|| {
+                            format!("post_processor: {id:?} is not in its special_tokens")
+                        })?;
+                        let side = if sequences == 0 {
+                            &mut sides.0
+                        } else {
+                            &mut sides.1
+                        };
+                        side.extend(&token.ids);
+                    }
+                    if sequences != 1 {
+                        let what = "post_processor: the single template must hold $A once";
+                        return Err(what.to_owned());
+                    }
+                    sides
+                }
+                None => {
+                    let (kind, raw) = (step.kind(), &step.raw);
+                    return Err(format!("post_processor: {kind:?} is not supported: {raw}"));
+                }
+            };
+            // tokenizers hands a template's pieces to the next step as separate sequences
+            // (a pair, for `RobertaProcessing`): no simple wrapping.
+            if template.replace(TemplateData { prefix, suffix }).is_some() {
+                let what = "post_processor: a Sequence of two steps that add ids is not supported";
+                return Err(what.to_owned());
+            }
+        }
+        Ok(template.unwrap_or_default())
+    }
 }
 
 #[derive(Debug, Deserialize)]

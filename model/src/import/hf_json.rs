@@ -16,8 +16,8 @@
 //!   in NFC ([`HfJsonOptions::assume_nfc`]; then NFC changes nothing and the ids are exact).
 //! - **added tokens**: matched whole in the text, as picobpe's special tokens (the rule of
 //!   [`TokenizerJson`]); those not marked special are reported in a note.
-//! - **post-processor**: `ByteLevel` changes only offsets; a template (`TemplateProcessing`,
-//!   Llama 3's `<|begin_of_text|>`) is not applied, and a note says what it would add.
+//! - **post-processor**: not part of the model: [`crate::TemplateData::from_tokenizer_json`]
+//!   reads it (Llama 3's `<|begin_of_text|> $A`), for encoding with special tokens.
 //! - **decoder**: `ByteLevel` (or none).
 
 use std::collections::HashMap;
@@ -27,8 +27,7 @@ use super::ImportError;
 use crate::model::Model;
 use crate::pattern::PatternKind;
 use crate::tokenizer_json::{
-    kinds, Decoder, ModelJson, Normalizer, Part, Pattern, PostProcessor, PreTokenizer,
-    TemplatePiece, TokenizerJson,
+    kinds, Decoder, ModelJson, Normalizer, Part, Pattern, PreTokenizer, TokenizerJson,
 };
 
 /// A model imported from a `tokenizer.json`, with what the import chose not to apply.
@@ -37,8 +36,8 @@ pub struct HfJsonImport {
     /// The validated model.
     pub model: Model,
     /// One line for each part of the file that picobpe does not apply and that does not
-    /// change the ids of `encode(text, add_special_tokens=False)` (a post-processor template,
-    /// an assumed NFC normalizer, added tokens marked non-special).
+    /// change the ids of `encode(text, add_special_tokens=False)` (an assumed NFC normalizer,
+    /// added tokens marked non-special).
     pub notes: Vec<String>,
 }
 
@@ -78,7 +77,6 @@ pub fn tokenizer_json(
     let mut notes = Vec::new();
     normalizer(&file.normalizer, options, &mut notes)?;
     let pattern = pre_tokenizer(&file.pre_tokenizer)?;
-    post_processor(&file.post_processor, &mut notes)?;
     if let Some(d) = (file.decoder.iter()).find(|d| !matches!(d.known, Some(Decoder::ByteLevel))) {
         return Err(bad("decoder", format!("{:?}: not supported", d.kind())));
     }
@@ -223,33 +221,4 @@ fn pre_tokenizer(steps: &[Part<PreTokenizer>]) -> Result<PatternKind, ImportErro
         return Err(bad(what));
     }
     Ok(pattern)
-}
-
-fn post_processor(
-    steps: &[Part<PostProcessor>],
-    notes: &mut Vec<String>,
-) -> Result<(), ImportError> {
-    for part in steps {
-        match &part.known {
-            Some(PostProcessor::ByteLevel) => {}
-            Some(PostProcessor::TemplateProcessing { single }) => {
-                let single: Vec<&str> = (single.iter())
-                    .map(|piece| match piece {
-                        TemplatePiece::SpecialToken { id } => id.as_str(),
-                        TemplatePiece::Sequence {} => "$A",
-                    })
-                    .collect();
-                notes.push(format!(
-                    "post-processor template {:?} is not applied: ids are those of \
-                     encode(text, add_special_tokens=False); add its special tokens yourself",
-                    single.join(" ")
-                ));
-            }
-            _ => {
-                let what = format!("{:?}: not supported", part.kind());
-                return Err(bad("post_processor", what));
-            }
-        }
-    }
-    Ok(())
 }

@@ -28,8 +28,9 @@ fn bad(at: &'static str, what: impl Into<String>) -> SpImportError {
 ///
 /// Added tokens become user-defined symbols (matched whole in the text, as `tokenizers` does)
 /// except the unknown token; each must be the vocabulary's piece of its id. Anything else in
-/// the normalizer or pre-tokenizer is refused with an error that names it; the post-processor
-/// (which adds `<s>`) is not applied: ids are those of `encode(text, add_special_tokens=False)`.
+/// the normalizer or pre-tokenizer is refused with an error that names it. The post-processor is
+/// not part of the model ([`crate::TemplateData::from_tokenizer_json`] reads it): ids are those
+/// of `encode(text, add_special_tokens=False)`.
 pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportError> {
     let (pieces, scores, f64_scores, unk_id, byte_fallback) = match &file.model {
         ModelJson::Bpe(m) => {

@@ -5,6 +5,7 @@
 use core::fmt;
 
 use super::{SpKind, SpModel, SpPiece, SpSections};
+use crate::format::TemplateData;
 
 /// `ModelProto` (the fields picobpe reads).
 #[derive(Clone, PartialEq, prost::Message)]
@@ -43,6 +44,8 @@ struct TrainerSpec {
     byte_fallback: Option<bool>,
     #[prost(string, optional, tag = "44")]
     unk_surface: Option<String>,
+    #[prost(int32, optional, tag = "41")]
+    bos_id: Option<i32>,
 }
 
 /// `NormalizerSpec`.
@@ -126,6 +129,28 @@ impl fmt::Display for SpImportError {
 }
 
 impl std::error::Error for SpImportError {}
+
+impl TemplateData {
+    /// What transformers' `LlamaTokenizer` adds by default (`add_bos_token=True`,
+    /// `add_eos_token=False`) around the ids of one text of a SentencePiece `tokenizer.model`:
+    /// the BOS piece (`trainer_spec.bos_id`, 1 unless set) before them when the model has it,
+    /// nothing else. A model without BOS gets nothing (a T5-style model's `</s>`, which
+    /// `T5Tokenizer` appends, is not added).
+    pub fn from_model_proto(bytes: &[u8]) -> Result<TemplateData, SpImportError> {
+        let proto =
+            <ModelProto as prost::Message>::decode(bytes).map_err(SpImportError::Protobuf)?;
+        let bos = proto.trainer_spec.and_then(|t| t.bos_id).unwrap_or(1);
+        let has_bos = usize::try_from(bos).is_ok_and(|b| b < proto.pieces.len());
+        Ok(TemplateData {
+            prefix: if has_bos {
+                vec![bos as u32]
+            } else {
+                Vec::new()
+            },
+            suffix: Vec::new(),
+        })
+    }
+}
 
 /// Build an [`SpModel`] from the bytes of a SentencePiece `tokenizer.model`.
 ///

@@ -3,13 +3,14 @@
 //!
 //! What a `tokenizer.json` may hold is what picobpe reproduces: normalizer `BertNormalizer`
 //! (or none), pre-tokenizer `BertPreTokenizer`, decoder `WordPiece` (or none); added tokens
-//! by the rule of [`TokenizerJson`]. A
-//! post-processor (BERT's `[CLS] $A [SEP]` template) is not applied and is reported in
-//! [`WpImport::notes`]. Everything else is refused with an error that names it.
+//! by the rule of [`TokenizerJson`]. The post-processor (BERT's `[CLS] $A [SEP]` template) is
+//! not part of the model: [`TemplateData::from_tokenizer_json`] reads it. Everything else is
+//! refused with an error that names it.
 
 use core::fmt;
 
 use super::{InvalidWpModel, WpModel};
+use crate::format::TemplateData;
 use crate::tokenizer_json::{
     by_id, kinds, known, Decoder, ModelJson, Normalizer, PreTokenizer, TokenizerJson,
 };
@@ -57,7 +58,7 @@ fn bad(at: &'static str, what: impl Into<String>) -> WpImportError {
 pub struct WpImport {
     /// The validated model.
     pub model: WpModel,
-    /// One line per part of the file that is not applied (a post-processor template).
+    /// One line per part of the file that is not applied (none today).
     pub notes: Vec<String>,
 }
 
@@ -168,14 +169,6 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<WpImport, WpImportE
             return Err(bad("decoder", what));
         }
     };
-    let mut notes = Vec::new();
-    if !file.post_processor.is_empty() {
-        notes.push(format!(
-            "post-processor {:?} is not applied: ids are those of encode(text, \
-             add_special_tokens=False); add [CLS] / [SEP] yourself",
-            kinds(&file.post_processor)
-        ));
-    }
     let model = WpModel {
         vocab,
         unk_id,
@@ -189,5 +182,24 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<WpImport, WpImportE
         specials: file.added_tokens().map_err(|e| bad("added_tokens", e))?,
     };
     model.validate()?;
+    let notes = Vec::new();
     Ok(WpImport { model, notes })
+}
+
+impl TemplateData {
+    /// What transformers' `BertTokenizer` adds around the ids of one text of a `vocab.txt`
+    /// model: `[CLS] $A [SEP]` (nothing when the vocabulary lacks either).
+    pub fn bert(model: &WpModel) -> TemplateData {
+        let id = |entry| {
+            model
+                .vocab
+                .iter()
+                .position(|v| v == entry)
+                .map(|i| vec![i as u32])
+        };
+        match (id("[CLS]"), id("[SEP]")) {
+            (Some(prefix), Some(suffix)) => TemplateData { prefix, suffix },
+            _ => TemplateData::default(),
+        }
+    }
 }
