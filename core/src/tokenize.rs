@@ -346,7 +346,7 @@ impl Tokenize for SpTokenizer<'_> {
         _specials: Specials,
         cache: &mut [CacheEntry],
     ) -> Result<usize, EncodeError> {
-        self.encode_cursor_cached(text, cursor, out, cache)
+        self.encode_cursor(text, cursor, out, cache)
     }
 
     #[inline]
@@ -358,7 +358,7 @@ impl Tokenize for SpTokenizer<'_> {
         _specials: Specials,
         cache: &mut [CacheEntry],
     ) -> Result<usize, EncodeError> {
-        self.encode_from_cached(text, from, out, cache)
+        self.encode_from_offset(text, from, out, cache)
     }
 
     #[inline]
@@ -372,7 +372,7 @@ impl Tokenize for SpTokenizer<'_> {
         _specials: Specials,
         cache: &mut [CacheEntry],
     ) -> Result<Progress, EncodeError> {
-        self.unigram_part(text, at_start, is_final, out, cursor, cache)
+        self.encode_stream_part(text, at_start, is_final, cursor, out, cache)
     }
 
     #[inline]

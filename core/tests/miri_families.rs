@@ -135,18 +135,15 @@ fn check_sp(model: &SpModel) {
     let mut cache = vec![CacheEntry::EMPTY; 4];
     for &text in SP_TEXTS {
         let want = reference.encode(text);
-        // One-shot, `&str` too.
+        // One-shot.
         let mut out = vec![0u32; 16 * text.len() + 16];
         let n = tok.encode(text, &mut out).expect("encode");
         assert_eq!(&out[..n], want.as_slice(), "{text:?}");
-        if let Ok(s) = std::str::from_utf8(text) {
-            assert_eq!(tok.encode_str(s, &mut out), Ok(n));
-        }
         // Cached, twice (misses, then hits).
         for _ in 0..2 {
             let n = tok
-                .encode_cached(text, &mut out, &mut cache)
-                .expect("encode_cached");
+                .encode_from(text, 0, &mut out, Specials::All, &mut cache)
+                .expect("encode_from, cached");
             assert_eq!(&out[..n], want.as_slice(), "cached {text:?}");
         }
         // Count, with a scratch buffer grown to what `PieceTooLong` asks for.
@@ -162,21 +159,24 @@ fn check_sp(model: &SpModel) {
         };
         assert_eq!(counted, Ok(want.len()), "count {text:?}");
         assert_eq!(
-            resumed(text, |from, buf| tok.encode_from(text, from, buf)),
+            resumed(text, |from, buf| tok.encode_from(
+                text,
+                from,
+                buf,
+                Specials::All,
+                &mut []
+            )),
             want
         );
-        // `encode_cursor`, with and without a cache.
+        // `encode_at`, with and without a cache.
         for cached in [false, true] {
             let mut cursor = Cursor::START;
             let got = resumed(text, |from, buf| {
                 assert_eq!(cursor.offset(), from);
-                if cached {
-                    tok.encode_cursor_cached(text, &mut cursor, buf, &mut cache)
-                } else {
-                    tok.encode_cursor(text, &mut cursor, buf)
-                }
+                let cache: &mut [CacheEntry] = if cached { &mut cache } else { &mut [] };
+                tok.encode_at(text, &mut cursor, buf, Specials::All, cache)
             });
-            assert_eq!(got, want, "encode_cursor {text:?}");
+            assert_eq!(got, want, "encode_at {text:?}");
         }
         // Streaming, 3-byte chunks, 2-id takes.
         let mut enc: StreamEncoder<SpTokenizer<'_>, 64, 512> =

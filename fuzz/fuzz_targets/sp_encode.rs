@@ -13,12 +13,12 @@
 //!    10 ids per symbol plus its normalized bytes, at most 3 per input byte) and equals the
 //!    reference,
 //!    which merges over the whole normalized text (so it also checks the core's split into
-//!    words); `encode_str` agrees on UTF-8 text; `encode_cached` through a 5-line cache, twice
-//!    (the second time with hits), gives the same ids;
+//!    words); `encode_from` with a 5-line cache, twice (the second time with hits), gives
+//!    the same ids;
 //! 2. `count` equals the number of ids, with a large scratch and with small random ones
 //!    (growing only on `PieceTooLong`, whose `needed` must be enough);
 //! 3. encoding through small, randomly sized output buffers (resuming with
-//!    `encode_from(text, consumed, ..)` or `encode_from_cached` on `OutputFull`, growing to
+//!    `encode_from(text, consumed, ..)`, with or without a cache, on `OutputFull`, growing to
 //!    `needed` on `PieceTooLong`) gives the same ids;
 //! 4. `StreamEncoder` with random chunks and `take` sizes gives the same ids, or fails only
 //!    with a capacity error the input justifies (`InputTooSmall` only when the longest word,
@@ -90,18 +90,13 @@ fuzz_target!(
         show(),
         m.reference.merged(text)
     );
-    if let Ok(s) = std::str::from_utf8(text) {
-        let mut again = vec![0u32; out.len()];
-        let k = tok.encode_str(s, &mut again).expect("encode_str");
-        assert!(again[..k] == *ids, "encode_str != encode on {}", show());
-    }
     let mut cache = [CacheEntry::EMPTY; 5];
     for round in 0..2 {
         let mut again = vec![0u32; out.len()];
         let k = tok
-            .encode_cached(text, &mut again, &mut cache)
-            .unwrap_or_else(|e| panic!("encode_cached: {e:?} on {}", show()));
-        assert!(again[..k] == *ids, "encode_cached (round {round}) != encode on {}", show());
+            .encode_from(text, 0, &mut again, Specials::All, &mut cache)
+            .unwrap_or_else(|e| panic!("encode_from, cached: {e:?} on {}", show()));
+        assert!(again[..k] == *ids, "cached (round {round}) != encode on {}", show());
     }
 
     // 2. count.
@@ -410,7 +405,7 @@ fn encode_resumed(
     let mut from = 0;
     let mut buf = vec![0u32; rng.range(1, 40)];
     loop {
-        match tok.encode_from_cached(text, from, &mut buf, cache) {
+        match tok.encode_from(text, from, &mut buf, Specials::All, cache) {
             Ok(n) => {
                 ids.extend_from_slice(&buf[..n]);
                 return Ok(ids);

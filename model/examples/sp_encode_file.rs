@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use picobpe::{EncodeError, SpTokenizer};
+use picobpe::{EncodeError, SpTokenizer, Specials, Tokenize};
 use picobpe_model::sentencepiece::import_model_proto;
 use picobpe_model::SpTableData;
 
@@ -29,7 +29,7 @@ fn main() {
         for chunk in texts(&text, chunks) {
             let mut from = 0;
             loop {
-                match tok.encode_from(chunk, from, &mut out) {
+                match tok.encode_from(chunk, from, &mut out, Specials::All, &mut []) {
                     Ok(k) => {
                         n += k;
                         break;

@@ -229,10 +229,10 @@ pub fn panic_check_parts() {
     black_box(picobpe::hash::hash_u64(black_box(7), black_box(9)));
 }
 
-/// `SpTokenizer::encode`, `encode_from` (at an opaque offset, in range or not), `encode_str`,
-/// `encode_cached`, `encode_from_cached`, `encode_part`, `count`, `merge_normalized`,
-/// `encode_cursor`, `is_unigram`, `tables` (the tables are opaque, so the BPE and the Unigram
-/// paths are both in).
+/// `SpTokenizer::encode`, `Tokenize::encode_from` (at an opaque offset, in range or not,
+/// with and without a cache), `encode_at`, `encode_part`, `count`, `merge_normalized`,
+/// `is_unigram`, `tables` (the tables are opaque, so the BPE and the Unigram paths are both
+/// in).
 #[no_mangle]
 #[inline(never)]
 pub fn panic_check_sp_encode() {
@@ -240,20 +240,15 @@ pub fn panic_check_sp_encode() {
     let mut out = [0u32; 64];
     let out = black_box(&mut out[..]);
     black_box(tok.encode(text(), out).ok());
-    black_box(tok.encode_from(text(), black_box(11), out).ok());
-    black_box(tok.encode_from(text(), black_box(usize::MAX), out).ok());
-    if let Ok(s) = core::str::from_utf8(text()) {
-        black_box(tok.encode_str(s, out).ok());
-    }
+    let all = Specials::All;
+    black_box(tok.encode_from(text(), black_box(11), out, all, &mut []).ok());
+    black_box(tok.encode_from(text(), black_box(usize::MAX), out, all, &mut []).ok());
     let mut cache = [picobpe::CacheEntry::EMPTY; 5];
     let cache = black_box(&mut cache[..]);
-    black_box(tok.encode_cached(text(), out, cache).ok());
+    black_box(tok.encode_from(text(), black_box(7), out, all, cache).ok());
+    let mut cursor = black_box(picobpe::Cursor::START);
     black_box(
-        tok.encode_from_cached(text(), black_box(7), out, cache)
-            .ok(),
-    );
-    black_box(
-        tok.encode_part(text(), black_box(true), black_box(false), out)
+        tok.encode_part(text(), black_box(true), black_box(false), &mut cursor, out, all, cache)
             .ok(),
     );
     let mut scratch = [0u32; 32];
@@ -261,7 +256,7 @@ pub fn panic_check_sp_encode() {
     black_box(tok.count(text(), scratch, Specials::All).ok());
     black_box(tok.merge_normalized(text(), out).ok());
     let mut cursor = black_box(picobpe::Cursor::START);
-    black_box(tok.encode_cursor(text(), &mut cursor, out).ok());
+    black_box(tok.encode_at(text(), &mut cursor, out, all, cache).ok());
     black_box(tok.is_unigram());
     black_box(tok.tables());
 }

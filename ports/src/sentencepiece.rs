@@ -4,7 +4,7 @@
 //! 2. encode through a 7-id buffer, resumed with `encode_from` after each `OutputFull`, equals
 //!    them too (a word that needs more room gets the `needed` ids `PieceTooLong` asks for:
 //!    BPE merges a word in the output buffer);
-//! 3. the same with `encode_cursor` (the cursor carries a Unigram word start's score);
+//! 3. the same with `encode_at` (the cursor carries a Unigram word start's score);
 //! 4. `count` equals their number;
 //! 5. the reference ids, decoded through the byte buffer with `decode_from` resume, give the
 //!    reference text.
@@ -58,10 +58,10 @@ pub fn conformance(work: &mut [u32], bytes: &mut [u8]) -> bool {
         let ok = matches!(tok.encode(r.text, work), Ok(n) if all.eq_slice(&work[..n]));
         c.check(r.name, "encode", ok);
         let ok = check::encode_resumed(work, SMALL, all, |from, out| {
-            tok.encode_from(r.text, from, out)
+            tok.encode_from(r.text, from, out, Specials::All, &mut [])
         });
         c.check(r.name, "encode_from resumed through 7 ids", ok);
-        c.check(r.name, "encode_cursor resumed through 7 ids", {
+        c.check(r.name, "encode_at resumed through 7 ids", {
             cursor_resumed(&tok, r.text, work, all)
         });
         let ok = tok.count(r.text, work, Specials::All) == Ok(all.len());
@@ -74,7 +74,7 @@ pub fn conformance(work: &mut [u32], bytes: &mut [u8]) -> bool {
     })
 }
 
-/// [`check::encode_resumed`] through 7 ids with `encode_cursor`: each call goes on from the
+/// [`check::encode_resumed`] through 7 ids with `encode_at`: each call goes on from the
 /// cursor the last one left (at its `consumed`); a call that asks for more room is made again
 /// from the cursor it started from.
 fn cursor_resumed(tok: &SpTokenizer<'_>, text: &[u8], work: &mut [u32], expected: Ids<'_>) -> bool {
@@ -83,7 +83,7 @@ fn cursor_resumed(tok: &SpTokenizer<'_>, text: &[u8], work: &mut [u32], expected
     let ok = check::encode_resumed(work, SMALL, expected, |from, out| {
         in_step &= cursor.offset() == from;
         let before = cursor;
-        let r = tok.encode_cursor(text, &mut cursor, out);
+        let r = tok.encode_at(text, &mut cursor, out, Specials::All, &mut []);
         if matches!(r, Err(EncodeError::PieceTooLong { .. })) {
             cursor = before;
         }
@@ -135,7 +135,7 @@ pub fn figures(work: &mut [u32], bytes: &mut [u8]) -> bool {
         work,
         bytes,
         tables::round_trips(),
-        |text, from, out| tok.encode_from(text, from, out),
+        |text, from, out| tok.encode_from(text, from, out, Specials::All, &mut []),
         |ids, out| tok.decode(ids, out),
     )
 }

@@ -248,7 +248,7 @@ pub fn encode_cursor_resumed(
     let mut cursor = Cursor::START;
     loop {
         let from = cursor.offset();
-        match tok.encode_cursor(input, &mut cursor, &mut buf) {
+        match tok.encode_at(input, &mut cursor, &mut buf, Specials::All, &mut []) {
             Ok(n) => {
                 ids.extend_from_slice(&buf[..n]);
                 assert_eq!(cursor.offset(), input.len());
@@ -274,7 +274,7 @@ pub fn encode_resumed(
     let mut ids = Vec::new();
     let mut from = 0;
     loop {
-        match tok.encode_from(input, from, &mut buf) {
+        match tok.encode_from(input, from, &mut buf, Specials::All, &mut []) {
             Ok(n) => {
                 ids.extend_from_slice(&buf[..n]);
                 return Ok(ids);
@@ -433,7 +433,7 @@ pub fn check(model: &str, source: SpSource, set: &str) {
         let mut cache = vec![picobpe::CacheEntry::EMPTY; 61];
         for pass in 0..2 {
             let mut out = vec![0u32; 16 * case.input.len() + 64];
-            match tok.encode_cached(&case.input, &mut out, &mut cache) {
+            match tok.encode_from(&case.input, 0, &mut out, Specials::All, &mut cache) {
                 Ok(n) if out[..n] == want[..] => {}
                 other => failures.push(format!(
                     "{}: encode_cached (pass {pass}) differs: {:?}",
@@ -447,7 +447,13 @@ pub fn check(model: &str, source: SpSource, set: &str) {
         for pass in 0..2 {
             let mut out = vec![0u32; 16 * case.input.len() + 64];
             let mut cursor = Cursor::START;
-            match tok.encode_cursor_cached(&case.input, &mut cursor, &mut out, &mut cache) {
+            match tok.encode_at(
+                &case.input,
+                &mut cursor,
+                &mut out,
+                Specials::All,
+                &mut cache,
+            ) {
                 Ok(n) if out[..n] == want[..] => {}
                 other => failures.push(format!(
                     "{}: encode_cursor_cached (pass {pass}) differs: {:?}",

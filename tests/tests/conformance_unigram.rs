@@ -89,25 +89,34 @@ fn tokenizer_json_model_file_keeps_f64_scores() {
     assert!(checked > 100);
 }
 
-/// `encode_part` (all of a `tokenizer.json` model's text at once) reports a `needed` that is
-/// enough, even when spaces (3 normalized bytes each) make one long word.
+/// A stream's final `encode_part` of a `tokenizer.json` Unigram model (all of its text at once:
+/// sections restart the score) reports a `needed` that is enough, even when spaces (3
+/// normalized bytes each) make one long word. (A `.model` one streams word by word.)
 #[test]
 fn encode_part_needed_is_enough() {
-    use picobpe::{EncodeError, SpTokenizer};
+    use picobpe::{Cursor, EncodeError, SpTokenizer, Specials, Tokenize};
     let text = format!("a{}b", " ".repeat(200));
-    for source in [SpSource::ModelProto, SpSource::TokenizerJson] {
-        let tok = SpTokenizer::new(picobpe_tests::sp::tables("ug4096-bytes", source));
-        let mut out = vec![0u32; 100];
-        let needed = match tok.encode_part(text.as_bytes(), true, true, &mut out) {
-            Err(EncodeError::PieceTooLong { needed, .. }) => needed,
-            other => panic!("{source:?}: {other:?}"),
-        };
-        let mut out = vec![0u32; needed];
-        let done = tok
-            .encode_part(text.as_bytes(), true, true, &mut out)
-            .unwrap();
-        assert_eq!(done.consumed, text.len());
-        let one_shot = picobpe_tests::sp::encode(&tok, text.as_bytes()).unwrap();
-        assert_eq!(out[..done.written], one_shot[..], "{source:?}");
-    }
+    let source = SpSource::TokenizerJson;
+    let tok = SpTokenizer::new(picobpe_tests::sp::tables("ug4096-bytes", source));
+    let part = |out: &mut [u32]| {
+        let mut cursor = Cursor::START;
+        tok.encode_part(
+            text.as_bytes(),
+            true,
+            true,
+            &mut cursor,
+            out,
+            Specials::All,
+            &mut [],
+        )
+    };
+    let needed = match part(&mut [0u32; 100]) {
+        Err(EncodeError::PieceTooLong { needed, .. }) => needed,
+        other => panic!("{other:?}"),
+    };
+    let mut out = vec![0u32; needed];
+    let done = part(&mut out).unwrap();
+    assert_eq!(done.consumed, text.len());
+    let one_shot = picobpe_tests::sp::encode(&tok, text.as_bytes()).unwrap();
+    assert_eq!(out[..done.written], one_shot[..]);
 }

@@ -49,7 +49,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use picobpe::{CacheEntry, EncodeError, Specials, Tokenizer};
+use picobpe::{CacheEntry, EncodeError, Specials, Tokenize, Tokenizer};
 use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
 /// Lines of picobpe's piece cache: 1 MiB, as `host-trainer encode` uses.
@@ -116,7 +116,7 @@ impl Picobpe {
     fn encode_sp(&mut self, t: picobpe::SpTokenizer<'_>, text: &str, mut sink: impl FnMut(&[u32])) {
         let mut cursor = picobpe::Cursor::START;
         loop {
-            match t.encode_cursor(text.as_bytes(), &mut cursor, &mut self.out) {
+            match t.encode_at(text.as_bytes(), &mut cursor, &mut self.out, Specials::All, &mut []) {
                 Ok(n) => return sink(&self.out[..n]),
                 Err(EncodeError::OutputFull { written, .. }) => sink(&self.out[..written]),
                 Err(EncodeError::PieceTooLong { needed, .. }) => {

@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
-use picobpe::{CacheEntry, Cursor, EncodeError, SpTokenizer};
+use picobpe::{CacheEntry, Cursor, EncodeError, SpTokenizer, Specials, Tokenize};
 
 /// Lines of picobpe's word cache: 1 MiB, as `host-trainer encode` uses.
 const CACHE_LINES: usize = 16_384;
@@ -63,37 +63,20 @@ struct Picobpe {
 }
 
 impl Picobpe {
+    /// Encode with the contract every family keeps: resume with the cursor (which carries a
+    /// Unigram model's score), at no extra cost.
     fn encode(&mut self, text: &str, mut sink: impl FnMut(&[u32])) {
-        if self.tok.is_unigram() {
-            // A Unigram model resumes with its cursor (the carried score), at no extra cost.
-            let mut cursor = Cursor::START;
-            loop {
-                match self.tok.encode_cursor_cached(
-                    text.as_bytes(),
-                    &mut cursor,
-                    &mut self.out,
-                    &mut self.cache,
-                ) {
-                    Ok(n) => return sink(&self.out[..n]),
-                    Err(EncodeError::OutputFull { written, .. }) => sink(&self.out[..written]),
-                    Err(EncodeError::PieceTooLong { needed, .. }) => {
-                        let len = needed.max(2 * self.out.len());
-                        self.out.resize(len, 0);
-                    }
-                }
-            }
-        }
-        let mut from = 0;
+        let mut cursor = Cursor::START;
         loop {
-            let r =
-                self.tok
-                    .encode_from_cached(text.as_bytes(), from, &mut self.out, &mut self.cache);
-            match r {
+            match self.tok.encode_at(
+                text.as_bytes(),
+                &mut cursor,
+                &mut self.out,
+                Specials::All,
+                &mut self.cache,
+            ) {
                 Ok(n) => return sink(&self.out[..n]),
-                Err(EncodeError::OutputFull { consumed, written }) => {
-                    sink(&self.out[..written]);
-                    from = consumed;
-                }
+                Err(EncodeError::OutputFull { written, .. }) => sink(&self.out[..written]),
                 Err(EncodeError::PieceTooLong { needed, .. }) => {
                     let len = needed.max(2 * self.out.len());
                     self.out.resize(len, 0);

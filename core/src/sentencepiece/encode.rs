@@ -22,28 +22,62 @@ use crate::cache::{CacheEntry, CacheKey};
 use crate::encode::Progress;
 use crate::error::EncodeError;
 use crate::tokenize::Cursor;
-
 /// A word found by [`Normalizer::scan_word`].
-struct Scanned {
+pub(super) struct Scanned {
     /// Its offset in the text.
-    start: usize,
+    pub(super) start: usize,
     /// Its end in the text.
-    end: usize,
+    pub(super) end: usize,
     /// It starts with the virtual `▁`.
-    prefix: bool,
+    pub(super) prefix: bool,
     /// Its normalized length in bytes.
-    len: usize,
+    pub(super) len: usize,
 }
 
-/// What one encode call carries from word to word.
-struct Run<'c> {
-    /// The last id written is `<unk>` (a run of unknown symbols is one `<unk>`).
-    after_unk: bool,
-    /// The word cache (empty: none).
-    cache: &'c mut [CacheEntry],
+/// How one word becomes ids: the only step where BPE and Unigram differ. Everything around it
+/// (normalizing, finding words, sections between user-defined symbols, resuming, streaming) is
+/// [`SpTokenizer::words_in`] and its callers, shared by both algorithms.
+pub(super) trait WordCoder {
+    /// Write the ids of `word` into `out[written..]` and return how many; `buf` holds its
+    /// normalized bytes when they fit (`buf.len() >= word.len`), else the coder packs them
+    /// into the far end of `out`. On success `cursor`'s carried state (`after_unk`, and a
+    /// Unigram model's score) follows the word; on an error nothing changes.
+    #[allow(clippy::too_many_arguments)]
+    fn word(
+        &mut self,
+        sp: &SpTokenizer<'_>,
+        norm: &Normalizer<'_>,
+        word: &Scanned,
+        buf: &[u8],
+        out: &mut [u32],
+        written: usize,
+        cursor: &mut Cursor,
+        cache: &mut [CacheEntry],
+    ) -> Result<usize, NoRoom>;
 }
 
-/// A SentencePiece BPE tokenizer over a set of tables. Cheap to copy; holds no mutable state.
+/// The BPE step of the word loop: [`SpTokenizer::encode_word`].
+struct BpeCoder;
+
+impl WordCoder for BpeCoder {
+    #[inline(always)]
+    fn word(
+        &mut self,
+        sp: &SpTokenizer<'_>,
+        norm: &Normalizer<'_>,
+        word: &Scanned,
+        buf: &[u8],
+        out: &mut [u32],
+        written: usize,
+        cursor: &mut Cursor,
+        cache: &mut [CacheEntry],
+    ) -> Result<usize, NoRoom> {
+        sp.encode_word(norm, word, buf, out, written, &mut cursor.after_unk, cache)
+    }
+}
+
+/// A SentencePiece tokenizer (BPE or Unigram) over a set of tables. Cheap to copy; holds no
+/// mutable state. It implements [`crate::Tokenize`], the contract every family keeps.
 #[derive(Clone, Copy, Debug)]
 pub struct SpTokenizer<'t> {
     tables: &'t SpTables<'t>,
@@ -63,140 +97,109 @@ impl<'t> SpTokenizer<'t> {
     /// Encode all of `text` into `out`, returning the number of ids written: the ids
     /// SentencePiece's `EncodeAsIds` gives (no `<s>`/`</s>` added). Malformed UTF-8 is
     /// accepted: each byte that is not part of a well-formed character is read as U+FFFD, as
-    /// SentencePiece's normalizer does.
-    ///
-    /// On [`EncodeError::OutputFull`] `{ consumed, written }`, `out[..written]` holds the ids
-    /// of the text up to `consumed` (the start of a word); continue with
-    /// [`SpTokenizer::encode_from`]`(text, consumed, ..)`, which knows the text before that
-    /// point (the normalizer's dummy prefix and whitespace rules depend on it).
+    /// SentencePiece's normalizer does. The same as [`crate::Tokenize::encode_from`] from 0
+    /// without a cache; resume, caching and streaming go through [`crate::Tokenize`].
     ///
     /// Stack: a word buffer of 256 bytes; on 64-bit targets a text over 256 bytes gets one of
     /// 4 KiB and a text over 4 KiB one of 64 KiB (a longer word is merged in the far end of
-    /// `out` instead, more slowly). On 32-bit targets longer words always use `out`.
+    /// `out` instead, more slowly). On 32-bit targets longer words always use `out`. A Unigram
+    /// model's lattice: see [`super::UNIGRAM_STACK_BYTES`].
     pub fn encode(&self, text: &[u8], out: &mut [u32]) -> Result<usize, EncodeError> {
-        self.encode_from(text, 0, out)
+        self.encode_from_offset(text, 0, out, &mut [])
     }
 
-    /// Encode `text` from byte `from` on, where `from` is 0 or a `consumed` offset returned by
-    /// an earlier call on the same text; returns the number of ids written. Offsets in
-    /// errors are offsets in `text`.
-    pub fn encode_from(
-        &self,
-        text: &[u8],
-        from: usize,
-        out: &mut [u32],
-    ) -> Result<usize, EncodeError> {
-        self.encode_from_cached(text, from, out, &mut [])
+    /// The cache this model's encoder uses: BPE only with byte fallback, Unigram only
+    /// without sections (see [`crate::Tokenize`]'s cache rule and `unigram`'s docs).
+    fn usable_cache<'c>(&self, cache: &'c mut [CacheEntry]) -> &'c mut [CacheEntry] {
+        let t = self.tables;
+        let keep = if self.is_unigram() {
+            t.sections == Sections::Inline
+        } else {
+            t.byte_fallback()
+        };
+        if keep {
+            cache
+        } else {
+            &mut []
+        }
     }
 
-    /// [`SpTokenizer::encode`] with a word cache in caller memory: the ids of words that had
-    /// to be merged (words of up to 15 normalized bytes and up to 12 ids) are remembered by
-    /// their bytes, and a later occurrence is copied from the cache. The ids are the same as
-    /// without it. Start with every line [`CacheEntry::EMPTY`], keep the cache with the tables
-    /// it was filled from; any number of lines works (empty: no caching). BPE models without
-    /// byte fallback do not use it; Unigram models cache as
-    /// [`SpTokenizer::encode_cursor_cached`] says.
-    pub fn encode_cached(
+    /// [`crate::Tokenize::encode_at`]: encode `text` from `cursor` on, moving it past what was
+    /// encoded. On `OutputFull` the cursor stands at `consumed`; `PieceTooLong` comes only from
+    /// a call that wrote nothing, with the cursor at the word that needs the room.
+    pub(crate) fn encode_cursor(
         &self,
         text: &[u8],
-        out: &mut [u32],
-        cache: &mut [CacheEntry],
-    ) -> Result<usize, EncodeError> {
-        self.encode_from_cached(text, 0, out, cache)
-    }
-
-    /// [`SpTokenizer::encode_from`] with a word cache (see [`SpTokenizer::encode_cached`]).
-    pub fn encode_from_cached(
-        &self,
-        text: &[u8],
-        from: usize,
+        cursor: &mut Cursor,
         out: &mut [u32],
         cache: &mut [CacheEntry],
     ) -> Result<usize, EncodeError> {
         let t = self.tables;
-        let from = from.min(text.len());
-        if self.is_unigram() {
-            return self.unigram_encode_from(text, from, out, cache);
-        }
-        let cache = if t.byte_fallback() { cache } else { &mut [] };
-        let mut run = Run {
-            after_unk: false,
-            cache,
-        };
+        let cache = self.usable_cache(cache);
         if t.sections != Sections::Inline {
-            return self.encode_sections(text, from, out, &mut run);
+            return self.sections(text, cursor, out, cache);
         }
         let norm = Normalizer {
             text,
             remove_extra: t.remove_extra_whitespaces,
         };
+        let from = cursor.offset.min(text.len());
         let at_start = from == 0;
         let pos = norm.start(from, at_start);
         let end = norm.end(pos);
         let prefix = at_start && t.add_dummy_prefix;
-        self.encode_words(&norm, pos, end, prefix, out, 0, &mut run, false)
-            .map(|(_, written)| written)
+        let (reached, written) =
+            self.words(&norm, pos, end, prefix, out, 0, cursor, false, cache)?;
+        cursor.offset = if reached >= end { text.len() } else { reached };
+        Ok(written)
     }
 
-    /// Encode a prefix of `text` for a stream: `text` is the start of the whole input
-    /// (`at_start`), or continues it at a word start that an earlier call consumed up to. With
-    /// `is_final` false, the last word (which more input could extend) is left for later, and
-    /// so is everything when words cannot be encoded apart (tables without
-    /// [`SpTables::split_words`], or imported from a `tokenizer.json` with user-defined
-    /// symbols). Returns how far it got; `OutputFull` as in [`SpTokenizer::encode`].
-    pub fn encode_part(
+    /// [`crate::Tokenize::encode_from`]: the state at `from` (a Unigram model's carried
+    /// score) is rebuilt by segmenting the text before it, then the rest is encoded.
+    pub(crate) fn encode_from_offset(
         &self,
         text: &[u8],
-        at_start: bool,
-        is_final: bool,
+        from: usize,
         out: &mut [u32],
-    ) -> Result<Progress, EncodeError> {
-        self.encode_part_cached(text, at_start, is_final, out, &mut [])
+        cache: &mut [CacheEntry],
+    ) -> Result<usize, EncodeError> {
+        let mut cursor = Cursor::START;
+        let from = from.min(text.len());
+        if from > 0 {
+            self.advance_cursor(text, from, out, &mut cursor)?;
+        }
+        self.encode_cursor(text, &mut cursor, out, cache)
     }
 
-    /// [`SpTokenizer::encode_part`] with a word cache (see [`SpTokenizer::encode_cached`]).
-    pub(crate) fn encode_part_cached(
+    /// [`crate::Tokenize::encode_part`]: encode a prefix of a stream's pending `text`. With
+    /// `is_final` false the last word (which more input could extend) is left for later, and
+    /// so is everything when words cannot be encoded apart (tables without
+    /// [`SpTables::split_words`]; a `tokenizer.json` import with user-defined symbols, or any
+    /// Unigram one, whose sections restart the score). Those are encoded at the end, at once.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn encode_stream_part(
         &self,
         text: &[u8],
         at_start: bool,
         is_final: bool,
+        cursor: &mut Cursor,
         out: &mut [u32],
         cache: &mut [CacheEntry],
     ) -> Result<Progress, EncodeError> {
         let t = self.tables;
-        if self.is_unigram() {
-            // Words carry a score here: without `StreamEncoder`'s cursor, only the whole
-            // text at once is exact.
-            if !is_final {
-                return Ok(Progress {
-                    consumed: 0,
-                    written: 0,
-                });
-            }
-            let mut cursor = Cursor::START;
-            return match self.unigram_part(text, at_start, true, out, &mut cursor, cache) {
-                Err(EncodeError::OutputFull { .. }) => Err(EncodeError::PieceTooLong {
-                    offset: 0,
-                    len: text.len(),
-                    needed: whole_text_needed(text.len()),
-                }),
-                other => other,
-            };
-        }
-        let apart = t.split_words && (t.sections == Sections::Inline || t.user_defined.is_empty());
+        let unigram = self.is_unigram();
+        let sections = t.sections != Sections::Inline;
+        let apart = t.split_words && !(sections && (unigram || !t.user_defined.is_empty()));
         if !is_final && !apart {
             return Ok(Progress {
                 consumed: 0,
                 written: 0,
             });
         }
-        if !apart && t.sections != Sections::Inline {
-            // Nothing was consumed before the end: encode it all at once.
-            let mut run = Run {
-                after_unk: false,
-                cache: &mut [],
-            };
-            return match self.encode_sections(text, 0, out, &mut run) {
+        if !apart && sections {
+            // All of it at once: a partial result could not be resumed from this text alone.
+            *cursor = Cursor::START;
+            return match self.sections(text, cursor, out, &mut []) {
                 Ok(written) => Ok(Progress {
                     consumed: text.len(),
                     written,
@@ -204,7 +207,11 @@ impl<'t> SpTokenizer<'t> {
                 Err(EncodeError::OutputFull { .. }) => Err(EncodeError::PieceTooLong {
                     offset: 0,
                     len: text.len(),
-                    needed: 12 * text.len() + 64,
+                    needed: if unigram {
+                        whole_text_needed(text.len())
+                    } else {
+                        12 * text.len() + 64
+                    },
                 }),
                 Err(e) => Err(e),
             };
@@ -215,63 +222,71 @@ impl<'t> SpTokenizer<'t> {
         };
         let pos = norm.start(0, at_start);
         let end = if is_final { norm.end(pos) } else { text.len() };
-        let mut run = Run {
-            after_unk: false,
-            cache: if t.byte_fallback() { cache } else { &mut [] },
-        };
         let prefix = at_start && t.add_dummy_prefix;
+        let cache = self.usable_cache(cache);
         let (reached, written) =
-            self.encode_words(&norm, pos, end, prefix, out, 0, &mut run, !is_final)?;
+            self.words(&norm, pos, end, prefix, out, 0, cursor, !is_final, cache)?;
         // Trailing spaces dropped by `remove_extra_whitespaces` are consumed too.
         let consumed = if is_final { text.len() } else { reached };
         Ok(Progress { consumed, written })
     }
 
-    /// [`SpTokenizer::encode_from`] for tables imported from a `tokenizer.json`: the text is
-    /// cut at user-defined symbols first, and each piece of text between them is normalized
-    /// and encoded on its own, as Hugging Face `tokenizers` does with added tokens.
-    fn encode_sections(
+    /// Encode from `cursor` for tables imported from a `tokenizer.json`: the text is cut at
+    /// user-defined symbols (added tokens) first, as `tokenizers` does, and each section
+    /// between them is normalized and encoded on its own (a Unigram model from a zero score).
+    fn sections(
         &self,
         text: &[u8],
-        from: usize,
+        cursor: &mut Cursor,
         out: &mut [u32],
-        run: &mut Run<'_>,
+        cache: &mut [CacheEntry],
     ) -> Result<usize, EncodeError> {
         let norm = Normalizer {
             text,
             remove_extra: false,
         };
-        let mut pos = from;
-        // Where the section holding `from` starts: the end of the last symbol before it.
-        let mut section = 0usize;
-        while let Some((at, len, _)) = self.next_user_symbol(text, section, from) {
-            section = at + len;
-        }
+        let mut pos = cursor.offset.min(text.len());
+        let mut section = self.section_start(text, pos);
         let mut written = 0usize;
         loop {
             let next = self.next_user_symbol(text, pos, text.len());
             let end = next.map_or(text.len(), |(at, _, _)| at);
+            if pos == section {
+                // A new call of the model.
+                cursor.score = 0.0;
+                cursor.after_unk = false;
+            }
             let prefix = pos == section && pos < end && self.section_prefix(text, section);
             written = self
-                .encode_words(&norm, pos, end, prefix, out, written, run, false)?
+                .words(&norm, pos, end, prefix, out, written, cursor, false, cache)?
                 .1;
             let Some((at, len, id)) = next else {
+                cursor.offset = text.len();
                 return Ok(written);
             };
-            match out.get_mut(written) {
-                Some(slot) => *slot = id,
-                None => {
-                    return Err(EncodeError::OutputFull {
-                        consumed: at,
-                        written,
-                    })
-                }
-            }
+            let Some(slot) = out.get_mut(written) else {
+                cursor.offset = at;
+                return Err(EncodeError::OutputFull {
+                    consumed: at,
+                    written,
+                });
+            };
+            *slot = id;
             written += 1;
-            run.after_unk = false;
             pos = at + len;
             section = pos;
+            cursor.offset = pos;
         }
+    }
+
+    /// Where the section holding `pos` starts: the end of the last user-defined symbol that
+    /// ends by `pos` (0 when none does).
+    pub(super) fn section_start(&self, text: &[u8], pos: usize) -> usize {
+        let mut section = 0usize;
+        while let Some((at, len, _)) = self.next_user_symbol(text, section, pos) {
+            section = at + len;
+        }
+        section
     }
 
     /// True when the section of text starting at `section` (not empty) gets a `▁` before it,
@@ -318,10 +333,11 @@ impl<'t> SpTokenizer<'t> {
     }
 
     /// Encode the words of `text[pos..end]` into `out` after `written` ids (the first word
-    /// after a virtual `▁` when `prefix`); returns where it stopped and the new number of ids
-    /// written. With `hold_last`, a word that reaches `end` is left unencoded.
+    /// after a virtual `▁` when `prefix`), with the model's algorithm; returns where it
+    /// stopped and the new number of ids written. With `hold_last`, a word that reaches `end`
+    /// is left unencoded.
     #[allow(clippy::too_many_arguments)]
-    fn encode_words(
+    fn words(
         &self,
         norm: &Normalizer<'_>,
         pos: usize,
@@ -329,38 +345,97 @@ impl<'t> SpTokenizer<'t> {
         prefix: bool,
         out: &mut [u32],
         written: usize,
-        run: &mut Run<'_>,
+        cursor: &mut Cursor,
         hold_last: bool,
+        cache: &mut [CacheEntry],
     ) -> Result<(usize, usize), EncodeError> {
-        // A text that may hold a word longer than the small buffer gets the large one (made,
-        // and zeroed, once per call).
+        let unigram = self.unigram_words(
+            true, norm, pos, end, prefix, out, written, cursor, hold_last, cache,
+        );
+        match unigram {
+            Some(result) => result,
+            None => self.bpe_words(
+                norm, pos, end, prefix, out, written, cursor, hold_last, cache,
+            ),
+        }
+    }
+
+    /// The word loop with the BPE step: a text that may hold a word longer than the small
+    /// buffer gets the large one (made, and zeroed, once per call). Out of line, so that its
+    /// word buffer is in a frame only when the model is BPE's.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn bpe_words(
+        &self,
+        norm: &Normalizer<'_>,
+        pos: usize,
+        end: usize,
+        prefix: bool,
+        out: &mut [u32],
+        written: usize,
+        cursor: &mut Cursor,
+        hold_last: bool,
+        cache: &mut [CacheEntry],
+    ) -> Result<(usize, usize), EncodeError> {
         #[cfg(target_pointer_width = "64")]
         if end - pos > LONG_WORD_BUF {
-            return self.encode_words_in::<HUGE_WORD_BUF>(
-                norm, pos, end, prefix, out, written, run, hold_last,
+            return self.words_in::<HUGE_WORD_BUF, _>(
+                &mut BpeCoder,
+                norm,
+                pos,
+                end,
+                prefix,
+                out,
+                written,
+                cursor,
+                hold_last,
+                cache,
             );
         }
         #[cfg(target_pointer_width = "64")]
         if end - pos > WORD_BUF {
-            return self.encode_words_in::<LONG_WORD_BUF>(
-                norm, pos, end, prefix, out, written, run, hold_last,
+            return self.words_in::<LONG_WORD_BUF, _>(
+                &mut BpeCoder,
+                norm,
+                pos,
+                end,
+                prefix,
+                out,
+                written,
+                cursor,
+                hold_last,
+                cache,
             );
         }
-        self.encode_words_in::<WORD_BUF>(norm, pos, end, prefix, out, written, run, hold_last)
+        self.words_in::<WORD_BUF, _>(
+            &mut BpeCoder,
+            norm,
+            pos,
+            end,
+            prefix,
+            out,
+            written,
+            cursor,
+            hold_last,
+            cache,
+        )
     }
 
-    /// [`SpTokenizer::encode_words`] with a word buffer of `N` bytes.
+    /// The word loop, with a word buffer of `N` bytes and `coder` for each word. `cursor`
+    /// stands after the last word encoded (its offset too).
     #[allow(clippy::too_many_arguments)]
-    fn encode_words_in<const N: usize>(
+    pub(super) fn words_in<const N: usize, C: WordCoder>(
         &self,
+        coder: &mut C,
         norm: &Normalizer<'_>,
         mut pos: usize,
         end: usize,
         mut prefix: bool,
         out: &mut [u32],
         mut written: usize,
-        run: &mut Run<'_>,
+        cursor: &mut Cursor,
         hold_last: bool,
+        cache: &mut [CacheEntry],
     ) -> Result<(usize, usize), EncodeError> {
         let mut buf = [0u8; N];
         while pos < end {
@@ -374,43 +449,44 @@ impl<'t> SpTokenizer<'t> {
             if hold_last && word_end >= end {
                 break;
             }
-            let word = Scanned {
-                start: pos,
-                end: word_end,
-                prefix,
-                len,
-            };
-            match self.encode_word(norm, &word, &buf, out, written, run) {
-                Ok(n) => written += n,
-                Err(NoRoom::Full) => {
-                    return Err(EncodeError::OutputFull {
-                        consumed: pos,
-                        written,
-                    })
-                }
-                Err(NoRoom::TooLong(needed)) => {
-                    return Err(EncodeError::PieceTooLong {
-                        offset: pos,
-                        len: word_end - pos,
-                        needed,
-                    })
+            if len > 0 {
+                let word = Scanned {
+                    start: pos,
+                    end: word_end,
+                    prefix,
+                    len,
+                };
+                match coder.word(self, norm, &word, &buf, out, written, cursor, cache) {
+                    Ok(n) => written += n,
+                    // Ids already written come out first, so that `PieceTooLong` always
+                    // means that the whole buffer is too small for this word.
+                    Err(NoRoom::TooLong(needed)) if written == 0 => {
+                        return Err(EncodeError::PieceTooLong {
+                            offset: pos,
+                            len: word_end - pos,
+                            needed,
+                        })
+                    }
+                    Err(_) => {
+                        return Err(EncodeError::OutputFull {
+                            consumed: pos,
+                            written,
+                        })
+                    }
                 }
             }
             prefix = false;
             pos = word_end;
+            cursor.offset = pos;
         }
         Ok((pos, written))
     }
 
-    /// Encode a `&str` (see [`SpTokenizer::encode`]).
-    pub fn encode_str(&self, text: &str, out: &mut [u32]) -> Result<usize, EncodeError> {
-        self.encode(text.as_bytes(), out)
-    }
-
-    /// Encode one word into `out[written..]`; returns the number of ids written. `buf` holds
-    /// its normalized bytes when they fit; a longer word is packed four bytes to a `u32` at
-    /// the end of `out`. A word that is a piece marked whole (its own bytes
-    /// merge into it) is that piece, with one lookup; any other word is merged.
+    /// Encode one word (not empty) into `out[written..]`; returns the number of ids written.
+    /// `buf` holds its normalized bytes when they fit; a longer word is packed four bytes to a
+    /// `u32` at the end of `out`. A word that is a piece marked whole (its own bytes merge into
+    /// it) is that piece, with one lookup; any other word is merged.
+    #[allow(clippy::too_many_arguments)]
     fn encode_word(
         &self,
         norm: &Normalizer<'_>,
@@ -418,13 +494,11 @@ impl<'t> SpTokenizer<'t> {
         buf: &[u8],
         out: &mut [u32],
         written: usize,
-        run: &mut Run<'_>,
+        after_unk: &mut bool,
+        cache: &mut [CacheEntry],
     ) -> Result<usize, NoRoom> {
         let t = self.tables;
         let len = scanned.len;
-        if len == 0 {
-            return Ok(0);
-        }
         let users = t.sections == Sections::Inline && !t.user_defined.is_empty();
         if let Some(word) = buf.get(..len) {
             if let Some(id) = t.piece_id(word).filter(|&id| t.is_whole(id)) {
@@ -432,23 +506,23 @@ impl<'t> SpTokenizer<'t> {
                 return match out.get_mut(written) {
                     Some(slot) => {
                         *slot = id;
-                        run.after_unk = false;
+                        *after_unk = false;
                         Ok(1)
                     }
                     None if empty => Err(NoRoom::TooLong(1)),
                     None => Err(NoRoom::Full),
                 };
             }
-            let key = if run.cache.is_empty() {
+            let key = if cache.is_empty() {
                 None
             } else {
                 CacheKey::of(word)
             };
             let Some(key) = key else {
-                return merge_word(t, Word::Flat(word), users, out, written, &mut run.after_unk);
+                return merge_word(t, Word::Flat(word), users, out, written, after_unk);
             };
-            let line = key.line(run.cache.len());
-            if let Some(entry) = run.cache.get(line) {
+            let line = key.line(cache.len());
+            if let Some(entry) = cache.get(line) {
                 match entry.emit(key, out, written) {
                     Some(Ok(n)) => return Ok(n),
                     Some(Err(end)) if written == 0 => return Err(NoRoom::TooLong(end)),
@@ -456,10 +530,8 @@ impl<'t> SpTokenizer<'t> {
                     None => {}
                 }
             }
-            let n = merge_word(t, Word::Flat(word), users, out, written, &mut run.after_unk)?;
-            if let (Some(entry), Some(ids)) =
-                (run.cache.get_mut(line), out.get(written..written + n))
-            {
+            let n = merge_word(t, Word::Flat(word), users, out, written, after_unk)?;
+            if let (Some(entry), Some(ids)) = (cache.get_mut(line), out.get(written..written + n)) {
                 entry.put(key, ids);
             }
             return Ok(n);
@@ -492,7 +564,7 @@ impl<'t> SpTokenizer<'t> {
             users,
             rest,
             written,
-            &mut run.after_unk,
+            after_unk,
         ) {
             Err(NoRoom::TooLong(needed)) => Err(NoRoom::TooLong(needed.saturating_add(words))),
             other => other,

@@ -25,14 +25,13 @@
 //! needs about 5.25 ids per normalized byte (reported by [`EncodeError::PieceTooLong`] when
 //! even the whole buffer is too small).
 
-use super::encode::SpTokenizer;
-use super::merge::Word;
-use super::normalize::{Normalizer, SPACE_MARK};
+use super::encode::{Scanned, SpTokenizer, WordCoder};
+use super::merge::{NoRoom, Word};
+use super::normalize::Normalizer;
 use super::tables::{
     priority_score, PieceFilter, Sections, SpAlgorithm, SpTables, MAX_PIECE_BYTES,
 };
 use crate::cache::{CacheEntry, CacheKey};
-use crate::encode::Progress;
 use crate::error::EncodeError;
 use crate::tokenize::Cursor;
 
@@ -372,155 +371,49 @@ impl<'t> SpTokenizer<'t> {
         self.unigram().is_some()
     }
 
-    /// Encode `text` from `cursor` on into `out`, moving `cursor` past what was encoded;
-    /// returns the number of ids written. Start with [`Cursor::START`]. On
-    /// [`EncodeError::OutputFull`], `cursor` stands at `consumed` and carries what the next
-    /// call needs, so draining `out` and calling again gives the ids of a one-shot
-    /// [`SpTokenizer::encode`] at no extra cost (for a Unigram model, unlike
-    /// [`SpTokenizer::encode_from`], which must recompute the carried score). Works for
-    /// both algorithms. [`EncodeError::PieceTooLong`] comes only from a call that wrote
-    /// nothing (earlier ids come out as `OutputFull` first), with `cursor` at the word that
-    /// needs the room: call again with a buffer of `needed` ids.
-    pub fn encode_cursor(
+    /// The word loop ([`SpTokenizer::words_in`]) with the Unigram step, when the tables are
+    /// Unigram's (`None` otherwise); with `write` false it only moves the carried state. Out
+    /// of line, so that the stack lattice is in a frame only when the model is Unigram's.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    pub(super) fn unigram_words(
         &self,
-        text: &[u8],
+        write: bool,
+        norm: &Normalizer<'_>,
+        pos: usize,
+        end: usize,
+        prefix: bool,
+        out: &mut [u32],
+        written: usize,
         cursor: &mut Cursor,
-        out: &mut [u32],
-    ) -> Result<usize, EncodeError> {
-        self.encode_cursor_cached(text, cursor, out, &mut [])
-    }
-
-    /// [`SpTokenizer::encode_cursor`] with a word cache in caller memory (as
-    /// [`SpTokenizer::encode_cached`]; start with every line [`CacheEntry::EMPTY`], keep it with
-    /// the tables it was filled from). The ids are the same as without it. A Unigram model
-    /// caches a word of up to 15 bytes only when its segmentation cannot depend on the score
-    /// carried into it (every comparison won by a margin that `f32` rounding cannot close),
-    /// and replays the carried score along the cached pieces; tables imported from a
-    /// `tokenizer.json` do not use it.
-    pub fn encode_cursor_cached(
-        &self,
-        text: &[u8],
-        cursor: &mut Cursor,
-        out: &mut [u32],
+        hold_last: bool,
         cache: &mut [CacheEntry],
-    ) -> Result<usize, EncodeError> {
-        let Some(p) = self.unigram() else {
-            let r = self.encode_from_cached(text, cursor.offset, out, cache);
-            return crate::tokenize::advance(cursor, text.len(), r);
+    ) -> Option<Result<(usize, usize), EncodeError>> {
+        let p = self.unigram()?;
+        let mut coder = UnigramCoder {
+            p,
+            write,
+            cells: [0; CELL * (UNIGRAM_STACK_BYTES + 1)],
         };
-        let t = self.tables();
-        if t.sections != Sections::Inline {
-            return self.unigram_sections(p, text, cursor, out, &mut []);
-        }
-        let norm = Normalizer {
-            text,
-            remove_extra: t.remove_extra_whitespaces,
-        };
-        let from = cursor.offset.min(text.len());
-        let at_start = from == 0;
-        let pos = norm.start(from, at_start);
-        let end = norm.end(pos);
-        let prefix = at_start && t.add_dummy_prefix;
-        let (reached, written) = self.unigram_words(
-            p, &norm, pos, end, prefix, out, 0, cursor, false, true, cache,
-        )?;
-        cursor.offset = if reached >= end { text.len() } else { reached };
-        Ok(written)
-    }
-
-    /// [`SpTokenizer::encode_cursor`] for tables imported from a `tokenizer.json`: the text is
-    /// cut at added tokens (user-defined symbols) first, as `tokenizers` does, and each section
-    /// between them is normalized and segmented on its own, from a zero score.
-    fn unigram_sections(
-        &self,
-        p: Params,
-        text: &[u8],
-        cursor: &mut Cursor,
-        out: &mut [u32],
-        cache: &mut [CacheEntry],
-    ) -> Result<usize, EncodeError> {
-        let norm = Normalizer {
-            text,
-            remove_extra: false,
-        };
-        let mut pos = cursor.offset.min(text.len());
-        let section_start = self.section_start(text, pos);
-        let mut section = section_start;
-        let mut written = 0usize;
-        loop {
-            let next = self.next_user_symbol(text, pos, text.len());
-            let end = next.map_or(text.len(), |(at, _, _)| at);
-            if pos == section {
-                // A new call of the model.
-                cursor.score = 0.0;
-                cursor.after_unk = false;
-            }
-            let prefix = pos == section && pos < end && self.section_prefix(text, section);
-            written = self
-                .unigram_words(
-                    p, &norm, pos, end, prefix, out, written, cursor, false, true, cache,
-                )?
-                .1;
-            let Some((at, len, id)) = next else {
-                cursor.offset = text.len();
-                return Ok(written);
-            };
-            match out.get_mut(written) {
-                Some(slot) => *slot = id,
-                None => {
-                    cursor.offset = at;
-                    return Err(EncodeError::OutputFull {
-                        consumed: at,
-                        written,
-                    });
-                }
-            }
-            written += 1;
-            pos = at + len;
-            section = pos;
-            cursor.offset = pos;
-        }
-    }
-
-    /// Where the section holding `pos` starts: the end of the last user-defined symbol that
-    /// ends by `pos` (0 when none does).
-    fn section_start(&self, text: &[u8], pos: usize) -> usize {
-        let mut section = 0usize;
-        while let Some((at, len, _)) = self.next_user_symbol(text, section, pos) {
-            section = at + len;
-        }
-        section
-    }
-
-    /// [`SpTokenizer::encode_from`] for a Unigram model: the state at `from` is found by
-    /// segmenting the text before it (scores only), then the rest is encoded.
-    pub(crate) fn unigram_encode_from(
-        &self,
-        text: &[u8],
-        from: usize,
-        out: &mut [u32],
-        cache: &mut [CacheEntry],
-    ) -> Result<usize, EncodeError> {
-        let mut cursor = Cursor::START;
-        if from > 0 {
-            self.advance_cursor(text, from, out, &mut cursor)?;
-        }
-        self.encode_cursor_cached(text, &mut cursor, out, cache)
+        Some(self.words_in::<UNIGRAM_STACK_BYTES, _>(
+            &mut coder, norm, pos, end, prefix, out, written, cursor, hold_last, cache,
+        ))
     }
 
     /// Move `cursor` (at the start) to `from`, a word start, segmenting without writing ids
-    /// (`out` is only the work area for long words).
-    fn advance_cursor(
+    /// (`out` is only the work area for long words). A BPE model carries nothing: the cursor
+    /// just moves.
+    pub(super) fn advance_cursor(
         &self,
         text: &[u8],
         from: usize,
         out: &mut [u32],
         cursor: &mut Cursor,
     ) -> Result<(), EncodeError> {
-        let Some(p) = self.unigram() else {
+        if !self.is_unigram() {
             cursor.offset = from;
             return Ok(());
-        };
+        }
         let t = self.tables();
         // Segment from where the score last started from zero: the text's start, or with
         // sections the start of the section holding `from`.
@@ -546,8 +439,8 @@ impl<'t> SpTokenizer<'t> {
             )
         };
         *cursor = Cursor::START;
-        let (reached, _) = self.unigram_words(
-            p,
+        let words = self.unigram_words(
+            false,
             &norm,
             pos,
             end,
@@ -556,237 +449,145 @@ impl<'t> SpTokenizer<'t> {
             0,
             cursor,
             false,
-            false,
             &mut [],
-        )?;
+        );
+        let (reached, _) = words.unwrap_or(Ok((end, 0)))?;
         cursor.offset = reached.max(from.min(text.len()));
         Ok(())
     }
+}
 
-    /// Encode a prefix of `text` for a stream, carrying `cursor`'s state (its offset is not
-    /// used: `text` starts where the last call stopped). See [`SpTokenizer::encode_part`].
-    pub(crate) fn unigram_part(
-        &self,
-        text: &[u8],
-        at_start: bool,
-        is_final: bool,
-        out: &mut [u32],
-        cursor: &mut Cursor,
-        cache: &mut [CacheEntry],
-    ) -> Result<Progress, EncodeError> {
-        let Some(p) = self.unigram() else {
-            return self.encode_part_cached(text, at_start, is_final, out, cache);
-        };
-        let t = self.tables();
-        let sections = t.sections != Sections::Inline;
-        if !is_final && (sections || !t.split_words) {
-            // Held whole until the end (sections restart the score at added tokens).
-            return Ok(Progress {
-                consumed: 0,
-                written: 0,
-            });
-        }
-        if sections {
-            // All of it at once: a partial result could not be resumed from this text alone.
-            *cursor = Cursor::START;
-            return match self.unigram_sections(p, text, cursor, out, &mut []) {
-                Ok(written) => Ok(Progress {
-                    consumed: text.len(),
-                    written,
-                }),
-                Err(EncodeError::OutputFull { .. }) => Err(EncodeError::PieceTooLong {
-                    offset: 0,
-                    len: text.len(),
-                    needed: whole_text_needed(text.len()),
-                }),
-                Err(e) => Err(e),
-            };
-        }
-        let norm = Normalizer {
-            text,
-            remove_extra: t.remove_extra_whitespaces,
-        };
-        let pos = norm.start(0, at_start);
-        let end = if is_final { norm.end(pos) } else { text.len() };
-        let prefix = at_start && t.add_dummy_prefix;
-        let (reached, written) = self.unigram_words(
-            p, &norm, pos, end, prefix, out, 0, cursor, !is_final, true, cache,
-        )?;
-        let consumed = if is_final { text.len() } else { reached };
-        Ok(Progress { consumed, written })
-    }
+/// The Unigram step of the word loop ([`WordCoder`]): a word's Viterbi from the carried
+/// score, or its cached path with the score replayed along it.
+pub(super) struct UnigramCoder {
+    p: Params,
+    /// Write the ids (false: only move the carried state, as rebuilding a resume point does).
+    write: bool,
+    /// The stack lattice, for words of up to [`UNIGRAM_STACK_BYTES`] bytes.
+    cells: [u32; CELL * (UNIGRAM_STACK_BYTES + 1)],
+}
 
-    /// Segment the words of `text[pos..end]` (the first after a virtual `▁` when `prefix`)
-    /// from `cursor`'s state, writing their ids into `out` when `write`; returns where it
-    /// stopped and the number of ids written. `cursor`'s state follows each finished word.
-    /// With `hold_last`, a word that reaches `end` is left alone.
-    #[allow(clippy::too_many_arguments)]
-    fn unigram_words(
-        &self,
-        p: Params,
+impl WordCoder for UnigramCoder {
+    #[inline(always)]
+    fn word(
+        &mut self,
+        sp: &SpTokenizer<'_>,
         norm: &Normalizer<'_>,
-        mut pos: usize,
-        end: usize,
-        mut prefix: bool,
+        w: &Scanned,
+        buf: &[u8],
         out: &mut [u32],
-        mut written: usize,
+        written: usize,
         cursor: &mut Cursor,
-        hold_last: bool,
-        write: bool,
         cache: &mut [CacheEntry],
-    ) -> Result<(usize, usize), EncodeError> {
-        let t = self.tables();
-        let mut buf = [0u8; UNIGRAM_STACK_BYTES];
-        let mut cells = [0u32; CELL * (UNIGRAM_STACK_BYTES + 1)];
-        while pos < end {
-            let mark = if prefix { SPACE_MARK.len() } else { 0 };
-            if prefix {
-                for (d, s) in buf.iter_mut().zip(SPACE_MARK) {
-                    *d = s;
+    ) -> Result<usize, NoRoom> {
+        let (t, p, len, write) = (sp.tables(), self.p, w.len, self.write);
+        let mut after_unk = cursor.after_unk;
+        let result = if let Some(bytes) = buf.get(..len) {
+            // The word cache (see `CACHE_MARGIN`), for `sentencepiece`'s arithmetic.
+            let key = if write
+                && !cache.is_empty()
+                && !p.tokenizers
+                && len <= CACHED_WORD
+                && cursor.score.abs() < CACHE_ORIGIN_LIMIT
+            {
+                CacheKey::of(bytes)
+            } else {
+                None
+            };
+            let line = key.map(|k| k.line(cache.len()));
+            let mut cached = None;
+            if let (Some(k), Some(l)) = (key, line) {
+                match cache.get(l).and_then(|e| e.emit(k, out, written)) {
+                    Some(Ok(n)) => {
+                        cached = out
+                            .get(written..written + n)
+                            .and_then(|ids| replay(t, p, bytes, ids, cursor.score))
+                            .map(|score| Some((n, score)));
+                    }
+                    Some(Err(_)) => cached = Some(None),
+                    None => {}
                 }
             }
-            let (word_end, len) = norm.scan_word(pos, end, t.split_words, &mut buf, mark);
-            if hold_last && word_end >= end {
-                break;
-            }
-            let full = EncodeError::OutputFull {
-                consumed: pos,
-                written,
-            };
-            if len > 0 {
-                let mut after_unk = cursor.after_unk;
-                let result = if let Some(bytes) = buf.get(..len) {
-                    // The word cache (see `CACHE_MARGIN`), for `sentencepiece`'s arithmetic.
-                    let key = if write
-                        && !cache.is_empty()
-                        && !p.tokenizers
-                        && len <= CACHED_WORD
-                        && cursor.score.abs() < CACHE_ORIGIN_LIMIT
-                    {
-                        CacheKey::of(bytes)
-                    } else {
-                        None
-                    };
-                    let line = key.map(|k| k.line(cache.len()));
-                    let mut cached = None;
-                    if let (Some(k), Some(l)) = (key, line) {
-                        match cache.get(l).and_then(|e| e.emit(k, out, written)) {
-                            Some(Ok(n)) => {
-                                cached = out
-                                    .get(written..written + n)
-                                    .and_then(|ids| replay(t, p, bytes, ids, cursor.score))
-                                    .map(|score| Some((n, score)));
-                            }
-                            Some(Err(_)) => cached = Some(None),
-                            None => {}
-                        }
-                    }
-                    match cached {
-                        Some(hit) => {
-                            after_unk = false;
-                            hit
-                        }
-                        None => {
-                            let word = Word::Flat(bytes);
-                            let mut lat = Lattice(&mut cells);
-                            let gap = viterbi(t, p, word, &mut lat, cursor.score);
-                            let score = lat.score(len);
-                            let first = link_forward(&mut lat, len);
-                            let room = if write {
-                                out.get_mut(written..).unwrap_or(&mut [])
-                            } else {
-                                &mut []
-                            };
-                            let n = if write {
-                                emit(t, p, word, &lat, first, room, &mut after_unk)
-                            } else {
-                                after_unk = lat.id(len) == t.unk_id;
-                                Some(0)
-                            };
-                            if let (Some(k), Some(l), Some(n)) = (key, line, n) {
-                                if gap > CACHE_MARGIN && !has_unknown(t, &lat, first) {
-                                    if let (Some(e), Some(ids)) =
-                                        (cache.get_mut(l), out.get(written..written + n))
-                                    {
-                                        e.put(k, ids);
-                                    }
-                                }
-                            }
-                            n.map(|n| (n, score))
-                        }
-                    }
-                } else {
-                    // A long word: bytes and lattice at the far end of `out`.
-                    let packed = len.div_ceil(4);
-                    let need = packed + CELL * (len + 1);
-                    // Ids already written in this call come out first (`OutputFull`), so
-                    // that `PieceTooLong` always means the whole buffer is too small.
-                    if written > 0 && out.len() < need + len + written {
-                        return Err(full);
-                    }
-                    let Some(split) = out.len().checked_sub(need) else {
-                        return Err(EncodeError::PieceTooLong {
-                            offset: pos,
-                            len: word_end - pos,
-                            needed: need + if write { len } else { 0 },
-                        });
-                    };
-                    let too_long = EncodeError::PieceTooLong {
-                        offset: pos,
-                        len: word_end - pos,
-                        needed: need + len,
-                    };
-                    let Some((head, tail)) = out.split_at_mut_checked(split) else {
-                        return Err(too_long);
-                    };
-                    let Some((cells, bytes)) = tail.split_at_mut_checked(CELL * (len + 1)) else {
-                        return Err(too_long);
-                    };
-                    norm.write_packed(pos, word_end, prefix, bytes);
-                    let word = Word::Packed(bytes, len);
-                    let mut lat = Lattice(cells);
-                    viterbi(t, p, word, &mut lat, cursor.score);
+            match cached {
+                Some(hit) => {
+                    after_unk = false;
+                    hit
+                }
+                None => {
+                    let word = Word::Flat(bytes);
+                    let mut lat = Lattice(&mut self.cells);
+                    let gap = viterbi(t, p, word, &mut lat, cursor.score);
                     let score = lat.score(len);
                     let first = link_forward(&mut lat, len);
-                    if write {
-                        let room = head.get_mut(written..).unwrap_or(&mut []);
-                        match emit(t, p, word, &lat, first, room, &mut after_unk) {
-                            Some(n) => Some((n, score)),
-                            None if written == 0 => {
-                                return Err(EncodeError::PieceTooLong {
-                                    offset: pos,
-                                    len: word_end - pos,
-                                    needed: need + len,
-                                })
-                            }
-                            None => None,
-                        }
+                    let room = if write {
+                        out.get_mut(written..).unwrap_or(&mut [])
+                    } else {
+                        &mut []
+                    };
+                    let n = if write {
+                        emit(t, p, word, &lat, first, room, &mut after_unk)
                     } else {
                         after_unk = lat.id(len) == t.unk_id;
-                        Some((0, score))
+                        Some(0)
+                    };
+                    if let (Some(k), Some(l), Some(n)) = (key, line, n) {
+                        if gap > CACHE_MARGIN && !has_unknown(t, &lat, first) {
+                            if let (Some(e), Some(ids)) =
+                                (cache.get_mut(l), out.get(written..written + n))
+                            {
+                                e.put(k, ids);
+                            }
+                        }
                     }
-                };
-                match result {
-                    Some((n, score)) => {
-                        written += n;
-                        cursor.score = score;
-                        cursor.after_unk = after_unk;
-                    }
-                    // Every id covers at least one byte: `len` ids always fit.
-                    None if written == 0 => {
-                        return Err(EncodeError::PieceTooLong {
-                            offset: pos,
-                            len: word_end - pos,
-                            needed: len,
-                        })
-                    }
-                    None => return Err(full),
+                    n.map(|n| (n, score))
                 }
             }
-            prefix = false;
-            pos = word_end;
-            cursor.offset = pos;
+        } else {
+            // A long word: bytes and lattice at the far end of `out`.
+            let packed = len.div_ceil(4);
+            let need = packed + CELL * (len + 1);
+            // Ids already written in this call come out first (`OutputFull`), so
+            // that `PieceTooLong` always means the whole buffer is too small.
+            if written > 0 && out.len() < need + len + written {
+                return Err(NoRoom::Full);
+            }
+            let Some(split) = out.len().checked_sub(need) else {
+                return Err(NoRoom::TooLong(need + if write { len } else { 0 }));
+            };
+            let too_long = NoRoom::TooLong(need + len);
+            let Some((head, tail)) = out.split_at_mut_checked(split) else {
+                return Err(too_long);
+            };
+            let Some((cells, bytes)) = tail.split_at_mut_checked(CELL * (len + 1)) else {
+                return Err(too_long);
+            };
+            norm.write_packed(w.start, w.end, w.prefix, bytes);
+            let word = Word::Packed(bytes, len);
+            let mut lat = Lattice(cells);
+            viterbi(t, p, word, &mut lat, cursor.score);
+            let score = lat.score(len);
+            let first = link_forward(&mut lat, len);
+            if write {
+                let room = head.get_mut(written..).unwrap_or(&mut []);
+                match emit(t, p, word, &lat, first, room, &mut after_unk) {
+                    Some(n) => Some((n, score)),
+                    None if written == 0 => return Err(NoRoom::TooLong(need + len)),
+                    None => None,
+                }
+            } else {
+                after_unk = lat.id(len) == t.unk_id;
+                Some((0, score))
+            }
+        };
+        match result {
+            Some((n, score)) => {
+                cursor.score = score;
+                cursor.after_unk = after_unk;
+                Ok(n)
+            }
+            // Every id covers at least one byte: `len` ids always fit.
+            None if written == 0 => Err(NoRoom::TooLong(len)),
+            None => Err(NoRoom::Full),
         }
-        Ok((pos, written))
     }
 }

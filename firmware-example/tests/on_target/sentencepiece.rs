@@ -4,7 +4,7 @@
 // Every configuration runs the model-independent tests: round trips (what sentencepiece's
 // `DecodeIds` gives: the text, with each byte outside well-formed UTF-8 as U+FFFD; with byte
 // fallback and extra whitespace kept only), resume after `OutputFull` through small buffers
-// (`encode_from` and `encode_cursor`), `count`, `decode_from` resume, byte
+// (`encode_from` and `encode_at`), `count`, `decode_from` resume, byte
 // pieces, control and user-defined symbols, `PieceTooLong`, empty input, unknown ids, stack
 // bounds, tables in flash, and the streaming encoder and decoder (`StreamEncoder`,
 // `StreamDecoder`). Builds that embed reference vectors (`cfg(picobpe_vectors)`, `PBVEC2`)
@@ -112,7 +112,7 @@ fn encode_resumed(
             buf.len()
         );
         let chunk = &mut buf[..room];
-        match tok.encode_from(text, from, chunk) {
+        match tok.encode_from(text, from, chunk, Specials::All, &mut []) {
             Ok(n) => {
                 compare_ids(&chunk[..n], expected, &mut index)?;
                 return match expected.next() {
@@ -144,7 +144,7 @@ fn encode_resumed(
 }
 
 /// [`encode_resumed`] with [`Cursor`]: encode `text` through buffers of `cap` ids with
-/// `encode_cursor`, going on after `OutputFull` from the cursor it leaves (at `consumed`, with
+/// `encode_at`, going on after `OutputFull` from the cursor it leaves (at `consumed`, with
 /// the state a Unigram word start carries), and compare the ids with `expected` as they come.
 /// On `PieceTooLong { needed }` the call is made again, from the cursor it started from, with
 /// `needed` ids of room (at most all of `buf`). `Err(i)`: the ids differ from index `i` on.
@@ -167,7 +167,7 @@ fn encode_cursor_resumed(
             buf.len()
         );
         let chunk = &mut buf[..room];
-        match tok.encode_cursor(text, &mut cursor, chunk) {
+        match tok.encode_at(text, &mut cursor, chunk, Specials::All, &mut []) {
             Ok(n) => {
                 compare_ids(&chunk[..n], expected, &mut index)?;
                 assert_eq!(cursor.offset(), text.len(), "cursor not at the end");
@@ -471,7 +471,7 @@ mod tests {
         assert_eq!(tok.encode(b"", &mut out), Ok(0));
         assert_eq!(tok.encode(b"", &mut []), Ok(0));
         assert_eq!(tok.count(b"", &mut [], Specials::All), Ok(0));
-        assert_eq!(tok.encode_from(b"abc", 3, &mut out), Ok(0));
+        assert_eq!(tok.encode_from(b"abc", 3, &mut out, Specials::All, &mut []), Ok(0));
         let mut bytes = [0u8; 4];
         assert_eq!(tok.decode(&[], &mut bytes), Ok(0));
         assert_eq!(tok.decode(&[], &mut []), Ok(0));
@@ -591,7 +591,9 @@ mod tests {
                     "ids before the stop differ"
                 );
                 let mut rest = [0u32; SHORT];
-                let n = tokenizer().encode_from(&text, consumed, &mut rest).unwrap();
+                let n = tokenizer()
+                    .encode_from(&text, consumed, &mut rest, Specials::All, &mut [])
+                    .unwrap();
                 assert!(rest[..n] == one[written..], "ids after the stop differ");
             }
             other => panic!("expected OutputFull, got {other:?}"),
@@ -619,20 +621,16 @@ mod tests {
             }
             other => panic!("expected PieceTooLong, got {other:?}"),
         }
-        // Later in the text, the word starts at its space. A Unigram model first hands out
-        // the ids before it (`OutputFull`), so that `PieceTooLong` comes from a call that wrote
-        // nothing; BPE reports it at once.
+        // Later in the text, the word starts at its space. The ids before it come out first
+        // (`OutputFull`), so that `PieceTooLong` comes from a call that wrote nothing.
         let mut out = [0u32; 64];
-        let mut result = tok.encode(&text, &mut out);
-        if tok.is_unigram() {
-            match result {
-                Err(EncodeError::OutputFull {
-                    consumed: 2,
-                    written,
-                }) if written > 0 => result = tok.encode_from(&text, 2, &mut out),
-                other => panic!("expected OutputFull at 2, got {other:?}"),
-            }
-        }
+        let result = match tok.encode(&text, &mut out) {
+            Err(EncodeError::OutputFull {
+                consumed: 2,
+                written,
+            }) if written > 0 => tok.encode_from(&text, 2, &mut out, Specials::All, &mut []),
+            other => panic!("expected OutputFull at 2, got {other:?}"),
+        };
         match result {
             Err(EncodeError::PieceTooLong {
                 offset: 2,
