@@ -19,6 +19,7 @@ pub mod special;
 pub mod stream;
 pub mod tables;
 mod tokenize;
+mod utf8;
 pub mod wordpiece;
 
 pub use backtrack::TokenTrie;

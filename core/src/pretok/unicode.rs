@@ -11,6 +11,8 @@
 //!   `MORE` when it is not (more bytes may follow), also for a truncated but so far well-formed
 //!   sequence, whose class is unknown until its last byte arrives.
 
+use crate::utf8::{self, Utf8};
+
 use super::unicode_tables::{
     ASCII, BLOCKS, BLOCK_INDEX, BLOCK_SHIFT, FOLDS, HIGH, LIMIT, LL, LM, LO, LT, LU, M, N, OTHER,
     WS,
@@ -56,49 +58,6 @@ impl Ch {
     pub(crate) fn is(self, mask: u16) -> bool {
         mask >> self.class & 1 != 0
     }
-}
-
-/// Result of decoding the bytes at a position that starts with a non-ASCII byte.
-enum Decoded {
-    /// A well-formed sequence: code point and length.
-    Scalar(u32, usize),
-    /// The first byte starts no well-formed sequence.
-    Invalid,
-    /// The bytes up to the end of the text are a proper prefix of a well-formed sequence.
-    Truncated,
-}
-
-/// Decodes the sequence starting at `i` (precondition: `text[i] >= 0x80`; otherwise `Invalid`).
-#[inline]
-fn decode(text: &[u8], i: usize) -> Decoded {
-    let Some(&b0) = text.get(i) else {
-        return Decoded::Truncated;
-    };
-    // Length and the allowed range of the second byte (Unicode Table 3-7).
-    let (len, lo, hi) = match b0 {
-        0xC2..=0xDF => (2, 0x80, 0xBF),
-        0xE0 => (3, 0xA0, 0xBF),
-        0xE1..=0xEC | 0xEE..=0xEF => (3, 0x80, 0xBF),
-        0xED => (3, 0x80, 0x9F),
-        0xF0 => (4, 0x90, 0xBF),
-        0xF1..=0xF3 => (4, 0x80, 0xBF),
-        0xF4 => (4, 0x80, 0x8F),
-        _ => return Decoded::Invalid,
-    };
-    let b1 = match text.get(i + 1) {
-        None => return Decoded::Truncated,
-        Some(&b) if (lo..=hi).contains(&b) => b,
-        Some(_) => return Decoded::Invalid,
-    };
-    let mut cp = (u32::from(b0) & (0x7F >> len)) << 6 | u32::from(b1 & 0x3F);
-    for k in 2..len {
-        match text.get(i + k) {
-            None => return Decoded::Truncated,
-            Some(&b) if b & 0xC0 == 0x80 => cp = cp << 6 | u32::from(b & 0x3F),
-            Some(_) => return Decoded::Invalid,
-        }
-    }
-    Decoded::Scalar(cp, len)
 }
 
 /// `\p{L}` among the two-byte characters, U+0080..=U+07FF (Latin-1 to N'Ko: Cyrillic, Greek,
@@ -302,20 +261,20 @@ fn decode_valid(text: &[u8], i: usize, b0: u8) -> Option<Ch> {
 #[cold]
 #[inline(never)]
 fn peek_non_ascii(text: &[u8], i: usize, is_final: bool) -> Ch {
-    match decode(text, i) {
-        Decoded::Scalar(cp, len) => Ch {
+    match utf8::decode(text, i) {
+        Utf8::Scalar(cp, len) => Ch {
             class: class_of(cp),
             len,
         },
-        Decoded::Invalid => Ch {
+        Utf8::Invalid(_) => Ch {
             class: OTHER,
             len: 1,
         },
-        Decoded::Truncated if is_final => Ch {
+        Utf8::Truncated(_) if is_final => Ch {
             class: OTHER,
             len: 1,
         },
-        Decoded::Truncated => Ch {
+        Utf8::Truncated(_) => Ch {
             class: MORE,
             len: 0,
         },
@@ -703,12 +662,12 @@ pub(crate) fn scan_ws(text: &[u8], start: usize, is_final: bool) -> Option<WsRun
 pub(crate) fn fold_letter(text: &[u8], i: usize, is_final: bool) -> Option<(u8, usize)> {
     match text.get(i) {
         Some(&b) if b < 0x80 => Some((b.to_ascii_lowercase(), 1)),
-        Some(_) => match decode(text, i) {
-            Decoded::Scalar(cp, len) => {
+        Some(_) => match utf8::decode(text, i) {
+            Utf8::Scalar(cp, len) => {
                 Some((FOLDS.iter().find(|f| f.0 == cp).map_or(0, |f| f.1), len))
             }
-            Decoded::Invalid => Some((0, 1)),
-            Decoded::Truncated => is_final.then_some((0, 1)),
+            Utf8::Invalid(_) => Some((0, 1)),
+            Utf8::Truncated(_) => is_final.then_some((0, 1)),
         },
         None => is_final.then_some((0, 0)),
     }

@@ -16,8 +16,8 @@ use super::normalize::{char_at, Char, REPLACEMENT, SPACE_MARK};
 use super::tables::{PieceKind, SpTables};
 use crate::error::DecodeError;
 use crate::slice_ops;
-use crate::stream::is_valid_prefix;
 use crate::tokenize::{append, no_room, unknown};
+use crate::utf8;
 
 /// What decides whether the next piece loses its leading `▁` (SentencePiece's `is_bos_ws`).
 #[derive(Clone, Copy, Debug)]
@@ -299,7 +299,7 @@ impl SpDecodeState {
             let mut window = [0xFFu8; 4];
             slice_ops::copy(&mut window, &self.bytes);
             let (c, len) = char_at(&window, 0);
-            if !all && c == Char::Invalid && could_continue(&self.bytes) {
+            if !all && c == Char::Invalid && utf8::is_proper_prefix(&self.bytes) {
                 return;
             }
             let len = if c == Char::Invalid { 1 } else { len };
@@ -313,15 +313,4 @@ impl SpDecodeState {
             self.bytes.truncate(kept);
         }
     }
-}
-
-/// True when `b` is a proper prefix of some well-formed UTF-8 character.
-fn could_continue(b: &[u8]) -> bool {
-    let need = match b.first() {
-        Some(0xC2..=0xDF) => 2,
-        Some(0xE0..=0xEF) => 3,
-        Some(0xF0..=0xF4) => 4,
-        _ => return false,
-    };
-    b.len() < need && is_valid_prefix(b)
 }

@@ -16,6 +16,8 @@
 //! no vocabulary piece holds a character followed by `▁` ([`super::SpTables::split_words`]),
 //! no merge crosses a word start, so words are encoded one at a time, in bounded memory.
 
+use crate::utf8;
+
 /// `▁` (U+2581) in UTF-8: what a space becomes.
 pub const SPACE_MARK: [u8; 3] = [0xE2, 0x96, 0x81];
 /// U+FFFD in UTF-8: what a malformed byte becomes.
@@ -51,7 +53,7 @@ pub(crate) fn char_at(text: &[u8], pos: usize) -> (Char, usize) {
     if b0 < 0x80 {
         return (if b0 == b' ' { Char::Space } else { Char::Other }, 1);
     }
-    let len = utf8_len(text.get(pos..).unwrap_or(&[]));
+    let len = utf8::well_formed_len(text.get(pos..).unwrap_or(&[]));
     if len == 0 {
         return (Char::Invalid, 1);
     }
@@ -59,25 +61,6 @@ pub(crate) fn char_at(text: &[u8], pos: usize) -> (Char, usize) {
         return (Char::Mark, 3);
     }
     (Char::Other, len)
-}
-
-/// Length of the well-formed UTF-8 sequence (2–4 bytes) at the start of `s`, or 0 when it is
-/// malformed: a stray continuation byte, a truncated sequence, an overlong form, a surrogate,
-/// or a code point above U+10FFFF.
-#[inline]
-fn utf8_len(s: &[u8]) -> usize {
-    let cont = |i: usize| s.get(i).is_some_and(|&b| b & 0xC0 == 0x80);
-    let b1 = s.get(1).copied().unwrap_or(0);
-    match s.first().copied().unwrap_or(0) {
-        0xC2..=0xDF if cont(1) => 2,
-        0xE0 if (0xA0..=0xBF).contains(&b1) && cont(2) => 3,
-        0xE1..=0xEC | 0xEE..=0xEF if cont(1) && cont(2) => 3,
-        0xED if (0x80..=0x9F).contains(&b1) && cont(2) => 3,
-        0xF0 if (0x90..=0xBF).contains(&b1) && cont(2) && cont(3) => 4,
-        0xF1..=0xF3 if cont(1) && cont(2) && cont(3) => 4,
-        0xF4 if (0x80..=0x8F).contains(&b1) && cont(2) && cont(3) => 4,
-        _ => 0,
-    }
 }
 
 /// The normalizer's view of one text.
@@ -219,44 +202,6 @@ impl<'a> Normalizer<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn utf8_lengths() {
-        assert_eq!(utf8_len("é".as_bytes()), 2);
-        assert_eq!(utf8_len("你".as_bytes()), 3);
-        assert_eq!(utf8_len("🌍".as_bytes()), 4);
-        for bad in [
-            &[0x80][..],
-            &[0xC0, 0x80],
-            &[0xC1, 0xBF],
-            &[0xE0, 0x80, 0x80],
-            &[0xED, 0xA0, 0x80],
-            &[0xF0, 0x80, 0x80, 0x80],
-            &[0xF4, 0x90, 0x80, 0x80],
-            &[0xF5, 0x80, 0x80, 0x80],
-            &[0xE4, 0xBD],
-        ] {
-            assert_eq!(utf8_len(bad), 0, "{bad:x?}");
-        }
-        // Every well-formed scalar value agrees with std; under Miri (slow: 1.1 M values took
-        // over ten minutes) every 4099th and those at the edges of each length and of the
-        // surrogates.
-        let step = if cfg!(miri) { 4099 } else { 1 };
-        let edges = [
-            0x80, 0x7FF, 0x800, 0xD7FF, 0xE000, 0xFFFD, 0xFFFF, 0x10000, 0x10FFFF,
-        ];
-        let mut buf = [0u8; 4];
-        for c in (0..=0x10FFFFu32)
-            .step_by(step)
-            .chain(edges)
-            .filter_map(char::from_u32)
-        {
-            let s = c.encode_utf8(&mut buf);
-            if s.len() > 1 {
-                assert_eq!(utf8_len(s.as_bytes()), s.len(), "{c:?}");
-            }
-        }
-    }
 
     #[test]
     fn words_and_normalized_bytes() {

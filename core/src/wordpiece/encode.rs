@@ -4,6 +4,7 @@ use super::tables::{char_flags, stripped, WpTables, CJK, DROP, MN, PUNCT, SPACE}
 use crate::encode::Progress;
 use crate::error::EncodeError;
 use crate::special::{self, Boundary, FirstBytes, Specials};
+use crate::utf8::{self, Utf8};
 
 /// Longest word, in characters, that is matched against the vocabulary; a model whose
 /// `max_input_chars_per_word` is larger is refused when it is imported (BERT's is 100).
@@ -410,33 +411,14 @@ fn full(sink: &Sink<'_>, offset: usize, len: usize, needed: usize) -> EncodeErro
 /// WordPiece's encode instructions).
 #[inline(always)]
 pub(crate) fn next_char(text: &[u8], i: usize) -> (char, usize) {
-    let Some(&b0) = text.get(i) else {
-        return (char::REPLACEMENT_CHARACTER, 1);
-    };
-    if b0 < 0x80 {
-        return (b0 as char, 1);
+    if let Some(&b) = text.get(i).filter(|b| b.is_ascii()) {
+        return (b as char, 1);
     }
-    // Continuation bytes after the lead, and the range of the first one.
-    let (more, lo, hi) = match b0 {
-        0xC2..=0xDF => (1, 0x80, 0xBF),
-        0xE0 => (2, 0xA0, 0xBF),
-        0xE1..=0xEC | 0xEE..=0xEF => (2, 0x80, 0xBF),
-        0xED => (2, 0x80, 0x9F),
-        0xF0 => (3, 0x90, 0xBF),
-        0xF1..=0xF3 => (3, 0x80, 0xBF),
-        0xF4 => (3, 0x80, 0x8F),
-        _ => return (char::REPLACEMENT_CHARACTER, 1),
-    };
-    let mut cp = u32::from(b0) & (0x7F >> (more + 1));
-    for k in 1..=more {
-        let (lo, hi) = if k == 1 { (lo, hi) } else { (0x80, 0xBF) };
-        match text.get(i + k) {
-            Some(&b) if (lo..=hi).contains(&b) => cp = cp << 6 | u32::from(b & 0x3F),
-            _ => return (char::REPLACEMENT_CHARACTER, k),
-        }
+    match utf8::decode(text, i) {
+        Utf8::Scalar(cp, len) => (
+            char::from_u32(cp).unwrap_or(char::REPLACEMENT_CHARACTER),
+            len,
+        ),
+        Utf8::Invalid(k) | Utf8::Truncated(k) => (char::REPLACEMENT_CHARACTER, k.max(1)),
     }
-    (
-        char::from_u32(cp).unwrap_or(char::REPLACEMENT_CHARACTER),
-        more + 1,
-    )
 }
