@@ -196,10 +196,10 @@ fn damaged_models_are_rejected_with_the_reason() {
             "newer",
             {
                 let mut b = good.clone();
-                b[8] = 4;
+                b[8] = 5;
                 b
             },
-            "format version 4 is not supported",
+            "format version 5 is not supported",
         ),
         (
             "json",

@@ -92,7 +92,10 @@ fn tokenizer_json_imports_encode_and_decode_like_tokenizers() {
         let (file, stdout, stderr) = import(&["--tokenizer-json", json.to_str().unwrap()], model);
         assert!(stdout.contains("WordPiece"), "{stdout}");
         assert!(
-            stderr.contains("post-processor \"TemplateProcessing\" is not applied"),
+            stderr.contains(
+                "post-processor template \"[CLS] $A [SEP]\" is not applied unless you encode \
+                 with --add-special-tokens"
+            ),
             "{stderr}"
         );
         probes_match(model, &file);

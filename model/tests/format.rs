@@ -120,21 +120,21 @@ fn wrong_magic_and_versions() {
         Err(ModelError::BadMagic)
     ));
 
-    for version in [0u16, 4, 0xFFFF] {
+    for version in [0u16, 5, 0xFFFF] {
         let mut newer = bytes.clone();
         newer[8..10].copy_from_slice(&version.to_le_bytes());
         match Model::from_bytes(&newer) {
             Err(
                 err @ ModelError::UnsupportedVersion {
                     found,
-                    supported: 3,
+                    supported: 4,
                 },
             ) => {
                 assert_eq!(found, version);
                 assert_eq!(
                     err.to_string(),
                     format!(
-                        "model file format version {version} is not supported (this build reads versions 1 to 3)"
+                        "model file format version {version} is not supported (this build reads versions 1 to 4)"
                     )
                 );
             }
