@@ -56,7 +56,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::ModelError;
 use crate::model::Model;
 use crate::sentencepiece::SpModel;
-use crate::table_file;
+use crate::table_file::{self, SpTableView, TableView};
 use crate::tables::{PieceTable, TableData};
 use crate::wordpiece::WpModel;
 
@@ -224,13 +224,13 @@ impl AnyModel {
             let belongs = belongs
                 || match &model {
                     AnyModel::BytePair(m) => {
-                        let t = table_file::read(tables, base)?;
+                        let t: TableView = table_file::read(tables, base)?;
                         t.n_ids() == m.n_ids()
                             && t.pattern() == m.pattern
                             && t.specials() == m.specials
                     }
                     AnyModel::SentencePiece(m) => {
-                        let t = table_file::read_sp(tables, base)?;
+                        let t: SpTableView = table_file::read(tables, base)?;
                         t.n_ids() == m.n_ids() && t.algorithm() == m.algorithm()
                     }
                     // WordPiece models are written without tables.
@@ -443,9 +443,11 @@ pub fn read_tables_with_template(
             let bytes: &'static FileBytes = Box::leak(Box::new(bytes));
             let tables = &bytes[range];
             let live = if sentencepiece {
-                LiveTables::SentencePiece(table_file::read_sp(tables, base)?.into_tables())
+                LiveTables::SentencePiece(
+                    table_file::read::<SpTableView>(tables, base)?.into_tables(),
+                )
             } else {
-                LiveTables::BytePair(table_file::read(tables, base)?.into_tables())
+                LiveTables::BytePair(table_file::read::<TableView>(tables, base)?.into_tables())
             };
             return with_template(live, template);
         }
@@ -496,11 +498,13 @@ fn file_bytes(model: PayloadRef<'_>, template: &TemplateData) -> Result<Vec<u8>,
     let (mut tables, base) = (Vec::new(), HEADER_LEN + 4 + part.len());
     let n_ids = match model {
         PayloadRef::BytePair(m) => {
-            table_file::write(&TableData::new(m, PieceTable::Full)?, &mut tables, base);
+            let data = TableData::new(m, PieceTable::Full)?;
+            table_file::write(TableView::from(&data), &mut tables, base)?;
             m.n_ids()
         }
         PayloadRef::SentencePiece(m) | PayloadRef::Unigram(m, _) => {
-            table_file::write_sp(&crate::SpTableData::new(m)?, &mut tables, base);
+            let data = crate::SpTableData::new(m)?;
+            table_file::write(SpTableView::from(&data), &mut tables, base)?;
             m.n_ids()
         }
         PayloadRef::WordPiece(m) if plain => return m.to_bytes(),

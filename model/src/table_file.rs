@@ -40,6 +40,7 @@
 
 use std::borrow::Cow;
 
+use picobpe::sentencepiece::{Sections, SpAlgorithm};
 use picobpe::tables::{BYTE_PAIRS, MAX_IDS};
 use picobpe::{PairMap, PieceMap, PtrIndex, SpecialToken, Tables, TokenTrie};
 
@@ -58,96 +59,56 @@ pub(crate) fn is_sentencepiece(blob: &[u8]) -> bool {
     blob.first() == Some(&KIND_SENTENCEPIECE)
 }
 
-/// Append the SentencePiece tables blob of `data` to `out`, whose byte 0 is at offset `base`
-/// in the file.
-pub(crate) fn write_sp(data: &SpTableData, out: &mut Vec<u8>, base: usize) {
-    use picobpe::sentencepiece::{Sections, SpAlgorithm};
-    let sections = match data.sections {
-        Sections::Inline => 0,
-        Sections::EveryPiecePrefixed => 1,
-        Sections::FirstPiecePrefixed => 2,
-    };
-    out.push(KIND_SENTENCEPIECE);
-    out.extend_from_slice(&[
-        u8::from(data.add_dummy_prefix),
-        u8::from(data.remove_extra_whitespaces),
-        u8::from(data.split_words),
-        sections,
-        match data.algorithm {
-            SpAlgorithm::Bpe => 0,
-            SpAlgorithm::Unigram {
-                tokenizers: false, ..
-            } => 1,
-            SpAlgorithm::Unigram {
-                tokenizers: true, ..
-            } => 2,
-        },
-    ]);
-    out.extend_from_slice(&data.unk_id.to_le_bytes());
-    out.extend_from_slice(&data.cut_bytes[0].to_le_bytes());
-    out.extend_from_slice(&data.cut_bytes[1].to_le_bytes());
-    if let SpAlgorithm::Unigram {
-        unk_score,
-        max_piece_bytes,
-        ..
-    } = data.algorithm
-    {
-        out.extend_from_slice(&unk_score.to_bits().to_le_bytes());
-        out.extend_from_slice(&max_piece_bytes.to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes());
-    }
-    let mut w = Writer { out, base };
-    w.array(&data.token_bytes);
-    w.array(&data.token_offsets);
-    w.array(&data.kinds);
-    w.array(&data.priorities);
-    w.array(&data.pieces);
-    w.index(&data.piece_index);
-    w.array(&data.piece_keys);
-    w.array(&data.byte_ids);
-    w.array(&data.unk_surface);
-    w.array(&data.user_defined);
-    if data.algorithm != SpAlgorithm::Bpe {
-        w.array(&data.piece_filter);
-        w.array(&data.f64_scores);
+/// A decoded tables blob of one family: its fields, walked once in file order for both
+/// writing and reading ([`Blob::fields`]), and the invariants its live tables rely on.
+pub(crate) trait Blob<'a>: Default {
+    /// Visit every field in file order (the writer reads them, the reader fills them).
+    fn fields(&mut self, f: &mut impl Fields<'a>) -> Result<(), ModelError>;
+    /// Check the invariants the core's lookups assume.
+    fn check_layout(&self) -> Result<(), ModelError>;
+}
+
+/// What a walk does with each field of a blob: [`Writer`] appends it, [`Reader`] decodes it.
+pub(crate) trait Fields<'a> {
+    /// A little-endian scalar.
+    fn scalar<T: Le>(&mut self, what: &str, value: &mut T) -> Result<(), ModelError>;
+    /// An array: a u64 count, zero padding to a multiple of 8 in the file, the elements.
+    fn array<T: Le>(&mut self, what: &str, items: &mut Cow<'a, [T]>) -> Result<(), ModelError>;
+    /// The special tokens: a u64 count, then per special a u64 text length, the UTF-8 text and
+    /// a u32 id.
+    fn specials(&mut self, specials: &mut Cow<'a, [(String, u32)]>) -> Result<(), ModelError>;
+}
+
+/// Append the tables blob `view` (made from host-built data: [`TableData`] or
+/// [`SpTableData`]) to `out`, whose byte 0 is at offset `base` in the file (array elements
+/// are aligned to 8 in the file).
+pub(crate) fn write<'a, V: Blob<'a>>(
+    mut view: V,
+    out: &mut Vec<u8>,
+    base: usize,
+) -> Result<(), ModelError> {
+    view.fields(&mut Writer { out, base })
+}
+
+/// Decode and check a tables blob (the whole of `bytes`, which starts at offset `base` in the
+/// file: alignment is judged on the file offset, as the writer padded).
+pub(crate) fn read<'a, V: Blob<'a>>(bytes: &'a [u8], base: usize) -> Result<V, ModelError> {
+    let mut view = V::default();
+    let mut r = Reader { bytes, at: 0, base };
+    view.fields(&mut r)?;
+    match bytes.len() - r.at {
+        0 => view.check_layout().map(|()| view),
+        left => Err(bad(format!("{left} bytes after the last table"))),
     }
 }
 
-/// Append the tables blob of `data` to `out`, whose byte 0 is at offset `base` in the file
-/// (array elements are aligned to 8 in the file).
-pub(crate) fn write(data: &TableData, out: &mut Vec<u8>, base: usize) {
-    let mut w = Writer { out, base };
-    w.out.push(KIND_BYTE_PAIR);
-    let pattern = PatternKind::from(data.pattern);
-    w.out.push(
-        PatternKind::ALL
-            .iter()
-            .position(|&p| p == pattern)
-            .unwrap_or(0) as u8,
-    );
-    w.array(&data.token_bytes);
-    w.array(&data.token_offsets);
-    w.array(&data.byte_ids);
-    w.array(&data.pairs);
-    w.index(&data.pair_index);
-    w.array(&data.ranks);
-    w.array(&data.pieces);
-    w.index(&data.piece_index);
-    w.array(&data.piece_keys);
-    w.array(&data.byte_pairs);
-    let trie = &data.trie;
-    w.array(&trie.edges);
-    w.array(&trie.next_prefix);
-    w.array(&trie.splits);
-    w.array(&trie.pair_filter);
-    w.array(&trie.starts);
-    w.array(&trie.chars);
-    let out = w.out;
-    out.extend_from_slice(&(data.specials.len() as u64).to_le_bytes());
-    for (text, id) in &data.specials {
-        out.extend_from_slice(&(text.len() as u64).to_le_bytes());
-        out.extend_from_slice(text.as_bytes());
-        out.extend_from_slice(&id.to_le_bytes());
+/// The kind byte, which must be `kind`.
+fn kind<'a>(f: &mut impl Fields<'a>, kind: u8) -> Result<(), ModelError> {
+    let mut found = kind;
+    f.scalar("kind", &mut found)?;
+    match found == kind {
+        true => Ok(()),
+        false => Err(bad(format!("unknown table kind {found}"))),
     }
 }
 
@@ -156,34 +117,50 @@ fn padding(offset: usize) -> usize {
     offset.wrapping_neg() & 7
 }
 
-struct Writer<'a> {
-    out: &'a mut Vec<u8>,
+/// Appends each field to `out`, whose byte 0 is at offset `base` in the file.
+struct Writer<'o> {
+    out: &'o mut Vec<u8>,
     base: usize,
 }
 
-impl Writer<'_> {
-    fn array<T: Le>(&mut self, items: &[T]) {
+impl<'a> Fields<'a> for Writer<'_> {
+    fn scalar<T: Le>(&mut self, _: &str, value: &mut T) -> Result<(), ModelError> {
+        value.put(self.out);
+        Ok(())
+    }
+
+    fn array<T: Le>(&mut self, _: &str, items: &mut Cow<'a, [T]>) -> Result<(), ModelError> {
         self.out
             .extend_from_slice(&(items.len() as u64).to_le_bytes());
         let pad = padding(self.base + self.out.len());
         self.out.resize(self.out.len() + pad, 0);
-        for &item in items {
+        for &item in items.iter() {
             item.put(self.out);
         }
+        Ok(())
     }
 
-    fn index(&mut self, index: &IndexData) {
-        self.out.extend_from_slice(&index.seed.to_le_bytes());
-        self.array(&index.pilots);
-        self.array(&index.remap);
+    fn specials(&mut self, specials: &mut Cow<'a, [(String, u32)]>) -> Result<(), ModelError> {
+        self.out
+            .extend_from_slice(&(specials.len() as u64).to_le_bytes());
+        for (text, id) in specials.iter() {
+            self.out
+                .extend_from_slice(&(text.len() as u64).to_le_bytes());
+            self.out.extend_from_slice(text.as_bytes());
+            self.out.extend_from_slice(&id.to_le_bytes());
+        }
+        Ok(())
     }
 }
 
-/// An array element stored little-endian; `bytemuck::Pod` so an aligned little-endian array
-/// can be borrowed as is.
-trait Le: Copy + bytemuck::Pod {
+/// An array element or scalar stored little-endian; `bytemuck::Pod` so an aligned
+/// little-endian array can be borrowed as is.
+pub(crate) trait Le: Copy + bytemuck::Pod {
+    /// Bytes per value.
     const SIZE: usize;
+    /// Append the value's bytes.
     fn put(self, out: &mut Vec<u8>);
+    /// The value of its `SIZE` bytes.
     fn from_le(bytes: &[u8]) -> Self;
 }
 
@@ -217,20 +194,52 @@ impl Le for u64 {
     }
 }
 
-/// The perfect-hash index of a [`TableView`] (see [`IndexData`]).
+/// The perfect-hash index of a view (see [`IndexData`]).
+#[derive(Default)]
 pub(crate) struct IndexView<'a> {
     seed: u64,
     pilots: Cow<'a, [u8]>,
     remap: Cow<'a, [u32]>,
 }
 
-/// A tables blob, decoded: each array borrowed from the file when it is aligned and the host is
-/// little-endian, else copied.
+impl<'a> IndexView<'a> {
+    /// The seed, then the pilots and the remapped slots as arrays.
+    fn fields(&mut self, f: &mut impl Fields<'a>, what: &str) -> Result<(), ModelError> {
+        f.scalar(what, &mut self.seed)?;
+        f.array(what, &mut self.pilots)?;
+        f.array(what, &mut self.remap)
+    }
+
+    /// The [`PtrIndex`] over `len` entries, borrowing the arrays.
+    fn ptr_index(&self, len: usize) -> PtrIndex<'_> {
+        PtrIndex {
+            seed: self.seed,
+            pilots: &self.pilots,
+            remap: &self.remap,
+            len,
+        }
+    }
+}
+
+impl<'a> From<&'a IndexData> for IndexView<'a> {
+    fn from(d: &'a IndexData) -> Self {
+        IndexView {
+            seed: d.seed,
+            pilots: Cow::Borrowed(&d.pilots),
+            remap: Cow::Borrowed(&d.remap),
+        }
+    }
+}
+
+/// A byte-level tables blob, decoded: each array borrowed from the file when it is aligned
+/// and the host is little-endian, else copied.
+#[derive(Default)]
 pub(crate) struct TableView<'a> {
-    pattern: PatternKind,
+    /// The pattern's index in [`PatternKind::ALL`].
+    pattern: u8,
     token_bytes: Cow<'a, [u8]>,
     token_offsets: Cow<'a, [u32]>,
-    byte_ids: [u32; 256],
+    byte_ids: Cow<'a, [u32]>,
     pairs: Cow<'a, [u64]>,
     pair_index: IndexView<'a>,
     ranks: Cow<'a, [u32]>,
@@ -238,123 +247,79 @@ pub(crate) struct TableView<'a> {
     piece_index: IndexView<'a>,
     piece_keys: Cow<'a, [u64]>,
     byte_pairs: Cow<'a, [u32]>,
-    trie: TrieView<'a>,
-    specials: Vec<(String, u32)>,
+    trie_edges: Cow<'a, [u64]>,
+    trie_next_prefix: Cow<'a, [u32]>,
+    trie_splits: Cow<'a, [u64]>,
+    trie_pair_filter: Cow<'a, [u64]>,
+    trie_starts: Cow<'a, [u64]>,
+    trie_chars: Cow<'a, [u64]>,
+    specials: Cow<'a, [(String, u32)]>,
 }
 
-/// The token trie of a [`TableView`] (see [`crate::TrieData`]).
-struct TrieView<'a> {
-    edges: Cow<'a, [u64]>,
-    next_prefix: Cow<'a, [u32]>,
-    splits: Cow<'a, [u64]>,
-    pair_filter: Cow<'a, [u64]>,
-    starts: Cow<'a, [u64]>,
-    chars: Cow<'a, [u64]>,
-}
-
-impl From<IndexData> for IndexView<'static> {
-    fn from(d: IndexData) -> Self {
-        IndexView {
-            seed: d.seed,
-            pilots: Cow::Owned(d.pilots),
-            remap: Cow::Owned(d.remap),
-        }
-    }
-}
-
-/// Tables built on the host, as a view that owns every array: [`TableData::to_tables`] makes
-/// live tables through the same [`TableView::into_tables`] as a mapped file.
-impl From<TableData> for TableView<'static> {
-    fn from(d: TableData) -> Self {
-        let t = d.trie;
+/// Tables built on the host, as a view that borrows every array: the writer writes it, and
+/// [`TableData::to_tables`] makes live tables through the same [`TableView::into_tables`] as
+/// a mapped file.
+impl<'a> From<&'a TableData> for TableView<'a> {
+    fn from(d: &'a TableData) -> Self {
+        let pattern = PatternKind::from(d.pattern);
         TableView {
-            pattern: d.pattern.into(),
-            token_bytes: Cow::Owned(d.token_bytes),
-            token_offsets: Cow::Owned(d.token_offsets),
-            byte_ids: d.byte_ids,
-            pairs: Cow::Owned(d.pairs),
-            pair_index: d.pair_index.into(),
-            ranks: Cow::Owned(d.ranks),
-            pieces: Cow::Owned(d.pieces),
-            piece_index: d.piece_index.into(),
-            piece_keys: Cow::Owned(d.piece_keys),
-            byte_pairs: Cow::Owned(d.byte_pairs),
-            trie: TrieView {
-                edges: Cow::Owned(t.edges),
-                next_prefix: Cow::Owned(t.next_prefix),
-                splits: Cow::Owned(t.splits),
-                pair_filter: Cow::Owned(t.pair_filter),
-                starts: Cow::Owned(t.starts),
-                chars: Cow::Owned(t.chars),
-            },
-            specials: d.specials,
+            pattern: PatternKind::ALL
+                .iter()
+                .position(|&p| p == pattern)
+                .unwrap_or(0) as u8,
+            token_bytes: Cow::Borrowed(&d.token_bytes),
+            token_offsets: Cow::Borrowed(&d.token_offsets),
+            byte_ids: Cow::Borrowed(&d.byte_ids),
+            pairs: Cow::Borrowed(&d.pairs),
+            pair_index: (&d.pair_index).into(),
+            ranks: Cow::Borrowed(&d.ranks),
+            pieces: Cow::Borrowed(&d.pieces),
+            piece_index: (&d.piece_index).into(),
+            piece_keys: Cow::Borrowed(&d.piece_keys),
+            byte_pairs: Cow::Borrowed(&d.byte_pairs),
+            trie_edges: Cow::Borrowed(&d.trie.edges),
+            trie_next_prefix: Cow::Borrowed(&d.trie.next_prefix),
+            trie_splits: Cow::Borrowed(&d.trie.splits),
+            trie_pair_filter: Cow::Borrowed(&d.trie.pair_filter),
+            trie_starts: Cow::Borrowed(&d.trie.starts),
+            trie_chars: Cow::Borrowed(&d.trie.chars),
+            specials: Cow::Borrowed(&d.specials),
         }
     }
 }
 
-/// Decode and check a tables blob (the whole of `bytes`, which starts at offset `base` in the
-/// file: alignment is judged on the file offset, as the writer padded).
-pub(crate) fn read(bytes: &[u8], base: usize) -> Result<TableView<'_>, ModelError> {
-    let mut r = Reader { bytes, at: 0, base };
-    let kind = r.u8("kind")?;
-    if kind != KIND_BYTE_PAIR {
-        return Err(bad(format!("unknown table kind {kind}")));
-    }
-    let pattern = r.u8("pattern")?;
-    let pattern = *PatternKind::ALL
-        .get(pattern as usize)
-        .ok_or_else(|| bad(format!("unknown pattern {pattern}")))?;
-    // Fields are read in file order, the order they are written in here.
-    let view = TableView {
-        pattern,
-        token_bytes: r.array("token_bytes")?,
-        token_offsets: r.array("token_offsets")?,
-        byte_ids: r
-            .array::<u32>("byte_ids")?
-            .as_ref()
-            .try_into()
-            .map_err(|_| bad("byte_ids does not have 256 entries".to_owned()))?,
-        pairs: r.array("pairs")?,
-        pair_index: r.index("pair_index")?,
-        ranks: r.array("ranks")?,
-        pieces: r.array("pieces")?,
-        piece_index: r.index("piece_index")?,
-        piece_keys: r.array("piece_keys")?,
-        byte_pairs: r.array("byte_pairs")?,
-        trie: TrieView {
-            edges: r.array("trie edges")?,
-            next_prefix: r.array("trie next_prefix")?,
-            splits: r.array("trie splits")?,
-            pair_filter: r.array("trie pair_filter")?,
-            starts: r.array("trie starts")?,
-            chars: r.array("trie chars")?,
-        },
-        specials: r.specials()?,
-    };
-    r.end()?;
-    view.check_layout()?;
-    Ok(view)
-}
-
-impl<'a> TableView<'a> {
-    /// Number of ids.
-    pub(crate) fn n_ids(&self) -> usize {
-        self.token_offsets.len().saturating_sub(1)
+impl<'a> Blob<'a> for TableView<'a> {
+    fn fields(&mut self, f: &mut impl Fields<'a>) -> Result<(), ModelError> {
+        kind(f, KIND_BYTE_PAIR)?;
+        f.scalar("pattern", &mut self.pattern)?;
+        if self.pattern as usize >= PatternKind::ALL.len() {
+            return Err(bad(format!("unknown pattern {}", self.pattern)));
+        }
+        f.array("token_bytes", &mut self.token_bytes)?;
+        f.array("token_offsets", &mut self.token_offsets)?;
+        f.array("byte_ids", &mut self.byte_ids)?;
+        if self.byte_ids.len() != 256 {
+            return Err(bad("byte_ids does not have 256 entries".to_owned()));
+        }
+        f.array("pairs", &mut self.pairs)?;
+        self.pair_index.fields(f, "pair_index")?;
+        f.array("ranks", &mut self.ranks)?;
+        f.array("pieces", &mut self.pieces)?;
+        self.piece_index.fields(f, "piece_index")?;
+        f.array("piece_keys", &mut self.piece_keys)?;
+        f.array("byte_pairs", &mut self.byte_pairs)?;
+        f.array("trie edges", &mut self.trie_edges)?;
+        f.array("trie next_prefix", &mut self.trie_next_prefix)?;
+        f.array("trie splits", &mut self.trie_splits)?;
+        f.array("trie pair_filter", &mut self.trie_pair_filter)?;
+        f.array("trie starts", &mut self.trie_starts)?;
+        f.array("trie chars", &mut self.trie_chars)?;
+        f.specials(&mut self.specials)
     }
 
-    /// The pattern.
-    pub(crate) fn pattern(&self) -> PatternKind {
-        self.pattern
-    }
-
-    /// Special token text and id.
-    pub(crate) fn specials(&self) -> &[(String, u32)] {
-        &self.specials
-    }
-
-    /// Check the invariants [`picobpe::Tables`] documents: offsets non-decreasing and ending
-    /// at the byte count, at most [`MAX_IDS`] ids, every stored id in range, optional tables
-    /// either empty or of their full length, each index as long as its entries.
+    /// The invariants [`picobpe::Tables`] documents: offsets non-decreasing and ending at the
+    /// byte count, at most [`MAX_IDS`] ids, every stored id in range, optional tables either
+    /// empty or of their full length, each index as long as its entries.
     fn check_layout(&self) -> Result<(), ModelError> {
         // Holes (unused ids) have empty ranges.
         let n = check_offsets(&self.token_offsets, self.token_bytes.len(), true)?;
@@ -367,11 +332,28 @@ impl<'a> TableView<'a> {
             ("ranks", self.ranks.len(), n),
             ("piece_keys", self.piece_keys.len(), self.pieces.len()),
             ("byte_pairs", self.byte_pairs.len(), BYTE_PAIRS),
-            ("trie next_prefix", self.trie.next_prefix.len(), n),
-            ("trie splits", self.trie.splits.len(), n),
+            ("trie next_prefix", self.trie_next_prefix.len(), n),
+            ("trie splits", self.trie_splits.len(), n),
         ])?;
         check_index("pair_index", &self.pair_index, self.pairs.len())?;
         check_index("piece_index", &self.piece_index, self.pieces.len())
+    }
+}
+
+impl TableView<'_> {
+    /// Number of ids.
+    pub(crate) fn n_ids(&self) -> usize {
+        self.token_offsets.len().saturating_sub(1)
+    }
+
+    /// The pattern.
+    pub(crate) fn pattern(&self) -> PatternKind {
+        PatternKind::ALL[self.pattern as usize]
+    }
+
+    /// Special token text and id.
+    pub(crate) fn specials(&self) -> &[(String, u32)] {
+        &self.specials
     }
 }
 
@@ -386,31 +368,31 @@ impl TableView<'static> {
             .iter()
             .map(|(text, id)| SpecialToken { text, id: *id })
             .collect();
-        let trie = &view.trie;
         Box::leak(Box::new(Tables {
-            pattern: view.pattern.into(),
+            pattern: view.pattern().into(),
             token_bytes: &view.token_bytes,
             token_offsets: &view.token_offsets,
-            byte_ids: &view.byte_ids,
+            // Both the reader and the host-built data have 256.
+            byte_ids: view.byte_ids.as_ref().try_into().expect("256 byte ids"),
             pairs: PairMap {
-                index: ptr_index(&view.pair_index, view.pairs.len()),
+                index: view.pair_index.ptr_index(view.pairs.len()),
                 entries: &view.pairs,
             },
             ranks: &view.ranks,
             pieces: PieceMap {
-                index: ptr_index(&view.piece_index, view.pieces.len()),
+                index: view.piece_index.ptr_index(view.pieces.len()),
                 ids: &view.pieces,
                 keys: &view.piece_keys,
             },
             specials: Vec::leak(specials),
             byte_pairs: &view.byte_pairs,
             trie: TokenTrie {
-                edges: &trie.edges,
-                next_prefix: &trie.next_prefix,
-                splits: &trie.splits,
-                pair_filter: &trie.pair_filter,
-                starts: &trie.starts,
-                chars: &trie.chars,
+                edges: &view.trie_edges,
+                next_prefix: &view.trie_next_prefix,
+                splits: &view.trie_splits,
+                pair_filter: &view.trie_pair_filter,
+                starts: &view.trie_starts,
+                chars: &view.trie_chars,
             },
         }))
     }
@@ -465,7 +447,7 @@ fn bad(reason: String) -> ModelError {
     ModelError::BadTables { reason }
 }
 
-/// A cursor over the blob; every read is bounds-checked and names what it was reading.
+/// Decodes each field from a blob; every read is bounds-checked and names what it was reading.
 struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
@@ -485,18 +467,6 @@ impl<'a> Reader<'a> {
         Ok(slice)
     }
 
-    /// Nothing may follow the last table.
-    fn end(&self) -> Result<(), ModelError> {
-        match self.bytes.len() - self.at {
-            0 => Ok(()),
-            left => Err(bad(format!("{left} bytes after the last table"))),
-        }
-    }
-
-    fn u8(&mut self, what: &str) -> Result<u8, ModelError> {
-        Ok(self.take(1, what)?[0])
-    }
-
     /// A count of elements of at least `min_size` bytes each, no more than the bytes left hold.
     fn count(&mut self, what: &str, min_size: usize) -> Result<usize, ModelError> {
         let count = <u64 as Le>::from_le(self.take(8, what)?);
@@ -508,57 +478,55 @@ impl<'a> Reader<'a> {
         }
         Ok(count as usize)
     }
+}
 
-    /// An array: borrowed when the host is little-endian and its bytes are aligned in memory,
-    /// else decoded into a vector.
-    fn array<T: Le>(&mut self, what: &str) -> Result<Cow<'a, [T]>, ModelError> {
+impl<'a> Fields<'a> for Reader<'a> {
+    fn scalar<T: Le>(&mut self, what: &str, value: &mut T) -> Result<(), ModelError> {
+        *value = T::from_le(self.take(T::SIZE, what)?);
+        Ok(())
+    }
+
+    /// Borrowed when the host is little-endian and the bytes are aligned in memory, else
+    /// decoded into a vector.
+    fn array<T: Le>(&mut self, what: &str, items: &mut Cow<'a, [T]>) -> Result<(), ModelError> {
         let count = self.count(what, T::SIZE)?;
         self.take(padding(self.base + self.at), what)?;
         let bytes = self.take(count * T::SIZE, what)?;
-        if cfg!(target_endian = "little") {
-            if let Ok(items) = bytemuck::try_cast_slice(bytes) {
-                return Ok(Cow::Borrowed(items));
-            }
-        }
-        Ok(Cow::Owned(
-            bytes.chunks_exact(T::SIZE).map(T::from_le).collect(),
-        ))
+        *items = match bytemuck::try_cast_slice(bytes) {
+            Ok(aligned) if cfg!(target_endian = "little") => Cow::Borrowed(aligned),
+            _ => Cow::Owned(bytes.chunks_exact(T::SIZE).map(T::from_le).collect()),
+        };
+        Ok(())
     }
 
-    /// The special tokens: a count, then per special its text's length, text and id.
-    fn specials(&mut self) -> Result<Vec<(String, u32)>, ModelError> {
+    fn specials(&mut self, specials: &mut Cow<'a, [(String, u32)]>) -> Result<(), ModelError> {
         let n_specials = self.count("specials", 12)?;
-        let mut specials = Vec::with_capacity(n_specials);
+        let mut read = Vec::with_capacity(n_specials);
         for _ in 0..n_specials {
             let len = self.count("special text", 1)?;
             let text = std::str::from_utf8(self.take(len, "special text")?)
                 .map_err(|_| bad("a special token's text is not UTF-8".to_owned()))?
                 .to_owned();
             let id = <u32 as Le>::from_le(self.take(4, "special id")?);
-            specials.push((text, id));
+            read.push((text, id));
         }
-        Ok(specials)
-    }
-
-    fn index(&mut self, what: &str) -> Result<IndexView<'a>, ModelError> {
-        let seed = <u64 as Le>::from_le(self.take(8, what)?);
-        Ok(IndexView {
-            seed,
-            pilots: self.array(what)?,
-            remap: self.array(what)?,
-        })
+        *specials = Cow::Owned(read);
+        Ok(())
     }
 }
 
-/// A SentencePiece tables blob, decoded (arrays borrowed or copied as in [`TableView`]).
+/// A SentencePiece tables blob, decoded (arrays borrowed or copied as in [`TableView`]); the
+/// header as stored, checked as it is read.
+#[derive(Default)]
 pub(crate) struct SpTableView<'a> {
-    add_dummy_prefix: bool,
-    remove_extra_whitespaces: bool,
-    split_words: bool,
-    sections: picobpe::sentencepiece::Sections,
+    /// add_dummy_prefix, remove_extra_whitespaces, split_words (0/1), sections (0 inline, 1
+    /// every piece prefixed, 2 first piece prefixed), algorithm (0 BPE, 1 Unigram as
+    /// `sentencepiece` adds, 2 as `tokenizers` adds).
+    flags: [u8; 5],
     unk_id: u32,
     cut_bytes: [u64; 2],
-    algorithm: picobpe::sentencepiece::SpAlgorithm,
+    /// Unigram only: the unknown score's bits, the longest matchable piece, a zero.
+    unigram: (u64, u32, u32),
     token_bytes: Cow<'a, [u8]>,
     token_offsets: Cow<'a, [u32]>,
     kinds: Cow<'a, [u8]>,
@@ -573,96 +541,97 @@ pub(crate) struct SpTableView<'a> {
     f64_scores: Cow<'a, [u64]>,
 }
 
-/// Decode and check a SentencePiece tables blob (the whole of `bytes`, at offset `base` in
-/// the file).
-pub(crate) fn read_sp(bytes: &[u8], base: usize) -> Result<SpTableView<'_>, ModelError> {
-    let mut r = Reader { bytes, at: 0, base };
-    let kind = r.u8("kind")?;
-    if kind != KIND_SENTENCEPIECE {
-        return Err(bad(format!("unknown table kind {kind}")));
-    }
-    let flags: [u8; 5] = r
-        .take(5, "flags")?
-        .try_into()
-        .map_err(|_| bad("the tables end inside flags".to_owned()))?;
-    use picobpe::sentencepiece::Sections;
-    let sections = match flags[3] {
-        0 => Sections::Inline,
-        1 => Sections::EveryPiecePrefixed,
-        2 => Sections::FirstPiecePrefixed,
-        _ => return Err(bad(format!("unknown flag values {flags:?}"))),
-    };
-    if flags[..3].iter().any(|&f| f > 1) || flags[4] > 2 {
-        return Err(bad(format!("unknown flag values {flags:?}")));
-    }
-    let unk_id = <u32 as Le>::from_le(r.take(4, "unk_id")?);
-    let cut_bytes = [
-        <u64 as Le>::from_le(r.take(8, "cut_bytes")?),
-        <u64 as Le>::from_le(r.take(8, "cut_bytes")?),
-    ];
-    let algorithm = if flags[4] != 0 {
-        let unk_score = f64::from_bits(<u64 as Le>::from_le(r.take(8, "unk_score")?));
-        let max_piece_bytes = <u32 as Le>::from_le(r.take(4, "max_piece_bytes")?);
-        let pad = <u32 as Le>::from_le(r.take(4, "max_piece_bytes")?);
-        if unk_score.is_nan()
-            || max_piece_bytes as usize > picobpe::sentencepiece::MAX_PIECE_BYTES
-            || pad != 0
-        {
-            return Err(bad(format!(
-                "Unigram unk_score {unk_score:e} or max_piece_bytes {max_piece_bytes} out of range"
-            )));
+/// Tables built on the host, as a view that borrows every array: the writer writes it, and
+/// [`SpTableData::to_tables`] makes live tables through the same [`SpTableView::into_tables`]
+/// as a mapped file.
+impl<'a> From<&'a SpTableData> for SpTableView<'a> {
+    fn from(d: &'a SpTableData) -> Self {
+        let (algorithm, unigram) = match d.algorithm {
+            SpAlgorithm::Bpe => (0, (0, 0, 0)),
+            SpAlgorithm::Unigram {
+                unk_score,
+                max_piece_bytes,
+                tokenizers,
+            } => (
+                1 + u8::from(tokenizers),
+                (unk_score.to_bits(), max_piece_bytes, 0),
+            ),
+        };
+        let sections = match d.sections {
+            Sections::Inline => 0,
+            Sections::EveryPiecePrefixed => 1,
+            Sections::FirstPiecePrefixed => 2,
+        };
+        SpTableView {
+            flags: [
+                u8::from(d.add_dummy_prefix),
+                u8::from(d.remove_extra_whitespaces),
+                u8::from(d.split_words),
+                sections,
+                algorithm,
+            ],
+            unk_id: d.unk_id,
+            cut_bytes: d.cut_bytes,
+            unigram,
+            token_bytes: Cow::Borrowed(&d.token_bytes),
+            token_offsets: Cow::Borrowed(&d.token_offsets),
+            kinds: Cow::Borrowed(&d.kinds),
+            priorities: Cow::Borrowed(&d.priorities),
+            pieces: Cow::Borrowed(&d.pieces),
+            piece_index: (&d.piece_index).into(),
+            piece_keys: Cow::Borrowed(&d.piece_keys),
+            byte_ids: Cow::Borrowed(&d.byte_ids),
+            unk_surface: Cow::Borrowed(&d.unk_surface),
+            user_defined: Cow::Borrowed(&d.user_defined),
+            piece_filter: Cow::Borrowed(&d.piece_filter),
+            f64_scores: Cow::Borrowed(&d.f64_scores),
         }
-        picobpe::sentencepiece::SpAlgorithm::Unigram {
-            unk_score,
-            max_piece_bytes,
-            tokenizers: flags[4] == 2,
-        }
-    } else {
-        picobpe::sentencepiece::SpAlgorithm::Bpe
-    };
-    let view = SpTableView {
-        algorithm,
-        add_dummy_prefix: flags[0] == 1,
-        remove_extra_whitespaces: flags[1] == 1,
-        split_words: flags[2] == 1,
-        sections,
-        unk_id,
-        cut_bytes,
-        token_bytes: r.array("token_bytes")?,
-        token_offsets: r.array("token_offsets")?,
-        kinds: r.array("kinds")?,
-        priorities: r.array("priorities")?,
-        pieces: r.array("pieces")?,
-        piece_index: r.index("piece_index")?,
-        piece_keys: r.array("piece_keys")?,
-        byte_ids: r.array("byte_ids")?,
-        unk_surface: r.array("unk_surface")?,
-        user_defined: r.array("user_defined")?,
-        piece_filter: if flags[4] != 0 {
-            r.array("piece_filter")?
-        } else {
-            Cow::Borrowed(&[])
-        },
-        f64_scores: if flags[4] != 0 {
-            r.array("f64_scores")?
-        } else {
-            Cow::Borrowed(&[])
-        },
-    };
-    r.end()?;
-    view.check_layout()?;
-    Ok(view)
+    }
 }
 
-impl SpTableView<'_> {
-    /// The algorithm and its parameters.
-    pub(crate) fn algorithm(&self) -> picobpe::sentencepiece::SpAlgorithm {
-        self.algorithm
-    }
-
-    /// Number of ids.
-    pub(crate) fn n_ids(&self) -> usize {
-        self.token_offsets.len().saturating_sub(1)
+impl<'a> Blob<'a> for SpTableView<'a> {
+    fn fields(&mut self, f: &mut impl Fields<'a>) -> Result<(), ModelError> {
+        kind(f, KIND_SENTENCEPIECE)?;
+        for flag in &mut self.flags {
+            f.scalar("flags", flag)?;
+        }
+        let flags = self.flags;
+        if flags[..3].iter().any(|&f| f > 1) || flags[3] > 2 || flags[4] > 2 {
+            return Err(bad(format!("unknown flag values {flags:?}")));
+        }
+        f.scalar("unk_id", &mut self.unk_id)?;
+        f.scalar("cut_bytes", &mut self.cut_bytes[0])?;
+        f.scalar("cut_bytes", &mut self.cut_bytes[1])?;
+        let unigram = self.flags[4] != 0;
+        if unigram {
+            f.scalar("unk_score", &mut self.unigram.0)?;
+            f.scalar("max_piece_bytes", &mut self.unigram.1)?;
+            f.scalar("max_piece_bytes", &mut self.unigram.2)?;
+            let (unk_score, max_piece_bytes) = (f64::from_bits(self.unigram.0), self.unigram.1);
+            if unk_score.is_nan()
+                || max_piece_bytes as usize > picobpe::sentencepiece::MAX_PIECE_BYTES
+                || self.unigram.2 != 0
+            {
+                return Err(bad(format!(
+                    "Unigram unk_score {unk_score:e} or max_piece_bytes {max_piece_bytes} out of range"
+                )));
+            }
+        }
+        f.array("token_bytes", &mut self.token_bytes)?;
+        f.array("token_offsets", &mut self.token_offsets)?;
+        f.array("kinds", &mut self.kinds)?;
+        f.array("priorities", &mut self.priorities)?;
+        f.array("pieces", &mut self.pieces)?;
+        self.piece_index.fields(f, "piece_index")?;
+        f.array("piece_keys", &mut self.piece_keys)?;
+        f.array("byte_ids", &mut self.byte_ids)?;
+        f.array("unk_surface", &mut self.unk_surface)?;
+        f.array("user_defined", &mut self.user_defined)?;
+        if unigram {
+            f.array("piece_filter", &mut self.piece_filter)?;
+            f.array("f64_scores", &mut self.f64_scores)?;
+        }
+        Ok(())
     }
 
     /// The invariants [`picobpe::SpTables`] documents that the encoder's lookups rely on:
@@ -694,15 +663,9 @@ impl SpTableView<'_> {
         }
         check_optional(&[("f64_scores", self.f64_scores.len(), self.pieces.len())])?;
         // `tokenizers`' arithmetic goes with its sections and its f64 scores, and only there.
-        let tokenizers = matches!(
-            self.algorithm,
-            picobpe::sentencepiece::SpAlgorithm::Unigram {
-                tokenizers: true,
-                ..
-            }
-        );
-        let inline = self.sections == picobpe::sentencepiece::Sections::Inline;
-        let unigram = self.algorithm != picobpe::sentencepiece::SpAlgorithm::Bpe;
+        let tokenizers = self.flags[4] == 2;
+        let inline = self.flags[3] == 0;
+        let unigram = self.flags[4] != 0;
         if unigram && (tokenizers == inline || tokenizers == self.f64_scores.is_empty()) {
             return Err(bad(
                 "Unigram arithmetic, sections and f64 scores do not go together".to_owned(),
@@ -714,35 +677,24 @@ impl SpTableView<'_> {
     }
 }
 
-/// Tables built on the host, as a view that owns every array: [`SpTableData::to_tables`]
-/// makes live tables through the same [`SpTableView::into_tables`] as a mapped file.
-impl From<SpTableData> for SpTableView<'static> {
-    fn from(d: SpTableData) -> Self {
-        SpTableView {
-            add_dummy_prefix: d.add_dummy_prefix,
-            remove_extra_whitespaces: d.remove_extra_whitespaces,
-            split_words: d.split_words,
-            sections: d.sections,
-            unk_id: d.unk_id,
-            cut_bytes: d.cut_bytes,
-            algorithm: d.algorithm,
-            token_bytes: Cow::Owned(d.token_bytes),
-            token_offsets: Cow::Owned(d.token_offsets),
-            kinds: Cow::Owned(d.kinds),
-            priorities: Cow::Owned(d.priorities),
-            pieces: Cow::Owned(d.pieces),
-            piece_index: d.piece_index.into(),
-            piece_keys: Cow::Owned(d.piece_keys),
-            byte_ids: Cow::Owned(d.byte_ids),
-            unk_surface: Cow::Owned(d.unk_surface),
-            user_defined: Cow::Owned(d.user_defined),
-            piece_filter: Cow::Owned(d.piece_filter),
-            f64_scores: Cow::Owned(d.f64_scores),
+impl SpTableView<'_> {
+    /// The algorithm and its parameters.
+    pub(crate) fn algorithm(&self) -> SpAlgorithm {
+        match self.flags[4] {
+            0 => SpAlgorithm::Bpe,
+            code => SpAlgorithm::Unigram {
+                unk_score: f64::from_bits(self.unigram.0),
+                max_piece_bytes: self.unigram.1,
+                tokenizers: code == 2,
+            },
         }
     }
-}
 
-impl SpTableView<'_> {
+    /// Number of ids.
+    pub(crate) fn n_ids(&self) -> usize {
+        self.token_offsets.len().saturating_sub(1)
+    }
+
     /// Live [`picobpe::SpTables`] borrowing this view.
     pub(crate) fn tables(&self) -> picobpe::SpTables<'_> {
         picobpe::SpTables {
@@ -751,7 +703,7 @@ impl SpTableView<'_> {
             kinds: &self.kinds,
             priorities: &self.priorities,
             pieces: PieceMap {
-                index: ptr_index(&self.piece_index, self.pieces.len()),
+                index: self.piece_index.ptr_index(self.pieces.len()),
                 ids: &self.pieces,
                 keys: &self.piece_keys,
             },
@@ -759,12 +711,16 @@ impl SpTableView<'_> {
             unk_id: self.unk_id,
             unk_surface: &self.unk_surface,
             user_defined: &self.user_defined,
-            add_dummy_prefix: self.add_dummy_prefix,
-            remove_extra_whitespaces: self.remove_extra_whitespaces,
-            sections: self.sections,
-            split_words: self.split_words,
+            add_dummy_prefix: self.flags[0] == 1,
+            remove_extra_whitespaces: self.flags[1] == 1,
+            sections: match self.flags[3] {
+                0 => Sections::Inline,
+                1 => Sections::EveryPiecePrefixed,
+                _ => Sections::FirstPiecePrefixed,
+            },
+            split_words: self.flags[2] == 1,
             cut_bytes: self.cut_bytes,
-            algorithm: self.algorithm,
+            algorithm: self.algorithm(),
             piece_filter: &self.piece_filter,
             f64_scores: &self.f64_scores,
         }
@@ -777,15 +733,5 @@ impl SpTableView<'static> {
     pub(crate) fn into_tables(self) -> &'static picobpe::SpTables<'static> {
         let view: &'static SpTableView<'static> = Box::leak(Box::new(self));
         Box::leak(Box::new(view.tables()))
-    }
-}
-
-/// The [`PtrIndex`] of `index` over `len` entries, borrowing its arrays.
-fn ptr_index<'a>(index: &'a IndexView<'_>, len: usize) -> PtrIndex<'a> {
-    PtrIndex {
-        seed: index.seed,
-        pilots: &index.pilots,
-        remap: &index.remap,
-        len,
     }
 }

@@ -306,7 +306,8 @@ impl TableData {
     /// process loads one model once and uses it until exit, so the memory would only be freed
     /// at exit anyway. Do not call this in a loop.
     pub fn to_tables(self) -> &'static Tables<'static> {
-        crate::table_file::TableView::from(self).into_tables()
+        let data: &'static TableData = Box::leak(Box::new(self));
+        crate::table_file::TableView::from(data).into_tables()
     }
 }
 

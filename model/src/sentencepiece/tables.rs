@@ -171,7 +171,8 @@ impl SpTableData {
     /// give exactly that piece: the encoder then takes such a word after one lookup. Found
     /// with the core's own merge (on a copy of the tables), so the shortcut cannot change an id.
     fn mark_whole_pieces(&mut self, model: &SpModel) {
-        let view = crate::table_file::SpTableView::from(self.clone());
+        let copy = self.clone();
+        let view = crate::table_file::SpTableView::from(&copy);
         let tables = view.tables();
         let tok = picobpe::SpTokenizer::new(&tables);
         let mut out = vec![0u32; 16 * WORD_BUF];
@@ -224,7 +225,8 @@ impl SpTableData {
     /// Build live [`SpTables`] and leak them (see [`crate::TableData::to_tables`] for why
     /// leaking is right here).
     pub fn to_tables(self) -> &'static SpTables<'static> {
-        crate::table_file::SpTableView::from(self).into_tables()
+        let data: &'static SpTableData = Box::leak(Box::new(self));
+        crate::table_file::SpTableView::from(data).into_tables()
     }
 }
 
