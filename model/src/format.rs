@@ -96,14 +96,7 @@ impl Model {
     pub fn from_bytes(bytes: &[u8]) -> Result<Model, ModelError> {
         match AnyModel::from_bytes(bytes)? {
             AnyModel::BytePair(model) => Ok(model),
-            AnyModel::SentencePiece(_) => Err(ModelError::WrongKind {
-                found: "SentencePiece BPE",
-                expected: "byte-level BPE",
-            }),
-            AnyModel::WordPiece(_) => Err(ModelError::WrongKind {
-                found: "WordPiece",
-                expected: "byte-level BPE",
-            }),
+            other => Err(other.wrong_kind("byte-level BPE")),
         }
     }
 
@@ -214,28 +207,22 @@ impl AnyModel {
     /// Decode and validate a model file's bytes, whatever its kind, with its template (empty
     /// before version 4).
     pub fn from_bytes_with_template(bytes: &[u8]) -> Result<(AnyModel, TemplateData), ModelError> {
-        let (version, payload) = unframe(bytes)?;
-        if version >= TABLES_VERSION {
-            let (model_part, tables, base) = split_tables(payload)?;
-            let (template, model_part) = template_part(version, model_part)?;
-            let model = AnyModel::from_payload(KIND_VERSION, model_part)?;
-            template.validate(model.n_ids())?;
-            let belongs = tables.is_empty() && version == TEMPLATE_VERSION;
-            let belongs = belongs
-                || match &model {
-                    AnyModel::BytePair(m) => {
-                        let t: TableView = table_file::read(tables, base)?;
-                        t.n_ids() == m.n_ids()
-                            && t.pattern() == m.pattern
-                            && t.specials() == m.specials
-                    }
-                    AnyModel::SentencePiece(m) => {
-                        let t: SpTableView = table_file::read(tables, base)?;
-                        t.n_ids() == m.n_ids() && t.algorithm() == m.algorithm()
-                    }
-                    // WordPiece models are written without tables.
-                    AnyModel::WordPiece(_) => false,
-                };
+        let (template, model_version, model, tables) = parts(bytes)?;
+        let model = AnyModel::from_payload(model_version, model)?;
+        template.validate(model.n_ids())?;
+        if let Some((tables, base)) = tables {
+            let belongs = match &model {
+                AnyModel::BytePair(m) => {
+                    let t: TableView = table_file::read(tables, base)?;
+                    t.n_ids() == m.n_ids() && t.pattern() == m.pattern && t.specials() == m.specials
+                }
+                AnyModel::SentencePiece(m) => {
+                    let t: SpTableView = table_file::read(tables, base)?;
+                    t.n_ids() == m.n_ids() && t.algorithm() == m.algorithm()
+                }
+                // WordPiece models are written without tables.
+                AnyModel::WordPiece(_) => false,
+            };
             if !belongs {
                 return Err(ModelError::BadTables {
                     reason:
@@ -243,12 +230,18 @@ impl AnyModel {
                             .to_owned(),
                 });
             }
-            return Ok((model, template));
         }
-        Ok((
-            AnyModel::from_payload(version, payload)?,
-            TemplateData::default(),
-        ))
+        Ok((model, template))
+    }
+
+    /// [`ModelError::WrongKind`] for this model where one of kind `expected` was wanted.
+    fn wrong_kind(&self, expected: &'static str) -> ModelError {
+        let found = match self {
+            AnyModel::BytePair(_) => "byte-level BPE",
+            AnyModel::SentencePiece(_) => "SentencePiece BPE",
+            AnyModel::WordPiece(_) => "WordPiece",
+        };
+        ModelError::WrongKind { found, expected }
     }
 
     /// The number of ids of the model.
@@ -325,14 +318,7 @@ impl SpModel {
     pub fn from_bytes(bytes: &[u8]) -> Result<SpModel, ModelError> {
         match AnyModel::from_bytes(bytes)? {
             AnyModel::SentencePiece(model) => Ok(model),
-            AnyModel::BytePair(_) => Err(ModelError::WrongKind {
-                found: "byte-level BPE",
-                expected: "SentencePiece BPE",
-            }),
-            AnyModel::WordPiece(_) => Err(ModelError::WrongKind {
-                found: "WordPiece",
-                expected: "SentencePiece BPE",
-            }),
+            other => Err(other.wrong_kind("SentencePiece BPE")),
         }
     }
 
@@ -368,13 +354,7 @@ impl WpModel {
     pub fn from_bytes(bytes: &[u8]) -> Result<WpModel, ModelError> {
         match AnyModel::from_bytes(bytes)? {
             AnyModel::WordPiece(model) => Ok(model),
-            other => Err(ModelError::WrongKind {
-                found: match other {
-                    AnyModel::BytePair(_) => "byte-level BPE",
-                    _ => "SentencePiece BPE",
-                },
-                expected: "WordPiece",
-            }),
+            other => Err(other.wrong_kind("WordPiece")),
         }
     }
 
@@ -429,30 +409,21 @@ pub fn read_tables_with_template(
     path: impl AsRef<Path>,
 ) -> Result<(LiveTables, &'static picobpe::Template<'static>), ModelError> {
     let bytes = map_file(path.as_ref())?;
-    let (version, payload) = unframe(&bytes)?;
-    let (mut template, mut model_part, mut model_version) =
-        (TemplateData::default(), payload, version);
-    if version >= TABLES_VERSION {
-        let (part, tables, base) = split_tables(payload)?;
-        (template, model_part) = template_part(version, part)?;
-        model_version = KIND_VERSION;
-        if !tables.is_empty() || version == TABLES_VERSION {
-            let range = base..base + tables.len();
-            let sentencepiece = table_file::is_sentencepiece(tables);
-            // The tables borrow the file's bytes for the rest of the process.
-            let bytes: &'static FileBytes = Box::leak(Box::new(bytes));
-            let tables = &bytes[range];
-            let live = if sentencepiece {
-                LiveTables::SentencePiece(
-                    table_file::read::<SpTableView>(tables, base)?.into_tables(),
-                )
-            } else {
-                LiveTables::BytePair(table_file::read::<TableView>(tables, base)?.into_tables())
-            };
-            return with_template(live, template);
-        }
+    let (template, model_version, model, tables) = parts(&bytes)?;
+    if let Some((tables, base)) = tables {
+        let range = base..base + tables.len();
+        let sentencepiece = table_file::is_sentencepiece(tables);
+        // The tables borrow the file's bytes for the rest of the process.
+        let bytes: &'static FileBytes = Box::leak(Box::new(bytes));
+        let tables = &bytes[range];
+        let live = if sentencepiece {
+            LiveTables::SentencePiece(table_file::read::<SpTableView>(tables, base)?.into_tables())
+        } else {
+            LiveTables::BytePair(table_file::read::<TableView>(tables, base)?.into_tables())
+        };
+        return with_template(live, template);
     }
-    let live = match AnyModel::from_payload(model_version, model_part)? {
+    let live = match AnyModel::from_payload(model_version, model)? {
         AnyModel::BytePair(model) => {
             LiveTables::BytePair(TableData::new(&model, PieceTable::Full)?.to_tables())
         }
@@ -476,13 +447,28 @@ fn with_template(
     Ok((live, Box::leak(Box::new(template))))
 }
 
-/// A version-4 model part's template and the version-2 payload after it; an earlier
-/// version's model part is the payload alone.
-fn template_part(version: u16, part: &[u8]) -> Result<(TemplateData, &[u8]), ModelError> {
-    if version < TEMPLATE_VERSION {
-        return Ok((TemplateData::default(), part));
+/// Check the header of a file's `bytes` and split its payload: the template (empty before
+/// version 4), the version of the model part (1 or 2), the model part, and the prebuilt
+/// tables with their offset in the file if the file has them (version 3; version 4 unless
+/// they are empty).
+#[allow(clippy::type_complexity)]
+fn parts(bytes: &[u8]) -> Result<(TemplateData, u16, &[u8], Option<(&[u8], usize)>), ModelError> {
+    let (version, payload) = unframe(bytes)?;
+    if version < TABLES_VERSION {
+        return Ok((TemplateData::default(), version, payload, None));
     }
-    postcard::take_from_bytes(part).map_err(ModelError::Decode)
+    let (part, tables, base) = split_tables(payload)?;
+    let (template, model) = match version {
+        TEMPLATE_VERSION => postcard::take_from_bytes(part).map_err(ModelError::Decode)?,
+        _ => (TemplateData::default(), part),
+    };
+    let present = !tables.is_empty() || version == TABLES_VERSION;
+    Ok((
+        template,
+        KIND_VERSION,
+        model,
+        present.then_some((tables, base)),
+    ))
 }
 
 /// The bytes of a model file: the model with its prebuilt host tables (version 3; WordPiece,
