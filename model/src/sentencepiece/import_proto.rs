@@ -2,8 +2,6 @@
 //! from message types that mirror the fields of `sentencepiece_model.proto` we read (prost
 //! skips the rest).
 
-use core::fmt;
-
 use super::{SpKind, SpModel, SpPiece, SpSections};
 use crate::format::TemplateData;
 
@@ -66,26 +64,33 @@ struct NormalizerSpec {
 }
 
 /// Why a SentencePiece model could not be imported.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum SpImportError {
     /// The file is not a serialized `ModelProto`.
+    #[error("not a SentencePiece model (protobuf): {0}")]
     Protobuf(prost::DecodeError),
     /// The model is neither BPE nor Unigram (word and char models).
+    #[error(
+        "the model type is {model_type}; picobpe imports SentencePiece BPE and Unigram models only"
+    )]
     NotBpe {
         /// What the file says.
         model_type: String,
     },
     /// The normalizer rewrites characters (NFKC or another character map): not supported.
+    #[error("the normalizer {name:?} rewrites characters (a character map); picobpe supports the identity normalizer only")]
     Normalizer {
         /// Its name.
         name: String,
     },
     /// A setting picobpe does not implement.
+    #[error("{setting} is not supported")]
     Unsupported {
         /// The setting and its value.
         setting: String,
     },
     /// A piece of type `UNUSED` (or an unknown type number): not supported.
+    #[error("piece {id} has type {kind} (UNUSED or unknown); not supported")]
     PieceType {
         /// The id.
         id: usize,
@@ -93,6 +98,7 @@ pub enum SpImportError {
         kind: i32,
     },
     /// A `tokenizer.json` part that does not describe a SentencePiece-style BPE model.
+    #[error("tokenizer.json {at}: {what}")]
     TokenizerJson {
         /// Where in the file.
         at: &'static str,
@@ -100,35 +106,9 @@ pub enum SpImportError {
         what: String,
     },
     /// The imported model breaks an invariant.
+    #[error("invalid SentencePiece model: {0}")]
     Invalid(super::InvalidSpModel),
 }
-
-impl fmt::Display for SpImportError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SpImportError::Protobuf(e) => write!(f, "not a SentencePiece model (protobuf): {e}"),
-            SpImportError::NotBpe { model_type } => write!(
-                f,
-                "the model type is {model_type}; picobpe imports SentencePiece BPE and Unigram models only"
-            ),
-            SpImportError::Normalizer { name } => write!(
-                f,
-                "the normalizer {name:?} rewrites characters (a character map); picobpe supports the identity normalizer only"
-            ),
-            SpImportError::Unsupported { setting } => {
-                write!(f, "{setting} is not supported")
-            }
-            SpImportError::PieceType { id, kind } => write!(
-                f,
-                "piece {id} has type {kind} (UNUSED or unknown); not supported"
-            ),
-            SpImportError::TokenizerJson { at, what } => write!(f, "tokenizer.json {at}: {what}"),
-            SpImportError::Invalid(e) => write!(f, "invalid SentencePiece model: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for SpImportError {}
 
 impl TemplateData {
     /// What transformers' `LlamaTokenizer` adds by default (`add_bos_token=True`,

@@ -276,14 +276,6 @@ impl SpModel {
         }
     }
 
-    /// Id of a control symbol with this text (`<s>`, `</s>`), if any.
-    pub fn control_id(&self, text: &str) -> Option<u32> {
-        self.pieces
-            .iter()
-            .position(|p| p.kind == SpKind::Control && p.piece == text)
-            .map(|i| i as u32)
-    }
-
     /// Check every invariant; the error names the first offending id.
     pub fn validate(&self) -> Result<(), InvalidSpModel> {
         let n = self.pieces.len();

@@ -7,8 +7,6 @@
 //! not part of the model: [`TemplateData::from_tokenizer_json`] reads it. Everything else is
 //! refused with an error that names it.
 
-use core::fmt;
-
 use super::{InvalidWpModel, WpModel};
 use crate::format::TemplateData;
 use crate::tokenizer_json::{
@@ -16,9 +14,10 @@ use crate::tokenizer_json::{
 };
 
 /// Why a WordPiece import failed.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum WpImportError {
     /// A part of the file picobpe does not reproduce, or a malformed one.
+    #[error("tokenizer.json {at}: {what}")]
     Unsupported {
         /// Where: `model`, `normalizer`, ...
         at: &'static str,
@@ -26,24 +25,8 @@ pub enum WpImportError {
         what: String,
     },
     /// The imported model breaks an invariant.
-    Invalid(InvalidWpModel),
-}
-
-impl fmt::Display for WpImportError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            WpImportError::Unsupported { at, what } => write!(f, "tokenizer.json {at}: {what}"),
-            WpImportError::Invalid(e) => write!(f, "imported model is invalid: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for WpImportError {}
-
-impl From<InvalidWpModel> for WpImportError {
-    fn from(e: InvalidWpModel) -> Self {
-        WpImportError::Invalid(e)
-    }
+    #[error("imported model is invalid: {0}")]
+    Invalid(#[from] InvalidWpModel),
 }
 
 fn bad(at: &'static str, what: impl Into<String>) -> WpImportError {
