@@ -77,23 +77,14 @@ pub(super) fn from_parts(
             used: vocab.len() + specials.len(),
         });
     }
-    let decoder = ByteDecoder::new();
+    let ordinary = decode_vocab(vocab, &specials)?
+        .into_iter()
+        .map(|(id, bytes, _)| (id, bytes));
+    let specials_bytes = specials
+        .iter()
+        .map(|(text, id)| (*id, text.as_bytes().to_vec()));
     let mut tokens: Vec<Option<Vec<u8>>> = vec![None; n_ids];
-    for (text, id) in &specials {
-        let slot = &mut tokens[*id as usize];
-        if slot.is_some() {
-            return Err(ImportError::DuplicateVocabId { id: *id });
-        }
-        *slot = Some(text.as_bytes().to_vec());
-    }
-    for (key, &id) in vocab {
-        if specials.iter().any(|(text, sid)| *sid == id && text == key) {
-            continue;
-        }
-        let bytes = decoder
-            .decode(key)
-            .filter(|b| !b.is_empty())
-            .ok_or_else(|| ImportError::VocabKey { key: key.clone() })?;
+    for (id, bytes) in specials_bytes.chain(ordinary) {
         let slot = &mut tokens[id as usize];
         if slot.is_some() {
             return Err(ImportError::DuplicateVocabId { id });
@@ -124,4 +115,25 @@ pub(super) fn from_parts(
     };
     model.validate()?;
     Ok(model)
+}
+
+/// The ordinary entries of a `vocab.json` map as `(id, bytes, number)`: every key but the
+/// specials', decoded from GPT-2's byte-to-Unicode spelling.
+pub(super) fn decode_vocab(
+    vocab: &HashMap<String, u32>,
+    specials: &[(String, u32)],
+) -> Result<Vec<(u32, Vec<u8>, usize)>, ImportError> {
+    let decoder = ByteDecoder::new();
+    let mut entries = Vec::with_capacity(vocab.len());
+    for (n, (key, &id)) in vocab.iter().enumerate() {
+        if specials.iter().any(|(text, sid)| *sid == id && text == key) {
+            continue;
+        }
+        let bytes = decoder
+            .decode(key)
+            .filter(|b| !b.is_empty())
+            .ok_or_else(|| ImportError::VocabKey { key: key.clone() })?;
+        entries.push((id, bytes, n + 1));
+    }
+    Ok(entries)
 }

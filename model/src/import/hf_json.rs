@@ -22,7 +22,8 @@
 
 use std::collections::HashMap;
 
-use super::hf_import::from_parts;
+use super::hf_import::{decode_vocab, from_parts};
+use super::tiktoken_import::from_ranks;
 use super::ImportError;
 use crate::model::Model;
 use crate::pattern::PatternKind;
@@ -92,7 +93,7 @@ pub fn tokenizer_json(
     }
     let (vocab, whole_piece) = (&model.vocab, model.ignore_merges);
     let model = if whole_piece && products_ascend(vocab, &merges) {
-        tiktoken_ranks(vocab, pattern, &specials)?
+        from_ranks(decode_vocab(vocab, &specials)?, pattern, &specials)?
     } else {
         from_parts(vocab, &merges, pattern, specials, whole_piece)?
     };
@@ -117,27 +118,6 @@ fn products_ascend(vocab: &HashMap<String, u32>, merges: &[(usize, &str, &str)])
             }
             _ => false,
         })
-}
-
-/// The model with tiktoken's semantics, ranks = ids (see [`products_ascend`]).
-fn tiktoken_ranks(
-    vocab: &HashMap<String, u32>,
-    pattern: PatternKind,
-    specials: &[(String, u32)],
-) -> Result<Model, ImportError> {
-    let decoder = crate::byte_unicode::ByteDecoder::new();
-    let mut entries = Vec::with_capacity(vocab.len());
-    for (line, (key, &id)) in vocab.iter().enumerate() {
-        if specials.iter().any(|(text, sid)| *sid == id && text == key) {
-            continue;
-        }
-        let bytes = decoder
-            .decode(key)
-            .filter(|b| !b.is_empty())
-            .ok_or_else(|| ImportError::VocabKey { key: key.clone() })?;
-        entries.push((id, bytes, line + 1));
-    }
-    super::tiktoken_import::from_ranks(entries, pattern, specials)
 }
 
 fn normalizer(
