@@ -394,8 +394,8 @@ impl LiveTables {
 
 /// Read a model file and return live tables for it, the fastest way the file allows: a
 /// version-3 file's prebuilt tables are mapped and checked (o200k_base: about a millisecond);
-/// older files are decoded, validated and laid out as [`crate::load_tables`] and
-/// [`crate::load_sp_tables`] do (byte-level models with [`PieceTable::Full`]).
+/// older files are decoded, validated and laid out (byte-level models with
+/// [`PieceTable::Full`]).
 ///
 /// The tables are leaked, as [`TableData::to_tables`] explains. The model beside a version-3
 /// file's tables is not decoded; the checksum covers both.
@@ -409,13 +409,13 @@ pub fn read_tables_with_template(
     path: impl AsRef<Path>,
 ) -> Result<(LiveTables, &'static picobpe::Template<'static>), ModelError> {
     let bytes = map_file(path.as_ref())?;
-    let (template, model_version, model, tables) = parts(&bytes)?;
+    let (template, model_version, model, tables) = parts((*bytes).as_ref())?;
     if let Some((tables, base)) = tables {
         let range = base..base + tables.len();
         let sentencepiece = table_file::is_sentencepiece(tables);
         // The tables borrow the file's bytes for the rest of the process.
-        let bytes: &'static FileBytes = Box::leak(Box::new(bytes));
-        let tables = &bytes[range];
+        let bytes: &'static dyn AsRef<[u8]> = Box::leak(bytes);
+        let tables = &bytes.as_ref()[range];
         let live = if sentencepiece {
             LiveTables::SentencePiece(table_file::read::<SpTableView>(tables, base)?.into_tables())
         } else {
@@ -514,20 +514,7 @@ fn file_bytes(model: PayloadRef<'_>, template: &TemplateData) -> Result<Vec<u8>,
 
 /// A file's bytes: memory-mapped, or read when mapping is not possible (an empty file, a
 /// pipe, a file system without mmap).
-enum FileBytes {
-    Mapped(memmap2::Mmap),
-    Read(Vec<u8>),
-}
-
-impl std::ops::Deref for FileBytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match self {
-            FileBytes::Mapped(map) => map,
-            FileBytes::Read(bytes) => bytes,
-        }
-    }
-}
+type FileBytes = Box<dyn AsRef<[u8]>>;
 
 /// Map `path` read-only (falling back to reading it).
 ///
@@ -550,11 +537,11 @@ fn map_file(path: &Path) -> Result<FileBytes, ModelError> {
     #[cfg(miri)]
     let mapped: std::io::Result<memmap2::Mmap> = Err(std::io::ErrorKind::Unsupported.into());
     match mapped {
-        Ok(map) => Ok(FileBytes::Mapped(map)),
+        Ok(map) => Ok(Box::new(map)),
         Err(_) => {
             let mut bytes = Vec::new();
             std::io::Read::read_to_end(&mut &file, &mut bytes).map_err(io)?;
-            Ok(FileBytes::Read(bytes))
+            Ok(Box::new(bytes))
         }
     }
 }

@@ -48,12 +48,3 @@ pub fn load_tables(
     let tables = TableData::new(&model, pieces)?.to_tables();
     Ok((model, tables))
 }
-
-/// Read a SentencePiece model file and build live tables for it.
-pub fn load_sp_tables(
-    path: impl AsRef<std::path::Path>,
-) -> Result<(SpModel, &'static picobpe::SpTables<'static>), ModelError> {
-    let model = SpModel::read(path)?;
-    let tables = SpTableData::new(&model)?.to_tables();
-    Ok((model, tables))
-}
