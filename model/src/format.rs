@@ -475,22 +475,24 @@ fn parts(bytes: &[u8]) -> Result<(TemplateData, u16, &[u8], Option<(&[u8], usize
 /// whose tables are built at load: version 2), or with a non-empty `template` too (version 4).
 fn file_bytes(model: PayloadRef<'_>, template: &TemplateData) -> Result<Vec<u8>, ModelError> {
     let plain = template.is_empty();
-    let mut part = Vec::new();
+    // The model part's length (set below), the model part, then the tables.
+    let mut payload = vec![0; 4];
     if !plain {
-        part = postcard::to_stdvec(template).map_err(ModelError::Encode)?;
+        payload.extend(postcard::to_stdvec(template).map_err(ModelError::Encode)?);
     }
-    part.extend(postcard::to_stdvec(&model).map_err(ModelError::Encode)?);
-    // The tables start after the header, the model part's length and the model part.
-    let (mut tables, base) = (Vec::new(), HEADER_LEN + 4 + part.len());
+    payload.extend(postcard::to_stdvec(&model).map_err(ModelError::Encode)?);
+    // A part over 4 GiB makes a payload over 4 GiB, which `frame` refuses.
+    let part_len = (payload.len() - 4) as u32;
+    payload[..4].copy_from_slice(&part_len.to_le_bytes());
     let n_ids = match model {
         PayloadRef::BytePair(m) => {
             let data = TableData::new(m, PieceTable::Full)?;
-            table_file::write(TableView::from(&data), &mut tables, base)?;
+            table_file::write(TableView::from(&data), &mut payload, HEADER_LEN)?;
             m.n_ids()
         }
         PayloadRef::SentencePiece(m) | PayloadRef::Unigram(m, _) => {
             let data = crate::SpTableData::new(m)?;
-            table_file::write(SpTableView::from(&data), &mut tables, base)?;
+            table_file::write(SpTableView::from(&data), &mut payload, HEADER_LEN)?;
             m.n_ids()
         }
         PayloadRef::WordPiece(m) if plain => return m.to_bytes(),
@@ -500,16 +502,12 @@ fn file_bytes(model: PayloadRef<'_>, template: &TemplateData) -> Result<Vec<u8>,
         }
     };
     template.validate(n_ids)?;
-    let mut payload = model_part(&part)?;
-    payload.extend(tables);
-    frame(
-        if plain {
-            TABLES_VERSION
-        } else {
-            TEMPLATE_VERSION
-        },
-        &payload,
-    )
+    let version = if plain {
+        TABLES_VERSION
+    } else {
+        TEMPLATE_VERSION
+    };
+    frame(version, &payload)
 }
 
 /// A file's bytes: memory-mapped, or read when mapping is not possible (an empty file, a
@@ -560,17 +558,6 @@ fn split_tables(payload: &[u8]) -> Result<(&[u8], &[u8], usize), ModelError> {
     }
     let (model, tables) = rest.split_at(len);
     Ok((model, tables, HEADER_LEN + 4 + len))
-}
-
-/// The start of a version-3 payload: the model part's length, then the model part.
-fn model_part(model: &[u8]) -> Result<Vec<u8>, ModelError> {
-    let len = u32::try_from(model.len()).map_err(|_| ModelError::PayloadTooLarge {
-        len: model.len() as u64,
-    })?;
-    let mut payload = Vec::with_capacity(4 + 2 * model.len());
-    payload.extend_from_slice(&len.to_le_bytes());
-    payload.extend_from_slice(model);
-    Ok(payload)
 }
 
 /// Header + payload.
