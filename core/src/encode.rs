@@ -63,7 +63,7 @@ impl<'t> Tokenizer<'t> {
         out: &mut [u32],
         specials: Specials,
     ) -> Result<usize, EncodeError> {
-        self.encode_part(text, out, specials, true)
+        self.encode_part_cached(text, out, specials, true, &mut [])
             .map(|p| p.written)
     }
 
@@ -93,35 +93,10 @@ impl<'t> Tokenizer<'t> {
             .map(|p| p.written)
     }
 
-    /// Encode a `&str` (see [`Tokenizer::encode`]).
-    pub fn encode_str(
-        &self,
-        text: &str,
-        out: &mut [u32],
-        specials: Specials,
-    ) -> Result<usize, EncodeError> {
-        self.encode(text.as_bytes(), out, specials)
-    }
-
-    /// Encode with special-token text treated as ordinary text (tiktoken's `encode_ordinary`).
-    pub fn encode_ordinary(&self, text: &[u8], out: &mut [u32]) -> Result<usize, EncodeError> {
-        self.encode(text, out, Specials::None)
-    }
-
-    /// Encode a prefix of `text`. With `is_final` false, `text` may be followed by more input:
-    /// the encoder stops (returning `Ok`) before the first piece or special token that more
-    /// input could change. With `is_final` true it encodes everything.
-    pub fn encode_part(
-        &self,
-        text: &[u8],
-        out: &mut [u32],
-        specials: Specials,
-        is_final: bool,
-    ) -> Result<Progress, EncodeError> {
-        self.encode_part_cached(text, out, specials, is_final, &mut [])
-    }
-
-    /// [`Tokenizer::encode_part`] with a piece cache (see [`Tokenizer::encode_cached`]).
+    /// Encode a prefix of `text` (see [`crate::Tokenize::encode_part`]), with a piece cache
+    /// (see [`Tokenizer::encode_cached`]; empty: none). With `is_final` false, `text` may be
+    /// followed by more input: the encoder stops (returning `Ok`) before the first piece or
+    /// special token that more input could change. With `is_final` true it encodes everything.
     pub fn encode_part_cached(
         &self,
         text: &[u8],
@@ -200,40 +175,15 @@ impl<'t> Tokenizer<'t> {
                 match self.encode_piece(piece, key, out, written, &mut ahead.mem) {
                     Ok(n) => written += n,
                     Err(needed) => {
-                        return Err(if written == 0 && needed > out.len() {
-                            EncodeError::PieceTooLong {
-                                offset: pos,
-                                len: piece.len(),
-                                needed,
-                            }
-                        } else {
-                            EncodeError::OutputFull {
-                                consumed: pos,
-                                written,
-                            }
-                        });
+                        let len = piece.len();
+                        return Err(EncodeError::no_room(pos, len, needed, written, out.len()));
                     }
                 }
                 pos = end;
             }
             match found {
                 Some(f) => {
-                    let Some(slot) = out.get_mut(written) else {
-                        return Err(if written == 0 {
-                            EncodeError::PieceTooLong {
-                                offset: pos,
-                                len: f.end - f.start,
-                                needed: 1,
-                            }
-                        } else {
-                            EncodeError::OutputFull {
-                                consumed: pos,
-                                written,
-                            }
-                        });
-                    };
-                    *slot = f.id;
-                    written += 1;
+                    written = special::put(f, out, written)?;
                     pos = f.end;
                 }
                 None if seg_end < text.len() => {

@@ -5,9 +5,11 @@ use core::fmt;
 /// Why an encode call stopped early.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EncodeError {
-    /// The output buffer is full. The ids of `input[..consumed]` are in `out[..written]`;
-    /// drain them and call again with `input[consumed..]`: the concatenated result equals a
-    /// one-shot encode, because `consumed` is always a piece (or special-token) boundary.
+    /// The output buffer is full. The ids of `text[..consumed]` are in `out[..written]`;
+    /// drain them and go on from `consumed` in the same text ([`crate::Tokenize::encode_at`]
+    /// with the cursor the call moved, or [`crate::Tokenize::encode_from`]): the concatenated
+    /// result equals a one-shot encode, because `consumed` is always a piece, word or
+    /// special-token boundary.
     OutputFull {
         /// Input bytes fully encoded.
         consumed: usize,
@@ -27,6 +29,32 @@ pub enum EncodeError {
 }
 
 impl EncodeError {
+    /// No room left for a unit of input (a piece, word or special token of `len` bytes at
+    /// `offset`) that needs `needed` ids, with `written` ids already in an output buffer of
+    /// `out_len`: [`EncodeError::PieceTooLong`] when even the whole buffer is too small, else
+    /// [`EncodeError::OutputFull`] (drain and go on from `offset`).
+    #[inline]
+    pub(crate) fn no_room(
+        offset: usize,
+        len: usize,
+        needed: usize,
+        written: usize,
+        out_len: usize,
+    ) -> Self {
+        if written == 0 && needed > out_len {
+            EncodeError::PieceTooLong {
+                offset,
+                len,
+                needed,
+            }
+        } else {
+            EncodeError::OutputFull {
+                consumed: offset,
+                written,
+            }
+        }
+    }
+
     /// The same error with its input offsets moved on by `by` bytes: an error of an encode of
     /// `text[by..]` as one of `text`.
     #[must_use]

@@ -5,6 +5,7 @@
 //! registered, the longer wins). A byte mask of the specials' first bytes lets the scan skip
 //! ordinary text with one table lookup per byte.
 
+use crate::error::EncodeError;
 use crate::tables::SpecialToken;
 
 /// Which special tokens an encode call recognizes.
@@ -113,4 +114,22 @@ pub fn find(
         }
     }
     Boundary::None
+}
+
+/// Write the id of the special token `f` at `out[written]`; returns the new number of ids
+/// written. No room: [`EncodeError::no_room`] at the token.
+#[inline]
+pub(crate) fn put(f: Found, out: &mut [u32], written: usize) -> Result<usize, EncodeError> {
+    let out_len = out.len();
+    let Some(slot) = out.get_mut(written) else {
+        return Err(EncodeError::no_room(
+            f.start,
+            f.end - f.start,
+            1,
+            written,
+            out_len,
+        ));
+    };
+    *slot = f.id;
+    Ok(written + 1)
 }

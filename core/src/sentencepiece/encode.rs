@@ -17,10 +17,11 @@ use super::merge::{merge_word, NoRoom, Word, WORD_BUF};
 use super::merge::{HUGE_WORD_BUF, LONG_WORD_BUF};
 use super::normalize::{char_at, Normalizer, SPACE_MARK};
 use super::tables::{Sections, SpTables};
-use super::unigram::whole_text_needed;
+use super::unigram::{whole_text_needed, UNIGRAM_CELLS, UNIGRAM_STACK_BYTES};
 use crate::cache::{CacheEntry, CacheKey};
 use crate::encode::Progress;
 use crate::error::EncodeError;
+use crate::special::{self, Found};
 use crate::tokenize::Cursor;
 /// A word found by [`Normalizer::scan_word`].
 pub(super) struct Scanned {
@@ -40,7 +41,7 @@ pub(super) struct Scanned {
 pub(super) trait WordCoder {
     /// Write the ids of `word` into `out[written..]` and return how many; `buf` holds its
     /// normalized bytes when they fit (`buf.len() >= word.len`), else the coder packs them
-    /// into the far end of `out`. On success `cursor`'s carried state (`after_unk`, and a
+    /// into the far end of `out`. `cells`: the stack work area the coder asked for. On success `cursor`'s carried state (`after_unk`, and a
     /// Unigram model's score) follows the word; on an error nothing changes.
     #[allow(clippy::too_many_arguments)]
     fn word(
@@ -49,6 +50,7 @@ pub(super) trait WordCoder {
         norm: &Normalizer<'_>,
         word: &Scanned,
         buf: &[u8],
+        cells: &mut [u32],
         out: &mut [u32],
         written: usize,
         cursor: &mut Cursor,
@@ -67,6 +69,7 @@ impl WordCoder for BpeCoder {
         norm: &Normalizer<'_>,
         word: &Scanned,
         buf: &[u8],
+        _cells: &mut [u32],
         out: &mut [u32],
         written: usize,
         cursor: &mut Cursor,
@@ -264,15 +267,13 @@ impl<'t> SpTokenizer<'t> {
                 cursor.offset = text.len();
                 return Ok(written);
             };
-            let Some(slot) = out.get_mut(written) else {
-                cursor.offset = at;
-                return Err(EncodeError::OutputFull {
-                    consumed: at,
-                    written,
-                });
+            cursor.offset = at;
+            let found = Found {
+                start: at,
+                end: at + len,
+                id,
             };
-            *slot = id;
-            written += 1;
+            written = special::put(found, out, written)?;
             pos = at + len;
             section = pos;
             cursor.offset = pos;
@@ -349,37 +350,16 @@ impl<'t> SpTokenizer<'t> {
         hold_last: bool,
         cache: &mut [CacheEntry],
     ) -> Result<(usize, usize), EncodeError> {
-        let unigram = self.unigram_words(
-            true, norm, pos, end, prefix, out, written, cursor, hold_last, cache,
-        );
-        match unigram {
-            Some(result) => result,
-            None => self.bpe_words(
-                norm, pos, end, prefix, out, written, cursor, hold_last, cache,
-            ),
+        if let Some(mut coder) = self.unigram_coder(true) {
+            return self.words_in::<UNIGRAM_STACK_BYTES, UNIGRAM_CELLS, _>(
+                &mut coder, norm, pos, end, prefix, out, written, cursor, hold_last, cache,
+            );
         }
-    }
-
-    /// The word loop with the BPE step: a text that may hold a word longer than the small
-    /// buffer gets the large one (made, and zeroed, once per call). Out of line, so that its
-    /// word buffer is in a frame only when the model is BPE's.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(never)]
-    fn bpe_words(
-        &self,
-        norm: &Normalizer<'_>,
-        pos: usize,
-        end: usize,
-        prefix: bool,
-        out: &mut [u32],
-        written: usize,
-        cursor: &mut Cursor,
-        hold_last: bool,
-        cache: &mut [CacheEntry],
-    ) -> Result<(usize, usize), EncodeError> {
+        // BPE: a text that may hold a word longer than the small buffer gets the large one
+        // (made, and zeroed, once per call).
         #[cfg(target_pointer_width = "64")]
         if end - pos > LONG_WORD_BUF {
-            return self.words_in::<HUGE_WORD_BUF, _>(
+            return self.words_in::<HUGE_WORD_BUF, 0, _>(
                 &mut BpeCoder,
                 norm,
                 pos,
@@ -394,7 +374,7 @@ impl<'t> SpTokenizer<'t> {
         }
         #[cfg(target_pointer_width = "64")]
         if end - pos > WORD_BUF {
-            return self.words_in::<LONG_WORD_BUF, _>(
+            return self.words_in::<LONG_WORD_BUF, 0, _>(
                 &mut BpeCoder,
                 norm,
                 pos,
@@ -407,7 +387,7 @@ impl<'t> SpTokenizer<'t> {
                 cache,
             );
         }
-        self.words_in::<WORD_BUF, _>(
+        self.words_in::<WORD_BUF, 0, _>(
             &mut BpeCoder,
             norm,
             pos,
@@ -421,10 +401,12 @@ impl<'t> SpTokenizer<'t> {
         )
     }
 
-    /// The word loop, with a word buffer of `N` bytes and `coder` for each word. `cursor`
-    /// stands after the last word encoded (its offset too).
+    /// The word loop, with a word buffer of `N` bytes, `M` cells of work area for the coder
+    /// and `coder` for each word. `cursor` stands after the last word encoded (its offset
+    /// too). Out of line: each algorithm's buffers are in a stack frame only when it runs.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn words_in<const N: usize, C: WordCoder>(
+    #[inline(never)]
+    pub(super) fn words_in<const N: usize, const M: usize, C: WordCoder>(
         &self,
         coder: &mut C,
         norm: &Normalizer<'_>,
@@ -438,6 +420,7 @@ impl<'t> SpTokenizer<'t> {
         cache: &mut [CacheEntry],
     ) -> Result<(usize, usize), EncodeError> {
         let mut buf = [0u8; N];
+        let mut cells = [0u32; M];
         while pos < end {
             let mark = if prefix { SPACE_MARK.len() } else { 0 };
             if prefix {
@@ -456,7 +439,9 @@ impl<'t> SpTokenizer<'t> {
                     prefix,
                     len,
                 };
-                match coder.word(self, norm, &word, &buf, out, written, cursor, cache) {
+                match coder.word(
+                    self, norm, &word, &buf, &mut cells, out, written, cursor, cache,
+                ) {
                     Ok(n) => written += n,
                     // Ids already written come out first, so that `PieceTooLong` always
                     // means that the whole buffer is too small for this word.

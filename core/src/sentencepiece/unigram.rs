@@ -49,6 +49,9 @@ pub(crate) const fn whole_text_needed(len: usize) -> usize {
     20 * len + 64
 }
 
+/// Cells of the stack lattice (see [`UNIGRAM_STACK_BYTES`]).
+pub(super) const UNIGRAM_CELLS: usize = CELL * (UNIGRAM_STACK_BYTES + 1);
+
 /// `sentencepiece`'s `kScoreResetThreshold`.
 const RESET: f64 = 100_000.0;
 /// No start: an entry not reached yet (and the origin).
@@ -371,33 +374,10 @@ impl<'t> SpTokenizer<'t> {
         self.unigram().is_some()
     }
 
-    /// The word loop ([`SpTokenizer::words_in`]) with the Unigram step, when the tables are
-    /// Unigram's (`None` otherwise); with `write` false it only moves the carried state. Out
-    /// of line, so that the stack lattice is in a frame only when the model is Unigram's.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(never)]
-    pub(super) fn unigram_words(
-        &self,
-        write: bool,
-        norm: &Normalizer<'_>,
-        pos: usize,
-        end: usize,
-        prefix: bool,
-        out: &mut [u32],
-        written: usize,
-        cursor: &mut Cursor,
-        hold_last: bool,
-        cache: &mut [CacheEntry],
-    ) -> Option<Result<(usize, usize), EncodeError>> {
-        let p = self.unigram()?;
-        let mut coder = UnigramCoder {
-            p,
-            write,
-            cells: [0; CELL * (UNIGRAM_STACK_BYTES + 1)],
-        };
-        Some(self.words_in::<UNIGRAM_STACK_BYTES, _>(
-            &mut coder, norm, pos, end, prefix, out, written, cursor, hold_last, cache,
-        ))
+    /// The Unigram step of the word loop, when the tables are Unigram's; with `write` false
+    /// it only moves the carried state.
+    pub(super) fn unigram_coder(&self, write: bool) -> Option<UnigramCoder> {
+        self.unigram().map(|p| UnigramCoder { p, write })
     }
 
     /// Move `cursor` (at the start) to `from`, a word start, segmenting without writing ids
@@ -410,10 +390,10 @@ impl<'t> SpTokenizer<'t> {
         out: &mut [u32],
         cursor: &mut Cursor,
     ) -> Result<(), EncodeError> {
-        if !self.is_unigram() {
+        let Some(mut coder) = self.unigram_coder(false) else {
             cursor.offset = from;
             return Ok(());
-        }
+        };
         let t = self.tables();
         // Segment from where the score last started from zero: the text's start, or with
         // sections the start of the section holding `from`.
@@ -439,8 +419,8 @@ impl<'t> SpTokenizer<'t> {
             )
         };
         *cursor = Cursor::START;
-        let words = self.unigram_words(
-            false,
+        let (reached, _) = self.words_in::<UNIGRAM_STACK_BYTES, UNIGRAM_CELLS, _>(
+            &mut coder,
             &norm,
             pos,
             end,
@@ -450,8 +430,7 @@ impl<'t> SpTokenizer<'t> {
             cursor,
             false,
             &mut [],
-        );
-        let (reached, _) = words.unwrap_or(Ok((end, 0)))?;
+        )?;
         cursor.offset = reached.max(from.min(text.len()));
         Ok(())
     }
@@ -463,8 +442,6 @@ pub(super) struct UnigramCoder {
     p: Params,
     /// Write the ids (false: only move the carried state, as rebuilding a resume point does).
     write: bool,
-    /// The stack lattice, for words of up to [`UNIGRAM_STACK_BYTES`] bytes.
-    cells: [u32; CELL * (UNIGRAM_STACK_BYTES + 1)],
 }
 
 impl WordCoder for UnigramCoder {
@@ -475,6 +452,7 @@ impl WordCoder for UnigramCoder {
         norm: &Normalizer<'_>,
         w: &Scanned,
         buf: &[u8],
+        cells: &mut [u32],
         out: &mut [u32],
         written: usize,
         cursor: &mut Cursor,
@@ -515,7 +493,7 @@ impl WordCoder for UnigramCoder {
                 }
                 None => {
                     let word = Word::Flat(bytes);
-                    let mut lat = Lattice(&mut self.cells);
+                    let mut lat = Lattice(cells);
                     let gap = viterbi(t, p, word, &mut lat, cursor.score);
                     let score = lat.score(len);
                     let first = link_forward(&mut lat, len);

@@ -174,11 +174,7 @@ impl<'a> WpTokenizer<'a> {
             self.flush(&mut word, i, &mut sink)?;
             pos = seg_end;
             if let Some(f) = found {
-                match sink.out.get_mut(sink.written) {
-                    Some(slot) => *slot = f.id,
-                    None => return Err(full(&sink, f.start, f.end - f.start, 1)),
-                }
-                sink.written += 1;
+                sink.written = special::put(f, sink.out, sink.written)?;
                 pos = f.end;
             }
         }
@@ -312,11 +308,12 @@ impl<'a> WpTokenizer<'a> {
         let before = sink.written;
         if let Err(needed) = self.word_ids(word, sink) {
             sink.written = before;
-            return Err(full(
-                sink,
+            return Err(EncodeError::no_room(
                 word.start,
                 end.saturating_sub(word.start),
                 needed,
+                sink.written,
+                sink.out.len(),
             ));
         }
         word.chars = 0;
@@ -385,23 +382,6 @@ impl<'a> WpTokenizer<'a> {
             end -= 1;
         }
         None
-    }
-}
-
-/// The error for a full sink: `PieceTooLong` when nothing was written and the piece alone needs
-/// more than the buffer, else `OutputFull` at `offset`.
-fn full(sink: &Sink<'_>, offset: usize, len: usize, needed: usize) -> EncodeError {
-    if sink.written == 0 && needed > sink.out.len() {
-        EncodeError::PieceTooLong {
-            offset,
-            len,
-            needed,
-        }
-    } else {
-        EncodeError::OutputFull {
-            consumed: offset,
-            written: sink.written,
-        }
     }
 }
 

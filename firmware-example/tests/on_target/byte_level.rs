@@ -671,7 +671,7 @@ mod tests {
         vectors::check(|r, tok| {
             let mut out = [0u32; MAX_IDS];
             let n = tok
-                .encode_ordinary(r.text, &mut out)
+                .encode(r.text, &mut out, Specials::None)
                 .map_err(|_| Miss::Other("encode failed"))?;
             r.ordinary()
                 .first_difference(&out[..n])
