@@ -267,24 +267,22 @@ impl AnyModel {
 
     /// Decode and validate a version-1 or version-2 payload.
     fn from_payload(version: u16, payload: &[u8]) -> Result<AnyModel, ModelError> {
-        let (model, rest) = if version == BPE_VERSION {
-            let (model, rest): (Model, &[u8]) =
-                postcard::take_from_bytes(payload).map_err(ModelError::Decode)?;
-            (AnyModel::BytePair(model), rest)
-        } else {
-            let (model, rest): (Payload, &[u8]) =
-                postcard::take_from_bytes(payload).map_err(ModelError::Decode)?;
-            let model = match model {
-                Payload::BytePair(m) => AnyModel::BytePair(m),
-                Payload::SentencePiece(m) => AnyModel::SentencePiece(m),
-                Payload::WordPiece(m) => AnyModel::WordPiece(m),
-                Payload::Unigram(m, f64_scores) => AnyModel::SentencePiece(SpModel {
-                    unigram: true,
-                    f64_scores,
-                    ..m
-                }),
-            };
-            (model, rest)
+        let (model, rest) = match version {
+            BPE_VERSION => {
+                postcard::take_from_bytes(payload).map(|(m, r)| (Payload::BytePair(m), r))
+            }
+            _ => postcard::take_from_bytes(payload),
+        }
+        .map_err(ModelError::Decode)?;
+        let model = match model {
+            Payload::BytePair(m) => AnyModel::BytePair(m),
+            Payload::SentencePiece(m) => AnyModel::SentencePiece(m),
+            Payload::WordPiece(m) => AnyModel::WordPiece(m),
+            Payload::Unigram(m, f64_scores) => AnyModel::SentencePiece(SpModel {
+                unigram: true,
+                f64_scores,
+                ..m
+            }),
         };
         if !rest.is_empty() {
             return Err(ModelError::TrailingBytes {

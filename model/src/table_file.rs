@@ -54,6 +54,13 @@ const KIND_BYTE_PAIR: u8 = 0;
 /// Kind byte of SentencePiece BPE tables.
 const KIND_SENTENCEPIECE: u8 = 1;
 
+/// Where user-defined symbols are matched, by the code of the sections flag.
+const SECTIONS: [Sections; 3] = [
+    Sections::Inline,
+    Sections::EveryPiecePrefixed,
+    Sections::FirstPiecePrefixed,
+];
+
 /// True when a tables blob holds SentencePiece tables (by its kind byte).
 pub(crate) fn is_sentencepiece(blob: &[u8]) -> bool {
     blob.first() == Some(&KIND_SENTENCEPIECE)
@@ -557,17 +564,13 @@ impl<'a> From<&'a SpTableData> for SpTableView<'a> {
                 (unk_score.to_bits(), max_piece_bytes, 0),
             ),
         };
-        let sections = match d.sections {
-            Sections::Inline => 0,
-            Sections::EveryPiecePrefixed => 1,
-            Sections::FirstPiecePrefixed => 2,
-        };
+        let sections = SECTIONS.iter().position(|&s| s == d.sections).unwrap_or(0);
         SpTableView {
             flags: [
                 u8::from(d.add_dummy_prefix),
                 u8::from(d.remove_extra_whitespaces),
                 u8::from(d.split_words),
-                sections,
+                sections as u8,
                 algorithm,
             ],
             unk_id: d.unk_id,
@@ -596,7 +599,10 @@ impl<'a> Blob<'a> for SpTableView<'a> {
             f.scalar("flags", flag)?;
         }
         let flags = self.flags;
-        if flags[..3].iter().any(|&f| f > 1) || flags[3] > 2 || flags[4] > 2 {
+        if flags[..3].iter().any(|&f| f > 1)
+            || usize::from(flags[3]) >= SECTIONS.len()
+            || flags[4] > 2
+        {
             return Err(bad(format!("unknown flag values {flags:?}")));
         }
         f.scalar("unk_id", &mut self.unk_id)?;
@@ -713,11 +719,7 @@ impl SpTableView<'_> {
             user_defined: &self.user_defined,
             add_dummy_prefix: self.flags[0] == 1,
             remove_extra_whitespaces: self.flags[1] == 1,
-            sections: match self.flags[3] {
-                0 => Sections::Inline,
-                1 => Sections::EveryPiecePrefixed,
-                _ => Sections::FirstPiecePrefixed,
-            },
+            sections: SECTIONS[usize::from(self.flags[3])],
             split_words: self.flags[2] == 1,
             cut_bytes: self.cut_bytes,
             algorithm: self.algorithm(),
