@@ -160,23 +160,18 @@ impl TemplateData {
     }
 }
 
-/// The version-2 payload (and version 3's model part) as written: the kind, then the model.
-#[derive(Serialize)]
-enum PayloadRef<'a> {
-    BytePair(&'a Model),
-    SentencePiece(&'a SpModel),
-    WordPiece(&'a WpModel),
-    Unigram(&'a SpModel, &'a [f64]),
+/// The version-2 payload (and version 3's model part): the kind (the variant index, the one
+/// list of kinds), then the model; read as owned models, written as [`PayloadRef`].
+#[derive(Serialize, Deserialize)]
+enum Payload<B = Model, S = SpModel, W = WpModel, F = Vec<f64>> {
+    BytePair(B),
+    SentencePiece(S),
+    WordPiece(W),
+    Unigram(S, F),
 }
 
-/// The version-2 payload as read.
-#[derive(Deserialize)]
-enum Payload {
-    BytePair(Model),
-    SentencePiece(SpModel),
-    WordPiece(WpModel),
-    Unigram(SpModel, Vec<f64>),
-}
+/// A payload to write, borrowing its model.
+type PayloadRef<'a> = Payload<&'a Model, &'a SpModel, &'a WpModel, &'a [f64]>;
 
 impl<'a> PayloadRef<'a> {
     /// The payload of any model.
