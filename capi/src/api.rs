@@ -14,14 +14,8 @@ use picobpe::{
 
 pub use crate::model::PicobpeFamily;
 
-/// The model the library serves.
-type Model = crate::CApiModel;
-
-/// The model the library serves.
-#[inline(always)]
-fn model() -> Model {
-    crate::c_api_model()
-}
+// The tokenizer type of the model the library serves, and the model.
+use crate::{c_api_model as model, CApiModel as Model};
 
 /// What a call did.
 #[repr(C)]
@@ -68,14 +62,11 @@ pub struct PicobpeProgress {
 /// # Safety
 /// A non-null `ptr` must point to `len` readable elements.
 unsafe fn input<'a, T>(ptr: *const T, len: usize) -> Option<&'a [T]> {
-    if len == 0 {
-        return Some(&[]);
+    match len {
+        0 => Some(&[]),
+        // SAFETY: non-null and, by the caller's contract, `len` readable elements.
+        _ => (!ptr.is_null()).then(|| unsafe { core::slice::from_raw_parts(ptr, len) }),
     }
-    if ptr.is_null() {
-        return None;
-    }
-    // SAFETY: non-null and, by the caller's contract, `len` readable elements.
-    Some(unsafe { core::slice::from_raw_parts(ptr, len) })
 }
 
 /// `len` elements at `ptr` as a mutable slice (empty for a length of 0).
@@ -83,14 +74,11 @@ unsafe fn input<'a, T>(ptr: *const T, len: usize) -> Option<&'a [T]> {
 /// # Safety
 /// A non-null `ptr` must point to `len` writable elements that nothing else accesses.
 unsafe fn output<'a, T>(ptr: *mut T, len: usize) -> Option<&'a mut [T]> {
-    if len == 0 {
-        return Some(&mut []);
+    match len {
+        0 => Some(&mut []),
+        // SAFETY: non-null and, by the caller's contract, `len` writable, unaliased elements.
+        _ => (!ptr.is_null()).then(|| unsafe { core::slice::from_raw_parts_mut(ptr, len) }),
     }
-    if ptr.is_null() {
-        return None;
-    }
-    // SAFETY: non-null and, by the caller's contract, `len` writable, unaliased elements.
-    Some(unsafe { core::slice::from_raw_parts_mut(ptr, len) })
 }
 
 /// Special tokens recognized (`true`) or encoded as text.
@@ -102,16 +90,17 @@ fn specials(allow_special: bool) -> Specials {
     }
 }
 
-/// The status and progress of an encode result of a call that started at byte `start` with
-/// an output buffer of `cap` ids. A piece too long for the buffer is reported at `start`: no
-/// id of the call is to be used, and a SentencePiece word's offset may lie after text (spaces)
-/// that belongs to it, so the retry with a larger buffer starts where this call did.
+/// The status and progress of an encode result of a call on `len` bytes that started at byte
+/// `from` with an output buffer of `cap` ids. A piece too long for the buffer is reported where
+/// the call started: no id of the call is to be used, and a SentencePiece word's offset may lie
+/// after text (spaces) that belongs to it, so the retry with a larger buffer starts there.
 fn encode_result(
     r: Result<usize, EncodeError>,
     len: usize,
-    start: usize,
+    from: usize,
     cap: usize,
 ) -> (PicobpeStatus, PicobpeProgress) {
+    let start = from.min(len);
     match r {
         // No progress at all (an empty buffer, or one too small for a SentencePiece
         // user-defined symbol): draining cannot help, a larger buffer can.
@@ -132,23 +121,24 @@ fn encode_result(
     }
 }
 
-/// Write `value` to `progress` (non-null) and return `status`.
+/// Run `call` and write the progress it returns to `progress`, returning its status:
+/// `PICOBPE_STATUS_INVALID_ARGUMENT` when `call` finds an argument invalid (`None`), and, without
+/// running `call`, for a null `progress`.
 ///
 /// # Safety
-/// `progress` must be null or point to a writable `PicobpeProgress`.
-unsafe fn report(
+/// `progress` must be null or point to a writable `PicobpeProgress` that `call` does not access.
+unsafe fn reported(
     progress: *mut PicobpeProgress,
-    status: PicobpeStatus,
-    value: PicobpeProgress,
+    call: impl FnOnce() -> Option<(PicobpeStatus, PicobpeProgress)>,
 ) -> PicobpeStatus {
     // SAFETY: by the caller's contract, a non-null `progress` is writable.
-    match unsafe { progress.as_mut() } {
-        Some(p) => {
-            *p = value;
-            status
-        }
-        None => PicobpeStatus::InvalidArgument,
-    }
+    let Some(p) = (unsafe { progress.as_mut() }) else {
+        return PicobpeStatus::InvalidArgument;
+    };
+    call().map_or(PicobpeStatus::InvalidArgument, |(status, value)| {
+        *p = value;
+        status
+    })
 }
 
 /// Number of ids of the baked model, holes and special tokens included: every id the encoder
@@ -219,17 +209,14 @@ pub unsafe extern "C" fn picobpe_encode_from(
     progress: *mut PicobpeProgress,
 ) -> PicobpeStatus {
     // SAFETY: the caller's contract above.
-    let (Some(text), Some(out)) = (unsafe { input(text, len) }, unsafe { output(out, cap) }) else {
-        return PicobpeStatus::InvalidArgument;
-    };
-    let (status, value) = encode_result(
-        Tokenize::encode_from(&model(), text, from, out, specials(allow_special), &mut []),
-        len,
-        from.min(len),
-        cap,
-    );
-    // SAFETY: the caller's contract above.
-    unsafe { report(progress, status, value) }
+    unsafe {
+        reported(progress, || {
+            let (text, out) = (input(text, len)?, output(out, cap)?);
+            let r =
+                Tokenize::encode_from(&model(), text, from, out, specials(allow_special), &mut []);
+            Some(encode_result(r, len, from, cap))
+        })
+    }
 }
 
 /// Count the ids `text[0..len]` encodes to, using `scratch[0..cap]` as the work area; the
@@ -249,17 +236,13 @@ pub unsafe extern "C" fn picobpe_count(
     progress: *mut PicobpeProgress,
 ) -> PicobpeStatus {
     // SAFETY: the caller's contract above.
-    let (Some(text), Some(scratch)) =
-        (unsafe { input(text, len) }, unsafe { output(scratch, cap) })
-    else {
-        return PicobpeStatus::InvalidArgument;
-    };
-    let (status, value) = match Tokenize::count(&model(), text, scratch, specials(allow_special)) {
-        Ok(n) => (PicobpeStatus::Ok, moved(len, n)),
-        Err(e) => encode_result(Err(e), len, 0, cap),
-    };
-    // SAFETY: the caller's contract above.
-    unsafe { report(progress, status, value) }
+    unsafe {
+        reported(progress, || {
+            let (text, scratch) = (input(text, len)?, output(scratch, cap)?);
+            let r = Tokenize::count(&model(), text, scratch, specials(allow_special));
+            Some(encode_result(r, len, 0, cap))
+        })
+    }
 }
 
 /// Decode `ids[0..n]` into `out[0..cap]`: the bytes the ids stand for (not necessarily UTF-8)
@@ -307,35 +290,35 @@ pub unsafe extern "C" fn picobpe_decode_from(
     progress: *mut PicobpeProgress,
 ) -> PicobpeStatus {
     // SAFETY: the caller's contract above.
-    let (Some(ids), Some(out)) = (unsafe { input(ids, n) }, unsafe { output(out, cap) }) else {
-        return PicobpeStatus::InvalidArgument;
-    };
-    let m = model();
-    let (status, value) = match Tokenize::decode_at(&m, ids, from, out) {
-        Ok(written) => (PicobpeStatus::Ok, moved(n, written)),
-        // Nothing fits an empty buffer: the next token alone is longer than it, and draining
-        // cannot help.
-        Err(DecodeError::OutputFull {
-            consumed,
-            written: 0,
-        }) => {
-            let room = ids
-                .get(consumed)
-                .and_then(|&id| Tokenize::decode_room(&m, id));
-            let needed = room
-                .filter(|&room| room > cap)
-                .unwrap_or(cap.saturating_add(1));
-            (PicobpeStatus::PieceTooLong, too_long(consumed, needed))
-        }
-        Err(DecodeError::OutputFull { consumed, written }) => {
-            (PicobpeStatus::OutputFull, moved(consumed, written))
-        }
-        Err(DecodeError::UnknownId {
-            position, written, ..
-        }) => (PicobpeStatus::UnknownId, moved(position, written)),
-    };
-    // SAFETY: the caller's contract above.
-    unsafe { report(progress, status, value) }
+    unsafe {
+        reported(progress, || {
+            let (ids, out) = (input(ids, n)?, output(out, cap)?);
+            let m = model();
+            Some(match Tokenize::decode_at(&m, ids, from, out) {
+                Ok(written) => (PicobpeStatus::Ok, moved(n, written)),
+                // Nothing fits an empty buffer: the next token alone is longer than it, and
+                // draining cannot help.
+                Err(DecodeError::OutputFull {
+                    consumed,
+                    written: 0,
+                }) => {
+                    let room = ids
+                        .get(consumed)
+                        .and_then(|&id| Tokenize::decode_room(&m, id));
+                    let needed = room
+                        .filter(|&room| room > cap)
+                        .unwrap_or(cap.saturating_add(1));
+                    (PicobpeStatus::PieceTooLong, too_long(consumed, needed))
+                }
+                Err(DecodeError::OutputFull { consumed, written }) => {
+                    (PicobpeStatus::OutputFull, moved(consumed, written))
+                }
+                Err(DecodeError::UnknownId {
+                    position, written, ..
+                }) => (PicobpeStatus::UnknownId, moved(position, written)),
+            })
+        })
+    }
 }
 
 /// Progress of a call that consumed `consumed` input elements and wrote `written`.
@@ -388,21 +371,15 @@ pub unsafe extern "C" fn picobpe_encode_cached(
     progress: *mut PicobpeProgress,
 ) -> PicobpeStatus {
     // SAFETY: the caller's contract above.
-    let (Some(text), Some(out)) = (unsafe { input(text, len) }, unsafe { output(out, cap) }) else {
-        return PicobpeStatus::InvalidArgument;
-    };
-    // SAFETY: the caller's contract above.
-    let Some(cache) = (unsafe { cache_lines(cache.cast::<u8>(), cache_bytes) }) else {
-        return PicobpeStatus::InvalidArgument;
-    };
-    let (status, value) = encode_result(
-        Tokenize::encode_from(&model(), text, from, out, specials(allow_special), cache),
-        len,
-        from.min(len),
-        cap,
-    );
-    // SAFETY: the caller's contract above.
-    unsafe { report(progress, status, value) }
+    unsafe {
+        reported(progress, || {
+            let (text, out) = (input(text, len)?, output(out, cap)?);
+            let cache = cache_lines(cache.cast::<u8>(), cache_bytes)?;
+            let r =
+                Tokenize::encode_from(&model(), text, from, out, specials(allow_special), cache);
+            Some(encode_result(r, len, from, cap))
+        })
+    }
 }
 
 /// The bytes of one line of `picobpe_encode_cached`'s cache (lines start at addresses that
@@ -419,23 +396,12 @@ const _: () = assert!(align_of::<CacheEntry>() == PICOBPE_CACHE_LINE_SIZE);
 /// A non-null `mem` must point to `bytes` readable and writable, initialized bytes that
 /// nothing else accesses.
 unsafe fn cache_lines<'a>(mem: *mut u8, bytes: usize) -> Option<&'a mut [CacheEntry]> {
-    if bytes == 0 {
-        return Some(&mut []);
-    }
-    if mem.is_null() {
-        return None;
-    }
-    // The offset of the first aligned address (below `PICOBPE_CACHE_LINE_SIZE` for a `u8`
-    // pointer; anything larger leaves no line).
-    let skip = mem.align_offset(align_of::<CacheEntry>());
-    let lines = bytes.saturating_sub(skip) / size_of::<CacheEntry>();
-    if lines == 0 {
-        return Some(&mut []);
-    }
-    // SAFETY: `mem + skip` is aligned for `CacheEntry` and `lines` lines end within the
-    // caller's `bytes` bytes. A line is plain integers (keys and ids), so every initialized
-    // bit pattern is a valid `CacheEntry`, and all zeros is `CacheEntry::EMPTY`.
-    Some(unsafe { core::slice::from_raw_parts_mut(mem.add(skip).cast::<CacheEntry>(), lines) })
+    // SAFETY: the caller's contract.
+    let mem = unsafe { output(mem, bytes) }?;
+    // SAFETY: a line is plain integers (keys and ids), so every initialized bit pattern is a
+    // valid `CacheEntry`, and all zeros is `CacheEntry::EMPTY`. (`align_to_mut` may in
+    // principle hand out fewer lines than fit: then the cache is only smaller.)
+    Some(unsafe { mem.align_to_mut::<CacheEntry>() }.1)
 }
 
 /// Bytes of pending input a stream encoder holds (its `IN`). Byte-level models: enough for
@@ -490,11 +456,12 @@ pub struct PicobpeStreamDecoder {
     opaque: [u64; PICOBPE_STREAM_DECODER_WORDS],
 }
 
-/// The model's streaming encoder (with the capacities above).
-type Encoder = StreamEncoder<Model, PICOBPE_STREAM_INPUT_CAPACITY, PICOBPE_STREAM_ID_CAPACITY>;
+/// The model's streaming encoder (with the capacities above), or that of tokenizer `T`.
+type Encoder<T = Model> =
+    StreamEncoder<T, PICOBPE_STREAM_INPUT_CAPACITY, PICOBPE_STREAM_ID_CAPACITY>;
 
-/// The model's streaming decoder (with the capacity above).
-type Decoder = StreamDecoder<Model, PICOBPE_STREAM_DECODER_CAPACITY>;
+/// The model's streaming decoder (with the capacity above), or that of tokenizer `T`.
+type Decoder<T = Model> = StreamDecoder<T, PICOBPE_STREAM_DECODER_CAPACITY>;
 
 // `model.rs` builds the streams with the capacities the header names.
 
@@ -512,30 +479,24 @@ const ENCODER_TAG: u32 = 0x7062_454e;
 /// The tag of an initialized decoder state ("pbDE").
 const DECODER_TAG: u32 = 0x7062_4445;
 
-/// Whether the header's encoder and decoder storage holds `State<E>` and `State<D>`.
-const fn fits<E, D>() -> bool {
-    size_of::<State<E>>() <= size_of::<PicobpeStreamEncoder>()
-        && align_of::<State<E>>() <= align_of::<PicobpeStreamEncoder>()
-        && size_of::<State<D>>() <= size_of::<PicobpeStreamDecoder>()
-        && align_of::<State<D>>() <= align_of::<PicobpeStreamDecoder>()
+/// Whether the header's encoder and decoder storage holds the states of tokenizer `T`'s
+/// streams.
+const fn fits<T: Tokenize>() -> bool {
+    size_of::<State<Encoder<T>>>() <= size_of::<PicobpeStreamEncoder>()
+        && align_of::<State<Encoder<T>>>() <= align_of::<PicobpeStreamEncoder>()
+        && size_of::<State<Decoder<T>>>() <= size_of::<PicobpeStreamDecoder>()
+        && align_of::<State<Decoder<T>>>() <= align_of::<PicobpeStreamDecoder>()
 }
 
 // The header's sizes and alignments hold the states of every family on every target (so the
 // header does not depend on the model baked), and no byte-level piece that fits the input
 // capacity is too long for the id capacity.
-const _: () = assert!(fits::<Encoder, Decoder>());
-const _: () = assert!(fits::<
-    StreamEncoder<Tokenizer<'static>, PICOBPE_STREAM_INPUT_CAPACITY, PICOBPE_STREAM_ID_CAPACITY>,
-    StreamDecoder<Tokenizer<'static>, PICOBPE_STREAM_DECODER_CAPACITY>,
->());
-const _: () = assert!(fits::<
-    StreamEncoder<SpTokenizer<'static>, PICOBPE_STREAM_INPUT_CAPACITY, PICOBPE_STREAM_ID_CAPACITY>,
-    StreamDecoder<SpTokenizer<'static>, PICOBPE_STREAM_DECODER_CAPACITY>,
->());
-const _: () = assert!(fits::<
-    StreamEncoder<WpTokenizer<'static>, PICOBPE_STREAM_INPUT_CAPACITY, PICOBPE_STREAM_ID_CAPACITY>,
-    StreamDecoder<WpTokenizer<'static>, PICOBPE_STREAM_DECODER_CAPACITY>,
->());
+const _: () = assert!(
+    fits::<Model>()
+        && fits::<Tokenizer<'static>>()
+        && fits::<SpTokenizer<'static>>()
+        && fits::<WpTokenizer<'static>>()
+);
 const _: () = assert!(
     picobpe::bpe::scratch_needed(PICOBPE_STREAM_INPUT_CAPACITY) <= PICOBPE_STREAM_ID_CAPACITY
 );
@@ -634,12 +595,9 @@ pub unsafe extern "C" fn picobpe_stream_encoder_init(
     state: *mut PicobpeStreamEncoder,
     allow_special: bool,
 ) -> PicobpeStatus {
+    let specials = specials(allow_special);
     // SAFETY: the caller's contract above.
-    unsafe {
-        init(state, ENCODER_TAG, || -> Encoder {
-            StreamEncoder::new(model(), specials(allow_special))
-        })
-    }
+    unsafe { init(state, ENCODER_TAG, || Encoder::new(model(), specials)) }
 }
 
 /// Add `chunk[0..len]` to the stream's pending input: as much as fits in its
@@ -664,20 +622,15 @@ pub unsafe extern "C" fn picobpe_stream_encoder_push(
     progress: *mut PicobpeProgress,
 ) -> PicobpeStatus {
     // SAFETY: the caller's contract above.
-    let (Some(stream), Some(chunk), false) = (
-        unsafe { encoder(state) },
-        unsafe { input(chunk, len) },
-        progress.is_null(),
-    ) else {
-        return PicobpeStatus::InvalidArgument;
-    };
-    let (status, value) = match stream.push(chunk) {
-        Ok(n) if n < len => (PicobpeStatus::OutputFull, moved(n, 0)),
-        Ok(n) => (PicobpeStatus::Ok, moved(n, 0)),
-        Err(e) => stream_error(e),
-    };
-    // SAFETY: the caller's contract above.
-    unsafe { report(progress, status, value) }
+    unsafe {
+        reported(progress, || {
+            Some(match encoder(state)?.push(input(chunk, len)?) {
+                Ok(n) if n < len => (PicobpeStatus::OutputFull, moved(n, 0)),
+                Ok(n) => (PicobpeStatus::Ok, moved(n, 0)),
+                Err(e) => stream_error(e),
+            })
+        })
+    }
 }
 
 /// Mark the end of the input: `take` then encodes and hands out everything left.
@@ -690,11 +643,10 @@ pub unsafe extern "C" fn picobpe_stream_encoder_finish(
     state: *mut PicobpeStreamEncoder,
 ) -> PicobpeStatus {
     // SAFETY: the caller's contract above.
-    let Some(stream) = (unsafe { encoder(state) }) else {
-        return PicobpeStatus::InvalidArgument;
-    };
-    stream.finish();
-    PicobpeStatus::Ok
+    unsafe { encoder(state) }.map_or(PicobpeStatus::InvalidArgument, |stream| {
+        stream.finish();
+        PicobpeStatus::Ok
+    })
 }
 
 /// Move final ids into `out[0..cap]`; `progress.written` is their number. Ids are final once
@@ -724,19 +676,14 @@ pub unsafe extern "C" fn picobpe_stream_encoder_take(
     progress: *mut PicobpeProgress,
 ) -> PicobpeStatus {
     // SAFETY: the caller's contract above.
-    let (Some(stream), Some(out), false) = (
-        unsafe { encoder(state) },
-        unsafe { output(out, cap) },
-        progress.is_null(),
-    ) else {
-        return PicobpeStatus::InvalidArgument;
-    };
-    let (status, value) = match stream.take(out) {
-        Ok(n) => (PicobpeStatus::Ok, moved(0, n)),
-        Err(e) => stream_error(e),
-    };
-    // SAFETY: the caller's contract above.
-    unsafe { report(progress, status, value) }
+    unsafe {
+        reported(progress, || {
+            Some(match encoder(state)?.take(output(out, cap)?) {
+                Ok(n) => (PicobpeStatus::Ok, moved(0, n)),
+                Err(e) => stream_error(e),
+            })
+        })
+    }
 }
 
 /// True when the stream was finished and every id taken; false otherwise, and for a null or
@@ -770,11 +717,7 @@ pub unsafe extern "C" fn picobpe_stream_decoder_init(
     state: *mut PicobpeStreamDecoder,
 ) -> PicobpeStatus {
     // SAFETY: the caller's contract above.
-    unsafe {
-        init(state, DECODER_TAG, || -> Decoder {
-            StreamDecoder::new(model())
-        })
-    }
+    unsafe { init(state, DECODER_TAG, || Decoder::new(model())) }
 }
 
 /// Append the bytes of `id` to the stream.
@@ -822,11 +765,10 @@ pub unsafe extern "C" fn picobpe_stream_decoder_finish(
     state: *mut PicobpeStreamDecoder,
 ) -> PicobpeStatus {
     // SAFETY: the caller's contract above.
-    let Some(stream) = (unsafe { decoder(state) }) else {
-        return PicobpeStatus::InvalidArgument;
-    };
-    stream.finish();
-    PicobpeStatus::Ok
+    unsafe { decoder(state) }.map_or(PicobpeStatus::InvalidArgument, |stream| {
+        stream.finish();
+        PicobpeStatus::Ok
+    })
 }
 
 /// Move pending bytes that form whole UTF-8 characters (after `finish`: all of them) into
@@ -846,14 +788,10 @@ pub unsafe extern "C" fn picobpe_stream_decoder_take(
     progress: *mut PicobpeProgress,
 ) -> PicobpeStatus {
     // SAFETY: the caller's contract above.
-    let (Some(stream), Some(out), false) = (
-        unsafe { decoder(state) },
-        unsafe { output(out, cap) },
-        progress.is_null(),
-    ) else {
-        return PicobpeStatus::InvalidArgument;
-    };
-    let n = stream.take(out);
-    // SAFETY: the caller's contract above.
-    unsafe { report(progress, PicobpeStatus::Ok, moved(0, n)) }
+    unsafe {
+        reported(progress, || {
+            let n = decoder(state)?.take(output(out, cap)?);
+            Some((PicobpeStatus::Ok, moved(0, n)))
+        })
+    }
 }
