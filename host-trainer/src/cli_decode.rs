@@ -31,16 +31,11 @@ pub struct DecodeArgs {
 
 /// Run `decode`.
 pub fn run(args: DecodeArgs) -> Result<(), String> {
-    let tokenizer = input::load_any(&args.model)?;
-    let in_name = input::name(args.file.as_ref());
-    let mut reader = input::open(args.file.as_deref())?;
+    let (tokenizer, _) = input::load(&args.model)?;
+    let (mut reader, in_name) = input::open(args.file.as_deref())?;
     let valid = |id: u32| tokenizer.decode_room(id).is_some();
-    let ids = read_ids(&mut reader, &valid).map_err(|e| match e {
-        ReadError::Io(e) => format!("reading {in_name}: {e}"),
-        ReadError::Bad(msg) => format!("{in_name}: {msg}"),
-    })?;
-    let stdout = io::stdout();
-    let mut sink = stdout.lock();
+    let ids = read_ids(&mut reader, &in_name, &valid)?;
+    let mut sink = io::stdout().lock();
     let mut out = vec![0u8; OUT];
     let mut from = 0;
     while from < ids.len() {
@@ -66,34 +61,31 @@ pub fn run(args: DecodeArgs) -> Result<(), String> {
     sink.flush().map_err(|e| format!("writing stdout: {e}"))
 }
 
-enum ReadError {
-    Io(io::Error),
-    Bad(String),
-}
-
 /// Parse whitespace-separated decimal ids and check each is a token of the model; errors name
-/// the id's position (0-based index among the ids).
-fn read_ids(reader: &mut dyn Read, valid: &dyn Fn(u32) -> bool) -> Result<Vec<u32>, ReadError> {
+/// the input (`name`) and the id's position (0-based index among the ids).
+fn read_ids(
+    reader: &mut dyn Read,
+    name: &str,
+    valid: &dyn Fn(u32) -> bool,
+) -> Result<Vec<u32>, String> {
     let mut ids = Vec::new();
     let mut buf = vec![0u8; CHUNK];
     let mut word = Word::default();
     loop {
-        let n = match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(ReadError::Io(e)),
-        };
-        for &b in &buf[..n] {
-            if b.is_ascii_whitespace() {
-                word.finish(&mut ids, valid)?;
-            } else {
+        let n = input::read(reader, &mut buf, name)?;
+        // The end of the input ends the last word as whitespace does.
+        let bytes = if n == 0 { b" " } else { &buf[..n] };
+        for &b in bytes {
+            if !b.is_ascii_whitespace() {
                 word.push(b);
+            } else if let Err(message) = word.finish(&mut ids, valid) {
+                return Err(format!("{name}: {message}"));
             }
         }
+        if n == 0 {
+            return Ok(ids);
+        }
     }
-    word.finish(&mut ids, valid)?;
-    Ok(ids)
 }
 
 /// The id being parsed: its value while it is all digits and below 2^32.
@@ -119,28 +111,24 @@ impl Word {
         }
     }
 
-    fn finish(&mut self, ids: &mut Vec<u32>, valid: &dyn Fn(u32) -> bool) -> Result<(), ReadError> {
+    fn finish(&mut self, ids: &mut Vec<u32>, valid: &dyn Fn(u32) -> bool) -> Result<(), String> {
         if self.len == 0 {
             return Ok(());
         }
         let position = ids.len();
         match self.value {
             Some(id) if valid(id) => ids.push(id),
-            Some(id) => {
-                return Err(ReadError::Bad(format!(
-                    "unknown token id {id} at position {position}"
-                )))
-            }
+            Some(id) => return Err(format!("unknown token id {id} at position {position}")),
             None => {
                 let more = if self.len > self.shown.len() {
                     "…"
                 } else {
                     ""
                 };
-                return Err(ReadError::Bad(format!(
+                return Err(format!(
                     "invalid id {:?}{more} at position {position} (expected a decimal integer below 2^32)",
                     String::from_utf8_lossy(&self.shown)
-                )));
+                ));
             }
         }
         // Reset without dropping `shown`'s allocation.

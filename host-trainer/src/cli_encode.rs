@@ -24,7 +24,7 @@
 //! one whose pieces cross word starts, is held whole until the end of the input (its text is
 //! cut at added tokens first, and a cut may come at any byte).
 
-use std::io::{self, Read, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
@@ -47,6 +47,17 @@ const IDS: usize = 1 << 18;
 /// Arguments of `encode`.
 #[derive(Args)]
 pub struct EncodeArgs {
+    #[command(flatten)]
+    input: Input,
+    /// How ids are written: decimal text, or little-endian binary of 2 or 4 bytes per id
+    /// (`u16le` only for models whose ids all fit).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+/// What `encode` and `count` encode, and how.
+#[derive(Args)]
+pub struct Input {
     /// The model file.
     #[arg(long, value_name = "FILE")]
     model: PathBuf,
@@ -57,29 +68,6 @@ pub struct EncodeArgs {
     ordinary: bool,
     /// Encode as the model expects: add the special tokens its file says go around a text (BOS,
     /// `[CLS]` ... `[SEP]`; `tokenizers`' `add_special_tokens=True`). Default: the text's ids only.
-    #[arg(long)]
-    add_special_tokens: bool,
-    /// How ids are written: decimal text, or little-endian binary of 2 or 4 bytes per id
-    /// (`u16le` only for models whose ids all fit).
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    format: Format,
-    /// Piece cache size in MiB (0: no cache).
-    #[arg(long, value_name = "MIB", default_value_t = DEFAULT_CACHE_MIB)]
-    cache_mib: usize,
-    /// Input file (default: stdin).
-    file: Option<PathBuf>,
-}
-
-/// Arguments of `count`.
-#[derive(Args)]
-pub struct CountArgs {
-    /// The model file.
-    #[arg(long, value_name = "FILE")]
-    model: PathBuf,
-    /// Treat special-token text as ordinary text (byte-level and WordPiece models).
-    #[arg(long)]
-    ordinary: bool,
-    /// Count the special tokens the model adds around a text too (see `encode`).
     #[arg(long)]
     add_special_tokens: bool,
     /// Piece cache size in MiB (0: no cache).
@@ -102,54 +90,29 @@ pub enum Format {
 
 /// Run `encode`.
 pub fn run(args: EncodeArgs) -> Result<(), String> {
-    let (tokenizer, template) = input::load_with_template(&args.model)?;
-    let n_ids = tokenizer.n_ids();
-    if args.format == Format::U16le && n_ids > 1 << 16 {
-        return Err(format!(
-            "{}: ids go up to {}, which does not fit --format u16le; use u32le",
-            args.model.display(),
-            n_ids - 1
-        ));
-    }
-    let stdout = io::stdout();
-    let out = IdOutput::new(args.format, stdout.lock());
-    let source = Source {
-        file: args.file,
-        ordinary: args.ordinary,
-        template: Some(template).filter(|_| args.add_special_tokens),
-        cache_mib: args.cache_mib,
-    };
-    source.encode(tokenizer, out)
+    args.input.encode(Some(args.format))
 }
 
 /// Run `count`: encode, and print only the number of ids.
-pub fn run_count(args: CountArgs) -> Result<(), String> {
-    let (tokenizer, template) = input::load_with_template(&args.model)?;
-    let stdout = io::stdout();
-    let source = Source {
-        file: args.file,
-        ordinary: args.ordinary,
-        template: Some(template).filter(|_| args.add_special_tokens),
-        cache_mib: args.cache_mib,
-    };
-    source.encode(tokenizer, IdOutput::Count(0, stdout.lock()))
+pub fn run_count(args: Input) -> Result<(), String> {
+    args.encode(None)
 }
 
-/// What to encode and how.
-struct Source {
-    file: Option<PathBuf>,
-    ordinary: bool,
-    /// The ids to add around the text's (`--add-special-tokens`).
-    template: Option<&'static Template<'static>>,
-    cache_mib: usize,
-}
-
-impl Source {
-    fn encode<W: Write>(
-        self,
-        tokenizer: AnyTokenizer<'_>,
-        mut out: IdOutput<W>,
-    ) -> Result<(), String> {
+impl Input {
+    /// Encode everything the input yields and write the ids in `format` to stdout (`None`:
+    /// their number): chunks through the core's [`Tokenize::encode_part`], which stops before
+    /// whatever more input could change (the unfinished piece or word stays in the buffer for
+    /// the next chunk).
+    fn encode(self, format: Option<Format>) -> Result<(), String> {
+        let (tokenizer, template) = input::load(&self.model)?;
+        let n_ids = tokenizer.n_ids();
+        if format == Some(Format::U16le) && n_ids > 1 << 16 {
+            return Err(format!(
+                "{}: ids go up to {}, which does not fit --format u16le; use u32le",
+                self.model.display(),
+                n_ids - 1
+            ));
+        }
         let specials = if !self.ordinary {
             Specials::All
         } else if let AnyTokenizer::SentencePiece(_) = tokenizer {
@@ -159,168 +122,112 @@ impl Source {
         } else {
             Specials::None
         };
-        let mut reader = input::open(self.file.as_deref())?;
-        let in_name = input::name(self.file.as_ref());
-        let mut cache = CacheMemory::new(self.cache_mib * LINES_PER_MIB);
+        let (mut reader, in_name) = input::open(self.file.as_deref())?;
+        let cache = &mut CacheMemory::new(self.cache_mib * LINES_PER_MIB);
+        let template = if self.add_special_tokens {
+            template
+        } else {
+            &Template::NONE
+        };
+        let mut out = IdOutput {
+            sink: BufWriter::with_capacity(IDS * 4, io::stdout().lock()),
+            format,
+            n: 0,
+        };
         let write_error = |e| format!("writing stdout: {e}");
-        let template = self.template.unwrap_or(&Template::NONE);
         out.write(template.prefix).map_err(write_error)?;
-        encode_stream(&tokenizer, specials, &mut reader, &mut out, &mut cache).map_err(
-            |e| match e {
-                StreamError::Read(e) => format!("reading {in_name}: {e}"),
-                StreamError::Write(e) => write_error(e),
-            },
-        )?;
+        let mut buf: Vec<u8> = Vec::with_capacity(2 * CHUNK);
+        let mut ids = vec![0u32; IDS];
+        let mut eof = false;
+        // No id written yet (a SentencePiece normalizer's start-of-text rules), and what a
+        // Unigram model carries from one word to the next.
+        let mut at_start = true;
+        let mut cursor = Cursor::START;
+        while !eof {
+            // Invariant: `buf` holds input not yet encoded (an unfinished piece or word at
+            // most, plus what was just read).
+            let start = buf.len();
+            buf.resize(start + CHUNK, 0);
+            let n = input::read(&mut reader, &mut buf[start..], &in_name)?;
+            buf.truncate(start + n);
+            eof = n == 0;
+            let mut pos = 0;
+            loop {
+                let r = tokenizer.encode_part(
+                    &buf[pos..],
+                    at_start,
+                    eof,
+                    &mut cursor,
+                    &mut ids,
+                    specials,
+                    cache,
+                );
+                let (consumed, written, done) = match r {
+                    Ok(p) => (p.consumed, p.written, true),
+                    Err(EncodeError::OutputFull { consumed, written }) => {
+                        (consumed, written, false)
+                    }
+                    Err(EncodeError::PieceTooLong { needed, .. }) => {
+                        ids.resize(needed.max(2 * ids.len()), 0);
+                        continue;
+                    }
+                };
+                out.write(&ids[..written]).map_err(write_error)?;
+                at_start &= written == 0;
+                pos += consumed;
+                if done {
+                    break;
+                }
+            }
+            buf.drain(..pos);
+        }
         out.write(template.suffix).map_err(write_error)?;
         out.finish().map_err(write_error)
     }
 }
 
-/// Which side of the stream failed.
-enum StreamError {
-    Read(io::Error),
-    Write(io::Error),
+/// Where ids go: formatted into a buffer that reaches stdout in large writes (no per-id I/O or
+/// allocation), or, without a format, only counted and the number printed at the end.
+struct IdOutput {
+    sink: BufWriter<io::StdoutLock<'static>>,
+    format: Option<Format>,
+    /// The number of ids so far.
+    n: u64,
 }
 
-/// Encode everything `reader` yields, writing ids to `out`: chunks through the core's
-/// [`Tokenize::encode_part`], which stops before whatever more input could change (the
-/// unfinished piece or word stays in the buffer for the next chunk).
-fn encode_stream<W: Write>(
-    tokenizer: &AnyTokenizer<'_>,
-    specials: Specials,
-    reader: &mut dyn Read,
-    out: &mut IdOutput<W>,
-    cache: &mut [picobpe::CacheEntry],
-) -> Result<(), StreamError> {
-    let mut buf: Vec<u8> = Vec::with_capacity(2 * CHUNK);
-    let mut ids = vec![0u32; IDS];
-    let mut eof = false;
-    // No id written yet (a SentencePiece normalizer's start-of-text rules), and what a Unigram
-    // model carries from one word to the next.
-    let mut at_start = true;
-    let mut cursor = Cursor::START;
-    while !eof {
-        // Invariant: `buf` holds input not yet encoded (an unfinished piece or word at most,
-        // plus what was just read).
-        let start = buf.len();
-        buf.resize(start + CHUNK, 0);
-        let n = loop {
-            match reader.read(&mut buf[start..]) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(StreamError::Read(e)),
-            }
-        };
-        buf.truncate(start + n);
-        eof = n == 0;
-        let mut pos = 0;
-        loop {
-            let r = tokenizer.encode_part(
-                &buf[pos..],
-                at_start,
-                eof,
-                &mut cursor,
-                &mut ids,
-                specials,
-                cache,
-            );
-            let (consumed, written, done) = match r {
-                Ok(p) => (p.consumed, p.written, true),
-                Err(EncodeError::OutputFull { consumed, written }) => (consumed, written, false),
-                Err(EncodeError::PieceTooLong { needed, .. }) => {
-                    ids.resize(needed.max(2 * ids.len()), 0);
-                    continue;
-                }
-            };
-            out.write(&ids[..written]).map_err(StreamError::Write)?;
-            at_start &= written == 0;
-            pos += consumed;
-            if done {
-                break;
-            }
-        }
-        buf.drain(..pos);
-    }
-    Ok(())
-}
-
-/// Where ids go: formatted into one reusable buffer that reaches the sink in large writes (no
-/// per-id I/O or allocation), or only counted.
-enum IdOutput<W: Write> {
-    /// Decimal text; `first` is true until an id has been written.
-    Text { sink: W, buf: Vec<u8>, first: bool },
-    /// Little-endian binary, `width` (2 or 4) bytes per id.
-    Binary { sink: W, buf: Vec<u8>, width: usize },
-    /// The number of ids so far; printed at the end.
-    Count(u64, W),
-}
-
-impl<W: Write> IdOutput<W> {
-    fn new(format: Format, sink: W) -> Self {
-        let buf = Vec::with_capacity(IDS * 8);
-        match format {
-            Format::Text => IdOutput::Text {
-                sink,
-                buf,
-                first: true,
-            },
-            Format::U16le => IdOutput::Binary {
-                sink,
-                buf,
-                width: 2,
-            },
-            Format::U32le => IdOutput::Binary {
-                sink,
-                buf,
-                width: 4,
-            },
-        }
-    }
-
-    /// Append `ids`; writes through when the buffer is large.
+impl IdOutput {
+    /// Append `ids`.
     fn write(&mut self, ids: &[u32]) -> io::Result<()> {
-        let (sink, buf) = match self {
-            IdOutput::Text { sink, buf, first } => {
-                let mut num = itoa::Buffer::new();
+        let mut num = itoa::Buffer::new();
+        match self.format {
+            Some(Format::Text) => {
                 for &id in ids {
-                    if !*first {
-                        buf.push(b' ');
+                    if self.n > 0 {
+                        self.sink.write_all(b" ")?;
                     }
-                    *first = false;
-                    buf.extend_from_slice(num.format(id).as_bytes());
+                    self.n += 1;
+                    self.sink.write_all(num.format(id).as_bytes())?;
                 }
-                (sink, buf)
             }
-            IdOutput::Binary { sink, buf, width } => {
-                // The caller checked that every id of the model fits `width` bytes.
-                for &id in ids {
-                    buf.extend_from_slice(&id.to_le_bytes()[..*width]);
+            Some(binary) => {
+                // `encode` checked that every id of the model fits 2 bytes for `u16le`.
+                let width = if binary == Format::U16le { 2 } else { 4 };
+                for id in ids {
+                    self.sink.write_all(&id.to_le_bytes()[..width])?;
                 }
-                (sink, buf)
             }
-            IdOutput::Count(n, _) => {
-                *n += ids.len() as u64;
-                return Ok(());
-            }
-        };
-        if buf.len() >= IDS * 4 {
-            sink.write_all(buf)?;
-            buf.clear();
+            None => self.n += ids.len() as u64,
         }
         Ok(())
     }
 
     /// Write the rest (text: and the final newline; count: the number and a newline).
-    fn finish(self) -> io::Result<()> {
-        let (mut sink, buf) = match self {
-            IdOutput::Text { sink, mut buf, .. } => {
-                buf.push(b'\n');
-                (sink, buf)
-            }
-            IdOutput::Binary { sink, buf, .. } => (sink, buf),
-            IdOutput::Count(n, sink) => (sink, format!("{n}\n").into_bytes()),
-        };
-        sink.write_all(&buf)?;
-        sink.flush()
+    fn finish(mut self) -> io::Result<()> {
+        match self.format {
+            Some(Format::Text) => self.sink.write_all(b"\n")?,
+            None => writeln!(self.sink, "{}", self.n)?,
+            _ => {}
+        }
+        self.sink.flush()
     }
 }

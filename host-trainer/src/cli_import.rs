@@ -7,14 +7,12 @@
 //! (`BertTokenizer`), none for tiktoken and `vocab.json` + `merges.txt`.
 
 use std::fmt::Display;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 use picobpe_model::sentencepiece::{self, SpKind};
 use picobpe_model::tokenizer_json::Family;
-use picobpe_model::{
-    import, wordpiece, AnyModel, Model, PatternKind, SpModel, TemplateData, TokenizerJson, WpModel,
-};
+use picobpe_model::{import, wordpiece, AnyModel, PatternKind, TemplateData, TokenizerJson};
 
 /// Arguments of `import`.
 #[derive(Args)]
@@ -61,12 +59,12 @@ pub struct ImportArgs {
     out: PathBuf,
 }
 
-/// Run `import`.
+/// Run `import`: the model of whichever input was given, written to `--out` with its template
+/// and reported in one line.
 pub fn run(args: ImportArgs) -> Result<(), String> {
     let read = |path: &PathBuf| std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()));
     let at = |path: &PathBuf, e: &dyn Display| format!("{}: {e}", path.display());
-    let out = &args.out;
-    if let Some(path) = &args.wordpiece_vocab {
+    let (model, template) = if let Some(path) = &args.wordpiece_vocab {
         let options = wordpiece::VocabTxtOptions {
             lowercase: !args.cased,
             strip_accents: None,
@@ -74,9 +72,8 @@ pub fn run(args: ImportArgs) -> Result<(), String> {
         let model =
             wordpiece::import_vocab_txt(&read(path)?, &options).map_err(|e| at(path, &e))?;
         let template = TemplateData::bert(&model);
-        return wrote(out, AnyModel::WordPiece(model), &template);
-    }
-    if let Some(path) = &args.tokenizer_json {
+        (AnyModel::WordPiece(model), template)
+    } else if let Some(path) = &args.tokenizer_json {
         // One parse, then the importer of the file's family.
         let file = TokenizerJson::parse(&read(path)?)
             .map_err(|e| format!("{}: not a tokenizer.json: {e}", path.display()))?;
@@ -109,45 +106,70 @@ pub fn run(args: ImportArgs) -> Result<(), String> {
         for note in notes {
             eprintln!("note: {}: {note}", path.display());
         }
-        return wrote(out, model, &template);
-    }
-    if let Some(path) = &args.sentencepiece {
+        (model, template)
+    } else if let Some(path) = &args.sentencepiece {
         let bytes = read(path)?;
         let model = sentencepiece::import_model_proto(&bytes).map_err(|e| at(path, &e))?;
         let template = TemplateData::from_model_proto(&bytes).map_err(|e| at(path, &e))?;
-        return wrote(out, AnyModel::SentencePiece(model), &template);
-    }
-    let pattern = args.pattern.unwrap_or(PatternKind::Gpt2);
-    let model = if let Some(rank_file) = &args.tiktoken {
-        let specials = args
-            .specials
-            .iter()
-            .map(|s| parse_special(s))
-            .collect::<Result<Vec<_>, _>>()?;
-        import::tiktoken(&read(rank_file)?, pattern, &specials).map_err(|e| at(rank_file, &e))?
+        (AnyModel::SentencePiece(model), template)
     } else {
-        let (Some(vocab), Some(merges)) = (&args.vocab, &args.merges) else {
-            return Err("give --tiktoken FILE, or --vocab FILE and --merges FILE".to_owned());
+        let pattern = args.pattern.unwrap_or(PatternKind::Gpt2);
+        let model = if let Some(rank_file) = &args.tiktoken {
+            let specials = args
+                .specials
+                .iter()
+                .map(|s| parse_special(s))
+                .collect::<Result<Vec<_>, _>>()?;
+            import::tiktoken(&read(rank_file)?, pattern, &specials)
+                .map_err(|e| at(rank_file, &e))?
+        } else {
+            let (Some(vocab), Some(merges)) = (&args.vocab, &args.merges) else {
+                return Err("give --tiktoken FILE, or --vocab FILE and --merges FILE".to_owned());
+            };
+            import::hf(&read(vocab)?, &read(merges)?, pattern, &args.specials)
+                .map_err(|e| e.to_string())?
         };
-        import::hf(&read(vocab)?, &read(merges)?, pattern, &args.specials)
-            .map_err(|e| e.to_string())?
+        (AnyModel::BytePair(model), TemplateData::default())
     };
-    wrote(out, AnyModel::BytePair(model), &TemplateData::default())
-}
-
-/// Write `model` with `template` to `out`, and report it in one line.
-fn wrote(out: &Path, model: AnyModel, template: &TemplateData) -> Result<(), String> {
-    let written = model.write(out, template);
-    written.map_err(|e| format!("{}: {e}", out.display()))?;
+    let out = &args.out;
+    model
+        .write(out, &template)
+        .map_err(|e| format!("{}: {e}", out.display()))?;
     let summary = match &model {
-        AnyModel::BytePair(m) => summary(m),
-        AnyModel::SentencePiece(m) => sp_summary(m),
-        AnyModel::WordPiece(m) => wp_summary(m),
+        AnyModel::BytePair(m) => format!(
+            "{} ids, {} merges, {} special tokens, pattern {}, {} semantics",
+            m.n_ids(),
+            m.merges.len(),
+            m.specials.len(),
+            m.pattern,
+            if m.whole_piece {
+                "whole-piece (tiktoken)"
+            } else {
+                "pair (merges list)"
+            }
+        ),
+        AnyModel::SentencePiece(m) => {
+            let count = |kind| m.pieces.iter().filter(|p| p.kind == kind).count();
+            format!(
+                "SentencePiece {}, {} ids ({} byte pieces, {} control, {} user-defined), byte fallback {}",
+                if m.unigram { "Unigram" } else { "BPE" },
+                m.n_ids(),
+                count(SpKind::Byte),
+                count(SpKind::Control),
+                count(SpKind::UserDefined),
+                if m.byte_fallback { "on" } else { "off" },
+            )
+        }
+        AnyModel::WordPiece(m) => format!(
+            "WordPiece, {} ids, {}, {} added tokens",
+            m.n_ids(),
+            if m.lowercase { "uncased" } else { "cased" },
+            m.specials.len()
+        ),
     };
     println!("wrote {}: {summary}", out.display());
     if !template.is_empty() {
-        let template = describe(&model, template);
-        println!("with --add-special-tokens: {template}");
+        println!("with --add-special-tokens: {}", describe(&model, &template));
     }
     Ok(())
 }
@@ -163,10 +185,8 @@ fn describe(model: &AnyModel, template: &TemplateData) -> String {
         };
         text.unwrap_or_else(|| id.to_string())
     };
-    let (prefix, suffix) = (
-        template.prefix.iter().map(text),
-        template.suffix.iter().map(text),
-    );
+    let prefix = template.prefix.iter().map(text);
+    let suffix = template.suffix.iter().map(text);
     let all: Vec<String> = prefix.chain(["$A".to_owned()]).chain(suffix).collect();
     all.join(" ")
 }
@@ -180,44 +200,4 @@ fn parse_special(arg: &str) -> Result<(String, u32), String> {
         .parse()
         .map_err(|_| format!("--special {arg:?}: {id:?} is not an id (0..=4294967294)"))?;
     Ok((text.to_owned(), id))
-}
-
-/// A byte-level BPE model, in one line.
-fn summary(model: &Model) -> String {
-    format!(
-        "{} ids, {} merges, {} special tokens, pattern {}, {} semantics",
-        model.n_ids(),
-        model.merges.len(),
-        model.specials.len(),
-        model.pattern,
-        if model.whole_piece {
-            "whole-piece (tiktoken)"
-        } else {
-            "pair (merges list)"
-        }
-    )
-}
-
-/// A SentencePiece model, in one line.
-fn sp_summary(model: &SpModel) -> String {
-    let count = |kind| model.pieces.iter().filter(|p| p.kind == kind).count();
-    format!(
-        "SentencePiece {}, {} ids ({} byte pieces, {} control, {} user-defined), byte fallback {}",
-        if model.unigram { "Unigram" } else { "BPE" },
-        model.n_ids(),
-        count(SpKind::Byte),
-        count(SpKind::Control),
-        count(SpKind::UserDefined),
-        if model.byte_fallback { "on" } else { "off" },
-    )
-}
-
-/// A WordPiece model, in one line.
-fn wp_summary(model: &WpModel) -> String {
-    format!(
-        "WordPiece, {} ids, {}, {} added tokens",
-        model.n_ids(),
-        if model.lowercase { "uncased" } else { "cased" },
-        model.specials.len()
-    )
 }

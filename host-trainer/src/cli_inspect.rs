@@ -6,6 +6,8 @@ use clap::Args;
 use picobpe_model::sentencepiece::SpKind;
 use picobpe_model::{AnyModel, PieceTable, SpModel, SpTableData, TableData};
 
+use crate::input;
+
 /// Arguments of `inspect`.
 #[derive(Args)]
 pub struct InspectArgs {
@@ -17,10 +19,7 @@ pub struct InspectArgs {
 /// Run `inspect`.
 pub fn run(args: InspectArgs) -> Result<(), String> {
     let path = &args.model;
-    let model = match AnyModel::read(path).map_err(|e| match e {
-        picobpe_model::ModelError::Io { .. } => e.to_string(),
-        _ => format!("{}: {e}", path.display()),
-    })? {
+    let model = match AnyModel::read(path).map_err(input::model_error(path))? {
         AnyModel::BytePair(model) => model,
         AnyModel::SentencePiece(model) => return inspect_sentencepiece(path, &model),
         AnyModel::WordPiece(model) => return inspect_wordpiece(path, &model),

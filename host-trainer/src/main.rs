@@ -36,7 +36,7 @@ enum Command {
     /// Encode raw bytes (FILE or stdin) to ids on stdout (decimal text or binary).
     Encode(cli_encode::EncodeArgs),
     /// Encode raw bytes (FILE or stdin) and print only the number of ids.
-    Count(cli_encode::CountArgs),
+    Count(cli_encode::Input),
     /// Decode whitespace-separated ids (FILE or stdin) to raw bytes on stdout.
     Decode(cli_decode::DecodeArgs),
     /// Describe a model: vocabulary, merges, specials, pattern, table sizes.
