@@ -17,7 +17,7 @@ use super::merge::{merge_word, NoRoom, Word, WORD_BUF};
 use super::merge::{HUGE_WORD_BUF, LONG_WORD_BUF};
 use super::normalize::{char_at, Normalizer, SPACE_MARK};
 use super::tables::{Sections, SpTables};
-use super::unigram::{whole_text_needed, UNIGRAM_CELLS, UNIGRAM_STACK_BYTES};
+use super::unigram::whole_text_needed;
 use crate::cache::{CacheEntry, CacheKey};
 use crate::encode::Progress;
 use crate::error::EncodeError;
@@ -33,6 +33,18 @@ pub(super) struct Scanned {
     pub(super) prefix: bool,
     /// Its normalized length in bytes.
     pub(super) len: usize,
+}
+
+/// The words an encode call works on: those of `norm.text[pos..end]`, the first after a
+/// virtual `▁` when `prefix`; with `hold_last`, a word that reaches `end` is left for later
+/// (more input could extend it).
+#[derive(Clone, Copy)]
+pub(super) struct Span<'a> {
+    pub(super) norm: Normalizer<'a>,
+    pub(super) pos: usize,
+    pub(super) end: usize,
+    pub(super) prefix: bool,
+    pub(super) hold_last: bool,
 }
 
 /// How one word becomes ids: the only step where BPE and Unigram differ. Everything around it
@@ -152,7 +164,7 @@ impl<'t> SpTokenizer<'t> {
         let end = norm.end(pos);
         let prefix = at_start && t.add_dummy_prefix;
         let (reached, written) =
-            self.words(&norm, pos, end, prefix, out, 0, cursor, false, cache)?;
+            self.words(span(norm, pos, end, prefix, false), out, 0, cursor, cache)?;
         cursor.offset = if reached >= end { text.len() } else { reached };
         Ok(written)
     }
@@ -227,8 +239,13 @@ impl<'t> SpTokenizer<'t> {
         let end = if is_final { norm.end(pos) } else { text.len() };
         let prefix = at_start && t.add_dummy_prefix;
         let cache = self.usable_cache(cache);
-        let (reached, written) =
-            self.words(&norm, pos, end, prefix, out, 0, cursor, !is_final, cache)?;
+        let (reached, written) = self.words(
+            span(norm, pos, end, prefix, !is_final),
+            out,
+            0,
+            cursor,
+            cache,
+        )?;
         // Trailing spaces dropped by `remove_extra_whitespaces` are consumed too.
         let consumed = if is_final { text.len() } else { reached };
         Ok(Progress { consumed, written })
@@ -261,7 +278,13 @@ impl<'t> SpTokenizer<'t> {
             }
             let prefix = pos == section && pos < end && self.section_prefix(text, section);
             written = self
-                .words(&norm, pos, end, prefix, out, written, cursor, false, cache)?
+                .words(
+                    span(norm, pos, end, prefix, false),
+                    out,
+                    written,
+                    cursor,
+                    cache,
+                )?
                 .1;
             let Some((at, len, id)) = next else {
                 cursor.offset = text.len();
@@ -333,92 +356,68 @@ impl<'t> SpTokenizer<'t> {
         None
     }
 
-    /// Encode the words of `text[pos..end]` into `out` after `written` ids (the first word
-    /// after a virtual `▁` when `prefix`), with the model's algorithm; returns where it
-    /// stopped and the new number of ids written. With `hold_last`, a word that reaches `end`
-    /// is left unencoded.
-    #[allow(clippy::too_many_arguments)]
+    /// Encode the words of `span` into `out` after `written` ids, with the model's algorithm;
+    /// returns where it stopped and the new number of ids written.
     fn words(
         &self,
-        norm: &Normalizer<'_>,
-        pos: usize,
-        end: usize,
-        prefix: bool,
+        span: Span<'_>,
         out: &mut [u32],
         written: usize,
         cursor: &mut Cursor,
-        hold_last: bool,
         cache: &mut [CacheEntry],
     ) -> Result<(usize, usize), EncodeError> {
-        if let Some(mut coder) = self.unigram_coder(true) {
-            return self.words_in::<UNIGRAM_STACK_BYTES, UNIGRAM_CELLS, _>(
-                &mut coder, norm, pos, end, prefix, out, written, cursor, hold_last, cache,
-            );
+        match self.unigram_coder(true) {
+            Some(coder) => self.unigram_words(coder, span, out, written, cursor, cache),
+            None => self.bpe_words(span, out, written, cursor, cache),
         }
-        // BPE: a text that may hold a word longer than the small buffer gets the large one
-        // (made, and zeroed, once per call).
+    }
+
+    /// [`SpTokenizer::words`] for a BPE model: a text that may hold a word longer than the
+    /// small buffer gets the large one (made, and zeroed, once per call). Out of line, as
+    /// [`SpTokenizer::unigram_words`] is: each algorithm's buffers are in a stack frame only
+    /// when it runs.
+    #[inline(never)]
+    fn bpe_words(
+        &self,
+        span: Span<'_>,
+        out: &mut [u32],
+        written: usize,
+        cursor: &mut Cursor,
+        cache: &mut [CacheEntry],
+    ) -> Result<(usize, usize), EncodeError> {
+        let coder = &mut BpeCoder;
         #[cfg(target_pointer_width = "64")]
-        if end - pos > LONG_WORD_BUF {
-            return self.words_in::<HUGE_WORD_BUF, 0, _>(
-                &mut BpeCoder,
-                norm,
-                pos,
-                end,
-                prefix,
-                out,
-                written,
-                cursor,
-                hold_last,
-                cache,
-            );
+        if span.end - span.pos > LONG_WORD_BUF {
+            return self.words_in::<HUGE_WORD_BUF, 0, _>(coder, span, out, written, cursor, cache);
         }
         #[cfg(target_pointer_width = "64")]
-        if end - pos > WORD_BUF {
-            return self.words_in::<LONG_WORD_BUF, 0, _>(
-                &mut BpeCoder,
-                norm,
-                pos,
-                end,
-                prefix,
-                out,
-                written,
-                cursor,
-                hold_last,
-                cache,
-            );
+        if span.end - span.pos > WORD_BUF {
+            return self.words_in::<LONG_WORD_BUF, 0, _>(coder, span, out, written, cursor, cache);
         }
-        self.words_in::<WORD_BUF, 0, _>(
-            &mut BpeCoder,
-            norm,
-            pos,
-            end,
-            prefix,
-            out,
-            written,
-            cursor,
-            hold_last,
-            cache,
-        )
+        self.words_in::<WORD_BUF, 0, _>(coder, span, out, written, cursor, cache)
     }
 
     /// The word loop, with a word buffer of `N` bytes, `M` cells of work area for the coder
     /// and `coder` for each word. `cursor` stands after the last word encoded (its offset
-    /// too). Out of line: each algorithm's buffers are in a stack frame only when it runs.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(never)]
+    /// too). Inlined into each algorithm's out-of-line caller (one frame each).
+    #[inline(always)]
     pub(super) fn words_in<const N: usize, const M: usize, C: WordCoder>(
         &self,
         coder: &mut C,
-        norm: &Normalizer<'_>,
-        mut pos: usize,
-        end: usize,
-        mut prefix: bool,
+        span: Span<'_>,
         out: &mut [u32],
         mut written: usize,
         cursor: &mut Cursor,
-        hold_last: bool,
         cache: &mut [CacheEntry],
     ) -> Result<(usize, usize), EncodeError> {
+        let Span {
+            norm,
+            mut pos,
+            end,
+            mut prefix,
+            hold_last,
+        } = span;
+        let norm = &norm;
         let mut buf = [0u8; N];
         let mut cells = [0u32; M];
         while pos < end {
@@ -579,5 +578,23 @@ impl<'t> SpTokenizer<'t> {
                 needed: 12 * word.len() + 1,
             }),
         }
+    }
+}
+
+/// A [`Span`] (argument order as the fields).
+#[inline(always)]
+pub(super) fn span(
+    norm: Normalizer<'_>,
+    pos: usize,
+    end: usize,
+    prefix: bool,
+    hold_last: bool,
+) -> Span<'_> {
+    Span {
+        norm,
+        pos,
+        end,
+        prefix,
+        hold_last,
     }
 }

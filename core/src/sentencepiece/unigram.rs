@@ -25,7 +25,7 @@
 //! needs about 5.25 ids per normalized byte (reported by [`EncodeError::PieceTooLong`] when
 //! even the whole buffer is too small).
 
-use super::encode::{Scanned, SpTokenizer, WordCoder};
+use super::encode::{span, Scanned, SpTokenizer, Span, WordCoder};
 use super::merge::{NoRoom, Word};
 use super::normalize::Normalizer;
 use super::tables::{
@@ -380,6 +380,23 @@ impl<'t> SpTokenizer<'t> {
         self.unigram().map(|p| UnigramCoder { p, write })
     }
 
+    /// [`SpTokenizer::words`] with the Unigram step. Out of line: the stack lattice is in a
+    /// frame only when the model is Unigram's.
+    #[inline(never)]
+    pub(super) fn unigram_words(
+        &self,
+        mut coder: UnigramCoder,
+        span: Span<'_>,
+        out: &mut [u32],
+        written: usize,
+        cursor: &mut Cursor,
+        cache: &mut [CacheEntry],
+    ) -> Result<(usize, usize), EncodeError> {
+        self.words_in::<UNIGRAM_STACK_BYTES, UNIGRAM_CELLS, _>(
+            &mut coder, span, out, written, cursor, cache,
+        )
+    }
+
     /// Move `cursor` (at the start) to `from`, a word start, segmenting without writing ids
     /// (`out` is only the work area for long words). A BPE model carries nothing: the cursor
     /// just moves.
@@ -390,7 +407,7 @@ impl<'t> SpTokenizer<'t> {
         out: &mut [u32],
         cursor: &mut Cursor,
     ) -> Result<(), EncodeError> {
-        let Some(mut coder) = self.unigram_coder(false) else {
+        let Some(coder) = self.unigram_coder(false) else {
             cursor.offset = from;
             return Ok(());
         };
@@ -419,18 +436,8 @@ impl<'t> SpTokenizer<'t> {
             )
         };
         *cursor = Cursor::START;
-        let (reached, _) = self.words_in::<UNIGRAM_STACK_BYTES, UNIGRAM_CELLS, _>(
-            &mut coder,
-            &norm,
-            pos,
-            end,
-            prefix,
-            out,
-            0,
-            cursor,
-            false,
-            &mut [],
-        )?;
+        let span = span(norm, pos, end, prefix, false);
+        let (reached, _) = self.unigram_words(coder, span, out, 0, cursor, &mut [])?;
         cursor.offset = reached.max(from.min(text.len()));
         Ok(())
     }
