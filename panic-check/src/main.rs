@@ -234,15 +234,29 @@ pub fn panic_check_sp_encode() {
     let out = black_box(&mut out[..]);
     black_box(tok.encode(text(), out).ok());
     let all = Specials::All;
-    black_box(tok.encode_from(text(), black_box(11), out, all, &mut []).ok());
-    black_box(tok.encode_from(text(), black_box(usize::MAX), out, all, &mut []).ok());
+    black_box(
+        tok.encode_from(text(), black_box(11), out, all, &mut [])
+            .ok(),
+    );
+    black_box(
+        tok.encode_from(text(), black_box(usize::MAX), out, all, &mut [])
+            .ok(),
+    );
     let mut cache = [picobpe::CacheEntry::EMPTY; 5];
     let cache = black_box(&mut cache[..]);
     black_box(tok.encode_from(text(), black_box(7), out, all, cache).ok());
     let mut cursor = black_box(picobpe::Cursor::START);
     black_box(
-        tok.encode_part(text(), black_box(true), black_box(false), &mut cursor, out, all, cache)
-            .ok(),
+        tok.encode_part(
+            text(),
+            black_box(true),
+            black_box(false),
+            &mut cursor,
+            out,
+            all,
+            cache,
+        )
+        .ok(),
     );
     let mut scratch = [0u32; 32];
     let scratch = black_box(&mut scratch[..]);

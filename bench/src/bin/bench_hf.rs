@@ -116,7 +116,13 @@ impl Picobpe {
     fn encode_sp(&mut self, t: picobpe::SpTokenizer<'_>, text: &str, mut sink: impl FnMut(&[u32])) {
         let mut cursor = picobpe::Cursor::START;
         loop {
-            match t.encode_at(text.as_bytes(), &mut cursor, &mut self.out, Specials::All, &mut []) {
+            match t.encode_at(
+                text.as_bytes(),
+                &mut cursor,
+                &mut self.out,
+                Specials::All,
+                &mut [],
+            ) {
                 Ok(n) => return sink(&self.out[..n]),
                 Err(EncodeError::OutputFull { written, .. }) => sink(&self.out[..written]),
                 Err(EncodeError::PieceTooLong { needed, .. }) => {
