@@ -407,7 +407,7 @@ pub fn read_tables_with_template(
         let range = base..base + tables.len();
         let sentencepiece = table_file::is_sentencepiece(tables);
         // The tables borrow the file's bytes for the rest of the process.
-        let bytes: &'static dyn AsRef<[u8]> = Box::leak(bytes);
+        let bytes: &'static dyn AsRef<[u8]> = &**crate::keep(bytes);
         let tables = &bytes.as_ref()[range];
         let live = if sentencepiece {
             LiveTables::SentencePiece(table_file::read::<SpTableView>(tables, base)?.into_tables())
@@ -436,8 +436,8 @@ fn with_template(
     template: TemplateData,
 ) -> Result<(LiveTables, &'static picobpe::Template<'static>), ModelError> {
     template.validate(picobpe::Tokenize::n_ids(&live.tokenizer()))?;
-    let template = Box::leak(Box::new(template)).template();
-    Ok((live, Box::leak(Box::new(template))))
+    let template = crate::keep(template).template();
+    Ok((live, crate::keep(template)))
 }
 
 /// Check the header of a file's `bytes` and split its payload: the template (empty before

@@ -48,3 +48,16 @@ pub fn load_tables(
     let tables = TableData::new(&model, pieces)?.to_tables();
     Ok((model, tables))
 }
+
+/// Leak `value` for the rest of the process and keep its address in a static list. Live tables
+/// borrow from what is leaked this way (a process loads a model once and uses it until exit),
+/// and the list keeps it reachable, so leak checkers (LeakSanitizer in the fuzz targets) see it
+/// as the live memory it is rather than a leak. Do not call this in a loop.
+pub(crate) fn keep<T: 'static>(value: T) -> &'static T {
+    static KEPT: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+    let kept: &'static T = Box::leak(Box::new(value));
+    if let Ok(mut list) = KEPT.lock() {
+        list.push(kept as *const T as usize);
+    }
+    kept
+}

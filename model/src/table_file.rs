@@ -369,13 +369,13 @@ impl TableView<'static> {
     /// [`TableData::to_tables`] for why leaking is right here); borrowed arrays stay where
     /// they are.
     pub(crate) fn into_tables(self) -> &'static Tables<'static> {
-        let view: &'static TableView<'static> = Box::leak(Box::new(self));
+        let view: &'static TableView<'static> = crate::keep(self);
         let specials: Vec<SpecialToken<'static>> = view
             .specials
             .iter()
             .map(|(text, id)| SpecialToken { text, id: *id })
             .collect();
-        Box::leak(Box::new(Tables {
+        crate::keep(Tables {
             pattern: view.pattern().into(),
             token_bytes: &view.token_bytes,
             token_offsets: &view.token_offsets,
@@ -401,7 +401,7 @@ impl TableView<'static> {
                 starts: &view.trie_starts,
                 chars: &view.trie_chars,
             },
-        }))
+        })
     }
 }
 
@@ -733,7 +733,7 @@ impl SpTableView<'static> {
     /// Live [`picobpe::SpTables`] over this view, which is leaked with its owned arrays (see
     /// [`TableView::into_tables`]); borrowed arrays stay where they are.
     pub(crate) fn into_tables(self) -> &'static picobpe::SpTables<'static> {
-        let view: &'static SpTableView<'static> = Box::leak(Box::new(self));
-        Box::leak(Box::new(view.tables()))
+        let view: &'static SpTableView<'static> = crate::keep(self);
+        crate::keep(view.tables())
     }
 }

@@ -306,7 +306,7 @@ impl TableData {
     /// process loads one model once and uses it until exit, so the memory would only be freed
     /// at exit anyway. Do not call this in a loop.
     pub fn to_tables(self) -> &'static Tables<'static> {
-        let data: &'static TableData = Box::leak(Box::new(self));
+        let data: &'static TableData = crate::keep(self);
         crate::table_file::TableView::from(data).into_tables()
     }
 }

@@ -538,6 +538,10 @@ impl<'t> SpTokenizer<'t> {
                     + 1,
             ));
         };
+        if split < written {
+            // The packed bytes would overwrite ids of this call: those come out first.
+            return Err(NoRoom::Full);
+        }
         let Some((rest, packed)) = out.split_at_mut_checked(split) else {
             return Err(NoRoom::TooLong(words));
         };

@@ -225,7 +225,7 @@ impl SpTableData {
     /// Build live [`SpTables`] and leak them (see [`crate::TableData::to_tables`] for why
     /// leaking is right here).
     pub fn to_tables(self) -> &'static SpTables<'static> {
-        let data: &'static SpTableData = Box::leak(Box::new(self));
+        let data: &'static SpTableData = crate::keep(self);
         crate::table_file::SpTableView::from(data).into_tables()
     }
 }

@@ -120,8 +120,8 @@ impl WpTableData {
     /// Build live [`WpTables`] and leak them: like [`crate::TableData::to_tables`], for a
     /// process that loads one model and keeps it.
     pub fn to_tables(self) -> &'static WpTables<'static> {
-        let data: &'static WpTableData = Box::leak(Box::new(self));
-        Box::leak(Box::new(data.tables(Vec::leak(data.special_tokens()))))
+        let data: &'static WpTableData = crate::keep(self);
+        crate::keep(data.tables(Vec::leak(data.special_tokens())))
     }
 
     /// The added tokens as the core's [`SpecialToken`]s.
