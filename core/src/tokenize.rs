@@ -36,7 +36,7 @@ pub struct Cursor {
 
 impl Cursor {
     /// Offset in the text of the next byte to encode (to resume at another offset, use
-    /// [`crate::SpTokenizer::encode_from`], which rebuilds the state there).
+    /// [`Tokenize::encode_from`], which rebuilds the state there).
     pub fn offset(&self) -> usize {
         self.offset
     }

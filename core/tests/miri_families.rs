@@ -6,7 +6,7 @@
 //!
 //! The models are written out here piece by piece and laid out by `picobpe-model` (its table
 //! building is host code, run under Miri too). Every public entry point runs on them —
-//! one-shot, resumed (`encode_from` at each `consumed`, `encode_cursor`), cached, counted and
+//! one-shot, resumed (`encode_from` at each `consumed`, `encode_at`), cached, counted and
 //! streamed encode; one-shot, resumed and streamed decode — and the ids are compared with
 //! naive references that share no code with the core: for SentencePiece the port of
 //! `sentencepiece` 0.2.3 in `fuzz/src/sp.rs` (whole text, no words; checked against
