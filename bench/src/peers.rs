@@ -81,7 +81,7 @@ impl Picobpe {
     fn encode_with(&mut self, text: &str, cache: &mut [CacheEntry]) -> usize {
         // Every id covers at least one input byte, and no piece's work area is longer than
         // the one a single piece of the whole text would need.
-        let room = picobpe::bpe::scratch_needed(text.len()) + 1;
+        let room = picobpe::bytelevel::scratch_needed(text.len()) + 1;
         if self.out.len() < room {
             self.out.resize(room, 0);
         }

@@ -498,7 +498,7 @@ const _: () = assert!(
         && fits::<WpTokenizer<'static>>()
 );
 const _: () = assert!(
-    picobpe::bpe::scratch_needed(PICOBPE_STREAM_INPUT_CAPACITY) <= PICOBPE_STREAM_ID_CAPACITY
+    picobpe::bytelevel::scratch_needed(PICOBPE_STREAM_INPUT_CAPACITY) <= PICOBPE_STREAM_ID_CAPACITY
 );
 
 /// The caller's storage `state` as a `State<T>`, when it is non-null and aligned for it.

@@ -755,7 +755,7 @@ impl CacheEntry {
     }
 }
 
-/// A memo of the backtracking encoder's pair tests (`crate::backtrack`), in the last lines of
+/// A memo of the backtracking encoder's pair tests (`crate::bytelevel::backtrack`), in the last lines of
 /// the piece cache: whether BPE on the bytes of two tokens gives back those two tokens.
 /// Chinese and Japanese text asks about the same pairs again and again, and a test is a walk
 /// down both tokens' merge trees.

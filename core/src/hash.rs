@@ -107,7 +107,7 @@ pub fn short_key(bytes: &[u8]) -> u64 {
 
 /// Hash of a byte string under `seed`.
 ///
-/// Strings of 1–7 bytes (most pieces of natural text) hash as their [`short_key`]
+/// Strings of 1–7 bytes (most pieces of natural text) hash as their [`short_piece_key`](crate::layout::short_piece_key)
 /// ([`hash_u64`]), so a caller that already holds the packed key, such as the encoder's ASCII
 /// word fast path, skips the byte reads. Longer strings go 8 bytes at a time (little-endian),
 /// the last 1–8 bytes read as two overlapping words (no per-byte loop), each word folded in

@@ -2,29 +2,24 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
-pub mod backtrack;
-pub mod bpe;
-mod bpe_tree;
-pub mod cache;
-pub mod decode;
-pub mod encode;
-pub mod error;
-pub mod hash;
+pub mod bytelevel;
+mod cache;
+mod error;
+mod hash;
 mod long_cache;
 mod post;
 pub mod pretok;
 pub mod sentencepiece;
 mod slice_ops;
 pub mod special;
-pub mod stream;
-pub mod tables;
+mod stream;
+mod tables;
 mod tokenize;
 mod utf8;
 pub mod wordpiece;
 
-pub use backtrack::TokenTrie;
+pub use bytelevel::{PairMap, Tables, TokenTrie, Tokenizer};
 pub use cache::CacheEntry;
-pub use encode::{Progress, Tokenizer};
 pub use error::{DecodeError, EncodeError};
 pub use hash::PtrIndex;
 pub use post::Template;
@@ -32,6 +27,13 @@ pub use pretok::Pattern;
 pub use sentencepiece::{SpDecodeState, SpTables, SpTokenizer};
 pub use special::Specials;
 pub use stream::{StreamDecoder, StreamEncoder, StreamError};
-pub use tables::{PairMap, PieceMap, SpecialToken, Tables};
-pub use tokenize::{AnyDecodeState, AnyTokenizer, Cursor, Family, Tokenize};
+pub use tables::{PieceMap, SpecialToken, MAX_IDS};
+pub use tokenize::{AnyDecodeState, AnyTokenizer, Cursor, Family, Progress, Tokenize};
 pub use wordpiece::{WpTables, WpTokenizer};
+
+/// The hash functions and key encodings the lookups assume: what a table builder
+/// (`picobpe-model`, `picobpe-build`) needs to lay tables out as the core reads them.
+pub mod layout {
+    pub use crate::hash::{hash_bytes, hash_u64};
+    pub use crate::tables::{piece_key_entry, short_piece_key, ID_BITS};
+}

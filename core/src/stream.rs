@@ -29,7 +29,7 @@ pub enum StreamError {
         capacity: usize,
     },
     /// A piece needs more id room than the encoder's `OUT` capacity
-    /// ([`crate::bpe::scratch_needed`] of its length).
+    /// ([`crate::bytelevel::scratch_needed`] of its length).
     PieceTooLong {
         /// Length of the piece in bytes.
         len: usize,

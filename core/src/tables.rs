@@ -1,20 +1,11 @@
-//! The read-only tables a tokenizer runs on.
+//! The table primitives every family shares: special tokens, the piece map (whole pieces to
+//! one id, behind a PtrHash index) and the id-to-bytes lookup.
 //!
-//! A [`Tables`] value is either baked into flash by `picobpe-build` (generated Rust source:
-//! flat `static` arrays) or built at run time on the host by `picobpe-model`; both lay the
-//! tables out with the same `phf_generator` (PtrHash) call and go through the same lookups
-//! below, so the host CLI and the firmware run one code path.
-//!
-//! Layout invariants (checked by whoever builds the tables, relied on here without panicking):
-//! - `token_offsets.len() == n_ids + 1`, non-decreasing, last entry `== token_bytes.len()`;
-//!   an id whose range is empty is unused (a hole in the id space).
-//! - every merged id in `pairs` and every id in `pieces` is an ordinary (non-special) id;
-//!   `pairs.entries` and `pieces.ids` have `index.len` entries; every id is below [`MAX_IDS`].
-//! - `ranks` is empty when merge priority equals id order, else `ranks[id]` is the merge rank.
+//! Invariants (checked by whoever builds the tables, relied on here without panicking): a
+//! [`PieceMap`]'s `ids` (and `keys`, when present) have `index.len` entries; every id is below
+//! [`MAX_IDS`]; an id whose byte range is empty is unused (a hole in the id space).
 
-use crate::backtrack::TokenTrie;
 use crate::hash::{self, PtrIndex};
-use crate::pretok::Pattern;
 
 /// One special token: text matched verbatim in the input, and its id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,73 +22,9 @@ pub const ID_BITS: u32 = 21;
 /// Most ids a model may have (2 097 152): every id fits in [`ID_BITS`] bits.
 pub const MAX_IDS: usize = 1 << ID_BITS;
 
-const ID_MASK: u64 = (1 << ID_BITS) - 1;
-
-/// The merge table: `(left id, right id)` → merged id, behind a PtrHash perfect-hash index.
-///
-/// Each slot is one `u64`, `left << 42 | right << 21 | merged` ([`PairMap::entry`]): a lookup
-/// hashes the key `left << 21 | right`, finds its slot and compares the entry's top 42 bits,
-/// and the merged id comes with the same load — one cache miss per lookup after the pilot's.
-#[derive(Clone, Copy, Debug)]
-pub struct PairMap<'a> {
-    /// The perfect-hash index over the keys ([`hash::hash_u64`] of [`PairMap::key`]).
-    pub index: PtrIndex<'a>,
-    /// The packed entry of each slot.
-    pub entries: &'a [u64],
-}
-
-impl PairMap<'_> {
-    /// A map with no merges.
-    pub const EMPTY: PairMap<'static> = PairMap {
-        index: PtrIndex::EMPTY,
-        entries: &[],
-    };
-
-    /// The hashed key of a pair: `left << 21 | right` (`None` if an id is not below
-    /// [`MAX_IDS`]).
-    #[inline]
-    pub const fn key(left: u32, right: u32) -> Option<u64> {
-        if (left | right) as u64 > ID_MASK {
-            return None;
-        }
-        Some((left as u64) << ID_BITS | right as u64)
-    }
-
-    /// The stored entry of a merge: `key << 21 | merged` (`None` if an id is too large).
-    #[inline]
-    pub const fn entry(left: u32, right: u32, merged: u32) -> Option<u64> {
-        match PairMap::key(left, right) {
-            Some(key) if merged as u64 <= ID_MASK => Some(key << ID_BITS | merged as u64),
-            _ => None,
-        }
-    }
-
-    /// The id that `(left, right)` merges into, if that pair is a merge.
-    #[inline]
-    pub fn get(&self, left: u32, right: u32) -> Option<u32> {
-        let key = PairMap::key(left, right)?;
-        let slot = self.index.slot(hash::hash_u64(key, self.index.seed))?;
-        let entry = *self.entries.get(slot)?;
-        if entry >> ID_BITS != key {
-            return None;
-        }
-        Some((entry & ID_MASK) as u32)
-    }
-
-    /// Number of merges in the map.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// True when the model has no merges.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-}
-
 /// Whole pieces that encode to exactly one id: a PtrHash index over the tokens' bytes
 /// ([`hash::hash_bytes`]) and the id of each slot. A hit is confirmed by comparing the piece
-/// with the id's bytes in [`Tables::token_bytes`], or, when `keys` is present, with the slot's
+/// with the id's bytes in the token bytes ([`Tables::token_bytes`](crate::Tables::token_bytes)), or, when `keys` is present, with the slot's
 /// key ([`piece_key_entry`]): for pieces of 1–7 bytes the packed key alone decides, which saves
 /// two dependent loads (the offsets and the bytes of the id) on most pieces of natural text;
 /// for longer ones it holds the token's length and offset, which saves the offsets load. The
@@ -114,10 +41,10 @@ pub struct PieceMap<'a> {
 
 /// Top byte of a [`PieceMap::keys`] entry for a token longer than 7 bytes (a
 /// [`short_piece_key`] has its length, 1–7, there).
-const LONG_TAG: u64 = 0xFF << 56;
+pub(crate) const LONG_TAG: u64 = 0xFF << 56;
 
 /// The [`PieceMap::keys`] entry of a token with bytes `bytes`, stored at `offset` in
-/// [`Tables::token_bytes`]: its [`short_piece_key`] when it is 1–7 bytes long, else
+/// the token bytes ([`Tables::token_bytes`](crate::Tables::token_bytes)): its [`short_piece_key`] when it is 1–7 bytes long, else
 /// `0xFF << 56 | len << 32 | offset` (0 for a length of 2^24 bytes or more: the lookup then
 /// reads the offsets).
 pub fn piece_key_entry(bytes: &[u8], offset: u32) -> u64 {
@@ -151,138 +78,6 @@ impl PieceMap<'_> {
     /// True when there are no entries.
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty()
-    }
-}
-
-/// Everything the encoder and decoder read. See the module docs for the invariants.
-#[derive(Clone, Copy, Debug)]
-pub struct Tables<'a> {
-    /// The pre-tokenization pattern the model was trained with.
-    pub pattern: Pattern,
-    /// Bytes of every id (ordinary and special), concatenated in id order.
-    pub token_bytes: &'a [u8],
-    /// `token_offsets[id]..token_offsets[id + 1]` is `id`'s range in `token_bytes`.
-    pub token_offsets: &'a [u32],
-    /// The id of each single byte, indexed by byte value.
-    pub byte_ids: &'a [u32; 256],
-    /// The merges.
-    pub pairs: PairMap<'a>,
-    /// Merge rank by merged id; empty when ranks follow id order.
-    pub ranks: &'a [u32],
-    /// Whole pieces that encode to exactly one id. Consulted before merging: a hit is both the
-    /// fast path and, for tiktoken-style models, the rule that a piece equal to a token is that
-    /// token. Only tokens for which this agrees with the model's semantics are present.
-    pub pieces: PieceMap<'a>,
-    /// Special tokens, in any order.
-    pub specials: &'a [SpecialToken<'a>],
-    /// Empty, or [`BYTE_PAIRS`] entries: entry `a << 8 | b` is the id that the ids of bytes
-    /// `a` and `b` merge into, or `u32::MAX`. The first pair candidates of every merged piece
-    /// are byte pairs; with this table they cost one load each instead of a perfect-hash
-    /// lookup. 256 KiB: host-built tables have it, baked tables leave it out.
-    pub byte_pairs: &'a [u32],
-    /// Empty, or the token trie for backtracking encoding of long and non-ASCII pieces
-    /// ([`crate::backtrack`], used with the `backtrack` feature). Megabytes for a large
-    /// vocabulary: host-built tables have it, baked tables leave it out.
-    pub trie: TokenTrie<'a>,
-}
-
-/// Entries of a full [`Tables::byte_pairs`] table.
-pub const BYTE_PAIRS: usize = 1 << 16;
-
-impl<'a> Tables<'a> {
-    /// Number of ids (including holes and specials): valid ids are `0..n_ids()`.
-    #[inline]
-    pub fn n_ids(&self) -> usize {
-        self.token_offsets.len().saturating_sub(1)
-    }
-
-    /// The bytes of `id`, or `None` for an id outside the table or an unused id.
-    #[inline]
-    pub fn token_bytes(&self, id: u32) -> Option<&'a [u8]> {
-        id_bytes(self.token_bytes, self.token_offsets, id)
-    }
-
-    /// The id of a whole piece, if `piece` is in the piece table.
-    #[inline]
-    pub fn piece(&self, piece: &[u8]) -> Option<u32> {
-        self.piece_with_hash(piece, self.piece_hash(piece))
-    }
-
-    /// The hash the piece table uses for `piece` ([`hash::hash_bytes`] under its seed).
-    #[inline]
-    pub fn piece_hash(&self, piece: &[u8]) -> u64 {
-        hash::hash_bytes(piece, self.pieces.index.seed)
-    }
-
-    /// [`Tables::piece_hash`] of a piece whose [`short_piece_key`] is `key`.
-    #[inline(always)]
-    pub(crate) fn piece_hash_with_key(&self, piece: &[u8], key: u64) -> u64 {
-        if key != 0 {
-            hash::hash_u64(key, self.pieces.index.seed)
-        } else {
-            hash::hash_long(piece, self.pieces.index.seed)
-        }
-    }
-
-    /// [`Tables::piece`] of a piece whose [`short_piece_key`] is `key`, including single
-    /// bytes (which need no lookup).
-    #[inline(always)]
-    pub(crate) fn whole_piece(&self, piece: &[u8], key: u64) -> Option<u32> {
-        if key >> 56 == 1 {
-            return self.byte_ids.get(key as u8 as usize).copied();
-        }
-        self.piece_with_key(piece, key, self.piece_hash_with_key(piece, key))
-    }
-
-    /// [`Tables::piece`] with the piece's [`Tables::piece_hash`] already computed.
-    #[inline]
-    pub fn piece_with_hash(&self, piece: &[u8], hash: u64) -> Option<u32> {
-        self.piece_with_key(piece, short_piece_key(piece), hash)
-    }
-
-    /// [`Tables::piece_with_hash`] with the piece's [`short_piece_key`] already computed.
-    #[inline(always)]
-    pub(crate) fn piece_with_key(&self, piece: &[u8], want: u64, hash: u64) -> Option<u32> {
-        let slot = self.pieces.index.slot(hash)?;
-        let id = *self.pieces.ids.get(slot)?;
-        if let Some(&key) = self.pieces.keys.get(slot) {
-            if want != 0 {
-                // A short piece: the keys decide.
-                return (key == want).then_some(id);
-            }
-            if key >> 56 == LONG_TAG >> 56 {
-                // A long piece and a long token: compare with the token's bytes, found
-                // through the key instead of the offsets.
-                let len = (key >> 32) as usize & 0xFF_FFFF;
-                let start = key as u32 as usize;
-                let stored = self.token_bytes.get(start..start.checked_add(len)?)?;
-                return bytes_eq(stored, piece).then_some(id);
-            }
-            if key != 0 {
-                // A long piece, and a slot holding a short token.
-                return None;
-            }
-        }
-        if bytes_eq(self.token_bytes(id)?, piece) {
-            Some(id)
-        } else {
-            None
-        }
-    }
-
-    /// Merge priority of a merged id: lower merges first.
-    #[inline]
-    pub fn rank(&self, merged: u32) -> u32 {
-        if self.ranks.is_empty() {
-            merged
-        } else {
-            self.ranks.get(merged as usize).copied().unwrap_or(u32::MAX)
-        }
-    }
-
-    /// The special token with this id, if any.
-    pub fn special_by_id(&self, id: u32) -> Option<&SpecialToken<'a>> {
-        self.specials.iter().find(|s| s.id == id)
     }
 }
 

@@ -14,12 +14,21 @@
 //! with the same text and cursor gives the ids of a one-shot call. Decoding resumes the
 //! same way from an index into the same ids.
 
+use crate::bytelevel::Tokenizer;
 use crate::cache::CacheEntry;
-use crate::encode::{Progress, Tokenizer};
 use crate::error::{DecodeError, EncodeError};
 use crate::sentencepiece::{PieceKind, SpDecodeState, SpTokenizer};
 use crate::special::Specials;
 use crate::wordpiece::WpTokenizer;
+
+/// How far a non-final encode got (streaming): `input[..consumed]` became `out[..written]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Input bytes encoded.
+    pub consumed: usize,
+    /// Ids written.
+    pub written: usize,
+}
 
 /// Where an encode of one text stands: the offset to go on from and, for a Unigram model, the
 /// state a word start carries (the best path's `f32` score and whether it ends in `<unk>`).

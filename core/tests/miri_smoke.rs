@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use picobpe::hash::{hash_bytes, hash_u64};
+use picobpe::layout::{hash_bytes, hash_u64};
 use picobpe::pretok::{self, Pattern, Step};
 use picobpe::{
     DecodeError, EncodeError, PairMap, PieceMap, PtrIndex, SpecialToken, Specials, StreamDecoder,
@@ -182,7 +182,7 @@ impl Layout {
                 .iter()
                 .map(|&id| {
                     let i = id as usize;
-                    picobpe::tables::piece_key_entry(&toy.tokens[i], token_offsets[i])
+                    picobpe::layout::piece_key_entry(&toy.tokens[i], token_offsets[i])
                 })
                 .collect()
         } else {
@@ -190,7 +190,7 @@ impl Layout {
         };
         // The host-only lookup aids go with the keys: the byte-pair table too.
         let byte_pairs = if !piece_keys.is_empty() {
-            let mut t = vec![u32::MAX; picobpe::tables::BYTE_PAIRS];
+            let mut t = vec![u32::MAX; picobpe::bytelevel::BYTE_PAIRS];
             for &(l, r, m) in &toy.merges {
                 if l < 256 && r < 256 {
                     t[(l as usize) << 8 | r as usize] = m;
@@ -495,10 +495,10 @@ fn long_piece_and_piece_cache() {
         Err(EncodeError::PieceTooLong {
             offset: 0,
             len: long,
-            needed: picobpe::bpe::scratch_needed(long),
+            needed: picobpe::bytelevel::scratch_needed(long),
         })
     );
-    let mut out = vec![0u32; picobpe::bpe::scratch_needed(text.len())];
+    let mut out = vec![0u32; picobpe::bytelevel::scratch_needed(text.len())];
     let n = tok.encode(&text, &mut out, Specials::None).expect("encode");
     assert_eq!(&out[..n], want.as_slice());
     let mut cache = [picobpe::CacheEntry::EMPTY; 3];

@@ -142,7 +142,7 @@ fn stream<const IN: usize, const OUT: usize>(
             }
         }
         Err(StreamError::PieceTooLong { len, needed }) => assert!(
-            needed > OUT && needed <= picobpe::bpe::scratch_needed(len),
+            needed > OUT && needed <= picobpe::bytelevel::scratch_needed(len),
             "stream <{IN}, {OUT}>: PieceTooLong {{ len: {len}, needed: {needed} }}: \"{}\"",
             escape(text)
         ),

@@ -33,7 +33,7 @@ fn main() {
     let tables = data.to_tables();
     let tok = Tokenizer::new(tables);
     let text = std::fs::read(file).expect("file");
-    let mut out = vec![0u32; picobpe::bpe::scratch_needed(text.len()) + 16];
+    let mut out = vec![0u32; picobpe::bytelevel::scratch_needed(text.len()) + 16];
     let slots: usize =
         std::env::var("PICOBPE_CACHE").map_or(0, |v| v.parse().expect("PICOBPE_CACHE"));
     // On huge pages, as the benchmark's caches are.

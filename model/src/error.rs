@@ -100,10 +100,10 @@ pub enum ModelError {
 /// A broken model invariant, naming the offending id, merge or special token.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum InvalidModel {
-    /// More ids than the tables can hold ([`picobpe::tables::MAX_IDS`], 2 097 152).
+    /// More ids than the tables can hold ([`picobpe::MAX_IDS`], 2 097 152).
     #[error(
         "{n_ids} ids: at most {} are supported (ids are packed in 21 bits)",
-        picobpe::tables::MAX_IDS
+        picobpe::MAX_IDS
     )]
     TooManyIds {
         /// Number of ids.

@@ -88,7 +88,7 @@ impl Model {
     ///   is produced by two merges.
     pub fn validate(&self) -> Result<(), InvalidModel> {
         let n = self.tokens.len();
-        if n > picobpe::tables::MAX_IDS {
+        if n > picobpe::MAX_IDS {
             return Err(InvalidModel::TooManyIds { n_ids: n as u64 });
         }
         let total: u64 = self.tokens.iter().map(|t| t.len() as u64).sum();

@@ -41,7 +41,7 @@
 use std::borrow::Cow;
 
 use picobpe::sentencepiece::{Sections, SpAlgorithm};
-use picobpe::tables::{BYTE_PAIRS, MAX_IDS};
+use picobpe::{bytelevel::BYTE_PAIRS, MAX_IDS};
 use picobpe::{PairMap, PieceMap, PtrIndex, SpecialToken, Tables, TokenTrie};
 
 use crate::error::ModelError;
@@ -330,7 +330,7 @@ impl<'a> Blob<'a> for TableView<'a> {
     fn check_layout(&self) -> Result<(), ModelError> {
         // Holes (unused ids) have empty ranges.
         let n = check_offsets(&self.token_offsets, self.token_bytes.len(), true)?;
-        let mask = (1u64 << picobpe::tables::ID_BITS) - 1;
+        let mask = (1u64 << picobpe::layout::ID_BITS) - 1;
         check_ids(n, "byte_ids", self.byte_ids.iter().copied())?;
         check_ids(n, "pieces", self.pieces.iter().copied())?;
         check_ids(n, "specials", self.specials.iter().map(|s| s.1))?;

@@ -1,15 +1,16 @@
 //! [`TableData`]: the flat, owned form of [`picobpe::Tables`] built from a validated model.
 //!
 //! The perfect-hash indexes are made here, once, with `phf_generator`'s PtrHash generator over
-//! the core's own fast hashes ([`picobpe::hash`]); entries are stored in slot order. The bake
+//! the core's own fast hashes ([`picobpe::layout`]); entries are stored in slot order. The bake
 //! step (`picobpe-build`) prints a `TableData` as Rust source; the host CLI turns it into live
 //! [`Tables`] with [`TableData::to_tables`]. Both run the same lookups on the same layout.
 
 use core::fmt;
 use rustc_hash::FxHashMap;
 
-use picobpe::hash::{hash_bytes, hash_u64};
-use picobpe::tables::{piece_key_entry, BYTE_PAIRS, ID_BITS};
+use picobpe::bytelevel::BYTE_PAIRS;
+use picobpe::layout::{hash_bytes, hash_u64};
+use picobpe::layout::{piece_key_entry, ID_BITS};
 use picobpe::{PairMap, Pattern, Tables};
 
 use crate::bpe::{pair_bpe, Merge};

@@ -1,5 +1,5 @@
 //! [`TrieData`]: the owned form of [`picobpe::TokenTrie`], the host-only table for
-//! backtracking encoding of long pieces (see `picobpe::backtrack`).
+//! backtracking encoding of long pieces (see `picobpe::bytelevel::TokenTrie`).
 //!
 //! Built in steps, one function each: the reachable tokens and their merges, the trie's
 //! nodes, then from those the edge table, the prefix chains, the start table and the pair
@@ -7,7 +7,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use picobpe::backtrack::{char3_code, PairFilter, TrieChar, TrieEdge, TrieStart};
+use picobpe::bytelevel::{char3_code, PairFilter, TrieChar, TrieEdge, TrieStart};
 use picobpe::PairMap;
 
 use crate::bpe::{pair_bpe, Merge};

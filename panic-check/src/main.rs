@@ -24,7 +24,8 @@ use picobpe::pretok::{self, Pattern};
 use picobpe::sentencepiece::{score_priority, PieceKind};
 use picobpe::special::{self, FirstBytes};
 use picobpe::{
-    bpe, AnyTokenizer, Specials, StreamDecoder, StreamEncoder, Tables, Tokenize, Tokenizer,
+    bytelevel as bpe, AnyTokenizer, Specials, StreamDecoder, StreamEncoder, Tables, Tokenize,
+    Tokenizer,
 };
 use picobpe::{PieceMap, SpTables, SpTokenizer, WpTables, WpTokenizer};
 
@@ -218,8 +219,8 @@ pub fn panic_check_parts() {
     black_box(t.piece(text()));
     black_box(t.pieces.len());
     black_box(t.pairs.index.slot(black_box(0x1234_5678_9abc_def0)));
-    black_box(picobpe::hash::hash_bytes(text(), black_box(7)));
-    black_box(picobpe::hash::hash_u64(black_box(7), black_box(9)));
+    black_box(picobpe::layout::hash_bytes(text(), black_box(7)));
+    black_box(picobpe::layout::hash_u64(black_box(7), black_box(9)));
 }
 
 /// `SpTokenizer::encode`, `Tokenize::encode_from` (at an opaque offset, in range or not,

@@ -812,7 +812,7 @@ pub mod check {
         input: &[u8],
         specials: Specials,
     ) -> Result<Vec<u32>, EncodeError> {
-        let mut out = vec![0u32; picobpe::bpe::scratch_needed(input.len()) + 16];
+        let mut out = vec![0u32; picobpe::bytelevel::scratch_needed(input.len()) + 16];
         let n = tok.encode(input, &mut out, specials)?;
         out.truncate(n);
         Ok(out)
@@ -825,7 +825,7 @@ pub mod check {
         specials: Specials,
         cache: &mut [picobpe::CacheEntry],
     ) -> Result<Vec<u32>, EncodeError> {
-        let mut out = vec![0u32; picobpe::bpe::scratch_needed(input.len()) + 16];
+        let mut out = vec![0u32; picobpe::bytelevel::scratch_needed(input.len()) + 16];
         let n = tok.encode_cached(input, &mut out, specials, cache)?;
         out.truncate(n);
         Ok(out)
@@ -1080,7 +1080,7 @@ pub mod conformance {
     }
 
     /// The default host tables of `encoding` carry the token trie, so [`run`] on them covers
-    /// backtracking encoding (`picobpe::backtrack`); the minimal ones do not, so [`run`] on
+    /// backtracking encoding (`picobpe::bytelevel::TokenTrie`); the minimal ones do not, so [`run`] on
     /// them covers pair merging.
     pub fn assert_trie_only_in_default_tables(encoding: Encoding) {
         assert!(!models::tables(encoding, Source::Tiktoken).trie.is_empty());
@@ -1263,7 +1263,7 @@ pub mod conformance {
                 },
             );
         }
-        if bound + LOOKAHEAD <= BIG_IN && picobpe::bpe::scratch_needed(bound) <= BIG_OUT {
+        if bound + LOOKAHEAD <= BIG_IN && picobpe::bytelevel::scratch_needed(bound) <= BIG_OUT {
             let mut enc: Box<StreamEncoder<Tokenizer<'_>, BIG_IN, BIG_OUT>> =
                 Box::new(StreamEncoder::new(*tok, specials));
             compare(

@@ -86,7 +86,7 @@ fn hf_vocab_merges_give_the_same_ids() {
 }
 
 /// The host tables carry the token trie, so the tests above cover backtracking encoding
-/// (`picobpe::backtrack`), and the minimal tables do not, so the test above covers merging.
+/// (`picobpe::bytelevel::TokenTrie`), and the minimal tables do not, so the test above covers merging.
 #[test]
 fn default_tables_backtrack_and_minimal_ones_merge() {
     assert_trie_only_in_default_tables(E);

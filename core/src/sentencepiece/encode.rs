@@ -19,10 +19,10 @@ use super::normalize::{char_at, Normalizer, SPACE_MARK};
 use super::tables::{Sections, SpTables};
 use super::unigram::whole_text_needed;
 use crate::cache::{CacheEntry, CacheKey};
-use crate::encode::Progress;
 use crate::error::EncodeError;
 use crate::special::{self, Found};
 use crate::tokenize::Cursor;
+use crate::Progress;
 /// A word found by [`Normalizer::scan_word`].
 pub(super) struct Scanned {
     /// Its offset in the text.

@@ -1,10 +1,10 @@
 //! [`WpTokenizer`]: WordPiece encoding (see the module docs of [`super`] for the rules).
 
 use super::tables::{char_flags, stripped, WpTables, CJK, DROP, MN, PUNCT, SPACE};
-use crate::encode::Progress;
 use crate::error::EncodeError;
 use crate::special::{self, Boundary, FirstBytes, Specials};
 use crate::utf8::{self, Utf8};
+use crate::Progress;
 
 /// Longest word, in characters, that is matched against the vocabulary; a model whose
 /// `max_input_chars_per_word` is larger is refused when it is imported (BERT's is 100).

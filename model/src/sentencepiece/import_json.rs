@@ -62,7 +62,7 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
             return Err(SpImportError::NotBpe { model_type });
         }
     };
-    if pieces.len() > picobpe::tables::MAX_IDS {
+    if pieces.len() > picobpe::MAX_IDS {
         let what = format!("{} pieces is too many", pieces.len());
         return Err(bad("model.vocab", what));
     }

@@ -115,7 +115,7 @@ pub struct SpModel {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum InvalidSpModel {
     /// No pieces, or more than the core's id limit.
-    #[error("{n} pieces (a model has 1 to {} pieces)", picobpe::tables::MAX_IDS)]
+    #[error("{n} pieces (a model has 1 to {} pieces)", picobpe::MAX_IDS)]
     IdCount {
         /// Number of pieces.
         n: usize,
@@ -279,7 +279,7 @@ impl SpModel {
     /// Check every invariant; the error names the first offending id.
     pub fn validate(&self) -> Result<(), InvalidSpModel> {
         let n = self.pieces.len();
-        if n == 0 || n > picobpe::tables::MAX_IDS {
+        if n == 0 || n > picobpe::MAX_IDS {
             return Err(InvalidSpModel::IdCount { n });
         }
         let mut seen: HashMap<&str, u32> = HashMap::with_capacity(n);

@@ -3,9 +3,9 @@
 
 use core::fmt;
 
-use picobpe::hash::hash_bytes;
+use picobpe::layout::hash_bytes;
+use picobpe::layout::piece_key_entry;
 use picobpe::sentencepiece::{score_priority, PieceFilter, SpAlgorithm, WHOLE, WORD_BUF};
-use picobpe::tables::piece_key_entry;
 use picobpe::SpTables;
 
 use super::{InvalidSpModel, SpKind, SpModel};

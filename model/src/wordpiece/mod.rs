@@ -100,7 +100,7 @@ impl WpModel {
         if self.vocab.is_empty() {
             return Err(InvalidWpModel::Empty);
         }
-        if self.vocab.len() > picobpe::tables::MAX_IDS {
+        if self.vocab.len() > picobpe::MAX_IDS {
             return Err(InvalidWpModel::TooManyIds {
                 n_ids: self.vocab.len(),
             });

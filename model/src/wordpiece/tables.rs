@@ -1,7 +1,7 @@
 //! [`WpTableData`]: the flat, owned form of [`picobpe::WpTables`] built from a validated
 //! [`WpModel`], leaked into live tables on the host (and baked by `picobpe-build`).
 
-use picobpe::hash::hash_bytes;
+use picobpe::layout::hash_bytes;
 use picobpe::{PieceMap, PtrIndex, SpecialToken, WpTables};
 
 use super::{InvalidWpModel, WpModel};

@@ -27,8 +27,8 @@
 // Without the `backtrack` feature only the table types are used (baked tables name them).
 #![cfg_attr(not(feature = "backtrack"), allow(dead_code))]
 
+use super::tables::Tables;
 use crate::cache::PairMemo;
-use crate::tables::Tables;
 
 /// A token trie over the vocabulary's reachable ordinary tokens, for the longest token at a
 /// position, and for each token its longest proper prefix and its merge split.
@@ -175,7 +175,7 @@ impl TrieChar {
 }
 
 /// The Bloom filter in [`TokenTrie::pair_filter`]: each pair sets two bits of one word, both
-/// chosen by one multiply of its [`PairMap::key`](crate::PairMap::key).
+/// chosen by one multiply of its [`PairMap::key`](super::tables::PairMap::key).
 pub struct PairFilter;
 
 impl PairFilter {
@@ -351,7 +351,7 @@ impl TokenTrie<'_> {
     /// False when `(left, right)` is certainly not a merge (no filter: never).
     #[inline(always)]
     fn may_merge(&self, left: u32, right: u32) -> bool {
-        let Some(key) = crate::PairMap::key(left, right) else {
+        let Some(key) = super::tables::PairMap::key(left, right) else {
             return false;
         };
         if self.pair_filter.is_empty() {
@@ -430,7 +430,7 @@ fn compatible(t: &Tables<'_>, trie: &TokenTrie<'_>, mut left: u32, mut right: u3
 }
 
 /// Longest piece the backtracking encoder takes: its dead-end set is a fixed bit array.
-pub const MAX_PIECE: usize = 512;
+pub(crate) const MAX_PIECE: usize = 512;
 
 /// Encode `piece` (1..=[`MAX_PIECE`] bytes) into `out` (at least `piece.len()` long) with the
 /// trie; returns the number of ids, or `None` if the tables have no trie or the piece does not

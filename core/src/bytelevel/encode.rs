@@ -2,7 +2,7 @@
 //!
 //! Input is split at special tokens (when recognized); the ordinary text between them is split
 //! into pieces by the model's pattern ([`crate::pretok`]); each piece becomes one id if it is a
-//! whole token ([`Tables::pieces`]) and is merged pair by pair otherwise ([`crate::bpe`]).
+//! whole token ([`Tables::pieces`]) and is merged pair by pair otherwise ([`super::bpe`]).
 //!
 //! Most pieces of prose and code are short ASCII words that are whole tokens; a tight loop
 //! per pattern handles those (the block splitter or the ASCII fast path of [`crate::pretok`],
@@ -13,7 +13,8 @@
 //! [`EncodeError::OutputFull`] at a piece boundary, so encoding the rest of the input later
 //! gives exactly the ids a one-shot call would have given.
 
-use crate::bpe::{self, STACK_PIECE};
+use super::bpe::{self, STACK_PIECE};
+use super::tables::Tables;
 use crate::cache::{
     self, CacheEntry, CacheKey, PairMemo, WideKey, WideSet, CACHE_FULL_IDS, CACHE_PIECE,
     CACHE_WIDE_PIECE,
@@ -24,22 +25,13 @@ use crate::long_cache::LongPieces;
 use crate::pretok::{self, AsciiPiece, Blocks, Fast, Pattern, Step};
 use crate::slice_ops;
 use crate::special::{self, Boundary, FirstBytes, Specials};
-use crate::tables::Tables;
+use crate::Progress;
 
 /// A tokenizer over a set of tables. Cheap to copy; holds no mutable state.
 #[derive(Clone, Copy)]
 pub struct Tokenizer<'t> {
     tables: &'t Tables<'t>,
     first_bytes: FirstBytes,
-}
-
-/// How far a non-final encode got (streaming): `input[..consumed]` became `out[..written]`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Progress {
-    /// Input bytes encoded.
-    pub consumed: usize,
-    /// Ids written.
-    pub written: usize,
 }
 
 impl<'t> Tokenizer<'t> {
@@ -579,7 +571,7 @@ impl<'t> Tokenizer<'t> {
         #[cfg(feature = "backtrack")]
         if room >= n && (n >= BACKTRACK_MIN || !piece.is_ascii()) {
             let ids = out.get_mut(at..at + n).unwrap_or(&mut []);
-            if let Some(k) = crate::backtrack::encode(t, piece, ids, memo) {
+            if let Some(k) = super::backtrack::encode(t, piece, ids, memo) {
                 return Ok(k);
             }
         }
@@ -615,7 +607,7 @@ impl<'t> Tokenizer<'t> {
 /// about 10 % slower, so 32-bit targets split every piece with the full splitter.
 const FAST_LOOP: bool = cfg!(target_pointer_width = "64");
 
-/// Shortest ASCII piece encoded by backtracking ([`crate::backtrack`]) when the tables have a
+/// Shortest ASCII piece encoded by backtracking ([`super::backtrack`]) when the tables have a
 /// trie (every piece that is not all ASCII is). Shorter ASCII pieces merge as fast pair by pair
 /// from tables already in cache, where the trie walk would touch colder memory (measured with
 /// callgrind on English: neutral at 16 bytes, 10 % more cycles at 2).

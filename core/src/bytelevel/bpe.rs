@@ -17,8 +17,8 @@
 //! to [`STACK_PIECE`] bytes use a fixed stack array; longer ones use caller-provided scratch:
 //! [`scratch_needed`] ids (2 per byte up to [`QUADRATIC_MAX`] bytes, about 2.1 beyond).
 
+use super::tables::Tables;
 use crate::slice_ops::shift_left;
-use crate::tables::Tables;
 
 /// Longest piece merged in the fixed stack work area (2 × 4 × 64 = 512 bytes of stack).
 pub const STACK_PIECE: usize = 64;
@@ -39,7 +39,7 @@ pub const fn scratch_needed(len: usize) -> usize {
     } else if len <= QUADRATIC_MAX {
         2 * len
     } else {
-        crate::bpe_tree::scratch_len(len)
+        super::bpe_tree::scratch_len(len)
     }
 }
 
@@ -51,7 +51,7 @@ pub(crate) fn merge_long(t: &Tables<'_>, piece: &[u8], work: &mut [u32]) -> Opti
         let (ids, cand) = work.get_mut(..2 * n)?.split_at_mut(n);
         merge_into(t, piece, ids, cand)
     } else {
-        crate::bpe_tree::merge(t, piece, work)
+        super::bpe_tree::merge(t, piece, work)
     }
 }
 
@@ -122,7 +122,7 @@ pub(crate) fn start_ids(t: &Tables<'_>, piece: &[u8], ids: &mut [u32], cand: &mu
     for (slot, &b) in ids.iter_mut().zip(piece) {
         *slot = t.byte_ids[b as usize];
     }
-    if t.byte_pairs.len() == crate::tables::BYTE_PAIRS {
+    if t.byte_pairs.len() == super::tables::BYTE_PAIRS {
         for (i, c) in cand.iter_mut().enumerate() {
             *c = match (piece.get(i), piece.get(i + 1)) {
                 (Some(&a), Some(&b)) => t

@@ -1,6 +1,6 @@
 //! Merging one long piece in O(n log n) time, in caller-provided memory of about 2.1 ids per byte.
 //!
-//! The merge order is the same as [`crate::bpe::merge_into`]'s (and tiktoken's): repeatedly the
+//! The merge order is the same as [`super::bpe::merge_into`]'s (and tiktoken's): repeatedly the
 //! lowest-ranked mergeable adjacent pair, leftmost on ties. Instead of compacting the id list
 //! after every merge (O(n) per merge), ids stay at the byte position where their token starts:
 //!
@@ -21,8 +21,8 @@
 //! fewer than n times whatever the tables contain. At the end the live ids are moved to the
 //! front of `ids`, in order.
 
-use crate::bpe::{pair, NO_MERGE};
-use crate::tables::Tables;
+use super::bpe::{pair, NO_MERGE};
+use super::tables::Tables;
 
 /// Positions per leaf of the min-tree: a merge rescans up to three blocks of this many.
 const BLOCK: usize = 64;
@@ -60,7 +60,7 @@ pub(crate) fn merge(t: &Tables<'_>, piece: &[u8], work: &mut [u32]) -> Option<us
     let leaves = tree.len() / 2;
     let blocks = n.div_ceil(BLOCK);
 
-    crate::bpe::start_ids(t, piece, ids, cand);
+    super::bpe::start_ids(t, piece, ids, cand);
     for (w, word) in live.iter_mut().enumerate() {
         let left = n - w * 32; // > 0: w < n.div_ceil(32)
         *word = if left >= 32 {

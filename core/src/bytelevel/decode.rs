@@ -1,6 +1,6 @@
 //! The decoder: ids to bytes, into the caller's buffer.
 
-use crate::encode::Tokenizer;
+use super::encode::Tokenizer;
 use crate::error::DecodeError;
 use crate::slice_ops;
 
