@@ -46,9 +46,9 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Train(args) => train::run(args),
-        Command::CountPieces(args) => train::run_count_pieces(args),
-        Command::MergeCounts(args) => train::run_merge_counts(args),
+        Command::Train(args) => train::train(args).map_err(|e| e.to_string()),
+        Command::CountPieces(args) => train::count_pieces(args).map_err(|e| e.to_string()),
+        Command::MergeCounts(args) => train::merge_counts(args).map_err(|e| e.to_string()),
         Command::Import(args) => cli_import::run(args),
         Command::Encode(args) => cli_encode::run(args),
         Command::Count(args) => cli_encode::run_count(args),

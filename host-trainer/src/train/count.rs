@@ -12,7 +12,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::Mutex;
 
-use aho_corasick::AhoCorasick;
 use picobpe::pretok::{next_piece, Step};
 use picobpe::Pattern;
 use rustc_hash::FxHashMap;
@@ -74,8 +73,6 @@ pub struct Counts {
     long: PieceCounts,
     /// Total number of pieces (with repetitions).
     pub n_pieces: u64,
-    /// Number of special-token occurrences removed from the text.
-    pub n_specials: u64,
 }
 
 impl Counts {
@@ -92,11 +89,6 @@ impl Counts {
         self.n_pieces += 1;
     }
 
-    /// Number of distinct pieces.
-    pub fn distinct(&self) -> usize {
-        self.short.len() + self.long.len()
-    }
-
     /// The distinct pieces and their counts.
     pub fn into_pieces(self) -> impl Iterator<Item = (Vec<u8>, u64)> {
         let short = self.short.into_iter().map(|(k, n)| (unpack(k), n));
@@ -108,7 +100,6 @@ impl Counts {
         merge_maps(&mut self.short, other.short);
         merge_maps(&mut self.long, other.long);
         self.n_pieces += other.n_pieces;
-        self.n_specials += other.n_specials;
     }
 }
 
@@ -122,41 +113,24 @@ fn merge_maps<K: std::hash::Hash + Eq>(into: &mut FxHashMap<K, u64>, mut other: 
     }
 }
 
-/// What the counting workers need to know about the text.
-pub struct CountConfig<'a> {
-    /// Leftmost-longest matcher over the special tokens (None without specials).
-    pub specials: Option<&'a AhoCorasick>,
-    /// Length of the longest special token.
-    pub max_special_len: usize,
-    /// Pre-tokenization pattern.
-    pub pattern: Pattern,
-    /// Number of counting threads (at least 1).
-    pub threads: usize,
-    /// Target chunk size in bytes.
-    pub chunk_size: usize,
-}
-
-/// Read all inputs and count their pieces with `config.threads` workers; `progress` receives
-/// the number of bytes read as they are read.
+/// Read all inputs and count their pieces with `threads` workers, in chunks of about
+/// `chunk_size` bytes; `progress` receives the number of bytes read as they are read.
 pub fn count_inputs(
     inputs: &[PathBuf],
-    config: &CountConfig<'_>,
+    splitter: &Splitter,
+    threads: usize,
+    chunk_size: usize,
     progress: impl FnMut(u64),
 ) -> Result<Counts, TrainError> {
-    let splitter = Splitter {
-        specials: config.specials,
-        max_special_len: config.max_special_len,
-        pattern: config.pattern,
-    };
-    let threads = config.threads.max(1);
+    let (threads, chunk_size) = (threads.max(1), chunk_size.max(1));
     let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(2 * threads);
     let rx = Mutex::new(rx);
     let stop = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
-            .map(|_| scope.spawn(|| worker(&rx, &stop, config)))
+            .map(|_| scope.spawn(|| worker(&rx, &stop, splitter)))
             .collect();
-        let read = read_inputs(inputs, &splitter, config.chunk_size, progress, |chunk| {
+        let read = read_inputs(inputs, splitter, chunk_size, progress, |chunk| {
             tx.send(chunk).is_ok()
         });
         if read.is_err() {
@@ -179,8 +153,9 @@ pub fn count_inputs(
     })
 }
 
-/// One counting thread: take chunks until the queue is closed.
-fn worker(rx: &Mutex<Receiver<Vec<u8>>>, stop: &AtomicBool, config: &CountConfig<'_>) -> Counts {
+/// One counting thread: take chunks until the queue is closed, split each on the special
+/// tokens and count the pieces of every segment.
+fn worker(rx: &Mutex<Receiver<Vec<u8>>>, stop: &AtomicBool, splitter: &Splitter) -> Counts {
     let mut counts = Counts::default();
     loop {
         let next = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
@@ -188,27 +163,14 @@ fn worker(rx: &Mutex<Receiver<Vec<u8>>>, stop: &AtomicBool, config: &CountConfig
         if stop.load(Ordering::Relaxed) {
             continue; // drain without work so the reader is never blocked
         }
-        count_chunk(&chunk, config.specials, config.pattern, &mut counts);
-    }
-    counts
-}
-
-/// Split `chunk` on special tokens and count the pieces of every segment into `counts`.
-pub fn count_chunk(
-    chunk: &[u8],
-    specials: Option<&AhoCorasick>,
-    pattern: Pattern,
-    counts: &mut Counts,
-) {
-    let mut start = 0;
-    if let Some(ac) = specials {
-        for m in ac.find_iter(chunk) {
-            count_segment(&chunk[start..m.start()], pattern, counts);
-            counts.n_specials += 1;
+        let mut start = 0;
+        for m in splitter.specials.iter().flat_map(|ac| ac.find_iter(&chunk)) {
+            count_segment(&chunk[start..m.start()], splitter.pattern, &mut counts);
             start = m.end();
         }
+        count_segment(&chunk[start..], splitter.pattern, &mut counts);
     }
-    count_segment(&chunk[start..], pattern, counts);
+    counts
 }
 
 /// Pre-tokenize one complete segment (text between special tokens) and count its pieces.

@@ -170,12 +170,8 @@ impl CountFile {
     /// Write atomically ([`picobpe_model::format::write_atomically`]), so a reader never sees
     /// a partial file.
     pub fn write(&self, path: &Path) -> Result<(), TrainError> {
-        picobpe_model::format::write_atomically(path, &self.to_bytes()).map_err(|source| {
-            TrainError::Write {
-                path: path.to_owned(),
-                source,
-            }
-        })
+        picobpe_model::format::write_atomically(path, &self.to_bytes())
+            .map_err(TrainError::write(path))
     }
 
     /// Add `other` (read from `path`) into `self`, refusing other settings; `reference` names

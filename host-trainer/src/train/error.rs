@@ -1,7 +1,7 @@
 //! [`TrainError`]: everything that stops a training run, each with the message the user sees.
 
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Why `host-trainer train` failed. `Display` is the complete, user-facing message.
 #[derive(Debug, thiserror::Error)]
@@ -120,6 +120,16 @@ pub enum TrainError {
         /// Where the expected value comes from: the first count file, or the command line.
         reference: String,
     },
+}
+
+impl TrainError {
+    /// The [`TrainError::Write`] of an I/O error on `path`, for `map_err`.
+    pub fn write(path: &Path) -> impl Fn(io::Error) -> TrainError + '_ {
+        move |source| TrainError::Write {
+            path: path.to_owned(),
+            source,
+        }
+    }
 }
 
 /// What is wrong with a count file (see `count_file`'s module docs for the format).

@@ -32,28 +32,45 @@ use std::fs::{self, File};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use aho_corasick::AhoCorasick;
+use aho_corasick::{AhoCorasick, MatchKind};
 use picobpe::pretok::{next_piece, Step};
 use picobpe::Pattern;
 
 use super::error::TrainError;
 
-/// Finds safe split points (see the module docs) for one pattern and set of special tokens.
-pub struct Splitter<'a> {
+/// Finds safe split points (see the module docs) for one pattern and set of special tokens,
+/// and splits text on those special tokens.
+pub struct Splitter {
     /// Leftmost-longest matcher over the special tokens, if any.
-    pub specials: Option<&'a AhoCorasick>,
+    pub specials: Option<AhoCorasick>,
     /// Length in bytes of the longest special token (0 without specials).
     pub max_special_len: usize,
     /// The pre-tokenization pattern.
     pub pattern: Pattern,
 }
 
-impl Splitter<'_> {
+impl Splitter {
+    /// The splitter for `special_tokens` (any order) and `pattern`.
+    pub fn new(special_tokens: &[impl AsRef<[u8]>], pattern: Pattern) -> Self {
+        let specials = (!special_tokens.is_empty()).then(|| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(special_tokens)
+                .expect("a few literal strings always build")
+        });
+        let max_special_len = special_tokens.iter().map(|s| s.as_ref().len()).max();
+        Splitter {
+            specials,
+            max_special_len: max_special_len.unwrap_or(0),
+            pattern,
+        }
+    }
+
     /// The safe split point preferred by the module-doc rules, in `1..=buf.len()`, or `None`.
     /// `buf` must be valid UTF-8 (it may end anywhere on a character boundary).
     pub fn split_point(&self, buf: &[u8]) -> Option<usize> {
         let n = buf.len();
-        if let Some(ac) = self.specials {
+        if let Some(ac) = &self.specials {
             if let Some(reliable) = n.checked_sub(self.max_special_len) {
                 let last = ac
                     .find_iter(buf)
@@ -147,7 +164,7 @@ fn char_before(buf: &[u8], i: usize) -> Option<char> {
 /// early). `progress` is called with the number of bytes read after each block.
 pub fn read_inputs(
     inputs: &[PathBuf],
-    splitter: &Splitter<'_>,
+    splitter: &Splitter,
     chunk_size: usize,
     mut progress: impl FnMut(u64),
     mut emit: impl FnMut(Vec<u8>) -> bool,
@@ -179,20 +196,16 @@ pub fn total_size(inputs: &[PathBuf]) -> Result<u64, TrainError> {
 /// Stream one file; returns `Ok(false)` when `emit` asked to stop.
 fn read_file(
     path: &Path,
-    splitter: &Splitter<'_>,
+    splitter: &Splitter,
     chunk_size: usize,
     progress: &mut impl FnMut(u64),
     emit: &mut impl FnMut(Vec<u8>) -> bool,
 ) -> Result<bool, TrainError> {
+    // `total_size` has checked that `path` is not a directory.
     let read_err = |source| TrainError::Read {
         path: path.to_owned(),
         source,
     };
-    if fs::metadata(path).map_err(read_err)?.is_dir() {
-        return Err(TrainError::IsDirectory {
-            path: path.to_owned(),
-        });
-    }
     let mut file = File::open(path).map_err(read_err)?;
     // Invariants: `pending` holds the file's bytes from offset `base` on that are not yet
     // emitted; `pending[..valid]` is valid UTF-8 ending on a character boundary.
@@ -248,17 +261,9 @@ fn read_file(
 mod tests {
     use super::*;
 
-    fn splitter(specials: Option<&AhoCorasick>, max: usize) -> Splitter<'_> {
-        Splitter {
-            specials,
-            max_special_len: max,
-            pattern: Pattern::Gpt2,
-        }
-    }
-
     #[test]
     fn newline_rule_needs_non_space_on_both_sides() {
-        let s = splitter(None, 0);
+        let s = Splitter::new(&[] as &[&str], Pattern::Gpt2);
         assert_eq!(s.split_point(b"ab\ncd"), Some(3));
         // Whitespace before the newline: the run would split differently at the end of text.
         assert_eq!(newline_split(b"ab \ncd", 6), None);
@@ -273,11 +278,7 @@ mod tests {
 
     #[test]
     fn special_split_only_where_final() {
-        let ac = AhoCorasick::builder()
-            .match_kind(aho_corasick::MatchKind::LeftmostLongest)
-            .build(["<|a|>", "<|a|><|a|>"])
-            .unwrap();
-        let s = splitter(Some(&ac), 10);
+        let s = Splitter::new(&["<|a|>", "<|a|><|a|>"], Pattern::Gpt2);
         // The <|a|> could still be the start of <|a|><|a|>: not final yet.
         assert_eq!(s.split_point(b"x<|a|><|a"), None);
         let text = b"xx<|a|>yyyyyyyyyyyy";
@@ -290,7 +291,6 @@ mod chunking_tests {
     //! whole text, for every pattern and chunk size (this exercises all three split rules).
 
     use super::*;
-    use aho_corasick::MatchKind;
 
     /// `(start, end)` of every piece of `text` (split on specials, each segment final).
     fn pieces(
@@ -338,19 +338,11 @@ mod chunking_tests {
             rel.replace('/', "_")
         ));
         std::fs::write(&tmp, &text).unwrap();
-        let ac = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostLongest)
-            .build(specials)
-            .unwrap();
-        let ac = (!specials.is_empty()).then_some(&ac);
         for pattern in [Pattern::Gpt2, Pattern::Cl100k, Pattern::O200k] {
+            let splitter = Splitter::new(specials, pattern);
+            let ac = splitter.specials.as_ref();
             let want = pieces(&text, ac, pattern, 0);
             for &chunk_size in chunk_sizes {
-                let splitter = Splitter {
-                    specials: ac,
-                    max_special_len: specials.iter().map(|s| s.len()).max().unwrap_or(0),
-                    pattern,
-                };
                 let mut got = Vec::new();
                 let mut pos = 0;
                 let mut n_chunks = 0;

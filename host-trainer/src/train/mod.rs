@@ -42,11 +42,11 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use aho_corasick::{AhoCorasick, MatchKind};
 use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use picobpe_model::PatternKind;
 
+use count_file::CountFile;
 pub use error::TrainError;
 
 /// Chunk size for reading and parallel counting.
@@ -155,61 +155,55 @@ impl From<PatternArg> for PatternKind {
     }
 }
 
-/// Run `train`; the error is the message for stderr.
-pub fn run(args: TrainArgs) -> Result<(), String> {
-    train(&args).map_err(|e| e.to_string())
-}
-
-/// Run `count-pieces`; the error is the message for stderr.
-pub fn run_count_pieces(args: CountPiecesArgs) -> Result<(), String> {
-    count_pieces(&args).map_err(|e| e.to_string())
-}
-
-/// Run `merge-counts`; the error is the message for stderr.
-pub fn run_merge_counts(args: MergeCountsArgs) -> Result<(), String> {
+/// Run `merge-counts`.
+pub fn merge_counts(args: MergeCountsArgs) -> Result<(), TrainError> {
     let started = Instant::now();
-    let total = count_file::read_all(&args.counts, None, None).map_err(|e| e.to_string())?;
-    total.write(&args.out).map_err(|e| e.to_string())?;
+    let total = count_file::read_all(&args.counts, None, None)?;
+    total.write(&args.out)?;
     eprintln!(
-        "merged {} ({:.1} MB of text, {} pieces, {} distinct) in {:.2} s -> {}",
-        count_files(args.counts.len()),
-        total.n_bytes as f64 / 1e6,
-        total.n_pieces,
-        total.pieces.len(),
+        "merged {} in {:.2} s -> {}",
+        source(&total, None, args.counts.len()),
         started.elapsed().as_secs_f64(),
         args.out.display()
     );
     Ok(())
 }
 
-/// "1 count file", "2 count files".
-fn count_files(n: usize) -> String {
-    format!("{n} count file{}", if n == 1 { "" } else { "s" })
+/// Where counts came from, for a summary line: `5.0 MB (9 pieces, 8 distinct) with 2 threads`
+/// when counted by `threads` threads, `2 count files (5.0 MB of text, 9 pieces, 8 distinct)`
+/// when read from `n_files` count files.
+fn source(total: &CountFile, threads: Option<usize>, n_files: usize) -> String {
+    let mb = total.n_bytes as f64 / 1e6;
+    let (n_pieces, n_distinct) = (total.n_pieces, total.pieces.len());
+    match threads {
+        Some(threads) => {
+            format!("{mb:.1} MB ({n_pieces} pieces, {n_distinct} distinct) with {threads} threads")
+        }
+        None => format!(
+            "{n_files} count file{} ({mb:.1} MB of text, {n_pieces} pieces, {n_distinct} distinct)",
+            if n_files == 1 { "" } else { "s" }
+        ),
+    }
 }
 
-/// `count-pieces`, with a typed error.
-fn count_pieces(args: &CountPiecesArgs) -> Result<(), TrainError> {
+/// Run `count-pieces`.
+pub fn count_pieces(args: CountPiecesArgs) -> Result<(), TrainError> {
     let started = Instant::now();
     check_specials(&args.special_tokens)?;
     let threads = threads(args.threads)?;
-    let pattern = PatternKind::from(args.pattern);
-    let (counts, total_bytes) = count_text(
+    let file = count_text(
         &args.inputs,
         &args.special_tokens,
-        pattern,
+        PatternKind::from(args.pattern),
         threads,
         args.chunk_size,
         args.quiet,
     )?;
-    let file =
-        count_file::CountFile::from_counts(counts, pattern, &args.special_tokens, total_bytes);
     file.write(&args.out)?;
     let size = std::fs::metadata(&args.out).map_or(0, |m| m.len());
     eprintln!(
-        "counted {:.1} MB ({} pieces, {} distinct) with {threads} threads in {:.2} s -> {} ({size} bytes)",
-        total_bytes as f64 / 1e6,
-        file.n_pieces,
-        file.pieces.len(),
+        "counted {} in {:.2} s -> {} ({size} bytes)",
+        source(&file, Some(threads), 0),
         started.elapsed().as_secs_f64(),
         args.out.display()
     );
@@ -237,8 +231,7 @@ fn n_merges(vocab_size: u64, n_specials: usize) -> Result<usize, TrainError> {
     Ok(usize::try_from(vocab_size - minimum).unwrap_or(usize::MAX))
 }
 
-/// Count the pieces of `inputs` (stages 1 and 2), with a progress bar unless `quiet`; returns
-/// the counts and the input size in bytes.
+/// Count the pieces of `inputs` (stages 1 and 2), with a progress bar unless `quiet`.
 fn count_text(
     inputs: &[PathBuf],
     special_tokens: &[String],
@@ -246,35 +239,23 @@ fn count_text(
     threads: usize,
     chunk_size: usize,
     quiet: bool,
-) -> Result<(count::Counts, u64), TrainError> {
+) -> Result<CountFile, TrainError> {
     let total_bytes = input::total_size(inputs)?;
-    let specials = if special_tokens.is_empty() {
-        None
-    } else {
-        Some(
-            AhoCorasick::builder()
-                .match_kind(MatchKind::LeftmostLongest)
-                .build(special_tokens)
-                .expect("a few literal strings always build"),
-        )
-    };
-    let config = count::CountConfig {
-        specials: specials.as_ref(),
-        max_special_len: special_tokens.iter().map(String::len).max().unwrap_or(0),
-        pattern: pattern.into(),
-        threads,
-        chunk_size: chunk_size.max(1),
-    };
-    let show = !quiet && std::io::stderr().is_terminal();
+    let splitter = input::Splitter::new(special_tokens, pattern.into());
     let bar = progress_bar(
-        show,
+        quiet,
         total_bytes,
         "counting",
         "{bytes}/{total_bytes} ({bytes_per_sec}",
     );
-    let counts = count::count_inputs(inputs, &config, |n| bar.inc(n))?;
+    let counts = count::count_inputs(inputs, &splitter, threads, chunk_size, |n| bar.inc(n))?;
     bar.finish_and_clear();
-    Ok((counts, total_bytes))
+    Ok(CountFile::from_counts(
+        counts,
+        pattern,
+        special_tokens,
+        total_bytes,
+    ))
 }
 
 /// Check the special tokens: non-empty, unique, not a single byte, and not spelled like a
@@ -301,14 +282,24 @@ fn check_specials(specials: &[String]) -> Result<(), TrainError> {
     Ok(())
 }
 
-/// The whole command, with a typed error.
-fn train(args: &TrainArgs) -> Result<(), TrainError> {
+/// Run `train`.
+pub fn train(args: TrainArgs) -> Result<(), TrainError> {
     let started = Instant::now();
     check_specials(&args.special_tokens)?;
-    let from_counts = !args.counts.is_empty();
-    let mut threads_used = None;
-    let (pieces, pattern, specials, total_bytes, n_pieces, n_distinct, out);
-    if from_counts {
+    let (total, out, threads) = if args.counts.is_empty() {
+        n_merges(args.vocab_size, args.special_tokens.len())?;
+        let threads = threads(args.threads)?;
+        let out = output::OutputDir::prepare(&args.out)?;
+        let total = count_text(
+            &args.inputs,
+            &args.special_tokens,
+            PatternKind::from(args.pattern.unwrap_or(PatternArg::Gpt2)),
+            threads,
+            args.chunk_size,
+            args.quiet,
+        )?;
+        (total, out, Some(threads))
+    } else {
         let given_specials = (!args.special_tokens.is_empty()).then_some(&args.special_tokens[..]);
         let total = count_file::read_all(
             &args.counts,
@@ -317,78 +308,42 @@ fn train(args: &TrainArgs) -> Result<(), TrainError> {
         )?;
         check_specials(&total.specials)?;
         n_merges(args.vocab_size, total.specials.len())?;
-        out = output::OutputDir::prepare(&args.out)?;
-        (pattern, specials) = (total.pattern, total.specials);
-        (total_bytes, n_pieces, n_distinct) = (total.n_bytes, total.n_pieces, total.pieces.len());
-        pieces = Box::new(total.pieces.into_iter()) as Box<dyn Iterator<Item = (Vec<u8>, u64)>>;
-    } else {
-        n_merges(args.vocab_size, args.special_tokens.len())?;
-        let threads = threads(args.threads)?;
-        out = output::OutputDir::prepare(&args.out)?;
-        pattern = PatternKind::from(args.pattern.unwrap_or(PatternArg::Gpt2));
-        specials = args.special_tokens.clone();
-        let counts;
-        (counts, total_bytes) = count_text(
-            &args.inputs,
-            &specials,
-            pattern,
-            threads,
-            args.chunk_size,
-            args.quiet,
-        )?;
-        threads_used = Some(threads);
-        (n_pieces, n_distinct) = (counts.n_pieces, counts.distinct());
-        pieces = Box::new(counts.into_pieces());
-    }
-    if n_distinct == 0 {
+        (total, output::OutputDir::prepare(&args.out)?, None)
+    };
+    if total.pieces.is_empty() {
         return Err(TrainError::EmptyCorpus);
     }
-    let n_merges = n_merges(args.vocab_size, specials.len())?;
+    let n_merges = n_merges(args.vocab_size, total.specials.len())?;
     let counted = started.elapsed();
+    let source = source(&total, threads, args.counts.len());
 
-    let show = !args.quiet && std::io::stderr().is_terminal();
     let bar = progress_bar(
-        show,
+        args.quiet,
         n_merges as u64,
         "merging",
         "{pos}/{len} merges ({rate}",
     );
-    let merges = merge::learn_merges(pieces, n_merges, |done| bar.set_position(done as u64))
+    let merges = merge::learn_merges(total.pieces, n_merges, |done| bar.set_position(done as u64))
         .map_err(|_| TrainError::TooManySymbols)?;
     bar.finish_and_clear();
     let merged = started.elapsed();
 
-    let trained = output::Trained {
-        pattern,
-        merges,
-        specials,
-    };
-    out.commit(&trained)?;
+    let model = output::to_model(total.pattern, &merges, &total.specials)?;
+    out.commit(&model)?;
     let secs = |d: Duration| d.as_secs_f64();
-    let source = match threads_used {
-        Some(threads) => format!(
-            "{:.1} MB ({n_pieces} pieces, {n_distinct} distinct) with {threads} threads",
-            total_bytes as f64 / 1e6
-        ),
-        None => format!(
-            "{} ({:.1} MB of text, {n_pieces} pieces, {n_distinct} distinct)",
-            count_files(args.counts.len()),
-            total_bytes as f64 / 1e6
-        ),
-    };
     eprintln!(
         "trained {} tokens (256 bytes + {} merges + {} specials{}) from {source} \
          in {:.2} s ({} {:.2} s, merge {:.2} s) -> {}",
-        trained.vocab_len(),
-        trained.merges.len(),
-        trained.specials.len(),
-        if trained.merges.len() < n_merges {
+        model.n_ids(),
+        merges.len(),
+        model.specials.len(),
+        if merges.len() < n_merges {
             "; stopped early: no pair left"
         } else {
             ""
         },
         secs(started.elapsed()),
-        if from_counts { "read" } else { "count" },
+        if threads.is_some() { "count" } else { "read" },
         secs(counted),
         secs(merged - counted),
         args.out.display()
@@ -396,9 +351,10 @@ fn train(args: &TrainArgs) -> Result<(), TrainError> {
     Ok(())
 }
 
-/// A progress bar with rate and ETA on stderr, or a hidden one.
-fn progress_bar(show: bool, len: u64, label: &str, counter: &str) -> ProgressBar {
-    if !show {
+/// A progress bar with rate and ETA on stderr, or a hidden one when `quiet` or stderr is not
+/// a terminal.
+fn progress_bar(quiet: bool, len: u64, label: &str, counter: &str) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());

@@ -60,98 +60,78 @@ fn push_json_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// Everything a training run produces, in id order.
-pub struct Trained {
-    /// Pre-tokenization pattern.
-    pub pattern: PatternKind,
-    /// The merges in order.
-    pub merges: Vec<Merge>,
-    /// The special tokens in the order given.
-    pub specials: Vec<String>,
+/// The model of a training run: `merges` in order, then `specials` in the order given (id
+/// layout in the module docs).
+pub fn to_model(
+    pattern: PatternKind,
+    merges: &[Merge],
+    specials: &[String],
+) -> Result<Model, TrainError> {
+    let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+    let mut ids: FxHashMap<Vec<u8>, u32> = tokens.iter().cloned().zip(0u32..).collect();
+    let mut pairs = Vec::with_capacity(merges.len());
+    for (index, merge) in merges.iter().enumerate() {
+        // Both halves exist: they are single bytes or products of earlier merges.
+        pairs.push((ids[&merge.left], ids[&merge.right]));
+        let merged = [merge.left.as_slice(), &merge.right].concat();
+        if ids.insert(merged.clone(), tokens.len() as u32).is_some() {
+            return Err(TrainError::DuplicateToken {
+                merge: index,
+                token: bytes_to_text(&merged, &byte_to_char()),
+            });
+        }
+        tokens.push(merged);
+    }
+    let specials: Vec<(String, u32)> = specials
+        .iter()
+        .cloned()
+        .zip(tokens.len() as u32..)
+        .collect();
+    tokens.extend(specials.iter().map(|(text, _)| text.as_bytes().to_vec()));
+    Ok(Model {
+        pattern,
+        tokens,
+        merges: pairs,
+        specials,
+        whole_piece: false,
+    })
 }
 
-impl Trained {
-    /// Number of ids: 256 + merges + specials.
-    pub fn vocab_len(&self) -> usize {
-        256 + self.merges.len() + self.specials.len()
+/// `merges.txt`: one `left right` line per merge in GPT-2 text form.
+fn merges_txt(model: &Model) -> String {
+    let table = byte_to_char();
+    let text = |id: u32| bytes_to_text(&model.tokens[id as usize], &table);
+    let mut out = String::new();
+    for &(left, right) in &model.merges {
+        let _ = writeln!(out, "{} {}", text(left), text(right));
     }
+    out
+}
 
-    /// The model in the picobpe format (layout in the module docs).
-    pub fn to_model(&self) -> Result<Model, TrainError> {
-        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-        let mut ids: FxHashMap<Vec<u8>, u32> = tokens.iter().cloned().zip(0u32..).collect();
-        let mut merges = Vec::with_capacity(self.merges.len());
-        let table = byte_to_char();
-        for (index, merge) in self.merges.iter().enumerate() {
-            // Both halves exist: they are single bytes or products of earlier merges.
-            let left = ids[&merge.left];
-            let right = ids[&merge.right];
-            let merged = [merge.left.as_slice(), &merge.right].concat();
-            let id = tokens.len() as u32;
-            if ids.insert(merged.clone(), id).is_some() {
-                return Err(TrainError::DuplicateToken {
-                    merge: index,
-                    token: bytes_to_text(&merged, &table),
-                });
-            }
-            tokens.push(merged);
-            merges.push((left, right));
+/// `vocab.json`: `{"token": id, ...}` in id order on one line. Fails if a special token's
+/// text equals another entry's key (JSON keys must be unique).
+fn vocab_json(model: &Model) -> Result<String, TrainError> {
+    let table = byte_to_char();
+    let n = model.tokens.len() - model.specials.len();
+    let keys: Vec<String> = model.tokens[..n]
+        .iter()
+        .map(|t| bytes_to_text(t, &table))
+        .collect();
+    let ordinary: std::collections::HashSet<&String> = keys.iter().collect();
+    let specials = model.specials.iter().map(|(text, _)| text);
+    let mut out = String::from("{");
+    for (id, key) in keys.iter().chain(specials).enumerate() {
+        if id >= n && ordinary.contains(key) {
+            return Err(TrainError::SpecialKeyCollision { text: key.clone() });
         }
-        let mut specials = Vec::with_capacity(self.specials.len());
-        for text in &self.specials {
-            specials.push((text.clone(), tokens.len() as u32));
-            tokens.push(text.as_bytes().to_vec());
+        if id > 0 {
+            out.push_str(", ");
         }
-        Ok(Model {
-            pattern: self.pattern,
-            tokens,
-            merges,
-            specials,
-            whole_piece: false,
-        })
+        push_json_string(&mut out, key);
+        let _ = write!(out, ": {id}");
     }
-
-    /// `merges.txt`: one `left right` line per merge in GPT-2 text form.
-    pub fn merges_txt(&self) -> String {
-        let table = byte_to_char();
-        let mut out = String::new();
-        for m in &self.merges {
-            out.push_str(&bytes_to_text(&m.left, &table));
-            out.push(' ');
-            out.push_str(&bytes_to_text(&m.right, &table));
-            out.push('\n');
-        }
-        out
-    }
-
-    /// `vocab.json`: `{"token": id, ...}` in id order on one line. Fails if a special token's
-    /// text equals another entry's key (JSON keys must be unique).
-    pub fn vocab_json(&self) -> Result<String, TrainError> {
-        let table = byte_to_char();
-        let mut keys: Vec<String> = (0..=255u8).map(|b| table[b as usize].to_string()).collect();
-        for m in &self.merges {
-            let mut text = bytes_to_text(&m.left, &table);
-            text.push_str(&bytes_to_text(&m.right, &table));
-            keys.push(text);
-        }
-        let ordinary: std::collections::HashSet<&str> = keys.iter().map(String::as_str).collect();
-        for s in &self.specials {
-            if ordinary.contains(s.as_str()) {
-                return Err(TrainError::SpecialKeyCollision { text: s.clone() });
-            }
-        }
-        keys.extend(self.specials.iter().cloned());
-        let mut out = String::from("{");
-        for (id, key) in keys.iter().enumerate() {
-            if id > 0 {
-                out.push_str(", ");
-            }
-            push_json_string(&mut out, key);
-            let _ = write!(out, ": {id}");
-        }
-        out.push('}');
-        Ok(out)
-    }
+    out.push('}');
+    Ok(out)
 }
 
 /// The `--out` directory, prepared before training and committed at the end.
@@ -176,15 +156,9 @@ impl OutputDir {
             .unwrap_or_else(|| "out".to_owned());
         let tmp = target.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
         if tmp.exists() {
-            fs::remove_dir_all(&tmp).map_err(|source| TrainError::Write {
-                path: tmp.clone(),
-                source,
-            })?;
+            fs::remove_dir_all(&tmp).map_err(TrainError::write(&tmp))?;
         }
-        fs::create_dir_all(&tmp).map_err(|source| TrainError::Write {
-            path: tmp.clone(),
-            source,
-        })?;
+        fs::create_dir_all(&tmp).map_err(TrainError::write(&tmp))?;
         Ok(OutputDir {
             target: target.to_owned(),
             tmp,
@@ -192,27 +166,23 @@ impl OutputDir {
         })
     }
 
-    /// Write all output files and move the directory into place.
-    pub fn commit(mut self, trained: &Trained) -> Result<(), TrainError> {
-        let model = trained.to_model()?;
+    /// Write all output files of `model` and move the directory into place.
+    pub fn commit(mut self, model: &Model) -> Result<(), TrainError> {
         let write = |name: &str, text: String| {
             let path = self.tmp.join(name);
-            fs::write(&path, text).map_err(|source| TrainError::Write { path, source })
+            fs::write(&path, text).map_err(TrainError::write(&path))
         };
-        write("vocab.json", trained.vocab_json()?)?;
-        write("merges.txt", trained.merges_txt())?;
+        write("vocab.json", vocab_json(model)?)?;
+        write("merges.txt", merges_txt(model))?;
         model
             .write(self.tmp.join("tokenizer.model"))
             .map_err(TrainError::Model)?;
         check_replaceable(&self.target)?;
-        let rename_err = |source| TrainError::Write {
-            path: self.target.clone(),
-            source,
-        };
+        let rename_err = TrainError::write(&self.target);
         if self.target.exists() {
             // Replace a previous run's output: move it aside, move ours in, delete the old one.
             let old = self.tmp.with_extension("old");
-            fs::rename(&self.target, &old).map_err(rename_err)?;
+            fs::rename(&self.target, &old).map_err(&rename_err)?;
             if let Err(source) = fs::rename(&self.tmp, &self.target) {
                 let _ = fs::rename(&old, &self.target);
                 return Err(rename_err(source));
