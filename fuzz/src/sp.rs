@@ -455,7 +455,7 @@ pub fn ranks_below(a: f32, b: f32) -> bool {
 /// fuzz target builds tables for every model it loads; leaked ones would grow without bound
 /// and make libFuzzer's leak check scan the heap after every input). Field for field as
 /// `to_tables`: when `SpTables` changes, keep the two in step.
-pub fn borrow_tables(data: &SpTableData) -> SpTables<'_> {
+pub fn borrow_tables<'a>(data: &'a SpTableData<'_>) -> SpTables<'a> {
     SpTables {
         token_bytes: &data.token_bytes,
         token_offsets: &data.token_offsets,

@@ -56,9 +56,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::ModelError;
 use crate::model::Model;
 use crate::sentencepiece::SpModel;
-use crate::table_file::{self, SpTableView, TableView};
 use crate::tables::{PieceTable, TableData};
 use crate::wordpiece::WpModel;
+use crate::{table_file, SpTableData};
 
 /// The 8 bytes every model file starts with.
 pub const MAGIC: [u8; 8] = *b"PICOBPE\0";
@@ -208,12 +208,14 @@ impl AnyModel {
         if let Some((tables, base)) = tables {
             let belongs = match &model {
                 AnyModel::BytePair(m) => {
-                    let t: TableView = table_file::read(tables, base)?;
-                    t.n_ids() == m.n_ids() && t.pattern() == m.pattern && t.specials() == m.specials
+                    let t: TableData = table_file::read(tables, base)?;
+                    t.n_ids() == m.n_ids()
+                        && t.pattern == m.pattern.into()
+                        && t.specials == m.specials
                 }
                 AnyModel::SentencePiece(m) => {
-                    let t: SpTableView = table_file::read(tables, base)?;
-                    t.n_ids() == m.n_ids() && t.algorithm() == m.algorithm()
+                    let t: SpTableData = table_file::read(tables, base)?;
+                    t.n_ids() == m.n_ids() && t.algorithm == m.algorithm()
                 }
                 // WordPiece models are written without tables.
                 AnyModel::WordPiece(_) => false,
@@ -410,9 +412,9 @@ pub fn read_tables_with_template(
         let bytes: &'static dyn AsRef<[u8]> = &**crate::keep(bytes);
         let tables = &bytes.as_ref()[range];
         let live = if sentencepiece {
-            LiveTables::SentencePiece(table_file::read::<SpTableView>(tables, base)?.into_tables())
+            LiveTables::SentencePiece(table_file::read::<SpTableData>(tables, base)?.to_tables())
         } else {
-            LiveTables::BytePair(table_file::read::<TableView>(tables, base)?.into_tables())
+            LiveTables::BytePair(table_file::read::<TableData>(tables, base)?.to_tables())
         };
         return with_template(live, template);
     }
@@ -421,7 +423,7 @@ pub fn read_tables_with_template(
             LiveTables::BytePair(TableData::new(&model, PieceTable::Full)?.to_tables())
         }
         AnyModel::SentencePiece(model) => {
-            LiveTables::SentencePiece(crate::SpTableData::new(&model)?.to_tables())
+            LiveTables::SentencePiece(SpTableData::new(&model)?.to_tables())
         }
         AnyModel::WordPiece(model) => {
             LiveTables::WordPiece(crate::WpTableData::new(&model)?.to_tables())
@@ -479,13 +481,13 @@ fn file_bytes(model: PayloadRef<'_>, template: &TemplateData) -> Result<Vec<u8>,
     payload[..4].copy_from_slice(&part_len.to_le_bytes());
     let n_ids = match model {
         PayloadRef::BytePair(m) => {
-            let data = TableData::new(m, PieceTable::Full)?;
-            table_file::write(TableView::from(&data), &mut payload, HEADER_LEN)?;
+            let mut data = TableData::new(m, PieceTable::Full)?;
+            table_file::write(&mut data, &mut payload, HEADER_LEN)?;
             m.n_ids()
         }
         PayloadRef::SentencePiece(m) | PayloadRef::Unigram(m, _) => {
-            let data = crate::SpTableData::new(m)?;
-            table_file::write(SpTableView::from(&data), &mut payload, HEADER_LEN)?;
+            let mut data = SpTableData::new(m)?;
+            table_file::write(&mut data, &mut payload, HEADER_LEN)?;
             m.n_ids()
         }
         PayloadRef::WordPiece(m) if plain => return m.to_bytes(),

@@ -30,19 +30,18 @@
 //! ```
 //!
 //! Fixed-width, aligned arrays rather than postcard varints: on a little-endian host the
-//! arrays of a memory-mapped file *are* the tables ([`TableView`] borrows them, checked for
-//! alignment by `bytemuck`), so loading o200k_base costs a checksum and a layout check, a few
+//! arrays of a memory-mapped file *are* the tables (the [`TableData`] read borrows them,
+//! checked for alignment by `bytemuck`), so loading o200k_base costs a checksum and a layout check, a few
 //! milliseconds; elsewhere they are copied. A count is checked against the bytes left before
 //! anything is allocated, so a hostile count cannot allocate more than the file holds.
-//! [`TableView::check_layout`] then checks the invariants the core's lookups assume (offsets,
+//! [`Blob::check_layout`] then checks the invariants the core's lookups assume (offsets,
 //! lengths, ids in range): the core never panics on any table content, but a table that breaks
 //! them would encode wrongly, so such a file is rejected with its own error.
 
 use std::borrow::Cow;
 
 use picobpe::sentencepiece::{Sections, SpAlgorithm};
-use picobpe::{bytelevel::BYTE_PAIRS, MAX_IDS};
-use picobpe::{PairMap, PieceMap, PtrIndex, SpecialToken, Tables, TokenTrie};
+use picobpe::{bytelevel::BYTE_PAIRS, Pattern, MAX_IDS};
 
 use crate::error::ModelError;
 use crate::pattern::PatternKind;
@@ -66,8 +65,8 @@ pub(crate) fn is_sentencepiece(blob: &[u8]) -> bool {
     blob.first() == Some(&KIND_SENTENCEPIECE)
 }
 
-/// A decoded tables blob of one family: its fields, walked once in file order for both
-/// writing and reading ([`Blob::fields`]), and the invariants its live tables rely on.
+/// The tables of one family as a blob: their fields, walked once in file order for both
+/// writing and reading ([`Blob::fields`]), and the invariants their live tables rely on.
 pub(crate) trait Blob<'a>: Default {
     /// Visit every field in file order (the writer reads them, the reader fills them).
     fn fields(&mut self, f: &mut impl Fields<'a>) -> Result<(), ModelError>;
@@ -86,25 +85,25 @@ pub(crate) trait Fields<'a> {
     fn specials(&mut self, specials: &mut Cow<'a, [(String, u32)]>) -> Result<(), ModelError>;
 }
 
-/// Append the tables blob `view` (made from host-built data: [`TableData`] or
-/// [`SpTableData`]) to `out`, whose byte 0 is at offset `base` in the file (array elements
-/// are aligned to 8 in the file).
+/// Append the tables blob of `tables` ([`TableData`] or [`SpTableData`]) to `out`, whose
+/// byte 0 is at offset `base` in the file (array elements are aligned to 8 in the file).
 pub(crate) fn write<'a, V: Blob<'a>>(
-    mut view: V,
+    tables: &mut V,
     out: &mut Vec<u8>,
     base: usize,
 ) -> Result<(), ModelError> {
-    view.fields(&mut Writer { out, base })
+    tables.fields(&mut Writer { out, base })
 }
 
 /// Decode and check a tables blob (the whole of `bytes`, which starts at offset `base` in the
-/// file: alignment is judged on the file offset, as the writer padded).
+/// file: alignment is judged on the file offset, as the writer padded); each array is
+/// borrowed from `bytes` when it is aligned and the host is little-endian, else copied.
 pub(crate) fn read<'a, V: Blob<'a>>(bytes: &'a [u8], base: usize) -> Result<V, ModelError> {
-    let mut view = V::default();
+    let mut tables = V::default();
     let mut r = Reader { bytes, at: 0, base };
-    view.fields(&mut r)?;
+    tables.fields(&mut r)?;
     match bytes.len() - r.at {
-        0 => view.check_layout().map(|()| view),
+        0 => tables.check_layout().map(|()| tables),
         left => Err(bad(format!("{left} bytes after the last table"))),
     }
 }
@@ -201,107 +200,29 @@ impl Le for u64 {
     }
 }
 
-/// The perfect-hash index of a view (see [`IndexData`]).
-#[derive(Default)]
-pub(crate) struct IndexView<'a> {
-    seed: u64,
-    pilots: Cow<'a, [u8]>,
-    remap: Cow<'a, [u32]>,
+/// A perfect-hash index: the seed, then the pilots and the remapped slots as arrays.
+fn index<'a>(
+    f: &mut impl Fields<'a>,
+    what: &str,
+    index: &mut IndexData<'a>,
+) -> Result<(), ModelError> {
+    f.scalar(what, &mut index.seed)?;
+    f.array(what, &mut index.pilots)?;
+    f.array(what, &mut index.remap)
 }
 
-impl<'a> IndexView<'a> {
-    /// The seed, then the pilots and the remapped slots as arrays.
-    fn fields(&mut self, f: &mut impl Fields<'a>, what: &str) -> Result<(), ModelError> {
-        f.scalar(what, &mut self.seed)?;
-        f.array(what, &mut self.pilots)?;
-        f.array(what, &mut self.remap)
-    }
-
-    /// The [`PtrIndex`] over `len` entries, borrowing the arrays.
-    fn ptr_index(&self, len: usize) -> PtrIndex<'_> {
-        PtrIndex {
-            seed: self.seed,
-            pilots: &self.pilots,
-            remap: &self.remap,
-            len,
-        }
-    }
-}
-
-impl<'a> From<&'a IndexData> for IndexView<'a> {
-    fn from(d: &'a IndexData) -> Self {
-        IndexView {
-            seed: d.seed,
-            pilots: Cow::Borrowed(&d.pilots),
-            remap: Cow::Borrowed(&d.remap),
-        }
-    }
-}
-
-/// A byte-level tables blob, decoded: each array borrowed from the file when it is aligned
-/// and the host is little-endian, else copied.
-#[derive(Default)]
-pub(crate) struct TableView<'a> {
-    /// The pattern's index in [`PatternKind::ALL`].
-    pattern: u8,
-    token_bytes: Cow<'a, [u8]>,
-    token_offsets: Cow<'a, [u32]>,
-    byte_ids: Cow<'a, [u32]>,
-    pairs: Cow<'a, [u64]>,
-    pair_index: IndexView<'a>,
-    ranks: Cow<'a, [u32]>,
-    pieces: Cow<'a, [u32]>,
-    piece_index: IndexView<'a>,
-    piece_keys: Cow<'a, [u64]>,
-    byte_pairs: Cow<'a, [u32]>,
-    trie_edges: Cow<'a, [u64]>,
-    trie_next_prefix: Cow<'a, [u32]>,
-    trie_splits: Cow<'a, [u64]>,
-    trie_pair_filter: Cow<'a, [u64]>,
-    trie_starts: Cow<'a, [u64]>,
-    trie_chars: Cow<'a, [u64]>,
-    specials: Cow<'a, [(String, u32)]>,
-}
-
-/// Tables built on the host, as a view that borrows every array: the writer writes it, and
-/// [`TableData::to_tables`] makes live tables through the same [`TableView::into_tables`] as
-/// a mapped file.
-impl<'a> From<&'a TableData> for TableView<'a> {
-    fn from(d: &'a TableData) -> Self {
-        let pattern = PatternKind::from(d.pattern);
-        TableView {
-            pattern: PatternKind::ALL
-                .iter()
-                .position(|&p| p == pattern)
-                .unwrap_or(0) as u8,
-            token_bytes: Cow::Borrowed(&d.token_bytes),
-            token_offsets: Cow::Borrowed(&d.token_offsets),
-            byte_ids: Cow::Borrowed(&d.byte_ids),
-            pairs: Cow::Borrowed(&d.pairs),
-            pair_index: (&d.pair_index).into(),
-            ranks: Cow::Borrowed(&d.ranks),
-            pieces: Cow::Borrowed(&d.pieces),
-            piece_index: (&d.piece_index).into(),
-            piece_keys: Cow::Borrowed(&d.piece_keys),
-            byte_pairs: Cow::Borrowed(&d.byte_pairs),
-            trie_edges: Cow::Borrowed(&d.trie.edges),
-            trie_next_prefix: Cow::Borrowed(&d.trie.next_prefix),
-            trie_splits: Cow::Borrowed(&d.trie.splits),
-            trie_pair_filter: Cow::Borrowed(&d.trie.pair_filter),
-            trie_starts: Cow::Borrowed(&d.trie.starts),
-            trie_chars: Cow::Borrowed(&d.trie.chars),
-            specials: Cow::Borrowed(&d.specials),
-        }
-    }
-}
-
-impl<'a> Blob<'a> for TableView<'a> {
+impl<'a> Blob<'a> for TableData<'a> {
     fn fields(&mut self, f: &mut impl Fields<'a>) -> Result<(), ModelError> {
         kind(f, KIND_BYTE_PAIR)?;
-        f.scalar("pattern", &mut self.pattern)?;
-        if self.pattern as usize >= PatternKind::ALL.len() {
-            return Err(bad(format!("unknown pattern {}", self.pattern)));
-        }
+        let patterns = PatternKind::ALL.map(Pattern::from);
+        let mut code = patterns
+            .iter()
+            .position(|&p| p == self.pattern)
+            .unwrap_or(0) as u8;
+        f.scalar("pattern", &mut code)?;
+        self.pattern = *patterns
+            .get(usize::from(code))
+            .ok_or_else(|| bad(format!("unknown pattern {code}")))?;
         f.array("token_bytes", &mut self.token_bytes)?;
         f.array("token_offsets", &mut self.token_offsets)?;
         f.array("byte_ids", &mut self.byte_ids)?;
@@ -309,18 +230,19 @@ impl<'a> Blob<'a> for TableView<'a> {
             return Err(bad("byte_ids does not have 256 entries".to_owned()));
         }
         f.array("pairs", &mut self.pairs)?;
-        self.pair_index.fields(f, "pair_index")?;
+        index(f, "pair_index", &mut self.pair_index)?;
         f.array("ranks", &mut self.ranks)?;
         f.array("pieces", &mut self.pieces)?;
-        self.piece_index.fields(f, "piece_index")?;
+        index(f, "piece_index", &mut self.piece_index)?;
         f.array("piece_keys", &mut self.piece_keys)?;
         f.array("byte_pairs", &mut self.byte_pairs)?;
-        f.array("trie edges", &mut self.trie_edges)?;
-        f.array("trie next_prefix", &mut self.trie_next_prefix)?;
-        f.array("trie splits", &mut self.trie_splits)?;
-        f.array("trie pair_filter", &mut self.trie_pair_filter)?;
-        f.array("trie starts", &mut self.trie_starts)?;
-        f.array("trie chars", &mut self.trie_chars)?;
+        let trie = &mut self.trie;
+        f.array("trie edges", &mut trie.edges)?;
+        f.array("trie next_prefix", &mut trie.next_prefix)?;
+        f.array("trie splits", &mut trie.splits)?;
+        f.array("trie pair_filter", &mut trie.pair_filter)?;
+        f.array("trie starts", &mut trie.starts)?;
+        f.array("trie chars", &mut trie.chars)?;
         f.specials(&mut self.specials)
     }
 
@@ -339,69 +261,11 @@ impl<'a> Blob<'a> for TableView<'a> {
             ("ranks", self.ranks.len(), n),
             ("piece_keys", self.piece_keys.len(), self.pieces.len()),
             ("byte_pairs", self.byte_pairs.len(), BYTE_PAIRS),
-            ("trie next_prefix", self.trie_next_prefix.len(), n),
-            ("trie splits", self.trie_splits.len(), n),
+            ("trie next_prefix", self.trie.next_prefix.len(), n),
+            ("trie splits", self.trie.splits.len(), n),
         ])?;
         check_index("pair_index", &self.pair_index, self.pairs.len())?;
         check_index("piece_index", &self.piece_index, self.pieces.len())
-    }
-}
-
-impl TableView<'_> {
-    /// Number of ids.
-    pub(crate) fn n_ids(&self) -> usize {
-        self.token_offsets.len().saturating_sub(1)
-    }
-
-    /// The pattern.
-    pub(crate) fn pattern(&self) -> PatternKind {
-        PatternKind::ALL[self.pattern as usize]
-    }
-
-    /// Special token text and id.
-    pub(crate) fn specials(&self) -> &[(String, u32)] {
-        &self.specials
-    }
-}
-
-impl TableView<'static> {
-    /// Live [`Tables`] over this view, which is leaked with its owned arrays (see
-    /// [`TableData::to_tables`] for why leaking is right here); borrowed arrays stay where
-    /// they are.
-    pub(crate) fn into_tables(self) -> &'static Tables<'static> {
-        let view: &'static TableView<'static> = crate::keep(self);
-        let specials: Vec<SpecialToken<'static>> = view
-            .specials
-            .iter()
-            .map(|(text, id)| SpecialToken { text, id: *id })
-            .collect();
-        crate::keep(Tables {
-            pattern: view.pattern().into(),
-            token_bytes: &view.token_bytes,
-            token_offsets: &view.token_offsets,
-            // Both the reader and the host-built data have 256.
-            byte_ids: view.byte_ids.as_ref().try_into().expect("256 byte ids"),
-            pairs: PairMap {
-                index: view.pair_index.ptr_index(view.pairs.len()),
-                entries: &view.pairs,
-            },
-            ranks: &view.ranks,
-            pieces: PieceMap {
-                index: view.piece_index.ptr_index(view.pieces.len()),
-                ids: &view.pieces,
-                keys: &view.piece_keys,
-            },
-            specials: Vec::leak(specials),
-            byte_pairs: &view.byte_pairs,
-            trie: TokenTrie {
-                edges: &view.trie_edges,
-                next_prefix: &view.trie_next_prefix,
-                splits: &view.trie_splits,
-                pair_filter: &view.trie_pair_filter,
-                starts: &view.trie_starts,
-                chars: &view.trie_chars,
-            },
-        })
     }
 }
 
@@ -442,7 +306,7 @@ fn check_optional(tables: &[(&str, usize, usize)]) -> Result<(), ModelError> {
 
 /// A perfect-hash index fits its `len` entries: every remapped slot is one of them, and there
 /// are pilots when there are entries.
-fn check_index(what: &str, index: &IndexView<'_>, len: usize) -> Result<(), ModelError> {
+fn check_index(what: &str, index: &IndexData<'_>, len: usize) -> Result<(), ModelError> {
     if index.remap.iter().any(|&slot| slot as usize >= len) || (len > 0 && index.pilots.is_empty())
     {
         return Err(bad(format!("{what} does not fit its {len} entries")));
@@ -522,39 +386,12 @@ impl<'a> Fields<'a> for Reader<'a> {
     }
 }
 
-/// A SentencePiece tables blob, decoded (arrays borrowed or copied as in [`TableView`]); the
-/// header as stored, checked as it is read.
-#[derive(Default)]
-pub(crate) struct SpTableView<'a> {
-    /// add_dummy_prefix, remove_extra_whitespaces, split_words (0/1), sections (0 inline, 1
-    /// every piece prefixed, 2 first piece prefixed), algorithm (0 BPE, 1 Unigram as
-    /// `sentencepiece` adds, 2 as `tokenizers` adds).
-    flags: [u8; 5],
-    unk_id: u32,
-    cut_bytes: [u64; 2],
-    /// Unigram only: the unknown score's bits, the longest matchable piece, a zero.
-    unigram: (u64, u32, u32),
-    token_bytes: Cow<'a, [u8]>,
-    token_offsets: Cow<'a, [u32]>,
-    kinds: Cow<'a, [u8]>,
-    priorities: Cow<'a, [u32]>,
-    pieces: Cow<'a, [u32]>,
-    piece_index: IndexView<'a>,
-    piece_keys: Cow<'a, [u64]>,
-    byte_ids: Cow<'a, [u32]>,
-    unk_surface: Cow<'a, [u8]>,
-    user_defined: Cow<'a, [u32]>,
-    piece_filter: Cow<'a, [u64]>,
-    f64_scores: Cow<'a, [u64]>,
-}
-
-/// Tables built on the host, as a view that borrows every array: the writer writes it, and
-/// [`SpTableData::to_tables`] makes live tables through the same [`SpTableView::into_tables`]
-/// as a mapped file.
-impl<'a> From<&'a SpTableData> for SpTableView<'a> {
-    fn from(d: &'a SpTableData) -> Self {
-        let (algorithm, unigram) = match d.algorithm {
-            SpAlgorithm::Bpe => (0, (0, 0, 0)),
+impl<'a> Blob<'a> for SpTableData<'a> {
+    fn fields(&mut self, f: &mut impl Fields<'a>) -> Result<(), ModelError> {
+        kind(f, KIND_SENTENCEPIECE)?;
+        // The Unigram parameters: the unknown score's bits, the longest matchable piece, a zero.
+        let (algorithm, mut unigram) = match self.algorithm {
+            SpAlgorithm::Bpe => (0, (0, 0, 0u32)),
             SpAlgorithm::Unigram {
                 unk_score,
                 max_piece_bytes,
@@ -564,76 +401,64 @@ impl<'a> From<&'a SpTableData> for SpTableView<'a> {
                 (unk_score.to_bits(), max_piece_bytes, 0),
             ),
         };
-        let sections = SECTIONS.iter().position(|&s| s == d.sections).unwrap_or(0);
-        SpTableView {
-            flags: [
-                u8::from(d.add_dummy_prefix),
-                u8::from(d.remove_extra_whitespaces),
-                u8::from(d.split_words),
-                sections as u8,
-                algorithm,
-            ],
-            unk_id: d.unk_id,
-            cut_bytes: d.cut_bytes,
-            unigram,
-            token_bytes: Cow::Borrowed(&d.token_bytes),
-            token_offsets: Cow::Borrowed(&d.token_offsets),
-            kinds: Cow::Borrowed(&d.kinds),
-            priorities: Cow::Borrowed(&d.priorities),
-            pieces: Cow::Borrowed(&d.pieces),
-            piece_index: (&d.piece_index).into(),
-            piece_keys: Cow::Borrowed(&d.piece_keys),
-            byte_ids: Cow::Borrowed(&d.byte_ids),
-            unk_surface: Cow::Borrowed(&d.unk_surface),
-            user_defined: Cow::Borrowed(&d.user_defined),
-            piece_filter: Cow::Borrowed(&d.piece_filter),
-            f64_scores: Cow::Borrowed(&d.f64_scores),
-        }
-    }
-}
-
-impl<'a> Blob<'a> for SpTableView<'a> {
-    fn fields(&mut self, f: &mut impl Fields<'a>) -> Result<(), ModelError> {
-        kind(f, KIND_SENTENCEPIECE)?;
-        for flag in &mut self.flags {
+        let sections = SECTIONS
+            .iter()
+            .position(|&s| s == self.sections)
+            .unwrap_or(0);
+        let mut flags = [
+            u8::from(self.add_dummy_prefix),
+            u8::from(self.remove_extra_whitespaces),
+            u8::from(self.split_words),
+            sections as u8,
+            algorithm,
+        ];
+        for flag in &mut flags {
             f.scalar("flags", flag)?;
         }
-        let flags = self.flags;
         if flags[..3].iter().any(|&f| f > 1)
             || usize::from(flags[3]) >= SECTIONS.len()
             || flags[4] > 2
         {
             return Err(bad(format!("unknown flag values {flags:?}")));
         }
+        self.add_dummy_prefix = flags[0] == 1;
+        self.remove_extra_whitespaces = flags[1] == 1;
+        self.split_words = flags[2] == 1;
+        self.sections = SECTIONS[usize::from(flags[3])];
         f.scalar("unk_id", &mut self.unk_id)?;
         f.scalar("cut_bytes", &mut self.cut_bytes[0])?;
         f.scalar("cut_bytes", &mut self.cut_bytes[1])?;
-        let unigram = self.flags[4] != 0;
-        if unigram {
-            f.scalar("unk_score", &mut self.unigram.0)?;
-            f.scalar("max_piece_bytes", &mut self.unigram.1)?;
-            f.scalar("max_piece_bytes", &mut self.unigram.2)?;
-            let (unk_score, max_piece_bytes) = (f64::from_bits(self.unigram.0), self.unigram.1);
+        self.algorithm = SpAlgorithm::Bpe;
+        if flags[4] != 0 {
+            f.scalar("unk_score", &mut unigram.0)?;
+            f.scalar("max_piece_bytes", &mut unigram.1)?;
+            f.scalar("max_piece_bytes", &mut unigram.2)?;
+            let (unk_score, max_piece_bytes) = (f64::from_bits(unigram.0), unigram.1);
             if unk_score.is_nan()
                 || max_piece_bytes as usize > picobpe::sentencepiece::MAX_PIECE_BYTES
-                || self.unigram.2 != 0
+                || unigram.2 != 0
             {
                 return Err(bad(format!(
                     "Unigram unk_score {unk_score:e} or max_piece_bytes {max_piece_bytes} out of range"
                 )));
             }
+            self.algorithm = SpAlgorithm::Unigram {
+                unk_score,
+                max_piece_bytes,
+                tokenizers: flags[4] == 2,
+            };
         }
         f.array("token_bytes", &mut self.token_bytes)?;
         f.array("token_offsets", &mut self.token_offsets)?;
         f.array("kinds", &mut self.kinds)?;
         f.array("priorities", &mut self.priorities)?;
         f.array("pieces", &mut self.pieces)?;
-        self.piece_index.fields(f, "piece_index")?;
+        index(f, "piece_index", &mut self.piece_index)?;
         f.array("piece_keys", &mut self.piece_keys)?;
         f.array("byte_ids", &mut self.byte_ids)?;
         f.array("unk_surface", &mut self.unk_surface)?;
         f.array("user_defined", &mut self.user_defined)?;
-        if unigram {
+        if flags[4] != 0 {
             f.array("piece_filter", &mut self.piece_filter)?;
             f.array("f64_scores", &mut self.f64_scores)?;
         }
@@ -669,9 +494,15 @@ impl<'a> Blob<'a> for SpTableView<'a> {
         }
         check_optional(&[("f64_scores", self.f64_scores.len(), self.pieces.len())])?;
         // `tokenizers`' arithmetic goes with its sections and its f64 scores, and only there.
-        let tokenizers = self.flags[4] == 2;
-        let inline = self.flags[3] == 0;
-        let unigram = self.flags[4] != 0;
+        let tokenizers = matches!(
+            self.algorithm,
+            SpAlgorithm::Unigram {
+                tokenizers: true,
+                ..
+            }
+        );
+        let inline = self.sections == Sections::Inline;
+        let unigram = self.algorithm != SpAlgorithm::Bpe;
         if unigram && (tokenizers == inline || tokenizers == self.f64_scores.is_empty()) {
             return Err(bad(
                 "Unigram arithmetic, sections and f64 scores do not go together".to_owned(),
@@ -680,60 +511,5 @@ impl<'a> Blob<'a> for SpTableView<'a> {
         check_ids(n, "user_defined", self.user_defined.iter().copied())?;
         check_ids(n, "unk_id", [self.unk_id])?;
         check_index("piece_index", &self.piece_index, self.pieces.len())
-    }
-}
-
-impl SpTableView<'_> {
-    /// The algorithm and its parameters.
-    pub(crate) fn algorithm(&self) -> SpAlgorithm {
-        match self.flags[4] {
-            0 => SpAlgorithm::Bpe,
-            code => SpAlgorithm::Unigram {
-                unk_score: f64::from_bits(self.unigram.0),
-                max_piece_bytes: self.unigram.1,
-                tokenizers: code == 2,
-            },
-        }
-    }
-
-    /// Number of ids.
-    pub(crate) fn n_ids(&self) -> usize {
-        self.token_offsets.len().saturating_sub(1)
-    }
-
-    /// Live [`picobpe::SpTables`] borrowing this view.
-    pub(crate) fn tables(&self) -> picobpe::SpTables<'_> {
-        picobpe::SpTables {
-            token_bytes: &self.token_bytes,
-            token_offsets: &self.token_offsets,
-            kinds: &self.kinds,
-            priorities: &self.priorities,
-            pieces: PieceMap {
-                index: self.piece_index.ptr_index(self.pieces.len()),
-                ids: &self.pieces,
-                keys: &self.piece_keys,
-            },
-            byte_ids: &self.byte_ids,
-            unk_id: self.unk_id,
-            unk_surface: &self.unk_surface,
-            user_defined: &self.user_defined,
-            add_dummy_prefix: self.flags[0] == 1,
-            remove_extra_whitespaces: self.flags[1] == 1,
-            sections: SECTIONS[usize::from(self.flags[3])],
-            split_words: self.flags[2] == 1,
-            cut_bytes: self.cut_bytes,
-            algorithm: self.algorithm(),
-            piece_filter: &self.piece_filter,
-            f64_scores: &self.f64_scores,
-        }
-    }
-}
-
-impl SpTableView<'static> {
-    /// Live [`picobpe::SpTables`] over this view, which is leaked with its owned arrays (see
-    /// [`TableView::into_tables`]); borrowed arrays stay where they are.
-    pub(crate) fn into_tables(self) -> &'static picobpe::SpTables<'static> {
-        let view: &'static SpTableView<'static> = crate::keep(self);
-        crate::keep(view.tables())
     }
 }

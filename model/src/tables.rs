@@ -7,11 +7,13 @@
 
 use core::fmt;
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 
 use picobpe::bytelevel::BYTE_PAIRS;
 use picobpe::layout::{hash_bytes, hash_u64};
 use picobpe::layout::{piece_key_entry, ID_BITS};
-use picobpe::{PairMap, Pattern, Tables};
+use picobpe::{PairMap, PieceMap, PtrIndex, SpecialToken, TokenTrie};
+use picobpe::{Pattern, Tables};
 
 use crate::bpe::{pair_bpe, Merge};
 use crate::error::InvalidModel;
@@ -31,21 +33,32 @@ pub enum PieceTable {
     Minimal,
 }
 
-/// A PtrHash index as owned vectors (see [`picobpe::PtrIndex`]).
+/// A PtrHash index's arrays (see [`picobpe::PtrIndex`]), owned when built, borrowed from a
+/// mapped model file when read.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct IndexData {
+pub struct IndexData<'a> {
     /// The generator's seed.
     pub seed: u64,
     /// One pilot per bucket.
-    pub pilots: Vec<u8>,
+    pub pilots: Cow<'a, [u8]>,
     /// Remapped slots.
-    pub remap: Vec<u32>,
+    pub remap: Cow<'a, [u32]>,
 }
 
-impl IndexData {
+impl IndexData<'_> {
     /// Flash bytes of the index arrays.
     pub fn bytes(&self) -> usize {
         self.pilots.len() + 4 * self.remap.len()
+    }
+
+    /// The [`PtrIndex`] over `len` entries, borrowing the arrays.
+    pub(crate) fn ptr_index(&self, len: usize) -> PtrIndex<'_> {
+        PtrIndex {
+            seed: self.seed,
+            pilots: &self.pilots,
+            remap: &self.remap,
+            len,
+        }
     }
 }
 
@@ -53,12 +66,12 @@ impl IndexData {
 pub(crate) fn ptr_index<T: Copy>(
     items: &[T],
     hash: impl Fn(&T, u64) -> u64,
-) -> (IndexData, Vec<T>) {
+) -> (IndexData<'static>, Vec<T>) {
     let state = phf_generator::ptrhash::generate_hash_with_hash_fn(items, |t, seed| hash(t, *seed));
     let index = IndexData {
         seed: state.seed,
-        pilots: state.pilots,
-        remap: state.remap,
+        pilots: state.pilots.into(),
+        remap: state.remap.into(),
     };
     (index, state.map.iter().map(|&i| items[i]).collect())
 }
@@ -96,53 +109,55 @@ pub(crate) fn fmt_sizes(
     )
 }
 
-/// Owned table contents, one field per [`Tables`] field (maps as plain entry lists).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TableData {
+/// Table contents, one field per [`Tables`] field (maps as plain entry lists): owned when
+/// built from a model ([`TableData::new`]), borrowed from a mapped version-3 model file when
+/// read (the arrays of an aligned file on a little-endian host *are* the tables).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TableData<'a> {
     /// The pre-tokenization pattern.
     pub pattern: Pattern,
     /// Bytes of all ids concatenated in id order.
-    pub token_bytes: Vec<u8>,
+    pub token_bytes: Cow<'a, [u8]>,
     /// `n_ids + 1` offsets into `token_bytes`.
-    pub token_offsets: Vec<u32>,
-    /// Id of each single byte.
-    pub byte_ids: [u32; 256],
+    pub token_offsets: Cow<'a, [u32]>,
+    /// Id of each single byte (256 entries).
+    pub byte_ids: Cow<'a, [u32]>,
     /// Merge entries ([`PairMap::entry`]: `left << 42 | right << 21 | merged`), in slot order.
-    pub pairs: Vec<u64>,
+    pub pairs: Cow<'a, [u64]>,
     /// The perfect-hash index of `pairs` (keys hashed with [`hash_u64`]).
-    pub pair_index: IndexData,
+    pub pair_index: IndexData<'a>,
     /// Empty when merge order is increasing in merged id; else `ranks[id]` = merge index, or
     /// `u32::MAX` for ids no merge produces.
-    pub ranks: Vec<u32>,
+    pub ranks: Cow<'a, [u32]>,
     /// Ids of the whole-piece entries, in slot order; each key is that id's bytes.
-    pub pieces: Vec<u32>,
+    pub pieces: Cow<'a, [u32]>,
     /// The perfect-hash index of `pieces` (keys hashed with [`hash_bytes`]).
-    pub piece_index: IndexData,
+    pub piece_index: IndexData<'a>,
     /// Empty, or [`piece_key_entry`] of each entry of `pieces` (see [`picobpe::PieceMap`]);
     /// [`TableData::new`] fills it, [`TableData::without_piece_keys`] drops it.
-    pub piece_keys: Vec<u64>,
+    pub piece_keys: Cow<'a, [u64]>,
     /// Special token text and id.
-    pub specials: Vec<(String, u32)>,
+    pub specials: Cow<'a, [(String, u32)]>,
     /// Empty, or the byte-pair table ([`picobpe::Tables::byte_pairs`]); [`TableData::new`]
     /// fills it, [`TableData::without_byte_pairs`] drops it, [`TableData::for_bake`] leaves it
     /// out.
-    pub byte_pairs: Vec<u32>,
+    pub byte_pairs: Cow<'a, [u32]>,
     /// The token trie ([`picobpe::Tables::trie`]): [`TableData::new`] fills it when the model
     /// qualifies, [`TableData::without_trie`] drops it, [`TableData::for_bake`] leaves it out.
-    pub trie: TrieData,
+    pub trie: TrieData<'a>,
 }
 
-impl TableData {
+impl TableData<'static> {
     /// Validate `model` and lay out its tables, with the host-only lookup aids (the byte-pair
     /// table and, when the model qualifies, the token trie).
-    pub fn new(model: &Model, piece_table: PieceTable) -> Result<TableData, InvalidModel> {
+    pub fn new(model: &Model, piece_table: PieceTable) -> Result<Self, InvalidModel> {
         TableData::layout(model, piece_table, true)
     }
 
     /// [`TableData::new`] without the host-only lookup aids: the tables the bake writes (and
     /// all that [`TableData::sizes`] counts), without the time the aids take to build (for
     /// o200k_base, most of a second for the trie).
-    pub fn for_bake(model: &Model, piece_table: PieceTable) -> Result<TableData, InvalidModel> {
+    pub fn for_bake(model: &Model, piece_table: PieceTable) -> Result<Self, InvalidModel> {
         TableData::layout(model, piece_table, false)
     }
 
@@ -150,7 +165,7 @@ impl TableData {
         model: &Model,
         piece_table: PieceTable,
         host_aids: bool,
-    ) -> Result<TableData, InvalidModel> {
+    ) -> Result<Self, InvalidModel> {
         model.validate()?;
         let n = model.n_ids();
 
@@ -208,13 +223,13 @@ impl TableData {
         let (piece_index, pieces) = ptr_index(&pieces, |&id, seed| {
             hash_bytes(&model.tokens[id as usize], seed)
         });
-        let piece_keys = pieces
+        let piece_keys: Vec<u64> = pieces
             .iter()
             .map(|&id| piece_key_entry(&model.tokens[id as usize], token_offsets[id as usize]))
             .collect();
 
         let (byte_pairs, trie) = if host_aids {
-            let byte_pairs = (0..BYTE_PAIRS)
+            let byte_pairs: Vec<u32> = (0..BYTE_PAIRS)
                 .map(|i| {
                     let pair = (byte_ids[i >> 8], byte_ids[i & 0xFF]);
                     merge_map.get(&pair).map_or(u32::MAX, |m| m.merged)
@@ -227,39 +242,84 @@ impl TableData {
         };
         Ok(TableData {
             pattern: model.pattern.into(),
-            token_bytes,
-            token_offsets,
-            byte_ids,
-            pairs,
+            token_bytes: token_bytes.into(),
+            token_offsets: token_offsets.into(),
+            byte_ids: byte_ids.to_vec().into(),
+            pairs: pairs.into(),
             pair_index,
-            ranks,
-            pieces,
+            ranks: ranks.into(),
+            pieces: pieces.into(),
             piece_index,
-            piece_keys,
-            specials: model.specials.clone(),
-            byte_pairs,
+            piece_keys: piece_keys.into(),
+            specials: model.specials.clone().into(),
+            byte_pairs: byte_pairs.into(),
             trie,
         })
     }
 
+    /// Build live [`Tables`] and leak them.
+    ///
+    /// Leaking is deliberate: `Tables` borrows `'static` data exactly like baked tables do, a
+    /// process loads one model once and uses it until exit, so the memory would only be freed
+    /// at exit anyway. Do not call this in a loop. Arrays borrowed from a mapped file stay
+    /// where they are.
+    pub fn to_tables(self) -> &'static Tables<'static> {
+        let data: &'static TableData<'static> = crate::keep(self);
+        let specials: Vec<SpecialToken<'static>> = data
+            .specials
+            .iter()
+            .map(|(text, id)| SpecialToken { text, id: *id })
+            .collect();
+        let trie = &data.trie;
+        crate::keep(Tables {
+            pattern: data.pattern,
+            token_bytes: &data.token_bytes,
+            token_offsets: &data.token_offsets,
+            // Both the reader and the builder have 256.
+            byte_ids: data.byte_ids.as_ref().try_into().expect("256 byte ids"),
+            pairs: PairMap {
+                index: data.pair_index.ptr_index(data.pairs.len()),
+                entries: &data.pairs,
+            },
+            ranks: &data.ranks,
+            pieces: PieceMap {
+                index: data.piece_index.ptr_index(data.pieces.len()),
+                ids: &data.pieces,
+                keys: &data.piece_keys,
+            },
+            specials: Vec::leak(specials),
+            byte_pairs: &data.byte_pairs,
+            trie: TokenTrie {
+                edges: &trie.edges,
+                next_prefix: &trie.next_prefix,
+                splits: &trie.splits,
+                pair_filter: &trie.pair_filter,
+                starts: &trie.starts,
+                chars: &trie.chars,
+            },
+        })
+    }
+}
+
+impl TableData<'_> {
     /// The same tables without the token trie: every piece that is not a whole token is
     /// merged pair by pair, as with baked tables.
-    pub fn without_trie(mut self) -> TableData {
+    pub fn without_trie(mut self) -> Self {
         self.trie = TrieData::default();
         self
     }
 
     /// The same tables without the whole-piece keys: 8 bytes less per whole-piece entry,
     /// every whole-piece hit confirmed through the token bytes instead.
-    pub fn without_piece_keys(mut self) -> TableData {
-        self.piece_keys = Vec::new();
+    pub fn without_piece_keys(mut self) -> Self {
+        self.piece_keys = Cow::Borrowed(&[]);
         self
     }
 
     /// The same tables without the byte-pair table (256 KiB less): the first pair candidates
     /// of a merge are looked up in the merge map, as in baked tables.
-    pub fn without_byte_pairs(mut self) -> TableData {
-        self.byte_pairs = Vec::new();
+    pub fn without_byte_pairs(mut self) -> Self {
+        self.byte_pairs = Cow::Borrowed(&[]);
         self
     }
 
@@ -299,16 +359,6 @@ impl TableData {
                 .map(|(text, _)| SPECIAL_ENTRY + text.len())
                 .sum(),
         }
-    }
-
-    /// Build live [`Tables`] and leak them.
-    ///
-    /// Leaking is deliberate: `Tables` borrows `'static` data exactly like baked tables do, a
-    /// process loads one model once and uses it until exit, so the memory would only be freed
-    /// at exit anyway. Do not call this in a loop.
-    pub fn to_tables(self) -> &'static Tables<'static> {
-        let data: &'static TableData = crate::keep(self);
-        crate::table_file::TableView::from(data).into_tables()
     }
 }
 

@@ -1,4 +1,4 @@
-//! [`TrieData`]: the owned form of [`picobpe::TokenTrie`], the host-only table for
+//! [`TrieData`]: the arrays of [`picobpe::TokenTrie`], the host-only table for
 //! backtracking encoding of long pieces (see `picobpe::bytelevel::TokenTrie`).
 //!
 //! Built in steps, one function each: the reachable tokens and their merges, the trie's
@@ -6,6 +6,7 @@
 //! filter.
 
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::borrow::Cow;
 
 use picobpe::bytelevel::{char3_code, PairFilter, TrieChar, TrieEdge, TrieStart};
 use picobpe::PairMap;
@@ -13,25 +14,25 @@ use picobpe::PairMap;
 use crate::bpe::{pair_bpe, Merge};
 use crate::model::Model;
 
-/// The owned trie arrays ([`TokenTrie`](picobpe::TokenTrie) field by field); all empty when the model does not
-/// qualify (see [`TrieData::new`]).
+/// The trie arrays ([`TokenTrie`](picobpe::TokenTrie) field by field; owned, or borrowed from a
+/// mapped model file); all empty when the model does not qualify (see [`TrieData::new`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct TrieData {
+pub struct TrieData<'a> {
     /// The edge hash table ([`TokenTrie::edges`](picobpe::TokenTrie::edges)).
-    pub edges: Vec<u64>,
+    pub edges: Cow<'a, [u64]>,
     /// Longest reachable proper prefix per id ([`TokenTrie::next_prefix`](picobpe::TokenTrie::next_prefix)).
-    pub next_prefix: Vec<u32>,
+    pub next_prefix: Cow<'a, [u32]>,
     /// Merge split per id ([`TokenTrie::splits`](picobpe::TokenTrie::splits)).
-    pub splits: Vec<u64>,
+    pub splits: Cow<'a, [u64]>,
     /// Bloom filter of the merges' pairs ([`TokenTrie::pair_filter`](picobpe::TokenTrie::pair_filter)).
-    pub pair_filter: Vec<u64>,
+    pub pair_filter: Cow<'a, [u64]>,
     /// Walk starts after 2 bytes or a 3-byte character ([`TokenTrie::starts`](picobpe::TokenTrie::starts)).
-    pub starts: Vec<u64>,
+    pub starts: Cow<'a, [u64]>,
     /// Character edges ([`TokenTrie::chars`](picobpe::TokenTrie::chars)).
-    pub chars: Vec<u64>,
+    pub chars: Cow<'a, [u64]>,
 }
 
-impl TrieData {
+impl TrieData<'static> {
     /// Build the trie of `model`'s reachable tokens, or an empty one when merge priority does
     /// not follow id order (`merged_ids` not increasing), a single byte's id is above a merged
     /// id, or the trie would have more than [`TrieEdge::MAX_NODES`] nodes.
@@ -42,7 +43,7 @@ impl TrieData {
         byte_ids: &[u32; 256],
         merged_ids: &[u32],
         merges: &FxHashMap<(u32, u32), Merge>,
-    ) -> TrieData {
+    ) -> Self {
         let n = model.n_ids();
         let monotone = merged_ids.windows(2).all(|w| w[0] < w[1]);
         let max_byte = byte_ids.iter().copied().max().unwrap_or(0);
@@ -56,12 +57,12 @@ impl TrieData {
             return TrieData::default();
         };
         TrieData {
-            edges: edge_table(&nodes),
-            next_prefix: next_prefixes(&reachable, n),
-            splits,
-            pair_filter: pair_filter(&model.merges),
-            starts: start_table(&nodes, &reachable),
-            chars: char_table(&nodes),
+            edges: edge_table(&nodes).into(),
+            next_prefix: next_prefixes(&reachable, n).into(),
+            splits: splits.into(),
+            pair_filter: pair_filter(&model.merges).into(),
+            starts: start_table(&nodes, &reachable).into(),
+            chars: char_table(&nodes).into(),
         }
     }
 }

@@ -32,7 +32,7 @@ pub fn generate(data: &TableData, model_name: &str, token_bytes: &Path) -> Strin
         "\nstatic PICOBPE_SPECIALS: [::picobpe::SpecialToken<'static>; {}] = [",
         data.specials.len()
     );
-    for (text, id) in &data.specials {
+    for (text, id) in data.specials.iter() {
         let _ = write!(
             s,
             "\n    ::picobpe::SpecialToken {{ text: {text:?}, id: {id} }},"

@@ -208,7 +208,11 @@ impl Bake {
                     data = data.without_piece_keys();
                 }
                 let (source, sizes) = (generate(&data, &name, &token_bytes), data.sizes());
-                (data.token_bytes, source, BakedSizes::BytePair(sizes))
+                (
+                    data.token_bytes.into_owned(),
+                    source,
+                    BakedSizes::BytePair(sizes),
+                )
             }
             AnyModel::SentencePiece(model) => {
                 let mut data = SpTableData::new(&model)
@@ -217,7 +221,11 @@ impl Bake {
                     data = data.without_piece_keys();
                 }
                 let (source, sizes) = (generate_sp(&data, &name, &token_bytes), data.sizes());
-                (data.token_bytes, source, BakedSizes::SentencePiece(sizes))
+                (
+                    data.token_bytes.into_owned(),
+                    source,
+                    BakedSizes::SentencePiece(sizes),
+                )
             }
             AnyModel::WordPiece(model) => {
                 let data = WpTableData::new(&model)

@@ -85,7 +85,10 @@ fn generated_source_defines_the_tables() {
         assert!(source.contains(expected), "missing {expected:?}");
     }
     let data = TableData::new(&m, PieceTable::Full).unwrap();
-    assert_eq!(std::fs::read(&baked.token_bytes).unwrap(), data.token_bytes);
+    assert_eq!(
+        std::fs::read(&baked.token_bytes).unwrap(),
+        *data.token_bytes
+    );
     // Baked without the whole-piece keys by default: 8 bytes less per entry.
     let BakedSizes::BytePair(sizes) = baked.sizes else {
         panic!("a byte-level model bakes byte-level tables");

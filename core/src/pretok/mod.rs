@@ -68,9 +68,10 @@ pub(crate) use ascii_piece::{fast_piece, AsciiPiece, Fast};
 pub use unicode::{char_class, CharClass};
 
 /// Which pre-tokenization regex a model uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Pattern {
     /// GPT-2 / r50k: `'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
+    #[default]
     Gpt2,
     /// cl100k_base (GPT-4): `'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+|`
     /// `` ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s``.

@@ -77,10 +77,11 @@ pub const fn score_priority(score: f32) -> u32 {
 }
 
 /// Where user-defined symbols are matched and where the dummy prefix goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Sections {
     /// As `sentencepiece` does: the whole text is normalized (one `▁` before it), and
     /// user-defined symbols are matched among its characters.
+    #[default]
     Inline,
     /// As Hugging Face `tokenizers` does with added tokens and a `Prepend("▁")` normalizer:
     /// the text is cut at user-defined symbols first, and each non-empty piece of text
@@ -93,9 +94,10 @@ pub enum Sections {
 }
 
 /// Which SentencePiece algorithm segments the normalized text.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum SpAlgorithm {
     /// BPE: symbols merged by score (`model_type: BPE`).
+    #[default]
     Bpe,
     /// Unigram: the best-scoring segmentation by Viterbi (`model_type: UNIGRAM`). The
     /// priorities then hold [`score_priority`] of each matchable piece's score (user-defined

@@ -1,49 +1,51 @@
-//! [`SpTableData`]: the flat, owned form of [`picobpe::SpTables`] built from a validated
-//! [`SpModel`], baked by `picobpe-build` or leaked into live tables on the host.
+//! [`SpTableData`]: the flat form of [`picobpe::SpTables`] built from a validated [`SpModel`]
+//! (or read from a model file), baked by `picobpe-build` or leaked into live tables on the host.
 
 use core::fmt;
+use std::borrow::Cow;
 
 use picobpe::layout::hash_bytes;
 use picobpe::layout::piece_key_entry;
-use picobpe::sentencepiece::{score_priority, PieceFilter, SpAlgorithm, WHOLE, WORD_BUF};
-use picobpe::SpTables;
+use picobpe::sentencepiece::{score_priority, PieceFilter, Sections, SpAlgorithm, WHOLE, WORD_BUF};
+use picobpe::{PieceMap, SpTables};
 
 use super::{InvalidSpModel, SpKind, SpModel};
 use crate::tables::{concat, fmt_sizes, ptr_index, IndexData};
 
-/// Owned table contents, one field per [`SpTables`] field.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SpTableData {
+/// Table contents, one field per [`SpTables`] field: owned when built from a model, borrowed
+/// from a mapped model file when read (as [`crate::TableData`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SpTableData<'a> {
     /// Piece bytes of all ids concatenated in id order.
-    pub token_bytes: Vec<u8>,
+    pub token_bytes: Cow<'a, [u8]>,
     /// `n_ids + 1` offsets into `token_bytes`.
-    pub token_offsets: Vec<u32>,
+    pub token_offsets: Cow<'a, [u32]>,
     /// Core piece kind of each id, as its `u8`.
-    pub kinds: Vec<u8>,
+    pub kinds: Cow<'a, [u8]>,
     /// Merge priority per slot of the piece index ([`score_priority`]; 0 when symbols never
     /// merge into the slot's piece).
-    pub priorities: Vec<u32>,
+    pub priorities: Cow<'a, [u32]>,
     /// Ids in slot order of the piece index.
-    pub pieces: Vec<u32>,
+    pub pieces: Cow<'a, [u32]>,
     /// Empty, or [`piece_key_entry`] of each slot's piece; [`SpTableData::new`] fills it,
     /// [`SpTableData::without_piece_keys`] drops it (the bake's default).
-    pub piece_keys: Vec<u64>,
+    pub piece_keys: Cow<'a, [u64]>,
     /// The perfect-hash index of `pieces` (keys hashed with [`hash_bytes`]).
-    pub piece_index: IndexData,
+    pub piece_index: IndexData<'a>,
     /// Ids of the byte pieces by byte (empty without byte fallback).
-    pub byte_ids: Vec<u32>,
+    pub byte_ids: Cow<'a, [u32]>,
     /// The unknown piece's id.
     pub unk_id: u32,
     /// What `<unk>` decodes to.
-    pub unk_surface: Vec<u8>,
+    pub unk_surface: Cow<'a, [u8]>,
     /// User-defined symbol ids.
-    pub user_defined: Vec<u32>,
+    pub user_defined: Cow<'a, [u32]>,
     /// Normalizer flag `add_dummy_prefix`.
     pub add_dummy_prefix: bool,
     /// Normalizer flag `remove_extra_whitespaces`.
     pub remove_extra_whitespaces: bool,
     /// Where user-defined symbols are matched.
-    pub sections: picobpe::sentencepiece::Sections,
+    pub sections: Sections,
     /// Words may be encoded one at a time ([`SpModel::splits_words`]).
     pub split_words: bool,
     /// [`picobpe::SpTables::cut_bytes`]: ASCII bytes no mergeable piece of two or more bytes
@@ -52,17 +54,17 @@ pub struct SpTableData {
     /// BPE or Unigram, with the Unigram parameters.
     pub algorithm: SpAlgorithm,
     /// Unigram: the [`PieceFilter`] words (empty for BPE).
-    pub piece_filter: Vec<u64>,
+    pub piece_filter: Cow<'a, [u64]>,
     /// Unigram `tokenizer.json` imports: each slot's `f64` score bits (else empty).
-    pub f64_scores: Vec<u64>,
+    pub f64_scores: Cow<'a, [u64]>,
 }
 
-impl SpTableData {
+impl SpTableData<'static> {
     /// Validate `model` and lay out its tables.
-    pub fn new(model: &SpModel) -> Result<SpTableData, InvalidSpModel> {
+    pub fn new(model: &SpModel) -> Result<Self, InvalidSpModel> {
         model.validate()?;
         let (token_bytes, token_offsets) = concat(model.pieces.iter().map(|p| p.piece.as_bytes()));
-        let kinds = model
+        let kinds: Vec<u8> = model
             .pieces
             .iter()
             .map(|p| p.kind.to_core() as u8)
@@ -71,7 +73,7 @@ impl SpTableData {
         let (piece_index, pieces) = ptr_index(&ids, |&id, seed| {
             hash_bytes(model.pieces[id as usize].piece.as_bytes(), seed)
         });
-        let priorities = pieces
+        let priorities: Vec<u32> = pieces
             .iter()
             .map(|&id| {
                 let p = &model.pieces[id as usize];
@@ -84,7 +86,7 @@ impl SpTableData {
                 }
             })
             .collect();
-        let f64_scores = if model.unigram_tokenizers() {
+        let f64_scores: Vec<u64> = if model.unigram_tokenizers() {
             pieces
                 .iter()
                 .map(|&id| {
@@ -98,7 +100,7 @@ impl SpTableData {
             Vec::new()
         };
         let algorithm = model.algorithm();
-        let piece_keys = pieces
+        let piece_keys: Vec<u64> = pieces
             .iter()
             .map(|&id| {
                 piece_key_entry(
@@ -129,17 +131,17 @@ impl SpTableData {
             .collect();
         user_defined.sort_by_key(|&id| std::cmp::Reverse(model.pieces[id as usize].piece.len()));
         let mut data = SpTableData {
-            token_bytes,
-            token_offsets,
-            kinds,
-            priorities,
-            pieces,
-            piece_keys,
+            token_bytes: token_bytes.into(),
+            token_offsets: token_offsets.into(),
+            kinds: kinds.into(),
+            priorities: priorities.into(),
+            pieces: pieces.into(),
+            piece_keys: piece_keys.into(),
             piece_index,
-            byte_ids,
+            byte_ids: byte_ids.into(),
             unk_id: model.unk_id(),
-            unk_surface: model.unk_surface.as_bytes().to_vec(),
-            user_defined,
+            unk_surface: model.unk_surface.as_bytes().to_vec().into(),
+            user_defined: user_defined.into(),
             add_dummy_prefix: model.add_dummy_prefix,
             remove_extra_whitespaces: model.remove_extra_whitespaces,
             sections: model.sections.to_core(),
@@ -150,11 +152,11 @@ impl SpTableData {
                 model.cut_bytes()
             },
             algorithm,
-            f64_scores,
+            f64_scores: f64_scores.into(),
             piece_filter: if model.unigram {
-                piece_filter(model)
+                piece_filter(model).into()
             } else {
-                Vec::new()
+                Cow::Borrowed(&[])
             },
             // A run of unknown symbols is one `<unk>`: across a word start only when `▁` is
             // unknown too, which then needs the whole text at once.
@@ -172,8 +174,7 @@ impl SpTableData {
     /// with the core's own merge (on a copy of the tables), so the shortcut cannot change an id.
     fn mark_whole_pieces(&mut self, model: &SpModel) {
         let copy = self.clone();
-        let view = crate::table_file::SpTableView::from(&copy);
-        let tables = view.tables();
+        let tables = copy.tables();
         let tok = picobpe::SpTokenizer::new(&tables);
         let mut out = vec![0u32; 16 * WORD_BUF];
         for (id, p) in model.pieces.iter().enumerate() {
@@ -182,16 +183,25 @@ impl SpTableData {
             }
             if let Ok(1) = tok.merge_normalized(p.piece.as_bytes(), &mut out) {
                 if out[0] == id as u32 {
-                    self.kinds[id] |= WHOLE;
+                    self.kinds.to_mut()[id] |= WHOLE;
                 }
             }
         }
     }
 
+    /// Build live [`SpTables`] and leak them (see [`crate::TableData::to_tables`] for why
+    /// leaking is right here).
+    pub fn to_tables(self) -> &'static SpTables<'static> {
+        let data: &'static SpTableData<'static> = crate::keep(self);
+        crate::keep(data.tables())
+    }
+}
+
+impl SpTableData<'_> {
     /// The same tables without the piece keys: 8 bytes less per piece, every hit confirmed
     /// through the token bytes instead.
-    pub fn without_piece_keys(mut self) -> SpTableData {
-        self.piece_keys = Vec::new();
+    pub fn without_piece_keys(mut self) -> Self {
+        self.piece_keys = Cow::Borrowed(&[]);
         self
     }
 
@@ -222,11 +232,31 @@ impl SpTableData {
         }
     }
 
-    /// Build live [`SpTables`] and leak them (see [`crate::TableData::to_tables`] for why
-    /// leaking is right here).
-    pub fn to_tables(self) -> &'static SpTables<'static> {
-        let data: &'static SpTableData = crate::keep(self);
-        crate::table_file::SpTableView::from(data).into_tables()
+    /// Live [`SpTables`] borrowing this data.
+    pub(crate) fn tables(&self) -> SpTables<'_> {
+        SpTables {
+            token_bytes: &self.token_bytes,
+            token_offsets: &self.token_offsets,
+            kinds: &self.kinds,
+            priorities: &self.priorities,
+            pieces: PieceMap {
+                index: self.piece_index.ptr_index(self.pieces.len()),
+                ids: &self.pieces,
+                keys: &self.piece_keys,
+            },
+            byte_ids: &self.byte_ids,
+            unk_id: self.unk_id,
+            unk_surface: &self.unk_surface,
+            user_defined: &self.user_defined,
+            add_dummy_prefix: self.add_dummy_prefix,
+            remove_extra_whitespaces: self.remove_extra_whitespaces,
+            sections: self.sections,
+            split_words: self.split_words,
+            cut_bytes: self.cut_bytes,
+            algorithm: self.algorithm,
+            piece_filter: &self.piece_filter,
+            f64_scores: &self.f64_scores,
+        }
     }
 }
 

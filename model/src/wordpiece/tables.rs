@@ -2,7 +2,7 @@
 //! [`WpModel`], leaked into live tables on the host (and baked by `picobpe-build`).
 
 use picobpe::layout::hash_bytes;
-use picobpe::{PieceMap, PtrIndex, SpecialToken, WpTables};
+use picobpe::{PieceMap, SpecialToken, WpTables};
 
 use super::{InvalidWpModel, WpModel};
 use crate::tables::{concat, fmt_sizes, ptr_index, IndexData};
@@ -17,11 +17,11 @@ pub struct WpTableData {
     /// Ids in slot order of the word-start index.
     pub starts: Vec<u32>,
     /// The perfect-hash index of `starts` (entries hashed with [`hash_bytes`]).
-    pub start_index: IndexData,
+    pub start_index: IndexData<'static>,
     /// Ids in slot order of the continuation index.
     pub continuations: Vec<u32>,
     /// The perfect-hash index of `continuations` (entries after the prefix).
-    pub continuation_index: IndexData,
+    pub continuation_index: IndexData<'static>,
     /// Longest key of either index, in bytes.
     pub longest: u32,
     /// The continuation prefix.
@@ -135,12 +135,7 @@ impl WpTableData {
     /// The tables, borrowing this data and `specials`.
     fn tables<'a>(&'a self, specials: &'a [SpecialToken<'a>]) -> WpTables<'a> {
         let map = |ids: &'a [u32], index: &'a IndexData| PieceMap {
-            index: PtrIndex {
-                seed: index.seed,
-                pilots: &index.pilots,
-                remap: &index.remap,
-                len: ids.len(),
-            },
+            index: index.ptr_index(ids.len()),
             ids,
             keys: &[],
         };
