@@ -136,8 +136,7 @@ impl<'a> Fields<'a> for Writer<'_> {
     }
 
     fn array<T: Le>(&mut self, _: &str, items: &mut Cow<'a, [T]>) -> Result<(), ModelError> {
-        self.out
-            .extend_from_slice(&(items.len() as u64).to_le_bytes());
+        (items.len() as u64).put(self.out);
         let pad = padding(self.base + self.out.len());
         self.out.resize(self.out.len() + pad, 0);
         for &item in items.iter() {
@@ -147,13 +146,11 @@ impl<'a> Fields<'a> for Writer<'_> {
     }
 
     fn specials(&mut self, specials: &mut Cow<'a, [(String, u32)]>) -> Result<(), ModelError> {
-        self.out
-            .extend_from_slice(&(specials.len() as u64).to_le_bytes());
+        (specials.len() as u64).put(self.out);
         for (text, id) in specials.iter() {
-            self.out
-                .extend_from_slice(&(text.len() as u64).to_le_bytes());
+            (text.len() as u64).put(self.out);
             self.out.extend_from_slice(text.as_bytes());
-            self.out.extend_from_slice(&id.to_le_bytes());
+            id.put(self.out);
         }
         Ok(())
     }
@@ -161,44 +158,32 @@ impl<'a> Fields<'a> for Writer<'_> {
 
 /// An array element or scalar stored little-endian; `bytemuck::Pod` so an aligned
 /// little-endian array can be borrowed as is.
-pub(crate) trait Le: Copy + bytemuck::Pod {
+pub(crate) trait Le: bytemuck::Pod {
     /// Bytes per value.
-    const SIZE: usize;
+    const SIZE: usize = size_of::<Self>();
+    /// The value with its bytes in little-endian order, or back (the same swap).
+    fn le(self) -> Self;
     /// Append the value's bytes.
-    fn put(self, out: &mut Vec<u8>);
+    fn put(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(bytemuck::bytes_of(&self.le()));
+    }
     /// The value of its `SIZE` bytes.
-    fn from_le(bytes: &[u8]) -> Self;
-}
-
-impl Le for u8 {
-    const SIZE: usize = 1;
-    fn put(self, out: &mut Vec<u8>) {
-        out.push(self);
-    }
     fn from_le(bytes: &[u8]) -> Self {
-        bytes[0]
+        bytemuck::pod_read_unaligned::<Self>(bytes).le()
     }
 }
 
-impl Le for u32 {
-    const SIZE: usize = 4;
-    fn put(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.to_le_bytes());
-    }
-    fn from_le(b: &[u8]) -> Self {
-        u32::from_le_bytes([b[0], b[1], b[2], b[3]])
-    }
+/// [`Le`] for integers, whose `to_le` is the swap.
+macro_rules! le {
+    ($($int:ty),*) => {$(
+        impl Le for $int {
+            fn le(self) -> Self {
+                self.to_le()
+            }
+        }
+    )*};
 }
-
-impl Le for u64 {
-    const SIZE: usize = 8;
-    fn put(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.to_le_bytes());
-    }
-    fn from_le(b: &[u8]) -> Self {
-        u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
-    }
-}
+le!(u8, u32, u64);
 
 /// A perfect-hash index: the seed, then the pilots and the remapped slots as arrays.
 fn index<'a>(
