@@ -190,13 +190,9 @@ fn count_segment(segment: &[u8], pattern: Pattern, counts: &mut Counts) {
 
 /// The panic message, when the payload is a string.
 fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "(no message)".to_owned()
-    }
+    let text = payload.downcast_ref::<&str>().copied();
+    let text = text.or_else(|| payload.downcast_ref::<String>().map(String::as_str));
+    text.unwrap_or("(no message)").to_owned()
 }
 
 #[cfg(test)]

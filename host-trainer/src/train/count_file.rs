@@ -175,48 +175,35 @@ impl CountFile {
     }
 
     /// Add `other` (read from `path`) into `self`, refusing other settings; `reference` names
-    /// where `self`'s settings come from. A linear merge of the two sorted tables.
+    /// where `self`'s settings come from. The two tables are sorted, so the stable sort below
+    /// only merges two runs (linear time). No piece's sum can overflow when the totals do not:
+    /// each table's counts sum to its `n_pieces`.
     fn absorb(
         &mut self,
-        other: CountFile,
+        mut other: CountFile,
         path: &Path,
         reference: &Path,
     ) -> Result<(), TrainError> {
         check_settings(&other, path, self.pattern, &self.specials, &|| {
             reference.display().to_string()
         })?;
-        let overflow = || TrainError::CountFile {
-            path: path.to_owned(),
-            error: CountFileError::Invalid {
-                reason: "the summed counts overflow u64".to_owned(),
-            },
-        };
-        let mut merged = Vec::with_capacity(self.pieces.len().max(other.pieces.len()));
-        let mut a = std::mem::take(&mut self.pieces).into_iter().peekable();
-        let mut b = other.pieces.into_iter().peekable();
-        loop {
-            let next = match (a.peek(), b.peek()) {
-                (Some(x), Some(y)) => match x.0.cmp(&y.0) {
-                    std::cmp::Ordering::Less => a.next(),
-                    std::cmp::Ordering::Greater => b.next(),
-                    std::cmp::Ordering::Equal => {
-                        let (bytes, n) = a.next().expect("peeked");
-                        let (_, m) = b.next().expect("peeked");
-                        Some((bytes, n.checked_add(m).ok_or_else(overflow)?))
-                    }
-                },
-                (Some(_), None) => a.next(),
-                (None, Some(_)) => b.next(),
-                (None, None) => break,
-            };
-            merged.extend(next);
-        }
-        self.pieces = merged;
+        self.n_pieces =
+            self.n_pieces
+                .checked_add(other.n_pieces)
+                .ok_or_else(|| TrainError::CountFile {
+                    path: path.to_owned(),
+                    error: CountFileError::Invalid {
+                        reason: "the summed counts overflow u64".to_owned(),
+                    },
+                })?;
         self.n_bytes = self.n_bytes.saturating_add(other.n_bytes);
-        self.n_pieces = self
-            .n_pieces
-            .checked_add(other.n_pieces)
-            .ok_or_else(overflow)?;
+        self.pieces.append(&mut other.pieces);
+        self.pieces.sort_by(|a, b| a.0.cmp(&b.0));
+        self.pieces.dedup_by(|(bytes, n), (kept, sum)| {
+            let same = bytes == kept;
+            *sum += if same { *n } else { 0 };
+            same
+        });
         Ok(())
     }
 }

@@ -83,12 +83,13 @@ impl Splitter {
         }
         // Largest cut that no special-token occurrence can straddle.
         let limit = (n + 1).checked_sub(self.max_special_len.max(1))?;
-        newline_split(buf, limit).or_else(|| self.piece_split(buf, limit))
+        let text = std::str::from_utf8(buf).ok()?;
+        newline_split(text, limit).or_else(|| self.piece_split(text, limit))
     }
 
     /// Rule 3: the end `p` of the last piece that the streaming pre-tokenizer completes in
-    /// `buf[..limit]`, such that the characters on both sides of `p` are not whitespace and the
-    /// last piece `[s, p)` is the same when `buf[..p]` is final.
+    /// `text[..limit]`, such that the characters on both sides of `p` are not whitespace and the
+    /// last piece `[s, p)` is the same when `text[..p]` is final.
     ///
     /// Why that suffices: every piece before `[s, p)` was decided by looking at most at the
     /// character at `s` (greedy runs stop at the first character outside their class; the only
@@ -96,15 +97,14 @@ impl Splitter {
     /// change when the text ends at `p`; the last piece is checked explicitly. A piece boundary
     /// alone is not enough: in `"I\n\nIn"` the boundary before `In` would turn the pieces
     /// `"\n"`, `"\n"` into `"\n\n"` at the end of a chunk, hence the whitespace condition.
-    fn piece_split(&self, buf: &[u8], limit: usize) -> Option<usize> {
-        let text = &buf[..limit];
+    fn piece_split(&self, text: &str, limit: usize) -> Option<usize> {
+        let head = &text.as_bytes()[..limit];
         let mut candidates = Vec::new();
         let mut pos = 0;
-        while pos < text.len() {
-            match next_piece(self.pattern, text, pos, false) {
-                Step::Piece { end } if end > pos && end <= text.len() => {
-                    let solid = |c: Option<char>| c.is_some_and(|c| !c.is_whitespace());
-                    if solid(char_before(buf, end)) && solid(char_at(buf, end)) {
+        while pos < head.len() {
+            match next_piece(self.pattern, head, pos, false) {
+                Step::Piece { end } if end > pos && end <= head.len() => {
+                    if solid(char_before(text, end)) && solid(char_at(text, end)) {
                         candidates.push((pos, end));
                     }
                     pos = end;
@@ -113,51 +113,39 @@ impl Splitter {
             }
         }
         candidates.into_iter().rev().find_map(|(start, end)| {
-            let last = next_piece(self.pattern, &buf[..end], start, true);
+            let last = next_piece(self.pattern, &text.as_bytes()[..end], start, true);
             (last == Step::Piece { end }).then_some(end)
         })
     }
 }
 
-/// Rule 2: the largest `p <= limit`, `p < buf.len()`, with `buf[p - 1] == b'\n'`, a
+/// Rule 2: the largest `p <= limit`, `p < text.len()`, with `text[p - 1] == '\n'`, a
 /// non-whitespace character before the newline and a non-whitespace, non-`/` character at `p`.
-fn newline_split(buf: &[u8], limit: usize) -> Option<usize> {
-    let mut end = limit.min(buf.len().saturating_sub(1)); // search newlines in buf[..end]
-    while let Some(q) = buf[..end].iter().rposition(|&b| b == b'\n') {
+fn newline_split(text: &str, limit: usize) -> Option<usize> {
+    let mut end = limit.min(text.len().saturating_sub(1)); // search newlines in text[..end]
+    while let Some(q) = text.as_bytes()[..end].iter().rposition(|&b| b == b'\n') {
         end = q;
-        let p = q + 1;
-        let next = char_at(buf, p);
-        let prev = char_before(buf, q);
-        if let (Some(next), Some(prev)) = (next, prev) {
-            if !next.is_whitespace() && next != '/' && !prev.is_whitespace() {
-                return Some(p);
-            }
+        let next = char_at(text, q + 1);
+        if solid(char_before(text, q)) && solid(next) && next != Some('/') {
+            return Some(q + 1);
         }
     }
     None
 }
 
-/// The character starting at `i`, if a complete one does.
-fn char_at(buf: &[u8], i: usize) -> Option<char> {
-    let width = match *buf.get(i)? {
-        b if b < 0x80 => 1,
-        b if b >= 0xF0 => 4,
-        b if b >= 0xE0 => 3,
-        _ => 2,
-    };
-    std::str::from_utf8(buf.get(i..i + width)?)
-        .ok()?
-        .chars()
-        .next()
+/// Whether `c` is a character that is not whitespace.
+fn solid(c: Option<char>) -> bool {
+    c.is_some_and(|c| !c.is_whitespace())
 }
 
-/// The character ending just before `i`, if there is one.
-fn char_before(buf: &[u8], i: usize) -> Option<char> {
-    let mut start = i.checked_sub(1)?;
-    while start > 0 && i - start < 4 && buf[start] & 0xC0 == 0x80 {
-        start -= 1;
-    }
-    std::str::from_utf8(&buf[start..i]).ok()?.chars().next()
+/// The character starting at byte `i`, if one does.
+fn char_at(text: &str, i: usize) -> Option<char> {
+    text.get(i..)?.chars().next()
+}
+
+/// The character ending just before byte `i`, if one does.
+fn char_before(text: &str, i: usize) -> Option<char> {
+    text.get(..i)?.chars().next_back()
 }
 
 /// Read every input in order and hand each safe chunk to `emit` (which returns `false` to stop
@@ -266,14 +254,14 @@ mod tests {
         let s = Splitter::new(&[] as &[&str], Pattern::Gpt2);
         assert_eq!(s.split_point(b"ab\ncd"), Some(3));
         // Whitespace before the newline: the run would split differently at the end of text.
-        assert_eq!(newline_split(b"ab \ncd", 6), None);
-        assert_eq!(newline_split(b"ab\n cd", 6), None);
-        assert_eq!(newline_split(b"ab\n\ncd", 6), None);
-        assert_eq!(newline_split(b"ab\n/cd", 6), None);
-        assert_eq!(newline_split("é\nü".as_bytes(), 5), Some(3));
+        assert_eq!(newline_split("ab \ncd", 6), None);
+        assert_eq!(newline_split("ab\n cd", 6), None);
+        assert_eq!(newline_split("ab\n\ncd", 6), None);
+        assert_eq!(newline_split("ab\n/cd", 6), None);
+        assert_eq!(newline_split("é\nü", 5), Some(3));
         // NBSP (U+00A0) is whitespace.
-        assert_eq!(newline_split("a\u{a0}\nb".as_bytes(), 5), None);
-        assert_eq!(newline_split(b"a\nb\n", 4), Some(2));
+        assert_eq!(newline_split("a\u{a0}\nb", 5), None);
+        assert_eq!(newline_split("a\nb\n", 4), Some(2));
     }
 
     #[test]

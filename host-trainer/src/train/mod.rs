@@ -286,8 +286,8 @@ fn check_specials(specials: &[String]) -> Result<(), TrainError> {
 pub fn train(args: TrainArgs) -> Result<(), TrainError> {
     let started = Instant::now();
     check_specials(&args.special_tokens)?;
-    let (total, out, threads) = if args.counts.is_empty() {
-        n_merges(args.vocab_size, args.special_tokens.len())?;
+    let (total, out, threads, n_merges) = if args.counts.is_empty() {
+        let n_merges = n_merges(args.vocab_size, args.special_tokens.len())?;
         let threads = threads(args.threads)?;
         let out = output::OutputDir::prepare(&args.out)?;
         let total = count_text(
@@ -298,7 +298,7 @@ pub fn train(args: TrainArgs) -> Result<(), TrainError> {
             args.chunk_size,
             args.quiet,
         )?;
-        (total, out, Some(threads))
+        (total, out, Some(threads), n_merges)
     } else {
         let given_specials = (!args.special_tokens.is_empty()).then_some(&args.special_tokens[..]);
         let total = count_file::read_all(
@@ -307,13 +307,17 @@ pub fn train(args: TrainArgs) -> Result<(), TrainError> {
             given_specials,
         )?;
         check_specials(&total.specials)?;
-        n_merges(args.vocab_size, total.specials.len())?;
-        (total, output::OutputDir::prepare(&args.out)?, None)
+        let n_merges = n_merges(args.vocab_size, total.specials.len())?;
+        (
+            total,
+            output::OutputDir::prepare(&args.out)?,
+            None,
+            n_merges,
+        )
     };
     if total.pieces.is_empty() {
         return Err(TrainError::EmptyCorpus);
     }
-    let n_merges = n_merges(args.vocab_size, total.specials.len())?;
     let counted = started.elapsed();
     let source = source(&total, threads, args.counts.len());
 
