@@ -88,6 +88,14 @@ pub(crate) fn concat<'a>(tokens: impl IntoIterator<Item = &'a [u8]>) -> (Vec<u8>
     (token_bytes, token_offsets)
 }
 
+/// The special tokens `(text, id)` as the core's [`SpecialToken`]s.
+pub(crate) fn special_tokens(specials: &[(String, u32)]) -> Vec<SpecialToken<'_>> {
+    specials
+        .iter()
+        .map(|(text, id)| SpecialToken { text, id: *id })
+        .collect()
+}
+
 /// Print a table of sizes (`name, bytes, note` per row), then the total and the bytes per id
 /// (`ids_note` after them).
 pub(crate) fn fmt_sizes(
@@ -265,11 +273,6 @@ impl TableData<'static> {
     /// where they are.
     pub fn to_tables(self) -> &'static Tables<'static> {
         let data: &'static TableData<'static> = crate::keep(self);
-        let specials: Vec<SpecialToken<'static>> = data
-            .specials
-            .iter()
-            .map(|(text, id)| SpecialToken { text, id: *id })
-            .collect();
         let trie = &data.trie;
         crate::keep(Tables {
             pattern: data.pattern,
@@ -287,7 +290,7 @@ impl TableData<'static> {
                 ids: &data.pieces,
                 keys: &data.piece_keys,
             },
-            specials: Vec::leak(specials),
+            specials: Vec::leak(special_tokens(&data.specials)),
             byte_pairs: &data.byte_pairs,
             trie: TokenTrie {
                 edges: &trie.edges,
@@ -321,15 +324,6 @@ impl TableData<'_> {
     pub fn without_byte_pairs(mut self) -> Self {
         self.byte_pairs = Cow::Borrowed(&[]);
         self
-    }
-
-    /// The bytes of `id` (empty for an unused id or one out of range).
-    pub fn bytes_of(&self, id: u32) -> &[u8] {
-        let i = id as usize;
-        match (self.token_offsets.get(i), self.token_offsets.get(i + 1)) {
-            (Some(&s), Some(&e)) => &self.token_bytes[s as usize..e as usize],
-            _ => &[],
-        }
     }
 
     /// Number of ids.
@@ -367,7 +361,7 @@ const PAIR_MAP_HEADER: usize = 8 + 8 + 8 + 4 + 8;
 /// `PieceMap` on a 32-bit target: index + id slice.
 const PIECE_MAP_HEADER: usize = 8 + 8 + 8 + 4 + 8 + 8;
 /// One `SpecialToken` (`&str` + `u32`); its text is stored separately.
-const SPECIAL_ENTRY: usize = 12;
+pub(crate) const SPECIAL_ENTRY: usize = 12;
 
 /// Flash bytes per table for a 32-bit target (`usize` = 4, `u64` aligned to 8), as baked by
 /// `picobpe-build`. Whole-piece keys are the ids' own bytes in `token_bytes`: no extra bytes.

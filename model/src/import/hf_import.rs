@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use super::tiktoken_import::id_space;
 use super::ImportError;
 use crate::byte_unicode::ByteDecoder;
 use crate::model::Model;
@@ -66,17 +67,8 @@ pub(super) fn from_parts(
     specials: Vec<(String, u32)>,
     whole_piece: bool,
 ) -> Result<Model, ImportError> {
-    let n_ids = vocab
-        .values()
-        .chain(specials.iter().map(|(_, id)| id))
-        .max()
-        .map_or(0, |&m| m as usize + 1);
-    if n_ids > 2 * (vocab.len() + specials.len()) + 1024 {
-        return Err(ImportError::SparseIds {
-            n_ids,
-            used: vocab.len() + specials.len(),
-        });
-    }
+    let ids = vocab.values().chain(specials.iter().map(|(_, id)| id));
+    let n_ids = id_space(ids.copied(), vocab.len() + specials.len())?;
     let ordinary = decode_vocab(vocab, &specials)?
         .into_iter()
         .map(|(id, bytes, _)| (id, bytes));

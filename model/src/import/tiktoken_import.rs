@@ -49,6 +49,16 @@ pub fn tiktoken(
     from_ranks(entries, pattern, specials)
 }
 
+/// The number of ids that `ids` (`used` of them, tokens and specials) span; a mostly empty id
+/// space is refused ([`ImportError::SparseIds`]).
+pub(super) fn id_space(ids: impl Iterator<Item = u32>, used: usize) -> Result<usize, ImportError> {
+    let n_ids = ids.max().map_or(0, |m| m as usize + 1);
+    if n_ids > 2 * used + 1024 {
+        return Err(ImportError::SparseIds { n_ids, used });
+    }
+    Ok(n_ids)
+}
+
 /// [`tiktoken`] from parsed entries `(rank, token bytes, line)`: ids are ranks, merges the
 /// tokens' canonical splits (see [`tiktoken`]). `line` only names an entry in errors.
 pub(super) fn from_ranks(
@@ -57,16 +67,11 @@ pub(super) fn from_ranks(
     specials: &[(String, u32)],
 ) -> Result<Model, ImportError> {
     // Ids index a dense vector; refuse id spaces that are mostly holes before allocating it.
-    let max_id = entries
+    let ids = entries
         .iter()
         .map(|e| e.0)
-        .chain(specials.iter().map(|s| s.1))
-        .max();
-    let n_ids = max_id.map_or(0, |m| m as usize + 1);
-    let used = entries.len() + specials.len();
-    if n_ids > 2 * used + 1024 {
-        return Err(ImportError::SparseIds { n_ids, used });
-    }
+        .chain(specials.iter().map(|s| s.1));
+    let n_ids = id_space(ids, entries.len() + specials.len())?;
     let mut tokens: Vec<Vec<u8>> = vec![Vec::new(); n_ids];
     for (rank, token, line) in entries {
         let slot = &mut tokens[rank as usize];

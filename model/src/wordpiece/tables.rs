@@ -5,7 +5,7 @@ use picobpe::layout::hash_bytes;
 use picobpe::{PieceMap, SpecialToken, WpTables};
 
 use super::{InvalidWpModel, WpModel};
-use crate::tables::{concat, fmt_sizes, ptr_index, IndexData};
+use crate::tables::{concat, fmt_sizes, ptr_index, special_tokens, IndexData, SPECIAL_ENTRY};
 
 /// Owned table contents, one field per [`WpTables`] field.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,7 +105,7 @@ impl WpTableData {
                 + self
                     .specials
                     .iter()
-                    .map(|(text, _)| text.len() + WP_SPECIAL_ENTRY)
+                    .map(|(text, _)| text.len() + SPECIAL_ENTRY)
                     .sum::<usize>()
                 + WP_TABLES_HEADER,
         }
@@ -114,22 +114,14 @@ impl WpTableData {
     /// Run `f` on tables that borrow this data (nothing leaked: for tools that load many
     /// models in one process).
     pub fn with_tables<R>(&self, f: impl FnOnce(&WpTables<'_>) -> R) -> R {
-        f(&self.tables(&self.special_tokens()))
+        f(&self.tables(&special_tokens(&self.specials)))
     }
 
     /// Build live [`WpTables`] and leak them: like [`crate::TableData::to_tables`], for a
     /// process that loads one model and keeps it.
     pub fn to_tables(self) -> &'static WpTables<'static> {
         let data: &'static WpTableData = crate::keep(self);
-        crate::keep(data.tables(Vec::leak(data.special_tokens())))
-    }
-
-    /// The added tokens as the core's [`SpecialToken`]s.
-    fn special_tokens(&self) -> Vec<SpecialToken<'_>> {
-        let tokens = self.specials.iter();
-        tokens
-            .map(|(text, id)| SpecialToken { text, id: *id })
-            .collect()
+        crate::keep(data.tables(Vec::leak(special_tokens(&data.specials))))
     }
 
     /// The tables, borrowing this data and `specials`.
@@ -161,8 +153,6 @@ impl WpTableData {
 
 /// `WpTables` itself on a 32-bit target: five slices, two piece maps, three `u32`s, the flags.
 const WP_TABLES_HEADER: usize = 5 * 8 + 2 * 36 + 12 + 8;
-/// One `SpecialToken` (`&str` + `u32`); its text is counted separately.
-const WP_SPECIAL_ENTRY: usize = 12;
 
 /// Flash bytes per WordPiece table for a 32-bit target, as baked by `picobpe-build`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
