@@ -102,8 +102,7 @@ impl Model {
 
     /// Read, decode and validate a model file.
     pub fn read(path: impl AsRef<Path>) -> Result<Model, ModelError> {
-        let path = path.as_ref();
-        Model::from_bytes(&read_file(path)?)
+        Model::from_bytes((*map_file(path.as_ref())?).as_ref())
     }
 
     /// Validate, encode with the prebuilt host tables ([`Model::to_bytes_with_tables`]) and
@@ -296,7 +295,7 @@ impl AnyModel {
 
     /// Read, decode and validate a model file of any kind.
     pub fn read(path: impl AsRef<Path>) -> Result<AnyModel, ModelError> {
-        AnyModel::from_bytes(&read_file(path.as_ref())?)
+        AnyModel::from_bytes((*map_file(path.as_ref())?).as_ref())
     }
 }
 
@@ -319,7 +318,7 @@ impl SpModel {
 
     /// Read, decode and validate a SentencePiece model file.
     pub fn read(path: impl AsRef<Path>) -> Result<SpModel, ModelError> {
-        SpModel::from_bytes(&read_file(path.as_ref())?)
+        SpModel::from_bytes((*map_file(path.as_ref())?).as_ref())
     }
 
     /// Validate and encode with the prebuilt host tables (version 3), which
@@ -355,7 +354,7 @@ impl WpModel {
 
     /// Read, decode and validate a WordPiece model file.
     pub fn read(path: impl AsRef<Path>) -> Result<WpModel, ModelError> {
-        WpModel::from_bytes(&read_file(path.as_ref())?)
+        WpModel::from_bytes((*map_file(path.as_ref())?).as_ref())
     }
 
     /// Validate, encode and write atomically (see [`Model::write`]).
@@ -605,13 +604,6 @@ fn unframe(bytes: &[u8]) -> Result<(u16, &[u8]), ModelError> {
         return Err(ModelError::ChecksumMismatch { expected, found });
     }
     Ok((version, payload))
-}
-
-fn read_file(path: &Path) -> Result<Vec<u8>, ModelError> {
-    fs::read(path).map_err(|source| ModelError::Io {
-        path: path.to_owned(),
-        source,
-    })
 }
 
 /// Write `bytes` to a temporary file next to `path`, then rename it over `path`.
