@@ -516,16 +516,12 @@ fn state_ptr<S, T>(state: *const S) -> Option<*mut State<T>> {
 /// A non-null `state` must point to storage at least as large as `State<T>` (the assertions
 /// above) that is writable and that nothing else accesses.
 unsafe fn init<S, T>(state: *mut S, tag: u32, make: impl FnOnce() -> T) -> PicobpeStatus {
-    let Some(s) = state_ptr::<S, T>(state) else {
-        return PicobpeStatus::InvalidArgument;
-    };
     // SAFETY: non-null, aligned, large enough and, by the caller's contract, writable and
     // unaliased; nothing of the old contents is read.
-    unsafe {
+    status(state_ptr::<S, T>(state).map(|s| unsafe {
         ptr::addr_of_mut!((*s).stream).write(make());
         ptr::addr_of_mut!((*s).tag).write(tag);
-    }
-    PicobpeStatus::Ok
+    }))
 }
 
 /// The stream in the caller's storage `state`, when `state` is non-null, aligned and carries
@@ -561,6 +557,12 @@ unsafe fn encoder<'a>(state: *mut PicobpeStreamEncoder) -> Option<&'a mut Encode
 unsafe fn decoder<'a>(state: *mut PicobpeStreamDecoder) -> Option<&'a mut Decoder> {
     // SAFETY: as in `encoder`.
     unsafe { stream_ptr::<_, Decoder>(state, DECODER_TAG).map(|p| &mut *p) }
+}
+
+/// `PICOBPE_STATUS_OK` for a call made on a stream (`Some`), `PICOBPE_STATUS_INVALID_ARGUMENT`
+/// when there was no initialized stream to make it on.
+fn status(call: Option<()>) -> PicobpeStatus {
+    call.map_or(PicobpeStatus::InvalidArgument, |()| PicobpeStatus::Ok)
 }
 
 /// The status and progress of a streaming encoder's error.
@@ -643,10 +645,7 @@ pub unsafe extern "C" fn picobpe_stream_encoder_finish(
     state: *mut PicobpeStreamEncoder,
 ) -> PicobpeStatus {
     // SAFETY: the caller's contract above.
-    unsafe { encoder(state) }.map_or(PicobpeStatus::InvalidArgument, |stream| {
-        stream.finish();
-        PicobpeStatus::Ok
-    })
+    status(unsafe { encoder(state) }.map(|stream| stream.finish()))
 }
 
 /// Move final ids into `out[0..cap]`; `progress.written` is their number. Ids are final once
@@ -765,10 +764,7 @@ pub unsafe extern "C" fn picobpe_stream_decoder_finish(
     state: *mut PicobpeStreamDecoder,
 ) -> PicobpeStatus {
     // SAFETY: the caller's contract above.
-    unsafe { decoder(state) }.map_or(PicobpeStatus::InvalidArgument, |stream| {
-        stream.finish();
-        PicobpeStatus::Ok
-    })
+    status(unsafe { decoder(state) }.map(|stream| stream.finish()))
 }
 
 /// Move pending bytes that form whole UTF-8 characters (after `finish`: all of them) into
