@@ -26,6 +26,7 @@
 
 use rustc_hash::FxHashMap;
 
+use super::error::TrainError;
 use super::heap::{pair_key, unpack, Entry, PairHeap, PairKey};
 
 /// One learned merge.
@@ -43,7 +44,7 @@ pub fn learn_merges(
     words: impl IntoIterator<Item = (Vec<u8>, u64)>,
     n_merges: usize,
     mut progress: impl FnMut(usize),
-) -> Result<Vec<Merge>, TooManySymbols> {
+) -> Result<Vec<Merge>, TrainError> {
     let mut state = State::new(words)?;
     let mut merges = Vec::with_capacity(n_merges);
     while merges.len() < n_merges {
@@ -133,19 +134,17 @@ struct Scratch {
     new_pairs: Vec<PairKey>,
 }
 
-/// The arena would need offsets beyond `u32`: more than 4 G bytes of distinct pieces.
-#[derive(Debug)]
-pub struct TooManySymbols;
-
 impl State {
-    fn new(input: impl IntoIterator<Item = (Vec<u8>, u64)>) -> Result<Self, TooManySymbols> {
+    /// The state for `input`; [`TrainError::TooManySymbols`] when the arena would need offsets
+    /// beyond `u32` (more than 4 G bytes of distinct pieces).
+    fn new(input: impl IntoIterator<Item = (Vec<u8>, u64)>) -> Result<Self, TrainError> {
         let mut arena: Vec<u32> = Vec::new();
         let mut pairs: FxHashMap<PairKey, PairInfo> = FxHashMap::default();
         for (bytes, count) in input {
-            let o = u32::try_from(arena.len()).map_err(|_| TooManySymbols)?;
             if arena.len() + HEADER + bytes.len() > u32::MAX as usize {
-                return Err(TooManySymbols);
+                return Err(TrainError::TooManySymbols);
             }
+            let o = arena.len() as u32;
             arena.extend([bytes.len() as u32, 0, count as u32, (count >> 32) as u32]);
             arena.extend(bytes.iter().map(|&b| u32::from(b)));
             for pair in bytes.windows(2) {

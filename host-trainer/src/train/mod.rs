@@ -327,8 +327,7 @@ pub fn train(args: TrainArgs) -> Result<(), TrainError> {
         "merging",
         "{pos}/{len} merges ({rate}",
     );
-    let merges = merge::learn_merges(total.pieces, n_merges, |done| bar.set_position(done as u64))
-        .map_err(|_| TrainError::TooManySymbols)?;
+    let merges = merge::learn_merges(total.pieces, n_merges, |done| bar.set_position(done as u64))?;
     bar.finish_and_clear();
     let merged = started.elapsed();
 
