@@ -100,11 +100,11 @@ pub(crate) fn special_tokens(specials: &[(String, u32)]) -> Vec<SpecialToken<'_>
 /// (`ids_note` after them).
 pub(crate) fn fmt_sizes(
     f: &mut fmt::Formatter<'_>,
-    rows: &[(&str, usize, &str)],
+    rows: &[(&str, usize, String)],
     n_ids: usize,
     ids_note: &str,
 ) -> fmt::Result {
-    for &(name, bytes, note) in rows {
+    for (name, bytes, note) in rows {
         let sep = if note.is_empty() { "" } else { "  " };
         writeln!(f, "  {name:<14}{bytes:>11} B{sep}{note}")?;
     }
@@ -392,31 +392,29 @@ pub struct TableSizes {
 impl TableSizes {
     /// Sum of all tables.
     pub fn total(&self) -> usize {
-        self.token_bytes
-            + self.token_offsets
-            + self.byte_ids
-            + self.pairs
-            + self.ranks
-            + self.pieces
-            + self.specials
+        self.rows().iter().map(|r| r.1).sum()
+    }
+
+    /// `(name, bytes, note)` per table, in print order.
+    fn rows(&self) -> [(&'static str, usize, String); 7] {
+        [
+            ("token_bytes", self.token_bytes, String::new()),
+            (
+                "token_offsets",
+                self.token_offsets,
+                format!("{} ids", self.n_ids),
+            ),
+            ("byte_ids", self.byte_ids, String::new()),
+            ("pairs", self.pairs, format!("{} merges", self.n_merges)),
+            ("ranks", self.ranks, String::new()),
+            ("pieces", self.pieces, format!("{} entries", self.n_pieces)),
+            ("specials", self.specials, String::new()),
+        ]
     }
 }
 
 impl fmt::Display for TableSizes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let rows = [
-            ("token_bytes", self.token_bytes, ""),
-            (
-                "token_offsets",
-                self.token_offsets,
-                &format!("{} ids", self.n_ids),
-            ),
-            ("byte_ids", self.byte_ids, ""),
-            ("pairs", self.pairs, &format!("{} merges", self.n_merges)),
-            ("ranks", self.ranks, ""),
-            ("pieces", self.pieces, &format!("{} entries", self.n_pieces)),
-            ("specials", self.specials, ""),
-        ];
-        fmt_sizes(f, &rows, self.n_ids, "")
+        fmt_sizes(f, &self.rows(), self.n_ids, "")
     }
 }

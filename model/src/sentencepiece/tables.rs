@@ -322,27 +322,30 @@ pub struct SpTableSizes {
 impl SpTableSizes {
     /// Sum of all tables.
     pub fn total(&self) -> usize {
-        self.token_bytes
-            + self.token_offsets
-            + self.kinds
-            + self.priorities
-            + self.piece_filter
-            + self.pieces
-            + self.other
+        self.rows().iter().map(|r| r.1).sum()
+    }
+
+    /// `(name, bytes, note)` per table, in print order.
+    fn rows(&self) -> [(&'static str, usize, String); 7] {
+        [
+            ("token_bytes", self.token_bytes, String::new()),
+            ("token_offsets", self.token_offsets, String::new()),
+            ("kinds", self.kinds, String::new()),
+            ("priorities", self.priorities, String::new()),
+            ("piece_filter", self.piece_filter, String::new()),
+            ("pieces", self.pieces, String::new()),
+            ("other", self.other, String::new()),
+        ]
     }
 }
 
 impl fmt::Display for SpTableSizes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let rows = [
-            ("token_bytes", self.token_bytes, ""),
-            ("token_offsets", self.token_offsets, ""),
-            ("kinds", self.kinds, ""),
-            ("priorities", self.priorities, ""),
-            ("piece_filter", self.piece_filter, ""),
-            ("pieces", self.pieces, ""),
-            ("other", self.other, ""),
-        ];
-        fmt_sizes(f, &rows, self.n_ids, &format!(", {} ids", self.n_ids))
+        fmt_sizes(
+            f,
+            &self.rows(),
+            self.n_ids,
+            &format!(", {} ids", self.n_ids),
+        )
     }
 }

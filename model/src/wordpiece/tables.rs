@@ -179,10 +179,10 @@ impl WpTableSizes {
 impl core::fmt::Display for WpTableSizes {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let rows = [
-            ("token_bytes", self.token_bytes, ""),
-            ("token_offsets", self.token_offsets, ""),
-            ("pieces", self.pieces, ""),
-            ("other", self.other, ""),
+            ("token_bytes", self.token_bytes, String::new()),
+            ("token_offsets", self.token_offsets, String::new()),
+            ("pieces", self.pieces, String::new()),
+            ("other", self.other, String::new()),
         ];
         fmt_sizes(f, &rows, self.n_ids, &format!(", {} ids", self.n_ids))
     }
