@@ -30,7 +30,7 @@
 
 use std::fs::{self, File};
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use picobpe::pretok::{next_piece, Step};
@@ -148,23 +148,6 @@ fn char_before(text: &str, i: usize) -> Option<char> {
     text.get(..i)?.chars().next_back()
 }
 
-/// Read every input in order and hand each safe chunk to `emit` (which returns `false` to stop
-/// early). `progress` is called with the number of bytes read after each block.
-pub fn read_inputs(
-    inputs: &[PathBuf],
-    splitter: &Splitter,
-    chunk_size: usize,
-    mut progress: impl FnMut(u64),
-    mut emit: impl FnMut(Vec<u8>) -> bool,
-) -> Result<(), TrainError> {
-    for path in inputs {
-        if !read_file(path, splitter, chunk_size, &mut progress, &mut emit)? {
-            break;
-        }
-    }
-    Ok(())
-}
-
 /// Total size in bytes of the inputs, checking that each exists and is not a directory.
 pub fn total_size(inputs: &[PathBuf]) -> Result<u64, TrainError> {
     let mut total = 0;
@@ -181,68 +164,72 @@ pub fn total_size(inputs: &[PathBuf]) -> Result<u64, TrainError> {
     Ok(total)
 }
 
-/// Stream one file; returns `Ok(false)` when `emit` asked to stop.
-fn read_file(
-    path: &Path,
+/// Stream every input in order (each checked by [`total_size`]) and hand each safe chunk to
+/// `emit`, which returns `false` to stop early. `progress` is called with the number of bytes
+/// read after each block.
+pub fn read_inputs(
+    inputs: &[PathBuf],
     splitter: &Splitter,
     chunk_size: usize,
-    progress: &mut impl FnMut(u64),
-    emit: &mut impl FnMut(Vec<u8>) -> bool,
-) -> Result<bool, TrainError> {
-    // `total_size` has checked that `path` is not a directory.
-    let read_err = |source| TrainError::Read {
-        path: path.to_owned(),
-        source,
-    };
-    let mut file = File::open(path).map_err(read_err)?;
-    // Invariants: `pending` holds the file's bytes from offset `base` on that are not yet
-    // emitted; `pending[..valid]` is valid UTF-8 ending on a character boundary.
-    let mut pending: Vec<u8> = Vec::new();
-    let mut base: u64 = 0;
-    let mut valid = 0usize;
-    let mut want = chunk_size;
-    loop {
-        pending.reserve(want);
-        let got = (&mut file)
-            .take(want as u64)
-            .read_to_end(&mut pending)
-            .map_err(read_err)?;
-        progress(got as u64);
-        let eof = got < want;
-        match std::str::from_utf8(&pending[valid..]) {
-            Ok(_) => valid = pending.len(),
-            Err(e) => {
-                if e.error_len().is_some() || eof {
-                    return Err(TrainError::InvalidUtf8 {
-                        path: path.to_owned(),
-                        offset: base + (valid + e.valid_up_to()) as u64,
-                    });
+    mut progress: impl FnMut(u64),
+    mut emit: impl FnMut(Vec<u8>) -> bool,
+) -> Result<(), TrainError> {
+    for path in inputs {
+        let read_err = |source| TrainError::Read {
+            path: path.clone(),
+            source,
+        };
+        let mut file = File::open(path).map_err(read_err)?;
+        // Invariants: `pending` holds the file's bytes from offset `base` on that are not yet
+        // emitted; `pending[..valid]` is valid UTF-8 ending on a character boundary.
+        let mut pending: Vec<u8> = Vec::new();
+        let mut base: u64 = 0;
+        let mut valid = 0usize;
+        let mut want = chunk_size;
+        loop {
+            pending.reserve(want);
+            let got = (&mut file)
+                .take(want as u64)
+                .read_to_end(&mut pending)
+                .map_err(read_err)?;
+            progress(got as u64);
+            let eof = got < want;
+            match std::str::from_utf8(&pending[valid..]) {
+                Ok(_) => valid = pending.len(),
+                Err(e) => {
+                    if e.error_len().is_some() || eof {
+                        return Err(TrainError::InvalidUtf8 {
+                            path: path.clone(),
+                            offset: base + (valid + e.valid_up_to()) as u64,
+                        });
+                    }
+                    valid += e.valid_up_to();
                 }
-                valid += e.valid_up_to();
             }
-        }
-        if eof {
-            if !pending.is_empty() && !emit(pending) {
-                return Ok(false);
-            }
-            return Ok(true);
-        }
-        match splitter.split_point(&pending[..valid]) {
-            Some(p) => {
-                let mut rest = Vec::with_capacity(chunk_size + (pending.len() - p));
-                rest.extend_from_slice(&pending[p..]);
-                pending.truncate(p);
-                if !emit(std::mem::replace(&mut pending, rest)) {
-                    return Ok(false);
+            if eof {
+                if !pending.is_empty() && !emit(pending) {
+                    return Ok(());
                 }
-                base += p as u64;
-                valid -= p;
-                want = chunk_size;
+                break;
             }
-            // No safe split yet: read as much again (geometric growth keeps this linear).
-            None => want = pending.len().max(chunk_size),
+            match splitter.split_point(&pending[..valid]) {
+                Some(p) => {
+                    let mut rest = Vec::with_capacity(chunk_size + (pending.len() - p));
+                    rest.extend_from_slice(&pending[p..]);
+                    pending.truncate(p);
+                    if !emit(std::mem::replace(&mut pending, rest)) {
+                        return Ok(());
+                    }
+                    base += p as u64;
+                    valid -= p;
+                    want = chunk_size;
+                }
+                // No safe split yet: read as much again (geometric growth keeps this linear).
+                None => want = pending.len().max(chunk_size),
+            }
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]
