@@ -19,9 +19,6 @@ use rustc_hash::FxHashMap;
 use super::error::TrainError;
 use super::input::{read_inputs, Splitter};
 
-/// Pre-token byte strings and how often each occurs.
-pub type PieceCounts = FxHashMap<Vec<u8>, u64>;
-
 /// Pieces of at most this many bytes are counted under a packed integer key.
 const SHORT: usize = 15;
 
@@ -70,7 +67,7 @@ pub struct Counts {
     /// Counts of pieces of at most [`SHORT`] bytes, by [`pack`]ed key.
     short: FxHashMap<u128, u64>,
     /// Counts of longer pieces.
-    long: PieceCounts,
+    long: FxHashMap<Vec<u8>, u64>,
     /// Total number of pieces (with repetitions).
     pub n_pieces: u64,
 }

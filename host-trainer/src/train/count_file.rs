@@ -159,12 +159,10 @@ impl CountFile {
 
     /// Read, decode and check a count file; errors name `path`.
     pub fn read(path: &Path) -> Result<CountFile, TrainError> {
-        let in_file = |error| TrainError::CountFile {
-            path: path.to_owned(),
-            error,
-        };
-        let bytes = fs::read(path).map_err(|e| in_file(CountFileError::Io(e)))?;
-        CountFile::from_bytes(&bytes).map_err(in_file)
+        let bytes = fs::read(path).map_err(CountFileError::Io);
+        bytes
+            .and_then(|b| CountFile::from_bytes(&b))
+            .map_err(in_file(path))
     }
 
     /// Write atomically ([`picobpe_model::format::write_atomically`]), so a reader never sees
@@ -187,15 +185,11 @@ impl CountFile {
         check_settings(&other, path, self.pattern, &self.specials, &|| {
             reference.display().to_string()
         })?;
-        self.n_pieces =
-            self.n_pieces
-                .checked_add(other.n_pieces)
-                .ok_or_else(|| TrainError::CountFile {
-                    path: path.to_owned(),
-                    error: CountFileError::Invalid {
-                        reason: "the summed counts overflow u64".to_owned(),
-                    },
-                })?;
+        let overflow = || CountFileError::Invalid {
+            reason: "the summed counts overflow u64".to_owned(),
+        };
+        let n_pieces = self.n_pieces.checked_add(other.n_pieces);
+        self.n_pieces = n_pieces.ok_or_else(overflow).map_err(in_file(path))?;
         self.n_bytes = self.n_bytes.saturating_add(other.n_bytes);
         self.pieces.append(&mut other.pieces);
         self.pieces.sort_by(|a, b| a.0.cmp(&b.0));
@@ -205,6 +199,14 @@ impl CountFile {
             same
         });
         Ok(())
+    }
+}
+
+/// The [`TrainError`] of `error` in the count file at `path`, for `map_err`.
+fn in_file(path: &Path) -> impl Fn(CountFileError) -> TrainError + '_ {
+    move |error| TrainError::CountFile {
+        path: path.to_owned(),
+        error,
     }
 }
 

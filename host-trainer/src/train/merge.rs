@@ -48,17 +48,14 @@ pub fn learn_merges(
     let mut state = State::new(words)?;
     let mut merges = Vec::with_capacity(n_merges);
     while merges.len() < n_merges {
-        let Some(entry) = state.heap.pop(&state.symbols.bytes) else {
+        let Some(mut entry) = state.heap.pop(&state.symbols.bytes) else {
             break;
         };
         let current = state.pairs.get(&entry.pair).map_or(0, |p| p.count);
         if current != entry.count {
             if current > 0 {
-                let fresh = Entry {
-                    count: current,
-                    pair: entry.pair,
-                };
-                state.heap.push(fresh, &state.symbols.bytes);
+                entry.count = current;
+                state.heap.push(entry, &state.symbols.bytes);
             }
             continue;
         }
@@ -160,10 +157,7 @@ impl State {
         let symbols = Symbols::new();
         let entries = pairs
             .iter()
-            .map(|(&pair, info)| Entry {
-                count: info.count,
-                pair,
-            })
+            .map(|(&pair, &PairInfo { count, .. })| Entry { count, pair })
             .collect();
         let heap = PairHeap::from_vec(entries, &symbols.bytes);
         Ok(State {
@@ -204,15 +198,10 @@ impl State {
         let new_pairs = &mut self.scratch.new_pairs;
         new_pairs.sort_unstable();
         new_pairs.dedup();
-        for &p in new_pairs.iter() {
-            if let Some(info) = self.pairs.get(&p) {
-                if info.count > 0 {
-                    let entry = Entry {
-                        count: info.count,
-                        pair: p,
-                    };
-                    self.heap.push(entry, &self.symbols.bytes);
-                }
+        for &pair in new_pairs.iter() {
+            let info = self.pairs.get(&pair).filter(|info| info.count > 0);
+            if let Some(&PairInfo { count, .. }) = info {
+                self.heap.push(Entry { count, pair }, &self.symbols.bytes);
             }
         }
     }

@@ -269,11 +269,8 @@ fn check_specials(specials: &[String]) -> Result<(), TrainError> {
         if s.len() == 1 {
             return Err(TrainError::SpecialIsByte { text: s.clone() });
         }
-        let mut chars = s.chars();
-        if let (Some(c), None) = (chars.next(), chars.next()) {
-            if byte_chars.contains(&c) {
-                return Err(TrainError::SpecialKeyCollision { text: s.clone() });
-            }
+        if byte_chars.iter().any(|&c| s.chars().eq([c])) {
+            return Err(TrainError::SpecialKeyCollision { text: s.clone() });
         }
         if specials[..i].contains(s) {
             return Err(TrainError::DuplicateSpecial { text: s.clone() });
