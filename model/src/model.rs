@@ -40,26 +40,22 @@ impl Model {
         self.specials.iter().map(|&(_, id)| id).collect()
     }
 
+    /// The ordinary (non-special, non-empty) tokens as `(id, bytes)`, in id order.
+    pub(crate) fn ordinary(&self) -> impl Iterator<Item = (u32, &[u8])> {
+        let specials = self.special_ids();
+        (0..).zip(&self.tokens).filter_map(move |(id, bytes)| {
+            (!bytes.is_empty() && !specials.contains(&id)).then_some((id, bytes.as_slice()))
+        })
+    }
+
     /// Number of ordinary (non-special, non-empty) tokens.
     pub fn n_ordinary(&self) -> usize {
-        let specials = self.special_ids();
-        self.tokens
-            .iter()
-            .enumerate()
-            .filter(|(id, bytes)| !bytes.is_empty() && !specials.contains(&(*id as u32)))
-            .count()
+        self.ordinary().count()
     }
 
     /// Map from bytes to id over the ordinary tokens. On a valid model this is a bijection.
     pub fn ordinary_map(&self) -> HashMap<&[u8], u32> {
-        let specials = self.special_ids();
-        let mut map = HashMap::with_capacity(self.tokens.len());
-        for (id, bytes) in self.tokens.iter().enumerate() {
-            if !bytes.is_empty() && !specials.contains(&(id as u32)) {
-                map.insert(bytes.as_slice(), id as u32);
-            }
-        }
-        map
+        self.ordinary().map(|(id, bytes)| (bytes, id)).collect()
     }
 
     /// The merged id of every merge, in merge order. Assumes a valid model (a merge whose
@@ -125,15 +121,10 @@ impl Model {
         }
 
         let mut ordinary: HashMap<&[u8], u32> = HashMap::with_capacity(n);
-        for (id, bytes) in self.tokens.iter().enumerate() {
-            let id = id as u32;
-            if bytes.is_empty() || special_ids.contains(&id) {
-                continue;
-            }
-            if let Some(&first) = ordinary.get(bytes.as_slice()) {
+        for (id, bytes) in self.ordinary() {
+            if let Some(first) = ordinary.insert(bytes, id) {
                 return Err(InvalidModel::DuplicateToken { first, second: id });
             }
-            ordinary.insert(bytes, id);
         }
         for byte in 0..=255u8 {
             if !ordinary.contains_key([byte].as_slice()) {

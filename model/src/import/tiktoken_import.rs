@@ -98,14 +98,10 @@ pub(super) fn from_ranks(
         specials: specials.to_vec(),
         whole_piece: true,
     };
-    let special_ids = model.special_ids();
     let ranks = model.ordinary_map();
     // Both halves of a split are tokens: BPE only forms parts that are tokens.
     let merges = model
-        .tokens
-        .iter()
-        .enumerate()
-        .filter(|&(id, _)| !special_ids.contains(&(id as u32)))
+        .ordinary()
         .filter_map(|(_, bytes)| {
             let split = tiktoken_split(bytes, &ranks)?;
             Some((*ranks.get(&bytes[..split])?, *ranks.get(&bytes[split..])?))
