@@ -1,4 +1,5 @@
-//! [`TableData`]: the flat, owned form of [`picobpe::Tables`] built from a validated model.
+//! [`TableData`]: the flat form of [`picobpe::Tables`] built from a validated model (or read
+//! from a model file, borrowing its arrays: `table_file`).
 //!
 //! The perfect-hash indexes are made here, once, with `phf_generator`'s PtrHash generator over
 //! the core's own fast hashes ([`picobpe::layout`]); entries are stored in slot order. The bake
