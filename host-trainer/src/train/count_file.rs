@@ -182,9 +182,8 @@ impl CountFile {
         path: &Path,
         reference: &Path,
     ) -> Result<(), TrainError> {
-        check_settings(&other, path, self.pattern, &self.specials, &|| {
-            reference.display().to_string()
-        })?;
+        let reference = reference.display().to_string();
+        check_settings(&other, path, self.pattern, &self.specials, &reference)?;
         let overflow = || CountFileError::Invalid {
             reason: "the summed counts overflow u64".to_owned(),
         };
@@ -211,13 +210,13 @@ fn in_file(path: &Path) -> impl Fn(CountFileError) -> TrainError + '_ {
 }
 
 /// Refuse `file` (read from `path`) unless it was made with `pattern` and `specials`, which come
-/// from `reference()` (another count file, or the command line).
+/// from `reference` (another count file, or the command line).
 fn check_settings(
     file: &CountFile,
     path: &Path,
     pattern: PatternKind,
     specials: &[String],
-    reference: &dyn Fn() -> String,
+    reference: &str,
 ) -> Result<(), TrainError> {
     let mismatch = |setting: &'static str, found: String, expected: String| {
         Err(TrainError::CountsDisagree {
@@ -225,7 +224,7 @@ fn check_settings(
             setting,
             found,
             expected,
-            reference: reference(),
+            reference: reference.to_owned(),
         })
     };
     if file.pattern != pattern {
@@ -257,7 +256,7 @@ pub fn read_all(
             first,
             pattern.unwrap_or(total.pattern),
             specials.unwrap_or(&total.specials),
-            &|| "the command line".to_owned(),
+            "the command line",
         )?;
     }
     for path in rest {

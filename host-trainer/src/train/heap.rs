@@ -77,11 +77,10 @@ impl PairHeap {
 
     /// Remove and return the greatest entry.
     pub fn pop(&mut self, bytes: &[Vec<u8>]) -> Option<Entry> {
-        let last = self.items.pop()?;
         if self.items.is_empty() {
-            return Some(last);
+            return None;
         }
-        let top = std::mem::replace(&mut self.items[0], last);
+        let top = self.items.swap_remove(0);
         self.sift_down(0, bytes);
         Some(top)
     }

@@ -104,6 +104,15 @@ struct PairInfo {
     words: Vec<u32>,
 }
 
+/// Count `count` more occurrences of `key`, in the word at arena offset `word`.
+fn add_pair(pairs: &mut FxHashMap<PairKey, PairInfo>, key: PairKey, count: u64, word: u32) {
+    let info = pairs.entry(key).or_default();
+    info.count += count;
+    if info.words.last() != Some(&word) {
+        info.words.push(word);
+    }
+}
+
 /// Words live in one `u32` arena so that visiting a word touches one place in memory (the merge
 /// loop is bound by cache misses on the words it visits). A word is identified by its offset
 /// `o`: `arena[o]` is its current length, `arena[o + 1]` the stamp of the last merge that
@@ -145,13 +154,8 @@ impl State {
             arena.extend([bytes.len() as u32, 0, count as u32, (count >> 32) as u32]);
             arena.extend(bytes.iter().map(|&b| u32::from(b)));
             for pair in bytes.windows(2) {
-                let info = pairs
-                    .entry(pair_key(pair[0].into(), pair[1].into()))
-                    .or_default();
-                info.count += count;
-                if info.words.last() != Some(&o) {
-                    info.words.push(o);
-                }
+                let key = pair_key(pair[0].into(), pair[1].into());
+                add_pair(&mut pairs, key, count, o);
             }
         }
         let symbols = Symbols::new();
@@ -286,11 +290,7 @@ fn rewrite_word(
     for j in 0..out.len().saturating_sub(1) {
         if is_new[j] || is_new[j + 1] {
             let key = pair_key(out[j], out[j + 1]);
-            let info = pairs.entry(key).or_default();
-            info.count += count;
-            if info.words.last() != Some(&w) {
-                info.words.push(w);
-            }
+            add_pair(pairs, key, count, w);
             new_pairs.push(key);
         }
     }
