@@ -738,13 +738,11 @@ pub unsafe extern "C" fn picobpe_stream_decoder_push(
     id: u32,
 ) -> PicobpeStatus {
     // SAFETY: the caller's contract above.
-    let Some(stream) = (unsafe { decoder(state) }) else {
-        return PicobpeStatus::InvalidArgument;
-    };
-    match stream.push(id) {
-        Ok(()) => PicobpeStatus::Ok,
-        Err(DecodeError::UnknownId { .. }) => PicobpeStatus::UnknownId,
-        Err(DecodeError::OutputFull { .. }) => {
+    match unsafe { decoder(state) }.map(|stream| stream.push(id)) {
+        None => PicobpeStatus::InvalidArgument,
+        Some(Ok(())) => PicobpeStatus::Ok,
+        Some(Err(DecodeError::UnknownId { .. })) => PicobpeStatus::UnknownId,
+        Some(Err(DecodeError::OutputFull { .. })) => {
             let room = Tokenize::stream_room(&model(), id).unwrap_or(0);
             if room > PICOBPE_STREAM_DECODER_CAPACITY {
                 PicobpeStatus::PieceTooLong
