@@ -92,7 +92,7 @@ fuzz_target!(|data: &[u8]| {
         quiet: true,
         chunk_size,
     };
-    let result = train::run(args);
+    let result = train::train(args).map_err(|e| e.to_string());
     let show = || {
         format!(
             "{} specials {specials:?}, {n_merges} merges, chunk {chunk_size}, {threads} threads, files {:?}",

@@ -39,16 +39,6 @@ pub use tokenizer_json::TokenizerJson;
 pub use trie::TrieData;
 pub use wordpiece::{WpModel, WpTableData};
 
-/// Read a model file and build live tables for it (validate, lay out, hash, leak).
-pub fn load_tables(
-    path: impl AsRef<std::path::Path>,
-    pieces: PieceTable,
-) -> Result<(Model, &'static picobpe::Tables<'static>), ModelError> {
-    let model = Model::read(path)?;
-    let tables = TableData::new(&model, pieces)?.to_tables();
-    Ok((model, tables))
-}
-
 /// Leak `value` for the rest of the process and keep its address in a static list. Live tables
 /// borrow from what is leaked this way (a process loads a model once and uses it until exit),
 /// and the list keeps it reachable, so leak checkers (LeakSanitizer in the fuzz targets) see it
