@@ -25,6 +25,7 @@ pub const MAX_PIECE_BYTES: usize = 128;
 
 /// What a piece is, as SentencePiece's `ModelProto.SentencePiece.Type` says (same numbers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[repr(u8)]
 pub enum PieceKind {
     /// An ordinary piece: produced by merging, decoded with `▁` turned into a space.
@@ -78,6 +79,7 @@ pub const fn score_priority(score: f32) -> u32 {
 
 /// Where user-defined symbols are matched and where the dummy prefix goes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Sections {
     /// As `sentencepiece` does: the whole text is normalized (one `▁` before it), and
     /// user-defined symbols are matched among its characters.

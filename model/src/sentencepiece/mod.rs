@@ -18,58 +18,11 @@ pub use import_proto::import_model_proto;
 pub use import_proto::SpImportError;
 pub use tables::{SpTableData, SpTableSizes};
 
-/// What a piece is (SentencePiece's piece types; `UNUSED` is not supported).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum SpKind {
-    /// An ordinary piece.
-    Normal,
-    /// The unknown piece (exactly one per model).
-    Unknown,
-    /// A control symbol (`<s>`, `</s>`): never produced from text, decoded as nothing.
-    Control,
-    /// A user-defined symbol: matched in the text whole.
-    UserDefined,
-    /// A byte piece `<0xHH>`.
-    Byte,
-}
-
-impl SpKind {
-    /// The core's kind.
-    pub fn to_core(self) -> picobpe::sentencepiece::PieceKind {
-        use picobpe::sentencepiece::PieceKind as K;
-        match self {
-            SpKind::Normal => K::Normal,
-            SpKind::Unknown => K::Unknown,
-            SpKind::Control => K::Control,
-            SpKind::UserDefined => K::UserDefined,
-            SpKind::Byte => K::Byte,
-        }
-    }
-}
-
-/// Where user-defined symbols are matched and where the dummy prefix goes (see
-/// [`picobpe::sentencepiece::Sections`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum SpSections {
-    /// `sentencepiece`: symbols matched inside the normalized text.
-    Inline,
-    /// `tokenizers` with a `Prepend` normalizer: each piece of text between symbols gets a `▁`.
-    EveryPiecePrefixed,
-    /// `tokenizers` with a `Metaspace` pre-tokenizer, scheme `first`: only the text's start.
-    FirstPiecePrefixed,
-}
-
-impl SpSections {
-    /// The core's value.
-    pub fn to_core(self) -> picobpe::sentencepiece::Sections {
-        use picobpe::sentencepiece::Sections as S;
-        match self {
-            SpSections::Inline => S::Inline,
-            SpSections::EveryPiecePrefixed => S::EveryPiecePrefixed,
-            SpSections::FirstPiecePrefixed => S::FirstPiecePrefixed,
-        }
-    }
-}
+/// What a piece is: the core's kind, stored as is (the model file's variant order is the
+/// core's declaration order).
+pub use picobpe::sentencepiece::PieceKind as SpKind;
+/// Where user-defined symbols are matched and where the dummy prefix goes: the core's value.
+pub use picobpe::sentencepiece::Sections as SpSections;
 
 /// One piece of a SentencePiece model.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -64,11 +64,7 @@ impl SpTableData<'static> {
     pub fn new(model: &SpModel) -> Result<Self, InvalidSpModel> {
         model.validate()?;
         let (token_bytes, token_offsets) = concat(model.pieces.iter().map(|p| p.piece.as_bytes()));
-        let kinds: Vec<u8> = model
-            .pieces
-            .iter()
-            .map(|p| p.kind.to_core() as u8)
-            .collect();
+        let kinds: Vec<u8> = model.pieces.iter().map(|p| p.kind as u8).collect();
         let ids: Vec<u32> = (0..model.pieces.len() as u32).collect();
         let (piece_index, pieces) = ptr_index(&ids, |&id, seed| {
             hash_bytes(model.pieces[id as usize].piece.as_bytes(), seed)
@@ -144,7 +140,7 @@ impl SpTableData<'static> {
             user_defined: user_defined.into(),
             add_dummy_prefix: model.add_dummy_prefix,
             remove_extra_whitespaces: model.remove_extra_whitespaces,
-            sections: model.sections.to_core(),
+            sections: model.sections,
             // Unigram models do not merge: no byte cuts a merge.
             cut_bytes: if model.unigram {
                 [0; 2]
