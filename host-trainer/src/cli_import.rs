@@ -77,8 +77,7 @@ pub fn run(args: ImportArgs) -> Result<(), String> {
         // One parse, then the importer of the file's family.
         let file = TokenizerJson::parse(&read(path)?)
             .map_err(|e| format!("{}: not a tokenizer.json: {e}", path.display()))?;
-        let template = TemplateData::from_tokenizer_json(&file)
-            .map_err(|e| format!("{}: tokenizer.json {e}", path.display()))?;
+        let template = TemplateData::from_tokenizer_json(&file).map_err(|e| at(path, &e))?;
         let (model, mut notes) = match file.family() {
             Family::WordPiece => {
                 let i = wordpiece::import_tokenizer_json(&file).map_err(|e| at(path, &e))?;

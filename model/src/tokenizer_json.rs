@@ -47,6 +47,29 @@ pub struct TokenizerJson {
     added_tokens: Option<Vec<AddedToken>>,
 }
 
+/// A part of a `tokenizer.json` that picobpe does not reproduce, or a malformed one: the error
+/// every importer of the file gives for it.
+#[derive(Debug, thiserror::Error)]
+#[error("tokenizer.json {at}: {what}")]
+pub struct Refused {
+    /// Where: `model`, `normalizer`, `pre_tokenizer`, ...
+    pub at: &'static str,
+    /// What is there and why it is refused.
+    pub what: String,
+}
+
+/// A [`Refused`]: `what` is at `at`.
+pub(crate) fn bad(at: &'static str, what: impl Into<String>) -> Refused {
+    let what = what.into();
+    Refused { at, what }
+}
+
+/// A [`Refused`] for a stage's steps, named by their kinds: `"NFC + NFKC": {why}`.
+pub(crate) fn bad_steps<K>(at: &'static str, steps: &[Part<K>], why: &str) -> Refused {
+    let kinds: Vec<&str> = steps.iter().map(Part::kind).collect();
+    bad(at, format!("{:?}: {why}", kinds.join(" + ")))
+}
+
 /// Which importer reads a [`TokenizerJson`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Family {
@@ -171,8 +194,8 @@ enum Merge {
 }
 
 impl Bpe {
-    /// A setting no importer reproduces (dropout, a subword prefix or suffix).
-    pub(crate) fn unsupported(&self) -> Option<String> {
+    /// Refuse a setting no importer reproduces (dropout, a subword prefix or suffix).
+    pub(crate) fn check(&self) -> Result<(), Refused> {
         let affix = |key, v: &Option<String>| {
             let v = v.as_deref().filter(|v| !v.is_empty());
             v.map(|v| format!("{key} is {v:?}; not supported"))
@@ -182,6 +205,7 @@ impl Bpe {
             .map(|d| format!("dropout is {d}; not supported")))
         .or_else(|| affix("continuing_subword_prefix", &self.continuing_subword_prefix))
         .or_else(|| affix("end_of_word_suffix", &self.end_of_word_suffix))
+        .map_or(Ok(()), |what| Err(bad("model", what)))
     }
 
     /// The merges as `(number, left, right)`, in priority order, numbered from 1.
@@ -246,11 +270,6 @@ impl<K> Part<K> {
 /// The parsed steps of a stage (`None` for a step of a kind picobpe does not read).
 pub(crate) fn known<K>(steps: &[Part<K>]) -> Vec<Option<&K>> {
     steps.iter().map(|s| s.known.as_ref()).collect()
-}
-
-/// The kinds of a stage's steps, for a message: `"NFC + NFKC"`.
-pub(crate) fn kinds<K>(steps: &[Part<K>]) -> String {
-    steps.iter().map(Part::kind).collect::<Vec<_>>().join(" + ")
 }
 
 /// A stage as its steps (see the module docs).
@@ -364,51 +383,46 @@ impl TemplateData {
     /// that adds ids (Llama 3's `ByteLevel` + `TemplateProcessing`). Only the single-sequence
     /// template is read (picobpe encodes one text). `Err` names a post-processor picobpe does
     /// not read.
-    pub fn from_tokenizer_json(file: &TokenizerJson) -> Result<TemplateData, String> {
+    pub fn from_tokenizer_json(file: &TokenizerJson) -> Result<TemplateData, Refused> {
+        let bad = |what: String| bad("post_processor", what);
         let mut template = None;
         for step in &file.post_processor {
-            let (prefix, suffix) = match &step.known {
+            let [prefix, suffix] = match &step.known {
                 Some(PostProcessor::ByteLevel) => continue,
                 Some(
                     PostProcessor::BertProcessing { sep, cls }
                     | PostProcessor::RobertaProcessing { sep, cls },
-                ) => (vec![cls.1], vec![sep.1]),
+                ) => [vec![cls.1], vec![sep.1]],
                 Some(PostProcessor::TemplateProcessing {
                     single,
                     special_tokens,
                 }) => {
-                    let (mut sides, mut sequences) = ((Vec::new(), Vec::new()), 0);
+                    let (mut sides, mut sequences) = ([Vec::new(), Vec::new()], 0);
                     for piece in single {
                         let TemplatePiece::SpecialToken { id } = piece else {
                             sequences += 1;
                             continue;
                         };
-                        let token = special_tokens.get(id).ok_or_else(|| {
-                            format!("post_processor: {id:?} is not in its special_tokens")
-                        })?;
-                        let side = if sequences == 0 {
-                            &mut sides.0
-                        } else {
-                            &mut sides.1
-                        };
-                        side.extend(&token.ids);
+                        let token = special_tokens
+                            .get(id)
+                            .ok_or_else(|| bad(format!("{id:?} is not in its special_tokens")))?;
+                        sides[usize::from(sequences > 0)].extend(&token.ids);
                     }
                     if sequences != 1 {
-                        let what = "post_processor: the single template must hold $A once";
-                        return Err(what.to_owned());
+                        return Err(bad("the single template must hold $A once".into()));
                     }
                     sides
                 }
                 None => {
                     let (kind, raw) = (step.kind(), &step.raw);
-                    return Err(format!("post_processor: {kind:?} is not supported: {raw}"));
+                    return Err(bad(format!("{kind:?} is not supported: {raw}")));
                 }
             };
             // tokenizers hands a template's pieces to the next step as separate sequences
             // (a pair, for `RobertaProcessing`): no simple wrapping.
             if template.replace(TemplateData { prefix, suffix }).is_some() {
-                let what = "post_processor: a Sequence of two steps that add ids is not supported";
-                return Err(what.to_owned());
+                let what = "a Sequence of two steps that add ids is not supported";
+                return Err(bad(what.into()));
             }
         }
         Ok(template.unwrap_or_default())

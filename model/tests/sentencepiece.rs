@@ -10,6 +10,7 @@ use picobpe_model::format::{HEADER_LEN, KIND_VERSION, MAGIC};
 use picobpe_model::sentencepiece::{
     import_model_proto, InvalidSpModel, SpImportError, SpKind, SpPiece, SpSections,
 };
+use picobpe_model::tokenizer_json::Refused;
 use picobpe_model::{
     AnyModel, Model, ModelError, PatternKind, SpModel, SpTableData, TokenizerJson,
 };
@@ -433,10 +434,10 @@ fn tokenizer_json_refusals_name_the_cause() {
     let (err, text) = refused("nfkc-normalizer.tokenizer.json");
     assert!(matches!(
         err,
-        SpImportError::TokenizerJson {
+        SpImportError::TokenizerJson(Refused {
             at: "normalizer",
             ..
-        }
+        })
     ));
     assert_eq!(
         text,
@@ -446,10 +447,10 @@ fn tokenizer_json_refusals_name_the_cause() {
     let (err, text) = refused("bytelevel-pretok.tokenizer.json");
     assert!(matches!(
         err,
-        SpImportError::TokenizerJson {
+        SpImportError::TokenizerJson(Refused {
             at: "pre_tokenizer",
             ..
-        }
+        })
     ));
     assert!(
         text.starts_with("tokenizer.json pre_tokenizer: {")

@@ -28,7 +28,8 @@ use super::ImportError;
 use crate::model::Model;
 use crate::pattern::PatternKind;
 use crate::tokenizer_json::{
-    kinds, Decoder, ModelJson, Normalizer, Part, Pattern, PreTokenizer, TokenizerJson,
+    bad, bad_steps, Decoder, ModelJson, Normalizer, Part, Pattern, PreTokenizer, Refused,
+    TokenizerJson,
 };
 
 /// A model imported from a `tokenizer.json`, with what the import chose not to apply.
@@ -50,13 +51,6 @@ pub struct HfJsonOptions {
     pub assume_nfc: bool,
 }
 
-fn bad(at: &'static str, what: impl Into<String>) -> ImportError {
-    ImportError::TokenizerJson {
-        at,
-        what: what.into(),
-    }
-}
-
 /// Build a [`Model`] from a byte-level BPE `tokenizer.json` (see the module docs for what is
 /// accepted).
 pub fn tokenizer_json(
@@ -66,20 +60,18 @@ pub fn tokenizer_json(
     let ModelJson::Bpe(model) = &file.model else {
         let name = file.model.name();
         let what = format!("{name:?}: only BPE is imported as byte-level BPE");
-        return Err(bad("model.type", what));
+        return Err(bad("model.type", what).into());
     };
-    if let Some(what) = model.unsupported() {
-        return Err(bad("model", what));
-    }
+    model.check()?;
     if model.byte_fallback {
         let what = "true; not supported for byte-level BPE";
-        return Err(bad("model.byte_fallback", what));
+        return Err(bad("model.byte_fallback", what).into());
     }
     let mut notes = Vec::new();
     normalizer(&file.normalizer, options, &mut notes)?;
     let pattern = pre_tokenizer(&file.pre_tokenizer)?;
     if let Some(d) = (file.decoder.iter()).find(|d| !matches!(d.known, Some(Decoder::ByteLevel))) {
-        return Err(bad("decoder", format!("{:?}: not supported", d.kind())));
+        return Err(bad("decoder", format!("{:?}: not supported", d.kind())).into());
     }
     let merges = model.merges().map_err(|e| bad("model.merges", e))?;
     let specials = file.added_tokens().map_err(|e| bad("added_tokens", e))?;
@@ -124,7 +116,7 @@ fn normalizer(
     steps: &[Part<Normalizer>],
     options: HfJsonOptions,
     notes: &mut Vec<String>,
-) -> Result<(), ImportError> {
+) -> Result<(), Refused> {
     let nfc = |p: &Part<Normalizer>| matches!(p.known, Some(Normalizer::Nfc));
     match steps {
         [] => Ok(()),
@@ -141,15 +133,12 @@ fn normalizer(
             "NFC: picobpe does not normalize text; if every text you encode is already in \
              NFC (most text is), import with --assume-nfc",
         )),
-        _ => Err(bad(
-            "normalizer",
-            format!("{:?}: not supported", kinds(steps)),
-        )),
+        _ => Err(bad_steps("normalizer", steps, "not supported")),
     }
 }
 
 /// The pattern of the pre-tokenizer.
-fn pre_tokenizer(steps: &[Part<PreTokenizer>]) -> Result<PatternKind, ImportError> {
+fn pre_tokenizer(steps: &[Part<PreTokenizer>]) -> Result<PatternKind, Refused> {
     let bad = |what: String| bad("pre_tokenizer", what);
     let (pattern, b) = match steps {
         [] => return Err(bad("missing: byte-level BPE needs one".into())),
@@ -178,10 +167,8 @@ fn pre_tokenizer(steps: &[Part<PreTokenizer>]) -> Result<PatternKind, ImportErro
             (pattern, b)
         }
         _ => {
-            let kinds = kinds(steps);
-            return Err(bad(format!(
-                "{kinds:?}: expected Sequence[Split, ByteLevel] or ByteLevel"
-            )));
+            let why = "expected Sequence[Split, ByteLevel] or ByteLevel";
+            return Err(bad_steps("pre_tokenizer", steps, why));
         }
     };
     let Some(PreTokenizer::ByteLevel {

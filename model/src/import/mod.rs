@@ -7,6 +7,7 @@ mod hf_json;
 mod tiktoken_import;
 
 use crate::error::InvalidModel;
+use crate::tokenizer_json::Refused;
 
 pub use hf_import::hf;
 pub use hf_json::{tokenizer_json, HfJsonImport, HfJsonOptions};
@@ -77,13 +78,8 @@ pub enum ImportError {
         text: String,
     },
     /// A part of a `tokenizer.json` that picobpe does not reproduce, or that is malformed.
-    #[error("tokenizer.json {at}: {what}")]
-    TokenizerJson {
-        /// Where: `model`, `normalizer`, `pre_tokenizer`, ...
-        at: &'static str,
-        /// What is there and why it is refused.
-        what: String,
-    },
+    #[error(transparent)]
+    TokenizerJson(#[from] Refused),
     /// The imported model breaks an invariant.
     #[error("imported model is invalid: {0}")]
     Invalid(#[from] InvalidModel),

@@ -6,15 +6,8 @@ use std::collections::HashMap;
 use super::import_proto::SpImportError;
 use super::{byte_piece_value, SpKind, SpModel, SpPiece, SpSections};
 use crate::tokenizer_json::{
-    by_id, known, ModelJson, Normalizer, Pattern, PreTokenizer, TokenizerJson,
+    bad, by_id, known, ModelJson, Normalizer, Pattern, PreTokenizer, Refused, TokenizerJson,
 };
-
-fn bad(at: &'static str, what: impl Into<String>) -> SpImportError {
-    SpImportError::TokenizerJson {
-        at,
-        what: what.into(),
-    }
-}
 
 /// Build an [`SpModel`] from a `tokenizer.json` whose model is `BPE` or `Unigram` over `▁`
 /// pieces: normalizer `Prepend("▁")` + `Replace(" ", "▁")` (or none, with a `Metaspace`
@@ -34,9 +27,7 @@ fn bad(at: &'static str, what: impl Into<String>) -> SpImportError {
 pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportError> {
     let (pieces, scores, f64_scores, unk_id, byte_fallback) = match &file.model {
         ModelJson::Bpe(m) => {
-            if let Some(what) = m.unsupported() {
-                return Err(bad("model", what));
-            }
+            m.check()?;
             let pieces = by_id(&m.vocab).map_err(|e| bad("model.vocab", e))?;
             let mut rank_of: HashMap<String, usize> = HashMap::new();
             let merges = m.merges().map_err(|e| bad("model.merges", e))?;
@@ -64,14 +55,14 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
     };
     if pieces.len() > picobpe::MAX_IDS {
         let what = format!("{} pieces is too many", pieces.len());
-        return Err(bad("model.vocab", what));
+        return Err(bad("model.vocab", what).into());
     }
     let (add_dummy_prefix, sections) = normalizer(file)?;
     let added = file.added_tokens().map_err(|e| bad("added_tokens", e))?;
     for (content, id) in &added {
         if pieces.get(*id as usize) != Some(content) {
             let what = format!("{content:?} (id {id}) is not the vocabulary's piece of that id");
-            return Err(bad("added_tokens", what));
+            return Err(bad("added_tokens", what).into());
         }
     }
     let added: HashMap<String, u32> = added.into_iter().collect();
@@ -104,7 +95,7 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
 }
 
 /// The normalizer and pre-tokenizer, as `(add_dummy_prefix, sections)`.
-fn normalizer(file: &TokenizerJson) -> Result<(bool, SpSections), SpImportError> {
+fn normalizer(file: &TokenizerJson) -> Result<(bool, SpSections), Refused> {
     let (mut prepend, mut replace) = (false, false);
     for step in &file.normalizer {
         match &step.known {

@@ -98,13 +98,8 @@ pub enum SpImportError {
         kind: i32,
     },
     /// A `tokenizer.json` part that does not describe a SentencePiece-style BPE model.
-    #[error("tokenizer.json {at}: {what}")]
-    TokenizerJson {
-        /// Where in the file.
-        at: &'static str,
-        /// What is wrong.
-        what: String,
-    },
+    #[error(transparent)]
+    TokenizerJson(#[from] crate::tokenizer_json::Refused),
     /// The imported model breaks an invariant.
     #[error("invalid SentencePiece model: {0}")]
     Invalid(super::InvalidSpModel),

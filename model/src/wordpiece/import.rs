@@ -10,30 +10,19 @@
 use super::{InvalidWpModel, WpModel};
 use crate::format::TemplateData;
 use crate::tokenizer_json::{
-    by_id, kinds, known, Decoder, ModelJson, Normalizer, PreTokenizer, TokenizerJson,
+    bad, bad_steps, by_id, known, Decoder, ModelJson, Normalizer, PreTokenizer, Refused,
+    TokenizerJson,
 };
 
 /// Why a WordPiece import failed.
 #[derive(Debug, thiserror::Error)]
 pub enum WpImportError {
     /// A part of the file picobpe does not reproduce, or a malformed one.
-    #[error("tokenizer.json {at}: {what}")]
-    Unsupported {
-        /// Where: `model`, `normalizer`, ...
-        at: &'static str,
-        /// What is there and why it is refused.
-        what: String,
-    },
+    #[error(transparent)]
+    Unsupported(#[from] Refused),
     /// The imported model breaks an invariant.
     #[error("imported model is invalid: {0}")]
     Invalid(#[from] InvalidWpModel),
-}
-
-fn bad(at: &'static str, what: impl Into<String>) -> WpImportError {
-    WpImportError::Unsupported {
-        at,
-        what: what.into(),
-    }
 }
 
 /// A model imported from a file, with what the import chose not to apply.
@@ -100,7 +89,7 @@ pub fn import_vocab_txt(text: &[u8], options: &VocabTxtOptions) -> Result<WpMode
 pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<WpImport, WpImportError> {
     let ModelJson::WordPiece(model) = &file.model else {
         let what = format!("{:?}: not WordPiece", file.model.name());
-        return Err(bad("model.type", what));
+        return Err(bad("model.type", what).into());
     };
     let vocab = by_id(&model.vocab).map_err(|e| bad("model.vocab", e))?;
     let unk = &model.unk_token;
@@ -125,32 +114,27 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<WpImport, WpImportE
                 )
             }
             _ => {
-                let kinds = kinds(&file.normalizer);
-                let what = format!("{kinds:?}: not supported (BertNormalizer or none is)");
-                return Err(bad("normalizer", what));
+                let why = "not supported (BertNormalizer or none is)";
+                return Err(bad_steps("normalizer", &file.normalizer, why).into());
             }
         };
     match known(&file.pre_tokenizer)[..] {
         [Some(PreTokenizer::Bert)] => {}
-        [] => return Err(bad("pre_tokenizer", "missing")),
+        [] => return Err(bad("pre_tokenizer", "missing").into()),
         _ => {
-            let kinds = kinds(&file.pre_tokenizer);
-            let what = format!("{kinds:?}: only BertPreTokenizer is supported");
-            return Err(bad("pre_tokenizer", what));
+            let why = "only BertPreTokenizer is supported";
+            return Err(bad_steps("pre_tokenizer", &file.pre_tokenizer, why).into());
         }
     }
     let cleanup = match known(&file.decoder)[..] {
         [] => false,
         [Some(Decoder::WordPiece { prefix: p, cleanup })] => {
             if p.as_deref().unwrap_or("##") != prefix {
-                return Err(bad("decoder", "its prefix is not the model's"));
+                return Err(bad("decoder", "its prefix is not the model's").into());
             }
             cleanup.unwrap_or(true)
         }
-        _ => {
-            let what = format!("{:?}: not supported", kinds(&file.decoder));
-            return Err(bad("decoder", what));
-        }
+        _ => return Err(bad_steps("decoder", &file.decoder, "not supported").into()),
     };
     let model = WpModel {
         vocab,
