@@ -116,14 +116,9 @@ impl TemplateData {
             <ModelProto as prost::Message>::decode(bytes).map_err(SpImportError::Protobuf)?;
         let bos = proto.trainer_spec.and_then(|t| t.bos_id).unwrap_or(1);
         let has_bos = usize::try_from(bos).is_ok_and(|b| b < proto.pieces.len());
-        Ok(TemplateData {
-            prefix: if has_bos {
-                vec![bos as u32]
-            } else {
-                Vec::new()
-            },
-            suffix: Vec::new(),
-        })
+        let prefix = Vec::from_iter(has_bos.then_some(bos as u32));
+        let suffix = Vec::new();
+        Ok(TemplateData { prefix, suffix })
     }
 }
 
@@ -135,43 +130,38 @@ impl TemplateData {
 pub fn import_model_proto(bytes: &[u8]) -> Result<SpModel, SpImportError> {
     let proto = <ModelProto as prost::Message>::decode(bytes).map_err(SpImportError::Protobuf)?;
     let trainer = proto.trainer_spec.unwrap_or_default();
+    let not_bpe = |model_type| Err(SpImportError::NotBpe { model_type });
     let unigram = match trainer.model_type.unwrap_or(1) {
         1 => true,
         2 => false,
-        other => {
-            let name = match other {
-                3 => "WORD".to_owned(),
-                4 => "CHAR".to_owned(),
-                n => format!("{n}"),
-            };
-            return Err(SpImportError::NotBpe { model_type: name });
-        }
+        3 => return not_bpe("WORD".to_owned()),
+        4 => return not_bpe("CHAR".to_owned()),
+        n => return not_bpe(n.to_string()),
+    };
+    let unsupported = |setting: &str| SpImportError::Unsupported {
+        setting: setting.to_owned(),
+    };
+    // A normalizer that rewrites characters: a character map or rules.
+    let rewrites = |n: &NormalizerSpec| {
+        let map = n.precompiled_charsmap.as_deref().unwrap_or(&[]);
+        !map.is_empty()
+            || n.normalization_rule_tsv
+                .as_deref()
+                .is_some_and(|r| !r.is_empty())
     };
     if trainer.treat_whitespace_as_suffix == Some(true) {
-        return Err(SpImportError::Unsupported {
-            setting: "treat_whitespace_as_suffix = true".to_owned(),
-        });
+        return Err(unsupported("treat_whitespace_as_suffix = true"));
     }
     let norm = proto.normalizer_spec.unwrap_or_default();
-    let name = norm.name.clone().unwrap_or_default();
-    let charsmap = norm.precompiled_charsmap.as_deref().unwrap_or(&[]);
-    let rules = norm.normalization_rule_tsv.as_deref().unwrap_or("");
-    if !charsmap.is_empty() || !rules.is_empty() {
+    if rewrites(&norm) {
+        let name = norm.name.clone().unwrap_or_default();
         return Err(SpImportError::Normalizer { name });
     }
     if norm.escape_whitespaces == Some(false) {
-        return Err(SpImportError::Unsupported {
-            setting: "escape_whitespaces = false".to_owned(),
-        });
+        return Err(unsupported("escape_whitespaces = false"));
     }
-    if let Some(denorm) = &proto.denormalizer_spec {
-        let map = denorm.precompiled_charsmap.as_deref().unwrap_or(&[]);
-        let rules = denorm.normalization_rule_tsv.as_deref().unwrap_or("");
-        if !map.is_empty() || !rules.is_empty() {
-            return Err(SpImportError::Unsupported {
-                setting: "a denormalizer with rules".to_owned(),
-            });
-        }
+    if proto.denormalizer_spec.as_ref().is_some_and(rewrites) {
+        return Err(unsupported("a denormalizer with rules"));
     }
     let mut pieces = Vec::with_capacity(proto.pieces.len());
     for (id, p) in proto.pieces.iter().enumerate() {

@@ -157,13 +157,7 @@ impl TemplateData {
     /// What transformers' `BertTokenizer` adds around the ids of one text of a `vocab.txt`
     /// model: `[CLS] $A [SEP]` (nothing when the vocabulary lacks either).
     pub fn bert(model: &WpModel) -> TemplateData {
-        let id = |entry| {
-            model
-                .vocab
-                .iter()
-                .position(|v| v == entry)
-                .map(|i| vec![i as u32])
-        };
+        let id = |entry| model.id_of(entry).map(|id| vec![id]);
         match (id("[CLS]"), id("[SEP]")) {
             (Some(prefix), Some(suffix)) => TemplateData { prefix, suffix },
             _ => TemplateData::default(),

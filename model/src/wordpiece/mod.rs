@@ -95,6 +95,11 @@ impl WpModel {
         self.vocab.len()
     }
 
+    /// The id of a vocabulary entry.
+    pub fn id_of(&self, entry: &str) -> Option<u32> {
+        self.vocab.iter().position(|v| v == entry).map(|i| i as u32)
+    }
+
     /// Check the invariants the tables rely on.
     pub fn validate(&self) -> Result<(), InvalidWpModel> {
         if self.vocab.is_empty() {
