@@ -30,27 +30,21 @@ pub fn hf(
         special_pairs.push((text.clone(), id));
     }
 
-    let merges_txt = std::str::from_utf8(merges_txt).map_err(|e| ImportError::BadMergeLine {
-        line: merges_txt[..e.valid_up_to()]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1,
-        reason: "not valid UTF-8".to_owned(),
-    })?;
     let mut merges = Vec::new();
-    for (index, raw) in merges_txt.split('\n').enumerate() {
+    for (index, raw) in merges_txt.split(|&b| b == b'\n').enumerate() {
         let line = index + 1;
+        let bad = |reason: &str| ImportError::BadMergeLine {
+            line,
+            reason: reason.to_owned(),
+        };
+        let raw = std::str::from_utf8(raw).map_err(|_| bad("not valid UTF-8"))?;
         let raw = raw.strip_suffix('\r').unwrap_or(raw);
         if raw.is_empty() || (line == 1 && raw.starts_with("#version")) {
             continue;
         }
         let mut parts = raw.split(' ');
         let (Some(left), Some(right), None) = (parts.next(), parts.next(), parts.next()) else {
-            return Err(ImportError::BadMergeLine {
-                line,
-                reason: "expected two tokens separated by one space".to_owned(),
-            });
+            return Err(bad("expected two tokens separated by one space"));
         };
         merges.push((line, left, right));
     }
