@@ -22,13 +22,11 @@ pub fn hf(
 ) -> Result<Model, ImportError> {
     let vocab: HashMap<String, u32> =
         serde_json::from_slice(vocab_json).map_err(ImportError::Json)?;
-    let mut special_pairs = Vec::with_capacity(specials.len());
-    for text in specials {
-        let id = *vocab
-            .get(text)
-            .ok_or_else(|| ImportError::UnknownSpecial { text: text.clone() })?;
-        special_pairs.push((text.clone(), id));
-    }
+    let special_pairs = specials.iter().map(|text| match vocab.get(text) {
+        Some(&id) => Ok((text.clone(), id)),
+        None => Err(ImportError::UnknownSpecial { text: text.clone() }),
+    });
+    let special_pairs = special_pairs.collect::<Result<Vec<_>, _>>()?;
 
     let mut merges = Vec::new();
     for (index, raw) in merges_txt.split(|&b| b == b'\n').enumerate() {
@@ -81,11 +79,9 @@ pub(super) fn from_parts(
     let mut pairs = Vec::with_capacity(merges.len());
     for &(line, left, right) in merges {
         let bad = |reason: String| ImportError::BadMergeLine { line, reason };
-        let id = |token: &str| {
-            vocab
-                .get(token)
-                .copied()
-                .ok_or_else(|| bad(format!("token {token:?} is not in the vocabulary")))
+        let id = |token: &str| match vocab.get(token) {
+            Some(&id) => Ok(id),
+            None => Err(bad(format!("token {token:?} is not in the vocabulary"))),
         };
         let (l, r) = (id(left)?, id(right)?);
         id(&format!("{left}{right}"))?;
