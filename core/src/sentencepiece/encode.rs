@@ -17,7 +17,6 @@ use super::merge::{merge_word, NoRoom, Word, WORD_BUF};
 use super::merge::{HUGE_WORD_BUF, LONG_WORD_BUF};
 use super::normalize::{char_at, Normalizer, SPACE_MARK};
 use super::tables::{Sections, SpTables};
-use super::unigram::whole_text_needed;
 use crate::cache::{CacheEntry, CacheKey};
 use crate::error::EncodeError;
 use crate::special::{self, Found};
@@ -70,16 +69,18 @@ pub(super) trait WordCoder {
     ) -> Result<usize, NoRoom>;
 }
 
-/// The BPE step of the word loop: [`SpTokenizer::encode_word`].
+/// The BPE step of the word loop. A word that is a piece marked whole (its own bytes merge
+/// into it) is that piece, with one lookup; any other word is merged, from `buf` or, when
+/// longer, packed four bytes to a `u32` at the end of `out`.
 struct BpeCoder;
 
 impl WordCoder for BpeCoder {
-    #[inline(always)]
+    #[inline]
     fn word(
         &mut self,
         sp: &SpTokenizer<'_>,
         norm: &Normalizer<'_>,
-        word: &Scanned,
+        scanned: &Scanned,
         buf: &[u8],
         _cells: &mut [u32],
         out: &mut [u32],
@@ -87,7 +88,71 @@ impl WordCoder for BpeCoder {
         cursor: &mut Cursor,
         cache: &mut [CacheEntry],
     ) -> Result<usize, NoRoom> {
-        sp.encode_word(norm, word, buf, out, written, &mut cursor.after_unk, cache)
+        let (t, len, after_unk) = (sp.tables, scanned.len, &mut cursor.after_unk);
+        if let Some(word) = buf.get(..len) {
+            if let Some(id) = t.piece_id(word).filter(|&id| t.is_whole(id)) {
+                let empty = out.is_empty();
+                return match out.get_mut(written) {
+                    Some(slot) => {
+                        *slot = id;
+                        *after_unk = false;
+                        Ok(1)
+                    }
+                    None if empty => Err(NoRoom::TooLong(1)),
+                    None => Err(NoRoom::Full),
+                };
+            }
+            let Some(key) = Some(word)
+                .filter(|_| !cache.is_empty())
+                .and_then(CacheKey::of)
+            else {
+                return merge_word(t, Word::Flat(word), out, written, after_unk);
+            };
+            let line = key.line(cache.len());
+            if let Some(entry) = cache.get(line) {
+                match entry.emit(key, out, written) {
+                    Some(Ok(n)) => return Ok(n),
+                    Some(Err(end)) if written == 0 => return Err(NoRoom::TooLong(end)),
+                    Some(Err(_)) => return Err(NoRoom::Full),
+                    None => {}
+                }
+            }
+            let n = merge_word(t, Word::Flat(word), out, written, after_unk)?;
+            if let (Some(entry), Some(ids)) = (cache.get_mut(line), out.get(written..written + n)) {
+                entry.put(key, ids);
+            }
+            return Ok(n);
+        }
+        // A longer word: its bytes packed at the end of `out`, the rest is the work area.
+        let words = len.div_ceil(4);
+        let Some(split) = out.len().checked_sub(words) else {
+            // What the work area needs (see `merge_word`), for at most one symbol per
+            // character and the prefix.
+            let mut chars = usize::from(scanned.prefix);
+            let mut pos = scanned.start;
+            while pos < scanned.end {
+                chars += 1;
+                pos += char_at(norm.text, pos).1.max(1);
+            }
+            return Err(NoRoom::TooLong(
+                words
+                    .saturating_add(len)
+                    .saturating_add(chars.saturating_mul(10))
+                    + 1,
+            ));
+        };
+        if split < written {
+            // The packed bytes would overwrite ids of this call: those come out first.
+            return Err(NoRoom::Full);
+        }
+        let Some((rest, packed)) = out.split_at_mut_checked(split) else {
+            return Err(NoRoom::TooLong(words));
+        };
+        norm.write_packed(scanned.start, scanned.end, scanned.prefix, packed);
+        match merge_word(t, Word::Packed(packed, len), rest, written, after_unk) {
+            Err(NoRoom::TooLong(needed)) => Err(NoRoom::TooLong(needed.saturating_add(words))),
+            other => other,
+        }
     }
 }
 
@@ -154,10 +219,7 @@ impl<'t> SpTokenizer<'t> {
         if t.sections != Sections::Inline {
             return self.sections(text, cursor, out, cache);
         }
-        let norm = Normalizer {
-            text,
-            remove_extra: t.remove_extra_whitespaces,
-        };
+        let norm = Normalizer::new(text, t.remove_extra_whitespaces);
         let from = cursor.offset.min(text.len());
         let at_start = from == 0;
         let pos = norm.start(from, at_start);
@@ -222,19 +284,15 @@ impl<'t> SpTokenizer<'t> {
                 Err(EncodeError::OutputFull { .. }) => Err(EncodeError::PieceTooLong {
                     offset: 0,
                     len: text.len(),
-                    needed: if unigram {
-                        whole_text_needed(text.len())
-                    } else {
-                        12 * text.len() + 64
-                    },
+                    // Enough for any text encoded at once: per normalized byte (up to 3 an
+                    // input byte) an id and the work area (BPE's merge; Unigram's lattice
+                    // and packed bytes, about 5.25 ids).
+                    needed: if unigram { 20 } else { 12 } * text.len() + 64,
                 }),
                 Err(e) => Err(e),
             };
         }
-        let norm = Normalizer {
-            text,
-            remove_extra: t.remove_extra_whitespaces,
-        };
+        let norm = Normalizer::new(text, t.remove_extra_whitespaces);
         let pos = norm.start(0, at_start);
         let end = if is_final { norm.end(pos) } else { text.len() };
         let prefix = at_start && t.add_dummy_prefix;
@@ -261,10 +319,7 @@ impl<'t> SpTokenizer<'t> {
         out: &mut [u32],
         cache: &mut [CacheEntry],
     ) -> Result<usize, EncodeError> {
-        let norm = Normalizer {
-            text,
-            remove_extra: false,
-        };
+        let norm = Normalizer::new(text, false);
         let mut pos = cursor.offset.min(text.len());
         let mut section = self.section_start(text, pos);
         let mut written = 0usize;
@@ -357,8 +412,10 @@ impl<'t> SpTokenizer<'t> {
     }
 
     /// Encode the words of `span` into `out` after `written` ids, with the model's algorithm;
-    /// returns where it stopped and the new number of ids written. Inlined: a frame of its
-    /// own would sit between the caller and the algorithm's (40 bytes more stack on Unigram).
+    /// returns where it stopped and the new number of ids written. A BPE text that may hold a
+    /// word longer than the small buffer gets a large one (made, and zeroed, once per call).
+    /// Inlined: a frame of its own would sit between the caller and the word loop's (40 bytes
+    /// more stack on Unigram).
     #[inline(always)]
     fn words(
         &self,
@@ -368,41 +425,26 @@ impl<'t> SpTokenizer<'t> {
         cursor: &mut Cursor,
         cache: &mut [CacheEntry],
     ) -> Result<(usize, usize), EncodeError> {
+        let c = &mut BpeCoder;
         match self.unigram_coder(true) {
-            Some(coder) => self.unigram_words(coder, span, out, written, cursor, cache),
-            None => self.bpe_words(span, out, written, cursor, cache),
+            Some(mut u) => self.unigram_words(&mut u, span, out, written, cursor, cache),
+            #[cfg(target_pointer_width = "64")]
+            None if span.end - span.pos > LONG_WORD_BUF => {
+                self.words_in::<HUGE_WORD_BUF, 0, _>(c, span, out, written, cursor, cache)
+            }
+            #[cfg(target_pointer_width = "64")]
+            None if span.end - span.pos > WORD_BUF => {
+                self.words_in::<LONG_WORD_BUF, 0, _>(c, span, out, written, cursor, cache)
+            }
+            None => self.words_in::<WORD_BUF, 0, _>(c, span, out, written, cursor, cache),
         }
-    }
-
-    /// [`SpTokenizer::words`] for a BPE model: a text that may hold a word longer than the
-    /// small buffer gets the large one (made, and zeroed, once per call). Out of line, as
-    /// [`SpTokenizer::unigram_words`] is: each algorithm's buffers are in a stack frame only
-    /// when it runs.
-    #[inline(never)]
-    fn bpe_words(
-        &self,
-        span: Span<'_>,
-        out: &mut [u32],
-        written: usize,
-        cursor: &mut Cursor,
-        cache: &mut [CacheEntry],
-    ) -> Result<(usize, usize), EncodeError> {
-        let coder = &mut BpeCoder;
-        #[cfg(target_pointer_width = "64")]
-        if span.end - span.pos > LONG_WORD_BUF {
-            return self.words_in::<HUGE_WORD_BUF, 0, _>(coder, span, out, written, cursor, cache);
-        }
-        #[cfg(target_pointer_width = "64")]
-        if span.end - span.pos > WORD_BUF {
-            return self.words_in::<LONG_WORD_BUF, 0, _>(coder, span, out, written, cursor, cache);
-        }
-        self.words_in::<WORD_BUF, 0, _>(coder, span, out, written, cursor, cache)
     }
 
     /// The word loop, with a word buffer of `N` bytes, `M` cells of work area for the coder
     /// and `coder` for each word. `cursor` stands after the last word encoded (its offset
-    /// too). Inlined into each algorithm's out-of-line caller (one frame each).
-    #[inline(always)]
+    /// too). Out of line: each buffer size is a frame of its own, on the stack only when it
+    /// runs.
+    #[inline(never)]
     pub(super) fn words_in<const N: usize, const M: usize, C: WordCoder>(
         &self,
         coder: &mut C,
@@ -468,106 +510,11 @@ impl<'t> SpTokenizer<'t> {
         Ok((pos, written))
     }
 
-    /// Encode one word (not empty) into `out[written..]`; returns the number of ids written.
-    /// `buf` holds its normalized bytes when they fit; a longer word is packed four bytes to a
-    /// `u32` at the end of `out`. A word that is a piece marked whole (its own bytes merge into
-    /// it) is that piece, with one lookup; any other word is merged.
-    #[allow(clippy::too_many_arguments)]
-    fn encode_word(
-        &self,
-        norm: &Normalizer<'_>,
-        scanned: &Scanned,
-        buf: &[u8],
-        out: &mut [u32],
-        written: usize,
-        after_unk: &mut bool,
-        cache: &mut [CacheEntry],
-    ) -> Result<usize, NoRoom> {
-        let t = self.tables;
-        let len = scanned.len;
-        let users = t.sections == Sections::Inline && !t.user_defined.is_empty();
-        if let Some(word) = buf.get(..len) {
-            if let Some(id) = t.piece_id(word).filter(|&id| t.is_whole(id)) {
-                let empty = out.is_empty();
-                return match out.get_mut(written) {
-                    Some(slot) => {
-                        *slot = id;
-                        *after_unk = false;
-                        Ok(1)
-                    }
-                    None if empty => Err(NoRoom::TooLong(1)),
-                    None => Err(NoRoom::Full),
-                };
-            }
-            let key = if cache.is_empty() {
-                None
-            } else {
-                CacheKey::of(word)
-            };
-            let Some(key) = key else {
-                return merge_word(t, Word::Flat(word), users, out, written, after_unk);
-            };
-            let line = key.line(cache.len());
-            if let Some(entry) = cache.get(line) {
-                match entry.emit(key, out, written) {
-                    Some(Ok(n)) => return Ok(n),
-                    Some(Err(end)) if written == 0 => return Err(NoRoom::TooLong(end)),
-                    Some(Err(_)) => return Err(NoRoom::Full),
-                    None => {}
-                }
-            }
-            let n = merge_word(t, Word::Flat(word), users, out, written, after_unk)?;
-            if let (Some(entry), Some(ids)) = (cache.get_mut(line), out.get(written..written + n)) {
-                entry.put(key, ids);
-            }
-            return Ok(n);
-        }
-        // A longer word: its bytes packed at the end of `out`, the rest is the work area.
-        let words = len.div_ceil(4);
-        let Some(split) = out.len().checked_sub(words) else {
-            // What the work area needs (see `merge_word`), for at most one symbol per
-            // character and the prefix.
-            let mut chars = usize::from(scanned.prefix);
-            let mut pos = scanned.start;
-            while pos < scanned.end {
-                chars += 1;
-                pos += char_at(norm.text, pos).1.max(1);
-            }
-            return Err(NoRoom::TooLong(
-                words
-                    .saturating_add(len)
-                    .saturating_add(chars.saturating_mul(10))
-                    + 1,
-            ));
-        };
-        if split < written {
-            // The packed bytes would overwrite ids of this call: those come out first.
-            return Err(NoRoom::Full);
-        }
-        let Some((rest, packed)) = out.split_at_mut_checked(split) else {
-            return Err(NoRoom::TooLong(words));
-        };
-        norm.write_packed(scanned.start, scanned.end, scanned.prefix, packed);
-        match merge_word(
-            t,
-            Word::Packed(packed, len),
-            users,
-            rest,
-            written,
-            after_unk,
-        ) {
-            Err(NoRoom::TooLong(needed)) => Err(NoRoom::TooLong(needed.saturating_add(words))),
-            other => other,
-        }
-    }
-
     /// Merge one already normalized word (at most [`WORD_BUF`] bytes) into `out`, without
     /// the whole-word lookup: how `picobpe-model` finds the pieces that are whole. Not part
     /// of the stable API.
     #[doc(hidden)]
     pub fn merge_normalized(&self, word: &[u8], out: &mut [u32]) -> Result<usize, EncodeError> {
-        let t = self.tables;
-        let users = t.sections == Sections::Inline && !t.user_defined.is_empty();
         if word.len() > WORD_BUF {
             return Err(EncodeError::PieceTooLong {
                 offset: 0,
@@ -576,7 +523,7 @@ impl<'t> SpTokenizer<'t> {
             });
         }
         let mut after_unk = false;
-        match merge_word(t, Word::Flat(word), users, out, 0, &mut after_unk) {
+        match merge_word(self.tables, Word::Flat(word), out, 0, &mut after_unk) {
             Ok(n) => Ok(n),
             Err(NoRoom::Full) | Err(NoRoom::TooLong(_)) => Err(EncodeError::PieceTooLong {
                 offset: 0,

@@ -18,7 +18,7 @@
 //! `O(log n)` heap steps: `O(n log n)` per word. So a word of `n` symbols needs `10n + 1` `u32`
 //! of work area, plus room for its ids.
 
-use super::tables::{PieceKind, SpTables, MAX_PIECE_BYTES};
+use super::tables::{PieceKind, Sections, SpTables, MAX_PIECE_BYTES};
 
 /// Longest word (normalized bytes) kept in the encoder's stack buffer, which is made once
 /// per call; longer words are packed into the output buffer, where every pair candidate is
@@ -48,6 +48,7 @@ const FROZEN: u32 = 1 << 31;
 const NONE: u32 = u32::MAX;
 
 /// Why a word could not be encoded into the room left.
+#[derive(Clone, Copy)]
 pub(crate) enum NoRoom {
     /// Not in the free part of the buffer: drain and resume.
     Full,
@@ -297,15 +298,16 @@ impl Symbols<'_, '_> {
 }
 
 /// Merge `word` and write its ids to `out[written..]`, using the far end of `out` as the work
-/// area; returns the number of ids written. `users`: match user-defined symbols in the word.
+/// area; returns the number of ids written.
 pub(crate) fn merge_word(
     t: &SpTables<'_>,
     word: Word<'_>,
-    users: bool,
     out: &mut [u32],
     written: usize,
     after_unk: &mut bool,
 ) -> Result<usize, NoRoom> {
+    // User-defined symbols are matched in the word unless the tables match them in the text.
+    let users = t.sections == Sections::Inline && !t.user_defined.is_empty();
     // The symbols `merge_small` counted when there were too many for it.
     let mut counted = None;
     if let Word::Flat(bytes) = word {
@@ -333,22 +335,11 @@ pub(crate) fn merge_word(
     if written.saturating_add(needed) > out.len() {
         return Err(NoRoom::Full);
     }
-    let split = out
-        .len()
-        .checked_sub(scratch)
-        .ok_or(NoRoom::TooLong(needed))?;
-    let (front, tail) = out
-        .split_at_mut_checked(split)
-        .ok_or(NoRoom::TooLong(needed))?;
-    let (starts, rest) = tail
-        .split_at_mut_checked(n + 1)
-        .ok_or(NoRoom::TooLong(needed))?;
-    let (next, rest) = rest
-        .split_at_mut_checked(n)
-        .ok_or(NoRoom::TooLong(needed))?;
-    let (prev, rest) = rest
-        .split_at_mut_checked(n)
-        .ok_or(NoRoom::TooLong(needed))?;
+    let split = out.len().checked_sub(scratch).ok_or(too_long)?;
+    let (front, tail) = out.split_at_mut_checked(split).ok_or(too_long)?;
+    let (starts, rest) = tail.split_at_mut_checked(n + 1).ok_or(too_long)?;
+    let (next, rest) = rest.split_at_mut_checked(n).ok_or(too_long)?;
+    let (prev, rest) = rest.split_at_mut_checked(n).ok_or(too_long)?;
     let (best, heap) = rest.split_at_mut_checked(n).ok_or(too_long)?;
     let mut k = 0usize;
     // A cut byte ([`SpTables::cut_bytes`]: no mergeable piece contains it) never merges
@@ -378,43 +369,32 @@ pub(crate) fn merge_word(
     s.merge_all();
 
     let (next, starts) = (&*s.next, &*s.starts);
-    let ranges = Live {
-        next,
-        starts,
-        i: 0,
+    let ranges = live(
         n,
-    };
-    Ok(emit(
-        t,
-        word,
-        ranges,
-        front.get_mut(written..).unwrap_or(&mut []),
-        after_unk,
-    ))
+        |i| at(next, i) as usize,
+        |i| (at(starts, i) & !FROZEN) as usize,
+    );
+    let out = front.get_mut(written..).unwrap_or(&mut []);
+    Ok(emit(t, word, ranges, out, after_unk))
 }
 
-/// The live symbols of a merged word, as byte ranges in order.
-struct Live<'a> {
-    next: &'a [u32],
-    starts: &'a [u32],
-    i: usize,
+/// The live symbols of a merged word in order (from symbol 0, each `next` the one after it),
+/// as byte ranges from its `start` to the next one's.
+fn live(
     n: usize,
-}
-
-impl Iterator for Live<'_> {
-    type Item = (usize, usize);
-    fn next(&mut self) -> Option<(usize, usize)> {
-        if self.i >= self.n {
+    next: impl Fn(usize) -> usize,
+    start: impl Fn(usize) -> usize,
+) -> impl Iterator<Item = (usize, usize)> {
+    let mut i = 0usize;
+    core::iter::from_fn(move || {
+        if i >= n {
             return None;
         }
-        let j = at(self.next, self.i) as usize;
-        let range = (
-            (at(self.starts, self.i) & !FROZEN) as usize,
-            (at(self.starts, j) & !FROZEN) as usize,
-        );
-        self.i = j;
+        let j = next(i);
+        let range = (start(i), start(j));
+        i = j;
         Some(range)
-    }
+    })
 }
 
 /// Write the ids of the symbols `ranges` (byte ranges of `word`) to `out`: a symbol that is
@@ -557,16 +537,7 @@ fn merge_small(
             *b = score(&next, before);
         }
     }
-    let mut i = 0usize;
-    let ranges = core::iter::from_fn(|| {
-        if i >= n {
-            return None;
-        }
-        let j = follow(&next, i);
-        let range = (start(i), start(j));
-        i = j;
-        Some(range)
-    });
+    let ranges = live(n, |i| follow(&next, i), start);
     let out = out.get_mut(written..).unwrap_or(&mut []);
     Some(Ok(emit(t, w, ranges, out, after_unk)))
 }

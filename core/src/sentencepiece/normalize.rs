@@ -73,6 +73,11 @@ pub(crate) struct Normalizer<'a> {
 }
 
 impl<'a> Normalizer<'a> {
+    /// The normalizer's view of `text`, with `remove_extra_whitespaces` or not.
+    pub(crate) fn new(text: &'a [u8], remove_extra: bool) -> Self {
+        Normalizer { text, remove_extra }
+    }
+
     /// True when the space at `pos` is dropped: with `remove_extra_whitespaces`, a space
     /// right after a space. (Leading and trailing spaces never reach a word.)
     #[inline]
@@ -205,10 +210,7 @@ mod tests {
 
     #[test]
     fn words_and_normalized_bytes() {
-        let n = Normalizer {
-            text: "ab  c▁d ".as_bytes(),
-            remove_extra: true,
-        };
+        let n = Normalizer::new("ab  c▁d ".as_bytes(), true);
         let end = n.end(0);
         assert_eq!(end, "ab  c▁d".len());
         let mut buf = [0u8; 32];
@@ -223,10 +225,7 @@ mod tests {
         let (word_end, len) = n.scan_word(0, end, false, &mut buf, 0);
         assert_eq!(word_end, end);
         assert_eq!(core::str::from_utf8(&buf[..len]).unwrap(), "ab▁c▁d");
-        let n = Normalizer {
-            text: b"a \xFF ",
-            remove_extra: false,
-        };
+        let n = Normalizer::new(b"a \xFF ", false);
         let (_, len) = n.scan_word(0, 4, false, &mut buf, 0);
         assert_eq!(core::str::from_utf8(&buf[..len]).unwrap(), "a▁\u{FFFD}▁");
         // A word longer than the buffer: its full length, the buffer holds what fits.

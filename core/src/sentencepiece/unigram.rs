@@ -43,12 +43,6 @@ pub const UNIGRAM_STACK_BYTES: usize = 512;
 #[cfg(not(target_pointer_width = "64"))]
 pub const UNIGRAM_STACK_BYTES: usize = 64;
 
-/// A `needed` enough for any text of `len` bytes encoded at once: about 5.25 ids of work area
-/// and one id per normalized byte of its longest word, up to 3 normalized bytes per input byte.
-pub(crate) const fn whole_text_needed(len: usize) -> usize {
-    20 * len + 64
-}
-
 /// Cells of the stack lattice (see [`UNIGRAM_STACK_BYTES`]).
 pub(super) const UNIGRAM_CELLS: usize = CELL * (UNIGRAM_STACK_BYTES + 1);
 
@@ -353,39 +347,37 @@ fn emit(
 }
 
 impl<'t> SpTokenizer<'t> {
-    /// The Unigram parameters, when the tables are Unigram's.
-    fn unigram(&self) -> Option<Params> {
-        match self.tables().algorithm {
-            SpAlgorithm::Unigram {
-                unk_score,
-                max_piece_bytes,
-                tokenizers,
-            } => Some(Params {
-                unk_score,
-                max_piece_bytes: (max_piece_bytes as usize).min(MAX_PIECE_BYTES),
-                tokenizers,
-            }),
-            SpAlgorithm::Bpe => None,
-        }
-    }
-
     /// True when the tables are a Unigram model's.
     pub fn is_unigram(&self) -> bool {
-        self.unigram().is_some()
+        self.unigram_coder(false).is_some()
     }
 
     /// The Unigram step of the word loop, when the tables are Unigram's; with `write` false
     /// it only moves the carried state.
     pub(super) fn unigram_coder(&self, write: bool) -> Option<UnigramCoder> {
-        self.unigram().map(|p| UnigramCoder { p, write })
+        match self.tables().algorithm {
+            SpAlgorithm::Unigram {
+                unk_score,
+                max_piece_bytes,
+                tokenizers,
+            } => Some(UnigramCoder {
+                p: Params {
+                    unk_score,
+                    max_piece_bytes: (max_piece_bytes as usize).min(MAX_PIECE_BYTES),
+                    tokenizers,
+                },
+                write,
+            }),
+            SpAlgorithm::Bpe => None,
+        }
     }
 
-    /// [`SpTokenizer::words`] with the Unigram step. Out of line: the stack lattice is in a
-    /// frame only when the model is Unigram's.
-    #[inline(never)]
+    /// [`SpTokenizer::words`] with the Unigram step and its stack lattice (inlined into its
+    /// callers: the word loop's frame is the only one).
+    #[inline(always)]
     pub(super) fn unigram_words(
         &self,
-        mut coder: UnigramCoder,
+        coder: &mut UnigramCoder,
         span: Span<'_>,
         out: &mut [u32],
         written: usize,
@@ -393,7 +385,7 @@ impl<'t> SpTokenizer<'t> {
         cache: &mut [CacheEntry],
     ) -> Result<(usize, usize), EncodeError> {
         self.words_in::<UNIGRAM_STACK_BYTES, UNIGRAM_CELLS, _>(
-            &mut coder, span, out, written, cursor, cache,
+            coder, span, out, written, cursor, cache,
         )
     }
 
@@ -407,7 +399,7 @@ impl<'t> SpTokenizer<'t> {
         out: &mut [u32],
         cursor: &mut Cursor,
     ) -> Result<(), EncodeError> {
-        let Some(coder) = self.unigram_coder(false) else {
+        let Some(mut coder) = self.unigram_coder(false) else {
             cursor.offset = from;
             return Ok(());
         };
@@ -416,17 +408,11 @@ impl<'t> SpTokenizer<'t> {
         // sections the start of the section holding `from`.
         let (norm, pos, end, prefix) = if t.sections != Sections::Inline {
             let section = self.section_start(text, from);
-            let norm = Normalizer {
-                text,
-                remove_extra: false,
-            };
+            let norm = Normalizer::new(text, false);
             let prefix = section < from && self.section_prefix(text, section);
             (norm, section, from, prefix)
         } else {
-            let norm = Normalizer {
-                text,
-                remove_extra: t.remove_extra_whitespaces,
-            };
+            let norm = Normalizer::new(text, t.remove_extra_whitespaces);
             let pos = norm.start(0, true);
             (
                 norm,
@@ -437,7 +423,7 @@ impl<'t> SpTokenizer<'t> {
         };
         *cursor = Cursor::START;
         let span = span(norm, pos, end, prefix, false);
-        let (reached, _) = self.unigram_words(coder, span, out, 0, cursor, &mut [])?;
+        let (reached, _) = self.unigram_words(&mut coder, span, out, 0, cursor, &mut [])?;
         cursor.offset = reached.max(from.min(text.len()));
         Ok(())
     }

@@ -23,6 +23,15 @@ const CLEANUP: [(&[u8], &[u8]); 11] = [
     (b" 're", b"'re"),
 ];
 
+// `replace_all` works in place: no replacement is longer than what it replaces.
+const _: () = {
+    let mut k = 0;
+    while k < CLEANUP.len() {
+        assert!(CLEANUP[k].1.len() <= CLEANUP[k].0.len());
+        k += 1;
+    }
+};
+
 /// Longest piece decoded with the clean-up: a space, the token, room for the replacements.
 const PIECE_BUF: usize = 256;
 
@@ -148,29 +157,19 @@ fn cleaned(buf: &mut [u8; PIECE_BUF], space: bool, body: &[u8]) -> Option<usize>
     Some(len)
 }
 
-/// Replace every occurrence of `from` in `buf[..len]` by `to` (never longer than `from` plus
-/// two bytes), left to right without rescanning replaced text, as `str::replace`; returns the
-/// new length (unchanged when the result would not fit).
+/// Replace every occurrence of `from` in `buf[..len]` by `to`, left to right without rescanning
+/// replaced text, as `str::replace`; returns the new length. In place: `to` is never longer than
+/// `from` (every [`CLEANUP`] pair), so the text written never passes the text still to read.
 fn replace_all(buf: &mut [u8; PIECE_BUF], len: usize, from: &[u8], to: &[u8]) -> usize {
-    let mut tmp = [0u8; PIECE_BUF];
     let (mut i, mut n) = (0, 0);
-    let src = buf.get(..len).unwrap_or(&[]);
-    while i < src.len() {
-        let piece: &[u8] = if src.get(i..).is_some_and(|r| r.starts_with(from)) {
-            i += from.len();
-            to
-        } else {
-            i += 1;
-            src.get(i - 1..i).unwrap_or(&[])
+    while i < len {
+        let byte = buf.get(i).copied().unwrap_or(0);
+        let (piece, skip) = match buf.get(i..len) {
+            Some(rest) if rest.starts_with(from) => (to, from.len()),
+            _ => (core::slice::from_ref(&byte), 1),
         };
-        match tmp.get_mut(n..n + piece.len()) {
-            Some(dst) => copy(dst, piece),
-            None => return len,
-        };
-        n += piece.len();
+        n += copy(buf.get_mut(n..n + piece.len()).unwrap_or(&mut []), piece);
+        i += skip;
     }
-    match (buf.get_mut(..n), tmp.get(..n)) {
-        (Some(dst), Some(src)) => copy(dst, src),
-        _ => len,
-    }
+    n
 }
