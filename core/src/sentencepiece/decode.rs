@@ -8,18 +8,15 @@
 //! - A run of byte pieces is its bytes, where each byte that is not part of well-formed UTF-8
 //!   becomes U+FFFD.
 //!
-//! One decoder, [`SpDecodeState`], serves both entry points: the streaming decoder pushes one
-//! id at a time into its pending text, and [`SpTokenizer::decode_from`] runs it over the ids
-//! into the caller's buffer. A character of a run of byte pieces, or a piece, is written
-//! whole or not at all, so [`DecodeError::OutputFull`] stops before one; `decode_from`
-//! resumes there.
+//! A run of byte pieces is written whole or not at all, so [`DecodeError::OutputFull`] stops
+//! before a run or a piece; [`SpTokenizer::decode_from`] resumes there.
 
 use super::encode::SpTokenizer;
 use super::normalize::{char_at, Char, REPLACEMENT, SPACE_MARK};
 use super::tables::{PieceKind, SpTables};
 use crate::error::DecodeError;
 use crate::slice_ops;
-use crate::tokenize::{no_room, unknown};
+use crate::tokenize::{append, no_room, unknown};
 use crate::utf8;
 
 /// What decides whether the next piece loses its leading `▁` (SentencePiece's `is_bos_ws`).
@@ -51,61 +48,158 @@ impl<'t> SpTokenizer<'t> {
         out: &mut [u8],
     ) -> Result<usize, DecodeError> {
         let t = self.tables();
-        let mut s = SpDecodeState::START;
+        let mut state = State {
+            bos: true,
+            wrote: false,
+            gave_up_mark: false,
+        };
         let mut written = 0usize;
         let mut i = 0usize;
-        while let Some(&id) = ids.get(i) {
-            if i < from && !s.state.bos {
+        while i < ids.len() {
+            if i < from && !state.bos {
                 // Only the dummy-prefix state depends on the ids before `from`, and it is
                 // settled: skip to `from` (a character boundary, as an earlier call returned).
                 i = from;
                 continue;
             }
-            let Some((kind, piece)) = lookup(t, id) else {
+            let emit = i >= from;
+            let id = ids.get(i).copied().unwrap_or(0);
+            let kind = t.kind(id);
+            let Some(piece) = t.piece_bytes(id).filter(|_| kind.is_some()) else {
                 return Err(DecodeError::UnknownId {
                     position: i,
                     id,
                     written,
                 });
             };
-            i += 1;
-            if i <= from {
-                // Before `from`, only the dummy-prefix state.
-                match kind {
-                    PieceKind::Byte => s.state.wrote = true,
-                    _ => {
-                        s.surface(t, kind, piece);
+            if kind == Some(PieceKind::Byte) {
+                // One character of a run of byte pieces (the run is read greedily from its
+                // start, so resuming at any character boundary reads it the same way).
+                let (bytes, len) = byte_char(t, ids, i);
+                if emit {
+                    let dst = out.get_mut(written..).unwrap_or(&mut []);
+                    match write_raw(bytes.get(..len.1).unwrap_or(&[]), dst) {
+                        Some(n) => written += n,
+                        None => {
+                            return Err(DecodeError::OutputFull {
+                                consumed: i,
+                                written,
+                            })
+                        }
                     }
                 }
+                state.wrote = true;
+                i += len.0;
                 continue;
             }
-            // A run of byte pieces ends before an id that is not one: its held bytes go out.
-            let run_ends = kind == PieceKind::Byte
-                && ids.get(i).and_then(|&id| t.kind(id)) != Some(PieceKind::Byte);
-            let dst = out.get_mut(written..).unwrap_or(&mut []);
-            match s.step(t, kind, piece, run_ends, dst) {
-                Ok(n) => written += n,
-                // Stopped at the held byte that starts the character that did not fit (after
-                // the ones before it), or before the piece.
-                Err(n) => {
-                    return Err(DecodeError::OutputFull {
-                        consumed: i.saturating_sub(s.bytes.len().max(1)),
-                        written: written + n,
-                    })
+            if state.gave_up_mark || state.wrote {
+                state.bos = false;
+            }
+            let (text, skip, gave_up) = piece_surface(t, kind, piece, state.bos);
+            if emit {
+                let dst = out.get_mut(written..).unwrap_or(&mut []);
+                let wrote = if kind == Some(PieceKind::Unknown) {
+                    write_raw(text, dst)
+                } else {
+                    write_surface(text, skip, dst)
+                };
+                match wrote {
+                    Some(n) => written += n,
+                    None => {
+                        return Err(DecodeError::OutputFull {
+                            consumed: i,
+                            written,
+                        })
+                    }
                 }
             }
+            state.wrote |= text.len() > skip;
+            state.gave_up_mark = gave_up;
+            i += 1;
         }
         Ok(written)
     }
 }
 
-/// The kind and text of `id`; `None` for an id that is not a piece.
-fn lookup<'a>(t: &SpTables<'a>, id: u32) -> Option<(PieceKind, &'a [u8])> {
-    Some((t.kind(id)?, t.piece_bytes(id)?))
+/// A non-byte piece's text, how many of its leading bytes are dropped, and whether it gave up
+/// a leading `▁` (which ends the dummy-prefix window).
+pub(crate) fn piece_surface<'a>(
+    t: &SpTables<'a>,
+    kind: Option<PieceKind>,
+    piece: &'a [u8],
+    bos: bool,
+) -> (&'a [u8], usize, bool) {
+    match kind {
+        Some(PieceKind::Control) => (&[], 0, false),
+        Some(PieceKind::Unknown) => (t.unk_surface, 0, false),
+        _ => {
+            let strips = bos
+                && (t.add_dummy_prefix || t.remove_extra_whitespaces)
+                && piece.starts_with(&SPACE_MARK);
+            let skip = if strips { SPACE_MARK.len() } else { 0 };
+            (piece, skip, strips && !t.remove_extra_whitespaces)
+        }
+    }
+}
+
+/// Write `bytes` as they are; `None` when they do not fit.
+fn write_raw(bytes: &[u8], out: &mut [u8]) -> Option<usize> {
+    let dst = out.get_mut(..bytes.len())?;
+    for (d, s) in dst.iter_mut().zip(bytes) {
+        *d = *s;
+    }
+    Some(bytes.len())
+}
+
+/// Write a piece's `text[skip..]` with `▁` as a space; `None` when it does not fit.
+fn write_surface(text: &[u8], skip: usize, out: &mut [u8]) -> Option<usize> {
+    let mut w = 0usize;
+    let mut pos = skip;
+    while pos < text.len() {
+        if text.get(pos..pos + 3) == Some(&SPACE_MARK[..]) {
+            *out.get_mut(w)? = b' ';
+            w += 1;
+            pos += 3;
+        } else {
+            *out.get_mut(w)? = *text.get(pos)?;
+            w += 1;
+            pos += 1;
+        }
+    }
+    Some(w)
+}
+
+/// The text of the character that starts at the byte piece `ids[i]`, read from up to four
+/// byte pieces: its bytes when they are well-formed UTF-8, else U+FFFD for the one byte; with
+/// (ids used, bytes of text).
+fn byte_char(t: &SpTables<'_>, ids: &[u32], i: usize) -> ([u8; 4], (usize, usize)) {
+    // Past the run the window holds 0xFF, which no character continues with, so a character
+    // cut off by the end of the run reads as malformed.
+    let mut window = [0xFFu8; 4];
+    for (o, d) in window.iter_mut().enumerate() {
+        match ids.get(i + o) {
+            Some(&id) if t.kind(id) == Some(PieceKind::Byte) => {
+                *d = piece_byte(t, id).unwrap_or(0xFF);
+            }
+            _ => break,
+        }
+    }
+    match char_at(&window, 0) {
+        (Char::Invalid, _) => {
+            let [a, b, c] = REPLACEMENT;
+            ([a, b, c, 0], (1, 3))
+        }
+        (_, len) => (window, (len, len)),
+    }
+}
+
+/// The byte a `<0xHH>` piece stands for.
+fn piece_byte(t: &SpTables<'_>, id: u32) -> Option<u8> {
+    byte_of_piece(t.piece_bytes(id)?)
 }
 
 /// The byte the text of a `<0xHH>` piece stands for.
-fn byte_of_piece(piece: &[u8]) -> Option<u8> {
+pub(crate) fn byte_of_piece(piece: &[u8]) -> Option<u8> {
     match piece {
         [b'<', b'0', b'x', hi, lo, b'>'] => Some(hex(*hi)? << 4 | hex(*lo)?),
         _ => None,
@@ -119,19 +213,6 @@ fn hex(d: u8) -> Option<u8> {
         b'a'..=b'f' => Some(d - b'a' + 10),
         _ => None,
     }
-}
-
-/// Let `write` append to `pending`, in at most `room` bytes of its free capacity; keep what it
-/// reports written.
-fn append_with<const N: usize>(
-    pending: &mut heapless::Vec<u8, N>,
-    room: usize,
-    write: impl FnOnce(&mut [u8]) -> usize,
-) {
-    let len = pending.len();
-    let _ = pending.resize(len.saturating_add(room).min(N), 0);
-    let n = write(pending.get_mut(len..).unwrap_or(&mut []));
-    pending.truncate(len + n);
 }
 
 /// A streaming decoder's state for a SentencePiece model ([`crate::StreamDecoder`]): the
@@ -163,115 +244,73 @@ impl SpDecodeState {
         id: u32,
         pending: &mut heapless::Vec<u8, N>,
     ) -> Result<(), DecodeError> {
-        let (kind, piece) = lookup(t, id).ok_or(unknown(id))?;
-        // Room for the held bytes as U+FFFD and the longest text this id can become: four
-        // U+FFFD for a byte, else the piece or the unknown surface.
-        let text = match kind {
-            PieceKind::Byte => 3,
-            _ => piece.len().max(t.unk_surface.len()),
+        let kind = t.kind(id);
+        let Some(piece) = t.piece_bytes(id).filter(|_| kind.is_some()) else {
+            return Err(unknown(id));
         };
-        let room = 3 * self.bytes.len() + text;
-        if pending.len() + room > N {
+        let held = 3 * self.bytes.len();
+        if kind == Some(PieceKind::Byte) {
+            // Room for what the held bytes and this one can become: up to four U+FFFD.
+            if pending.len() + held + 3 > N {
+                return Err(no_room());
+            }
+            let _ = self.bytes.push(byte_of_piece(piece).unwrap_or(0));
+            self.drain_bytes(false, pending);
+            self.state.wrote = true;
+            return Ok(());
+        }
+        if pending.len() + held + piece.len().max(t.unk_surface.len()) > N {
             return Err(no_room());
         }
-        append_with(pending, room, |dst| {
-            self.step(t, kind, piece, false, dst).unwrap_or_else(|n| n)
-        });
-        Ok(())
-    }
-
-    /// Write the text of a piece (`kind`, `piece`) to `out`; `all`: a run of byte pieces ends
-    /// after it. Returns its length; when it does not fit, `Err` with the length of the
-    /// characters of held bytes written before (the rest stay held).
-    fn step(
-        &mut self,
-        t: &SpTables<'_>,
-        kind: PieceKind,
-        piece: &[u8],
-        all: bool,
-        out: &mut [u8],
-    ) -> Result<usize, usize> {
-        if kind == PieceKind::Byte {
-            let _ = self.bytes.push(byte_of_piece(piece).unwrap_or(0));
-            self.state.wrote = true;
-            return self.drain(all, out);
-        }
-        let held = match self.bytes.is_empty() {
-            true => 0,
-            false => self.drain(true, out)?,
-        };
-        let mut rest = self.surface(t, kind, piece);
-        let out = out.get_mut(held..).unwrap_or(&mut []);
-        if kind == PieceKind::Unknown {
-            let dst = out.get_mut(..rest.len()).ok_or(held)?;
-            return Ok(held + slice_ops::copy(dst, rest));
-        }
-        // A piece's text, `▁` as a space.
-        let mut w = 0;
-        while let Some((&b, tail)) = rest.split_first() {
-            let (b, tail) = match rest.strip_prefix(&SPACE_MARK) {
-                Some(tail) => (b' ', tail),
-                None => (b, tail),
-            };
-            *out.get_mut(w).ok_or(held)? = b;
-            w += 1;
-            rest = tail;
-        }
-        Ok(held + w)
-    }
-
-    /// Move the dummy-prefix state past a piece that is not a byte piece; returns the text it
-    /// is written as (the unknown surface; a piece's text after the `▁` it gives up).
-    fn surface<'a>(&mut self, t: &SpTables<'a>, kind: PieceKind, piece: &'a [u8]) -> &'a [u8] {
+        self.drain_bytes(true, pending);
         let s = &mut self.state;
         if s.gave_up_mark || s.wrote {
             s.bos = false;
         }
-        let text = matches!(kind, PieceKind::Normal | PieceKind::UserDefined);
-        let strips = text
-            && s.bos
-            && (t.add_dummy_prefix || t.remove_extra_whitespaces)
-            && piece.starts_with(&SPACE_MARK);
-        s.gave_up_mark = strips && !t.remove_extra_whitespaces;
-        let rest = match kind {
-            PieceKind::Unknown => Some(t.unk_surface),
-            _ if text => piece.get(if strips { SPACE_MARK.len() } else { 0 }..),
-            _ => None,
-        }
-        .unwrap_or(&[]);
+        let (text, skip, gave_up) = piece_surface(t, kind, piece, s.bos);
+        let mut rest = text.get(skip..).unwrap_or(&[]);
         s.wrote |= !rest.is_empty();
-        rest
+        s.gave_up_mark = gave_up;
+        if kind == Some(PieceKind::Unknown) {
+            return append(pending, rest);
+        }
+        // A piece's text, `▁` as a space (room was checked above).
+        while let Some((&b, tail)) = rest.split_first() {
+            if rest.starts_with(&SPACE_MARK) {
+                let _ = pending.push(b' ');
+                rest = rest.get(SPACE_MARK.len()..).unwrap_or(&[]);
+            } else {
+                let _ = pending.push(b);
+                rest = tail;
+            }
+        }
+        Ok(())
     }
 
-    /// Turn held bytes into text in `pending` (see [`SpDecodeState::drain`]).
+    /// Turn held bytes into text: each character they form, or U+FFFD for a byte that
+    /// cannot start or continue one. Without `all`, a prefix that can still become a
+    /// character is kept.
     pub(crate) fn drain_bytes<const N: usize>(
         &mut self,
         all: bool,
         pending: &mut heapless::Vec<u8, N>,
     ) {
-        append_with(pending, 12, |dst| {
-            self.drain(all, dst).unwrap_or_else(|n| n)
-        });
-    }
-
-    /// Turn held bytes into text in `out`: each character they form, or U+FFFD for a byte
-    /// that cannot start or continue one. Without `all`, a prefix that can still become a
-    /// character is kept. Returns the length written; `Err` with it when the next character
-    /// does not fit (its bytes stay held).
-    fn drain(&mut self, all: bool, out: &mut [u8]) -> Result<usize, usize> {
-        let mut w = 0;
         while !self.bytes.is_empty() {
             let mut window = [0xFFu8; 4];
             slice_ops::copy(&mut window, &self.bytes);
-            let (text, len) = match char_at(&window, 0) {
-                (Char::Invalid, _) if !all && utf8::is_proper_prefix(&self.bytes) => break,
-                (Char::Invalid, _) => (&REPLACEMENT[..], 1),
-                (_, len) => (window.get(..len).unwrap_or(&[]), len),
+            let (c, len) = char_at(&window, 0);
+            if !all && c == Char::Invalid && utf8::is_proper_prefix(&self.bytes) {
+                return;
+            }
+            let len = if c == Char::Invalid { 1 } else { len };
+            let text = if c == Char::Invalid {
+                &REPLACEMENT[..]
+            } else {
+                window.get(..len).unwrap_or(&[])
             };
-            w += slice_ops::copy(out.get_mut(w..w + text.len()).ok_or(w)?, text);
+            let _ = pending.extend_from_slice(text);
             let kept = slice_ops::move_to_front(&mut self.bytes, len);
             self.bytes.truncate(kept);
         }
-        Ok(w)
     }
 }
