@@ -392,6 +392,7 @@ impl<'t> SpTokenizer<'t> {
     /// Move `cursor` (at the start) to `from`, a word start, segmenting without writing ids
     /// (`out` is only the work area for long words). A BPE model carries nothing: the cursor
     /// just moves.
+    #[inline(never)]
     pub(super) fn advance_cursor(
         &self,
         text: &[u8],
