@@ -174,7 +174,7 @@ pub fn run(args: ImportArgs) -> Result<(), String> {
 }
 
 /// A template as the text of its tokens around `$A`: `[CLS] $A [SEP]`.
-fn describe(model: &AnyModel, template: &TemplateData) -> String {
+pub fn describe(model: &AnyModel, template: &TemplateData) -> String {
     let text = |&id: &u32| {
         let i = id as usize;
         let text = match model {

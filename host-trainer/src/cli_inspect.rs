@@ -4,8 +4,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 use picobpe_model::sentencepiece::SpKind;
-use picobpe_model::{AnyModel, PieceTable, SpModel, SpTableData, TableData};
+use picobpe_model::{AnyModel, Model, PieceTable, SpModel, SpTableData, TableData};
 
+use crate::cli_import::describe;
 use crate::input;
 
 /// Arguments of `inspect`.
@@ -19,11 +20,20 @@ pub struct InspectArgs {
 /// Run `inspect`.
 pub fn run(args: InspectArgs) -> Result<(), String> {
     let path = &args.model;
-    let model = match AnyModel::read(path).map_err(input::model_error(path))? {
-        AnyModel::BytePair(model) => model,
-        AnyModel::SentencePiece(model) => return inspect_sentencepiece(path, &model),
-        AnyModel::WordPiece(model) => return inspect_wordpiece(path, &model),
-    };
+    let (any, template) = AnyModel::read_with_template(path).map_err(input::model_error(path))?;
+    match &any {
+        AnyModel::BytePair(model) => inspect_byte_level(path, model)?,
+        AnyModel::SentencePiece(model) => inspect_sentencepiece(path, model)?,
+        AnyModel::WordPiece(model) => inspect_wordpiece(path, model)?,
+    }
+    if !template.is_empty() {
+        println!("with --add-special-tokens: {}", describe(&any, &template));
+    }
+    Ok(())
+}
+
+/// `inspect` of a byte-level BPE model.
+fn inspect_byte_level(path: &std::path::Path, model: &Model) -> Result<(), String> {
     let ordinary = model.n_ordinary();
     let unused = model.n_ids() - ordinary - model.specials.len();
     println!("model:        {}", path.display());
@@ -48,7 +58,7 @@ pub fn run(args: InspectArgs) -> Result<(), String> {
         println!("special:      {id} {text:?}");
     }
     for (name, choice) in [("full", PieceTable::Full), ("minimal", PieceTable::Minimal)] {
-        let data = TableData::for_bake(&model, choice).map_err(|e| e.to_string())?;
+        let data = TableData::for_bake(model, choice).map_err(|e| e.to_string())?;
         if choice == PieceTable::Full {
             println!(
                 "rank order:   {}",

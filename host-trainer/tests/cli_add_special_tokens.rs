@@ -3,7 +3,8 @@
 //! the flag: the ids of `tokenizers` / transformers from `tests/fixtures/post/vectors.json`
 //! (`tests/scripts/gen_post_vectors.py`). Every text goes through the core's `StreamEncoder`
 //! with the model file's template, taken one id at a time; a few through the CLI. Also the
-//! refusals: a post-processor picobpe does not read, a damaged template in a model file.
+//! refusals: a post-processor picobpe does not read, a damaged template in a model file; and
+//! `inspect` naming the template.
 
 mod cli_common;
 
@@ -131,6 +132,20 @@ fn ids_equal_tokenizers_and_transformers() {
                 "{name} CLI"
             );
         }
+        // `inspect` names the template's tokens around `$A`, in the reference's order (the
+        // empty text's ids are the template alone), and says nothing without one.
+        let shown = String::from_utf8(ok(&["inspect", "--model", model], b"")).unwrap();
+        let line = shown
+            .lines()
+            .find_map(|l| l.strip_prefix("with --add-special-tokens: "));
+        let words: Vec<&str> =
+            line.map_or(vec![], |l| l.split(' ').filter(|w| *w != "$A").collect());
+        let any = AnyModel::read(model).unwrap();
+        let want: Vec<String> = ids(&with[0])
+            .iter()
+            .map(|&id| token_text(&any, id))
+            .collect();
+        assert_eq!(words, want, "{name} inspect");
         let count = ok(
             &["count", "--model", model, "--add-special-tokens"],
             texts[5].as_bytes(),
@@ -139,6 +154,16 @@ fn ids_equal_tokenizers_and_transformers() {
             String::from_utf8(count).unwrap().trim(),
             with[5].as_array().unwrap().len().to_string()
         );
+    }
+}
+
+/// The text of token `id` of `model`.
+fn token_text(model: &AnyModel, id: u32) -> String {
+    let i = id as usize;
+    match model {
+        AnyModel::BytePair(m) => String::from_utf8_lossy(&m.tokens[i]).into_owned(),
+        AnyModel::SentencePiece(m) => m.pieces[i].piece.clone(),
+        AnyModel::WordPiece(m) => m.vocab[i].clone(),
     }
 }
 

@@ -295,7 +295,14 @@ impl AnyModel {
 
     /// Read, decode and validate a model file of any kind.
     pub fn read(path: impl AsRef<Path>) -> Result<AnyModel, ModelError> {
-        AnyModel::from_bytes((*map_file(path.as_ref())?).as_ref())
+        Ok(AnyModel::read_with_template(path)?.0)
+    }
+
+    /// [`AnyModel::read`], with the template the file stores (empty when it has none).
+    pub fn read_with_template(
+        path: impl AsRef<Path>,
+    ) -> Result<(AnyModel, TemplateData), ModelError> {
+        AnyModel::from_bytes_with_template((*map_file(path.as_ref())?).as_ref())
     }
 }
 
