@@ -59,6 +59,7 @@ fn sp_model(normal: &[(&str, f32)], user: &[&str], byte_fallback: bool, unigram:
         sections: SpSections::Inline,
         unigram,
         f64_scores: Vec::new(),
+        charsmap: Vec::new(),
     }
 }
 

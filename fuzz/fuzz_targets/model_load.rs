@@ -507,5 +507,6 @@ fn structured_sp(mut p: Params<'_>) -> SpModel {
         },
         unigram: flags >> 7 & 1 == 1 && (flags >> 4) % 8 < 6,
         f64_scores: Vec::new(),
+        charsmap: Vec::new(),
     }
 }

@@ -483,5 +483,6 @@ pub fn borrow_tables<'a>(data: &'a SpTableData<'_>) -> SpTables<'a> {
         algorithm: data.algorithm,
         piece_filter: &data.piece_filter,
         f64_scores: &data.f64_scores,
+        charsmap: picobpe::sentencepiece::CharsMap::default(),
     }
 }

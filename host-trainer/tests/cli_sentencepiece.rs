@@ -263,11 +263,6 @@ fn refused_models_name_the_cause_and_write_nothing() {
     let cases = [
         (
             "--sentencepiece",
-            "refused/nfkc.model",
-            "the normalizer \"nmt_nfkc\" rewrites characters (a character map); picobpe supports the identity normalizer only",
-        ),
-        (
-            "--sentencepiece",
             "refused/unused.model",
             "has type 5 (UNUSED or unknown); not supported",
         ),

@@ -20,7 +20,10 @@
 //!   unknown, control, user-defined, byte; sections a variant index: inline, every piece
 //!   prefixed, first piece prefixed). [`SpModel::to_bytes`] writes this version. Variant 3 is a
 //!   SentencePiece Unigram model: the same `SpModel` fields (its scores are Viterbi scores),
-//!   then `f64_scores` (a sequence of `f64`: a `tokenizer.json` import's scores, else empty). Variant 2 is a
+//!   then `f64_scores` (a sequence of `f64`: a `tokenizer.json` import's scores, else empty).
+//!   Variants 4 and 5 are variants 1 and 3 followed by the normalizer's character map (a byte
+//!   sequence: `precompiled_charsmap` as `sentencepiece` stores it), for models whose
+//!   normalizer rewrites characters (`nmt_nfkc` and the like). Variant 2 is a
 //!   WordPiece [`crate::WpModel`] `{ vocab, unk_id, prefix, max_chars_per_word, clean_text,
 //!   handle_chinese_chars, strip_accents, lowercase, cleanup, specials }`, which
 //!   [`WpModel::write`] writes in this version (its tables are built at load).
@@ -162,15 +165,17 @@ impl TemplateData {
 /// The version-2 payload (and version 3's model part): the kind (the variant index, the one
 /// list of kinds), then the model; read as owned models, written as [`PayloadRef`].
 #[derive(Serialize, Deserialize)]
-enum Payload<B = Model, S = SpModel, W = WpModel, F = Vec<f64>> {
+enum Payload<B = Model, S = SpModel, W = WpModel, F = Vec<f64>, C = Vec<u8>> {
     BytePair(B),
     SentencePiece(S),
     WordPiece(W),
     Unigram(S, F),
+    SentencePieceMapped(S, C),
+    UnigramMapped(S, F, C),
 }
 
 /// A payload to write, borrowing its model.
-type PayloadRef<'a> = Payload<&'a Model, &'a SpModel, &'a WpModel, &'a [f64]>;
+type PayloadRef<'a> = Payload<&'a Model, &'a SpModel, &'a WpModel, &'a [f64], &'a [u8]>;
 
 impl<'a> PayloadRef<'a> {
     /// The payload of any model.
@@ -184,10 +189,11 @@ impl<'a> PayloadRef<'a> {
 
     /// A SentencePiece model's payload: variant 1 for BPE, 3 for Unigram.
     fn sentencepiece(m: &'a SpModel) -> PayloadRef<'a> {
-        if m.unigram {
-            PayloadRef::Unigram(m, &m.f64_scores)
-        } else {
-            PayloadRef::SentencePiece(m)
+        match (m.unigram, m.charsmap.is_empty()) {
+            (true, true) => PayloadRef::Unigram(m, &m.f64_scores),
+            (false, true) => PayloadRef::SentencePiece(m),
+            (true, false) => PayloadRef::UnigramMapped(m, &m.f64_scores, &m.charsmap),
+            (false, false) => PayloadRef::SentencePieceMapped(m, &m.charsmap),
         }
     }
 }
@@ -277,6 +283,15 @@ impl AnyModel {
             Payload::Unigram(m, f64_scores) => AnyModel::SentencePiece(SpModel {
                 unigram: true,
                 f64_scores,
+                ..m
+            }),
+            Payload::SentencePieceMapped(m, charsmap) => {
+                AnyModel::SentencePiece(SpModel { charsmap, ..m })
+            }
+            Payload::UnigramMapped(m, f64_scores, charsmap) => AnyModel::SentencePiece(SpModel {
+                unigram: true,
+                f64_scores,
+                charsmap,
                 ..m
             }),
         };
@@ -491,7 +506,10 @@ fn file_bytes(model: PayloadRef<'_>, template: &TemplateData) -> Result<Vec<u8>,
             table_file::write(&mut data, &mut payload, HEADER_LEN)?;
             m.n_ids()
         }
-        PayloadRef::SentencePiece(m) | PayloadRef::Unigram(m, _) => {
+        PayloadRef::SentencePiece(m)
+        | PayloadRef::Unigram(m, _)
+        | PayloadRef::SentencePieceMapped(m, _)
+        | PayloadRef::UnigramMapped(m, _, _) => {
             let mut data = SpTableData::new(m)?;
             table_file::write(&mut data, &mut payload, HEADER_LEN)?;
             m.n_ids()

@@ -27,6 +27,8 @@
 //!           pieces u32, piece_index (seed, pilots, remap), piece_keys u64, byte_ids u32,
 //!           unk_surface u8, user_defined u32, and for Unigram only: piece_filter u64,
 //!           f64_scores u64 (empty unless a tokenizer.json import)
+//! with a character map (bit 2 of the algorithm byte): u32 LE lookahead, u32 0, then the
+//!           arrays charsmap_units u32 and charsmap_strings u8
 //! ```
 //!
 //! Fixed-width, aligned arrays rather than postcard varints: on a little-endian host the
@@ -386,6 +388,9 @@ impl<'a> Blob<'a> for SpTableData<'a> {
                 (unk_score.to_bits(), max_piece_bytes, 0),
             ),
         };
+        // Bit 2 of the algorithm byte: the tables end with a character map.
+        let mapped = !self.charsmap_units.is_empty();
+        let algorithm = algorithm | u8::from(mapped) << 2;
         let sections = SECTIONS
             .iter()
             .position(|&s| s == self.sections)
@@ -402,10 +407,13 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         }
         if flags[..3].iter().any(|&f| f > 1)
             || usize::from(flags[3]) >= SECTIONS.len()
-            || flags[4] > 2
+            || flags[4] & 3 > 2
+            || flags[4] > 7
         {
             return Err(bad(format!("unknown flag values {flags:?}")));
         }
+        let mapped = flags[4] & 4 != 0;
+        flags[4] &= 3;
         self.add_dummy_prefix = flags[0] == 1;
         self.remove_extra_whitespaces = flags[1] == 1;
         self.split_words = flags[2] == 1;
@@ -446,6 +454,12 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         if flags[4] != 0 {
             f.array("piece_filter", &mut self.piece_filter)?;
             f.array("f64_scores", &mut self.f64_scores)?;
+        }
+        if mapped {
+            f.scalar("charsmap_lookahead", &mut self.charsmap_lookahead)?;
+            f.scalar("charsmap_lookahead", &mut 0u32)?;
+            f.array("charsmap_units", &mut self.charsmap_units)?;
+            f.array("charsmap_strings", &mut self.charsmap_strings)?;
         }
         Ok(())
     }
@@ -495,6 +509,20 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         }
         check_ids(n, "user_defined", self.user_defined.iter().copied())?;
         check_ids(n, "unk_id", [self.unk_id])?;
+        if !self.charsmap_units.is_empty() {
+            let map = crate::sentencepiece::charsmap::check_parts(
+                self.charsmap_units.to_vec(),
+                &self.charsmap_strings,
+            )
+            .map_err(|e| bad(e.to_string()))?;
+            if self.charsmap_lookahead < map.max_key || !inline {
+                return Err(bad(format!(
+                    "charsmap lookahead {} is shorter than its longest key {}, or the sections \
+                     are not inline",
+                    self.charsmap_lookahead, map.max_key
+                )));
+            }
+        }
         check_index("piece_index", &self.piece_index, self.pieces.len())
     }
 }

@@ -82,6 +82,7 @@ fn sentencepiece() -> SpModel {
         sections: SpSections::Inline,
         unigram: false,
         f64_scores: Vec::new(),
+        charsmap: Vec::new(),
     }
 }
 

@@ -64,6 +64,7 @@ fn tiny() -> SpModel {
         sections: SpSections::Inline,
         unigram: false,
         f64_scores: Vec::new(),
+        charsmap: Vec::new(),
     }
 }
 
@@ -389,13 +390,6 @@ fn model_proto_refusals_name_the_cause() {
     let bytes = read("refused/unigram.model");
     assert!(import_model_proto(&bytes).unwrap().unigram);
 
-    let (err, text) = refused("nfkc.model");
-    assert!(matches!(err, SpImportError::Normalizer { ref name } if name == "nmt_nfkc"));
-    assert_eq!(
-        text,
-        "the normalizer \"nmt_nfkc\" rewrites characters (a character map); picobpe supports the identity normalizer only"
-    );
-
     let (err, text) = refused("unused.model");
     assert!(matches!(err, SpImportError::PieceType { kind: 5, .. }));
     assert!(
@@ -518,6 +512,7 @@ fn a_zero_score_merges_before_a_negative_zero() {
         sections: SpSections::Inline,
         unigram: false,
         f64_scores: Vec::new(),
+        charsmap: Vec::new(),
     };
     for ((ab, bc), want) in [((-0.0, 0.0), [2, 6]), ((0.0, -0.0), [5, 4])] {
         let tables = SpTableData::new(&model(ab, bc)).unwrap().to_tables();
@@ -556,4 +551,81 @@ fn unigram_models_validate_and_round_trip() {
     let mut unscored = model.clone();
     unscored.pieces[5].score = None;
     assert_eq!(unscored.validate(), Err(InvalidSpModel::UnigramScores));
+}
+
+/// A Darts-clone double array holding the one key `a`, whose replacement is `to` (two
+/// 256-unit blocks: the root, whose children start at unit 256; `a` at 256 ^ 0x61; its leaf
+/// at 0x160), as `sentencepiece` stores a `precompiled_charsmap`.
+fn one_key_map(to: &[u8]) -> Vec<u8> {
+    let mut units = vec![0u32; 512];
+    units[0] = 256 << 10;
+    units[0x161] = 1 << 10 | 1 << 8 | 0x61;
+    units[0x160] = 1 << 31;
+    let mut blob = ((units.len() * 4) as u32).to_le_bytes().to_vec();
+    for u in units {
+        blob.extend(u.to_le_bytes());
+    }
+    blob.extend(to);
+    blob.push(0);
+    blob
+}
+
+/// `nmt_nfkc` (the `sentencepiece` trainer's default) imports with its character map, and a
+/// damaged map is refused naming the part, at import and when a model file is read.
+#[test]
+fn character_maps_import_and_damaged_ones_are_refused() {
+    use picobpe_model::sentencepiece::charsmap::parse;
+    let model = import_model_proto(&read("refused/nfkc.model")).unwrap();
+    let parts = parse(&model.charsmap).unwrap();
+    assert!(parts.keys > 200_000 && parts.max_key == 12, "{parts}");
+    // Through a model file and back.
+    let back = picobpe_model::SpModel::from_bytes(&model.to_bytes().unwrap()).unwrap();
+    assert_eq!(back.charsmap, model.charsmap);
+
+    let good = one_key_map(b"xy");
+    let p = parse(&good).unwrap();
+    assert_eq!((p.keys, p.max_key), (1, 1));
+    let map = picobpe::sentencepiece::CharsMap {
+        units: &p.units,
+        strings: &p.strings,
+        max_key: p.max_key,
+    };
+    assert_eq!(map.longest(b"ab"), Some((1, &b"xy"[..])));
+    assert_eq!(map.longest(b"ba"), None);
+
+    let blob = &model.charsmap;
+    let damaged: Vec<(Vec<u8>, &str)> = vec![
+        (blob[..3].to_vec(), "shorter than its 4-byte trie size"),
+        (blob[..blob.len() / 2].to_vec(), "within the"),
+        (blob[..blob.len() - 1].to_vec(), "NUL-terminated"),
+        (
+            {
+                let mut b = good.clone();
+                b[..4].copy_from_slice(&4u32.to_le_bytes()); // a trie of one unit
+                b
+            },
+            "not whole blocks of 256",
+        ),
+        (
+            {
+                let mut b = good.clone();
+                b[4..8].copy_from_slice(&(1024u32 << 10).to_le_bytes());
+                b
+            },
+            "past the 512 units",
+        ),
+        (one_key_map(&[b'x'; 17]), "more than 16 times its length"),
+        (one_key_map(&[0xFF]), "not well-formed UTF-8"),
+    ];
+    for (bytes, want) in damaged {
+        let err = parse(&bytes).unwrap_err().to_string();
+        assert!(
+            err.starts_with("precompiled_charsmap: ") && err.contains(want),
+            "{err}"
+        );
+        let mut m = model.clone();
+        m.charsmap = bytes;
+        let err = m.validate().unwrap_err().to_string();
+        assert!(err.contains(want), "{err}");
+    }
 }

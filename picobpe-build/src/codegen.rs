@@ -88,6 +88,18 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
     array(&mut s, "PICOBPE_USER_DEFINED", "u32", &data.user_defined);
     array(&mut s, "PICOBPE_PIECE_FILTER", "u64", &data.piece_filter);
     array(&mut s, "PICOBPE_F64_SCORES", "u64", &data.f64_scores);
+    array(
+        &mut s,
+        "PICOBPE_CHARSMAP_UNITS",
+        "u32",
+        &data.charsmap_units,
+    );
+    array(
+        &mut s,
+        "PICOBPE_CHARSMAP_STRINGS",
+        "u8",
+        &data.charsmap_strings,
+    );
     let piece_index = index_expr("PICOBPE_PIECE", &data.piece_index, data.pieces.len());
     let sections = format!("{:?}", data.sections);
     let algorithm = match data.algorithm {
@@ -122,14 +134,17 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
          cut_bytes: [{:#x}, {:#x}],\n    \
          algorithm: ::picobpe::sentencepiece::SpAlgorithm::{algorithm},\n    \
          piece_filter: &PICOBPE_PIECE_FILTER,\n    \
-         f64_scores: &PICOBPE_F64_SCORES,\n\
+         f64_scores: &PICOBPE_F64_SCORES,\n    \
+         charsmap: ::picobpe::sentencepiece::CharsMap {{ units: &PICOBPE_CHARSMAP_UNITS, \
+         strings: &PICOBPE_CHARSMAP_STRINGS, max_key: {} }},\n\
          }};",
         data.unk_id,
         data.add_dummy_prefix,
         data.remove_extra_whitespaces,
         data.split_words,
         data.cut_bytes[0],
-        data.cut_bytes[1]
+        data.cut_bytes[1],
+        data.charsmap_lookahead
     );
     s
 }

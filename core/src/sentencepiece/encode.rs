@@ -130,6 +130,11 @@ impl WordCoder for BpeCoder {
             // character and the prefix.
             let mut chars = usize::from(scanned.prefix);
             let mut pos = scanned.start;
+            if norm.is_mapped() {
+                // A mapped word: at most one character per normalized byte.
+                chars = len;
+                pos = scanned.end;
+            }
             while pos < scanned.end {
                 chars += 1;
                 pos += char_at(norm.text, pos).1.max(1);
@@ -222,9 +227,9 @@ impl<'t> SpTokenizer<'t> {
         if t.sections != Sections::Inline {
             return self.sections(text, cursor, out, cache);
         }
-        let norm = Normalizer::new(text, t.remove_extra_whitespaces);
         let from = cursor.offset.min(text.len());
         let at_start = from == 0;
+        let mut norm = Normalizer::of(text, t, at_start);
         let pos = norm.start(from, at_start);
         let end = norm.end(pos);
         let prefix = at_start && t.add_dummy_prefix;
@@ -295,7 +300,7 @@ impl<'t> SpTokenizer<'t> {
                 Err(e) => Err(e),
             };
         }
-        let norm = Normalizer::new(text, t.remove_extra_whitespaces);
+        let mut norm = Normalizer::of(text, t, at_start);
         let pos = norm.start(0, at_start);
         let end = if is_final { norm.end(pos) } else { text.len() };
         let prefix = at_start && t.add_dummy_prefix;
@@ -475,7 +480,7 @@ impl<'t> SpTokenizer<'t> {
                 }
             }
             let (word_end, len) = norm.scan_word(pos, end, self.tables.split_words, &mut buf, mark);
-            if hold_last && word_end >= end {
+            if hold_last && word_end.saturating_add(norm.lookahead()) >= end {
                 break;
             }
             if len > 0 {

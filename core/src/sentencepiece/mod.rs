@@ -10,11 +10,13 @@
 //!   `picobpe-model` from a `tokenizer.model` or `tokenizer.json`.
 //! - [`SpTokenizer`]: encode (SentencePiece's `EncodeAsIds`) and decode (`DecodeIds`).
 //!
-//! Supported: the `identity` normalizer (spaces to `▁`, `add_dummy_prefix`,
-//! `remove_extra_whitespaces`), user-defined and control symbols, byte fallback or `<unk>`.
-//! Not supported (refused when a model is imported): NFKC and other character maps, pieces of
-//! kind `UNUSED`, whitespace as a suffix, mergeable pieces longer than [`MAX_PIECE_BYTES`].
+//! Supported: the normalizer (spaces to `▁`, `add_dummy_prefix`, `remove_extra_whitespaces`)
+//! with the `identity` rule or a character map ([`CharsMap`]: `nmt_nfkc`, `nmt_nfkc_cf`,
+//! `nfkc`, rules from a TSV file), user-defined and control symbols, byte fallback or `<unk>`.
+//! Not supported (refused when a model is imported): pieces of kind `UNUSED`, whitespace as a
+//! suffix, mergeable pieces longer than [`MAX_PIECE_BYTES`].
 
+mod charsmap;
 mod decode;
 mod encode;
 mod merge;
@@ -27,7 +29,7 @@ pub use encode::SpTokenizer;
 pub use merge::{LONG_WORD_BUF, WORD_BUF};
 pub use normalize::{REPLACEMENT, SPACE_MARK};
 pub use tables::{
-    priority_score, score_priority, PieceFilter, PieceKind, Sections, SpAlgorithm, SpTables,
-    MAX_PIECE_BYTES, WHOLE,
+    priority_score, score_priority, CharsMap, PieceFilter, PieceKind, Sections, SpAlgorithm,
+    SpTables, MAX_PIECE_BYTES, WHOLE,
 };
 pub use unigram::UNIGRAM_STACK_BYTES;

@@ -16,6 +16,8 @@
 //! no vocabulary piece holds a character followed by `▁` ([`super::SpTables::split_words`]),
 //! no merge crosses a word start, so words are encoded one at a time, in bounded memory.
 
+use super::charsmap::CharsMap;
+use super::tables::SpTables;
 use crate::utf8;
 
 /// `▁` (U+2581) in UTF-8: what a space becomes.
@@ -70,12 +72,197 @@ pub(crate) struct Normalizer<'a> {
     pub text: &'a [u8],
     /// `remove_extra_whitespaces`.
     pub remove_extra: bool,
+    /// The character map; empty for the `identity` rule (the fast paths below).
+    map: CharsMap<'a>,
+    /// With a character map: the tables, for the user-defined symbols matched before it.
+    tables: Option<&'a SpTables<'a>>,
+    /// With a character map: where the text's first unit is, past the leading spaces
+    /// (`usize::MAX` when `text` does not start the text); its leading spaces are dropped.
+    first: usize,
+    /// With a character map: the normalized text's end once [`Normalizer::end`] found it
+    /// (`usize::MAX` before): the unit that ends there loses its trailing spaces.
+    tail: usize,
+}
+
+/// What one unit of input becomes under a character map.
+#[derive(Clone, Copy)]
+enum Out<'a> {
+    /// These bytes (a replacement, a user-defined symbol, or the character itself), with
+    /// spaces still spaces.
+    Text(&'a [u8]),
+    /// A malformed byte: U+FFFD.
+    Invalid,
+}
+
+/// What the walk over a character map's units carries from unit to unit: `sentencepiece`'s
+/// `is_prev_space` (the last non-empty output ended with a space, so the next one's leading
+/// spaces are dropped), whether the last byte written ends a `▁`, and whether anything
+/// other than `▁` was written.
+#[derive(Clone, Copy)]
+struct WalkState {
+    prev_space: bool,
+    last_mark: bool,
+    seen_other: bool,
 }
 
 impl<'a> Normalizer<'a> {
     /// The normalizer's view of `text`, with `remove_extra_whitespaces` or not.
     pub(crate) fn new(text: &'a [u8], remove_extra: bool) -> Self {
-        Normalizer { text, remove_extra }
+        Normalizer {
+            text,
+            remove_extra,
+            map: CharsMap::default(),
+            tables: None,
+            first: usize::MAX,
+            tail: usize::MAX,
+        }
+    }
+
+    /// The normalizer `tables` describe (flags and character map) over `text`, which starts
+    /// the text when `at_start`.
+    pub(crate) fn of(text: &'a [u8], tables: &'a SpTables<'a>, at_start: bool) -> Self {
+        let mut norm = Normalizer::new(text, tables.remove_extra_whitespaces);
+        if !tables.charsmap.is_empty() {
+            norm.map = tables.charsmap;
+            norm.tables = Some(tables);
+            norm.first = if at_start {
+                norm.mapped_start(0)
+            } else {
+                usize::MAX
+            };
+        }
+        norm
+    }
+
+    /// True with a character map.
+    #[inline]
+    pub(crate) fn is_mapped(&self) -> bool {
+        !self.map.is_empty()
+    }
+
+    /// How far past a word's end a stream must hold text before it cuts there: a longer
+    /// key of the character map could still match (0 for the identity rule).
+    #[inline]
+    pub(crate) fn lookahead(&self) -> usize {
+        self.map.max_key as usize
+    }
+
+    /// The unit at `pos` (not at the end): its length in the input and what it becomes. A
+    /// user-defined symbol first (longest; `sentencepiece` matches them before the map),
+    /// then the longest key of the map, else the character itself.
+    fn unit(&self, pos: usize) -> (usize, Out<'a>) {
+        let rest = self.text.get(pos..).unwrap_or(&[]);
+        if let Some(t) = self.tables {
+            let mut best: &[u8] = &[];
+            for &id in t.user_defined {
+                if let Some(sym) = t.piece_bytes(id) {
+                    if sym.len() > best.len() && rest.starts_with(sym) {
+                        best = sym;
+                    }
+                }
+            }
+            if !best.is_empty() {
+                return (best.len(), Out::Text(best));
+            }
+        }
+        if let Some((len, to)) = self.map.longest(rest) {
+            return (len, Out::Text(to));
+        }
+        match rest.first().map_or(0, |&b| {
+            if b < 0x80 {
+                1
+            } else {
+                utf8::well_formed_len(rest)
+            }
+        }) {
+            0 => (1, Out::Invalid),
+            len => (len, Out::Text(rest.get(..len).unwrap_or(&[]))),
+        }
+    }
+
+    /// With a character map: past the units at `pos` that become exactly one space (how
+    /// `sentencepiece` skips the text's leading whitespace).
+    fn mapped_start(&self, mut pos: usize) -> usize {
+        if !self.remove_extra {
+            return pos;
+        }
+        while pos < self.text.len() {
+            match self.unit(pos) {
+                (len, Out::Text(b" ")) => pos += len,
+                _ => break,
+            }
+        }
+        pos
+    }
+
+    /// With a character map: the end of the last unit from `from` on whose output holds
+    /// something other than spaces and `▁`.
+    fn mapped_end(&self, from: usize) -> usize {
+        let (mut pos, mut end) = (from, from);
+        while pos < self.text.len() {
+            let (len, out) = self.unit(pos);
+            pos += len;
+            let other = match out {
+                Out::Invalid => true,
+                Out::Text(b) => !trim_marks(b).is_empty(),
+            };
+            if other {
+                end = pos;
+            }
+        }
+        end
+    }
+
+    /// With a character map: write the normalized bytes of the units from `start` (a word
+    /// start) to `end` through `put`, spaces as `▁`, as `sentencepiece`'s `Normalize` does:
+    /// leading spaces of a unit's output dropped after an output that ended with a space,
+    /// trailing spaces and `▁`s dropped from the unit that ends the normalized text. With
+    /// `split`, stops before a unit whose output starts a new word (a `▁` right after
+    /// another character). Returns where it stopped.
+    ///
+    /// Words are cut only between units: a unit whose output holds a word start inside
+    /// (`"a b"`) stays in one word with what follows. That gives the same ids, since no
+    /// mergeable piece holds a character followed by `▁` when words are split.
+    fn walk(&self, start: usize, end: usize, split: bool, mut put: impl FnMut(u8)) -> usize {
+        let mut st = WalkState {
+            prev_space: self.remove_extra && start == self.first,
+            last_mark: false,
+            seen_other: false,
+        };
+        let mut pos = start;
+        while pos < end {
+            let (len, out) = self.unit(pos);
+            let mut bytes = match out {
+                Out::Invalid => &REPLACEMENT[..],
+                Out::Text(b) => b,
+            };
+            if st.prev_space {
+                while let [b' ', rest @ ..] = bytes {
+                    bytes = rest;
+                }
+            }
+            if self.remove_extra && pos + len >= self.tail {
+                bytes = trim_marks_end(bytes);
+            }
+            let starts_mark = bytes.first() == Some(&b' ') || bytes.starts_with(&SPACE_MARK);
+            if split && starts_mark && st.seen_other && !st.last_mark {
+                break;
+            }
+            if let Some(&last) = bytes.last() {
+                for &b in bytes {
+                    if b == b' ' {
+                        SPACE_MARK.iter().for_each(|&m| put(m));
+                    } else {
+                        put(b);
+                    }
+                }
+                st.prev_space = self.remove_extra && last == b' ';
+                st.last_mark = last == b' ' || bytes.ends_with(&SPACE_MARK);
+                st.seen_other |= !trim_marks(bytes).is_empty();
+            }
+            pos += len;
+        }
+        pos.min(end)
     }
 
     /// True when the space at `pos` is dropped: with `remove_extra_whitespaces`, a space
@@ -91,6 +278,13 @@ impl<'a> Normalizer<'a> {
     /// Where encoding begins for text from `pos` on: past the leading spaces that
     /// `remove_extra_whitespaces` drops when `pos` is the text's start (`at_start`), else `pos`.
     pub(crate) fn start(&self, mut pos: usize, at_start: bool) -> usize {
+        if !self.map.is_empty() {
+            return if at_start {
+                self.mapped_start(pos)
+            } else {
+                pos
+            };
+        }
         if at_start && self.remove_extra {
             while self.text.get(pos) == Some(&b' ') {
                 pos += 1;
@@ -101,7 +295,14 @@ impl<'a> Normalizer<'a> {
 
     /// Where the normalized text ends: `text.len()`, or with `remove_extra_whitespaces` the end
     /// of its last character that is not a `▁` (`from` when there is none).
-    pub(crate) fn end(&self, from: usize) -> usize {
+    pub(crate) fn end(&mut self, from: usize) -> usize {
+        if !self.map.is_empty() {
+            if !self.remove_extra {
+                return self.text.len();
+            }
+            self.tail = self.mapped_end(from);
+            return self.tail;
+        }
         if !self.remove_extra {
             return self.text.len();
         }
@@ -137,6 +338,10 @@ impl<'a> Normalizer<'a> {
             }
             n += 1;
         };
+        if !self.map.is_empty() {
+            let pos = self.walk(start, end, split, put);
+            return (pos, n);
+        }
         let mut pos = start;
         let mut seen_other = false;
         while pos < end {
@@ -186,6 +391,10 @@ impl<'a> Normalizer<'a> {
         if prefix {
             SPACE_MARK.iter().for_each(|&b| put(b));
         }
+        if !self.map.is_empty() {
+            self.walk(from, to, false, put);
+            return;
+        }
         let mut pos = from;
         while pos < to {
             let (c, len) = char_at(self.text, pos);
@@ -204,13 +413,40 @@ impl<'a> Normalizer<'a> {
     }
 }
 
+/// `bytes` without its spaces and `▁`s at the end.
+fn trim_marks_end(mut bytes: &[u8]) -> &[u8] {
+    loop {
+        if let [rest @ .., b' '] = bytes {
+            bytes = rest;
+        } else if let Some(rest) = bytes.strip_suffix(&SPACE_MARK[..]) {
+            bytes = rest;
+        } else {
+            return bytes;
+        }
+    }
+}
+
+/// `bytes` without its spaces and `▁`s at both ends (empty when it holds nothing else).
+fn trim_marks(mut bytes: &[u8]) -> &[u8] {
+    bytes = trim_marks_end(bytes);
+    loop {
+        if let [b' ', rest @ ..] = bytes {
+            bytes = rest;
+        } else if let Some(rest) = bytes.strip_prefix(&SPACE_MARK[..]) {
+            bytes = rest;
+        } else {
+            return bytes;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn words_and_normalized_bytes() {
-        let n = Normalizer::new("ab  c▁d ".as_bytes(), true);
+        let mut n = Normalizer::new("ab  c▁d ".as_bytes(), true);
         let end = n.end(0);
         assert_eq!(end, "ab  c▁d".len());
         let mut buf = [0u8; 32];

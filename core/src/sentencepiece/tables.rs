@@ -13,6 +13,7 @@
 //! - `byte_ids` is empty (no byte fallback) or has 256 entries, the ids of `<0x00>`..`<0xFF>`.
 //! - every user-defined symbol is non-empty and holds no space, no `▁` and no U+FFFD.
 
+pub use super::charsmap::CharsMap;
 use crate::hash;
 #[cfg(doc)]
 use crate::tables::piece_key_entry;
@@ -244,6 +245,8 @@ pub struct SpTables<'a> {
     /// the piece's score as `tokenizers` reads it; empty otherwise (the priorities hold the
     /// `f32` scores).
     pub f64_scores: &'a [u64],
+    /// The normalizer's character map (`precompiled_charsmap`); empty for the `identity` rule.
+    pub charsmap: CharsMap<'a>,
 }
 
 impl<'a> SpTables<'a> {

@@ -413,7 +413,7 @@ impl<'t> SpTokenizer<'t> {
             let prefix = section < from && self.section_prefix(text, section);
             (norm, section, from, prefix)
         } else {
-            let norm = Normalizer::new(text, t.remove_extra_whitespaces);
+            let mut norm = Normalizer::of(text, t, true);
             let pos = norm.start(0, true);
             (
                 norm,

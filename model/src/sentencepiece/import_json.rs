@@ -89,6 +89,7 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
         sections,
         unigram: matches!(file.model, ModelJson::Unigram(_)),
         f64_scores,
+        charsmap: Vec::new(),
     };
     model.validate().map_err(SpImportError::Invalid)?;
     Ok(model)

@@ -77,12 +77,6 @@ pub enum SpImportError {
         /// What the file says.
         model_type: String,
     },
-    /// The normalizer rewrites characters (NFKC or another character map): not supported.
-    #[error("the normalizer {name:?} rewrites characters (a character map); picobpe supports the identity normalizer only")]
-    Normalizer {
-        /// Its name.
-        name: String,
-    },
     /// A setting picobpe does not implement.
     #[error("{setting} is not supported")]
     Unsupported {
@@ -124,8 +118,9 @@ impl TemplateData {
 
 /// Build an [`SpModel`] from the bytes of a SentencePiece `tokenizer.model`.
 ///
-/// BPE and Unigram models are imported. Refused: word and character models, normalizers with a non-empty character map or rules,
-/// `treat_whitespace_as_suffix`, `escape_whitespaces = false`, `UNUSED` pieces, and anything
+/// BPE and Unigram models are imported, with their normalizer's character map (`nmt_nfkc` and
+/// the like; checked by [`super::charsmap::parse`]). Refused: word and character models,
+/// denormalizers with a character map or rules, `treat_whitespace_as_suffix`, `escape_whitespaces = false`, `UNUSED` pieces, and anything
 /// [`SpModel::validate`] rejects.
 pub fn import_model_proto(bytes: &[u8]) -> Result<SpModel, SpImportError> {
     let proto = <ModelProto as prost::Message>::decode(bytes).map_err(SpImportError::Protobuf)?;
@@ -141,7 +136,7 @@ pub fn import_model_proto(bytes: &[u8]) -> Result<SpModel, SpImportError> {
     let unsupported = |setting: &str| SpImportError::Unsupported {
         setting: setting.to_owned(),
     };
-    // A normalizer that rewrites characters: a character map or rules.
+    // A denormalizer that rewrites characters: a character map or rules.
     let rewrites = |n: &NormalizerSpec| {
         let map = n.precompiled_charsmap.as_deref().unwrap_or(&[]);
         !map.is_empty()
@@ -152,11 +147,9 @@ pub fn import_model_proto(bytes: &[u8]) -> Result<SpModel, SpImportError> {
     if trainer.treat_whitespace_as_suffix == Some(true) {
         return Err(unsupported("treat_whitespace_as_suffix = true"));
     }
+    // The normalizer's character map is what `sentencepiece` applies (its
+    // `normalization_rule_tsv` is read by the trainer only).
     let norm = proto.normalizer_spec.unwrap_or_default();
-    if rewrites(&norm) {
-        let name = norm.name.clone().unwrap_or_default();
-        return Err(SpImportError::Normalizer { name });
-    }
     if norm.escape_whitespaces == Some(false) {
         return Err(unsupported("escape_whitespaces = false"));
     }
@@ -191,6 +184,7 @@ pub fn import_model_proto(bytes: &[u8]) -> Result<SpModel, SpImportError> {
         sections: SpSections::Inline,
         unigram,
         f64_scores: Vec::new(),
+        charsmap: norm.precompiled_charsmap.unwrap_or_default(),
     };
     model.validate().map_err(SpImportError::Invalid)?;
     Ok(model)

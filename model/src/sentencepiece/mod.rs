@@ -3,6 +3,7 @@
 //! `tokenizer.model`, [`import_tokenizer_json`] for a Hugging Face `tokenizer.json`) and its
 //! tables ([`SpTableData`]).
 
+pub mod charsmap;
 mod import_json;
 mod import_proto;
 mod tables;
@@ -62,6 +63,11 @@ pub struct SpModel {
     /// their layout).
     #[serde(skip)]
     pub f64_scores: Vec<f64>,
+    /// The normalizer's character map (`precompiled_charsmap`, as `sentencepiece` stores it:
+    /// see [`charsmap`]); empty for the `identity` rule. Stored after the model in the file's
+    /// "with a character map" kinds, not as a field.
+    #[serde(skip)]
+    pub charsmap: Vec<u8>,
 }
 
 /// A broken SentencePiece model invariant, naming the offending id.
@@ -134,6 +140,13 @@ pub enum InvalidSpModel {
         /// Its length in bytes.
         len: usize,
     },
+    /// The normalizer's character map is damaged or beyond the core's limits.
+    #[error(transparent)]
+    CharsMap(#[from] charsmap::InvalidCharsMap),
+    /// A character map on a model whose sections follow `tokenizers` (a `tokenizer.json`
+    /// import, whose `Precompiled` normalizer matches differently).
+    #[error("a character map is supported on models imported from a tokenizer.model only")]
+    CharsMapSections,
 }
 
 /// The byte a `<0xHH>` piece text stands for.
@@ -290,6 +303,12 @@ impl SpModel {
         }
         if unknowns != 1 {
             return Err(InvalidSpModel::UnknownCount { found: unknowns });
+        }
+        if !self.charsmap.is_empty() {
+            if self.sections != SpSections::Inline {
+                return Err(InvalidSpModel::CharsMapSections);
+            }
+            charsmap::parse(&self.charsmap)?;
         }
         if self.byte_fallback {
             if let Some(byte) = (0..=255u8).find(|&b| !bytes[b as usize]) {

@@ -57,6 +57,13 @@ pub struct SpTableData<'a> {
     pub piece_filter: Cow<'a, [u64]>,
     /// Unigram `tokenizer.json` imports: each slot's `f64` score bits (else empty).
     pub f64_scores: Cow<'a, [u64]>,
+    /// The character map's double array (empty for the `identity` rule).
+    pub charsmap_units: Cow<'a, [u32]>,
+    /// The character map's NUL-terminated replacements.
+    pub charsmap_strings: Cow<'a, [u8]>,
+    /// How far a match can read past a word's end: the longest key of the character map or
+    /// user-defined symbol (0 without a map).
+    pub charsmap_lookahead: u32,
 }
 
 impl SpTableData<'static> {
@@ -126,6 +133,10 @@ impl SpTableData<'static> {
             .map(|(id, _)| id as u32)
             .collect();
         user_defined.sort_by_key(|&id| std::cmp::Reverse(model.pieces[id as usize].piece.len()));
+        let map = super::charsmap::parse(&model.charsmap)?;
+        let longest_user = user_defined
+            .first()
+            .map_or(0, |&id| model.pieces[id as usize].piece.len() as u32);
         let mut data = SpTableData {
             token_bytes: token_bytes.into(),
             token_offsets: token_offsets.into(),
@@ -158,6 +169,13 @@ impl SpTableData<'static> {
             // unknown too, which then needs the whole text at once.
             split_words: model.splits_words()
                 && (model.byte_fallback || model.pieces.iter().any(|p| p.piece == "\u{2581}")),
+            charsmap_lookahead: if map.units.is_empty() {
+                0
+            } else {
+                map.max_key.max(longest_user)
+            },
+            charsmap_units: map.units.into(),
+            charsmap_strings: map.strings.into(),
         };
         if !model.unigram {
             data.mark_whole_pieces(model);
@@ -225,6 +243,7 @@ impl SpTableData<'_> {
                     8
                 },
             piece_filter: 8 * self.piece_filter.len() + 8 * self.f64_scores.len(),
+            charsmap: 4 * self.charsmap_units.len() + self.charsmap_strings.len(),
         }
     }
 
@@ -252,6 +271,11 @@ impl SpTableData<'_> {
             algorithm: self.algorithm,
             piece_filter: &self.piece_filter,
             f64_scores: &self.f64_scores,
+            charsmap: picobpe::sentencepiece::CharsMap {
+                units: &self.charsmap_units,
+                strings: &self.charsmap_strings,
+                max_key: self.charsmap_lookahead,
+            },
         }
     }
 }
@@ -290,9 +314,9 @@ fn piece_filter(model: &SpModel) -> Vec<u64> {
     words
 }
 
-/// `SpTables` itself on a 32-bit target: eight slices, a `PtrIndex`, an id, the flags and the
-/// cut-byte set.
-const SP_TABLES_HEADER: usize = 8 * 8 + 24 + 8 + 4 + 4 + 16;
+/// `SpTables` itself on a 32-bit target: ten slices, a `PtrIndex`, an id, the flags, the
+/// cut-byte set and the character map's lookahead.
+const SP_TABLES_HEADER: usize = 10 * 8 + 24 + 8 + 4 + 4 + 16 + 4;
 
 /// Flash bytes per SentencePiece table for a 32-bit target, as baked by `picobpe-build`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -313,6 +337,8 @@ pub struct SpTableSizes {
     pub pieces: usize,
     /// Byte-piece ids, unknown surface, user-defined ids, the struct itself.
     pub other: usize,
+    /// The normalizer's character map (0 for the `identity` rule).
+    pub charsmap: usize,
 }
 
 impl SpTableSizes {
@@ -322,7 +348,7 @@ impl SpTableSizes {
     }
 
     /// `(name, bytes, note)` per table, in print order.
-    fn rows(&self) -> [(&'static str, usize, String); 7] {
+    fn rows(&self) -> [(&'static str, usize, String); 8] {
         [
             ("token_bytes", self.token_bytes, String::new()),
             ("token_offsets", self.token_offsets, String::new()),
@@ -331,6 +357,7 @@ impl SpTableSizes {
             ("piece_filter", self.piece_filter, String::new()),
             ("pieces", self.pieces, String::new()),
             ("other", self.other, String::new()),
+            ("charsmap", self.charsmap, String::new()),
         ]
     }
 }
