@@ -22,10 +22,14 @@ pub fn dir() -> PathBuf {
 }
 
 /// The fixture folder of `model`: `tests/fixtures/unigram` for the Unigram models (`ug*`,
-/// made by `tests/scripts/gen_unigram_vectors.py`, same record format), else [`dir`].
+/// made by `tests/scripts/gen_unigram_vectors.py`, same record format),
+/// `tests/fixtures/sp_norm` for the character-map normalizer models (`nfkc-*`, made by
+/// `tests/scripts/gen_sp_norm_vectors.py`, same record format), else [`dir`].
 pub fn model_dir(model: &str) -> PathBuf {
     if model.starts_with("ug") {
         crate::paths::fixtures().join("unigram")
+    } else if model.starts_with("nfkc-") {
+        crate::paths::fixtures().join("sp_norm")
     } else {
         dir()
     }
