@@ -1,7 +1,8 @@
 //! Encode and decode arbitrary bytes with every committed SentencePiece model
 //! (`tests/fixtures/sentencepiece/models`: sp512, sp4096, sp32000, sp4096-unk, mistral-v1; and
-//! the Unigram models of `tests/fixtures/unigram/models`: ug8000, ug4096-bytes; each imported
-//! from its `tokenizer.model`), against the naive references in `picobpe_fuzz::sp` (BPE
+//! the Unigram models of `tests/fixtures/unigram/models`: ug8000, ug4096-bytes; the models with
+//! character maps of `tests/fixtures/sp_norm/models`: nfkc-bpe, nfkc-ug, nfkc-tsv,
+//! nfkc-bpe-user; each imported from its `tokenizer.model`), against the naive references in `picobpe_fuzz::sp` (BPE
 //! merging, or a Unigram Viterbi over the whole text).
 //!
 //! Input: `[model selector][flags][seed: u16 LE][text...]`; flags bit 0 = also decode the text's
@@ -10,8 +11,8 @@
 //!
 //! Checks (any failure aborts with the input):
 //! 1. one-shot `encode` succeeds with a buffer of `16 * len + 64` ids (a word's work area is
-//!    10 ids per symbol plus its normalized bytes, at most 3 per input byte) and equals the
-//!    reference,
+//!    10 ids per symbol plus its normalized bytes, at most 3 per input byte; 16 times more with
+//!    a character map, whose rules may expand 16-fold) and equals the reference,
 //!    which merges over the whole normalized text (so it also checks the core's split into
 //!    words); `encode_from` with a 5-line cache, twice (the second time with hits), gives
 //!    the same ids;
@@ -22,7 +23,9 @@
 //!    `needed` on `PieceTooLong`) gives the same ids;
 //! 4. `StreamEncoder` with random chunks and `take` sizes gives the same ids, or fails only
 //!    with a capacity error the input justifies (`InputTooSmall` only when the longest word,
-//!    with the character that ends it, does not fit `IN`; `PieceTooLong` only above `OUT`);
+//!    with the character that ends it, does not fit `IN`; with a character map, whose rules can
+//!    join words and whose longest key the stream holds back, when twice that plus the key does
+//!    not; `PieceTooLong` only above `OUT`);
 //! 5. `decode` of the ids equals the reference `DecodeIds`, also into a buffer of exactly that
 //!    length; resumed `decode_from` through small random buffers gives the same text;
 //!    `StreamDecoder` (random `take` sizes) too, handing out whole characters only;
@@ -40,7 +43,7 @@ use picobpe_tests::sp::{self, SpSource};
 use std::sync::OnceLock;
 
 /// The committed SentencePiece models, in selector order: BPE, then Unigram.
-const MODELS: [&str; 7] = [
+const MODELS: [&str; 11] = [
     "sp512",
     "sp4096",
     "sp32000",
@@ -48,6 +51,10 @@ const MODELS: [&str; 7] = [
     "mistral-v1",
     "ug8000",
     "ug4096-bytes",
+    "nfkc-bpe",
+    "nfkc-ug",
+    "nfkc-tsv",
+    "nfkc-bpe-user",
 ];
 
 struct Loaded {
@@ -78,7 +85,8 @@ fuzz_target!(
     let show = || format!("{name} \"{}\"", escape(text));
 
     // 1. One-shot, against the reference.
-    let mut out = vec![0u32; 16 * text.len() + 64];
+    let expand = if tok.tables().charsmap.is_empty() { 1 } else { 16 };
+    let mut out = vec![0u32; 16 * expand * text.len() + 64];
     let n = tok
         .encode(text, &mut out)
         .unwrap_or_else(|e| panic!("encode failed: {e:?} on {}", show()));
@@ -377,7 +385,12 @@ fn stream<const IN: usize, const OUT: usize>(
         ),
         Err(StreamError::InputTooSmall { capacity }) => {
             assert_eq!(capacity, IN);
-            let word = longest_word(text);
+            let map = tok.tables().charsmap;
+            let word = if map.is_empty() {
+                longest_word(text)
+            } else {
+                2 * longest_word(text) + map.max_key as usize
+            };
             assert!(
                 word + 4 > IN,
                 "stream <{IN}, {OUT}>: InputTooSmall although the longest word is {word} bytes: {}",

@@ -56,6 +56,9 @@ pub struct SpRef {
     /// A Unigram model: the score of each matchable piece (normal: its own; user-defined:
     /// `0.1 × (bytes − 1)`) and the unknown score; `None` for BPE.
     unigram: Option<(PieceScores, f32)>,
+    /// The character map's keys and replacements, read from the `precompiled_charsmap` by
+    /// [`charsmap_keys`] (empty for the identity rule), and its longest key.
+    charsmap: (HashMap<Vec<u8>, String>, usize),
 }
 
 /// Each matchable piece's bytes, with its id and Unigram score.
@@ -98,6 +101,7 @@ impl SpRef {
             remove_extra: model.remove_extra_whitespaces,
             unk_surface: model.unk_surface.clone(),
             inline: model.sections == SpSections::Inline,
+            charsmap: charsmap_keys(&model.charsmap),
             unigram: model.unigram.then(|| {
                 let scores = (0..model.pieces.len())
                     .filter_map(|id| {
@@ -206,13 +210,19 @@ impl SpRef {
         if let Some(u) = self.user_prefix(input) {
             return (u.to_owned(), u.len());
         }
+        let (map, longest) = &self.charsmap;
+        for len in (1..=(*longest).min(input.len())).rev() {
+            if let Some(to) = map.get(&input[..len]) {
+                return (to.clone(), len);
+            }
+        }
         match first_char(input) {
             Some(c) => (c.to_string(), c.len_utf8()),
             None => ('\u{FFFD}'.to_string(), 1),
         }
     }
 
-    /// The normalized text `sentencepiece` merges over.
+    /// The normalized text `sentencepiece` merges over (`Normalizer::Normalize`).
     pub fn normalize(&self, text: &[u8]) -> String {
         let mut input = text;
         if self.remove_extra {
@@ -485,4 +495,43 @@ pub fn borrow_tables<'a>(data: &'a SpTableData<'_>) -> SpTables<'a> {
         f64_scores: &data.f64_scores,
         charsmap: picobpe::sentencepiece::CharsMap::default(),
     }
+}
+
+/// Every key of a `precompiled_charsmap` (`sentencepiece`'s layout: a u32 LE trie size, a
+/// Darts-clone double array, NUL-terminated replacements) with its replacement, and the
+/// longest key's length: a plain depth-first walk over all 255 labels at each node, written
+/// from Darts-clone's unit layout (label in bits 0–7 with bit 31 clear, "has leaf" bit 8,
+/// offset `bits 10–31 << (bit 9 ? 8 : 0)`, a leaf's value in bits 0–30). The map must be one
+/// `picobpe-model` accepted.
+pub fn charsmap_keys(blob: &[u8]) -> (HashMap<Vec<u8>, String>, usize) {
+    let mut keys = HashMap::new();
+    if blob.is_empty() {
+        return (keys, 0);
+    }
+    let size = u32::from_le_bytes(blob[..4].try_into().unwrap()) as usize;
+    let unit = |i: usize| u32::from_le_bytes(blob[4 + 4 * i..8 + 4 * i].try_into().unwrap());
+    let strings = &blob[4 + size..];
+    let offset = |u: u32| ((u >> 10) << ((u & (1 << 9)) >> 6)) as usize;
+    let mut stack = vec![(offset(unit(0)), Vec::new())];
+    while let Some((node, key)) = stack.pop() {
+        for b in 1..=255u8 {
+            let child = node ^ usize::from(b);
+            let u = unit(child);
+            if u & ((1 << 31) | 0xFF) != u32::from(b) {
+                continue;
+            }
+            let mut k: Vec<u8> = key.clone();
+            k.push(b);
+            let next = child ^ offset(u);
+            if u >> 8 & 1 == 1 {
+                let value = (unit(next) & !(1 << 31)) as usize;
+                let end = value + strings[value..].iter().position(|&c| c == 0).unwrap();
+                let to = String::from_utf8(strings[value..end].to_vec()).unwrap();
+                keys.insert(k.clone(), to);
+            }
+            stack.push((next, k));
+        }
+    }
+    let longest = keys.keys().map(Vec::len).max().unwrap_or(0);
+    (keys, longest)
 }

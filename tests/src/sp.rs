@@ -232,9 +232,21 @@ pub fn tables(name: &str, source: SpSource) -> &'static SpTables<'static> {
     t
 }
 
+/// Ids of room enough to encode `len` input bytes at once: 16 per byte (a word's work area is
+/// 10 ids per symbol plus its normalized bytes, at most 3 per input byte), 16 times that with
+/// a character map (whose rules may expand a key 16-fold).
+pub fn room(tok: &SpTokenizer<'_>, len: usize) -> usize {
+    let expand = if tok.tables().charsmap.is_empty() {
+        1
+    } else {
+        16
+    };
+    16 * expand * len + 64
+}
+
 /// One-shot encode into a buffer big enough for any word of the input.
 pub fn encode(tok: &SpTokenizer<'_>, input: &[u8]) -> Result<Vec<u32>, EncodeError> {
-    let mut out = vec![0u32; 16 * input.len() + 64];
+    let mut out = vec![0u32; room(tok, input.len())];
     let n = tok.encode(input, &mut out)?;
     out.truncate(n);
     Ok(out)
@@ -436,7 +448,7 @@ pub fn check(model: &str, source: SpSource, set: &str) {
         // A small word cache, twice (the second time with hits).
         let mut cache = vec![picobpe::CacheEntry::EMPTY; 61];
         for pass in 0..2 {
-            let mut out = vec![0u32; 16 * case.input.len() + 64];
+            let mut out = vec![0u32; room(&tok, case.input.len())];
             match tok.encode_from(&case.input, 0, &mut out, Specials::All, &mut cache) {
                 Ok(n) if out[..n] == want[..] => {}
                 other => failures.push(format!(
@@ -449,7 +461,7 @@ pub fn check(model: &str, source: SpSource, set: &str) {
         // caches only words whose segmentation the carried score cannot change.
         let mut cache = vec![picobpe::CacheEntry::EMPTY; 1024];
         for pass in 0..2 {
-            let mut out = vec![0u32; 16 * case.input.len() + 64];
+            let mut out = vec![0u32; room(&tok, case.input.len())];
             let mut cursor = Cursor::START;
             match tok.encode_at(
                 &case.input,

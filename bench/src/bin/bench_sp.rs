@@ -3,13 +3,15 @@
 //! single thread, same texts, same run.
 //!
 //! ```text
-//! picobpe-bench-sp [--model sp32000|mistral-v1|sp4096|ug8000|ug4096-bytes] [--corpus NAME]...
+//! picobpe-bench-sp [--model sp32000|mistral-v1|sp4096|ug8000|ug4096-bytes|nfkc-bpe|nfkc-ug]
+//!                  [--corpus NAME]...
 //!                  [--runs N] [FILE...]
 //! ```
 //!
 //! Columns: picobpe (`SpTokenizer` over tables built from the model's `tokenizer.model` in
-//! `tests/fixtures/sentencepiece/models`, or `tests/fixtures/unigram/models` for the Unigram
-//! models `ug*`), Hugging Face `tokenizers` (the Rust crate) loading the
+//! `tests/fixtures/sentencepiece/models`, `tests/fixtures/unigram/models` for the Unigram
+//! models `ug*`, or `tests/fixtures/sp_norm/models` for the models with an `nmt_nfkc`-style
+//! character map `nfkc-*`), Hugging Face `tokenizers` (the Rust crate) loading the
 //! same model's `tokenizer.json` (when the fixtures have one), kitoken (Rust) loading the
 //! `tokenizer.model`, and `sentencepiece` (the Python package: `scripts/bench_sp_python.py`
 //! runs in a child process and times only its encode calls). Each corpus is cut at line ends
@@ -292,6 +294,8 @@ fn main() -> ExitCode {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let family = if opts.model.starts_with("ug") {
         "unigram"
+    } else if opts.model.starts_with("nfkc-") {
+        "sp_norm"
     } else {
         "sentencepiece"
     };
