@@ -9,7 +9,8 @@
 //!   `llama3` feature; with the `sentencepiece` feature `target/models/sp4096.model` for
 //!   lm3s6965evb and `target/models/mistral.model` for mps2-an385; with the `sp4096` feature
 //!   `target/models/sp4096.model` for either machine; with the `unigram` feature
-//!   `target/models/ug8000.model` for either machine; with the `wordpiece` feature
+//!   `target/models/ug8000.model` for either machine; with the `nfkc` feature
+//!   `target/models/sp-nfkc.model` for either machine; with the `wordpiece` feature
 //!   `target/models/bert-cased-8k.model` for lm3s6965evb and `target/models/minilm.model` for
 //!   mps2-an385).
 //!   The kind of the model decides the code: a SentencePiece model (BPE or Unigram) sets
@@ -27,9 +28,9 @@
 //!   `PICOBPE_VECTORS_REF` names model and reference (`gpt2/tiktoken`,
 //!   `cl100k_base/tiktoken`, `small/hf-tokenizers`, `llama3-8k/hf-tokenizers`,
 //!   `sp4096/sentencepiece`, `mistral-v1/sentencepiece`, `ug8000/sentencepiece`,
-//!   `bert-cased-8k/hf-tokenizers`, `minilm-uncased/hf-tokenizers`); `gpt2/`, `cl100k_base/`,
-//!   `llama3-8k/`, `mistral-v1/`, `ug8000/` and `minilm-uncased/` also enable the tests
-//!   specific to that model (`cfg(picobpe_gpt2)`, `cfg(picobpe_cl100k)`,
+//!   `nfkc-bpe/sentencepiece`, `bert-cased-8k/hf-tokenizers`, `minilm-uncased/hf-tokenizers`);
+//!   `gpt2/`, `cl100k_base/`, `llama3-8k/`, `mistral-v1/`, `ug8000/` and `minilm-uncased/`
+//!   also enable the tests specific to that model (`cfg(picobpe_gpt2)`, `cfg(picobpe_cl100k)`,
 //!   `cfg(picobpe_llama3)`, `cfg(picobpe_mistral)`, `cfg(picobpe_ug8000)`,
 //!   `cfg(picobpe_minilm)`).
 use std::{env, fs, path::PathBuf};
@@ -46,7 +47,8 @@ fn main() {
             "select exactly one machine feature: `lm3s6965evb` (default) or \
              `--no-default-features --features mps2-an385` (add `cl100k` for cl100k_base, \
              `llama3` for llama3-8k, `sentencepiece` for a SentencePiece model, `unigram` for \
-             a SentencePiece Unigram model or `wordpiece` for a WordPiece model)",
+             a SentencePiece Unigram model, `nfkc` for a SentencePiece model with the \
+             `nmt_nfkc` normalizer or `wordpiece` for a WordPiece model)",
         ),
     };
     let feature = |name: &'static str| {
@@ -54,7 +56,7 @@ fn main() {
         env::var_os(var).is_some().then_some(name)
     };
     // `sp4096` implies `sentencepiece`: name the narrower one.
-    let model_features: Vec<&str> = ["cl100k", "llama3", "sp4096", "unigram", "wordpiece"]
+    let model_features: Vec<&str> = ["cl100k", "llama3", "sp4096", "unigram", "nfkc", "wordpiece"]
         .into_iter()
         .filter_map(feature)
         .chain(feature("sentencepiece").filter(|_| feature("sp4096").is_none()))
@@ -68,6 +70,7 @@ fn main() {
         ("mps2-an385", ["sp4096"]) => ("sp4096.model", "sp4096 --machine mps2-an385"),
         ("mps2-an385", ["sentencepiece"]) => ("mistral.model", "mistral"),
         (_, ["unigram"]) => ("ug8000.model", "ug8000"),
+        (_, ["nfkc"]) => ("sp-nfkc.model", "sp-nfkc"),
         ("lm3s6965evb", ["wordpiece"]) => ("bert-cased-8k.model", "bert-cased-8k"),
         ("mps2-an385", ["wordpiece"]) => ("minilm.model", "minilm"),
         ("lm3s6965evb", ["cl100k"]) => fail(
@@ -76,7 +79,7 @@ fn main() {
         ),
         _ => fail(&format!(
             "the model features {model_features:?} exclude each other: pick one of `cl100k`, \
-             `llama3`, `sentencepiece` (or `sp4096`), `unigram` and `wordpiece`"
+             `llama3`, `sentencepiece` (or `sp4096`), `unigram`, `nfkc` and `wordpiece`"
         )),
     };
     let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));

@@ -302,6 +302,7 @@ mod sp {
         println!("FIG table.pieces {}", tb.pieces);
         println!("FIG table.filter {}", tb.filter);
         println!("FIG table.other {}", tb.other);
+        println!("FIG table.charsmap {}", tb.charsmap);
         println!("FIG table.total {}", tb.total());
         println!("FIG table.outside_flash {}", tb.outside_flash);
         println!("FIG stack_free_at_main {}", stack::free());

@@ -106,6 +106,9 @@ pub struct TableBytes {
     pub filter: usize,
     /// Byte-piece ids, the unknown surface and the user-defined ids.
     pub other: usize,
+    /// The normalizer's character map (`precompiled_charsmap`: double-array units and
+    /// replacement strings; empty for the `identity` rule).
+    pub charsmap: usize,
     /// The `SpTables` struct itself.
     pub header: usize,
     /// Slices that do not lie in flash (expected: 0).
@@ -122,6 +125,7 @@ impl TableBytes {
             + self.pieces
             + self.filter
             + self.other
+            + self.charsmap
             + self.header
     }
 }
@@ -147,6 +151,7 @@ pub fn table_bytes(t: &SpTables<'_>) -> TableBytes {
             + size_of_val(index.remap),
         filter: size_of_val(t.piece_filter),
         other: size_of_val(t.byte_ids) + t.unk_surface.len() + size_of_val(t.user_defined),
+        charsmap: size_of_val(t.charsmap.units) + t.charsmap.strings.len(),
         header: size_of::<SpTables<'_>>(),
         ..TableBytes::default()
     };
@@ -167,5 +172,7 @@ pub fn table_bytes(t: &SpTables<'_>) -> TableBytes {
     outside(in_flash(t.unk_surface), t.unk_surface.len());
     outside(in_flash(t.user_defined), size_of_val(t.user_defined));
     outside(in_flash(t.piece_filter), size_of_val(t.piece_filter));
+    outside(in_flash(t.charsmap.units), size_of_val(t.charsmap.units));
+    outside(in_flash(t.charsmap.strings), t.charsmap.strings.len());
     b
 }

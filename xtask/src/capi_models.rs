@@ -3,8 +3,10 @@
 //!
 //! For each model (sp4096: SentencePiece BPE with byte fallback and user-defined symbols;
 //! mistral: Mistral 7B v0.1's published 32,000-piece BPE model, the Llama 2 layout; ug8000: a
-//! T5-style Unigram model; minilm: all-MiniLM-L6-v2's WordPiece, BERT's uncased vocabulary,
-//! with its added tokens recognized or read as text), it builds `picobpe-capi` for the host with that model baked in
+//! T5-style Unigram model; sp-nfkc: BPE with the `nmt_nfkc` normalizer, its character map
+//! baked in; minilm: all-MiniLM-L6-v2's WordPiece, BERT's uncased vocabulary, with its added
+//! tokens recognized or read as text), it builds `picobpe-capi` for the host with that model
+//! baked in
 //! (`PICOBPE_MODEL`, release, its own target directory `target/capi-models`), compiles
 //! `capi/tests/sp_conformance.c` against it with the system `cc`, and runs it on the model's
 //! vector file: the records of the Cortex-M3 mps2-an385 on-target tests
@@ -21,10 +23,11 @@ use std::time::Instant;
 use crate::firmware::{self, repo_root, Builtin, Machine};
 
 /// The models, with the `PicobpeFamily` value the library must report for each.
-const MODELS: [(Builtin, u32); 4] = [
+const MODELS: [(Builtin, u32); 5] = [
     (Builtin::Sp4096, 1),
     (Builtin::Mistral, 1),
     (Builtin::Ug8000, 2),
+    (Builtin::SpNfkc, 1),
     (Builtin::Minilm, 3),
 ];
 
@@ -59,8 +62,8 @@ fn run_one(model: Builtin, family: u32) -> Result<(), String> {
         model.sentencepiece_fixture(),
         model.tokenizer_json_fixture(),
     ) {
-        (Some((encoder, name)), _) => {
-            let v = firmware::vectors::prepare_sp(encoder, name, Machine::Mps2An385)?;
+        (Some(fixture), _) => {
+            let v = firmware::vectors::prepare_sp(fixture, Machine::Mps2An385)?;
             (v.path, v.count, "sentencepiece")
         }
         (None, Some(dir)) => {

@@ -15,7 +15,9 @@
 //! (mps2-an385, the published Mistral 7B v0.1 tokenizer) are SentencePiece BPE models imported
 //! by `host-trainer import --sentencepiece` from `tests/fixtures/sentencepiece/models/`;
 //! `ug8000` (mps2-an385) is a SentencePiece Unigram model (T5-like: no byte fallback),
-//! imported the same way from `tests/fixtures/unigram/models/ug8000.model`;
+//! imported the same way from `tests/fixtures/unigram/models/ug8000.model`; `sp-nfkc`
+//! (mps2-an385) is a SentencePiece BPE model with the `nmt_nfkc` normalizer (its character
+//! map baked with the tables), imported from `tests/fixtures/sp_norm/models/nfkc-bpe.model`;
 //! `bert-cased-8k` (lm3s6965evb) and `minilm` (mps2-an385, the published all-MiniLM-L6-v2
 //! tokenizer) are WordPiece (BERT) models imported by `host-trainer import --tokenizer-json`
 //! from `tests/fixtures/wordpiece/`. The path reaches the firmware's build script through
@@ -34,7 +36,7 @@ use std::time::Duration;
 
 use wait_timeout::ChildExt;
 
-use vectors::SpEncoder;
+use vectors::{SpEncoder, SpFixture};
 
 /// Vocabulary size of the small model trained for the lm3s6965evb.
 const SMALL_VOCAB: &str = "4096";
@@ -96,6 +98,10 @@ pub enum Builtin {
     /// SentencePiece Unigram, T5-like: 8000 ids, no byte fallback (`<unk>` is id 2), trained
     /// with `sentencepiece` (`tests/fixtures/unigram/models/ug8000.model`; mps2-an385).
     Ug8000,
+    /// SentencePiece BPE with the `nmt_nfkc` normalizer (`precompiled_charsmap`) and byte
+    /// fallback, trained with `sentencepiece`
+    /// (`tests/fixtures/sp_norm/models/nfkc-bpe.model`; mps2-an385).
+    SpNfkc,
     /// WordPiece (BERT, cased): 8192 ids trained with Hugging Face `tokenizers`
     /// (`tests/fixtures/wordpiece/bert-cased-8k/tokenizer.json`; lm3s6965evb).
     BertCased,
@@ -117,7 +123,7 @@ pub enum Kind {
 
 impl Builtin {
     /// Every built-in model, in the order the commands run them.
-    pub const ALL: [Builtin; 9] = [
+    pub const ALL: [Builtin; 10] = [
         Builtin::Small,
         Builtin::Gpt2,
         Builtin::Cl100k,
@@ -125,6 +131,7 @@ impl Builtin {
         Builtin::Sp4096,
         Builtin::Mistral,
         Builtin::Ug8000,
+        Builtin::SpNfkc,
         Builtin::BertCased,
         Builtin::Minilm,
     ];
@@ -139,6 +146,7 @@ impl Builtin {
             Builtin::Sp4096 => "sp4096",
             Builtin::Mistral => "mistral",
             Builtin::Ug8000 => "ug8000",
+            Builtin::SpNfkc => "sp-nfkc",
             Builtin::BertCased => "bert-cased-8k",
             Builtin::Minilm => "minilm",
         }
@@ -163,6 +171,8 @@ impl Builtin {
     /// test binary (its code and 36 KB of vectors overflow the 256 KiB by 33 KB): mps2-an385.
     /// Likewise ug8000's (190 KB with its piece filter): its firmware fits the lm3s6965evb (228
     /// KiB), but its test binary, with its code and 65 KB of vectors, overflows it by 63 KB.
+    /// sp-nfkc's tables (293 KB, 240 KB of it the `nmt_nfkc` character map) exceed the
+    /// lm3s6965evb's 256 KiB of flash by themselves: mps2-an385.
     pub fn machines(self) -> &'static [Machine] {
         match self {
             Builtin::Small | Builtin::BertCased => &[Machine::Lm3s6965evb],
@@ -172,6 +182,7 @@ impl Builtin {
             | Builtin::Llama3
             | Builtin::Mistral
             | Builtin::Ug8000
+            | Builtin::SpNfkc
             | Builtin::Minilm => &[Machine::Mps2An385],
         }
     }
@@ -180,22 +191,26 @@ impl Builtin {
     pub fn kind(self) -> Kind {
         match self {
             Builtin::Small | Builtin::Gpt2 | Builtin::Cl100k | Builtin::Llama3 => Kind::BytePair,
-            Builtin::Sp4096 | Builtin::Mistral | Builtin::Ug8000 => Kind::SentencePiece,
+            Builtin::Sp4096 | Builtin::Mistral | Builtin::Ug8000 | Builtin::SpNfkc => {
+                Kind::SentencePiece
+            }
             Builtin::BertCased | Builtin::Minilm => Kind::WordPiece,
         }
     }
 
-    /// The algorithm and the name of a model imported from a sentencepiece `.model` file:
-    /// the file is `tests/fixtures/<folder>/models/<name>.model`, the reference vectors
-    /// `tests/fixtures/<folder>/vectors/<name>/` ([`SpEncoder::fixture_dir`]: `sentencepiece`
-    /// for BPE, `unigram`).
-    pub fn sentencepiece_fixture(self) -> Option<(SpEncoder, &'static str)> {
-        match self {
-            Builtin::Sp4096 => Some((SpEncoder::Bpe, "sp4096")),
-            Builtin::Mistral => Some((SpEncoder::Bpe, "mistral-v1")),
-            Builtin::Ug8000 => Some((SpEncoder::Unigram, "ug8000")),
-            _ => None,
-        }
+    /// The algorithm, folder and name of a model imported from a sentencepiece `.model`
+    /// file: the file is `tests/fixtures/<folder>/models/<name>.model`, the reference vectors
+    /// `tests/fixtures/<folder>/vectors/<name>/` (folders: `sentencepiece` for BPE, `unigram`,
+    /// `sp_norm` for character-map normalizers).
+    pub fn sentencepiece_fixture(self) -> Option<SpFixture> {
+        let (encoder, dir, name) = match self {
+            Builtin::Sp4096 => (SpEncoder::Bpe, "sentencepiece", "sp4096"),
+            Builtin::Mistral => (SpEncoder::Bpe, "sentencepiece", "mistral-v1"),
+            Builtin::Ug8000 => (SpEncoder::Unigram, "unigram", "ug8000"),
+            Builtin::SpNfkc => (SpEncoder::Bpe, "sp_norm", "nfkc-bpe"),
+            _ => return None,
+        };
+        Some(SpFixture { encoder, dir, name })
     }
 
     /// The folder, under `tests/fixtures/`, of a model imported from a Hugging Face
@@ -220,6 +235,7 @@ impl Builtin {
             Builtin::Sp4096 => Some("sp4096"),
             Builtin::Mistral => Some("sentencepiece"),
             Builtin::Ug8000 => Some("unigram"),
+            Builtin::SpNfkc => Some("nfkc"),
             Builtin::BertCased | Builtin::Minilm => Some("wordpiece"),
             Builtin::Small | Builtin::Gpt2 => None,
         }
@@ -246,6 +262,10 @@ impl Builtin {
                 "ug8000 (SentencePiece Unigram, T5-like: 8000 ids, no byte fallback, imported \
                  from sentencepiece)"
             }
+            Builtin::SpNfkc => {
+                "sp-nfkc (SentencePiece BPE, nmt_nfkc character map, 3000 ids, byte fallback, \
+                 imported from sentencepiece)"
+            }
             Builtin::BertCased => {
                 "bert-cased-8k (WordPiece, cased, 8192 ids, imported from a Hugging Face \
                  tokenizer.json)"
@@ -268,6 +288,7 @@ impl Builtin {
             Builtin::Sp4096 => "sp4096.model",
             Builtin::Mistral => "mistral.model",
             Builtin::Ug8000 => "ug8000.model",
+            Builtin::SpNfkc => "sp-nfkc.model",
             Builtin::BertCased => "bert-cased-8k.model",
             Builtin::Minilm => "minilm.model",
         }
@@ -350,9 +371,9 @@ pub enum Selection {
 }
 
 /// Parses `--machine M` (repeatable) and `--model NAME|FILE`. A built-in model name
-/// (`small`, `gpt2`, `cl100k`, `llama3-8k`, `sp4096`, `mistral`, `ug8000`, `bert-cased-8k`,
-/// `minilm`) selects that model on the machines it is built for ([`Builtin::machines`];
-/// `--machine` picks among them); anything else is a model file (write `./gpt2` for a file of
+/// (`small`, `gpt2`, `cl100k`, `llama3-8k`, `sp4096`, `mistral`, `ug8000`, `sp-nfkc`,
+/// `bert-cased-8k`, `minilm`) selects that model on the machines it is built for
+/// ([`Builtin::machines`]; `--machine` picks among them); anything else is a model file (write `./gpt2` for a file of
 /// that name), baked for each selected machine (default: as `selection` says). Without
 /// `--model`, `PICOBPE_MODEL` in the environment names the file.
 pub fn parse_options(args: &[String], selection: Selection) -> Result<Options, String> {
@@ -643,13 +664,13 @@ pub fn prepare_model(model: Builtin) -> Result<PathBuf, String> {
                 out,
             )
         }
-        Builtin::Sp4096 | Builtin::Mistral | Builtin::Ug8000 => {
-            // A BPE or a Unigram `.model`: `host-trainer import` reads the type from the file.
-            let (encoder, name) = model
+        Builtin::Sp4096 | Builtin::Mistral | Builtin::Ug8000 | Builtin::SpNfkc => {
+            // A BPE or a Unigram `.model`: `host-trainer import` reads the type (and the
+            // character map) from the file.
+            let proto = model
                 .sentencepiece_fixture()
-                .ok_or("no sentencepiece fixture")?;
-            let dir = encoder.fixture_dir();
-            let proto = root.join(format!("tests/fixtures/{dir}/models/{name}.model"));
+                .ok_or("no sentencepiece fixture")?
+                .model_path();
             let out = scratch.join(model.file_name());
             (
                 vec![
@@ -1002,6 +1023,7 @@ mod tests {
                     "mps2-an385/sp4096",
                     "mps2-an385/mistral",
                     "mps2-an385/ug8000",
+                    "mps2-an385/sp-nfkc",
                     "lm3s6965evb/bert-cased-8k",
                     "mps2-an385/minilm",
                 ],
@@ -1036,6 +1058,7 @@ mod tests {
                     "lm3s6965evb/sp4096",
                     "mps2-an385/mistral",
                     "mps2-an385/ug8000",
+                    "mps2-an385/sp-nfkc",
                     "lm3s6965evb/bert-cased-8k",
                     "mps2-an385/minilm",
                 ],
@@ -1055,6 +1078,12 @@ mod tests {
                 &["--model", "ug8000"],
                 FirstPerMachine,
                 &["mps2-an385/ug8000"],
+            ),
+            (&["--model", "sp-nfkc"], All, &["mps2-an385/sp-nfkc"]),
+            (
+                &["--model", "sp-nfkc"],
+                FirstPerModel,
+                &["mps2-an385/sp-nfkc"],
             ),
             (
                 &["--model=sp4096", "--machine", lm3s, "--machine", mps2],
@@ -1094,6 +1123,11 @@ mod tests {
             .collect();
         assert!(parse_options(&args, All).is_err());
         let args: Vec<String> = ["--model", "ug8000", "--machine", lm3s]
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
+        assert!(parse_options(&args, All).is_err());
+        let args: Vec<String> = ["--model", "sp-nfkc", "--machine", lm3s]
             .iter()
             .map(|a| a.to_string())
             .collect();

@@ -2,8 +2,9 @@
 //! the on-target tests (`firmware-example/tests/*.rs`, embedded-test harness) under QEMU, by
 //! default in every built-in configuration: the byte-level ones, lm3s6965evb/small,
 //! mps2-an385/gpt2, mps2-an385/cl100k and mps2-an385/llama3-8k, the SentencePiece ones,
-//! lm3s6965evb/sp4096, mps2-an385/sp4096, mps2-an385/mistral (BPE) and mps2-an385/ug8000
-//! (Unigram), and the WordPiece ones,
+//! lm3s6965evb/sp4096, mps2-an385/sp4096, mps2-an385/mistral (BPE), mps2-an385/ug8000
+//! (Unigram) and mps2-an385/sp-nfkc (BPE with the `nmt_nfkc` character map), and the WordPiece
+//! ones,
 //! lm3s6965evb/bert-cased-8k and mps2-an385/minilm (`--machine` keeps a machine's
 //! configurations, `--model` one model's: `--model sp4096` runs it on both machines,
 //! `--model sp4096 --machine mps2-an385` on one).
@@ -165,10 +166,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
 
 /// Reference vectors for a built-in model: tiktoken's for gpt2 and cl100k_base, Hugging Face
 /// tokenizers' for the small trained model (made here from its vocabulary files; left out,
-/// with a note, without `tokenizers`), sentencepiece's for sp4096, mistral and ug8000 (the
-/// records that fit the machine's test buffers, so sp4096 embeds more of them on the
-/// mps2-an385 than on the lm3s6965evb), and the committed tokenizers vectors for llama3-8k,
-/// bert-cased-8k and minilm.
+/// with a note, without `tokenizers`), sentencepiece's for sp4096, mistral, ug8000 and sp-nfkc
+/// (`tests/fixtures/sp_norm/vectors/nfkc-bpe/`; the records that fit the machine's test
+/// buffers, so sp4096 embeds more of them on the mps2-an385 than on the lm3s6965evb), and the
+/// committed tokenizers vectors for llama3-8k, bert-cased-8k and minilm.
 /// A user's model gets none.
 fn reference_vectors(
     config: &Config,
@@ -191,16 +192,18 @@ fn reference_vectors(
             );
             (path, "small/hf-tokenizers")
         })),
-        Some(b @ (Builtin::Sp4096 | Builtin::Mistral | Builtin::Ug8000)) => {
-            let (encoder, model) = b
+        Some(b @ (Builtin::Sp4096 | Builtin::Mistral | Builtin::Ug8000 | Builtin::SpNfkc)) => {
+            let fixture = b
                 .sentencepiece_fixture()
                 .ok_or("no sentencepiece fixture")?;
+            let model = fixture.name;
             let reference = match b {
                 Builtin::Sp4096 => "sp4096/sentencepiece",
                 Builtin::Mistral => "mistral-v1/sentencepiece",
+                Builtin::SpNfkc => "nfkc-bpe/sentencepiece",
                 _ => "ug8000/sentencepiece",
             };
-            let v = firmware::vectors::prepare_sp(encoder, model, config.machine)?;
+            let v = firmware::vectors::prepare_sp(fixture, config.machine)?;
             println!(
                 "   embedding {} sentencepiece {model} vectors ({})",
                 v.count,

@@ -2,8 +2,9 @@
 //! and speed of the firmware, per configuration (machine + model) and whole-piece table, as a Markdown table with
 //! one column each (by default the byte-level models lm3s6965evb/small, mps2-an385/gpt2,
 //! mps2-an385/cl100k and mps2-an385/llama3-8k, each with full and minimal pieces, then the
-//! SentencePiece models lm3s6965evb/sp4096 and mps2-an385/mistral (BPE) and mps2-an385/ug8000
-//! (Unigram) and the WordPiece models lm3s6965evb/bert-cased-8k and mps2-an385/minilm, which
+//! SentencePiece models lm3s6965evb/sp4096 and mps2-an385/mistral (BPE), mps2-an385/ug8000
+//! (Unigram) and mps2-an385/sp-nfkc (BPE with the `nmt_nfkc` character map) and the WordPiece
+//! models lm3s6965evb/bert-cased-8k and mps2-an385/minilm, which
 //! have no whole-piece table choice: one column each). Without `--machine`, each model is
 //! measured once, on the first of its machines: sp4096, which also runs on the mps2-an385, on
 //! the lm3s6965evb (on the mps2-an385 its tables, code, stack and speed are the same; only the
@@ -15,8 +16,9 @@
 //!
 //! Where each figure comes from:
 //! - baked tables: measured on the target — the byte length of every slice the baked `Tables`
-//!   (or `SpTables`, `WpTables`) points at: PtrHash indexes, keys, ids and flat arrays
-//!   (`firmware-example/src/tables.rs`, `sp_tables.rs`, `wp_tables.rs`);
+//!   (or `SpTables`, `WpTables`) points at: PtrHash indexes, keys, ids and flat arrays, and a
+//!   SentencePiece normalizer's character map (`firmware-example/src/tables.rs`,
+//!   `sp_tables.rs`, `wp_tables.rs`);
 //! - Unicode tables / picobpe code: sizes of the ELF's data / function symbols whose demangled
 //!   path starts with `picobpe::pretok` or `picobpe::wordpiece::unicode_tables` / `picobpe::`
 //!   (code inlined into the firmware's own functions is not counted; the firmware is built with
@@ -365,6 +367,16 @@ fn print_table(cols: &[Column]) -> Result<(), String> {
             c.num("table.token_bytes")? + c.num("table.token_offsets")?
         ))
     })?;
+    row(
+        "  of which character map (SentencePiece normalizer: `precompiled_charsmap`)",
+        &|c| match c.kind {
+            Kind::SentencePiece => Ok(match c.num("table.charsmap")? {
+                0 => "none (identity)".into(),
+                n => kib(n),
+            }),
+            Kind::BytePair | Kind::WordPiece => Ok("none".into()),
+        },
+    )?;
     row(
         "flash: Unicode tables (pre-tokenizer; WordPiece: normalizer)",
         &|c| Ok(kib(c.elf.unicode_tables)),

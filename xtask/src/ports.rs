@@ -10,13 +10,14 @@
 //!   and tokenizers' ids;
 //! - `thumbv6m-none-eabi` on the `mps2-an385` (Armv6-M code on the Cortex-M3 machine: it has
 //!   room for the larger models) with tiktoken's gpt2 and cl100k_base ids, tokenizers'
-//!   llama3-8k and minilm ids, and sentencepiece's mistral and ug8000 ids (on the micro:bit,
-//!   ug8000's tables of 190 KB, its code and 60 KB of vectors overflow the 256 KiB of flash by
-//!   24 KB);
+//!   llama3-8k and minilm ids, and sentencepiece's mistral, ug8000 and sp-nfkc ids (on the
+//!   micro:bit, ug8000's tables of 190 KB, its code and 60 KB of vectors overflow the 256 KiB
+//!   of flash by 24 KB; sp-nfkc's `nmt_nfkc` character map alone is 240 KB);
 //! - `riscv32imac-unknown-none-elf` on `qemu-system-riscv32 -machine virt -bios none` with
 //!   every model of the Cortex-M3 on-target tests but the small one: tiktoken's gpt2 and
-//!   cl100k_base ids, tokenizers' llama3-8k (Llama 3 pattern), sentencepiece's sp4096, mistral
-//!   and ug8000, and tokenizers' bert-cased-8k and minilm (uncased WordPiece).
+//!   cl100k_base ids, tokenizers' llama3-8k (Llama 3 pattern), sentencepiece's sp4096, mistral,
+//!   ug8000 and sp-nfkc (BPE with `nmt_nfkc`), and tokenizers' bert-cased-8k and minilm
+//!   (uncased WordPiece).
 //!
 //! These are the vector sets of the Cortex-M3 on-target tests (`cargo xtask firmware-test`),
 //! SentencePiece's selected for the machine's work buffer ([`sp_vectors`]). Installs what it
@@ -30,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use crate::firmware::vectors::SpEncoder;
+use crate::firmware::vectors::SpRoom;
 use crate::firmware::{self, Builtin, Machine, RUN_TIMEOUT};
 use crate::footprint::{elf_sizes_at, ElfSizes};
 
@@ -47,7 +48,7 @@ struct Port {
     ram_capacity: u64,
 }
 
-const PORTS: [Port; 17] = [
+const PORTS: [Port; 19] = [
     microbit(Builtin::Small),
     microbit(Builtin::Sp4096),
     microbit(Builtin::BertCased),
@@ -56,6 +57,7 @@ const PORTS: [Port; 17] = [
     mps2_an385(Builtin::Llama3),
     mps2_an385(Builtin::Mistral),
     mps2_an385(Builtin::Ug8000),
+    mps2_an385(Builtin::SpNfkc),
     mps2_an385(Builtin::Minilm),
     riscv_virt(Builtin::Gpt2),
     riscv_virt(Builtin::Cl100k),
@@ -63,6 +65,7 @@ const PORTS: [Port; 17] = [
     riscv_virt(Builtin::Sp4096),
     riscv_virt(Builtin::Mistral),
     riscv_virt(Builtin::Ug8000),
+    riscv_virt(Builtin::SpNfkc),
     riscv_virt(Builtin::BertCased),
     riscv_virt(Builtin::Minilm),
 ];
@@ -236,7 +239,9 @@ fn vectors(port: &Port) -> Result<PathBuf, String> {
         Builtin::Small => firmware::vectors::prepare_small()?.ok_or(
             "the small model's reference vectors need Python's `tokenizers` (pip install tokenizers)",
         )?,
-        Builtin::Sp4096 | Builtin::Mistral | Builtin::Ug8000 => sp_vectors(port)?,
+        Builtin::Sp4096 | Builtin::Mistral | Builtin::Ug8000 | Builtin::SpNfkc => {
+            sp_vectors(port)?
+        }
         Builtin::Llama3 => {
             let v = firmware::vectors::prepare_hf_bpe("llama3-8k")?;
             (v.path, v.count)
@@ -259,20 +264,21 @@ fn vectors(port: &Port) -> Result<PathBuf, String> {
 
 /// sentencepiece's vectors for a SentencePiece port: those of the Cortex-M3 mps2-an385 tests
 /// (selected for the same buffers), or on the micro:bit those of the lm3s6965evb tests whose
-/// ids and longest word's work area ([`SpEncoder::encode_room`]) fit [`MICROBIT_SP_LIMITS`]
+/// ids and longest word's work area ([`SpRoom::of`]) fit [`MICROBIT_SP_LIMITS`]
 /// (`ports/target/vectors/<model>-microbit-vectors.bin`). Returns the file and its records.
 fn sp_vectors(port: &Port) -> Result<(PathBuf, usize), String> {
-    let (encoder, name) = port
+    let fixture = port
         .model
         .sentencepiece_fixture()
         .ok_or("no sentencepiece fixture")?;
+    let name = fixture.name;
     if port.machine != "microbit" {
-        let v = firmware::vectors::prepare_sp(encoder, name, Machine::Mps2An385)?;
+        let v = firmware::vectors::prepare_sp(fixture, Machine::Mps2An385)?;
         return Ok((v.path, v.count));
     }
-    let v = firmware::vectors::prepare_sp(encoder, name, Machine::Lm3s6965evb)?;
+    let v = firmware::vectors::prepare_sp(fixture, Machine::Lm3s6965evb)?;
     let data = fs::read(&v.path).map_err(|e| format!("{}: {e}", v.path.display()))?;
-    let (file, count, left_out) = select_sp(&data, encoder, MICROBIT_SP_LIMITS)
+    let (file, count, left_out) = select_sp(&data, &fixture.room()?, MICROBIT_SP_LIMITS)
         .ok_or_else(|| format!("{}: not a well-formed PBVEC2 file", v.path.display()))?;
     if left_out > 0 {
         println!(
@@ -295,7 +301,7 @@ fn sp_vectors(port: &Port) -> Result<(PathBuf, usize), String> {
 /// records kept and left out; `None` if `data` is malformed.
 fn select_sp(
     data: &[u8],
-    encoder: SpEncoder,
+    room: &SpRoom,
     limits: (usize, usize),
 ) -> Option<(Vec<u8>, usize, usize)> {
     /// "The same as" / "not given" in a PBVEC2 count.
@@ -329,7 +335,7 @@ fn select_sp(
             SAME | NONE => {}
             k => drop(take(&mut rest, k as usize)?),
         }
-        if n_ids + encoder.encode_room(&text) <= limits.0 {
+        if n_ids + room.of(&text) <= limits.0 {
             out.extend_from_slice(&start[..start.len() - rest.len()]);
             kept += 1;
         }

@@ -15,8 +15,12 @@
 //! sentencepiece: every `sp_edge` record, every `fixtures` record of at most 4 KiB, the first 32
 //! `random` and the first 16 `invalid_utf8` records, each only if it fits the test's buffers on
 //! the machine ([`sp_limits`]): its ids plus the work area of its longest word (an upper bound:
-//! BPE's merge area, [`sp_encode_room`], or Unigram's lattice, [`unigram_encode_room`]) in the
-//! encode buffer, its decoded text in the decode buffer.
+//! BPE's merge area, [`sp_encode_room`], or Unigram's lattice, [`unigram_encode_room`], over
+//! the text as the model's character map normalizes it) in the encode buffer, its decoded text
+//! in the decode buffer. A model with a character map (`tests/fixtures/sp_norm/`, made by
+//! `tests/scripts/gen_sp_norm_vectors.py` with sentencepiece): every `sp_edge` and `nfkc_edge`
+//! record, every `corpus` record of at most 4 KiB, the first 64 `random` and the first 32
+//! `invalid_utf8` records, under the same condition.
 //! tokenizers, byte-level BPE ([`prepare_hf_bpe`]): every `fixtures` and `corpus` record of at
 //! most 4 KiB and the first 48 `random` records (the model's vectors have no `invalid_utf8`
 //! set), each only if it fits the byte-level tests' buffers ([`HF_BPE_LIMITS`]); tokenizers
@@ -62,6 +66,10 @@ const INVALID_RECORDS: usize = 32;
 const SP_RANDOM_RECORDS: usize = 32;
 /// Records taken from the sentencepiece `invalid_utf8` set.
 const SP_INVALID_RECORDS: usize = 16;
+/// Records taken from the `random` set of a character-map model (strings of map keys).
+const SP_NORM_RANDOM_RECORDS: usize = 64;
+/// Records taken from the `invalid_utf8` set of a character-map model.
+const SP_NORM_INVALID_RECORDS: usize = 32;
 /// "The same as" in a PBVEC2 count.
 const SAME: u32 = u32::MAX;
 /// "Not given by the reference" as a PBVEC2 decoded text's length.
@@ -161,32 +169,89 @@ pub fn sp_limits(machine: Machine) -> (usize, usize) {
     }
 }
 
-/// The SentencePiece algorithm of a model: where its fixtures are, and how much work area its
-/// encoder needs beside the ids.
+/// The SentencePiece algorithm of a model: how much work area its encoder needs beside the
+/// ids.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SpEncoder {
-    /// BPE: `tests/fixtures/sentencepiece/`; a word is merged in the output buffer
-    /// ([`sp_encode_room`]).
+    /// BPE: a word is merged in the output buffer ([`sp_encode_room`]).
     Bpe,
-    /// Unigram: `tests/fixtures/unigram/`; a long word's lattice is in the output buffer
-    /// ([`unigram_encode_room`]).
+    /// Unigram: a long word's lattice is in the output buffer ([`unigram_encode_room`]).
     Unigram,
 }
 
-impl SpEncoder {
-    /// The folder of the models and reference vectors, under `tests/fixtures/`.
-    pub fn fixture_dir(self) -> &'static str {
-        match self {
-            SpEncoder::Bpe => "sentencepiece",
-            SpEncoder::Unigram => "unigram",
+/// A SentencePiece model with committed reference vectors made by sentencepiece: the model
+/// `tests/fixtures/<dir>/models/<name>.model` and its vectors
+/// `tests/fixtures/<dir>/vectors/<name>/<set>.jsonl.gz`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpFixture {
+    /// The model's algorithm.
+    pub encoder: SpEncoder,
+    /// The folder under `tests/fixtures/`: `sentencepiece` (BPE, identity normalizer),
+    /// `unigram`, or `sp_norm` (character-map normalizers such as `nmt_nfkc`).
+    pub dir: &'static str,
+    /// The model's file stem, also the folder of its vectors.
+    pub name: &'static str,
+}
+
+impl SpFixture {
+    /// The sentencepiece `.model` file.
+    pub fn model_path(self) -> PathBuf {
+        crate::firmware::repo_root()
+            .join("tests/fixtures")
+            .join(self.dir)
+            .join(format!("models/{}.model", self.name))
+    }
+
+    /// The vector sets embedded, in order, and how many records of each are taken at most
+    /// (`fixtures` and `corpus` records only up to [`MAX_FIXTURE_TEXT`] bytes).
+    fn sets(self) -> &'static [(&'static str, usize)] {
+        match self.dir {
+            // `tests/scripts/gen_sp_norm_vectors.py`: the shared `sp_edge` inputs, the
+            // hand-written inputs around what the character map changes, the corpus lines,
+            // random strings of map keys and cut keys, with and without malformed bytes.
+            "sp_norm" => &[
+                ("sp_edge", usize::MAX),
+                ("nfkc_edge", usize::MAX),
+                ("corpus", usize::MAX),
+                ("random", SP_NORM_RANDOM_RECORDS),
+                ("invalid_utf8", SP_NORM_INVALID_RECORDS),
+            ],
+            _ => &[
+                ("sp_edge", usize::MAX),
+                ("fixtures", usize::MAX),
+                ("random", SP_RANDOM_RECORDS),
+                ("invalid_utf8", SP_INVALID_RECORDS),
+            ],
         }
     }
 
+    /// The bound of the work area the model's encoder needs ([`SpRoom`]), with the model's
+    /// character map read from its `.model` file.
+    pub fn room(self) -> Result<SpRoom, String> {
+        let path = self.model_path();
+        let proto = fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let map = HostCharsMap::from_model_proto(&proto)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(SpRoom {
+            encoder: self.encoder,
+            map,
+        })
+    }
+}
+
+/// How much work area, beside the ids, a SentencePiece model's encoder needs for a text: the
+/// algorithm's bound over the words of the text as the model normalizes it.
+pub struct SpRoom {
+    encoder: SpEncoder,
+    map: HostCharsMap,
+}
+
+impl SpRoom {
     /// An upper bound of the `u32`s beyond the ids that encoding `text` in one call needs.
-    pub fn encode_room(self, text: &[u8]) -> usize {
-        match self {
-            SpEncoder::Bpe => sp_encode_room(text),
-            SpEncoder::Unigram => unigram_encode_room(text),
+    pub fn of(&self, text: &[u8]) -> usize {
+        match self.encoder {
+            SpEncoder::Bpe => sp_encode_room(text, &self.map),
+            SpEncoder::Unigram => unigram_encode_room(text, &self.map),
         }
     }
 }
@@ -202,22 +267,18 @@ pub struct SpVectors {
 }
 
 /// Writes `firmware-example/target/models/<model>-<machine>-vectors.bin` (PBVEC2; only when its
-/// bytes change) from sentencepiece's vectors of `model` (BPE: `sp4096`, `mistral-v1`; Unigram:
-/// `ug8000`).
-pub fn prepare_sp(encoder: SpEncoder, model: &str, machine: Machine) -> Result<SpVectors, String> {
+/// bytes change) from sentencepiece's vectors of `fixture` (BPE: `sp4096`, `mistral-v1`;
+/// Unigram: `ug8000`; BPE with `nmt_nfkc`: `nfkc-bpe`).
+pub fn prepare_sp(fixture: SpFixture, machine: Machine) -> Result<SpVectors, String> {
     let root = crate::firmware::repo_root();
     let fixtures = root.join("tests/fixtures");
     let (work, decode) = sp_limits(machine);
+    let room = fixture.room()?;
+    let (dir, model) = (fixture.dir, fixture.name);
     let mut out = Vec::new();
     let mut count = 0u32;
     let mut left_out = Vec::new();
-    for (set, take) in [
-        ("sp_edge", usize::MAX),
-        ("fixtures", usize::MAX),
-        ("random", SP_RANDOM_RECORDS),
-        ("invalid_utf8", SP_INVALID_RECORDS),
-    ] {
-        let dir = encoder.fixture_dir();
+    for &(set, take) in fixture.sets() {
         let path = fixtures.join(format!("{dir}/vectors/{model}/{set}.jsonl.gz"));
         let lines = read_lines(&path, true)?;
         let header = lines
@@ -251,7 +312,7 @@ pub fn prepare_sp(encoder: SpEncoder, model: &str, machine: Machine) -> Result<S
             let text = inputs
                 .get(name)
                 .ok_or_else(|| format!("{}: no input named `{name}`", path.display()))?;
-            if set == "fixtures" && text.len() > MAX_FIXTURE_TEXT {
+            if matches!(set, "fixtures" | "corpus") && text.len() > MAX_FIXTURE_TEXT {
                 continue;
             }
             let ids = id_list(&rec["ids"]).ok_or_else(|| format!("`{name}`: no `ids`"))?;
@@ -262,7 +323,7 @@ pub fn prepare_sp(encoder: SpEncoder, model: &str, machine: Machine) -> Result<S
                 None => replace_malformed(text),
             };
             let name = format!("{set}/{name}");
-            if ids.len() + encoder.encode_room(text) > work || decoded.len() > decode {
+            if ids.len() + room.of(text) > work || decoded.len() > decode {
                 left_out.push(name);
                 continue;
             }
@@ -613,13 +674,13 @@ fn replace_malformed(bytes: &[u8]) -> Vec<u8> {
 /// the longest word of `text` in the output buffer (`core/src/sentencepiece/merge.rs`): for a
 /// word of `b` normalized bytes and `c` characters, `b` ids (byte fallback), `10c + 1` of work
 /// area and, for a word longer than the 256-byte stack buffer, `ceil(b / 4)` for its packed
-/// bytes. Words as [`sp_words`] cuts them.
-pub fn sp_encode_room(text: &[u8]) -> usize {
+/// bytes. Words as [`sp_words`] cuts them, normalized with `map`.
+pub fn sp_encode_room(text: &[u8], map: &HostCharsMap) -> usize {
     let room = |(bytes, chars): (usize, usize)| {
         let packed = if bytes > 256 { bytes.div_ceil(4) } else { 0 };
         bytes + 10 * chars + 1 + packed
     };
-    sp_words(text).into_iter().map(room).max().unwrap_or(0)
+    sp_words(text, map).into_iter().map(room).max().unwrap_or(0)
 }
 
 /// Longest word (normalized bytes) whose Unigram lattice the encoder keeps on the stack on a
@@ -634,8 +695,8 @@ const UNIGRAM_CELL: usize = 4;
 /// the target (`core/src/sentencepiece/unigram.rs`): a word of `b` normalized bytes longer than
 /// [`UNIGRAM_STACK_BYTES`] has its packed bytes (`ceil(b / 4)`) and its lattice
 /// ([`UNIGRAM_CELL`]` × (b + 1)`) at the far end of the output buffer; a shorter one needs
-/// nothing there. Words as [`sp_words`] cuts them.
-pub fn unigram_encode_room(text: &[u8]) -> usize {
+/// nothing there. Words as [`sp_words`] cuts them, normalized with `map`.
+pub fn unigram_encode_room(text: &[u8], map: &HostCharsMap) -> usize {
     let room = |(bytes, _): (usize, usize)| {
         if bytes > UNIGRAM_STACK_BYTES {
             bytes.div_ceil(4) + UNIGRAM_CELL * (bytes + 1)
@@ -643,38 +704,167 @@ pub fn unigram_encode_room(text: &[u8]) -> usize {
             0
         }
     };
-    sp_words(text).into_iter().map(room).max().unwrap_or(0)
+    sp_words(text, map).into_iter().map(room).max().unwrap_or(0)
+}
+
+/// U+FFFD, what a malformed byte becomes.
+const FFFD: &[u8] = "\u{FFFD}".as_bytes();
+
+/// True for a space or a `▁` (what the normalizer writes as `▁`).
+fn is_mark(c: char) -> bool {
+    c == ' ' || c == '\u{2581}'
 }
 
 /// The words of `text` as the SentencePiece encoders cut them, as (normalized bytes,
-/// characters): a run of spaces (`▁`) and the other characters after it; each space and each
-/// malformed byte is 3 normalized bytes (`▁`, U+FFFD). Every word is counted with the
-/// dummy-prefix `▁`, and without `remove_extra_whitespaces` (which only shortens words), so
-/// the figures are upper bounds.
-fn sp_words(text: &[u8]) -> Vec<(usize, usize)> {
-    // (normalized bytes, is a space) of each character, a malformed byte being one U+FFFD.
-    let mut chars: Vec<(usize, bool)> = Vec::new();
-    for chunk in text.utf8_chunks() {
-        for c in chunk.valid().chars() {
-            let mark = c == ' ' || c == '\u{2581}';
-            chars.push((if mark { 3 } else { c.len_utf8() }, mark));
-        }
-        chars.extend(chunk.invalid().iter().map(|_| (3, false)));
-    }
+/// characters), the text normalized unit by unit as the model does: the longest key of the
+/// character map `map` at each position becomes its replacement, else a character stays
+/// itself and a malformed byte becomes U+FFFD; each space is 3 normalized bytes (`▁`). A word
+/// is a run of spaces and the other characters after it: a unit that becomes one space (or a
+/// `▁`) after other characters starts the next word. A unit whose replacement holds a space
+/// elsewhere stays in the current word, whole (the core cuts between units only, and maybe
+/// before such a unit: that only shortens words). Every word is counted with the dummy-prefix
+/// `▁`, and without `remove_extra_whitespaces` (which only shortens words), so the figures
+/// are upper bounds. With the identity rule (an empty map), a unit is a character.
+fn sp_words(text: &[u8], map: &HostCharsMap) -> Vec<(usize, usize)> {
     let mut words = Vec::new();
-    // The current word, with its dummy-prefix `▁`.
-    let (mut bytes, mut n, mut seen_other) = (3, 1, false);
-    for (len, mark) in chars {
-        if mark && seen_other {
+    // The current word, with its dummy-prefix `▁`; whether the last character written was a
+    // space or a `▁` (the normalizer drops the leading spaces of the next unit then).
+    let (mut bytes, mut n, mut seen_other, mut last_mark) = (3, 1, false, false);
+    let mut pos = 0;
+    while pos < text.len() {
+        let rest = &text[pos..];
+        let (len, out) = match map.longest(rest) {
+            Some(unit) => unit,
+            None => match rest[..rest.len().min(4)].utf8_chunks().next() {
+                Some(chunk) if !chunk.valid().is_empty() => {
+                    let len = chunk.valid().chars().next().map_or(1, char::len_utf8);
+                    (len, &rest[..len])
+                }
+                _ => (1, FFFD),
+            },
+        };
+        pos += len;
+        // Replacements are well-formed UTF-8 (checked by the importer); anything else counts
+        // as U+FFFDs.
+        let out = String::from_utf8_lossy(out);
+        let mut chars = out.chars();
+        let one_mark = matches!((chars.next(), chars.next()), (Some(c), None) if is_mark(c));
+        if one_mark && seen_other && !last_mark {
             words.push((bytes, n));
             (bytes, n, seen_other) = (3, 1, false);
         }
-        seen_other |= !mark;
-        bytes += len;
-        n += 1;
+        for c in out.chars() {
+            bytes += if is_mark(c) { 3 } else { c.len_utf8() };
+            n += 1;
+            seen_other |= !is_mark(c);
+        }
+        if let Some(c) = out.chars().last() {
+            last_mark = is_mark(c);
+        }
     }
     words.push((bytes, n));
     words
+}
+
+/// A SentencePiece model's character map (`precompiled_charsmap`) as `sentencepiece` stores it,
+/// read on the host for the work-area bounds ([`sp_words`]): a Darts-clone double array and
+/// the NUL-terminated replacements. Empty (no key matches) for the `identity` rule.
+#[derive(Default)]
+pub struct HostCharsMap {
+    units: Vec<u32>,
+    strings: Vec<u8>,
+}
+
+impl HostCharsMap {
+    /// The map of a serialized `ModelProto` (a sentencepiece `.model` file):
+    /// `normalizer_spec` (field 3), its `precompiled_charsmap` (field 2).
+    pub fn from_model_proto(proto: &[u8]) -> Result<Self, String> {
+        let spec = proto_field(proto, 3)?.unwrap_or(&[]);
+        let blob = proto_field(spec, 2)?.unwrap_or(&[]);
+        if blob.is_empty() {
+            return Ok(HostCharsMap::default());
+        }
+        let (size, rest) = blob
+            .split_first_chunk::<4>()
+            .ok_or("precompiled_charsmap shorter than its trie size")?;
+        let size = u32::from_le_bytes(*size) as usize;
+        if !size.is_multiple_of(4) || size > rest.len() {
+            return Err(format!("precompiled_charsmap: bad trie size {size}"));
+        }
+        let (trie, strings) = rest.split_at(size);
+        Ok(HostCharsMap {
+            units: trie
+                .chunks_exact(4)
+                .map(|u| u32::from_le_bytes([u[0], u[1], u[2], u[3]]))
+                .collect(),
+            strings: strings.to_vec(),
+        })
+    }
+
+    /// The longest key `text` starts with: its length and its replacement, as
+    /// `Darts::DoubleArray::commonPrefixSearch` walks (the layout of
+    /// `core/src/sentencepiece/charsmap.rs`). `None` when none matches.
+    fn longest<'a>(&'a self, text: &[u8]) -> Option<(usize, &'a [u8])> {
+        let offset = |unit: u32| ((unit >> 10) << ((unit & (1 << 9)) >> 6)) as usize;
+        let mut node = offset(*self.units.first()?);
+        let mut best = None;
+        for (i, &b) in text.iter().enumerate() {
+            node ^= usize::from(b);
+            match self.units.get(node) {
+                Some(&unit) if unit & ((1 << 31) | 0xFF) == u32::from(b) => {
+                    node ^= offset(unit);
+                    if unit >> 8 & 1 != 0 {
+                        if let Some(&leaf) = self.units.get(node) {
+                            best = Some((i + 1, (leaf & !(1 << 31)) as usize));
+                        }
+                    }
+                }
+                _ => break,
+            }
+        }
+        let (len, value) = best?;
+        let rest = self.strings.get(value..)?;
+        let end = rest.iter().position(|&b| b == 0)?;
+        Some((len, &rest[..end]))
+    }
+}
+
+/// The last length-delimited field `number` of the protobuf message `msg`, if any.
+fn proto_field(msg: &[u8], number: u64) -> Result<Option<&[u8]>, String> {
+    fn varint(b: &[u8], at: &mut usize) -> Result<u64, String> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = *b.get(*at).ok_or("protobuf: truncated varint")?;
+            *at += 1;
+            v |= u64::from(byte & 0x7F) << shift;
+            if byte & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err("protobuf: varint too long".into())
+    }
+    let (mut at, mut found) = (0, None);
+    while at < msg.len() {
+        let key = varint(msg, &mut at)?;
+        let len = match key & 7 {
+            0 => {
+                varint(msg, &mut at)?;
+                0
+            }
+            1 => 8,
+            2 => varint(msg, &mut at)? as usize,
+            5 => 4,
+            w => return Err(format!("protobuf: wire type {w}")),
+        };
+        let body = msg
+            .get(at..at.saturating_add(len))
+            .ok_or("protobuf: truncated field")?;
+        if key >> 3 == number && key & 7 == 2 {
+            found = Some(body);
+        }
+        at += len;
+    }
+    Ok(found)
 }
 
 /// Reference vectors for the small trained model, made by `firmware-example/scripts/hf_vectors.py`
