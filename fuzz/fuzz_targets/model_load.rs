@@ -16,6 +16,10 @@
 //!   normal and user-defined pieces with odd scores and texts, each sometimes wrong on
 //!   purpose), serialised without validation behind a correct version-2 header; a further byte
 //!   may flip one payload bit;
+//! - mode 6: up to 7 edits (position, xor byte) to the `precompiled_charsmap` of the committed
+//!   `nfkc-tsv` model (31 rules, `tests/fixtures/sp_norm`): a damaged map must be refused by
+//!   validation; one that passes must encode like the naive reference (which reads the map on
+//!   its own), and load back through a version-3 file;
 //! - mode 5: a kind bit, up to 7 edits (position, xor byte), then a *structured* byte-level
 //!   model as in mode 2 or SentencePiece model as in mode 4, written with its prebuilt tables
 //!   (version 3, `to_bytes_with_tables`); the edits hit
@@ -43,7 +47,7 @@ use picobpe_tests::reference::crc32;
 
 fuzz_target!(|data: &[u8]| {
     let mut p = Params::new(data);
-    let mode = p.below(6);
+    let mode = p.below(7);
     match mode {
         0 => {
             check(p.rest());
@@ -71,6 +75,27 @@ fuzz_target!(|data: &[u8]| {
         }
         3 => {
             check(&wrap(KIND_VERSION, p.rest()));
+        }
+        6 => {
+            static BASE: std::sync::OnceLock<SpModel> = std::sync::OnceLock::new();
+            let base = BASE.get_or_init(|| {
+                picobpe_tests::sp::model("nfkc-tsv", picobpe_tests::sp::SpSource::ModelProto)
+            });
+            let mut model = base.clone();
+            for _ in 0..p.below(8) {
+                let at = usize::from(p.u16()) % model.charsmap.len();
+                model.charsmap[at] ^= p.byte();
+            }
+            if model.validate().is_ok() {
+                check_sp(&model);
+                let file = model
+                    .to_bytes_with_tables()
+                    .expect("a valid model is written");
+                match SpModel::from_bytes(&file) {
+                    Ok(loaded) => assert_eq!(loaded, model),
+                    Err(e) => panic!("a written version-3 file does not load: {e}"),
+                }
+            }
         }
         5 => {
             let sentencepiece = p.byte() & 1 == 1;

@@ -493,7 +493,11 @@ pub fn borrow_tables<'a>(data: &'a SpTableData<'_>) -> SpTables<'a> {
         algorithm: data.algorithm,
         piece_filter: &data.piece_filter,
         f64_scores: &data.f64_scores,
-        charsmap: picobpe::sentencepiece::CharsMap::default(),
+        charsmap: picobpe::sentencepiece::CharsMap {
+            units: &data.charsmap_units,
+            strings: &data.charsmap_strings,
+            max_key: data.charsmap_lookahead,
+        },
     }
 }
 
