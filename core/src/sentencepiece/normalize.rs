@@ -72,9 +72,8 @@ pub(crate) struct Normalizer<'a> {
     pub text: &'a [u8],
     /// `remove_extra_whitespaces`.
     pub remove_extra: bool,
-    /// The character map; empty for the `identity` rule (the fast paths below).
-    map: CharsMap<'a>,
-    /// With a character map: the tables, for the user-defined symbols matched before it.
+    /// With a character map: the tables (their map, and the user-defined symbols matched
+    /// before it); `None` for the `identity` rule (the fast paths below).
     tables: Option<&'a SpTables<'a>>,
     /// With a character map: where the text's first unit is, past the leading spaces
     /// (`usize::MAX` when `text` does not start the text); its leading spaces are dropped.
@@ -111,7 +110,6 @@ impl<'a> Normalizer<'a> {
         Normalizer {
             text,
             remove_extra,
-            map: CharsMap::default(),
             tables: None,
             first: usize::MAX,
             tail: usize::MAX,
@@ -123,7 +121,6 @@ impl<'a> Normalizer<'a> {
     pub(crate) fn of(text: &'a [u8], tables: &'a SpTables<'a>, at_start: bool) -> Self {
         let mut norm = Normalizer::new(text, tables.remove_extra_whitespaces);
         if !tables.charsmap.is_empty() {
-            norm.map = tables.charsmap;
             norm.tables = Some(tables);
             norm.first = if at_start {
                 norm.mapped_start(0)
@@ -137,14 +134,20 @@ impl<'a> Normalizer<'a> {
     /// True with a character map.
     #[inline]
     pub(crate) fn is_mapped(&self) -> bool {
-        !self.map.is_empty()
+        self.tables.is_some()
+    }
+
+    /// The character map (empty for the `identity` rule).
+    #[inline]
+    fn map(&self) -> CharsMap<'a> {
+        self.tables.map(|t| t.charsmap).unwrap_or_default()
     }
 
     /// How far past a word's end a stream must hold text before it cuts there: a longer
     /// key of the character map could still match (0 for the identity rule).
     #[inline]
     pub(crate) fn lookahead(&self) -> usize {
-        self.map.max_key as usize
+        self.map().max_key as usize
     }
 
     /// The unit at `pos` (not at the end): its length in the input and what it becomes. A
@@ -165,7 +168,7 @@ impl<'a> Normalizer<'a> {
                 return (best.len(), Out::Text(best));
             }
         }
-        if let Some((len, to)) = self.map.longest(rest) {
+        if let Some((len, to)) = self.map().longest(rest) {
             return (len, Out::Text(to));
         }
         match rest.first().map_or(0, |&b| {
@@ -223,7 +226,12 @@ impl<'a> Normalizer<'a> {
     /// Words are cut only between units: a unit whose output holds a word start inside
     /// (`"a b"`) stays in one word with what follows. That gives the same ids, since no
     /// mergeable piece holds a character followed by `▁` when words are split.
-    fn walk(&self, start: usize, end: usize, split: bool, mut put: impl FnMut(u8)) -> usize {
+    ///
+    /// Out of line and over a [`Sink`] rather than a closure: one copy of the code, not in the
+    /// frames of the identity rule's callers.
+    #[inline(never)]
+    fn walk(&self, start: usize, end: usize, split: bool, sink: &mut Sink<'_>) -> usize {
+        let mut put = |b: u8| sink.put(b);
         let mut st = WalkState {
             prev_space: self.remove_extra && start == self.first,
             last_mark: false,
@@ -278,7 +286,7 @@ impl<'a> Normalizer<'a> {
     /// Where encoding begins for text from `pos` on: past the leading spaces that
     /// `remove_extra_whitespaces` drops when `pos` is the text's start (`at_start`), else `pos`.
     pub(crate) fn start(&self, mut pos: usize, at_start: bool) -> usize {
-        if !self.map.is_empty() {
+        if self.is_mapped() {
             return if at_start {
                 self.mapped_start(pos)
             } else {
@@ -296,7 +304,7 @@ impl<'a> Normalizer<'a> {
     /// Where the normalized text ends: `text.len()`, or with `remove_extra_whitespaces` the end
     /// of its last character that is not a `▁` (`from` when there is none).
     pub(crate) fn end(&mut self, from: usize) -> usize {
-        if !self.map.is_empty() {
+        if self.is_mapped() {
             if !self.remove_extra {
                 return self.text.len();
             }
@@ -338,9 +346,10 @@ impl<'a> Normalizer<'a> {
             }
             n += 1;
         };
-        if !self.map.is_empty() {
-            let pos = self.walk(start, end, split, put);
-            return (pos, n);
+        if self.is_mapped() {
+            let mut sink = Sink::Bytes(buf, n);
+            let pos = self.walk(start, end, split, &mut sink);
+            return (pos, sink.len());
         }
         let mut pos = start;
         let mut seen_other = false;
@@ -391,8 +400,8 @@ impl<'a> Normalizer<'a> {
         if prefix {
             SPACE_MARK.iter().for_each(|&b| put(b));
         }
-        if !self.map.is_empty() {
-            self.walk(from, to, false, put);
+        if self.is_mapped() {
+            self.walk(from, to, false, &mut Sink::Packed(dst, k));
             return;
         }
         let mut pos = from;
@@ -409,6 +418,44 @@ impl<'a> Normalizer<'a> {
                 }
             }
             pos += len.max(1);
+        }
+    }
+}
+
+/// Where [`Normalizer::walk`] writes normalized bytes, with the count written so far (bytes
+/// past the end are counted, not stored).
+enum Sink<'b> {
+    /// Into a byte buffer.
+    Bytes(&'b mut [u8], usize),
+    /// Four to a `u32`, little-endian.
+    Packed(&'b mut [u32], usize),
+}
+
+impl Sink<'_> {
+    /// Write `b` after the bytes written so far.
+    #[inline]
+    fn put(&mut self, b: u8) {
+        match self {
+            Sink::Bytes(buf, n) => {
+                if let Some(d) = buf.get_mut(*n) {
+                    *d = b;
+                }
+                *n += 1;
+            }
+            Sink::Packed(words, k) => {
+                if let Some(w) = words.get_mut(*k / 4) {
+                    let shift = 8 * (*k % 4);
+                    *w = (*w & !(0xFF << shift)) | u32::from(b) << shift;
+                }
+                *k += 1;
+            }
+        }
+    }
+
+    /// Bytes written so far.
+    fn len(&self) -> usize {
+        match self {
+            Sink::Bytes(_, n) | Sink::Packed(_, n) => *n,
         }
     }
 }
