@@ -61,6 +61,29 @@ pub(crate) fn decode(text: &[u8], i: usize) -> Utf8 {
     Utf8::Scalar(cp, len)
 }
 
+/// `c` in UTF-8: the bytes (the first `len` of four) and `len`. `char::encode_utf8` without
+/// its panic path (a buffer too short), which the panic check would find.
+#[inline]
+pub(crate) fn encode(c: char) -> ([u8; 4], usize) {
+    let cp = u32::from(c);
+    let cont = |shift: u32| 0x80 | (cp >> shift & 0x3F) as u8;
+    match cp {
+        0..=0x7F => ([cp as u8, 0, 0, 0], 1),
+        0x80..=0x7FF => ([0xC0 | (cp >> 6) as u8, cont(0), 0, 0], 2),
+        0x800..=0xFFFF => ([0xE0 | (cp >> 12) as u8, cont(6), cont(0), 0], 3),
+        _ => ([0xF0 | (cp >> 18) as u8, cont(12), cont(6), cont(0)], 4),
+    }
+}
+
+/// The well-formed character at `text[i..]`, if one starts there.
+#[inline]
+pub(crate) fn char_at(text: &[u8], i: usize) -> Option<char> {
+    match decode(text, i) {
+        Utf8::Scalar(cp, _) => char::from_u32(cp),
+        _ => None,
+    }
+}
+
 /// The length of the well-formed non-ASCII character at the start of `s` (2–4), or 0: the
 /// check of [`decode`] without the code point or the subpart's length, for per-character
 /// loops that need neither (SentencePiece's normalizer: [`decode`] there cost 1–3 % of its

@@ -107,7 +107,7 @@ pub struct TableBytes {
     /// Byte-piece ids, the unknown surface and the user-defined ids.
     pub other: usize,
     /// The normalizer's character map (`precompiled_charsmap`: double-array units and
-    /// replacement strings; empty for the `identity` rule).
+    /// replacement strings, or the compact form's arrays; empty for the `identity` rule).
     pub charsmap: usize,
     /// The `SpTables` struct itself.
     pub header: usize,
@@ -151,7 +151,14 @@ pub fn table_bytes(t: &SpTables<'_>) -> TableBytes {
             + size_of_val(index.remap),
         filter: size_of_val(t.piece_filter),
         other: size_of_val(t.byte_ids) + t.unk_surface.len() + size_of_val(t.user_defined),
-        charsmap: size_of_val(t.charsmap.units) + t.charsmap.strings.len(),
+        charsmap: size_of_val(t.charsmap.units)
+            + t.charsmap.strings.len()
+            + size_of_val(t.charsmap.runs)
+            + size_of_val(t.charsmap.run_values)
+            + size_of_val(t.charsmap.sequences)
+            + size_of_val(t.charsmap.sequence_values)
+            + size_of_val(t.charsmap.tails)
+            + size_of_val(t.charsmap.ascii_pairs),
         header: size_of::<SpTables<'_>>(),
         ..TableBytes::default()
     };
@@ -174,5 +181,17 @@ pub fn table_bytes(t: &SpTables<'_>) -> TableBytes {
     outside(in_flash(t.piece_filter), size_of_val(t.piece_filter));
     outside(in_flash(t.charsmap.units), size_of_val(t.charsmap.units));
     outside(in_flash(t.charsmap.strings), t.charsmap.strings.len());
+    for part in [
+        t.charsmap.runs,
+        t.charsmap.run_values,
+        t.charsmap.sequences,
+        t.charsmap.sequence_values,
+        t.charsmap.tails,
+    ] {
+        outside(in_flash(part), size_of_val(part));
+    }
+    for part in [t.charsmap.ascii_pairs] {
+        outside(in_flash(part), size_of_val(part));
+    }
     b
 }

@@ -496,6 +496,14 @@ pub fn borrow_tables<'a>(data: &'a SpTableData<'_>) -> SpTables<'a> {
         charsmap: picobpe::sentencepiece::CharsMap {
             units: &data.charsmap_units,
             strings: &data.charsmap_strings,
+            runs: &data.charsmap_runs,
+            run_values: &data.charsmap_run_values,
+            sequences: &data.charsmap_sequences,
+            sequence_values: &data.charsmap_sequence_values,
+            tails: &data.charsmap_tails,
+            ascii: data.charsmap_ascii,
+            ascii_pairs: &data.charsmap_ascii_pairs,
+            hangul: data.charsmap_hangul,
             max_key: data.charsmap_lookahead,
         },
     }

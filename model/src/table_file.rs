@@ -27,8 +27,11 @@
 //!           pieces u32, piece_index (seed, pilots, remap), piece_keys u64, byte_ids u32,
 //!           unk_surface u8, user_defined u32, and for Unigram only: piece_filter u64,
 //!           f64_scores u64 (empty unless a tokenizer.json import)
-//! with a character map (bit 2 of the algorithm byte): u32 LE lookahead, u32 0, then the
-//!           arrays charsmap_units u32 and charsmap_strings u8
+//! with a character map (bit 2 of the algorithm byte): u32 LE lookahead, u32 Hangul flag, then
+//!           the arrays charsmap_units u32, charsmap_strings u8, charsmap_runs u32,
+//!           charsmap_run_values u32, charsmap_sequences u32, charsmap_sequence_values u32,
+//!           charsmap_tails u32 (the double array, or the compact form with empty units),
+//!           then u64 × 2 the ASCII key set, the array charsmap_ascii_pairs u64
 //! ```
 //!
 //! Fixed-width, aligned arrays rather than postcard varints: on a little-endian host the
@@ -389,7 +392,7 @@ impl<'a> Blob<'a> for SpTableData<'a> {
             ),
         };
         // Bit 2 of the algorithm byte: the tables end with a character map.
-        let mapped = !self.charsmap_units.is_empty();
+        let mapped = !self.charsmap_units.is_empty() || !self.charsmap_runs.is_empty();
         let algorithm = algorithm | u8::from(mapped) << 2;
         let sections = SECTIONS
             .iter()
@@ -457,9 +460,25 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         }
         if mapped {
             f.scalar("charsmap_lookahead", &mut self.charsmap_lookahead)?;
-            f.scalar("charsmap_lookahead", &mut 0u32)?;
+            let mut hangul = u32::from(self.charsmap_hangul);
+            f.scalar("charsmap_hangul", &mut hangul)?;
+            if hangul > 1 {
+                return Err(bad(format!("charsmap_hangul is {hangul}, not 0 or 1")));
+            }
+            self.charsmap_hangul = hangul == 1;
             f.array("charsmap_units", &mut self.charsmap_units)?;
             f.array("charsmap_strings", &mut self.charsmap_strings)?;
+            f.array("charsmap_runs", &mut self.charsmap_runs)?;
+            f.array("charsmap_run_values", &mut self.charsmap_run_values)?;
+            f.array("charsmap_sequences", &mut self.charsmap_sequences)?;
+            f.array(
+                "charsmap_sequence_values",
+                &mut self.charsmap_sequence_values,
+            )?;
+            f.array("charsmap_tails", &mut self.charsmap_tails)?;
+            f.scalar("charsmap_ascii", &mut self.charsmap_ascii[0])?;
+            f.scalar("charsmap_ascii", &mut self.charsmap_ascii[1])?;
+            f.array("charsmap_ascii_pairs", &mut self.charsmap_ascii_pairs)?;
         }
         Ok(())
     }
@@ -509,6 +528,17 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         }
         check_ids(n, "user_defined", self.user_defined.iter().copied())?;
         check_ids(n, "unk_id", [self.unk_id])?;
+        if !self.charsmap_runs.is_empty() {
+            let max_key = crate::sentencepiece::charsmap::check_compact(self)
+                .map_err(|e| bad(e.to_string()))?;
+            if self.charsmap_lookahead < max_key || !inline || !self.charsmap_units.is_empty() {
+                return Err(bad(format!(
+                    "compact charsmap: lookahead {} below its longest key {max_key}, sections \
+                     not inline, or a double array too",
+                    self.charsmap_lookahead
+                )));
+            }
+        }
         if !self.charsmap_units.is_empty() {
             let map = crate::sentencepiece::charsmap::check_parts(
                 self.charsmap_units.to_vec(),

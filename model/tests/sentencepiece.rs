@@ -578,6 +578,15 @@ fn character_maps_import_and_damaged_ones_are_refused() {
     let model = import_model_proto(&read("refused/nfkc.model")).unwrap();
     let parts = parse(&model.charsmap).unwrap();
     assert!(parts.keys > 200_000 && parts.max_key == 12, "{parts}");
+    // nmt_nfkc's map takes the compact form: the same function in a quarter of the flash.
+    let data = picobpe_model::SpTableData::new(&model).unwrap();
+    assert!(data.charsmap_units.is_empty() && data.charsmap_hangul);
+    let compact = data.sizes().charsmap;
+    assert!(compact <= 64 * 1024, "{compact} B");
+    eprintln!(
+        "nmt_nfkc: compact form {compact} B, as stored {} B",
+        model.charsmap.len()
+    );
     // Through a model file and back.
     let back = picobpe_model::SpModel::from_bytes(&model.to_bytes().unwrap()).unwrap();
     assert_eq!(back.charsmap, model.charsmap);
@@ -589,8 +598,13 @@ fn character_maps_import_and_damaged_ones_are_refused() {
         units: &p.units,
         strings: &p.strings,
         max_key: p.max_key,
+        ..Default::default()
     };
-    assert_eq!(map.longest(b"ab"), Some((1, &b"xy"[..])));
+    use picobpe::sentencepiece::Replacement;
+    assert_eq!(
+        map.longest(b"ab"),
+        Some((1, Replacement::Bytes(&b"xy"[..])))
+    );
     assert_eq!(map.longest(b"ba"), None);
 
     let blob = &model.charsmap;
@@ -628,4 +642,95 @@ fn character_maps_import_and_damaged_ones_are_refused() {
         let err = m.validate().unwrap_err().to_string();
         assert!(err.contains(want), "{err}");
     }
+}
+
+/// The compact form of `nmt_nfkc` is the same function as the double array: the same longest match and replacement for every key
+/// alone, for every key followed by other characters, for every proper prefix of a key, and
+/// for seeded random strings of key characters, jamo and spaces.
+#[test]
+fn compact_character_map_equals_the_double_array() {
+    use picobpe::sentencepiece::{CharsMap, Replacement};
+    use picobpe_model::sentencepiece::charsmap::{compact, parse};
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+    let files = [
+        fixtures.join("sentencepiece/refused/nfkc.model"),
+        fixtures.join("sp_norm/models/nfkc-tsv.model"),
+        fixtures.join("sp_norm/models/nfkc-ug.model"),
+    ];
+    let mut compacted = 0;
+    for file in files {
+        let model = import_model_proto(&std::fs::read(&file).unwrap()).unwrap();
+        let p = parse(&model.charsmap).unwrap();
+        let Some(c) = compact(&p.pairs) else {
+            continue;
+        };
+        compacted += 1;
+        let darts = CharsMap {
+            units: &p.units,
+            strings: &p.strings,
+            max_key: p.max_key,
+            ..Default::default()
+        };
+        let small = CharsMap {
+            strings: &c.strings,
+            runs: &c.runs,
+            run_values: &c.run_values,
+            sequences: &c.sequences,
+            sequence_values: &c.sequence_values,
+            tails: &c.tails,
+            ascii: c.ascii,
+            ascii_pairs: &c.ascii_pairs,
+            hangul: c.hangul,
+            max_key: p.max_key,
+            ..Default::default()
+        };
+        let norm = |r: Option<(usize, Replacement<'_>)>| {
+            r.map(|(n, r)| (n, r.bytes(&mut [0; 4]).to_vec()))
+        };
+        let same = |text: &[u8]| {
+            assert_eq!(
+                norm(small.longest(text)),
+                norm(darts.longest(text)),
+                "{}: {text:02X?}",
+                file.display()
+            );
+        };
+        let tails: [&[u8]; 6] = [
+            b"",
+            b"a",
+            " ".as_bytes(),
+            "\u{301}".as_bytes(),
+            "\u{1161}".as_bytes(),
+            b"\xFF",
+        ];
+        let mut chars: Vec<char> = Vec::new();
+        for (key, _) in &p.pairs {
+            for tail in tails {
+                same(&[key.as_slice(), tail].concat());
+            }
+            for cut in 1..key.len() {
+                same(&key[..cut]);
+            }
+            chars.extend(std::str::from_utf8(key).unwrap().chars());
+        }
+        chars.extend([
+            'a', ' ', '\u{1100}', '\u{1161}', '\u{11A8}', '\u{3131}', '\u{314F}',
+        ]);
+        chars.sort_unstable();
+        chars.dedup();
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..200_000 {
+            let mut text = String::new();
+            for _ in 0..5 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                text.push(chars[(seed % chars.len() as u64) as usize]);
+            }
+            same(text.as_bytes());
+        }
+    }
+    // nmt_nfkc compacts; the TSV rules (overlapping keys, keys whose characters expand) and
+    // nmt_nfkc_cf (case folding breaks the image rule) keep the double array.
+    assert_eq!(compacted, 1);
 }

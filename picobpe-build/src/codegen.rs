@@ -100,6 +100,24 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
         "u8",
         &data.charsmap_strings,
     );
+    for (name, values) in [
+        ("PICOBPE_CHARSMAP_RUNS", &data.charsmap_runs),
+        ("PICOBPE_CHARSMAP_RUN_VALUES", &data.charsmap_run_values),
+        ("PICOBPE_CHARSMAP_SEQUENCES", &data.charsmap_sequences),
+        (
+            "PICOBPE_CHARSMAP_SEQUENCE_VALUES",
+            &data.charsmap_sequence_values,
+        ),
+        ("PICOBPE_CHARSMAP_TAILS", &data.charsmap_tails),
+    ] {
+        array(&mut s, name, "u32", values);
+    }
+    array(
+        &mut s,
+        "PICOBPE_CHARSMAP_ASCII_PAIRS",
+        "u64",
+        &data.charsmap_ascii_pairs,
+    );
     let piece_index = index_expr("PICOBPE_PIECE", &data.piece_index, data.pieces.len());
     let sections = format!("{:?}", data.sections);
     let algorithm = match data.algorithm {
@@ -136,7 +154,11 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
          piece_filter: &PICOBPE_PIECE_FILTER,\n    \
          f64_scores: &PICOBPE_F64_SCORES,\n    \
          charsmap: ::picobpe::sentencepiece::CharsMap {{ units: &PICOBPE_CHARSMAP_UNITS, \
-         strings: &PICOBPE_CHARSMAP_STRINGS, max_key: {} }},\n\
+         strings: &PICOBPE_CHARSMAP_STRINGS, runs: &PICOBPE_CHARSMAP_RUNS, \
+         run_values: &PICOBPE_CHARSMAP_RUN_VALUES, sequences: &PICOBPE_CHARSMAP_SEQUENCES, \
+         sequence_values: &PICOBPE_CHARSMAP_SEQUENCE_VALUES, tails: &PICOBPE_CHARSMAP_TAILS, \
+         ascii: [{:#x}, {:#x}], ascii_pairs: &PICOBPE_CHARSMAP_ASCII_PAIRS, hangul: {}, \
+         max_key: {} }},\n\
          }};",
         data.unk_id,
         data.add_dummy_prefix,
@@ -144,6 +166,9 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
         data.split_words,
         data.cut_bytes[0],
         data.cut_bytes[1],
+        data.charsmap_ascii[0],
+        data.charsmap_ascii[1],
+        data.charsmap_hangul,
         data.charsmap_lookahead
     );
     s

@@ -16,7 +16,7 @@
 //! no vocabulary piece holds a character followed by `▁` ([`super::SpTables::split_words`]),
 //! no merge crosses a word start, so words are encoded one at a time, in bounded memory.
 
-use super::charsmap::CharsMap;
+use super::charsmap::{CharsMap, Replacement};
 use super::tables::SpTables;
 use crate::utf8;
 
@@ -91,6 +91,8 @@ enum Out<'a> {
     Text(&'a [u8]),
     /// A malformed byte: U+FFFD.
     Invalid,
+    /// One character a compact character map computes (a Hangul syllable, a run's member).
+    Char(char),
 }
 
 /// What the walk over a character map's units carries from unit to unit: `sentencepiece`'s
@@ -137,17 +139,17 @@ impl<'a> Normalizer<'a> {
         self.tables.is_some()
     }
 
-    /// The character map (empty for the `identity` rule).
+    /// The character map (`None` for the `identity` rule).
     #[inline]
-    fn map(&self) -> CharsMap<'a> {
-        self.tables.map(|t| t.charsmap).unwrap_or_default()
+    fn map(&self) -> Option<&'a CharsMap<'a>> {
+        self.tables.map(|t| &t.charsmap)
     }
 
     /// How far past a word's end a stream must hold text before it cuts there: a longer
     /// key of the character map could still match (0 for the identity rule).
     #[inline]
     pub(crate) fn lookahead(&self) -> usize {
-        self.map().max_key as usize
+        self.map().map_or(0, |m| m.max_key as usize)
     }
 
     /// The unit at `pos` (not at the end): its length in the input and what it becomes. A
@@ -168,8 +170,11 @@ impl<'a> Normalizer<'a> {
                 return (best.len(), Out::Text(best));
             }
         }
-        if let Some((len, to)) = self.map().longest(rest) {
-            return (len, Out::Text(to));
+        if let Some((len, to)) = self.map().and_then(|m| m.longest(rest)) {
+            return match to {
+                Replacement::Bytes(b) => (len, Out::Text(b)),
+                Replacement::Char(c) => (len, Out::Char(c)),
+            };
         }
         match rest.first().map_or(0, |&b| {
             if b < 0x80 {
@@ -191,7 +196,7 @@ impl<'a> Normalizer<'a> {
         }
         while pos < self.text.len() {
             match self.unit(pos) {
-                (len, Out::Text(b" ")) => pos += len,
+                (len, Out::Text(b" ") | Out::Char(' ')) => pos += len,
                 _ => break,
             }
         }
@@ -208,6 +213,7 @@ impl<'a> Normalizer<'a> {
             let other = match out {
                 Out::Invalid => true,
                 Out::Text(b) => !trim_marks(b).is_empty(),
+                Out::Char(c) => c != ' ' && c != '\u{2581}',
             };
             if other {
                 end = pos;
@@ -240,9 +246,14 @@ impl<'a> Normalizer<'a> {
         let mut pos = start;
         while pos < end {
             let (len, out) = self.unit(pos);
+            let one = match out {
+                Out::Char(c) => crate::utf8::encode(c),
+                _ => ([0; 4], 0),
+            };
             let mut bytes = match out {
                 Out::Invalid => &REPLACEMENT[..],
                 Out::Text(b) => b,
+                Out::Char(_) => one.0.get(..one.1).unwrap_or(&[]),
             };
             if st.prev_space {
                 while let [b' ', rest @ ..] = bytes {

@@ -13,7 +13,7 @@
 //! - `byte_ids` is empty (no byte fallback) or has 256 entries, the ids of `<0x00>`..`<0xFF>`.
 //! - every user-defined symbol is non-empty and holds no space, no `▁` and no U+FFFD.
 
-pub use super::charsmap::CharsMap;
+pub use super::charsmap::{CharsMap, Replacement};
 use crate::hash;
 #[cfg(doc)]
 use crate::tables::piece_key_entry;

@@ -39,24 +39,11 @@ impl Word {
             self.len = 0;
         }
         self.chars += 1;
-        let (n, utf8) = utf8(c);
+        let (utf8, n) = crate::utf8::encode(c);
         if let (Some(dst), Some(src)) = (self.bytes.get_mut(self.len..self.len + n), utf8.get(..n))
         {
             self.len += crate::slice_ops::copy(dst, src);
         }
-    }
-}
-
-/// The UTF-8 bytes of `c` and their number (`char::encode_utf8` without its panic path).
-#[inline]
-fn utf8(c: char) -> (usize, [u8; 4]) {
-    let cp = c as u32;
-    let cont = |shift: u32| 0x80 | (cp >> shift & 0x3F) as u8;
-    match cp {
-        0..=0x7F => (1, [cp as u8, 0, 0, 0]),
-        0x80..=0x7FF => (2, [0xC0 | (cp >> 6) as u8, cont(0), 0, 0]),
-        0x800..=0xFFFF => (3, [0xE0 | (cp >> 12) as u8, cont(6), cont(0), 0]),
-        _ => (4, [0xF0 | (cp >> 18) as u8, cont(12), cont(6), cont(0)]),
     }
 }
 

@@ -13,6 +13,9 @@
 
 use std::fmt;
 
+#[cfg(doc)]
+use picobpe::sentencepiece::RUN_CHAR;
+
 /// Longest key accepted, in bytes (`nmt_nfkc`'s longest is 12).
 pub const MAX_KEY_BYTES: usize = 64;
 /// Most keys accepted (`nmt_nfkc` has 225,276): bounds the check's time on a hostile trie,
@@ -38,6 +41,8 @@ pub struct CharsMapParts {
     pub max_key: u32,
     /// Number of keys.
     pub keys: usize,
+    /// Every key with its replacement (as the walk found them).
+    pub pairs: Vec<(Vec<u8>, Vec<u8>)>,
 }
 
 impl fmt::Display for CharsMapParts {
@@ -111,6 +116,7 @@ pub fn check_parts(units: Vec<u32>, strings: &[u8]) -> Result<CharsMapParts, Inv
         strings: Vec::new(),
         max_key: 0,
         keys: 0,
+        pairs: Vec::new(),
     };
     // Depth-first over the nodes: (node position after its offset, key so far, keys among
     // the key's prefixes).
@@ -178,6 +184,7 @@ pub fn check_parts(units: Vec<u32>, strings: &[u8]) -> Result<CharsMapParts, Inv
                     ));
                 }
                 parts.max_key = parts.max_key.max(k.len() as u32);
+                parts.pairs.push((k.clone(), to.to_vec()));
             }
             stack.push((next, k, n));
         }
@@ -186,3 +193,323 @@ pub fn check_parts(units: Vec<u32>, strings: &[u8]) -> Result<CharsMapParts, Inv
     parts.strings = strings.to_vec();
     Ok(parts)
 }
+
+/// The compact form of a character map (see the core's `CharsMap`): one-character keys as
+/// runs, longer keys as the sequences of their characters' images, Hangul by rule.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Compact {
+    /// Replacements and sequences' bytes.
+    pub strings: Vec<u8>,
+    /// Runs of one-character keys: `first << 11 | (length − 1)`.
+    pub runs: Vec<u32>,
+    /// Per run: [`RUN_CHAR`] with the first replacement's code point, or `offset << 8 |
+    /// length` in `strings`.
+    pub run_values: Vec<u32>,
+    /// Sequences sorted by bytes: `offset << 8 | length` in `strings`.
+    pub sequences: Vec<u32>,
+    /// Per sequence: its replacement, `offset << 8 | length` in `strings`.
+    pub sequence_values: Vec<u32>,
+    /// Runs of the characters found after the first in a longer key.
+    pub tails: Vec<u32>,
+    /// The ASCII one-character keys, a bit each.
+    pub ascii: [u64; 2],
+    /// 256 words: the pairs of ASCII characters that start a longer key.
+    pub ascii_pairs: Vec<u64>,
+    /// Conjoining jamo L V and L V T are keys replaced by their syllable.
+    pub hangul: bool,
+}
+
+impl Compact {
+    /// Flash bytes.
+    pub fn bytes(&self) -> usize {
+        self.strings.len()
+            + 16
+            + 8 * self.ascii_pairs.len()
+            + 4 * (self.tails.len()
+                + self.runs.len()
+                + self.run_values.len()
+                + self.sequences.len()
+                + self.sequence_values.len())
+    }
+}
+
+/// The syllable of conjoining jamo L V or L V T, if `s` is such a sequence.
+fn hangul_syllable(s: &[char]) -> Option<char> {
+    let l = (*s.first()? as u32)
+        .checked_sub(0x1100)
+        .filter(|&l| l < 19)?;
+    let v = (*s.get(1)? as u32)
+        .checked_sub(0x1161)
+        .filter(|&v| v < 21)?;
+    let t = match s.get(2) {
+        None if s.len() == 2 => 0,
+        Some(&t) if s.len() == 3 => (t as u32)
+            .checked_sub(0x11A7)
+            .filter(|t| (1..=27).contains(t))?,
+        _ => return None,
+    };
+    char::from_u32(0xAC00 + (l * 21 + v) * 28 + t)
+}
+
+/// The compact form of the map whose keys and replacements are `pairs`, when it is exactly
+/// the same function (else `None`: the double array stays). The check: every key of two or
+/// more characters has characters whose images (one-character replacement, or the character
+/// itself when it is no key) are single characters, and every key with the same images has
+/// the same replacement; and the keys those image sequences generate (every choice of a
+/// character per image) are as many as the map's longer keys, so none is missing or extra.
+pub fn compact(pairs: &[(Vec<u8>, Vec<u8>)]) -> Option<Compact> {
+    use std::collections::{BTreeMap, HashMap};
+    let mut single: BTreeMap<u32, &[u8]> = BTreeMap::new();
+    let mut longer = Vec::new();
+    for (k, v) in pairs {
+        let key = std::str::from_utf8(k).ok()?;
+        let mut chars = key.chars();
+        match (chars.next(), chars.next()) {
+            (Some(c), None) => {
+                single.insert(c as u32, v);
+            }
+            _ => longer.push((key, v)),
+        }
+    }
+    let image = |c: char| -> Option<char> {
+        match single.get(&(c as u32)) {
+            None => Some(c),
+            Some(v) => {
+                let s = std::str::from_utf8(v).ok()?;
+                let mut it = s.chars();
+                match (it.next(), it.next()) {
+                    (Some(d), None) => Some(d),
+                    _ => None,
+                }
+            }
+        }
+    };
+    // Sequences of images and their replacements.
+    let mut seqs: BTreeMap<Vec<char>, &[u8]> = BTreeMap::new();
+    for (key, v) in &longer {
+        let imgs: Option<Vec<char>> = key.chars().map(image).collect();
+        let imgs = imgs?;
+        if imgs.len() > picobpe::sentencepiece::MAX_SEQUENCE_CHARS {
+            return None;
+        }
+        match seqs.get(&imgs) {
+            Some(&w) if w != &v[..] => return None,
+            _ => {
+                seqs.insert(imgs, v);
+            }
+        }
+    }
+    // Hangul by rule when every L V and L V T sequence is there with its syllable.
+    let is_hangul =
+        |s: &[char], v: &[u8]| hangul_syllable(s).is_some_and(|h| h.to_string().as_bytes() == v);
+    let hangul_count = seqs.iter().filter(|(s, v)| is_hangul(s, v)).count();
+    let hangul = hangul_count == 19 * 21 * 28;
+    if hangul {
+        seqs.retain(|s, v| !is_hangul(s, v));
+    }
+    // How many keys the sequences generate: the product of each image's preimages.
+    let mut preimages: HashMap<char, u64> = HashMap::new();
+    for (&c, v) in &single {
+        if let Some(d) = char::from_u32(c).and_then(&image) {
+            if std::str::from_utf8(v).ok()?.chars().count() == 1 {
+                *preimages.entry(d).or_default() += 1;
+            }
+        }
+    }
+    let pre = |d: char| -> u64 {
+        preimages.get(&d).copied().unwrap_or(0) + u64::from(!single.contains_key(&(d as u32)))
+    };
+    let mut generated: u64 = seqs
+        .keys()
+        .map(|s| s.iter().map(|&d| pre(d)).product::<u64>())
+        .sum();
+    if hangul {
+        let jamo = |from: u32, n: u32| -> u64 {
+            (from..from + n)
+                .map(|c| char::from_u32(c).map_or(0, pre))
+                .sum()
+        };
+        let (l, v, t) = (jamo(0x1100, 19), jamo(0x1161, 21), jamo(0x11A8, 27));
+        generated += l * v + l * v * t;
+    }
+    if generated != longer.len() as u64 {
+        return None;
+    }
+    // Lay out: a pool of distinct strings, runs, sequences.
+    let mut c = Compact {
+        hangul,
+        ..Compact::default()
+    };
+    let mut pool: HashMap<Vec<u8>, u32> = HashMap::new();
+    let mut name = |c: &mut Compact, b: &[u8]| -> Option<u32> {
+        if b.len() > 0xFF {
+            return None;
+        }
+        let at = *pool.entry(b.to_vec()).or_insert_with(|| {
+            c.strings.extend_from_slice(b);
+            (c.strings.len() - b.len()) as u32
+        });
+        (at < 1 << 23).then_some(at << 8 | b.len() as u32)
+    };
+    let one_char = |v: &[u8]| -> Option<u32> {
+        let s = std::str::from_utf8(v).ok()?;
+        let mut it = s.chars();
+        match (it.next(), it.next()) {
+            (Some(d), None) => Some(d as u32),
+            _ => None,
+        }
+    };
+    let mut tails = std::collections::BTreeSet::new();
+    let entries: Vec<(u32, &[u8])> = single.iter().map(|(&c, &v)| (c, v)).collect();
+    let mut i = 0;
+    while i < entries.len() {
+        let (first, v) = entries[i];
+        let mut j = i + 1;
+        if let Some(d) = one_char(v) {
+            while j < entries.len()
+                && j - i < 2048
+                && entries[j].0 == first + (j - i) as u32
+                && one_char(entries[j].1) == Some(d + (j - i) as u32)
+            {
+                j += 1;
+            }
+            c.runs.push(first << 11 | (j - i - 1) as u32);
+            c.run_values.push(picobpe::sentencepiece::RUN_CHAR | d);
+        } else {
+            c.runs.push(first << 11);
+            let at = name(&mut c, v)?;
+            c.run_values.push(at);
+        }
+        i = j;
+    }
+    c.ascii_pairs = vec![0; 256];
+    for (key, _) in &longer {
+        for t in key.chars().skip(1) {
+            tails.insert(t as u32);
+        }
+        if let [a, b, ..] = key.as_bytes() {
+            if *a < 0x80 && *b < 0x80 {
+                c.ascii_pairs[2 * usize::from(*a) + usize::from(*b / 64)] |= 1 << (b % 64);
+            }
+        }
+    }
+    let mut last: Option<u32> = None;
+    for &t in &tails {
+        match (last, c.tails.last_mut()) {
+            (Some(l), Some(run)) if t == l + 1 && *run & 0x7FF < 0x7FF => *run += 1,
+            _ => c.tails.push(t << 11),
+        }
+        last = Some(t);
+    }
+    for &k in single.keys().filter(|&&k| k < 0x80) {
+        c.ascii[(k / 64) as usize] |= 1 << (k % 64);
+    }
+    let mut sorted: Vec<(Vec<u8>, &[u8])> = seqs
+        .iter()
+        .map(|(s, &v)| (s.iter().collect::<String>().into_bytes(), v))
+        .collect();
+    sorted.sort();
+    for (s, v) in sorted {
+        let at = name(&mut c, &s)?;
+        c.sequences.push(at);
+        let at = name(&mut c, v)?;
+        c.sequence_values.push(at);
+    }
+    Some(c)
+}
+
+/// Check the compact form in `data` (the layout the core's lookups rely on): as many values as
+/// runs and sequences, runs sorted without overlap and inside Unicode, every name inside the
+/// strings, at most 255 bytes, sequences sorted and distinct, of two to
+/// [`picobpe::sentencepiece::MAX_SEQUENCE_CHARS`] characters of UTF-8, replacements UTF-8.
+/// Returns the longest key in bytes.
+pub fn check_compact(data: &super::SpTableData<'_>) -> Result<u32, InvalidCharsMap> {
+    let bad = |what: String| Err(InvalidCharsMap(what));
+    let strings = &data.charsmap_strings;
+    let named = |at: u32| -> Option<&[u8]> {
+        let (start, len) = ((at >> 8) as usize, (at & 0xFF) as usize);
+        strings.get(start..start + len)
+    };
+    if data.charsmap_runs.len() != data.charsmap_run_values.len()
+        || data.charsmap_sequences.len() != data.charsmap_sequence_values.len()
+    {
+        return bad("compact form: runs or sequences without one value each".to_owned());
+    }
+    let mut max_key = 0u32;
+    let mut next = 0u32;
+    for (&run, &value) in data
+        .charsmap_runs
+        .iter()
+        .zip(data.charsmap_run_values.iter())
+    {
+        let (first, len) = (run >> 11, (run & 0x7FF) + 1);
+        let last = first + len - 1;
+        if first < next || char::from_u32(first).is_none() || char::from_u32(last).is_none() {
+            return bad(format!(
+                "compact form: run {first:#x}+{len} unsorted or not scalars"
+            ));
+        }
+        next = last + 1;
+        max_key = max_key.max(char::from_u32(last).map_or(4, |c| c.len_utf8() as u32));
+        let ok = if value & RUN_CHAR_BIT != 0 {
+            let d = value & 0x1F_FFFF;
+            value & 0x7FE0_0000 == 0 && (d..d + len).all(|c| char::from_u32(c).is_some())
+        } else {
+            len == 1 && named(value).is_some_and(|b| std::str::from_utf8(b).is_ok())
+        };
+        if !ok {
+            return bad(format!(
+                "compact form: run {first:#x}+{len} has a bad value {value:#x}"
+            ));
+        }
+    }
+    if !matches!(data.charsmap_ascii_pairs.len(), 0 | 256) {
+        return bad(format!(
+            "compact form: {} ASCII pair words, not 0 or 256",
+            data.charsmap_ascii_pairs.len()
+        ));
+    }
+    let mut next_tail = 0u32;
+    for &run in data.charsmap_tails.iter() {
+        let (first, len) = (run >> 11, (run & 0x7FF) + 1);
+        if first < next_tail || first + len - 1 > 0x10_FFFF {
+            return bad(format!(
+                "compact form: tail run {first:#x}+{len} unsorted or past Unicode"
+            ));
+        }
+        next_tail = first + len;
+    }
+    let mut prev: Option<&[u8]> = None;
+    for (&seq, &value) in data
+        .charsmap_sequences
+        .iter()
+        .zip(data.charsmap_sequence_values.iter())
+    {
+        let (Some(s), Some(v)) = (named(seq), named(value)) else {
+            return bad(format!(
+                "compact form: sequence {seq:#x} or its value outside the strings"
+            ));
+        };
+        let chars = std::str::from_utf8(s)
+            .map(|t| t.chars().count())
+            .unwrap_or(0);
+        if !(2..=picobpe::sentencepiece::MAX_SEQUENCE_CHARS).contains(&chars)
+            || std::str::from_utf8(v).is_err()
+            || prev.is_some_and(|p| p >= s)
+        {
+            return bad(format!(
+                "compact form: sequence {s:02X?} unsorted, not UTF-8, or of {chars} characters"
+            ));
+        }
+        prev = Some(s);
+        // A key spells each image with up to four bytes.
+        max_key = max_key.max(4 * chars as u32);
+    }
+    if data.charsmap_hangul {
+        max_key = max_key.max(9);
+    }
+    Ok(max_key)
+}
+
+/// [`RUN_CHAR`], for the check.
+const RUN_CHAR_BIT: u32 = picobpe::sentencepiece::RUN_CHAR;

@@ -57,10 +57,27 @@ pub struct SpTableData<'a> {
     pub piece_filter: Cow<'a, [u64]>,
     /// Unigram `tokenizer.json` imports: each slot's `f64` score bits (else empty).
     pub f64_scores: Cow<'a, [u64]>,
-    /// The character map's double array (empty for the `identity` rule).
+    /// The character map's double array (empty for the `identity` rule and in the compact
+    /// form; see [`picobpe::sentencepiece::CharsMap`]).
     pub charsmap_units: Cow<'a, [u32]>,
-    /// The character map's NUL-terminated replacements.
+    /// The character map's replacements (NUL-terminated in the double-array form).
     pub charsmap_strings: Cow<'a, [u8]>,
+    /// Compact form: runs of one-character keys.
+    pub charsmap_runs: Cow<'a, [u32]>,
+    /// Compact form: the runs' replacements.
+    pub charsmap_run_values: Cow<'a, [u32]>,
+    /// Compact form: the sequences of images, sorted.
+    pub charsmap_sequences: Cow<'a, [u32]>,
+    /// Compact form: the sequences' replacements.
+    pub charsmap_sequence_values: Cow<'a, [u32]>,
+    /// Compact form: characters found after the first in a longer key, as runs.
+    pub charsmap_tails: Cow<'a, [u32]>,
+    /// Compact form: the ASCII one-character keys.
+    pub charsmap_ascii: [u64; 2],
+    /// Compact form: the ASCII pairs that start a longer key (256 words).
+    pub charsmap_ascii_pairs: Cow<'a, [u64]>,
+    /// Compact form: Hangul jamo compose by rule.
+    pub charsmap_hangul: bool,
     /// How far a match can read past a word's end: the longest key of the character map or
     /// user-defined symbol (0 without a map).
     pub charsmap_lookahead: u32,
@@ -174,9 +191,39 @@ impl SpTableData<'static> {
             } else {
                 map.max_key.max(longest_user)
             },
-            charsmap_units: map.units.into(),
-            charsmap_strings: map.strings.into(),
+            charsmap_units: Cow::Borrowed(&[]),
+            charsmap_strings: Cow::Borrowed(&[]),
+            charsmap_runs: Cow::Borrowed(&[]),
+            charsmap_run_values: Cow::Borrowed(&[]),
+            charsmap_sequences: Cow::Borrowed(&[]),
+            charsmap_sequence_values: Cow::Borrowed(&[]),
+            charsmap_tails: Cow::Borrowed(&[]),
+            charsmap_ascii: [0; 2],
+            charsmap_ascii_pairs: Cow::Borrowed(&[]),
+            charsmap_hangul: false,
         };
+        // The compact form when it is the same function, else the double array.
+        match super::charsmap::compact(&map.pairs) {
+            Some(c) if !map.units.is_empty() => {
+                data.charsmap_strings = c.strings.into();
+                data.charsmap_runs = c.runs.into();
+                data.charsmap_run_values = c.run_values.into();
+                data.charsmap_sequences = c.sequences.into();
+                data.charsmap_sequence_values = c.sequence_values.into();
+                data.charsmap_hangul = c.hangul;
+                data.charsmap_tails = c.tails.into();
+                data.charsmap_ascii = c.ascii;
+                data.charsmap_ascii_pairs = c.ascii_pairs.into();
+                // The longest spelling of a key the compact form can match (at least the
+                // map's longest key): what a stream holds back.
+                let bound = super::charsmap::check_compact(&data)?;
+                data.charsmap_lookahead = data.charsmap_lookahead.max(bound);
+            }
+            _ => {
+                data.charsmap_units = map.units.into();
+                data.charsmap_strings = map.strings.into();
+            }
+        }
         if !model.unigram {
             data.mark_whole_pieces(model);
         }
@@ -243,7 +290,15 @@ impl SpTableData<'_> {
                     8
                 },
             piece_filter: 8 * self.piece_filter.len() + 8 * self.f64_scores.len(),
-            charsmap: 4 * self.charsmap_units.len() + self.charsmap_strings.len(),
+            charsmap: 4
+                * (self.charsmap_units.len()
+                    + self.charsmap_runs.len()
+                    + self.charsmap_run_values.len()
+                    + self.charsmap_sequences.len()
+                    + self.charsmap_sequence_values.len()
+                    + self.charsmap_tails.len())
+                + 8 * self.charsmap_ascii_pairs.len()
+                + self.charsmap_strings.len(),
         }
     }
 
@@ -274,6 +329,14 @@ impl SpTableData<'_> {
             charsmap: picobpe::sentencepiece::CharsMap {
                 units: &self.charsmap_units,
                 strings: &self.charsmap_strings,
+                runs: &self.charsmap_runs,
+                run_values: &self.charsmap_run_values,
+                sequences: &self.charsmap_sequences,
+                sequence_values: &self.charsmap_sequence_values,
+                tails: &self.charsmap_tails,
+                ascii: self.charsmap_ascii,
+                ascii_pairs: &self.charsmap_ascii_pairs,
+                hangul: self.charsmap_hangul,
                 max_key: self.charsmap_lookahead,
             },
         }
@@ -314,9 +377,9 @@ fn piece_filter(model: &SpModel) -> Vec<u64> {
     words
 }
 
-/// `SpTables` itself on a 32-bit target: ten slices, a `PtrIndex`, an id, the flags, the
-/// cut-byte set and the character map's lookahead.
-const SP_TABLES_HEADER: usize = 10 * 8 + 24 + 8 + 4 + 4 + 16 + 4;
+/// `SpTables` itself on a 32-bit target: sixteen slices, a `PtrIndex`, an id, the flags, the
+/// cut-byte set and the character map's lookahead, Hangul flag and ASCII set.
+const SP_TABLES_HEADER: usize = 16 * 8 + 24 + 8 + 4 + 4 + 16 + 4 + 4 + 16;
 
 /// Flash bytes per SentencePiece table for a 32-bit target, as baked by `picobpe-build`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
