@@ -158,7 +158,9 @@ pub fn table_bytes(t: &SpTables<'_>) -> TableBytes {
             + size_of_val(t.charsmap.sequences)
             + size_of_val(t.charsmap.sequence_values)
             + size_of_val(t.charsmap.tails)
-            + size_of_val(t.charsmap.ascii_pairs),
+            + size_of_val(t.charsmap.ascii_pairs)
+            + t.charsmap.bmp_index.len()
+            + size_of_val(t.charsmap.bmp_blocks),
         header: size_of::<SpTables<'_>>(),
         ..TableBytes::default()
     };
@@ -190,7 +192,8 @@ pub fn table_bytes(t: &SpTables<'_>) -> TableBytes {
     ] {
         outside(in_flash(part), size_of_val(part));
     }
-    for part in [t.charsmap.ascii_pairs] {
+    outside(in_flash(t.charsmap.bmp_index), t.charsmap.bmp_index.len());
+    for part in [t.charsmap.ascii_pairs, t.charsmap.bmp_blocks] {
         outside(in_flash(part), size_of_val(part));
     }
     b

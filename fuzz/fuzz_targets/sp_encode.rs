@@ -2,7 +2,8 @@
 //! (`tests/fixtures/sentencepiece/models`: sp512, sp4096, sp32000, sp4096-unk, mistral-v1; and
 //! the Unigram models of `tests/fixtures/unigram/models`: ug8000, ug4096-bytes; the models with
 //! character maps of `tests/fixtures/sp_norm/models`: nfkc-bpe, nfkc-ug, nfkc-tsv,
-//! nfkc-bpe-user; each imported from its `tokenizer.model`), against the naive references in `picobpe_fuzz::sp` (BPE
+//! nfkc-bpe-user, and the two nmt_nfkc ones again with the compact form of the map; each
+//! imported from its `tokenizer.model`), against the naive references in `picobpe_fuzz::sp` (BPE
 //! merging, or a Unigram Viterbi over the whole text).
 //!
 //! Input: `[model selector][flags][seed: u16 LE][text...]`; flags bit 0 = also decode the text's
@@ -43,7 +44,7 @@ use picobpe_tests::sp::{self, SpSource};
 use std::sync::OnceLock;
 
 /// The committed SentencePiece models, in selector order: BPE, then Unigram.
-const MODELS: [&str; 11] = [
+const MODELS: [&str; 13] = [
     "sp512",
     "sp4096",
     "sp32000",
@@ -55,7 +56,14 @@ const MODELS: [&str; 11] = [
     "nfkc-ug",
     "nfkc-tsv",
     "nfkc-bpe-user",
+    // The same two nmt_nfkc models with the character map in its compact form (what
+    // picobpe-build bakes).
+    "nfkc-bpe",
+    "nfkc-bpe-user",
 ];
+
+/// Where the compact entries of `MODELS` start.
+const FIRST_COMPACT: usize = 11;
 
 struct Loaded {
     tok: SpTokenizer<'static>,
@@ -65,7 +73,14 @@ struct Loaded {
 fn model(i: usize) -> &'static Loaded {
     static CACHE: [OnceLock<Loaded>; MODELS.len()] = [const { OnceLock::new() }; MODELS.len()];
     CACHE[i].get_or_init(|| Loaded {
-        tok: SpTokenizer::new(sp::tables(MODELS[i], SpSource::ModelProto)),
+        tok: SpTokenizer::new(sp::tables(
+            MODELS[i],
+            if i >= FIRST_COMPACT {
+                SpSource::Compact
+            } else {
+                SpSource::ModelProto
+            },
+        )),
         reference: SpRef::new(&sp::model(MODELS[i], SpSource::ModelProto)),
     })
 }

@@ -31,7 +31,8 @@
 //!           the arrays charsmap_units u32, charsmap_strings u8, charsmap_runs u32,
 //!           charsmap_run_values u32, charsmap_sequences u32, charsmap_sequence_values u32,
 //!           charsmap_tails u32 (the double array, or the compact form with empty units),
-//!           then u64 × 2 the ASCII key set, the array charsmap_ascii_pairs u64
+//!           then u64 × 2 the ASCII key set, u64 × 4 the lead bytes, the arrays charsmap_ascii_pairs u64,
+//!           charsmap_bmp_index u8 and charsmap_bmp_blocks u64
 //! ```
 //!
 //! Fixed-width, aligned arrays rather than postcard varints: on a little-endian host the
@@ -478,7 +479,12 @@ impl<'a> Blob<'a> for SpTableData<'a> {
             f.array("charsmap_tails", &mut self.charsmap_tails)?;
             f.scalar("charsmap_ascii", &mut self.charsmap_ascii[0])?;
             f.scalar("charsmap_ascii", &mut self.charsmap_ascii[1])?;
+            for word in &mut self.charsmap_lead {
+                f.scalar("charsmap_lead", word)?;
+            }
             f.array("charsmap_ascii_pairs", &mut self.charsmap_ascii_pairs)?;
+            f.array("charsmap_bmp_index", &mut self.charsmap_bmp_index)?;
+            f.array("charsmap_bmp_blocks", &mut self.charsmap_bmp_blocks)?;
         }
         Ok(())
     }

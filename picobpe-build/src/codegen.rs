@@ -118,6 +118,18 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
         "u64",
         &data.charsmap_ascii_pairs,
     );
+    array(
+        &mut s,
+        "PICOBPE_CHARSMAP_BMP_INDEX",
+        "u8",
+        &data.charsmap_bmp_index,
+    );
+    array(
+        &mut s,
+        "PICOBPE_CHARSMAP_BMP_BLOCKS",
+        "u64",
+        &data.charsmap_bmp_blocks,
+    );
     let piece_index = index_expr("PICOBPE_PIECE", &data.piece_index, data.pieces.len());
     let sections = format!("{:?}", data.sections);
     let algorithm = match data.algorithm {
@@ -157,7 +169,8 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
          strings: &PICOBPE_CHARSMAP_STRINGS, runs: &PICOBPE_CHARSMAP_RUNS, \
          run_values: &PICOBPE_CHARSMAP_RUN_VALUES, sequences: &PICOBPE_CHARSMAP_SEQUENCES, \
          sequence_values: &PICOBPE_CHARSMAP_SEQUENCE_VALUES, tails: &PICOBPE_CHARSMAP_TAILS, \
-         ascii: [{:#x}, {:#x}], ascii_pairs: &PICOBPE_CHARSMAP_ASCII_PAIRS, hangul: {}, \
+         ascii: [{:#x}, {:#x}], lead: [{:#x}, {:#x}, {:#x}, {:#x}], ascii_pairs: &PICOBPE_CHARSMAP_ASCII_PAIRS, \
+         bmp_index: &PICOBPE_CHARSMAP_BMP_INDEX, bmp_blocks: &PICOBPE_CHARSMAP_BMP_BLOCKS, hangul: {}, \
          max_key: {} }},\n\
          }};",
         data.unk_id,
@@ -168,6 +181,10 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
         data.cut_bytes[1],
         data.charsmap_ascii[0],
         data.charsmap_ascii[1],
+        data.charsmap_lead[0],
+        data.charsmap_lead[1],
+        data.charsmap_lead[2],
+        data.charsmap_lead[3],
         data.charsmap_hangul,
         data.charsmap_lookahead
     );

@@ -215,7 +215,9 @@ impl Bake {
                 )
             }
             AnyModel::SentencePiece(model) => {
+                // The character map in its compact form (a quarter of the flash).
                 let mut data = SpTableData::new(&model)
+                    .and_then(SpTableData::with_compact_charsmap)
                     .map_err(|e| invalid(ModelError::InvalidSentencePiece(e)))?;
                 if !self.piece_keys {
                     data = data.without_piece_keys();

@@ -183,6 +183,9 @@ pub enum SpSource {
     /// As [`SpSource::ModelProto`], written with its prebuilt tables (`SpModel::write`,
     /// format version 3) and mapped back by `read_tables`: what the CLI loads.
     ModelFile,
+    /// As [`SpSource::ModelProto`], with the character map in its compact form
+    /// (`SpTableData::with_compact_charsmap`): what `picobpe-build` bakes.
+    Compact,
 }
 
 /// The imported model (cached per process).
@@ -195,7 +198,7 @@ pub fn model(name: &str, source: SpSource) -> SpModel {
     }
     let models = model_dir(name).join("models");
     let m = match source {
-        SpSource::ModelProto | SpSource::ModelFile => {
+        SpSource::ModelProto | SpSource::ModelFile | SpSource::Compact => {
             import_model_proto(&read(&models.join(format!("{name}.model")))).expect("import")
         }
         SpSource::TokenizerJson => {
@@ -223,6 +226,11 @@ pub fn tables(name: &str, source: SpSource) -> &'static SpTables<'static> {
             picobpe_model::LiveTables::SentencePiece(t) => t,
             other => panic!("{name}: loaded as another kind: {other:?}"),
         }
+    } else if source == SpSource::Compact {
+        SpTableData::new(&model(name, source))
+            .and_then(SpTableData::with_compact_charsmap)
+            .expect("valid model")
+            .to_tables()
     } else {
         SpTableData::new(&model(name, source))
             .expect("valid model")
@@ -428,7 +436,7 @@ pub fn check(model: &str, source: SpSource, set: &str) {
     let cases = load(model, set);
     for case in &cases {
         let want = match source {
-            SpSource::ModelProto | SpSource::ModelFile => &case.ids,
+            SpSource::ModelProto | SpSource::ModelFile | SpSource::Compact => &case.ids,
             SpSource::TokenizerJson => case.hf.as_ref().unwrap_or(&case.ids),
         };
         let got = encode(&tok, &case.input);

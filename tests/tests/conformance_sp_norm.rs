@@ -64,3 +64,13 @@ fn model_files_with_prebuilt_tables() {
         check_all_sets(model, SpSource::ModelFile);
     }
 }
+
+/// The tables `picobpe-build` bakes, with the character map in its compact form where the
+/// map has one (`nmt_nfkc`: nfkc-bpe, nfkc-bpe-user; the others keep the double array), give
+/// the same ids.
+#[test]
+fn compact_character_maps() {
+    for model in MODELS {
+        check_all_sets(model, SpSource::Compact);
+    }
+}

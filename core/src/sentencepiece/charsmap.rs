@@ -62,9 +62,19 @@ pub struct CharsMap<'a> {
     /// Compact form: the ASCII characters that are one-character keys (bit `c % 64` of word
     /// `c / 64`).
     pub ascii: [u64; 2],
+    /// Compact form: the bytes some key starts with (bit `b % 64` of word `b / 64`): text
+    /// starting with another byte matches nothing, after one load (most CJK lead bytes).
+    pub lead: [u64; 4],
     /// Compact form: 256 words, bit `b % 64` of word `2a + b / 64` set when a longer key
     /// starts with the ASCII characters `a` then `b` (`1⁄4`, `a/c`); empty: no such filter.
     pub ascii_pairs: &'a [u64],
+    /// Compact form: for the code points below U+10000, two bits each (bit 0: a one-character
+    /// key; bit 1: found after the first character of a longer key, as in `tails`), 128 code
+    /// points to a block of four words in `bmp_blocks`: `bmp_index[cp >> 7]` is the block.
+    /// Empty: no such filter (the runs are searched).
+    pub bmp_index: &'a [u8],
+    /// Compact form: the distinct blocks of [`CharsMap::bmp_index`], four words each.
+    pub bmp_blocks: &'a [u64],
     /// Compact form: conjoining jamo L V and L V T are keys too, replaced by their syllable.
     pub hangul: bool,
     /// The longest key, in bytes: how far past a position a match can read (a stream keeps
@@ -186,38 +196,60 @@ impl<'a> CharsMap<'a> {
     /// its first is a key only if its bit is set.
     fn longest_compact(&self, text: &[u8]) -> Option<(usize, Replacement<'a>)> {
         let &b0 = text.first()?;
-        let second = match text.get(1) {
-            Some(&b) if b < 0x80 => u32::from(b),
-            Some(_) if b0 < 0x80 => crate::utf8::char_at(text, 1).map_or(0, u32::from),
-            _ => 0,
+        if self.lead.get(usize::from(b0 / 64)).copied().unwrap_or(0) >> (b0 % 64) & 1 == 0 {
+            return None;
+        }
+        let (c, len) = if b0 < 0x80 {
+            (char::from(b0), 1)
+        } else {
+            let c = crate::utf8::char_at(text, 0)?;
+            (c, c.len_utf8())
         };
-        let pair = |a: u8, b: u32| {
-            let w = 2 * usize::from(a) + (b / 64) as usize;
+        let next = match text.get(len) {
+            Some(&b) if b < 0x80 => u32::from(b),
+            Some(_) => crate::utf8::char_at(text, len).map_or(0, u32::from),
+            None => 0,
+        };
+        let longer = if b0 < 0x80 && next < 0x80 {
+            let w = 2 * usize::from(b0) + (next / 64) as usize;
             self.ascii_pairs
                 .get(w)
-                .is_none_or(|&w| w >> (b % 64) & 1 != 0)
-        };
-        let longer = if second < 0x80 {
-            pair(b0, second) && Self::in_runs(self.tails, second)
+                .is_none_or(|&w| w >> (next % 64) & 1 != 0)
         } else {
-            Self::in_runs(self.tails, second)
+            match self.bmp_class(next) {
+                Some(class) => class & 2 != 0,
+                None => Self::in_runs(self.tails, next),
+            }
         };
-        if b0 < 0x80 && !longer {
-            // A one-character key at most.
+        if longer {
+            return self.longest_sequence(text);
+        }
+        // A one-character key at most.
+        let key = if b0 < 0x80 {
             let word = self.ascii.get(usize::from(b0 / 64)).copied().unwrap_or(0);
-            if word >> (b0 % 64) & 1 == 0 {
-                return None;
-            }
-            return Some((1, self.single(char::from(b0))?));
+            word >> (b0 % 64) & 1 != 0
+        } else {
+            self.bmp_class(u32::from(c))
+                .is_none_or(|class| class & 1 != 0)
+        };
+        if !key {
+            return None;
         }
-        if b0 >= 0x80 {
-            let c = crate::utf8::char_at(text, 0)?;
-            let next = crate::utf8::char_at(text, c.len_utf8()).map_or(0, u32::from);
-            if !Self::in_runs(self.tails, next) {
-                return Some((c.len_utf8(), self.single(c)?));
-            }
+        Some((len, self.single(c)?))
+    }
+
+    /// The two bits [`CharsMap::bmp_index`] keeps for `cp`; `None` above U+FFFF or without
+    /// the filter.
+    #[inline]
+    fn bmp_class(&self, cp: u32) -> Option<u64> {
+        if cp > 0xFFFF {
+            return None;
         }
-        self.longest_sequence(text)
+        let block = usize::from(*self.bmp_index.get((cp >> 7) as usize)?);
+        let word = self
+            .bmp_blocks
+            .get(4 * block + ((cp & 127) >> 5) as usize)?;
+        Some(word >> (2 * (cp & 31)) & 3)
     }
 
     /// [`CharsMap::longest_compact`] without the filters. Out of line: its work arrays stay

@@ -213,8 +213,14 @@ pub struct Compact {
     pub tails: Vec<u32>,
     /// The ASCII one-character keys, a bit each.
     pub ascii: [u64; 2],
+    /// The bytes a key starts with, a bit each.
+    pub lead: [u64; 4],
     /// 256 words: the pairs of ASCII characters that start a longer key.
     pub ascii_pairs: Vec<u64>,
+    /// Per 128 code points below U+10000: its block in `bmp_blocks` (empty: no filter).
+    pub bmp_index: Vec<u8>,
+    /// Distinct blocks, four words each: two bits per code point (a key; a tail).
+    pub bmp_blocks: Vec<u64>,
     /// Conjoining jamo L V and L V T are keys replaced by their syllable.
     pub hangul: bool,
 }
@@ -224,7 +230,10 @@ impl Compact {
     pub fn bytes(&self) -> usize {
         self.strings.len()
             + 16
+            + 32
             + 8 * self.ascii_pairs.len()
+            + self.bmp_index.len()
+            + 8 * self.bmp_blocks.len()
             + 4 * (self.tails.len()
                 + self.runs.len()
                 + self.run_values.len()
@@ -382,6 +391,11 @@ pub fn compact(pairs: &[(Vec<u8>, Vec<u8>)]) -> Option<Compact> {
         }
         i = j;
     }
+    for (k, _) in pairs {
+        if let Some(&b) = k.first() {
+            c.lead[usize::from(b / 64)] |= 1 << (b % 64);
+        }
+    }
     c.ascii_pairs = vec![0; 256];
     for (key, _) in &longer {
         for t in key.chars().skip(1) {
@@ -403,6 +417,35 @@ pub fn compact(pairs: &[(Vec<u8>, Vec<u8>)]) -> Option<Compact> {
     }
     for &k in single.keys().filter(|&&k| k < 0x80) {
         c.ascii[(k / 64) as usize] |= 1 << (k % 64);
+    }
+    // The BMP filter: two bits a code point, blocks of 128 shared when equal.
+    let mut blocks: Vec<[u64; 4]> = vec![[0; 4]; 512];
+    let mut mark = |cp: u32, bit: u64| {
+        if cp <= 0xFFFF {
+            blocks[(cp >> 7) as usize][((cp & 127) >> 5) as usize] |= bit << (2 * (cp & 31));
+        }
+    };
+    for &k in single.keys() {
+        mark(k, 1);
+    }
+    for &t in &tails {
+        mark(t, 2);
+    }
+    let mut distinct: Vec<[u64; 4]> = Vec::new();
+    let mut index = Vec::with_capacity(512);
+    for b in &blocks {
+        let at = match distinct.iter().position(|d| d == b) {
+            Some(at) => at,
+            None => {
+                distinct.push(*b);
+                distinct.len() - 1
+            }
+        };
+        index.push(at);
+    }
+    if distinct.len() <= 256 {
+        c.bmp_index = index.iter().map(|&i| i as u8).collect();
+        c.bmp_blocks = distinct.concat();
     }
     let mut sorted: Vec<(Vec<u8>, &[u8])> = seqs
         .iter()
@@ -468,6 +511,17 @@ pub fn check_compact(data: &super::SpTableData<'_>) -> Result<u32, InvalidCharsM
             "compact form: {} ASCII pair words, not 0 or 256",
             data.charsmap_ascii_pairs.len()
         ));
+    }
+    let blocks = data.charsmap_bmp_blocks.len();
+    let index_ok = data.charsmap_bmp_index.is_empty()
+        || (data.charsmap_bmp_index.len() == 512
+            && blocks % 4 == 0
+            && data
+                .charsmap_bmp_index
+                .iter()
+                .all(|&b| 4 * usize::from(b) + 3 < blocks));
+    if !index_ok {
+        return bad("compact form: the BMP filter's index and blocks do not fit".to_owned());
     }
     let mut next_tail = 0u32;
     for &run in data.charsmap_tails.iter() {
