@@ -107,6 +107,18 @@ fn inspect_sentencepiece(path: &std::path::Path, model: &SpModel) -> Result<(), 
         "normalizer:   add_dummy_prefix {}, remove_extra_whitespaces {}, sections {:?}",
         model.add_dummy_prefix, model.remove_extra_whitespaces, model.sections
     );
+    if !model.charsmap.is_empty() {
+        let map = picobpe_model::sentencepiece::charsmap::parse(&model.charsmap)
+            .map_err(|e| e.to_string())?;
+        let compact = picobpe_model::sentencepiece::charsmap::compact(&map.pairs);
+        println!(
+            "character map: {map}; baked {}",
+            match compact {
+                Some(c) => format!("in its compact form ({} B)", c.bytes()),
+                None => "as the double array".to_owned(),
+            }
+        );
+    }
     println!(
         "byte fallback: {}",
         if model.byte_fallback {
@@ -123,7 +135,9 @@ fn inspect_sentencepiece(path: &std::path::Path, model: &SpModel) -> Result<(), 
             println!("symbol:       {id} {:?} ({:?})", p.piece, p.kind);
         }
     }
-    let data = SpTableData::new(model).map_err(|e| e.to_string())?;
+    let data = SpTableData::new(model)
+        .and_then(SpTableData::with_compact_charsmap)
+        .map_err(|e| e.to_string())?;
     println!(
         "words:        {}",
         if data.split_words {

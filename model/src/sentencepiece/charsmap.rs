@@ -226,11 +226,9 @@ pub struct Compact {
 }
 
 impl Compact {
-    /// Flash bytes.
+    /// Flash bytes of its arrays (the ASCII and lead-byte sets live in `SpTables` itself).
     pub fn bytes(&self) -> usize {
         self.strings.len()
-            + 16
-            + 32
             + 8 * self.ascii_pairs.len()
             + self.bmp_index.len()
             + 8 * self.bmp_blocks.len()
