@@ -740,3 +740,55 @@ fn compact_character_map_equals_the_double_array() {
     // nmt_nfkc_cf (case folding breaks the image rule) keep the double array.
     assert_eq!(compacted, 1);
 }
+
+/// Damaged compact-form arrays (as a model file's tables could carry them) are refused by
+/// the check `check_layout` runs, naming the part.
+#[test]
+fn damaged_compact_character_maps_are_refused() {
+    use picobpe_model::sentencepiece::charsmap::check_compact;
+    use std::borrow::Cow;
+    let model = import_model_proto(&read("refused/nfkc.model")).unwrap();
+    let good = picobpe_model::SpTableData::new(&model)
+        .and_then(picobpe_model::SpTableData::with_compact_charsmap)
+        .unwrap();
+    assert!(check_compact(&good).is_ok());
+    let damaged: Vec<(Box<dyn Fn(&mut picobpe_model::SpTableData<'_>)>, &str)> = vec![
+        (
+            Box::new(|d| d.charsmap_runs.to_mut().swap(0, 1)),
+            "unsorted or not scalars",
+        ),
+        (
+            Box::new(|d| d.charsmap_run_values.to_mut().pop().map(|_| ()).unwrap()),
+            "without one value each",
+        ),
+        (
+            Box::new(|d| d.charsmap_sequences.to_mut()[0] = u32::MAX),
+            "outside the strings",
+        ),
+        (
+            Box::new(|d| d.charsmap_sequences.to_mut().swap(0, 1)),
+            "unsorted, not UTF-8",
+        ),
+        (
+            Box::new(|d| d.charsmap_bmp_index = Cow::Owned(vec![0; 7])),
+            "BMP filter",
+        ),
+        (
+            Box::new(|d| d.charsmap_ascii_pairs = Cow::Owned(vec![0; 3])),
+            "ASCII pair words",
+        ),
+        (
+            Box::new(|d| d.charsmap_tails.to_mut().swap(0, 1)),
+            "tail run",
+        ),
+    ];
+    for (damage, want) in damaged {
+        let mut d = good.clone();
+        damage(&mut d);
+        let err = check_compact(&d).unwrap_err().to_string();
+        assert!(
+            err.starts_with("precompiled_charsmap: compact form: ") && err.contains(want),
+            "{err}"
+        );
+    }
+}

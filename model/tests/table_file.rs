@@ -333,3 +333,40 @@ fn sentencepiece_tables_load_as_built_and_damage_is_named() {
     let err = AnyModel::from_bytes(&swapped).unwrap_err();
     assert!(matches!(err, ModelError::BadTables { .. }), "{err}");
 }
+
+/// A version-3 file of an `nmt_nfkc` model carries its character map (the double array) in
+/// its tables; a damaged map there is refused when the file is read, naming the part, and so
+/// is a lookahead shorter than the map's longest key.
+#[test]
+fn damaged_character_map_tables_are_refused() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/sentencepiece/refused/nfkc.model");
+    let model =
+        picobpe_model::sentencepiece::import_model_proto(&std::fs::read(path).unwrap()).unwrap();
+    let v3 = model.to_bytes_with_tables().unwrap();
+    assert!(picobpe_model::SpModel::from_bytes(&v3).is_ok());
+    // The units array: its element count (44,800), zero padding to 8 in the file, the units.
+    let units = picobpe_model::sentencepiece::charsmap::parse(&model.charsmap)
+        .unwrap()
+        .units;
+    let count = (units.len() as u64).to_le_bytes();
+    let at = |b: &[u8], blob: usize| {
+        let count_at = blob + b[blob..].windows(8).position(|w| w == count).unwrap();
+        let c = count_at + 8;
+        let first = c + (c.wrapping_neg() & 7);
+        assert_eq!(b[first..first + 4], units[0].to_le_bytes());
+        (count_at, first)
+    };
+    // The root's offset sends the walk past the array.
+    let far = with_edit(v3.clone(), |b, blob| {
+        let (_, first) = at(b, blob);
+        b[first..first + 4].copy_from_slice(&(1u32 << 31 | 0x3FF << 10).to_le_bytes());
+    });
+    assert_bad_tables(&far, "precompiled_charsmap: after key");
+    // The lookahead (a u32, then the Hangul flag, then the units' count) says 1 byte.
+    let short = with_edit(v3.clone(), |b, blob| {
+        let (count_at, _) = at(b, blob);
+        b[count_at - 8..count_at - 4].copy_from_slice(&1u32.to_le_bytes());
+    });
+    assert_bad_tables(&short, "lookahead 1 is shorter than its longest key 12");
+}
