@@ -741,6 +741,9 @@ fn compact_character_map_equals_the_double_array() {
     assert_eq!(compacted, 1);
 }
 
+/// A change made to tables.
+type Damage = dyn Fn(&mut picobpe_model::SpTableData<'_>);
+
 /// Damaged compact-form arrays (as a model file's tables could carry them) are refused by
 /// the check `check_layout` runs, naming the part.
 #[test]
@@ -752,7 +755,7 @@ fn damaged_compact_character_maps_are_refused() {
         .and_then(picobpe_model::SpTableData::with_compact_charsmap)
         .unwrap();
     assert!(check_compact(&good).is_ok());
-    let damaged: Vec<(Box<dyn Fn(&mut picobpe_model::SpTableData<'_>)>, &str)> = vec![
+    let damaged: Vec<(Box<Damage>, &str)> = vec![
         (
             Box::new(|d| d.charsmap_runs.to_mut().swap(0, 1)),
             "unsorted or not scalars",
