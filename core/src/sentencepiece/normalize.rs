@@ -1,5 +1,10 @@
-//! SentencePiece's normalizer (the `identity` rule) and the split into words, read straight
-//! from the caller's text without copying it.
+//! SentencePiece's normalizer and the split into words, read straight from the caller's text
+//! without copying it.
+//!
+//! With a character map (`nmt_nfkc` and the like), the text is read one *unit* at a time (a
+//! user-defined symbol, the longest key of the map, or one character), each unit's output
+//! following `sentencepiece`'s whitespace rules, in the map walk below; what follows
+//! describes the `identity` rule, whose paths stay as they were.
 //!
 //! The normalized text SentencePiece merges over is the input with each space (U+0020)
 //! turned into `▁` (U+2581) and each byte that is not part of well-formed UTF-8 turned into
