@@ -35,5 +35,6 @@ pub use wordpiece::{WpTables, WpTokenizer};
 /// (`picobpe-model`, `picobpe-build`) needs to lay tables out as the core reads them.
 pub mod layout {
     pub use crate::hash::{hash_bytes, hash_u64};
+    pub use crate::sentencepiece::charsmap::unit_offset;
     pub use crate::tables::{piece_key_entry, short_piece_key, ID_BITS};
 }

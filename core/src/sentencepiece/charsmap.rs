@@ -116,9 +116,10 @@ fn named(strings: &[u8], at: u32) -> &[u8] {
     strings.get(start..start + len).unwrap_or(&[])
 }
 
-/// The offset stored in a unit: from a node to its children's base.
+/// The offset stored in a Darts-clone unit: from a node to its children's base (bits 10–31,
+/// shifted left by 8 more when bit 9 is set).
 #[inline]
-fn offset(unit: u32) -> usize {
+pub fn unit_offset(unit: u32) -> usize {
     ((unit >> 10) << ((unit & (1 << 9)) >> 6)) as usize
 }
 
@@ -137,7 +138,7 @@ impl<'a> CharsMap<'a> {
             return self.longest_compact(text);
         }
         let units = self.units;
-        let mut node = offset(*units.first()?);
+        let mut node = unit_offset(*units.first()?);
         let mut best: Option<(usize, usize)> = None;
         for (i, &b) in text.iter().enumerate() {
             node ^= usize::from(b);
@@ -147,7 +148,7 @@ impl<'a> CharsMap<'a> {
             if unit & ((1 << 31) | 0xFF) != u32::from(b) {
                 break;
             }
-            node ^= offset(unit);
+            node ^= unit_offset(unit);
             if unit >> 8 & 1 != 0 {
                 if let Some(&leaf) = units.get(node) {
                     best = Some((i + 1, (leaf & !(1 << 31)) as usize));
@@ -326,8 +327,11 @@ impl<'a> CharsMap<'a> {
 }
 
 /// The Hangul syllable of conjoining jamo L V or L V T (Unicode's composition rule), if
-/// `jamo` is such a sequence.
-fn hangul_syllable(jamo: &[u32]) -> Option<char> {
+/// `jamo` (code points) is such a sequence.
+pub fn hangul_syllable(jamo: &[u32]) -> Option<char> {
+    if jamo.len() > 3 {
+        return None;
+    }
     let (l, v) = (
         jamo.first()?.checked_sub(0x1100)?,
         jamo.get(1)?.checked_sub(0x1161)?,

@@ -398,20 +398,8 @@ impl<'t> SpTokenizer<'t> {
     ) -> Option<(usize, usize, u32)> {
         let mut pos = from;
         while pos < limit {
-            let mut best: Option<(usize, u32)> = None;
-            for &id in self.tables.user_defined {
-                let Some(sym) = self.tables.piece_bytes(id) else {
-                    continue;
-                };
-                if best.is_none_or(|(len, _)| sym.len() > len)
-                    && text
-                        .get(pos..limit)
-                        .is_some_and(|rest| rest.starts_with(sym))
-                {
-                    best = Some((sym.len(), id));
-                }
-            }
-            if let Some((len, id)) = best {
+            let rest = text.get(pos..limit).unwrap_or(&[]);
+            if let Some((len, id)) = self.tables.user_symbol_at(rest) {
                 return Some((pos, len, id));
             }
             pos += char_at(text, pos).1.max(1);

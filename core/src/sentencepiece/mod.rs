@@ -16,7 +16,7 @@
 //! Not supported (refused when a model is imported): pieces of kind `UNUSED`, whitespace as a
 //! suffix, mergeable pieces longer than [`MAX_PIECE_BYTES`].
 
-mod charsmap;
+pub(crate) mod charsmap;
 mod decode;
 mod encode;
 mod merge;
@@ -24,7 +24,7 @@ mod normalize;
 mod tables;
 mod unigram;
 
-pub use charsmap::{MAX_SEQUENCE_CHARS, RUN_CHAR};
+pub use charsmap::{hangul_syllable, MAX_SEQUENCE_CHARS, RUN_CHAR};
 pub use decode::SpDecodeState;
 pub use encode::SpTokenizer;
 pub use merge::{LONG_WORD_BUF, WORD_BUF};

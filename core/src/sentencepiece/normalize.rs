@@ -88,18 +88,6 @@ pub(crate) struct Normalizer<'a> {
     tail: usize,
 }
 
-/// What one unit of input becomes under a character map.
-#[derive(Clone, Copy)]
-enum Out<'a> {
-    /// These bytes (a replacement, a user-defined symbol, or the character itself), with
-    /// spaces still spaces.
-    Text(&'a [u8]),
-    /// A malformed byte: U+FFFD.
-    Invalid,
-    /// One character a compact character map computes (a Hangul syllable, a run's member).
-    Char(char),
-}
-
 /// What the walk over a character map's units carries from unit to unit: `sentencepiece`'s
 /// `is_prev_space` (the last non-empty output ended with a space, so the next one's leading
 /// spaces are dropped), whether the last byte written ends a `▁`, and whether anything
@@ -157,29 +145,17 @@ impl<'a> Normalizer<'a> {
         self.map().map_or(0, |m| m.max_key as usize)
     }
 
-    /// The unit at `pos` (not at the end): its length in the input and what it becomes. A
-    /// user-defined symbol first (longest; `sentencepiece` matches them before the map),
-    /// then the longest key of the map, else the character itself.
-    fn unit(&self, pos: usize) -> (usize, Out<'a>) {
+    /// The unit at `pos` (not at the end): its length in the input and what it becomes, with
+    /// spaces still spaces. A user-defined symbol first (longest; `sentencepiece` matches
+    /// them before the map, and keeps them as they are), then the longest key of the map,
+    /// else the character itself (a malformed byte: U+FFFD).
+    fn unit(&self, pos: usize) -> (usize, Replacement<'a>) {
         let rest = self.text.get(pos..).unwrap_or(&[]);
-        if let Some(t) = self.tables {
-            let mut best: &[u8] = &[];
-            for &id in t.user_defined {
-                if let Some(sym) = t.piece_bytes(id) {
-                    if sym.len() > best.len() && rest.starts_with(sym) {
-                        best = sym;
-                    }
-                }
-            }
-            if !best.is_empty() {
-                return (best.len(), Out::Text(best));
-            }
+        if let Some((len, _)) = self.tables.and_then(|t| t.user_symbol_at(rest)) {
+            return (len, Replacement::Bytes(rest.get(..len).unwrap_or(&[])));
         }
-        if let Some((len, to)) = self.map().and_then(|m| m.longest(rest)) {
-            return match to {
-                Replacement::Bytes(b) => (len, Out::Text(b)),
-                Replacement::Char(c) => (len, Out::Char(c)),
-            };
+        if let Some(found) = self.map().and_then(|m| m.longest(rest)) {
+            return found;
         }
         match rest.first().map_or(0, |&b| {
             if b < 0x80 {
@@ -188,8 +164,8 @@ impl<'a> Normalizer<'a> {
                 utf8::well_formed_len(rest)
             }
         }) {
-            0 => (1, Out::Invalid),
-            len => (len, Out::Text(rest.get(..len).unwrap_or(&[]))),
+            0 => (1, Replacement::Char('\u{FFFD}')),
+            len => (len, Replacement::Bytes(rest.get(..len).unwrap_or(&[]))),
         }
     }
 
@@ -201,7 +177,7 @@ impl<'a> Normalizer<'a> {
         }
         while pos < self.text.len() {
             match self.unit(pos) {
-                (len, Out::Text(b" ") | Out::Char(' ')) => pos += len,
+                (len, Replacement::Bytes(b" ") | Replacement::Char(' ')) => pos += len,
                 _ => break,
             }
         }
@@ -215,12 +191,7 @@ impl<'a> Normalizer<'a> {
         while pos < self.text.len() {
             let (len, out) = self.unit(pos);
             pos += len;
-            let other = match out {
-                Out::Invalid => true,
-                Out::Text(b) => !trim_marks(b).is_empty(),
-                Out::Char(c) => c != ' ' && c != '\u{2581}',
-            };
-            if other {
+            if !trim_marks(out.bytes(&mut [0; 4])).is_empty() {
                 end = pos;
             }
         }
@@ -251,15 +222,8 @@ impl<'a> Normalizer<'a> {
         let mut pos = start;
         while pos < end {
             let (len, out) = self.unit(pos);
-            let one = match out {
-                Out::Char(c) => crate::utf8::encode(c),
-                _ => ([0; 4], 0),
-            };
-            let mut bytes = match out {
-                Out::Invalid => &REPLACEMENT[..],
-                Out::Text(b) => b,
-                Out::Char(_) => one.0.get(..one.1).unwrap_or(&[]),
-            };
+            let mut one = [0u8; 4];
+            let mut bytes = out.bytes(&mut one);
             if st.prev_space {
                 while let [b' ', rest @ ..] = bytes {
                     bytes = rest;

@@ -336,6 +336,21 @@ impl<'a> SpTables<'a> {
             .unwrap_or(0)
     }
 
+    /// The longest user-defined symbol `text` starts with: its length and id.
+    #[inline]
+    pub(crate) fn user_symbol_at(&self, text: &[u8]) -> Option<(usize, u32)> {
+        let mut best: Option<(usize, u32)> = None;
+        for &id in self.user_defined {
+            let Some(sym) = self.piece_bytes(id) else {
+                continue;
+            };
+            if best.is_none_or(|(len, _)| sym.len() > len) && text.starts_with(sym) {
+                best = Some((sym.len(), id));
+            }
+        }
+        best
+    }
+
     /// True when unknown symbols fall back to byte pieces.
     #[inline]
     pub fn byte_fallback(&self) -> bool {

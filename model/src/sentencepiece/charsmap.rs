@@ -13,8 +13,8 @@
 
 use std::fmt;
 
-#[cfg(doc)]
-use picobpe::sentencepiece::RUN_CHAR;
+use picobpe::layout::unit_offset as offset;
+use picobpe::sentencepiece::{hangul_syllable, RUN_CHAR};
 
 /// Longest key accepted, in bytes (`nmt_nfkc`'s longest is 12).
 pub const MAX_KEY_BYTES: usize = 64;
@@ -56,11 +56,6 @@ impl fmt::Display for CharsMapParts {
             self.strings.len()
         )
     }
-}
-
-/// The offset stored in a unit (Darts-clone's layout; see the core's `CharsMap`).
-fn offset(unit: u32) -> usize {
-    ((unit >> 10) << ((unit & (1 << 9)) >> 6)) as usize
 }
 
 /// Split and check `blob` (see the module docs). An empty blob is the identity: no parts.
@@ -240,24 +235,6 @@ impl Compact {
     }
 }
 
-/// The syllable of conjoining jamo L V or L V T, if `s` is such a sequence.
-fn hangul_syllable(s: &[char]) -> Option<char> {
-    let l = (*s.first()? as u32)
-        .checked_sub(0x1100)
-        .filter(|&l| l < 19)?;
-    let v = (*s.get(1)? as u32)
-        .checked_sub(0x1161)
-        .filter(|&v| v < 21)?;
-    let t = match s.get(2) {
-        None if s.len() == 2 => 0,
-        Some(&t) if s.len() == 3 => (t as u32)
-            .checked_sub(0x11A7)
-            .filter(|t| (1..=27).contains(t))?,
-        _ => return None,
-    };
-    char::from_u32(0xAC00 + (l * 21 + v) * 28 + t)
-}
-
 /// The compact form of the map whose keys and replacements are `pairs`, when it is exactly
 /// the same function (else `None`: the double array stays). The check: every key of two or
 /// more characters has characters whose images (one-character replacement, or the character
@@ -307,8 +284,10 @@ pub fn compact(pairs: &[(Vec<u8>, Vec<u8>)]) -> Option<Compact> {
         }
     }
     // Hangul by rule when every L V and L V T sequence is there with its syllable.
-    let is_hangul =
-        |s: &[char], v: &[u8]| hangul_syllable(s).is_some_and(|h| h.to_string().as_bytes() == v);
+    let is_hangul = |s: &[char], v: &[u8]| {
+        let jamo: Vec<u32> = s.iter().map(|&c| c as u32).collect();
+        hangul_syllable(&jamo).is_some_and(|h| h.to_string().as_bytes() == v)
+    };
     let hangul_count = seqs.iter().filter(|(s, v)| is_hangul(s, v)).count();
     let hangul = hangul_count == 19 * 21 * 28;
     if hangul {
@@ -381,7 +360,7 @@ pub fn compact(pairs: &[(Vec<u8>, Vec<u8>)]) -> Option<Compact> {
                 j += 1;
             }
             c.runs.push(first << 11 | (j - i - 1) as u32);
-            c.run_values.push(picobpe::sentencepiece::RUN_CHAR | d);
+            c.run_values.push(RUN_CHAR | d);
         } else {
             c.runs.push(first << 11);
             let at = name(&mut c, v)?;
@@ -492,7 +471,7 @@ pub fn check_compact(data: &super::SpTableData<'_>) -> Result<u32, InvalidCharsM
         }
         next = last + 1;
         max_key = max_key.max(char::from_u32(last).map_or(4, |c| c.len_utf8() as u32));
-        let ok = if value & RUN_CHAR_BIT != 0 {
+        let ok = if value & RUN_CHAR != 0 {
             let d = value & 0x1F_FFFF;
             value & 0x7FE0_0000 == 0 && (d..d + len).all(|c| char::from_u32(c).is_some())
         } else {
@@ -562,6 +541,3 @@ pub fn check_compact(data: &super::SpTableData<'_>) -> Result<u32, InvalidCharsM
     }
     Ok(max_key)
 }
-
-/// [`RUN_CHAR`], for the check.
-const RUN_CHAR_BIT: u32 = picobpe::sentencepiece::RUN_CHAR;

@@ -244,6 +244,12 @@ impl SpModel {
 
     /// Check every invariant; the error names the first offending id.
     pub fn validate(&self) -> Result<(), InvalidSpModel> {
+        self.validate_with_map().map(|_| ())
+    }
+
+    /// [`SpModel::validate`], returning the character map it checked (empty parts for the
+    /// identity rule), so that laying out the tables does not walk it a second time.
+    pub(crate) fn validate_with_map(&self) -> Result<charsmap::CharsMapParts, InvalidSpModel> {
         let n = self.pieces.len();
         if n == 0 || n > picobpe::MAX_IDS {
             return Err(InvalidSpModel::IdCount { n });
@@ -304,18 +310,16 @@ impl SpModel {
         if unknowns != 1 {
             return Err(InvalidSpModel::UnknownCount { found: unknowns });
         }
-        if !self.charsmap.is_empty() {
-            if self.sections != SpSections::Inline {
-                return Err(InvalidSpModel::CharsMapSections);
-            }
-            charsmap::parse(&self.charsmap)?;
+        if !self.charsmap.is_empty() && self.sections != SpSections::Inline {
+            return Err(InvalidSpModel::CharsMapSections);
         }
+        let map = charsmap::parse(&self.charsmap)?;
         if self.byte_fallback {
             if let Some(byte) = (0..=255u8).find(|&b| !bytes[b as usize]) {
                 return Err(InvalidSpModel::MissingBytePiece { byte });
             }
         }
-        Ok(())
+        Ok(map)
     }
 
     /// The ASCII bytes no normal or user-defined piece of two or more bytes contains, as a

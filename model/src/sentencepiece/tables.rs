@@ -92,7 +92,7 @@ pub struct SpTableData<'a> {
 impl SpTableData<'static> {
     /// Validate `model` and lay out its tables.
     pub fn new(model: &SpModel) -> Result<Self, InvalidSpModel> {
-        model.validate()?;
+        let map = model.validate_with_map()?;
         let (token_bytes, token_offsets) = concat(model.pieces.iter().map(|p| p.piece.as_bytes()));
         let kinds: Vec<u8> = model.pieces.iter().map(|p| p.kind as u8).collect();
         let ids: Vec<u32> = (0..model.pieces.len() as u32).collect();
@@ -156,7 +156,6 @@ impl SpTableData<'static> {
             .map(|(id, _)| id as u32)
             .collect();
         user_defined.sort_by_key(|&id| std::cmp::Reverse(model.pieces[id as usize].piece.len()));
-        let map = super::charsmap::parse(&model.charsmap)?;
         let longest_user = user_defined
             .first()
             .map_or(0, |&id| model.pieces[id as usize].piece.len() as u32);
