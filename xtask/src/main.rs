@@ -46,8 +46,12 @@ fn main() -> ExitCode {
         "test" => test_all::run(rest),
         "wasm-test" => wasm_test::run(rest),
         _ => {
-            let _ = rest;
-            eprintln!("usage: cargo xtask <command>\ncommands: (none yet)");
+            eprintln!(
+                "usage: cargo xtask <command>\ncommands: test [--skip-firmware] [--free-disk], \
+                 firmware-run, firmware-test, ports-test, c-firmware-test, capi-models-test, \
+                 wasm-test, footprint, bench, bench-train, chart, fuzz, miri, panic-check, \
+                 gen-unicode, gen-wordpiece"
+            );
             Err(format!("unknown command `{cmd}`"))
         }
     };

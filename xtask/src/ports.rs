@@ -351,13 +351,13 @@ fn select_sp(
     Some((file, kept, n as usize - kept))
 }
 
-/// `cargo build --release` of `ports/` for the port; returns the ELF. Each machine and model
-/// has a target directory of its own so the runs do not rebuild each other.
+/// `cargo build --release` of `ports/` for the port; returns the ELF, which the next port's
+/// build overwrites. Every port shares one target directory: the host half (the build
+/// script's `picobpe-build` and its dependencies, ~300 MB) is built once, and a change of
+/// machine, model or vectors reruns only the build script and the firmware crate.
 fn build(port: &Port, model: &Path, vectors: &Path) -> Result<PathBuf, String> {
     let dir = firmware::repo_root().join("ports");
-    let target_dir = dir
-        .join("target")
-        .join(format!("{}-{}", port.machine, port.model.name()));
+    let target_dir = dir.join("target");
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .current_dir(&dir)
         .args(["build", "--release", "--quiet", "--target", port.target])

@@ -24,15 +24,33 @@
 //!    missing) and the Cortex-M0 and RISC-V runs (`cargo xtask ports-test`: `qemu-system-misc`
 //!    installed when missing).
 //!
-//! Any failing step stops the run with a non-zero exit.
+//! Any failing step stops the run with a non-zero exit, and prints the disk space left (a full
+//! disk is the commonest cause of a red run on a clean machine). `--free-disk` (which `.ci/run`
+//! passes) deletes each step's own build directory once the step has passed — Miri's
+//! `target/miri`, the C API's per-model builds, `fuzz/target`, the firmware and ports targets —
+//! so the run's peak disk use is one step's, not the sum (about 7 GB instead of 12 GB).
 
 use std::path::Path;
 use std::process::Command;
 
-/// Entry point. `--skip-firmware` leaves out step 6 (for quick local runs).
+/// Entry point. `--skip-firmware` leaves out step 6 (for quick local runs); `--free-disk`
+/// deletes each step's own build directory after it passes.
 pub fn run(args: &[String]) -> Result<(), String> {
     let skip_firmware = args.iter().any(|a| a == "--skip-firmware");
+    let free_disk = args.iter().any(|a| a == "--free-disk");
     let root = repo_root();
+    // Deletes build directories that no later step reads, when `--free-disk` is given.
+    let release = |dirs: &[&str]| {
+        if free_disk {
+            for d in dirs {
+                let path = root.join(d);
+                if path.exists() {
+                    println!("== free disk: removing {d}");
+                    let _ = std::fs::remove_dir_all(&path);
+                }
+            }
+        }
+    };
     crate::firmware::ensure_target("thumbv7m-none-eabi")?;
     ensure_component("clippy")?;
     ensure_component("rustfmt")?;
@@ -122,6 +140,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "Miri: core (every family), C API, model file loading",
         cargo(&root, &["xtask", "miri"]),
     )?;
+    release(&["target/miri"]);
     step(
         "C API on wasm32-unknown-unknown: the gpt2 vectors under Node",
         cargo(&root, &["xtask", "wasm-test"]),
@@ -130,10 +149,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "C API with SentencePiece and WordPiece models (sp4096, mistral, ug8000, minilm) from C",
         cargo(&root, &["xtask", "capi-models-test"]),
     )?;
+    release(&["target/capi-models", "target/wasm32-unknown-unknown"]);
     step(
         "fuzz smoke (20 s per target)",
         cargo(&root, &["xtask", "fuzz", "--seconds", "20"]),
     )?;
+    release(&["fuzz/target"]);
     if skip_firmware {
         println!("== on-target tests skipped (--skip-firmware)");
     } else {
@@ -141,10 +162,17 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "on-target tests under QEMU",
             cargo(&root, &["xtask", "firmware-test"]),
         )?;
+        // The prepared models in firmware-example/target/models stay: the later steps use them.
+        release(&[
+            "firmware-example/target/thumbv7m-none-eabi",
+            "firmware-example/target/release",
+            "firmware-example/target/debug",
+        ]);
         step(
             "C firmware (arm-none-eabi-gcc + the C API) under QEMU",
             cargo(&root, &["xtask", "c-firmware-test"]),
         )?;
+        release(&["target/c-firmware-models"]);
         step(
             "Cortex-M0 (thumbv6m) and RISC-V (riscv32imac) under QEMU",
             cargo(&root, &["xtask", "ports-test"]),
@@ -176,7 +204,15 @@ fn step(name: &str, mut cmd: Command) -> Result<(), String> {
     if status.success() {
         Ok(())
     } else {
+        report_disk_space();
         Err(format!("step `{name}` failed ({status})"))
+    }
+}
+
+/// Prints `df -h` of the repository's file system (best effort: a failed `df` prints nothing).
+fn report_disk_space() {
+    if let Ok(out) = Command::new("df").arg("-h").arg(repo_root()).output() {
+        print!("{}", String::from_utf8_lossy(&out.stdout));
     }
 }
 
