@@ -7,6 +7,7 @@ mod cache;
 mod error;
 mod hash;
 mod long_cache;
+pub mod normalizer;
 mod post;
 pub mod pretok;
 pub mod sentencepiece;

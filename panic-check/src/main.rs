@@ -400,6 +400,32 @@ pub fn panic_check_display() {
     black_box(&sink);
 }
 
+/// The Unicode normalization forms: every form, an opaque text, output buffer and `last`, and
+/// the error's `Display`.
+#[no_mangle]
+#[inline(never)]
+pub fn panic_check_normalize() {
+    use picobpe::normalizer::{normalize, UnicodeForm};
+    let forms = [
+        UnicodeForm::Nfc,
+        UnicodeForm::Nfd,
+        UnicodeForm::Nfkc,
+        UnicodeForm::Nfkd,
+    ];
+    let mut out = [0u8; 48];
+    let len = black_box(48usize);
+    let form = forms[black_box(0usize) & 3];
+    let r = normalize(form, text(), black_box(true), &mut out[..len.min(48)]);
+    black_box(&r);
+    if let Err(e) = r {
+        use core::fmt::Write;
+        let mut sink = Sink([0; 32], 0);
+        let _ = black_box(write!(sink, "{e}"));
+        black_box(&sink);
+    }
+    black_box(&out);
+}
+
 /// WordPiece tables: no bake exists yet, and none is needed: they reach the code only through
 /// `black_box`, so the proof covers any tables.
 static WP_TABLES: WpTables<'static> = WpTables {
@@ -710,6 +736,7 @@ pub extern "C" fn _start() -> ! {
     panic_check_sp_stream_decode();
     panic_check_sp_tables();
     panic_check_wordpiece();
+    panic_check_normalize();
     panic_check_display();
     loop {
         black_box(());

@@ -16,6 +16,7 @@ mod panic_check;
 mod ports;
 mod test_all;
 mod unicode;
+mod unicode_norm;
 mod wasm_test;
 mod wordpiece_tables;
 

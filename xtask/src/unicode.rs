@@ -1,5 +1,6 @@
 //! `cargo xtask gen-unicode`: writes `core/src/pretok/unicode_tables.rs`, the character-class
-//! tables of the hand-rolled pre-tokenizers.
+//! tables of the hand-rolled pre-tokenizers, and (`crate::unicode_norm`)
+//! `core/src/normalizer/unicode_tables.rs`, the Unicode normalization data.
 //!
 //! The data comes from `regex-syntax` 0.8 — the crate `regex` and `fancy-regex` parse patterns
 //! with — so `\p{L}`, `\p{N}`, `\s`, … mean exactly what they mean to the reference regex. Every
@@ -49,7 +50,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
         [a] if a == "--check" => true,
         _ => return Err("usage: cargo xtask gen-unicode [--check]".into()),
     };
-    write_or_check(&out_path(), &generate()?, check, "gen-unicode")
+    write_or_check(&out_path(), &generate()?, check, "gen-unicode")?;
+    write_or_check(
+        &crate::unicode_norm::out_path(),
+        &crate::unicode_norm::generate()?,
+        check,
+        "gen-unicode",
+    )
 }
 
 /// Write a generated file, or with `check` only compare it with what is there (the test

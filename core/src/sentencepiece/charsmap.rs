@@ -286,7 +286,7 @@ impl<'a> CharsMap<'a> {
             let (Some(slot), Some(src)) = (image.get_mut(at..at + len), bytes.get(..len)) else {
                 break;
             };
-            slot.copy_from_slice(src);
+            crate::slice_ops::copy(slot, src);
             at += d.len_utf8();
             pos += c.len_utf8();
             if let (Some(e), Some(t), Some(j)) =
