@@ -41,6 +41,7 @@ fn main() {
         merges,
         specials,
         whole_piece: true,
+        normalizer: None,
     };
     let path = out.join("tiny.model");
     if let Err(e) = model.write(&path) {

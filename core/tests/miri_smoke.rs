@@ -249,6 +249,7 @@ impl Layout {
             specials: &self.specials,
             byte_pairs: &self.byte_pairs,
             trie: picobpe::TokenTrie::EMPTY,
+            normalizer: None,
         }
     }
 }
@@ -507,5 +508,74 @@ fn long_piece_and_piece_cache() {
             .encode_cached(&text, &mut out, Specials::None, &mut cache)
             .expect("encode_cached");
         assert_eq!(&out[..n], want.as_slice());
+    }
+}
+
+#[test]
+fn unicode_normalizer_windows() {
+    // A normalizing model: text NFD changes (precomposed letters, a Hangul syllable), around
+    // special tokens, and a piece longer than the stack window (a letter with 150 marks:
+    // normalized into the free end of the output buffer, the `bytemuck` view). The expected
+    // ids are the toy's BPE of the normalized text (the normalizer itself is checked against
+    // `tokenizers` in tests/tests/unicode_normalization.rs).
+    use picobpe::normalizer::{normalize, UnicodeForm};
+    let toy = Toy::new(MERGES, false);
+    let layout = Layout::new(&toy, false, &[]);
+    let mut tables = layout.tables(Pattern::Gpt2);
+    tables.normalizer = Some(UnicodeForm::Nfd);
+    let tok = Tokenizer::new(&tables);
+    let mut long = String::from("the ");
+    long.push('e');
+    long.extend(std::iter::repeat_n(
+        '\u{301}',
+        if cfg!(miri) { 150 } else { 400 },
+    ));
+    long.push_str(" other");
+    let texts = [
+        "the caf\u{e9} th\u{e9}me<|eot|>\u{c5} \u{ac00}".to_owned(),
+        long,
+    ];
+    for text in &texts {
+        let mut nfd = vec![0u8; 4 * text.len() + 8];
+        let p = normalize(UnicodeForm::Nfd, text.as_bytes(), true, &mut nfd).unwrap();
+        nfd.truncate(p.written);
+        // Special tokens are found in the raw text: normalize between them.
+        let want: Vec<u32> = {
+            let parts: Vec<&str> = text.split("<|eot|>").collect();
+            let mut ids = Vec::new();
+            for (i, part) in parts.iter().enumerate() {
+                let mut buf = vec![0u8; 4 * part.len() + 8];
+                let p = normalize(UnicodeForm::Nfd, part.as_bytes(), true, &mut buf).unwrap();
+                ids.extend(toy.encode(Pattern::Gpt2, &buf[..p.written], false));
+                if i + 1 < parts.len() {
+                    ids.extend(toy.encode(Pattern::Gpt2, b"<|eot|>", true));
+                }
+            }
+            ids
+        };
+        let mut out = vec![0u32; 3 * nfd.len() + 64];
+        let n = tok
+            .encode(text.as_bytes(), &mut out, Specials::All)
+            .expect("encode");
+        assert_eq!(&out[..n], want.as_slice(), "{text:?}");
+        // Resumed through small buffers, grown on `PieceTooLong`.
+        let (mut got, mut rest, mut buf) = (Vec::new(), text.as_bytes(), vec![0u32; 3]);
+        loop {
+            match tok.encode(rest, &mut buf, Specials::All) {
+                Ok(n) => {
+                    got.extend_from_slice(&buf[..n]);
+                    break;
+                }
+                Err(EncodeError::OutputFull { consumed, written }) => {
+                    got.extend_from_slice(&buf[..written]);
+                    rest = &rest[consumed..];
+                }
+                Err(EncodeError::PieceTooLong { needed, .. }) => {
+                    assert!(needed > buf.len());
+                    buf = vec![0u32; needed];
+                }
+            }
+        }
+        assert_eq!(got, want, "resumed {text:?}");
     }
 }

@@ -396,6 +396,7 @@ fn structured(mut p: Params<'_>) -> Model {
         merges,
         specials,
         whole_piece,
+        normalizer: picobpe_model::normalizer::from_code(p.byte() % 5).flatten(),
     }
 }
 

@@ -10,6 +10,8 @@ use std::fmt::Display;
 use std::path::PathBuf;
 
 use clap::Args;
+use picobpe::normalizer::UnicodeForm;
+use picobpe_model::normalizer;
 use picobpe_model::sentencepiece::{self, SpKind};
 use picobpe_model::tokenizer_json::Family;
 use picobpe_model::{import, wordpiece, AnyModel, PatternKind, TemplateData, TokenizerJson};
@@ -29,10 +31,11 @@ pub struct ImportArgs {
     /// fallback).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["tiktoken", "vocab", "merges", "pattern", "specials"])]
     tokenizer_json: Option<PathBuf>,
-    /// With a byte-level --tokenizer-json whose normalizer is NFC (Qwen2): accept it, promising
-    /// that every text to encode is already in NFC (picobpe does not normalize).
-    #[arg(long, requires = "tokenizer_json")]
-    assume_nfc: bool,
+    /// With --tiktoken or --vocab: the Unicode normalization the model's own tokenizer applies
+    /// before splitting (nfc, nfd, nfkc or nfkd; Qwen's `qwen.tiktoken` needs nfc). A
+    /// `tokenizer.json` names its own.
+    #[arg(long, value_name = "FORM", value_parser = parse_normalizer, conflicts_with_all = ["sentencepiece", "tokenizer_json", "wordpiece_vocab"])]
+    normalizer: Option<UnicodeForm>,
     /// BERT WordPiece `vocab.txt` (one entry per line): BERT's uncased settings unless
     /// --cased.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["tiktoken", "vocab", "merges", "sentencepiece", "tokenizer_json", "pattern", "specials"])]
@@ -84,10 +87,7 @@ pub fn run(args: ImportArgs) -> Result<(), String> {
                 (AnyModel::WordPiece(i.model), i.notes)
             }
             Family::ByteLevel => {
-                let options = import::HfJsonOptions {
-                    assume_nfc: args.assume_nfc,
-                };
-                let i = import::tokenizer_json(&file, options).map_err(|e| at(path, &e))?;
+                let i = import::tokenizer_json(&file).map_err(|e| at(path, &e))?;
                 (AnyModel::BytePair(i.model), i.notes)
             }
             Family::SentencePiece => {
@@ -113,7 +113,7 @@ pub fn run(args: ImportArgs) -> Result<(), String> {
         (AnyModel::SentencePiece(model), template)
     } else {
         let pattern = args.pattern.unwrap_or(PatternKind::Gpt2);
-        let model = if let Some(rank_file) = &args.tiktoken {
+        let mut model = if let Some(rank_file) = &args.tiktoken {
             let specials = args
                 .specials
                 .iter()
@@ -128,6 +128,7 @@ pub fn run(args: ImportArgs) -> Result<(), String> {
             import::hf(&read(vocab)?, &read(merges)?, pattern, &args.specials)
                 .map_err(|e| e.to_string())?
         };
+        model.normalizer = args.normalizer;
         (AnyModel::BytePair(model), TemplateData::default())
     };
     let out = &args.out;
@@ -136,7 +137,7 @@ pub fn run(args: ImportArgs) -> Result<(), String> {
         .map_err(|e| format!("{}: {e}", out.display()))?;
     let summary = match &model {
         AnyModel::BytePair(m) => format!(
-            "{} ids, {} merges, {} special tokens, pattern {}, {} semantics",
+            "{} ids, {} merges, {} special tokens, pattern {}, {} semantics{}",
             m.n_ids(),
             m.merges.len(),
             m.specials.len(),
@@ -145,6 +146,10 @@ pub fn run(args: ImportArgs) -> Result<(), String> {
                 "whole-piece (tiktoken)"
             } else {
                 "pair (merges list)"
+            },
+            match m.normalizer {
+                Some(form) => format!(", normalizer {}", normalizer::name(form)),
+                None => String::new(),
             }
         ),
         AnyModel::SentencePiece(m) => {
@@ -199,4 +204,9 @@ fn parse_special(arg: &str) -> Result<(String, u32), String> {
         .parse()
         .map_err(|_| format!("--special {arg:?}: {id:?} is not an id (0..=4294967294)"))?;
     Ok((text.to_owned(), id))
+}
+
+/// `--normalizer`: a Unicode normalization form by name.
+fn parse_normalizer(name: &str) -> Result<UnicodeForm, String> {
+    normalizer::parse(name).ok_or_else(|| format!("{name:?}: expected nfc, nfd, nfkc or nfkd"))
 }

@@ -38,6 +38,13 @@ fn inspect_byte_level(path: &std::path::Path, model: &Model) -> Result<(), Strin
     let unused = model.n_ids() - ordinary - model.specials.len();
     println!("model:        {}", path.display());
     println!("pattern:      {}", model.pattern);
+    if let Some(form) = model.normalizer {
+        let (major, minor, patch) = picobpe::normalizer::UNICODE_VERSION;
+        println!(
+            "normalizer:   {} (Unicode {major}.{minor}.{patch}, between special tokens)",
+            picobpe_model::normalizer::name(form),
+        );
+    }
     println!(
         "semantics:    {}",
         if model.whole_piece {

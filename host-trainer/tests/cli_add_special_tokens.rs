@@ -198,7 +198,6 @@ fn unknown_post_processors_are_refused_by_name() {
             "import",
             "--tokenizer-json",
             json.to_str().unwrap(),
-            "--assume-nfc",
             "--out",
         ];
         let stderr = fails(&[&args[..], &[out.to_str().unwrap()]].concat(), b"");

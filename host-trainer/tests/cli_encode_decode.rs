@@ -85,6 +85,7 @@ fn u16le_is_refused_when_ids_do_not_fit() {
         merges: vec![(u32::from(b'a'), u32::from(b'b'))],
         specials: Vec::new(),
         whole_piece: true,
+        normalizer: None,
     };
     let path = scratch().join("wide-ids.model");
     model.write(&path).unwrap();

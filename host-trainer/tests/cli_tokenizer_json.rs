@@ -73,31 +73,19 @@ fn llama3_style_file_imports_and_encodes_like_tokenizers() {
 }
 
 #[test]
-fn qwen2_style_file_needs_assume_nfc() {
-    let json = tokenizer_json(Encoding::HfQwen2);
-    let out = scratch().join("refused.model");
-    let err = fails(
-        &[
-            "import",
-            "--tokenizer-json",
-            json.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        b"",
-    );
+fn qwen2_style_file_imports_with_its_nfc_normalizer() {
+    let (model, stdout, stderr) = import(Encoding::HfQwen2, &[]);
     assert!(
-        err.contains("normalizer: NFC") && err.contains("--assume-nfc"),
-        "{err}"
-    );
-    assert!(!out.exists());
-
-    let (model, stdout, stderr) = import(Encoding::HfQwen2, &["--assume-nfc"]);
-    assert!(
-        stdout.contains("pattern qwen2, pair (merges list)"),
+        stdout.contains("pattern qwen2, pair (merges list) semantics, normalizer NFC"),
         "{stdout}"
     );
-    assert!(stderr.contains("normalizer NFC is not applied"), "{stderr}");
+    assert!(!stderr.contains("NFC"), "{stderr}");
+    let inspect =
+        String::from_utf8(ok(&["inspect", "--model", model.to_str().unwrap()], b"")).unwrap();
+    assert!(
+        inspect.contains("normalizer:   NFC (Unicode 9.0.0, between special tokens)"),
+        "{inspect}"
+    );
     encode_matches_reference(Encoding::HfQwen2, &model);
 }
 
@@ -115,8 +103,8 @@ fn unsupported_parts_are_refused_by_name() {
         ),
         (
             "normalizer",
-            |j| j["normalizer"] = serde_json::json!({"type": "NFKC"}),
-            "normalizer: \"NFKC\": not supported",
+            |j| j["normalizer"] = serde_json::json!({"type": "Lowercase"}),
+            "normalizer: \"Lowercase\": not supported",
         ),
         (
             "prefix space",

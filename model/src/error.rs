@@ -71,6 +71,14 @@ pub enum ModelError {
         /// What is wrong, naming the table.
         reason: String,
     },
+    /// A byte-level model names a Unicode normalizer this build does not know.
+    #[error(
+        "model file names an unknown normalizer (code {code}; 1 to 4 are NFC, NFD, NFKC, NFKD)"
+    )]
+    BadNormalizer {
+        /// The stored code.
+        code: u8,
+    },
     /// A SentencePiece model decoded but breaks an invariant.
     #[error("invalid SentencePiece model: {0}")]
     InvalidSentencePiece(#[from] crate::sentencepiece::InvalidSpModel),

@@ -12,7 +12,8 @@
 //! The model itself is postcard (varint lengths and integers, enum variant index as varint).
 //! - Version 1: the payload is a byte-level BPE model, `Model { pattern, tokens, merges,
 //!   specials, whole_piece }` in that field order; see [`crate::Model`]. [`Model::to_bytes`]
-//!   writes this version, the smallest (what the bake step needs).
+//!   writes this version, the smallest (what the bake step needs), for a model without a
+//!   Unicode normalizer.
 //! - Version 2: the payload is a model kind, then the model: variant 0 is a byte-level BPE
 //!   `Model` as in version 1, variant 1 a SentencePiece BPE [`crate::SpModel`] `{ pieces,
 //!   add_dummy_prefix, remove_extra_whitespaces, byte_fallback, unk_surface, sections }`, each
@@ -23,7 +24,9 @@
 //!   then `f64_scores` (a sequence of `f64`: a `tokenizer.json` import's scores, else empty).
 //!   Variants 4 and 5 are variants 1 and 3 followed by the normalizer's character map (a byte
 //!   sequence: `precompiled_charsmap` as `sentencepiece` stores it), for models whose
-//!   normalizer rewrites characters (`nmt_nfkc` and the like). Variant 2 is a
+//!   normalizer rewrites characters (`nmt_nfkc` and the like). Variant 6 is variant 0 followed
+//!   by a byte naming its Unicode normalizer (1 NFC, 2 NFD, 3 NFKC, 4 NFKD; Qwen2's NFC), which
+//!   [`Model::to_bytes`] writes in this version for such a model. Variant 2 is a
 //!   WordPiece [`crate::WpModel`] `{ vocab, unk_id, prefix, max_chars_per_word, clean_text,
 //!   handle_chinese_chars, strip_accents, lowercase, cleanup, specials }`, which
 //!   [`WpModel::write`] writes in this version (its tables are built at load).
@@ -83,6 +86,12 @@ impl Model {
     /// file, all the bake step reads).
     pub fn to_bytes(&self) -> Result<Vec<u8>, ModelError> {
         self.validate()?;
+        if self.normalizer.is_some() {
+            // Version 1 has no room for a normalizer: the model with its kind (version 2).
+            let payload =
+                postcard::to_stdvec(&PayloadRef::byte_pair(self)).map_err(ModelError::Encode)?;
+            return frame(KIND_VERSION, &payload);
+        }
         let payload = postcard::to_stdvec(self).map_err(ModelError::Encode)?;
         frame(BPE_VERSION, &payload)
     }
@@ -91,7 +100,7 @@ impl Model {
     /// a larger file (o200k_base: 22 MB instead of 2.4 MB) that [`crate::read_tables`] loads without
     /// building anything.
     pub fn to_bytes_with_tables(&self) -> Result<Vec<u8>, ModelError> {
-        file_bytes(PayloadRef::BytePair(self), &TemplateData::default())
+        file_bytes(PayloadRef::byte_pair(self), &TemplateData::default())
     }
 
     /// Decode and validate a model file's bytes (a byte-level BPE model; a SentencePiece
@@ -172,6 +181,8 @@ enum Payload<B = Model, S = SpModel, W = WpModel, F = Vec<f64>, C = Vec<u8>> {
     Unigram(S, F),
     SentencePieceMapped(S, C),
     UnigramMapped(S, F, C),
+    /// A byte-level model with a Unicode normalizer ([`crate::normalizer::code`]).
+    BytePairNormalized(B, u8),
 }
 
 /// A payload to write, borrowing its model.
@@ -181,9 +192,17 @@ impl<'a> PayloadRef<'a> {
     /// The payload of any model.
     fn of(model: &'a AnyModel) -> PayloadRef<'a> {
         match model {
-            AnyModel::BytePair(m) => PayloadRef::BytePair(m),
+            AnyModel::BytePair(m) => PayloadRef::byte_pair(m),
             AnyModel::SentencePiece(m) => PayloadRef::sentencepiece(m),
             AnyModel::WordPiece(m) => PayloadRef::WordPiece(m),
+        }
+    }
+
+    /// A byte-level model's payload: variant 0, or 6 with a normalizer.
+    fn byte_pair(m: &'a Model) -> PayloadRef<'a> {
+        match m.normalizer {
+            None => PayloadRef::BytePair(m),
+            Some(n) => PayloadRef::BytePairNormalized(m, crate::normalizer::code(Some(n))),
         }
     }
 
@@ -216,6 +235,7 @@ impl AnyModel {
                     let t: TableData = table_file::read(tables, base)?;
                     t.n_ids() == m.n_ids()
                         && t.pattern == m.pattern.into()
+                        && t.normalizer == m.normalizer
                         && t.specials == m.specials
                 }
                 AnyModel::SentencePiece(m) => {
@@ -228,7 +248,7 @@ impl AnyModel {
             if !belongs {
                 return Err(ModelError::BadTables {
                     reason:
-                        "the tables do not belong to the model (ids, pattern or specials differ)"
+                        "the tables do not belong to the model (ids, pattern, normalizer or specials differ)"
                             .to_owned(),
                 });
             }
@@ -278,6 +298,12 @@ impl AnyModel {
         .map_err(ModelError::Decode)?;
         let model = match model {
             Payload::BytePair(m) => AnyModel::BytePair(m),
+            Payload::BytePairNormalized(m, code) => {
+                let normalizer = crate::normalizer::from_code(code)
+                    .filter(Option::is_some)
+                    .ok_or(ModelError::BadNormalizer { code })?;
+                AnyModel::BytePair(Model { normalizer, ..m })
+            }
             Payload::SentencePiece(m) => AnyModel::SentencePiece(m),
             Payload::WordPiece(m) => AnyModel::WordPiece(m),
             Payload::Unigram(m, f64_scores) => AnyModel::SentencePiece(SpModel {
@@ -501,7 +527,7 @@ fn file_bytes(model: PayloadRef<'_>, template: &TemplateData) -> Result<Vec<u8>,
     let part_len = (payload.len() - 4) as u32;
     payload[..4].copy_from_slice(&part_len.to_le_bytes());
     let n_ids = match model {
-        PayloadRef::BytePair(m) => {
+        PayloadRef::BytePair(m) | PayloadRef::BytePairNormalized(m, _) => {
             let mut data = TableData::new(m, PieceTable::Full)?;
             table_file::write(&mut data, &mut payload, HEADER_LEN)?;
             m.n_ids()

@@ -19,6 +19,7 @@ mod error;
 pub mod format;
 pub mod import;
 mod model;
+pub mod normalizer;
 mod pattern;
 pub mod sentencepiece;
 mod table_file;

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::InvalidModel;
 use crate::pattern::PatternKind;
+use picobpe::normalizer::UnicodeForm;
 
 /// A byte-level BPE model as stored in a `*.model` file (see [`crate::format`]).
 ///
@@ -27,6 +28,11 @@ pub struct Model {
     /// tiktoken semantics: a pre-tokenized piece that equals an ordinary token encodes to that
     /// token without merging. False for pair-semantics (HF / CS336-trained) models.
     pub whole_piece: bool,
+    /// The Unicode normalization applied before splitting (Qwen2's `NFC`), or none. Stored
+    /// after the model in the file (payload variant 6, see [`crate::format`]), so files of
+    /// models without one are unchanged.
+    #[serde(skip)]
+    pub normalizer: Option<UnicodeForm>,
 }
 
 impl Model {

@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! u8        kind: 0 = byte-level BPE tables, 1 = SentencePiece BPE tables (below)
-//! u8        pattern: 0 gpt2, 1 cl100k, 2 o200k (the PatternKind order)
+//! u8        pattern: 0 gpt2, 1 cl100k, 2 o200k, … (the PatternKind order) in the low four
+//!           bits; the normalizer in the high four (0 none, 1 NFC, 2 NFD, 3 NFKC, 4 NFKD)
 //! arrays    in this order, each a u64 LE element count, zero padding up to the next multiple
 //!           of 8 *in the file*, then the elements, little-endian:
 //!           token_bytes u8, token_offsets u32, byte_ids u32 (256), pairs u64,
@@ -206,14 +207,17 @@ impl<'a> Blob<'a> for TableData<'a> {
     fn fields(&mut self, f: &mut impl Fields<'a>) -> Result<(), ModelError> {
         kind(f, KIND_BYTE_PAIR)?;
         let patterns = PatternKind::ALL.map(Pattern::from);
-        let mut code = patterns
+        let pattern = patterns
             .iter()
             .position(|&p| p == self.pattern)
             .unwrap_or(0) as u8;
+        let mut code = pattern | crate::normalizer::code(self.normalizer) << 4;
         f.scalar("pattern", &mut code)?;
         self.pattern = *patterns
-            .get(usize::from(code))
-            .ok_or_else(|| bad(format!("unknown pattern {code}")))?;
+            .get(usize::from(code & 0xF))
+            .ok_or_else(|| bad(format!("unknown pattern {}", code & 0xF)))?;
+        self.normalizer = crate::normalizer::from_code(code >> 4)
+            .ok_or_else(|| bad(format!("unknown normalizer {}", code >> 4)))?;
         f.array("token_bytes", &mut self.token_bytes)?;
         f.array("token_offsets", &mut self.token_offsets)?;
         f.array("byte_ids", &mut self.byte_ids)?;

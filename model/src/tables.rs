@@ -13,6 +13,7 @@ use std::borrow::Cow;
 use picobpe::bytelevel::BYTE_PAIRS;
 use picobpe::layout::{hash_bytes, hash_u64};
 use picobpe::layout::{piece_key_entry, ID_BITS};
+use picobpe::normalizer::UnicodeForm;
 use picobpe::{PairMap, PieceMap, PtrIndex, SpecialToken, TokenTrie};
 use picobpe::{Pattern, Tables};
 
@@ -125,6 +126,8 @@ pub(crate) fn fmt_sizes(
 pub struct TableData<'a> {
     /// The pre-tokenization pattern.
     pub pattern: Pattern,
+    /// The Unicode normalization applied before splitting, or none.
+    pub normalizer: Option<UnicodeForm>,
     /// Bytes of all ids concatenated in id order.
     pub token_bytes: Cow<'a, [u8]>,
     /// `n_ids + 1` offsets into `token_bytes`.
@@ -251,6 +254,7 @@ impl TableData<'static> {
         };
         Ok(TableData {
             pattern: model.pattern.into(),
+            normalizer: model.normalizer,
             token_bytes: token_bytes.into(),
             token_offsets: token_offsets.into(),
             byte_ids: byte_ids.to_vec().into(),
@@ -301,6 +305,7 @@ impl TableData<'static> {
                 starts: &trie.starts,
                 chars: &trie.chars,
             },
+            normalizer: data.normalizer,
         })
     }
 }

@@ -304,6 +304,12 @@ pub(crate) enum Pattern {
 pub(crate) enum Normalizer {
     #[serde(rename = "NFC")]
     Nfc,
+    #[serde(rename = "NFD")]
+    Nfd,
+    #[serde(rename = "NFKC")]
+    Nfkc,
+    #[serde(rename = "NFKD")]
+    Nfkd,
     Prepend {
         prepend: String,
     },

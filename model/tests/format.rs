@@ -319,3 +319,53 @@ fn io_errors_name_the_path() {
         "{err}"
     );
 }
+
+#[test]
+fn a_unicode_normalizer_survives_every_version_and_a_bad_one_is_named() {
+    use picobpe::normalizer::UnicodeForm;
+    for form in [
+        UnicodeForm::Nfc,
+        UnicodeForm::Nfd,
+        UnicodeForm::Nfkc,
+        UnicodeForm::Nfkd,
+    ] {
+        let model = Model {
+            normalizer: Some(form),
+            ..small_model()
+        };
+        // Alone: version 2 (version 1 has no room for it).
+        let bytes = model.to_bytes().unwrap();
+        assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 2);
+        assert_eq!(Model::from_bytes(&bytes).unwrap(), model);
+        // With its tables: the tables carry it too.
+        let bytes = model.to_bytes_with_tables().unwrap();
+        assert_eq!(Model::from_bytes(&bytes).unwrap(), model);
+        let dir = std::env::temp_dir().join(format!("picobpe-norm-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{form:?}.model"));
+        model.write(&path).unwrap();
+        match picobpe_model::read_tables(&path).unwrap() {
+            picobpe_model::LiveTables::BytePair(t) => assert_eq!(t.normalizer, Some(form)),
+            _ => panic!("byte-level tables"),
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    // Payload variant 6 with an unknown code (a correct checksum around it).
+    let mut payload = vec![6u8];
+    payload.extend(postcard::to_stdvec(&small_model()).unwrap());
+    payload.push(9);
+    let mut file = MAGIC.to_vec();
+    file.extend_from_slice(&2u16.to_le_bytes());
+    file.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    file.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+    file.extend_from_slice(&payload);
+    let err = Model::from_bytes(&file).unwrap_err();
+    assert!(
+        matches!(err, ModelError::BadNormalizer { code: 9 }),
+        "{err}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "model file names an unknown normalizer (code 9; 1 to 4 are NFC, NFD, NFKC, NFKD)"
+    );
+}

@@ -72,6 +72,7 @@ impl Spec {
             merges,
             specials,
             whole_piece: self.whole_piece,
+            normalizer: None,
         }
     }
 }

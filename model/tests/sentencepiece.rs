@@ -125,6 +125,7 @@ fn byte_level() -> Model {
         merges: vec![(u32::from(b'a'), u32::from(b'b'))],
         specials: Vec::new(),
         whole_piece: false,
+        normalizer: None,
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use picobpe_model::import::{self, HfJsonOptions};
+use picobpe_model::import;
 use picobpe_model::tokenizer_json::Family;
 use picobpe_model::{sentencepiece, wordpiece, TokenizerJson};
 use serde_json::{json, Value};
@@ -74,14 +74,13 @@ fn sequences_are_read_as_their_steps() {
     json["normalizer"] = json!({"type": "Sequence", "normalizers": [
         {"type": "Sequence", "normalizers": [{"type": "NFC"}]}
     ]});
-    let options = HfJsonOptions { assume_nfc: true };
-    let nested = import::tokenizer_json(&parse(&json), options).unwrap();
-    let plain = import::tokenizer_json(&parse(&fixture(QWEN2)), options).unwrap();
+    let nested = import::tokenizer_json(&parse(&json)).unwrap();
+    let plain = import::tokenizer_json(&parse(&fixture(QWEN2))).unwrap();
     assert_eq!(nested.model, plain.model);
     // A step picobpe does not read is named, not the Sequence around it.
     let steps = json["normalizer"]["normalizers"].as_array_mut().unwrap();
     steps.push(json!({"type": "NFKC"}));
-    let err = import::tokenizer_json(&parse(&json), options).unwrap_err();
+    let err = import::tokenizer_json(&parse(&json)).unwrap_err();
     assert_eq!(
         err.to_string(),
         "tokenizer.json normalizer: \"NFC + NFKC\": not supported"
@@ -93,7 +92,7 @@ fn added_tokens_follow_one_rule() {
     // `normalized` matters only behind a normalizer: Llama 3 has none.
     let mut json = fixture(LLAMA3);
     json["added_tokens"][0]["normalized"] = true.into();
-    import::tokenizer_json(&parse(&json), HfJsonOptions::default()).unwrap();
+    import::tokenizer_json(&parse(&json)).unwrap();
     // BERT's lowercasing normalizer would match "[cls]" too: refused.
     let mut json = fixture(BERT);
     json["added_tokens"][2]["normalized"] = true.into();
@@ -105,7 +104,7 @@ fn added_tokens_follow_one_rule() {
     // Not marked special: matched all the same, with a note.
     let mut json = fixture(LLAMA3);
     json["added_tokens"][1]["special"] = false.into();
-    let imported = import::tokenizer_json(&parse(&json), HfJsonOptions::default()).unwrap();
+    let imported = import::tokenizer_json(&parse(&json)).unwrap();
     assert!(
         imported.notes.iter().any(|n| n
             .starts_with("added tokens not marked special (<|end_of_text|>) are matched")),
@@ -118,9 +117,7 @@ fn added_tokens_follow_one_rule() {
         json["added_tokens"][0]["single_word"] = true.into();
         let file = parse(&json);
         let err = match file.family() {
-            Family::ByteLevel => import::tokenizer_json(&file, HfJsonOptions::default())
-                .unwrap_err()
-                .to_string(),
+            Family::ByteLevel => import::tokenizer_json(&file).unwrap_err().to_string(),
             Family::SentencePiece => sentencepiece::import_tokenizer_json(&file)
                 .unwrap_err()
                 .to_string(),

@@ -44,11 +44,16 @@ pub fn generate(data: &TableData, model_name: &str, token_bytes: &Path) -> Strin
     let piece_index = index_expr("PICOBPE_PIECE", &data.piece_index, data.pieces.len());
     // The variant's name (a unit variant's `Debug` is its name).
     let pattern = format!("{:?}", data.pattern);
+    let normalizer = match data.normalizer {
+        None => "None".to_owned(),
+        Some(form) => format!("Some(::picobpe::normalizer::UnicodeForm::{form:?})"),
+    };
     let _ = writeln!(
         s,
         "\n/// The baked tables of `{model_name}`.\n\
          pub static TABLES: ::picobpe::Tables<'static> = ::picobpe::Tables {{\n    \
          pattern: ::picobpe::Pattern::{pattern},\n    \
+         normalizer: {normalizer},\n    \
          token_bytes: &PICOBPE_TOKEN_BYTES,\n    \
          token_offsets: &PICOBPE_TOKEN_OFFSETS,\n    \
          byte_ids: &PICOBPE_BYTE_IDS,\n    \

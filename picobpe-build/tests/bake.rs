@@ -50,6 +50,7 @@ fn model(whole_piece: bool, holes: usize, reverse_merges: bool) -> Model {
         merges,
         specials: vec![("<|end|>".to_owned(), special)],
         whole_piece,
+        normalizer: None,
     }
 }
 

@@ -135,7 +135,7 @@ def main() -> None:
     minilm = f"{FIX}/wordpiece/minilm-uncased/tokenizer.json"
     sp32000 = f"{FIX}/sentencepiece/models/sp32000.tokenizer.json"
     add("llama3-8k", ["--tokenizer-json", llama3], tokenizer_json(llama3))
-    qwen_args = ["--tokenizer-json", qwen2, "--assume-nfc"]
+    qwen_args = ["--tokenizer-json", qwen2]
     add("qwen2-8k", qwen_args, tokenizer_json(qwen2))
     add("bert-cased-8k", ["--tokenizer-json", bert_cased], tokenizer_json(bert_cased))
     add("minilm-uncased", ["--tokenizer-json", minilm], tokenizer_json(minilm))

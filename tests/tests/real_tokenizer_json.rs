@@ -7,7 +7,7 @@
 use std::io::Read;
 
 use picobpe::{Specials, Tokenizer};
-use picobpe_model::import::{self, HfJsonOptions};
+use picobpe_model::import;
 use picobpe_model::{LiveTables, PieceTable, TableData};
 use picobpe_tests::{check, paths, through_model_file};
 
@@ -44,8 +44,7 @@ fn qwen3() -> picobpe_model::Model {
         .read_to_end(&mut json)
         .expect("gunzip");
     let file = picobpe_model::TokenizerJson::parse(&json).expect("a tokenizer.json");
-    let imported = import::tokenizer_json(&file, HfJsonOptions { assume_nfc: true })
-        .expect("import Qwen3 tokenizer.json");
+    let imported = import::tokenizer_json(&file).expect("import Qwen3 tokenizer.json");
     assert_eq!(imported.model.n_ids(), 151_669);
     assert_eq!(imported.model.pattern, picobpe_model::PatternKind::Qwen2);
     imported.model

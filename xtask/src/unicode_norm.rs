@@ -198,6 +198,11 @@ pub fn generate() -> Result<String, String> {
         "//! decomposition {longest} characters; table bytes: {bytes}."
     );
     let _ = writeln!(w);
+    let _ = writeln!(w, "/// The Unicode version of this data.");
+    let _ = writeln!(
+        w,
+        "pub const UNICODE_VERSION: (u8, u8, u8) = ({major}, {minor}, {patch});"
+    );
     let _ = writeln!(
         w,
         "/// Flag: the code point has a canonical decomposition (Hangul syllables excepted)."

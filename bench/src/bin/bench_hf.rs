@@ -17,7 +17,7 @@
 //! when it ends in `.gz`), named by its file stem. A WordPiece model is encoded with
 //! `WpTokenizer::encode` (it has no piece cache: both picobpe columns time the same call).
 //!
-//! Columns: picobpe (`picobpe_model::import::tokenizer_json` with `assume_nfc`, tables with
+//! Columns: picobpe (`picobpe_model::import::tokenizer_json`, tables with
 //! `PieceTable::Full`, `Tokenizer::encode_cached` into a caller buffer, resumed on
 //! `OutputFull`), timed twice: without a cache, and with a 1 MiB piece cache (16,384 lines)
 //! kept across calls, runs and corpora of one model (what `host-trainer encode` does); and
@@ -27,10 +27,9 @@
 //! `set_encode_special_tokens(true)`); tokenizers still matches added tokens that are not
 //! marked special (Qwen3's `<think>`...), so a text holding one would show as a difference.
 //!
-//! Each corpus is cut at line ends into texts of at most 64 KiB, and every text is put in NFC
-//! first (the Qwen files have an NFC normalizer, which picobpe does not apply: with NFC input
-//! it changes nothing, so the ids are exact; the count of texts NFC changed is printed), and
-//! MB/s counts the bytes of the NFC texts. Before timing, tokenizers' ids are compared text by
+//! Each corpus is cut at line ends into texts of at most 64 KiB, given as they are to both
+//! sides (the Qwen files' NFC normalizer runs in both), and MB/s counts their bytes. Before
+//! timing, tokenizers' ids are compared text by
 //! text with picobpe's; if they differ, the column says where and is not timed. The three
 //! columns are timed `--runs` times, interleaved, and the median MB/s (10^6 input bytes per
 //! second) is printed, with the ratio picobpe / tokenizers. Load times are printed too:
@@ -43,14 +42,12 @@
 #[path = "../corpus.rs"]
 mod corpus;
 
-use std::borrow::Cow;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use picobpe::{CacheEntry, EncodeError, Specials, Tokenize, Tokenizer};
-use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
 /// Lines of picobpe's piece cache: 1 MiB, as `host-trainer encode` uses.
 const CACHE_LINES: usize = 16_384;
@@ -213,21 +210,6 @@ fn chunks(text: &str) -> Vec<&str> {
     out
 }
 
-/// `text` in NFC (borrowed when it already is).
-fn nfc(text: &str) -> Cow<'_, str> {
-    match is_nfc_quick(text.chars()) {
-        IsNormalized::Yes => Cow::Borrowed(text),
-        _ => {
-            let n: String = text.nfc().collect();
-            if n == text {
-                Cow::Borrowed(text)
-            } else {
-                Cow::Owned(n)
-            }
-        }
-    }
-}
-
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
@@ -354,11 +336,8 @@ fn load(m: &ModelFile) -> Result<Loaded, String> {
         Family::SentencePiece => return load_sentencepiece(m, &json, &file, start),
         Family::ByteLevel => {}
     }
-    let import = picobpe_model::import::tokenizer_json(
-        &file,
-        picobpe_model::import::HfJsonOptions { assume_nfc: true },
-    )
-    .map_err(|e| format!("{}: picobpe import: {e}", m.path.display()))?;
+    let import = picobpe_model::import::tokenizer_json(&file)
+        .map_err(|e| format!("{}: picobpe import: {e}", m.path.display()))?;
     let tables = picobpe_model::TableData::new(&import.model, picobpe_model::PieceTable::Full)
         .map_err(|e| format!("{}: picobpe tables: {e}", m.path.display()))?
         .to_tables();
@@ -510,34 +489,12 @@ fn main() -> ExitCode {
         ),
         corpus::Source::Files => println!("corpora: files from the command line"),
     }
-    // Cut each corpus into texts, each in NFC.
+    // Cut each corpus into texts (as they are: both sides normalize, where the file says so).
     let mut all_texts = Vec::new();
     for c in corpora {
-        let pieces = chunks(&c.text);
-        let mut changed = 0;
-        let texts: Vec<String> = pieces
-            .iter()
-            .map(|t| match nfc(t) {
-                Cow::Borrowed(b) => b.to_owned(),
-                Cow::Owned(o) => {
-                    changed += 1;
-                    o
-                }
-            })
-            .collect();
+        let texts: Vec<String> = chunks(&c.text).iter().map(|t| t.to_string()).collect();
         let bytes = texts.iter().map(String::len).sum();
-        println!(
-            "corpus {}: {} bytes, {} texts, {} changed by NFC{}",
-            c.name,
-            bytes,
-            texts.len(),
-            changed,
-            if bytes == c.text.len() {
-                String::new()
-            } else {
-                format!(" ({} bytes before)", c.text.len())
-            }
-        );
+        println!("corpus {}: {} bytes, {} texts", c.name, bytes, texts.len());
         all_texts.push(Texts {
             name: c.name,
             texts,
@@ -545,7 +502,7 @@ fn main() -> ExitCode {
         });
     }
     println!(
-        "single thread, texts of at most {} KiB, in NFC, median of {} runs, MB/s; \
+        "single thread, texts of at most {} KiB, median of {} runs, MB/s; \
          tokenizers {} (fancy-regex, encode_fast, add_special_tokens=false)",
         CHUNK / 1024,
         opts.runs,

@@ -9,6 +9,10 @@
 //! then one table or cache lookup by the piece's packed key) and hands every other piece to the
 //! general path.
 //!
+//! A model with a Unicode normalizer (Qwen2's NFC) finds its special tokens in the raw text
+//! and normalizes the text between them a window at a time before these stages
+//! ([`crate::normalizer`]); text that normalization leaves alone is encoded where it lies.
+//!
 //! Output goes into the caller's slice. When it fills up, the call returns
 //! [`EncodeError::OutputFull`] at a piece boundary, so encoding the rest of the input later
 //! gives exactly the ids a one-shot call would have given.
@@ -22,6 +26,7 @@ use crate::cache::{
 use crate::error::EncodeError;
 use crate::hash;
 use crate::long_cache::LongPieces;
+use crate::normalizer::{self, UnicodeForm};
 use crate::pretok::{self, AsciiPiece, Blocks, Fast, Pattern, Step};
 use crate::slice_ops;
 use crate::special::{self, Boundary, FirstBytes, Specials};
@@ -90,6 +95,111 @@ impl<'t> Tokenizer<'t> {
     /// followed by more input: the encoder stops (returning `Ok`) before the first piece or
     /// special token that more input could change. With `is_final` true it encodes everything.
     pub fn encode_part_cached(
+        &self,
+        text: &[u8],
+        out: &mut [u32],
+        specials: Specials,
+        is_final: bool,
+        cache: &mut [CacheEntry],
+    ) -> Result<Progress, EncodeError> {
+        match self.tables.normalizer {
+            None => self.encode_raw(text, out, specials, is_final, cache),
+            Some(form) => self.encode_normalizing(form, text, out, specials, is_final, cache),
+        }
+    }
+
+    /// [`Tokenizer::encode_part_cached`] for a model with a Unicode normalizer: special tokens
+    /// are found in the raw text (as `tokenizers` extracts added tokens before it
+    /// normalizes), and the text between them is normalized and encoded a window at a time
+    /// ([`normalizer::encode_normalized`]).
+    fn encode_normalizing(
+        &self,
+        form: UnicodeForm,
+        text: &[u8],
+        out: &mut [u32],
+        specials: Specials,
+        is_final: bool,
+        cache: &mut [CacheEntry],
+    ) -> Result<Progress, EncodeError> {
+        let t = self.tables;
+        let use_specials = specials == Specials::All && !self.first_bytes.is_empty();
+        let (mut pos, mut written) = (0usize, 0usize);
+        while pos < text.len() {
+            let boundary = if use_specials {
+                special::find(t.specials, &self.first_bytes, text, pos, !is_final)
+            } else {
+                Boundary::None
+            };
+            let (seg_end, seg_final, found) = match boundary {
+                Boundary::Special(f) => (f.start, true, Some(f)),
+                Boundary::Partial(p) => (p, false, None),
+                Boundary::None => (text.len(), is_final, None),
+            };
+            let segment = text.get(pos..seg_end).unwrap_or(&[]);
+            if !segment.is_empty() {
+                let room = out.get_mut(written..).unwrap_or(&mut []);
+                let r = normalizer::encode_normalized(
+                    form,
+                    segment,
+                    seg_final,
+                    room,
+                    super::bpe::scratch_needed,
+                    |w, fin, o| self.encode_raw(w, o, Specials::None, fin, cache),
+                );
+                match r {
+                    Ok(p) => {
+                        written += p.written;
+                        pos += p.consumed;
+                        if pos < seg_end {
+                            return Ok(Progress {
+                                consumed: pos,
+                                written,
+                            });
+                        }
+                    }
+                    Err(EncodeError::OutputFull {
+                        consumed,
+                        written: n,
+                    }) => {
+                        return Err(EncodeError::OutputFull {
+                            consumed: pos + consumed,
+                            written: written + n,
+                        })
+                    }
+                    Err(EncodeError::PieceTooLong { needed, .. })
+                        if written > 0 && needed <= out.len() =>
+                    {
+                        return Err(EncodeError::OutputFull {
+                            consumed: pos,
+                            written,
+                        })
+                    }
+                    Err(e) => return Err(e.shifted(pos)),
+                }
+            }
+            match found {
+                Some(f) => {
+                    written = special::put(special::Found { start: pos, ..f }, out, written)?;
+                    pos = f.end;
+                }
+                None if seg_end < text.len() => {
+                    return Ok(Progress {
+                        consumed: pos,
+                        written,
+                    })
+                }
+                None => {}
+            }
+        }
+        Ok(Progress {
+            consumed: pos,
+            written,
+        })
+    }
+
+    /// [`Tokenizer::encode_part_cached`] of text as it is (no normalizer, or a window of
+    /// normalized text).
+    fn encode_raw(
         &self,
         text: &[u8],
         out: &mut [u32],

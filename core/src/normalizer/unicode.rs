@@ -173,6 +173,40 @@ pub fn normalize(
     })
 }
 
+/// Length of the longest prefix of `text` made of whole units that normalization leaves as
+/// they are, one character each (ASCII, bytes that are not UTF-8, characters that neither
+/// decompose under `form` nor carry a combining class). With `last == false` the unit that
+/// reaches the end of the text is left out (more input may extend it).
+pub(crate) fn identity_prefix(form: UnicodeForm, text: &[u8], last: bool) -> usize {
+    let mut at = 0;
+    while at < text.len() {
+        let rest = text.get(at..).unwrap_or(&[]);
+        let run = rest.iter().position(|&b| b >= 0x80).unwrap_or(rest.len());
+        if run > 1 {
+            at += run - 1;
+        }
+        let end = unit_end(form, text, at);
+        if end == text.len() && !last {
+            return at;
+        }
+        let alone = match utf8::decode(text, at) {
+            Utf8::Scalar(cp, len) => {
+                at + len == end
+                    && (cp < 0x80
+                        || (flags(cp) & form.decomposes_mask() == 0
+                            && !(S_BASE..S_BASE + S_COUNT).contains(&cp)
+                            && ccc(cp) == 0))
+            }
+            _ => end == at + 1,
+        };
+        if !alone {
+            return at;
+        }
+        at = end;
+    }
+    at
+}
+
 /// A value of the decomposed stream: a code point, or [`RAW`] plus a byte that is not UTF-8.
 type Element = u32;
 
@@ -418,6 +452,14 @@ fn starts_unit(form: UnicodeForm, text: &[u8], at: usize) -> bool {
     }
     let first = Walk::new(form, text, at, text.len()).peek().unwrap_or(0);
     ccc(first) == 0 && (!form.composes() || flags(first) & t::BACKWARD == 0)
+}
+
+/// Length of the unit that starts at `text[at..]` (0 at the end of the text).
+pub(crate) fn unit_len(form: UnicodeForm, text: &[u8], at: usize) -> usize {
+    if at >= text.len() {
+        return 0;
+    }
+    unit_end(form, text, at) - at
 }
 
 /// The end of the unit that starts at `at` (the next unit start, or the end of the text).

@@ -6,6 +6,8 @@
 //! layout. 2060 canonical and 3678 compatibility decompositions, 940 compositions; longest
 //! decomposition 18 characters; table bytes: 87753.
 
+/// The Unicode version of this data.
+pub const UNICODE_VERSION: (u8, u8, u8) = (9, 0, 0);
 /// Flag: the code point has a canonical decomposition (Hangul syllables excepted).
 pub(crate) const HAS_CANONICAL: u8 = 1;
 /// Flag: its compatibility decomposition differs from the canonical one.

@@ -94,6 +94,7 @@ pub fn to_model(
         merges: pairs,
         specials,
         whole_piece: false,
+        normalizer: None,
     })
 }
 

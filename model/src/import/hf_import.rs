@@ -94,6 +94,7 @@ pub(super) fn from_parts(
         merges: pairs,
         specials,
         whole_piece,
+        normalizer: None,
     };
     model.validate()?;
     Ok(model)

@@ -12,8 +12,9 @@
 //!   with `P` one of the patterns picobpe splits by hand ([`PatternKind::from_regex`], compared
 //!   character for character), or `ByteLevel(use_regex=true)` alone (GPT-2's pattern);
 //!   `add_prefix_space` must be off.
-//! - **normalizer**: none. `NFC` (Qwen2) only when the caller says the text will already be
-//!   in NFC ([`HfJsonOptions::assume_nfc`]; then NFC changes nothing and the ids are exact).
+//! - **normalizer**: none, or one of `NFC` (Qwen2), `NFD`, `NFKC`, `NFKD` (alone or as the
+//!   one step of a `Sequence`), applied by the core ([`picobpe::normalizer`]) to the text
+//!   between special tokens, as `tokenizers` applies it after extracting added tokens.
 //! - **added tokens**: matched whole in the text, as picobpe's special tokens (the rule of
 //!   [`TokenizerJson`]); those not marked special are reported in a note.
 //! - **post-processor**: not part of the model: [`crate::TemplateData::from_tokenizer_json`]
@@ -31,6 +32,7 @@ use crate::tokenizer_json::{
     bad, bad_steps, Decoder, ModelJson, Normalizer, Part, Pattern, PreTokenizer, Refused,
     TokenizerJson,
 };
+use picobpe::normalizer::UnicodeForm;
 
 /// A model imported from a `tokenizer.json`, with what the import chose not to apply.
 #[derive(Debug)]
@@ -38,25 +40,14 @@ pub struct HfJsonImport {
     /// The validated model.
     pub model: Model,
     /// One line for each part of the file that picobpe does not apply and that does not
-    /// change the ids of `encode(text, add_special_tokens=False)` (an assumed NFC normalizer,
-    /// added tokens marked non-special).
+    /// change the ids of `encode(text, add_special_tokens=False)` (added tokens marked
+    /// non-special).
     pub notes: Vec<String>,
-}
-
-/// Choices the file cannot make for the caller.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct HfJsonOptions {
-    /// Accept an `NFC` normalizer: the caller promises that every text is already in NFC (most
-    /// text is), so that normalizing would change nothing. picobpe does not normalize.
-    pub assume_nfc: bool,
 }
 
 /// Build a [`Model`] from a byte-level BPE `tokenizer.json` (see the module docs for what is
 /// accepted).
-pub fn tokenizer_json(
-    file: &TokenizerJson,
-    options: HfJsonOptions,
-) -> Result<HfJsonImport, ImportError> {
+pub fn tokenizer_json(file: &TokenizerJson) -> Result<HfJsonImport, ImportError> {
     let ModelJson::Bpe(model) = &file.model else {
         let name = file.model.name();
         let what = format!("{name:?}: only BPE is imported as byte-level BPE");
@@ -68,7 +59,7 @@ pub fn tokenizer_json(
         return Err(bad("model.byte_fallback", what).into());
     }
     let mut notes = Vec::new();
-    normalizer(&file.normalizer, options, &mut notes)?;
+    let normalizer = normalizer(&file.normalizer)?;
     let pattern = pre_tokenizer(&file.pre_tokenizer)?;
     if let Some(d) = (file.decoder.iter()).find(|d| !matches!(d.known, Some(Decoder::ByteLevel))) {
         return Err(bad("decoder", format!("{:?}: not supported", d.kind())).into());
@@ -84,11 +75,12 @@ pub fn tokenizer_json(
         ));
     }
     let (vocab, whole_piece) = (&model.vocab, model.ignore_merges);
-    let model = if whole_piece && products_ascend(vocab, &merges) {
+    let mut model = if whole_piece && products_ascend(vocab, &merges) {
         from_ranks(decode_vocab(vocab, &specials)?, pattern, &specials)?
     } else {
         from_parts(vocab, &merges, pattern, specials, whole_piece)?
     };
+    model.normalizer = normalizer;
     Ok(HfJsonImport { model, notes })
 }
 
@@ -112,27 +104,17 @@ fn products_ascend(vocab: &HashMap<String, u32>, merges: &[(usize, &str, &str)])
         })
 }
 
-fn normalizer(
-    steps: &[Part<Normalizer>],
-    options: HfJsonOptions,
-    notes: &mut Vec<String>,
-) -> Result<(), Refused> {
-    let nfc = |p: &Part<Normalizer>| matches!(p.known, Some(Normalizer::Nfc));
+/// The Unicode normalization form of the normalizer steps, if any.
+fn normalizer(steps: &[Part<Normalizer>]) -> Result<Option<UnicodeForm>, Refused> {
     match steps {
-        [] => Ok(()),
-        [n] if nfc(n) && options.assume_nfc => {
-            notes.push(
-                "normalizer NFC is not applied: the text is assumed to be in NFC already \
-                 (--assume-nfc); text that is not gets other ids than tokenizers gives"
-                    .to_owned(),
-            );
-            Ok(())
-        }
-        [n] if nfc(n) => Err(bad(
-            "normalizer",
-            "NFC: picobpe does not normalize text; if every text you encode is already in \
-             NFC (most text is), import with --assume-nfc",
-        )),
+        [] => Ok(None),
+        [n] => match n.known {
+            Some(Normalizer::Nfc) => Ok(Some(UnicodeForm::Nfc)),
+            Some(Normalizer::Nfd) => Ok(Some(UnicodeForm::Nfd)),
+            Some(Normalizer::Nfkc) => Ok(Some(UnicodeForm::Nfkc)),
+            Some(Normalizer::Nfkd) => Ok(Some(UnicodeForm::Nfkd)),
+            _ => Err(bad_steps("normalizer", steps, "not supported")),
+        },
         _ => Err(bad_steps("normalizer", steps, "not supported")),
     }
 }

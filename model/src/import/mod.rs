@@ -10,7 +10,7 @@ use crate::error::InvalidModel;
 use crate::tokenizer_json::Refused;
 
 pub use hf_import::hf;
-pub use hf_json::{tokenizer_json, HfJsonImport, HfJsonOptions};
+pub use hf_json::{tokenizer_json, HfJsonImport};
 pub use tiktoken_import::tiktoken;
 
 /// Why an import failed. Line numbers are 1-based.

@@ -97,6 +97,7 @@ pub(super) fn from_ranks(
         merges: Vec::new(),
         specials: specials.to_vec(),
         whole_piece: true,
+        normalizer: None,
     };
     let ranks = model.ordinary_map();
     // Both halves of a split are tokens: BPE only forms parts that are tokens.

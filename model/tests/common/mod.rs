@@ -14,5 +14,6 @@ pub fn small_model() -> Model {
         merges: vec![(u32::from(b'a'), u32::from(b'b')), (256, u32::from(b'c'))],
         specials: vec![("<|end|>".to_owned(), 258)],
         whole_piece: false,
+        normalizer: None,
     }
 }

@@ -1,0 +1,213 @@
+//! The Unicode normalization forms, alone and inside a byte-level model, against the reference
+//! library: Hugging Face `tokenizers` (the crate itself: its `NFC`, `NFD`, `NFKC`, `NFKD`
+//! normalizers, and the Qwen2-style `tokenizer.json` fixture with its NFC normalizer).
+//!
+//! Input: `[form][output capacity][chunk size][text...]`.
+//!
+//! Checks (any failure aborts with the input):
+//! 1. `normalize` of the text equals the reference's normalization of each valid UTF-8 stretch,
+//!    with the bytes that are not UTF-8 passed through between them;
+//! 2. through an output buffer of 4 to 67 bytes (draining and resuming on `OutputFull`; a
+//!    `UnitTooLong` must name more than the buffer) and with the input arriving in chunks of 1
+//!    to 16 bytes (`last == false` until the end), the bytes are the same;
+//! 3. for valid UTF-8, the Qwen2-style model (its NFC, or the selected form in its place) gives
+//!    `tokenizers`' ids one-shot, through small buffers (1 to 16 ids, resuming at `consumed`,
+//!    growing to `needed`), and streamed.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use picobpe::normalizer::{normalize, NormalizeError, UnicodeForm};
+use picobpe::{EncodeError, Specials, StreamEncoder, Tokenizer};
+use picobpe_fuzz::{escape, Params};
+use std::sync::OnceLock;
+use tokenizers::normalizers::unicode::{NFC, NFD, NFKC, NFKD};
+use tokenizers::{NormalizedString, Normalizer};
+
+const FORMS: [(UnicodeForm, &str); 4] = [
+    (UnicodeForm::Nfc, "NFC"),
+    (UnicodeForm::Nfd, "NFD"),
+    (UnicodeForm::Nfkc, "NFKC"),
+    (UnicodeForm::Nfkd, "NFKD"),
+];
+
+fn reference(form: UnicodeForm, text: &str) -> String {
+    let mut n = NormalizedString::from(text);
+    match form {
+        UnicodeForm::Nfc => NFC.normalize(&mut n),
+        UnicodeForm::Nfd => NFD.normalize(&mut n),
+        UnicodeForm::Nfkc => NFKC.normalize(&mut n),
+        UnicodeForm::Nfkd => NFKD.normalize(&mut n),
+    }
+    .expect("tokenizers normalizes");
+    n.get().to_owned()
+}
+
+/// The reference for any bytes: valid stretches normalized, the rest as it is.
+fn reference_bytes(form: UnicodeForm, bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for chunk in bytes.utf8_chunks() {
+        out.extend_from_slice(reference(form, chunk.valid()).as_bytes());
+        out.extend_from_slice(chunk.invalid());
+    }
+    out
+}
+
+struct Model {
+    tok: Tokenizer<'static>,
+    reference: tokenizers::Tokenizer,
+}
+
+fn model(i: usize) -> &'static Model {
+    static CACHE: [OnceLock<Model>; 4] = [const { OnceLock::new() }; 4];
+    CACHE[i].get_or_init(|| {
+        let path = picobpe_tests::paths::fixtures().join("hf_bpe/qwen2-8k/tokenizer.json");
+        let json = std::fs::read(&path).expect("tokenizer.json");
+        let mut value: serde_json::Value = serde_json::from_slice(&json).expect("JSON");
+        value["normalizer"] = serde_json::json!({ "type": FORMS[i].1 });
+        let json = serde_json::to_vec(&value).expect("JSON");
+        let file = picobpe_model::TokenizerJson::parse(&json).expect("a tokenizer.json");
+        let model = picobpe_model::import::tokenizer_json(&file)
+            .expect("import")
+            .model;
+        let tables = picobpe_model::TableData::new(&model, picobpe_model::PieceTable::Full)
+            .expect("tables")
+            .to_tables();
+        let mut reference = tokenizers::Tokenizer::from_bytes(&json).expect("tokenizers");
+        reference.with_padding(None);
+        reference.with_truncation(None).expect("no truncation");
+        Model {
+            tok: Tokenizer::new(tables),
+            reference,
+        }
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    let mut p = Params::new(data);
+    let which = p.below(4);
+    let form = FORMS[which].0;
+    let cap = 4 + p.below(64);
+    let chunk = 1 + p.below(16);
+    let text = p.rest();
+    let fail = |what: &str| panic!("{what}: {form:?} {}", escape(text));
+
+    // 1. One shot.
+    let want = reference_bytes(form, text);
+    let mut big = vec![0u8; 18 * 4 * text.len() + 8];
+    match normalize(form, text, true, &mut big) {
+        Ok(p) if p.consumed == text.len() && big[..p.written] == want[..] => {}
+        other => fail(&format!("one-shot {other:?}")),
+    }
+
+    // 2. Small output buffers, resumed; input in chunks.
+    let (mut got, mut at, mut buf) = (Vec::new(), 0, vec![0u8; cap]);
+    let drained = loop {
+        match normalize(form, &text[at..], true, &mut buf) {
+            Ok(p) => {
+                got.extend_from_slice(&buf[..p.written]);
+                break true;
+            }
+            Err(NormalizeError::OutputFull { consumed, written }) => {
+                if consumed == 0 && written == 0 {
+                    fail("OutputFull without progress");
+                }
+                got.extend_from_slice(&buf[..written]);
+                at += consumed;
+            }
+            Err(NormalizeError::UnitTooLong { needed, .. }) => {
+                if needed <= cap {
+                    fail("UnitTooLong that fits");
+                }
+                break false;
+            }
+        }
+    };
+    if drained && got != want {
+        fail("resumed");
+    }
+    let (mut got, mut pending) = (Vec::new(), Vec::new());
+    let mut pieces = text.chunks(chunk).peekable();
+    while let Some(piece) = pieces.next() {
+        pending.extend_from_slice(piece);
+        let last = pieces.peek().is_none();
+        match normalize(form, &pending, last, &mut big) {
+            Ok(p) => {
+                got.extend_from_slice(&big[..p.written]);
+                pending.drain(..p.consumed);
+            }
+            Err(e) => fail(&format!("streamed {e:?}")),
+        }
+    }
+    if !pending.is_empty() || got != want {
+        fail("streamed");
+    }
+
+    // 3. Through a model.
+    let Ok(s) = std::str::from_utf8(text) else {
+        return;
+    };
+    let m = model(which);
+    let want: Vec<u32> = m
+        .reference
+        .encode(s, false)
+        .expect("reference encode")
+        .get_ids()
+        .to_vec();
+    match picobpe_tests::check::encode(&m.tok, text, Specials::All) {
+        Ok(ids) if ids == want => {}
+        other => fail(&format!("encode {other:?}, want {want:?}")),
+    }
+    let (mut got, mut from, mut out) = (Vec::new(), 0usize, vec![0u32; 1 + cap % 16]);
+    loop {
+        match m.tok.encode(&text[from..], &mut out, Specials::All) {
+            Ok(n) => {
+                got.extend_from_slice(&out[..n]);
+                break;
+            }
+            Err(EncodeError::OutputFull { consumed, written }) => {
+                if consumed == 0 && written == 0 {
+                    fail("encode: OutputFull without progress");
+                }
+                got.extend_from_slice(&out[..written]);
+                from += consumed;
+            }
+            Err(EncodeError::PieceTooLong { needed, .. }) => {
+                if needed <= out.len() {
+                    fail("PieceTooLong that fits");
+                }
+                out.resize(needed, 0);
+            }
+        }
+    }
+    if got != want {
+        fail(&format!("resumed encode {got:?}, want {want:?}"));
+    }
+    let mut enc: Box<StreamEncoder<Tokenizer<'static>, 4096, 16384>> =
+        Box::new(StreamEncoder::new(m.tok, Specials::All));
+    let (mut got, mut ids) = (Vec::new(), [0u32; 7]);
+    for piece in text.chunks(chunk) {
+        let mut rest = piece;
+        while !rest.is_empty() {
+            let n = enc.push(rest).expect("push");
+            rest = &rest[n..];
+            loop {
+                match enc.take(&mut ids) {
+                    Ok(0) => break,
+                    Ok(n) => got.extend_from_slice(&ids[..n]),
+                    Err(e) => fail(&format!("stream take {e:?}")),
+                }
+            }
+        }
+    }
+    enc.finish();
+    loop {
+        match enc.take(&mut ids) {
+            Ok(0) => break,
+            Ok(n) => got.extend_from_slice(&ids[..n]),
+            Err(e) => fail(&format!("stream finish {e:?}")),
+        }
+    }
+    if got != want {
+        fail(&format!("streamed encode {got:?}, want {want:?}"));
+    }
+});
