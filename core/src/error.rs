@@ -55,6 +55,30 @@ impl EncodeError {
         }
     }
 
+    /// This error of an encode of `text[at..]` into `out[written..]` as one of the whole call
+    /// (`text` into `out`, `out_len` ids): offsets moved on by `at`, ids counted from the start
+    /// of `out`, and a piece that needs no more than the whole buffer, with ids already in it,
+    /// a full buffer at `at` (drain, then resume there).
+    #[inline]
+    pub(crate) fn within(self, at: usize, written: usize, out_len: usize) -> Self {
+        match self {
+            EncodeError::OutputFull {
+                consumed,
+                written: n,
+            } => EncodeError::OutputFull {
+                consumed: at.saturating_add(consumed),
+                written: written.saturating_add(n),
+            },
+            EncodeError::PieceTooLong { needed, .. } if written > 0 && needed <= out_len => {
+                EncodeError::OutputFull {
+                    consumed: at,
+                    written,
+                }
+            }
+            e => e.shifted(at),
+        }
+    }
+
     /// The same error with its input offsets moved on by `by` bytes: an error of an encode of
     /// `text[by..]` as one of `text`.
     #[must_use]

@@ -20,8 +20,6 @@ use picobpe::normalizer::{normalize, NormalizeError, UnicodeForm};
 use picobpe::{EncodeError, Specials, StreamEncoder, Tokenizer};
 use picobpe_fuzz::{escape, Params};
 use std::sync::OnceLock;
-use tokenizers::normalizers::unicode::{NFC, NFD, NFKC, NFKD};
-use tokenizers::{NormalizedString, Normalizer};
 
 const FORMS: [(UnicodeForm, &str); 4] = [
     (UnicodeForm::Nfc, "NFC"),
@@ -31,15 +29,7 @@ const FORMS: [(UnicodeForm, &str); 4] = [
 ];
 
 fn reference(form: UnicodeForm, text: &str) -> String {
-    let mut n = NormalizedString::from(text);
-    match form {
-        UnicodeForm::Nfc => NFC.normalize(&mut n),
-        UnicodeForm::Nfd => NFD.normalize(&mut n),
-        UnicodeForm::Nfkc => NFKC.normalize(&mut n),
-        UnicodeForm::Nfkd => NFKD.normalize(&mut n),
-    }
-    .expect("tokenizers normalizes");
-    n.get().to_owned()
+    picobpe_tests::reference::normalize_str(form, text)
 }
 
 /// The reference for any bytes: valid stretches normalized, the rest as it is.

@@ -608,15 +608,22 @@ pub mod reference {
     /// the core's `normalize` (equal to `tokenizers` on UTF-8: `tests/unicode_normalization.rs`;
     /// it passes other bytes through).
     pub fn normalize(form: picobpe::normalizer::UnicodeForm, input: &[u8]) -> Vec<u8> {
+        match std::str::from_utf8(input) {
+            Ok(text) => normalize_str(form, text).into_bytes(),
+            Err(_) => {
+                let mut out = vec![0u8; 18 * 4 * input.len() + 4];
+                let p = picobpe::normalizer::normalize(form, input, true, &mut out).expect("room");
+                out.truncate(p.written);
+                out
+            }
+        }
+    }
+
+    /// `text` normalized to `form` by Hugging Face `tokenizers`' normalizer of that name.
+    pub fn normalize_str(form: picobpe::normalizer::UnicodeForm, text: &str) -> String {
         use picobpe::normalizer::UnicodeForm;
         use tokenizers::normalizers::unicode::{NFC, NFD, NFKC, NFKD};
         use tokenizers::{NormalizedString, Normalizer};
-        let Ok(text) = std::str::from_utf8(input) else {
-            let mut out = vec![0u8; 18 * 4 * input.len() + 4];
-            let p = picobpe::normalizer::normalize(form, input, true, &mut out).expect("room");
-            out.truncate(p.written);
-            return out;
-        };
         let mut n = NormalizedString::from(text);
         match form {
             UnicodeForm::Nfc => NFC.normalize(&mut n),
@@ -625,7 +632,7 @@ pub mod reference {
             UnicodeForm::Nfkd => NFKD.normalize(&mut n),
         }
         .expect("tokenizers normalizes");
-        n.get().as_bytes().to_vec()
+        n.get().to_owned()
     }
 
     /// Length in bytes of the longest piece of `input`, or `None` when `input` is not UTF-8.

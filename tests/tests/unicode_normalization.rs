@@ -9,8 +9,6 @@
 
 use picobpe::normalizer::{normalize, NormalizeError, UnicodeForm};
 use picobpe_tests::check::Rng;
-use tokenizers::normalizers::unicode::{NFC, NFD, NFKC, NFKD};
-use tokenizers::{NormalizedString, Normalizer};
 
 const FORMS: [UnicodeForm; 4] = [
     UnicodeForm::Nfc,
@@ -20,15 +18,7 @@ const FORMS: [UnicodeForm; 4] = [
 ];
 
 fn reference(form: UnicodeForm, text: &str) -> String {
-    let mut n = NormalizedString::from(text);
-    match form {
-        UnicodeForm::Nfc => NFC.normalize(&mut n),
-        UnicodeForm::Nfd => NFD.normalize(&mut n),
-        UnicodeForm::Nfkc => NFKC.normalize(&mut n),
-        UnicodeForm::Nfkd => NFKD.normalize(&mut n),
-    }
-    .expect("tokenizers normalizes");
-    n.get().to_string()
+    picobpe_tests::reference::normalize_str(form, text)
 }
 
 /// One-shot normalization into a buffer large enough for any input.

@@ -32,6 +32,28 @@ use crate::slice_ops;
 use crate::special::{self, Boundary, FirstBytes, Specials};
 use crate::Progress;
 
+/// After the ordinary text before `pos` is encoded: write the special token `found` that ends
+/// it (`pos` is its start) and go on after it (`Some((pos, written))`); without one the call is
+/// done (`None`): `pos` is the end of the text, or a possible special token that the next
+/// input decides.
+#[inline(always)]
+fn close_segment(
+    found: Option<special::Found>,
+    pos: usize,
+    out: &mut [u32],
+    written: usize,
+) -> Result<Option<(usize, usize)>, EncodeError> {
+    match found {
+        // `pos` is `f.start` here; passing it lets `f.start` die before the segment loop (8
+        // bytes less stack on a Cortex-M3).
+        Some(f) => {
+            let written = special::put(special::Found { start: pos, ..f }, out, written)?;
+            Ok(Some((f.end, written)))
+        }
+        None => Ok(None),
+    }
+}
+
 /// A tokenizer over a set of tables. Cheap to copy; holds no mutable state.
 #[derive(Clone, Copy)]
 pub struct Tokenizer<'t> {
@@ -121,20 +143,10 @@ impl<'t> Tokenizer<'t> {
         is_final: bool,
         cache: &mut [CacheEntry],
     ) -> Result<Progress, EncodeError> {
-        let t = self.tables;
         let use_specials = specials == Specials::All && !self.first_bytes.is_empty();
         let (mut pos, mut written) = (0usize, 0usize);
         while pos < text.len() {
-            let boundary = if use_specials {
-                special::find(t.specials, &self.first_bytes, text, pos, !is_final)
-            } else {
-                Boundary::None
-            };
-            let (seg_end, seg_final, found) = match boundary {
-                Boundary::Special(f) => (f.start, true, Some(f)),
-                Boundary::Partial(p) => (p, false, None),
-                Boundary::None => (text.len(), is_final, None),
-            };
+            let (seg_end, seg_final, found) = self.segment(text, pos, use_specials, is_final);
             let segment = text.get(pos..seg_end).unwrap_or(&[]);
             if !segment.is_empty() {
                 let room = out.get_mut(written..).unwrap_or(&mut []);
@@ -146,55 +158,54 @@ impl<'t> Tokenizer<'t> {
                     super::bpe::scratch_needed,
                     |w, fin, o| self.encode_raw(w, o, Specials::None, fin, cache),
                 );
-                match r {
-                    Ok(p) => {
-                        written += p.written;
-                        pos += p.consumed;
-                        if pos < seg_end {
-                            return Ok(Progress {
-                                consumed: pos,
-                                written,
-                            });
-                        }
-                    }
-                    Err(EncodeError::OutputFull {
-                        consumed,
-                        written: n,
-                    }) => {
-                        return Err(EncodeError::OutputFull {
-                            consumed: pos + consumed,
-                            written: written + n,
-                        })
-                    }
-                    Err(EncodeError::PieceTooLong { needed, .. })
-                        if written > 0 && needed <= out.len() =>
-                    {
-                        return Err(EncodeError::OutputFull {
-                            consumed: pos,
-                            written,
-                        })
-                    }
-                    Err(e) => return Err(e.shifted(pos)),
-                }
-            }
-            match found {
-                Some(f) => {
-                    written = special::put(special::Found { start: pos, ..f }, out, written)?;
-                    pos = f.end;
-                }
-                None if seg_end < text.len() => {
+                let p = r.map_err(|e| e.within(pos, written, out.len()))?;
+                written += p.written;
+                pos += p.consumed;
+                if pos < seg_end {
                     return Ok(Progress {
                         consumed: pos,
                         written,
-                    })
+                    });
                 }
-                None => {}
+            }
+            match close_segment(found, pos, out, written)? {
+                Some(next) => (pos, written) = next,
+                None => break,
             }
         }
         Ok(Progress {
             consumed: pos,
             written,
         })
+    }
+
+    /// Stage 1: where the ordinary text from `pos` ends, whether more input could change it,
+    /// and the special token that ends it (special tokens are recognized with `use_specials`;
+    /// a possible start of one at the end of a non-final `text` ends it too).
+    #[inline(always)]
+    fn segment(
+        &self,
+        text: &[u8],
+        pos: usize,
+        use_specials: bool,
+        is_final: bool,
+    ) -> (usize, bool, Option<special::Found>) {
+        let boundary = if use_specials {
+            special::find(
+                self.tables.specials,
+                &self.first_bytes,
+                text,
+                pos,
+                !is_final,
+            )
+        } else {
+            Boundary::None
+        };
+        match boundary {
+            Boundary::Special(f) => (f.start, true, Some(f)),
+            Boundary::Partial(p) => (p, false, None),
+            Boundary::None => (text.len(), is_final, None),
+        }
     }
 
     /// [`Tokenizer::encode_part_cached`] of text as it is (no normalizer, or a window of
@@ -216,16 +227,7 @@ impl<'t> Tokenizer<'t> {
         let mut ahead = Lookahead::new(cache, cfg!(feature = "backtrack") && !t.trie.is_empty());
         while pos < text.len() {
             // Stage 1: where does the ordinary text end?
-            let boundary = if use_specials {
-                special::find(t.specials, &self.first_bytes, text, pos, !is_final)
-            } else {
-                Boundary::None
-            };
-            let (seg_end, seg_final, found) = match boundary {
-                Boundary::Special(f) => (f.start, true, Some(f)),
-                Boundary::Partial(p) => (p, false, None),
-                Boundary::None => (text.len(), is_final, None),
-            };
+            let (seg_end, seg_final, found) = self.segment(text, pos, use_specials, is_final);
             let segment = text.get(..seg_end).unwrap_or(&[]);
             // Stage 2 and 3: pieces of the ordinary text, each merged.
             while pos < seg_end {
@@ -283,20 +285,9 @@ impl<'t> Tokenizer<'t> {
                 }
                 pos = end;
             }
-            match found {
-                Some(f) => {
-                    // `pos` is `f.start` here; passing it lets `f.start` die before the
-                    // segment loop (8 bytes less stack on a Cortex-M3).
-                    written = special::put(special::Found { start: pos, ..f }, out, written)?;
-                    pos = f.end;
-                }
-                None if seg_end < text.len() => {
-                    return Ok(Progress {
-                        consumed: pos,
-                        written,
-                    })
-                }
-                None => {}
+            match close_segment(found, pos, out, written)? {
+                Some(next) => (pos, written) = next,
+                None => break,
             }
         }
         Ok(Progress {

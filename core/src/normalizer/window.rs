@@ -152,24 +152,7 @@ pub(crate) fn encode_normalized(
                             });
                         }
                     }
-                    Err(EncodeError::OutputFull {
-                        consumed,
-                        written: n,
-                    }) => {
-                        return Err(EncodeError::OutputFull {
-                            consumed: pos + consumed,
-                            written: written + n,
-                        })
-                    }
-                    Err(EncodeError::PieceTooLong { needed, .. })
-                        if written > 0 && needed <= out_len =>
-                    {
-                        return Err(EncodeError::OutputFull {
-                            consumed: pos,
-                            written,
-                        })
-                    }
-                    Err(e) => return Err(e.shifted(pos)),
+                    Err(e) => return Err(e.within(pos, written, out_len)),
                 }
             }
         }
