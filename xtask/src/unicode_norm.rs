@@ -15,7 +15,8 @@
 //!   itself), `HAS_COMPAT` (a compatibility decomposition that differs from the canonical one
 //!   or from the code point), `BACKWARD` (the second character of some primary composite, the
 //!   Hangul vowel and trailing jamo included: a character without it never composes with what
-//!   precedes it).
+//!   precedes it), and `SAME[form]` (the code point alone is its own NFC, NFD, NFKC, NFKD, as
+//!   the crate's iterators say: a unit of that one character is left as it is).
 //! - `CANONICAL_KEYS` / `COMPAT_KEYS`: the code points with a decomposition, sorted;
 //!   `*_ENDS[i]` is the end of entry `i`'s full decomposition in `*_UTF8` (its start is the
 //!   previous end, or 0), as UTF-8.
@@ -28,6 +29,7 @@ use std::path::PathBuf;
 use unicode_normalization_alignments::char::{
     canonical_combining_class, compose, decompose_canonical, decompose_compatible,
 };
+use unicode_normalization_alignments::UnicodeNormalization;
 
 const BLOCK_SHIFT: u32 = 7;
 const BLOCK: usize = 1 << BLOCK_SHIFT;
@@ -35,6 +37,8 @@ const N_CP: u32 = 0x11_0000;
 const HAS_CANONICAL: u8 = 1;
 const HAS_COMPAT: u8 = 2;
 const BACKWARD: u8 = 4;
+/// Flags: the code point alone is its own NFC, NFD, NFKC, NFKD (in this bit order).
+const SAME: [u8; 4] = [8, 16, 32, 64];
 const S_BASE: u32 = 0xAC00;
 const S_COUNT: u32 = 11_172;
 
@@ -111,6 +115,18 @@ pub fn generate() -> Result<String, String> {
             continue;
         };
         ccc[cp as usize] = canonical_combining_class(c);
+        let alone = c.to_string();
+        let forms: [String; 4] = [
+            alone.nfc().map(|(ch, _)| ch).collect(),
+            alone.nfd().map(|(ch, _)| ch).collect(),
+            alone.nfkc().map(|(ch, _)| ch).collect(),
+            alone.nfkd().map(|(ch, _)| ch).collect(),
+        ];
+        for (form, bit) in forms.iter().zip(SAME) {
+            if *form == alone {
+                flags[cp as usize] |= bit;
+            }
+        }
         if is_hangul_syllable(cp) {
             continue;
         }
@@ -218,6 +234,11 @@ pub fn generate() -> Result<String, String> {
         "/// Flag: it is the second character of some primary composite."
     );
     let _ = writeln!(w, "pub(crate) const BACKWARD: u8 = {BACKWARD};");
+    let _ = writeln!(
+        w,
+        "/// Flags: the code point alone is its own NFC, NFD, NFKC, NFKD (in this order)."
+    );
+    let _ = writeln!(w, "pub(crate) const SAME: [u8; 4] = {SAME:?};");
     let _ = writeln!(
         w,
         "/// log2 of the code points per block of the two-level tables."

@@ -54,6 +54,17 @@ impl UnicodeForm {
         matches!(self, UnicodeForm::Nfc | UnicodeForm::Nfkc)
     }
 
+    /// The flag bit that says a code point alone is its own normalization under this form.
+    fn same_bit(self) -> u8 {
+        let i = match self {
+            UnicodeForm::Nfc => 0,
+            UnicodeForm::Nfd => 1,
+            UnicodeForm::Nfkc => 2,
+            UnicodeForm::Nfkd => 3,
+        };
+        t::SAME[i]
+    }
+
     /// The form's flag bit that says a code point decomposes under it.
     fn decomposes_mask(self) -> u8 {
         if self.compat() {
@@ -174,8 +185,9 @@ pub fn normalize(
 }
 
 /// Length of the longest prefix of `text` made of whole units that normalization leaves as
-/// they are, one character each (ASCII, bytes that are not UTF-8, characters that neither
-/// decompose under `form` nor carry a combining class). With `last == false` the unit that
+/// they are: ASCII, bytes that are not UTF-8, characters that are their own normalization
+/// (under NFC most precomposed letters and every Hangul syllable), and short units of several
+/// characters that normalize to themselves. With `last == false` the unit that
 /// reaches the end of the text is left out (more input may extend it).
 pub(crate) fn identity_prefix(form: UnicodeForm, text: &[u8], last: bool) -> usize {
     let mut at = 0;
@@ -190,13 +202,10 @@ pub(crate) fn identity_prefix(form: UnicodeForm, text: &[u8], last: bool) -> usi
             return at;
         }
         let alone = match utf8::decode(text, at) {
-            Utf8::Scalar(cp, len) => {
-                at + len == end
-                    && (cp < 0x80
-                        || (flags(cp) & form.decomposes_mask() == 0
-                            && !(S_BASE..S_BASE + S_COUNT).contains(&cp)
-                            && ccc(cp) == 0))
+            Utf8::Scalar(cp, len) if at + len == end => {
+                cp < 0x80 || flags(cp) & form.same_bit() != 0
             }
+            Utf8::Scalar(..) => unit_is_normalized(form, text, at, end),
             _ => end == at + 1,
         };
         if !alone {
@@ -205,6 +214,27 @@ pub(crate) fn identity_prefix(form: UnicodeForm, text: &[u8], last: bool) -> usi
         at = end;
     }
     at
+}
+
+/// Whether the unit `text[start..end]` of several characters (a letter and its marks, in
+/// already sorted, uncomposable order: most accented Arabic, Hebrew and Indic text) is its own
+/// normalization: normalized into a small buffer and compared. Units over 32 bytes say no.
+fn unit_is_normalized(form: UnicodeForm, text: &[u8], start: usize, end: usize) -> bool {
+    const MAX: usize = 32;
+    let Some(unit) = text.get(start..end).filter(|u| u.len() <= MAX) else {
+        return false;
+    };
+    let mut buf = [0u8; MAX];
+    let mut w = Writer {
+        out: &mut buf,
+        n: 0,
+        count_only: false,
+    };
+    if emit_unit(form, text, start, end, &mut w).is_err() {
+        return false;
+    }
+    let n = w.n;
+    buf.get(..n) == Some(unit)
 }
 
 /// A value of the decomposed stream: a code point, or [`RAW`] plus a byte that is not UTF-8.
@@ -490,13 +520,9 @@ fn emit_unit(
     end: usize,
     w: &mut Writer<'_>,
 ) -> Result<(), Full> {
-    // One character that neither decomposes nor carries a class: itself.
+    // One character that is its own normalization: itself.
     if let Utf8::Scalar(cp, len) = utf8::decode(text, start) {
-        if start + len == end
-            && flags(cp) & form.decomposes_mask() == 0
-            && !(S_BASE..S_BASE + S_COUNT).contains(&cp)
-            && ccc(cp) == 0
-        {
+        if start + len == end && flags(cp) & form.same_bit() != 0 {
             return w.put_bytes(text.get(start..end).unwrap_or(&[]));
         }
     }
