@@ -522,7 +522,7 @@ fn unicode_normalizer_windows() {
     let toy = Toy::new(MERGES, false);
     let layout = Layout::new(&toy, false, &[]);
     let mut tables = layout.tables(Pattern::Gpt2);
-    tables.normalizer = Some(UnicodeForm::Nfd);
+    tables.normalizer = Some(picobpe::normalizer::TextNormalizer::new(UnicodeForm::Nfd));
     let tok = Tokenizer::new(&tables);
     let mut long = String::from("the ");
     long.push('e');

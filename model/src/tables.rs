@@ -305,7 +305,9 @@ impl TableData<'static> {
                 starts: &trie.starts,
                 chars: &trie.chars,
             },
-            normalizer: data.normalizer,
+            normalizer: data
+                .normalizer
+                .map(picobpe::normalizer::TextNormalizer::new),
         })
     }
 }

@@ -424,6 +424,15 @@ pub fn panic_check_normalize() {
         black_box(&sink);
     }
     black_box(&out);
+    // A byte-level model that normalizes: the baked tables with a normalizer (baked tables
+    // without one do not link the normalizing encoder).
+    let mut t = *tables();
+    t.normalizer = black_box(Some(picobpe::normalizer::TextNormalizer::new(form)));
+    let tok = Tokenizer::new(&t);
+    let mut ids = [0u32; 24];
+    let n = black_box(24usize);
+    let _ = black_box(tok.encode(text(), &mut ids[..n.min(24)], specials()));
+    black_box(&ids);
 }
 
 /// WordPiece tables: no bake exists yet, and none is needed: they reach the code only through

@@ -46,7 +46,9 @@ pub fn generate(data: &TableData, model_name: &str, token_bytes: &Path) -> Strin
     let pattern = format!("{:?}", data.pattern);
     let normalizer = match data.normalizer {
         None => "None".to_owned(),
-        Some(form) => format!("Some(::picobpe::normalizer::UnicodeForm::{form:?})"),
+        Some(form) => format!(
+            "Some(::picobpe::normalizer::TextNormalizer::new(::picobpe::normalizer::UnicodeForm::{form:?}))"
+        ),
     };
     let _ = writeln!(
         s,

@@ -26,7 +26,7 @@ use crate::cache::{
 use crate::error::EncodeError;
 use crate::hash;
 use crate::long_cache::LongPieces;
-use crate::normalizer::{self, UnicodeForm};
+use crate::normalizer::TextNormalizer;
 use crate::pretok::{self, AsciiPiece, Blocks, Fast, Pattern, Step};
 use crate::slice_ops;
 use crate::special::{self, Boundary, FirstBytes, Specials};
@@ -126,17 +126,17 @@ impl<'t> Tokenizer<'t> {
     ) -> Result<Progress, EncodeError> {
         match self.tables.normalizer {
             None => self.encode_raw(text, out, specials, is_final, cache),
-            Some(form) => self.encode_normalizing(form, text, out, specials, is_final, cache),
+            Some(n) => self.encode_normalizing(n, text, out, specials, is_final, cache),
         }
     }
 
     /// [`Tokenizer::encode_part_cached`] for a model with a Unicode normalizer: special tokens
     /// are found in the raw text (as `tokenizers` extracts added tokens before it
     /// normalizes), and the text between them is normalized and encoded a window at a time
-    /// ([`normalizer::encode_normalized`]).
+    /// (`normalizer/window.rs`).
     fn encode_normalizing(
         &self,
-        form: UnicodeForm,
+        normalizer: TextNormalizer,
         text: &[u8],
         out: &mut [u32],
         specials: Specials,
@@ -150,13 +150,12 @@ impl<'t> Tokenizer<'t> {
             let segment = text.get(pos..seg_end).unwrap_or(&[]);
             if !segment.is_empty() {
                 let room = out.get_mut(written..).unwrap_or(&mut []);
-                let r = normalizer::encode_normalized(
-                    form,
+                let r = normalizer.encode(
                     segment,
                     seg_final,
                     room,
                     super::bpe::scratch_needed,
-                    |w, fin, o| self.encode_raw(w, o, Specials::None, fin, cache),
+                    &mut |w, fin, o| self.encode_raw(w, o, Specials::None, fin, cache),
                 );
                 let p = r.map_err(|e| e.within(pos, written, out.len()))?;
                 written += p.written;

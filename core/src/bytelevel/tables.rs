@@ -15,7 +15,7 @@
 
 use super::backtrack::TokenTrie;
 use crate::hash::{self, PtrIndex};
-use crate::normalizer::UnicodeForm;
+use crate::normalizer::TextNormalizer;
 use crate::pretok::Pattern;
 use crate::tables::{
     bytes_eq, id_bytes, short_piece_key, PieceMap, SpecialToken, ID_BITS, LONG_TAG,
@@ -92,7 +92,7 @@ pub struct Tables<'a> {
     pub pattern: Pattern,
     /// The Unicode normalization applied to the text between special tokens before it is
     /// split (a `tokenizer.json`'s `NFC` normalizer: Qwen2), or none.
-    pub normalizer: Option<UnicodeForm>,
+    pub normalizer: Option<TextNormalizer>,
     /// Bytes of every id (ordinary and special), concatenated in id order.
     pub token_bytes: &'a [u8],
     /// `token_offsets[id]..token_offsets[id + 1]` is `id`'s range in `token_bytes`.
