@@ -539,11 +539,14 @@ fn structured_sp(mut p: Params<'_>) -> SpModel {
             " \u{2047} ".to_owned()
         },
         sections: match (flags >> 4) % 8 {
+            3 => SpSections::UnmarkedPiecesPrefixed,
+            4 => SpSections::FirstPieceWords,
+            5 => SpSections::UnmarkedPiecesWords,
             6 => SpSections::EveryPiecePrefixed,
             7 => SpSections::FirstPiecePrefixed,
             _ => SpSections::Inline,
         },
-        unigram: flags >> 7 & 1 == 1 && (flags >> 4) % 8 < 6,
+        unigram: flags >> 7 & 1 == 1 && (flags >> 4) % 8 < 3,
         f64_scores: Vec::new(),
         charsmap: Vec::new(),
     }

@@ -105,6 +105,7 @@ fn cases(model: &str) -> Vec<(String, SpCase)> {
                     ids: case.ids.clone(),
                     decoded: case.decoded.clone(),
                     hf: case.hf.clone(),
+                    tokenizers_reference: case.tokenizers_reference,
                 },
             ));
         }
@@ -279,7 +280,7 @@ fn refused_models_name_the_cause_and_write_nothing() {
         (
             "--tokenizer-json",
             "refused/bytelevel-pretok.tokenizer.json",
-            "is not supported (a Metaspace that does not split is)",
+            "is not supported (none or one Metaspace is)",
         ),
         (
             "--tokenizer-json",

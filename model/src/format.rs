@@ -19,7 +19,8 @@
 //!   add_dummy_prefix, remove_extra_whitespaces, byte_fallback, unk_surface, sections }`, each
 //!   piece `{ piece, score, kind }` (score an optional `f32`, kind a variant index: normal,
 //!   unknown, control, user-defined, byte; sections a variant index: inline, every piece
-//!   prefixed, first piece prefixed). [`SpModel::to_bytes`] writes this version. Variant 3 is a
+//!   prefixed, first piece prefixed, unmarked pieces prefixed, first piece words, unmarked
+//!   pieces words: see `picobpe::sentencepiece::Sections`). [`SpModel::to_bytes`] writes this version. Variant 3 is a
 //!   SentencePiece Unigram model: the same `SpModel` fields (its scores are Viterbi scores),
 //!   then `f64_scores` (a sequence of `f64`: a `tokenizer.json` import's scores, else empty).
 //!   Variants 4 and 5 are variants 1 and 3 followed by the normalizer's character map (a byte

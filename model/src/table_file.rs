@@ -61,10 +61,13 @@ const KIND_BYTE_PAIR: u8 = 0;
 const KIND_SENTENCEPIECE: u8 = 1;
 
 /// Where user-defined symbols are matched, by the code of the sections flag.
-const SECTIONS: [Sections; 3] = [
+const SECTIONS: [Sections; 6] = [
     Sections::Inline,
     Sections::EveryPiecePrefixed,
     Sections::FirstPiecePrefixed,
+    Sections::UnmarkedPiecesPrefixed,
+    Sections::FirstPieceWords,
+    Sections::UnmarkedPiecesWords,
 ];
 
 /// True when a tables blob holds SentencePiece tables (by its kind byte).

@@ -183,6 +183,9 @@ pub(crate) struct Bpe {
     #[serde(default)]
     pub(crate) ignore_merges: bool,
     pub(crate) unk_token: Option<String>,
+    /// A run of unknown characters is one `<unk>` (false, the default: one per character).
+    #[serde(default)]
+    pub(crate) fuse_unk: bool,
 }
 
 /// A merge: `"left right"` (tokenizers before 0.20) or `[left, right]`.
@@ -313,6 +316,12 @@ pub(crate) enum Normalizer {
     Prepend {
         prepend: String,
     },
+    Strip {
+        #[serde(default)]
+        strip_left: bool,
+        #[serde(default)]
+        strip_right: bool,
+    },
     Replace {
         pattern: Pattern,
         content: String,
@@ -341,13 +350,20 @@ pub(crate) enum PreTokenizer {
         behavior: String,
         invert: Option<bool>,
     },
-    Metaspace {
-        replacement: String,
-        prepend_scheme: Option<String>,
-        split: Option<bool>,
-    },
+    Metaspace(Metaspace),
     #[serde(rename = "BertPreTokenizer")]
     Bert,
+}
+
+/// A `Metaspace` pre-tokenizer (or decoder): spaces become `replacement`, a `replacement` is put
+/// before the text by `prepend_scheme` (`add_prefix_space` in files before it existed), and
+/// with `split` every `replacement` starts a word.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Metaspace {
+    pub(crate) replacement: String,
+    pub(crate) prepend_scheme: Option<String>,
+    pub(crate) add_prefix_space: Option<bool>,
+    pub(crate) split: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -450,7 +450,7 @@ fn tokenizer_json_refusals_name_the_cause() {
     assert!(
         text.starts_with("tokenizer.json pre_tokenizer: {")
             && text.contains("\"type\":\"ByteLevel\"")
-            && text.ends_with("is not supported (a Metaspace that does not split is)"),
+            && text.ends_with("is not supported (none or one Metaspace is)"),
         "{text}"
     );
 
@@ -460,12 +460,27 @@ fn tokenizer_json_refusals_name_the_cause() {
         text,
         "the model type is WordPiece; picobpe imports SentencePiece BPE and Unigram models only"
     );
-    // A T5-style Unigram tokenizer.json: its normalizer strips and collapses whitespace.
+    // A T5-style Unigram tokenizer.json: its normalizer strips and collapses whitespace
+    // (`remove_extra_whitespaces` with sections), its `Metaspace` splits words.
     let bytes = std::fs::read(fixtures().join("../unigram/models/ug8000.tokenizer.json")).unwrap();
-    let text = import_tokenizer_json(&bytes).unwrap_err().to_string();
-    assert_eq!(
-        text,
-        "tokenizer.json normalizer: Strip {\"strip_left\":false,\"strip_right\":true,\"type\":\"Strip\"} is not supported"
+    let model = import_tokenizer_json(&bytes).unwrap();
+    assert!(model.remove_extra_whitespaces && model.add_dummy_prefix);
+    assert_eq!(model.sections, SpSections::UnmarkedPiecesWords);
+    // The same normalizer steps in the other order are refused, by name.
+    let swapped = String::from_utf8(bytes.clone()).unwrap().replacen(
+        r#"[{"type":"Strip","strip_left":false,"strip_right":true},{"type":"Replace","pattern":{"Regex":" {2,}"},"content":"▁"}]"#,
+        r#"[{"type":"Replace","pattern":{"Regex":" {2,}"},"content":"▁"},{"type":"Strip","strip_left":false,"strip_right":true}]"#,
+        1,
+    );
+    assert_ne!(swapped.as_bytes(), &bytes[..]);
+    let text = import_tokenizer_json(swapped.as_bytes())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        text.starts_with(
+            "tokenizer.json normalizer: \"Replace + Strip\": not supported in this order"
+        ),
+        "{text}"
     );
     // A Llama-style one imports, with tokenizers' f64 scores.
     let bytes =

@@ -4,6 +4,9 @@
 //!   loses one leading `▁` (the dummy prefix) while nothing has been written yet or the
 //!   piece before it gave up such a `▁` (with `remove_extra_whitespaces`, every leading `▁`
 //!   goes while nothing has been written).
+//! - With a `Metaspace` decoder (a `tokenizer.json` whose `Metaspace` prepends, see
+//!   [`SpTables::metaspace_decoder`]), as `tokenizers` 0.22 renders it instead: the first id's
+//!   piece loses every `▁`, and no other piece loses any.
 //! - A control piece (`<s>`, `</s>`) is nothing; the unknown piece is the unknown surface.
 //! - A run of byte pieces is its bytes, where each byte that is not part of well-formed UTF-8
 //!   becomes U+FFFD.
@@ -29,6 +32,8 @@ struct State {
     wrote: bool,
     /// The last non-byte piece gave up a leading `▁`.
     gave_up_mark: bool,
+    /// An id has been decoded (the first one loses its `▁`s under a `Metaspace` decoder).
+    seen: bool,
 }
 
 impl<'t> SpTokenizer<'t> {
@@ -52,6 +57,7 @@ impl<'t> SpTokenizer<'t> {
             bos: true,
             wrote: false,
             gave_up_mark: false,
+            seen: false,
         };
         let mut written = 0usize;
         let mut i = 0usize;
@@ -96,12 +102,13 @@ impl<'t> SpTokenizer<'t> {
                 state.bos = false;
             }
             let (text, skip, gave_up) = piece_surface(t, kind, piece, state.bos);
+            let drop_marks = t.metaspace_decoder() && i == 0;
             if emit {
                 let dst = out.get_mut(written..).unwrap_or(&mut []);
                 let wrote = if kind == Some(PieceKind::Unknown) {
                     write_raw(text, dst)
                 } else {
-                    write_surface(text, skip, dst)
+                    write_surface(text, skip, drop_marks, dst)
                 };
                 match wrote {
                     Some(n) => written += n,
@@ -113,7 +120,7 @@ impl<'t> SpTokenizer<'t> {
                     }
                 }
             }
-            state.wrote |= text.len() > skip;
+            state.wrote |= text.len() > skip && !drop_marks;
             state.gave_up_mark = gave_up;
             i += 1;
         }
@@ -132,6 +139,7 @@ pub(crate) fn piece_surface<'a>(
     match kind {
         Some(PieceKind::Control) => (&[], 0, false),
         Some(PieceKind::Unknown) => (t.unk_surface, 0, false),
+        _ if t.metaspace_decoder() => (piece, 0, false),
         _ => {
             let strips = bos
                 && (t.add_dummy_prefix || t.remove_extra_whitespaces)
@@ -151,14 +159,17 @@ fn write_raw(bytes: &[u8], out: &mut [u8]) -> Option<usize> {
     Some(bytes.len())
 }
 
-/// Write a piece's `text[skip..]` with `▁` as a space; `None` when it does not fit.
-fn write_surface(text: &[u8], skip: usize, out: &mut [u8]) -> Option<usize> {
+/// Write a piece's `text[skip..]` with `▁` as a space (as nothing with `drop_marks`); `None`
+/// when it does not fit.
+fn write_surface(text: &[u8], skip: usize, drop_marks: bool, out: &mut [u8]) -> Option<usize> {
     let mut w = 0usize;
     let mut pos = skip;
     while pos < text.len() {
         if text.get(pos..pos + 3) == Some(&SPACE_MARK[..]) {
-            *out.get_mut(w)? = b' ';
-            w += 1;
+            if !drop_marks {
+                *out.get_mut(w)? = b' ';
+                w += 1;
+            }
             pos += 3;
         } else {
             *out.get_mut(w)? = *text.get(pos)?;
@@ -231,6 +242,7 @@ impl SpDecodeState {
             bos: true,
             wrote: false,
             gave_up_mark: false,
+            seen: false,
         },
         bytes: heapless::Vec::new(),
     };
@@ -257,6 +269,7 @@ impl SpDecodeState {
             let _ = self.bytes.push(byte_of_piece(piece).unwrap_or(0));
             self.drain_bytes(false, pending);
             self.state.wrote = true;
+            self.state.seen = true;
             return Ok(());
         }
         if pending.len() + held + piece.len().max(t.unk_surface.len()) > N {
@@ -269,15 +282,19 @@ impl SpDecodeState {
         }
         let (text, skip, gave_up) = piece_surface(t, kind, piece, s.bos);
         let mut rest = text.get(skip..).unwrap_or(&[]);
-        s.wrote |= !rest.is_empty();
+        let drop_marks = t.metaspace_decoder() && !s.seen;
+        s.wrote |= !rest.is_empty() && !drop_marks;
         s.gave_up_mark = gave_up;
+        s.seen = true;
         if kind == Some(PieceKind::Unknown) {
             return append(pending, rest);
         }
         // A piece's text, `▁` as a space (room was checked above).
         while let Some((&b, tail)) = rest.split_first() {
             if rest.starts_with(&SPACE_MARK) {
-                let _ = pending.push(b' ');
+                if !drop_marks {
+                    let _ = pending.push(b' ');
+                }
                 rest = rest.get(SPACE_MARK.len()..).unwrap_or(&[]);
             } else {
                 let _ = pending.push(b);

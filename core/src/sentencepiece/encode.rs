@@ -15,7 +15,7 @@
 use super::merge::{merge_word, NoRoom, Word, WORD_BUF};
 #[cfg(target_pointer_width = "64")]
 use super::merge::{HUGE_WORD_BUF, LONG_WORD_BUF};
-use super::normalize::{char_at, Normalizer, SPACE_MARK};
+use super::normalize::{char_at, strip_end, Normalizer, WordEnd, SPACE_MARK};
 use super::tables::{Sections, SpTables};
 use crate::cache::{CacheEntry, CacheKey};
 use crate::error::EncodeError;
@@ -274,7 +274,10 @@ impl<'t> SpTokenizer<'t> {
         let t = self.tables;
         let unigram = self.is_unigram();
         let sections = t.sections != Sections::Inline;
-        let apart = t.split_words && !(sections && (unigram || !t.user_defined.is_empty()));
+        // With sections, a Unigram model's score restarts only at a section or, with
+        // `Metaspace`'s split, at each word.
+        let restarts = !unigram || t.sections.splits_words();
+        let apart = t.split_words && !(sections && (!restarts || !t.user_defined.is_empty()));
         if !is_final && !apart {
             return Ok(Progress {
                 consumed: 0,
@@ -300,10 +303,19 @@ impl<'t> SpTokenizer<'t> {
                 Err(e) => Err(e),
             };
         }
-        let mut norm = Normalizer::of(text, t, at_start);
-        let pos = norm.start(0, at_start);
-        let end = if is_final { norm.end(pos) } else { text.len() };
-        let prefix = at_start && t.add_dummy_prefix;
+        let (norm, pos, end, prefix) = if sections {
+            // One section (no user-defined symbols): normalized as `sections` does, trailing
+            // whitespace held back until more text shows it is not trailing.
+            let norm = Normalizer::new(text, t.remove_extra_whitespaces);
+            let end = self.section_end(text, 0, text.len());
+            let prefix = at_start && end > 0 && self.section_prefix(text, 0);
+            (norm, 0, end, prefix)
+        } else {
+            let mut norm = Normalizer::of(text, t, at_start);
+            let pos = norm.start(0, at_start);
+            let end = if is_final { norm.end(pos) } else { text.len() };
+            (norm, pos, end, at_start && t.add_dummy_prefix)
+        };
         let cache = self.usable_cache(cache);
         let (reached, written) = self.words(
             span(norm, pos, end, prefix, !is_final),
@@ -327,13 +339,15 @@ impl<'t> SpTokenizer<'t> {
         out: &mut [u32],
         cache: &mut [CacheEntry],
     ) -> Result<usize, EncodeError> {
-        let norm = Normalizer::new(text, false);
+        let mut norm = Normalizer::new(text, self.tables.remove_extra_whitespaces);
         let mut pos = cursor.offset.min(text.len());
         let mut section = self.section_start(text, pos);
         let mut written = 0usize;
         loop {
             let next = self.next_user_symbol(text, pos, text.len());
             let end = next.map_or(text.len(), |(at, _, _)| at);
+            let end = self.section_end(text, pos, end);
+            norm.floor = section;
             if pos == section {
                 // A new call of the model.
                 cursor.score = 0.0;
@@ -378,13 +392,27 @@ impl<'t> SpTokenizer<'t> {
 
     /// True when the section of text starting at `section` (not empty) gets a `▁` before it,
     /// as `tokenizers` does: every section with a `Prepend("▁")` normalizer; with a
-    /// `Metaspace` pre-tokenizer (prepend scheme `first`), the text's first section only, and
-    /// only when it does not already start with `▁` (or a space, which becomes one).
+    /// `Metaspace` pre-tokenizer, every section (prepend scheme `always`) or the text's first
+    /// one (`first`), and only when it does not already start with `▁` (or a space, which
+    /// becomes one).
     pub(crate) fn section_prefix(&self, text: &[u8], section: usize) -> bool {
         let t = self.tables;
+        let unmarked = t.add_dummy_prefix && !char_at(text, section).0.is_mark();
         match t.sections {
             Sections::EveryPiecePrefixed => true,
-            _ => section == 0 && t.add_dummy_prefix && !char_at(text, section).0.is_mark(),
+            Sections::UnmarkedPiecesPrefixed | Sections::UnmarkedPiecesWords => unmarked,
+            _ => section == 0 && unmarked,
+        }
+    }
+
+    /// Where the words of a section that runs from `pos` to `end` end: `end`, or with
+    /// `remove_extra_whitespaces` (`tokenizers`' `Strip` on the right) before its trailing
+    /// whitespace (never before `pos`).
+    pub(crate) fn section_end(&self, text: &[u8], pos: usize, end: usize) -> usize {
+        if self.tables.remove_extra_whitespaces {
+            strip_end(text, pos, end)
+        } else {
+            end
         }
     }
 
@@ -460,6 +488,15 @@ impl<'t> SpTokenizer<'t> {
         let norm = &norm;
         let mut buf = [0u8; N];
         let mut cells = [0u32; M];
+        let t = self.tables;
+        let restart = t.sections.splits_words();
+        let split = if restart {
+            WordEnd::EveryMark
+        } else if t.split_words {
+            WordEnd::AfterOther
+        } else {
+            WordEnd::Span
+        };
         while pos < end {
             let mark = if prefix { SPACE_MARK.len() } else { 0 };
             if prefix {
@@ -467,11 +504,16 @@ impl<'t> SpTokenizer<'t> {
                     *d = s;
                 }
             }
-            let (word_end, len) = norm.scan_word(pos, end, self.tables.split_words, &mut buf, mark);
+            let (word_end, len) = norm.scan_word(pos, end, split, &mut buf, mark);
             if hold_last && word_end.saturating_add(norm.lookahead()) >= end {
                 break;
             }
             if len > 0 {
+                if restart {
+                    // Each word is a call of the model of its own.
+                    cursor.score = 0.0;
+                    cursor.after_unk = false;
+                }
                 let word = Scanned {
                     start: pos,
                     end: word_end,

@@ -70,13 +70,30 @@ pub(crate) fn char_at(text: &[u8], pos: usize) -> (Char, usize) {
     (Char::Other, len)
 }
 
+/// Where [`Normalizer::scan_word`] ends a word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WordEnd {
+    /// At the span's end: the span is one word.
+    Span,
+    /// Before a `▁` that follows a character other than `▁`: `sentencepiece`'s words, which
+    /// no merge crosses when [`super::SpTables::split_words`] holds.
+    AfterOther,
+    /// Before every `▁` but the word's first character (a space that is dropped makes no
+    /// `▁`): the words of a `Metaspace` pre-tokenizer that splits.
+    EveryMark,
+}
+
 /// The normalizer's view of one text.
 #[derive(Clone, Copy)]
 pub(crate) struct Normalizer<'a> {
     /// The whole input.
     pub text: &'a [u8],
-    /// `remove_extra_whitespaces`.
+    /// `remove_extra_whitespaces` (with sections: runs of spaces become one, as the
+    /// `Replace(" {2,}", "▁")` of `transformers`' SentencePiece conversions does).
     pub remove_extra: bool,
+    /// A space at this offset is never dropped: the text before it belongs to another
+    /// section (0: the text's start).
+    pub floor: usize,
     /// With a character map: the tables (their map, and the user-defined symbols matched
     /// before it); `None` for the `identity` rule (the fast paths below).
     tables: Option<&'a SpTables<'a>>,
@@ -105,6 +122,7 @@ impl<'a> Normalizer<'a> {
         Normalizer {
             text,
             remove_extra,
+            floor: 0,
             tables: None,
             first: usize::MAX,
             tail: usize::MAX,
@@ -254,11 +272,12 @@ impl<'a> Normalizer<'a> {
     }
 
     /// True when the space at `pos` is dropped: with `remove_extra_whitespaces`, a space
-    /// right after a space. (Leading and trailing spaces never reach a word.)
+    /// right after a space of the same section. (Leading and trailing spaces never reach a
+    /// word.)
     #[inline]
     pub(crate) fn dropped(&self, pos: usize) -> bool {
         self.remove_extra
-            && pos > 0
+            && pos > self.floor
             && self.text.get(pos - 1) == Some(&b' ')
             && self.text.get(pos) == Some(&b' ')
     }
@@ -306,16 +325,16 @@ impl<'a> Normalizer<'a> {
         end
     }
 
-    /// Find the end of the word that starts at `start` (a `▁` run, then other characters, up
-    /// to the next `▁` or `end`; with `split` false, `end`) and write its normalized bytes into
-    /// `buf` after `at` bytes, in one pass. Returns the word's end and its normalized length
-    /// (`at` included), which counts bytes that did not fit in `buf` too.
+    /// Find the end of the word that starts at `start` (see [`WordEnd`]; at most `end`) and
+    /// write its normalized bytes into `buf` after `at` bytes, in one pass. Returns the word's
+    /// end and its normalized length (`at` included), which counts bytes that did not fit in
+    /// `buf` too.
     #[inline]
     pub(crate) fn scan_word(
         &self,
         start: usize,
         end: usize,
-        split: bool,
+        split: WordEnd,
         buf: &mut [u8],
         at: usize,
     ) -> (usize, usize) {
@@ -328,7 +347,7 @@ impl<'a> Normalizer<'a> {
         };
         if self.is_mapped() {
             let mut sink = Sink::Bytes(buf, n);
-            let pos = self.walk(start, end, split, &mut sink);
+            let pos = self.walk(start, end, split != WordEnd::Span, &mut sink);
             return (pos, sink.len());
         }
         let mut pos = start;
@@ -344,7 +363,13 @@ impl<'a> Normalizer<'a> {
                 continue;
             }
             let (c, len) = char_at(self.text, pos);
-            if c.is_mark() && split && seen_other {
+            if c.is_mark()
+                && match split {
+                    WordEnd::Span => false,
+                    WordEnd::AfterOther => seen_other,
+                    WordEnd::EveryMark => pos > start && !(c == Char::Space && self.dropped(pos)),
+                }
+            {
                 break;
             }
             match c {
@@ -440,6 +465,31 @@ impl Sink<'_> {
     }
 }
 
+/// The end of `text[from..to]` without its trailing whitespace (the characters Rust's
+/// `char::is_whitespace` accepts, which `tokenizers`' `Strip` removes; a byte outside
+/// well-formed UTF-8 is not whitespace). `from` when it is all whitespace.
+pub(crate) fn strip_end(text: &[u8], from: usize, to: usize) -> usize {
+    let mut end = to.min(text.len());
+    while end > from {
+        // The last character's start: back over at most three continuation bytes.
+        let mut start = end - 1;
+        while start > from && end - start < 4 && text.get(start).is_some_and(|&b| b & 0xC0 == 0x80)
+        {
+            start -= 1;
+        }
+        let last = text.get(start..end).unwrap_or(&[]);
+        let white = core::str::from_utf8(last)
+            .ok()
+            .and_then(|s| s.chars().next())
+            .is_some_and(char::is_whitespace);
+        if !white {
+            break;
+        }
+        end = start;
+    }
+    end
+}
+
 /// `bytes` without its spaces and `▁`s at the end.
 fn trim_marks_end(mut bytes: &[u8]) -> &[u8] {
     loop {
@@ -471,6 +521,47 @@ fn trim_marks(mut bytes: &[u8]) -> &[u8] {
 mod tests {
     use super::*;
 
+    /// `Metaspace`'s words: every `▁` starts one, a space that `remove_extra_whitespaces`
+    /// drops does not, and a section start keeps its space.
+    #[test]
+    fn words_at_every_mark() {
+        let words = |text: &str, floor: usize| {
+            let mut n = Normalizer::new(text.as_bytes(), true);
+            n.floor = floor;
+            let mut buf = [0u8; 32];
+            let (mut pos, mut words) = (floor, Vec::new());
+            while pos < text.len() {
+                let (end, len) = n.scan_word(pos, text.len(), WordEnd::EveryMark, &mut buf, 0);
+                words.push(std::string::String::from_utf8(buf[..len].to_vec()).unwrap());
+                pos = end;
+            }
+            words
+        };
+        assert_eq!(words("a  b▁▁c", 0), ["a", "▁b", "▁", "▁c"]);
+        assert_eq!(words("  a", 0), ["▁a"]);
+        // From offset 1 (a section after a symbol ending in a space): its space stays.
+        assert_eq!(words("x  a", 1), ["▁a"]);
+        assert_eq!(words("x a", 2), ["a"]);
+        let mut n = Normalizer::new(b"x  a", true);
+        assert!(n.dropped(2));
+        n.floor = 2;
+        assert!(!n.dropped(2));
+    }
+
+    /// `Strip(right)`: Unicode whitespace goes, `▁` and malformed bytes stay.
+    #[test]
+    fn strip_end_drops_trailing_whitespace() {
+        let end = |s: &[u8]| strip_end(s, 0, s.len());
+        assert_eq!(end(b"a \t\n\r"), 1);
+        assert_eq!(end("a\u{3000}\u{85}\u{a0}\u{2028} ".as_bytes()), 1);
+        assert_eq!(end("a\u{2581} ".as_bytes()), 4);
+        assert_eq!(end(b"a\xA0"), 2);
+        assert_eq!(end(b"a\xE3\x80"), 3);
+        assert_eq!(end(b"   "), 0);
+        assert_eq!(strip_end(b"ab  ", 3, 4), 3);
+        assert_eq!(end("a\u{200b}".as_bytes()), 4);
+    }
+
     #[test]
     fn words_and_normalized_bytes() {
         let mut n = Normalizer::new("ab  c▁d ".as_bytes(), true);
@@ -480,19 +571,19 @@ mod tests {
         let mut words = Vec::new();
         let mut pos = 0;
         while pos < end {
-            let (word_end, len) = n.scan_word(pos, end, true, &mut buf, 0);
+            let (word_end, len) = n.scan_word(pos, end, WordEnd::AfterOther, &mut buf, 0);
             words.push(std::string::String::from_utf8(buf[..len].to_vec()).unwrap());
             pos = word_end;
         }
         assert_eq!(words, ["ab", "▁c", "▁d"]);
-        let (word_end, len) = n.scan_word(0, end, false, &mut buf, 0);
+        let (word_end, len) = n.scan_word(0, end, WordEnd::Span, &mut buf, 0);
         assert_eq!(word_end, end);
         assert_eq!(core::str::from_utf8(&buf[..len]).unwrap(), "ab▁c▁d");
         let n = Normalizer::new(b"a \xFF ", false);
-        let (_, len) = n.scan_word(0, 4, false, &mut buf, 0);
+        let (_, len) = n.scan_word(0, 4, WordEnd::Span, &mut buf, 0);
         assert_eq!(core::str::from_utf8(&buf[..len]).unwrap(), "a▁\u{FFFD}▁");
         // A word longer than the buffer: its full length, the buffer holds what fits.
-        let (_, len) = n.scan_word(0, 4, false, &mut buf[..2], 0);
+        let (_, len) = n.scan_word(0, 4, WordEnd::Span, &mut buf[..2], 0);
         assert_eq!(len, 10);
         let mut packed = [0u32; 2];
         n.write_packed(0, 4, false, &mut packed);

@@ -92,8 +92,34 @@ pub enum Sections {
     EveryPiecePrefixed,
     /// As `tokenizers` does with added tokens and a `Metaspace` pre-tokenizer whose prepend
     /// scheme is `first`: cut at user-defined symbols, and only a piece of text at the very
-    /// start gets the `▁` (when `add_dummy_prefix`).
+    /// start gets the `▁` (when `add_dummy_prefix`), unless it starts with one.
     FirstPiecePrefixed,
+    /// A `Metaspace` pre-tokenizer with prepend scheme `always` that does not split: cut at
+    /// user-defined symbols, and every piece of text gets a `▁` unless it starts with one (or
+    /// a space, which becomes one).
+    UnmarkedPiecesPrefixed,
+    /// A `Metaspace` pre-tokenizer that splits (`split: true`), prepend scheme `first` (or
+    /// `never`, without `add_dummy_prefix`): as [`Sections::FirstPiecePrefixed`], and each
+    /// `▁` then starts a word that is segmented on its own (see [`Sections::splits_words`]).
+    FirstPieceWords,
+    /// A `Metaspace` pre-tokenizer that splits, prepend scheme `always`: as
+    /// [`Sections::UnmarkedPiecesPrefixed`], and each `▁` starts a word segmented on its own.
+    UnmarkedPiecesWords,
+}
+
+impl Sections {
+    /// True when every `▁` of the normalized text (after the first character of a piece of
+    /// text) starts a new word, and each word is segmented as a call of its own: no piece
+    /// spans two words, and a Unigram model's score and `<unk>` run start afresh. This is
+    /// `Metaspace`'s `split: true`, whose words are `tokenizers`' pre-tokens. (Without it,
+    /// words may still be encoded apart as an optimization: [`SpTables::split_words`].)
+    #[inline]
+    pub fn splits_words(self) -> bool {
+        matches!(
+            self,
+            Sections::FirstPieceWords | Sections::UnmarkedPiecesWords
+        )
+    }
 }
 
 /// Which SentencePiece algorithm segments the normalized text.
@@ -250,6 +276,21 @@ pub struct SpTables<'a> {
 }
 
 impl<'a> SpTables<'a> {
+    /// True when ids decode as `tokenizers`' `Metaspace` decoder renders them: tables from a
+    /// `tokenizer.json` whose `Metaspace` pre-tokenizer prepends a `▁` (prepend scheme
+    /// `always` or `first`; its decoder mirrors it). See [`crate::SpTokenizer::decode`].
+    #[inline]
+    pub fn metaspace_decoder(&self) -> bool {
+        self.add_dummy_prefix
+            && matches!(
+                self.sections,
+                Sections::FirstPiecePrefixed
+                    | Sections::UnmarkedPiecesPrefixed
+                    | Sections::FirstPieceWords
+                    | Sections::UnmarkedPiecesWords
+            )
+    }
+
     /// True when `b` is one of [`SpTables::cut_bytes`].
     #[inline]
     pub fn is_cut_byte(&self, b: u8) -> bool {

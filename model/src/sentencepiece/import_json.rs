@@ -6,12 +6,12 @@ use std::collections::HashMap;
 use super::import_proto::SpImportError;
 use super::{byte_piece_value, SpKind, SpModel, SpPiece, SpSections};
 use crate::tokenizer_json::{
-    bad, by_id, known, ModelJson, Normalizer, Pattern, PreTokenizer, Refused, TokenizerJson,
+    bad, bad_steps, by_id, known, Metaspace, ModelJson, Normalizer, Part, Pattern, PreTokenizer,
+    Refused, TokenizerJson,
 };
 
 /// Build an [`SpModel`] from a `tokenizer.json` whose model is `BPE` or `Unigram` over `▁`
-/// pieces: normalizer `Prepend("▁")` + `Replace(" ", "▁")` (or none, with a `Metaspace`
-/// pre-tokenizer that does not split), optional byte fallback.
+/// pieces, with the normalizer and pre-tokenizer [`normalizer`] reads, optional byte fallback.
 ///
 /// - **BPE**: merge priority follows the merge list: the piece the first merge makes scores
 ///   highest; pieces no merge makes are never merged into.
@@ -36,6 +36,12 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
             }
             let scores = pieces.iter().map(|p| rank_of.get(p).map(|&r| -(r as f32)));
             let unk_id = pieces.iter().position(|p| Some(p) == m.unk_token.as_ref());
+            if unk_id.is_some() && !m.byte_fallback && !m.fuse_unk {
+                // picobpe's BPE makes a run of unknown characters one `<unk>`.
+                let what = "fuse_unk false with an unk_token and no byte fallback is not \
+                            supported yet (a run of unknown characters is one <unk> here)";
+                return Err(bad("model", what).into());
+            }
             let scores: Vec<Option<f32>> = scores.collect();
             (pieces, scores, Vec::new(), unk_id, m.byte_fallback)
         }
@@ -57,7 +63,7 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
         let what = format!("{} pieces is too many", pieces.len());
         return Err(bad("model.vocab", what).into());
     }
-    let (add_dummy_prefix, sections) = normalizer(file)?;
+    let (add_dummy_prefix, remove_extra_whitespaces, sections) = normalizer(file)?;
     let added = file.added_tokens().map_err(|e| bad("added_tokens", e))?;
     for (content, id) in &added {
         if pieces.get(*id as usize) != Some(content) {
@@ -66,6 +72,8 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
         }
     }
     let added: HashMap<String, u32> = added.into_iter().collect();
+    // `tokenizers` decodes `<unk>` as its piece (then the decoder), not as ` ⁇ `.
+    let unk_surface = unk_id.map_or_else(String::new, |id| pieces[id].clone());
     let pieces = (pieces.into_iter().zip(scores).enumerate())
         .map(|(id, (piece, score))| {
             let kind = if Some(id) == unk_id {
@@ -83,9 +91,9 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
     let model = SpModel {
         pieces,
         add_dummy_prefix,
-        remove_extra_whitespaces: false,
+        remove_extra_whitespaces,
         byte_fallback,
-        unk_surface: " \u{2047} ".to_owned(),
+        unk_surface,
         sections,
         unigram: matches!(file.model, ModelJson::Unigram(_)),
         f64_scores,
@@ -95,56 +103,102 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
     Ok(model)
 }
 
-/// The normalizer and pre-tokenizer, as `(add_dummy_prefix, sections)`.
-fn normalizer(file: &TokenizerJson) -> Result<(bool, SpSections), Refused> {
-    let (mut prepend, mut replace) = (false, false);
-    for step in &file.normalizer {
-        match &step.known {
-            Some(Normalizer::Prepend { prepend: p }) if p == "\u{2581}" => prepend = true,
-            Some(Normalizer::Replace {
-                pattern: Pattern::String(s),
-                content,
-            }) if s == " " && content == "\u{2581}" => replace = true,
-            _ => {
-                let what = format!("{} {} is not supported", step.kind(), step.raw);
-                return Err(bad("normalizer", what));
-            }
+/// How the normalizer and pre-tokenizer treat spaces: `(add_dummy_prefix,
+/// remove_extra_whitespaces, sections)`. Two shapes are read:
+///
+/// - `Prepend("▁")` (optional) + `Replace(" ", "▁")`, no pre-tokenizer (`LlamaConverter`);
+/// - a `Metaspace` pre-tokenizer (any `prepend_scheme`, `split` or not), after no normalizer or
+///   after `Strip(right)` + `Replace(Regex(" {2,}"), "▁")` (`transformers`' `SpmConverter`, for
+///   T5, ALBERT and the like: trailing whitespace dropped, runs of spaces made one, which is
+///   the model's `remove_extra_whitespaces` in a `tokenizer.json`).
+fn normalizer(file: &TokenizerJson) -> Result<(bool, bool, SpSections), Refused> {
+    let steps: Vec<&str> = file.normalizer.iter().map(normalizer_step).collect();
+    let pre = known(&file.pre_tokenizer);
+    match (&steps[..], &pre[..]) {
+        (["prepend", "replace"], []) => Ok((true, false, SpSections::EveryPiecePrefixed)),
+        (["replace"], []) => Ok((false, false, SpSections::FirstPiecePrefixed)),
+        (steps @ ([] | ["strip", "collapse"]), [Some(PreTokenizer::Metaspace(m))]) => {
+            let collapse = !steps.is_empty();
+            let (prefix, sections) = metaspace(m)?;
+            Ok((prefix, collapse, sections))
         }
-    }
-    match known(&file.pre_tokenizer)[..] {
-        [] => {}
-        [Some(PreTokenizer::Metaspace {
-            replacement,
-            prepend_scheme,
-            split,
-        })] if replacement == "\u{2581}" && !split.unwrap_or(true) && !replace => {
-            return match prepend_scheme.as_deref() {
-                Some("first") => Ok((true, SpSections::FirstPiecePrefixed)),
-                Some("always") => Ok((true, SpSections::EveryPiecePrefixed)),
-                Some("never") => Ok((false, SpSections::FirstPiecePrefixed)),
-                scheme => {
-                    let what = format!("prepend_scheme {scheme:?} is not supported");
-                    Err(bad("pre_tokenizer", what))
-                }
-            }
+        (_, [] | [Some(PreTokenizer::Metaspace(_))]) => {
+            let odd = file.normalizer.iter().find(|s| normalizer_step(s) == "?");
+            Err(match odd {
+                Some(s) => bad(
+                    "normalizer",
+                    format!("{} {} is not supported", s.kind(), s.raw),
+                ),
+                None => bad_steps(
+                    "normalizer",
+                    &file.normalizer,
+                    "not supported in this order or with this pre-tokenizer (read: \
+                     Prepend(\"▁\") + Replace(\" \", \"▁\") without one; with a Metaspace, \
+                     none or Strip(right) + Replace(Regex(\" {2,}\"), \"▁\"))",
+                ),
+            })
         }
         _ => {
             let raw = file.pre_tokenizer.iter().map(|s| s.raw.to_string());
-            let what = "is not supported (a Metaspace that does not split is)";
             let raw = raw.collect::<Vec<_>>().join(" + ");
-            return Err(bad("pre_tokenizer", format!("{raw} {what}")));
+            let what = format!("{raw} is not supported (none or one Metaspace is)");
+            Err(bad("pre_tokenizer", what))
         }
     }
-    if !replace {
-        return Err(bad(
-            "normalizer",
-            "spaces are not replaced by '▁': not a SentencePiece-style model",
-        ));
+}
+
+/// What one normalizer step is, for [`normalizer`]'s shapes (`"?"`: none of them).
+fn normalizer_step(step: &Part<Normalizer>) -> &'static str {
+    match &step.known {
+        Some(Normalizer::Prepend { prepend }) if prepend == "\u{2581}" => "prepend",
+        Some(Normalizer::Replace {
+            pattern: Pattern::String(s),
+            content,
+        }) if s == " " && content == "\u{2581}" => "replace",
+        Some(Normalizer::Replace {
+            pattern: Pattern::Regex(r),
+            content,
+        }) if r == " {2,}" && content == "\u{2581}" => "collapse",
+        Some(Normalizer::Strip {
+            strip_left: false,
+            strip_right: true,
+        }) => "strip",
+        _ => "?",
     }
-    let sections = if prepend {
-        SpSections::EveryPiecePrefixed
-    } else {
-        SpSections::FirstPiecePrefixed
+}
+
+/// A `Metaspace` pre-tokenizer as `(add_dummy_prefix, sections)`.
+fn metaspace(m: &Metaspace) -> Result<(bool, SpSections), Refused> {
+    let bad = |what: String| bad("pre_tokenizer", what);
+    if m.replacement != "\u{2581}" {
+        return Err(bad(format!(
+            "Metaspace replacement {:?} is not \"▁\"",
+            m.replacement
+        )));
+    }
+    // As `tokenizers` reads it: an old file's `add_prefix_space: true` is `always`, and one
+    // that contradicts `prepend_scheme` is an error.
+    let scheme = match (m.prepend_scheme.as_deref(), m.add_prefix_space) {
+        (None, None | Some(true)) => "always",
+        (Some(s), None) => s,
+        (Some("never"), Some(false)) => "never",
+        (Some(s @ ("always" | "first")), Some(true)) => s,
+        (s, a) => {
+            return Err(bad(format!(
+                "Metaspace prepend_scheme {s:?} with add_prefix_space {a:?}"
+            )))
+        }
     };
-    Ok((prepend, sections))
+    let split = m.split.unwrap_or(true);
+    match (scheme, split) {
+        ("always", false) => Ok((true, SpSections::UnmarkedPiecesPrefixed)),
+        ("always", true) => Ok((true, SpSections::UnmarkedPiecesWords)),
+        ("first", false) => Ok((true, SpSections::FirstPiecePrefixed)),
+        ("first", true) => Ok((true, SpSections::FirstPieceWords)),
+        ("never", false) => Ok((false, SpSections::FirstPiecePrefixed)),
+        ("never", true) => Ok((false, SpSections::FirstPieceWords)),
+        (s, _) => Err(bad(format!(
+            "Metaspace prepend_scheme {s:?} is not supported"
+        ))),
+    }
 }

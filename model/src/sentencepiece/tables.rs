@@ -188,9 +188,11 @@ impl SpTableData<'static> {
                 Cow::Borrowed(&[])
             },
             // A run of unknown symbols is one `<unk>`: across a word start only when `▁` is
-            // unknown too, which then needs the whole text at once.
-            split_words: model.splits_words()
-                && (model.byte_fallback || model.pieces.iter().any(|p| p.piece == "\u{2581}")),
+            // unknown too, which then needs the whole text at once. A `Metaspace` that splits
+            // makes each word a call of its own.
+            split_words: model.sections.splits_words()
+                || model.splits_words()
+                    && (model.byte_fallback || model.pieces.iter().any(|p| p.piece == "\u{2581}")),
             charsmap_lookahead: if map.units.is_empty() {
                 0
             } else {

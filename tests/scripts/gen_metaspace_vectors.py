@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""Generate picobpe's reference data for SentencePiece-style `tokenizer.json` files that split
+words with a `Metaspace` pre-tokenizer, made and run by the real Hugging Face `tokenizers` (and
+`transformers`' T5 converter over a real `sentencepiece` model); never with picobpe.
+
+Usage (from the repository root; about 30 s):
+
+    pip install sentencepiece==0.2.3 protobuf==7.36.2 tokenizers==0.22.2
+    pip install --no-deps transformers==4.57.6      # only for convert_slow_tokenizer
+    pip install "huggingface-hub>=0.34,<1.0" numpy pyyaml safetensors regex  # checked at its import
+    python3 tests/scripts/gen_metaspace_vectors.py
+
+It (re)writes, under tests/fixtures/metaspace/:
+
+    models/ms-unigram.tokenizer.json   Tokenizer(models.Unigram()) + pre_tokenizers.Metaspace()
+                                       (prepend_scheme "always", split true: the library's
+                                       defaults) + decoders.Metaspace(), trained by tokenizers'
+                                       UnigramTrainer
+    models/ms-unigram-whole.tokenizer.json  Unigram + Metaspace(split=False), trained so: the
+                                       trainer sees whole sentences and learns pieces that hold
+                                       a "▁" after other characters ("▁of▁the")
+    models/ms-unigram-cut.tokenizer.json    that vocabulary with Metaspace() (split true): such
+                                       pieces never match, as words are segmented apart
+    models/ms-bpe-first.tokenizer.json Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=True)) +
+                                       Metaspace(prepend_scheme="first"), trained by BpeTrainer
+    models/ms-t5.tokenizer.json        transformers' T5Converter over a Unigram model trained here
+                                       by sentencepiece (identity rule, so no Precompiled step):
+                                       Strip(right) + Replace(Regex(" {2,}"), "▁") + Metaspace
+    inputs/ms_edge.jsonl               whitespace, U+2581 and added-token edge cases
+    vectors/<stem>/<set>.jsonl.gz      tokenizers' ids and decodings (`decode(ids,
+                                       skip_special_tokens=False)`; record format of
+                                       tests/fixtures/sentencepiece; "ids" are tokenizers' here);
+                                       the corpus set for ms-unigram and ms-t5 only (size)
+    MANIFEST.json                      versions, options, counts, sha256 of every file
+
+Invalid UTF-8: `tokenizers` takes only `str`. picobpe reads each byte outside a well-formed
+sequence as U+FFFD (sentencepiece's rule), so the reference for such an input is `tokenizers`
+run on that text (fffd_text below).
+
+Training text: the first 300,000 bytes of tests/fixtures/train/english-1mb.txt (public domain),
+one sentence per non-empty line. Characters outside it (most of the multilingual inputs) meet
+`<unk>`. tokenizers' UnigramTrainer is not deterministic (two runs, even on one thread, give
+slightly different scores), so a rerun rewrites the three ms-unigram* models and their vectors
+with another, equally valid, vocabulary; the BPE and T5 files come out byte-identical.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import sys
+from pathlib import Path
+
+import sentencepiece as spm
+import tokenizers
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gen_sp_vectors import fffd_text, load_set, sha256, write_jsonl  # noqa: E402
+from gen_unigram_vectors import tokenizer_json  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests/fixtures"
+OUT = FIXTURES / "metaspace"
+CORPUS = FIXTURES / "train/english-1mb.txt"
+SAMPLE_BYTES = 300_000
+SPECIALS = ["<unk>", "<s>", "</s>"]
+
+SETS = {
+    "fixtures": "vectors/inputs/fixtures.jsonl",
+    "corpus": "vectors/inputs/corpus.jsonl",
+    "random": "vectors/inputs/random.jsonl",
+    "invalid_utf8": "vectors/inputs/invalid_utf8.jsonl",
+    "sp_edge": "sentencepiece/inputs/sp_edge.jsonl",
+    "ms_edge": "metaspace/inputs/ms_edge.jsonl",
+}
+# Every k-th record of the large sets is stored.
+SUBSET = {"random": 6, "invalid_utf8": 4}
+CORPUS_MODELS = {"ms-unigram", "ms-t5"}
+
+EDGE = [
+    "a", " a", "  a", "a ", "a  ", "a   b", " a  b  ", "\u2581a", " \u2581a", "a\u2581", "a \u2581 b",
+    "\u2581\u2581", "   ", " ", "", "\t", "a\tb", "a\nb", "a \n b", "a\n", "a \n", "a\u3000", "a \u3000 b",
+    "a\u00a0b ", "a\u2028", "a\u0085", "\u200bb", "a\u1680 \u2000b", "a\r\n", "<s>", " <s> ", "a<s>b",
+    "a <s> b", "a  <s>  b", "<s>a</s>", "</s> a", "a</s>", "<s><s>", "<s> </s>", "x <unk> y",
+    "the  cat\u2581sat", "The quick  brown fox.  ", "Hello, world!  \n", "  leading and trailing  ",
+    "\u2581\u2581the", "a \u2581", "\u2581 ", "日本 語", "e\u0301 x", "📦 ok",
+]
+
+
+def sentences() -> list[str]:
+    data = CORPUS.read_bytes()[:SAMPLE_BYTES]
+    data = data[: data.rfind(b"\n") + 1]
+    return [line for line in data.decode("utf-8").split("\n") if line.strip()]
+
+
+def unigram(lines: list[str], split: bool) -> Tokenizer:
+    tok = Tokenizer(models.Unigram())
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(split=split)
+    tok.decoder = decoders.Metaspace(split=split)
+    trainer = trainers.UnigramTrainer(vocab_size=1500, special_tokens=SPECIALS, unk_token="<unk>",
+                                      show_progress=False)
+    tok.train_from_iterator(lines, trainer=trainer)
+    return tok
+
+
+def bpe_first(lines: list[str]) -> Tokenizer:
+    # fuse_unk: picobpe does not yet read a BPE file whose unknown characters are one <unk>
+    # each (fuse_unk false, the default) and refuses it.
+    tok = Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=True))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="first")
+    tok.decoder = decoders.Metaspace(prepend_scheme="first")
+    trainer = trainers.BpeTrainer(vocab_size=1500, special_tokens=SPECIALS, show_progress=False)
+    tok.train_from_iterator(lines, trainer=trainer)
+    return tok
+
+
+def t5(lines: list[str], work: Path) -> str:
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines), model_writer=model, model_type="unigram", vocab_size=1000,
+        normalization_rule_name="identity", add_dummy_prefix=True, remove_extra_whitespaces=True,
+        pad_id=0, eos_id=1, unk_id=2, bos_id=-1, character_coverage=1.0, input_sentence_size=0,
+        shuffle_input_sentence=False, num_threads=1, minloglevel=2)
+    path = work / "ms-t5.model"
+    path.write_bytes(model.getvalue())
+    try:
+        return tokenizer_json(path, "T5Converter")
+    finally:
+        path.unlink()
+
+
+def main() -> None:
+    assert tokenizers.__version__ == "0.22.2", tokenizers.__version__
+    (OUT / "models").mkdir(parents=True, exist_ok=True)
+    (OUT / "inputs").mkdir(parents=True, exist_ok=True)
+    write_jsonl(OUT / "inputs/ms_edge.jsonl", None,
+                [{"name": f"ms-edge-{i}", "text": t} for i, t in enumerate(EDGE)])
+    lines = sentences()
+    files = {}
+    files["ms-unigram"] = unigram(lines, True).to_str()
+    whole = unigram(lines, False)
+    files["ms-unigram-whole"] = whole.to_str()
+    whole.pre_tokenizer = pre_tokenizers.Metaspace()
+    whole.decoder = decoders.Metaspace()
+    files["ms-unigram-cut"] = whole.to_str()
+    files["ms-bpe-first"] = bpe_first(lines).to_str()
+    files["ms-t5"] = t5(lines, OUT / "models")
+    hfs = {}
+    manifest = {
+        "made_by": {"tokenizers": tokenizers.__version__, "sentencepiece": spm.__version__,
+                    "script": "tests/scripts/gen_metaspace_vectors.py"},
+        "training_text": f"first {SAMPLE_BYTES} bytes of tests/fixtures/train/english-1mb.txt, "
+                         f"{len(lines)} non-empty lines",
+        "models": {}, "sets": {},
+    }
+    for stem, js in files.items():
+        path = OUT / f"models/{stem}.tokenizer.json"
+        path.write_text(js + "\n", encoding="utf-8")
+        hfs[stem] = Tokenizer.from_file(str(path))
+        raw = json.loads(js)
+        manifest["models"][stem] = {
+            "file": f"models/{stem}.tokenizer.json", "sha256": sha256(path),
+            "model": raw["model"]["type"], "vocab": hfs[stem].get_vocab_size(),
+            "normalizer": raw["normalizer"], "pre_tokenizer": raw["pre_tokenizer"],
+            "decoder": raw["decoder"],
+        }
+    for set_name, rel in SETS.items():
+        records = load_set(FIXTURES, rel)
+        k = SUBSET.get(set_name, 1)
+        for stem, hf in hfs.items():
+            if set_name == "corpus" and stem not in CORPUS_MODELS:
+                continue
+            recs = []
+            n_ids = 0
+            for i, (name, data, _is_text) in enumerate(records):
+                if i % k:
+                    continue
+                text = fffd_text(data)
+                ids = hf.encode(text, add_special_tokens=False).ids
+                dec = hf.decode(ids, skip_special_tokens=False).encode("utf-8")
+                rec = {"name": name, "ids": ids}
+                if dec != text.encode("utf-8"):
+                    rec["decoded_b64"] = base64.b64encode(dec).decode("ascii")
+                recs.append(rec)
+                n_ids += len(ids)
+            header = {"model": stem, "set": set_name, "inputs": rel, "count": len(recs),
+                      "reference": "tokenizers"}
+            vdir = OUT / "vectors" / stem
+            vdir.mkdir(parents=True, exist_ok=True)
+            write_jsonl(vdir / f"{set_name}.jsonl.gz", header, recs)
+            manifest["sets"].setdefault(set_name, {})[stem] = {"records": len(recs), "ids": n_ids}
+    for p in sorted(OUT.rglob("*")):
+        if p.is_file() and p.name != "MANIFEST.json":
+            manifest.setdefault("sha256", {})[str(p.relative_to(OUT))] = sha256(p)
+    (OUT / "MANIFEST.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
+    print(json.dumps(manifest["sets"], indent=None))
+
+
+if __name__ == "__main__":
+    main()
