@@ -60,6 +60,9 @@ fn sp_model(normal: &[(&str, f32)], user: &[&str], byte_fallback: bool, unigram:
         unigram,
         f64_scores: Vec::new(),
         charsmap: Vec::new(),
+        unk_in_text: false,
+        unk_per_char: false,
+        normalizer: None,
     }
 }
 

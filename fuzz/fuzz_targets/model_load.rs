@@ -528,6 +528,10 @@ fn structured_sp(mut p: Params<'_>) -> SpModel {
             }
         }
     }
+    // `tokenizer.json` settings on the sections that can hold them (a faulty draw puts them
+    // anywhere: refused by `validate`).
+    let settings = p.byte();
+    let tokenizers = (flags >> 4) % 8 >= 3 || faults & 0x40 != 0;
     SpModel {
         pieces,
         add_dummy_prefix: flags & 2 != 0,
@@ -549,5 +553,8 @@ fn structured_sp(mut p: Params<'_>) -> SpModel {
         unigram: flags >> 7 & 1 == 1 && (flags >> 4) % 8 < 3,
         f64_scores: Vec::new(),
         charsmap: Vec::new(),
+        unk_in_text: tokenizers && settings & 1 != 0,
+        unk_per_char: tokenizers && settings & 2 != 0 && flags >> 7 & 1 == 0,
+        normalizer: None,
     }
 }

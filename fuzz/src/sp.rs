@@ -484,6 +484,7 @@ pub fn borrow_tables<'a>(data: &'a SpTableData<'_>) -> SpTables<'a> {
         byte_ids: &data.byte_ids,
         unk_id: data.unk_id,
         unk_surface: &data.unk_surface,
+        unk_per_char: data.unk_per_char,
         user_defined: &data.user_defined,
         add_dummy_prefix: data.add_dummy_prefix,
         remove_extra_whitespaces: data.remove_extra_whitespaces,
@@ -509,6 +510,9 @@ pub fn borrow_tables<'a>(data: &'a SpTableData<'_>) -> SpTables<'a> {
             hangul: data.charsmap_hangul,
             max_key: data.charsmap_lookahead,
         },
+        normalizer: data
+            .normalizer
+            .map(picobpe::normalizer::TextNormalizer::new),
     }
 }
 

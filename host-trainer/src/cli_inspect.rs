@@ -114,6 +114,19 @@ fn inspect_sentencepiece(path: &std::path::Path, model: &SpModel) -> Result<(), 
         "normalizer:   add_dummy_prefix {}, remove_extra_whitespaces {}, sections {:?}",
         model.add_dummy_prefix, model.remove_extra_whitespaces, model.sections
     );
+    if let Some(form) = model.normalizer {
+        let (major, minor, patch) = picobpe::normalizer::UNICODE_VERSION;
+        println!(
+            "unicode:      {} (Unicode {major}.{minor}.{patch}, between user-defined symbols)",
+            picobpe_model::normalizer::name(form),
+        );
+    }
+    if model.unk_in_text || model.unk_per_char {
+        println!(
+            "unknown:      matched in the text {}, one per unknown character {}",
+            model.unk_in_text, model.unk_per_char
+        );
+    }
     if !model.charsmap.is_empty() {
         let map = picobpe_model::sentencepiece::charsmap::parse(&model.charsmap)
             .map_err(|e| e.to_string())?;

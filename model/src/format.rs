@@ -27,7 +27,11 @@
 //!   sequence: `precompiled_charsmap` as `sentencepiece` stores it), for models whose
 //!   normalizer rewrites characters (`nmt_nfkc` and the like). Variant 6 is variant 0 followed
 //!   by a byte naming its Unicode normalizer (1 NFC, 2 NFD, 3 NFKC, 4 NFKD; Qwen2's NFC), which
-//!   [`Model::to_bytes`] writes in this version for such a model. Variant 2 is a
+//!   [`Model::to_bytes`] writes in this version for such a model. Variant 7 is a SentencePiece
+//!   model from a `tokenizer.json` whose settings the others cannot hold: the `SpModel`, a
+//!   bool (Unigram), `f64_scores`, the character map (possibly empty) and a settings byte
+//!   (bit 0: the unknown piece is matched in the text; bit 1: one `<unk>` per unknown
+//!   character; bits 2-4: the Unicode normalizer, 1 NFC, 2 NFD, 3 NFKC, 4 NFKD), not 0. Variant 2 is a
 //!   WordPiece [`crate::WpModel`] `{ vocab, unk_id, prefix, max_chars_per_word, clean_text,
 //!   handle_chinese_chars, strip_accents, lowercase, cleanup, specials }`, which
 //!   [`WpModel::write`] writes in this version (its tables are built at load).
@@ -184,6 +188,10 @@ enum Payload<B = Model, S = SpModel, W = WpModel, F = Vec<f64>, C = Vec<u8>> {
     UnigramMapped(S, F, C),
     /// A byte-level model with a Unicode normalizer ([`crate::normalizer::code`]).
     BytePairNormalized(B, u8),
+    /// A SentencePiece model from a `tokenizer.json` with settings the other kinds cannot
+    /// hold: the model, whether it is Unigram, its `f64` scores, its character map and the
+    /// settings byte ([`SpModel::settings`]).
+    SentencePieceSettings(S, bool, F, C, u8),
 }
 
 /// A payload to write, borrowing its model.
@@ -207,8 +215,13 @@ impl<'a> PayloadRef<'a> {
         }
     }
 
-    /// A SentencePiece model's payload: variant 1 for BPE, 3 for Unigram.
+    /// A SentencePiece model's payload: variant 1 for BPE, 3 for Unigram (4 and 5 with a
+    /// character map), 7 with `tokenizer.json` settings.
     fn sentencepiece(m: &'a SpModel) -> PayloadRef<'a> {
+        if m.settings() != 0 {
+            let (scores, map) = (&m.f64_scores[..], &m.charsmap[..]);
+            return PayloadRef::SentencePieceSettings(m, m.unigram, scores, map, m.settings());
+        }
         match (m.unigram, m.charsmap.is_empty()) {
             (true, true) => PayloadRef::Unigram(m, &m.f64_scores),
             (false, true) => PayloadRef::SentencePiece(m),
@@ -321,6 +334,20 @@ impl AnyModel {
                 charsmap,
                 ..m
             }),
+            Payload::SentencePieceSettings(m, unigram, f64_scores, charsmap, bits) => {
+                let mut m = SpModel {
+                    unigram,
+                    f64_scores,
+                    charsmap,
+                    ..m
+                };
+                if !m.set_settings(bits) || bits == 0 {
+                    return Err(ModelError::InvalidSentencePiece(
+                        crate::sentencepiece::InvalidSpModel::MisplacedSettings,
+                    ));
+                }
+                AnyModel::SentencePiece(m)
+            }
         };
         if !rest.is_empty() {
             return Err(ModelError::TrailingBytes {
@@ -536,7 +563,8 @@ fn file_bytes(model: PayloadRef<'_>, template: &TemplateData) -> Result<Vec<u8>,
         PayloadRef::SentencePiece(m)
         | PayloadRef::Unigram(m, _)
         | PayloadRef::SentencePieceMapped(m, _)
-        | PayloadRef::UnigramMapped(m, _, _) => {
+        | PayloadRef::UnigramMapped(m, _, _)
+        | PayloadRef::SentencePieceSettings(m, ..) => {
             let mut data = SpTableData::new(m)?;
             table_file::write(&mut data, &mut payload, HEADER_LEN)?;
             m.n_ids()

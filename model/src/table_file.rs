@@ -19,8 +19,10 @@
 //!
 //! ```text
 //! u8 × 5    add_dummy_prefix, remove_extra_whitespaces, split_words (0/1), sections
-//!           (0 inline, 1 every piece prefixed, 2 first piece prefixed), algorithm (0 BPE,
-//!           1 Unigram as `sentencepiece` adds, 2 Unigram as `tokenizers` adds)
+//!           (the `Sections` variant index 0-5), algorithm (bits 0-1: 0 BPE, 1 Unigram as
+//!           `sentencepiece` adds, 2 Unigram as `tokenizers` adds; bit 2 a character map;
+//!           bit 3 one `<unk>` per unknown character; bits 4-6 the Unicode normalizer, 0
+//!           none, 1 NFC, 2 NFD, 3 NFKC, 4 NFKD)
 //! u32 LE    unk_id
 //! u64 × 2   cut_bytes
 //! Unigram only: u64 unk_score (f64 bits), u32 max_piece_bytes, u32 0
@@ -401,7 +403,11 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         };
         // Bit 2 of the algorithm byte: the tables end with a character map.
         let mapped = !self.charsmap_units.is_empty() || !self.charsmap_runs.is_empty();
-        let algorithm = algorithm | u8::from(mapped) << 2;
+        // Bit 3: one `<unk>` per unknown character; bits 4-6: the Unicode normalizer.
+        let algorithm = algorithm
+            | u8::from(mapped) << 2
+            | u8::from(self.unk_per_char) << 3
+            | crate::normalizer::code(self.normalizer) << 4;
         let sections = SECTIONS
             .iter()
             .position(|&s| s == self.sections)
@@ -419,11 +425,13 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         if flags[..3].iter().any(|&f| f > 1)
             || usize::from(flags[3]) >= SECTIONS.len()
             || flags[4] & 3 > 2
-            || flags[4] > 7
+            || flags[4] >> 4 > 4
         {
             return Err(bad(format!("unknown flag values {flags:?}")));
         }
         let mapped = flags[4] & 4 != 0;
+        self.unk_per_char = flags[4] & 8 != 0;
+        self.normalizer = crate::normalizer::from_code(flags[4] >> 4).flatten();
         flags[4] &= 3;
         self.add_dummy_prefix = flags[0] == 1;
         self.remove_extra_whitespaces = flags[1] == 1;

@@ -83,6 +83,9 @@ fn sentencepiece() -> SpModel {
         unigram: false,
         f64_scores: Vec::new(),
         charsmap: Vec::new(),
+        unk_in_text: false,
+        unk_per_char: false,
+        normalizer: None,
     }
 }
 

@@ -65,6 +65,9 @@ fn tiny() -> SpModel {
         unigram: false,
         f64_scores: Vec::new(),
         charsmap: Vec::new(),
+        unk_in_text: false,
+        unk_per_char: false,
+        normalizer: None,
     }
 }
 
@@ -436,7 +439,7 @@ fn tokenizer_json_refusals_name_the_cause() {
     ));
     assert_eq!(
         text,
-        "tokenizer.json normalizer: NFKC {\"type\":\"NFKC\"} is not supported"
+"tokenizer.json normalizer: NFC, NFD, NFKC or NFKD is supported alone, before a Metaspace that splits (not yet with other steps or pre-tokenizers)"
     );
 
     let (err, text) = refused("bytelevel-pretok.tokenizer.json");
@@ -529,6 +532,9 @@ fn a_zero_score_merges_before_a_negative_zero() {
         unigram: false,
         f64_scores: Vec::new(),
         charsmap: Vec::new(),
+        unk_in_text: false,
+        unk_per_char: false,
+        normalizer: None,
     };
     for ((ab, bc), want) in [((-0.0, 0.0), [2, 6]), ((0.0, -0.0), [5, 4])] {
         let tables = SpTableData::new(&model(ab, bc)).unwrap().to_tables();
@@ -809,5 +815,63 @@ fn damaged_compact_character_maps_are_refused() {
             err.starts_with("precompiled_charsmap: compact form: ") && err.contains(want),
             "{err}"
         );
+    }
+}
+
+/// `tokenizer.json` settings (the unknown piece matched in the text, one `<unk>` per unknown
+/// character) round-trip through their own file kind (7), reach the tables and the encoder,
+/// and a damaged settings byte or a misplaced setting is refused by name.
+#[test]
+fn tokenizer_json_settings_round_trip_and_damage_is_refused() {
+    let mut m = tiny();
+    m.sections = SpSections::UnmarkedPiecesWords;
+    m.unk_in_text = true;
+    m.unk_per_char = true;
+    let bytes = m.to_bytes().unwrap();
+    assert_eq!(SpModel::from_bytes(&bytes).unwrap(), m);
+    assert_eq!(bytes[HEADER_LEN], 7, "kind");
+    assert_eq!(*bytes.last().unwrap(), 3, "settings byte");
+
+    let data = picobpe_model::SpTableData::new(&m).unwrap();
+    assert!(data.unk_per_char && data.user_defined.contains(&0));
+    let tok = picobpe::SpTokenizer::new(data.to_tables());
+    let mut out = [0u32; 16];
+    let n = tok.encode(b"<unk>", &mut out).unwrap();
+    assert_eq!(out[..n], [0]);
+    // `x` is no piece: one `<unk>` each (after `▁`, id 4).
+    let n = tok.encode(b"xx", &mut out).unwrap();
+    assert_eq!(out[..n], [4, 0, 0]);
+    let fused = SpModel {
+        unk_per_char: false,
+        normalizer: None,
+        ..m.clone()
+    };
+    let data = picobpe_model::SpTableData::new(&fused).unwrap();
+    let n = picobpe::SpTokenizer::new(data.to_tables())
+        .encode(b"xx", &mut out)
+        .unwrap();
+    assert_eq!(out[..n], [4, 0]);
+
+    // 0, an unknown normalizer code (5), an unknown bit.
+    for bits in [0u8, 5 << 2, 128] {
+        let mut bad = bytes.clone();
+        *bad.last_mut().unwrap() = bits;
+        let crc = crc32fast::hash(&bad[HEADER_LEN..]);
+        bad[14..18].copy_from_slice(&crc.to_le_bytes());
+        let err = SpModel::from_bytes(&bad).unwrap_err().to_string();
+        assert!(err.contains("tokenizer.json settings"), "{bits}: {err}");
+    }
+    for misplaced in [
+        SpModel {
+            sections: SpSections::Inline,
+            ..m.clone()
+        },
+        SpModel {
+            unigram: true,
+            ..m.clone()
+        },
+    ] {
+        let err = misplaced.to_bytes().unwrap_err().to_string();
+        assert!(err.contains("tokenizer.json settings"), "{err}");
     }
 }

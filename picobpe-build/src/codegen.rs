@@ -44,12 +44,7 @@ pub fn generate(data: &TableData, model_name: &str, token_bytes: &Path) -> Strin
     let piece_index = index_expr("PICOBPE_PIECE", &data.piece_index, data.pieces.len());
     // The variant's name (a unit variant's `Debug` is its name).
     let pattern = format!("{:?}", data.pattern);
-    let normalizer = match data.normalizer {
-        None => "None".to_owned(),
-        Some(form) => format!(
-            "Some(::picobpe::normalizer::TextNormalizer::new(::picobpe::normalizer::UnicodeForm::{form:?}))"
-        ),
-    };
+    let normalizer = normalizer_expr(data.normalizer);
     let _ = writeln!(
         s,
         "\n/// The baked tables of `{model_name}`.\n\
@@ -139,6 +134,7 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
     );
     let piece_index = index_expr("PICOBPE_PIECE", &data.piece_index, data.pieces.len());
     let sections = format!("{:?}", data.sections);
+    let sp_normalizer = normalizer_expr(data.normalizer);
     let algorithm = match data.algorithm {
         SpAlgorithm::Bpe => "Bpe".to_owned(),
         SpAlgorithm::Unigram {
@@ -163,6 +159,7 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
          byte_ids: &PICOBPE_BYTE_IDS,\n    \
          unk_id: {},\n    \
          unk_surface: &PICOBPE_UNK_SURFACE,\n    \
+         unk_per_char: {},\n    \
          user_defined: &PICOBPE_USER_DEFINED,\n    \
          add_dummy_prefix: {},\n    \
          remove_extra_whitespaces: {},\n    \
@@ -178,9 +175,11 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
          sequence_values: &PICOBPE_CHARSMAP_SEQUENCE_VALUES, tails: &PICOBPE_CHARSMAP_TAILS, \
          ascii: [{:#x}, {:#x}], lead: [{:#x}, {:#x}, {:#x}, {:#x}], ascii_pairs: &PICOBPE_CHARSMAP_ASCII_PAIRS, \
          bmp_index: &PICOBPE_CHARSMAP_BMP_INDEX, bmp_blocks: &PICOBPE_CHARSMAP_BMP_BLOCKS, hangul: {}, \
-         max_key: {} }},\n\
+         max_key: {} }},\n    \
+         normalizer: {sp_normalizer},\n\
          }};",
         data.unk_id,
+        data.unk_per_char,
         data.add_dummy_prefix,
         data.remove_extra_whitespaces,
         data.split_words,
@@ -304,4 +303,14 @@ fn index_expr(prefix: &str, index: &IndexData, len: usize) -> String {
         "::picobpe::PtrIndex {{ seed: {:#x}, pilots: &{prefix}_PILOTS, remap: &{prefix}_REMAP, len: {len} }}",
         index.seed
     )
+}
+
+/// The expression of a baked `Option<TextNormalizer>` for `form`.
+fn normalizer_expr(form: Option<impl fmt::Debug>) -> String {
+    match form {
+        None => "None".to_owned(),
+        Some(form) => format!(
+            "Some(::picobpe::normalizer::TextNormalizer::new(::picobpe::normalizer::UnicodeForm::{form:?}))"
+        ),
+    }
 }

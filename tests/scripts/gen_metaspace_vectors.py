@@ -8,7 +8,10 @@ Usage (from the repository root; about 30 s):
     pip install sentencepiece==0.2.3 protobuf==7.36.2 tokenizers==0.22.2
     pip install --no-deps transformers==4.57.6      # only for convert_slow_tokenizer
     pip install "huggingface-hub>=0.34,<1.0" numpy pyyaml safetensors regex  # checked at its import
-    python3 tests/scripts/gen_metaspace_vectors.py
+    python3 tests/scripts/gen_metaspace_vectors.py [--only STEM,...]
+
+With --only, just those models are made again (their files and vectors); the others and their
+MANIFEST entries stay as committed.
 
 It (re)writes, under tests/fixtures/metaspace/:
 
@@ -21,12 +24,17 @@ It (re)writes, under tests/fixtures/metaspace/:
                                        a "▁" after other characters ("▁of▁the")
     models/ms-unigram-cut.tokenizer.json    that vocabulary with Metaspace() (split true): such
                                        pieces never match, as words are segmented apart
-    models/ms-bpe-first.tokenizer.json Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=True)) +
+    models/ms-bpe-first.tokenizer.json Tokenizer(models.BPE(unk_token="<unk>")) +
                                        Metaspace(prepend_scheme="first"), trained by BpeTrainer
     models/ms-t5.tokenizer.json        transformers' T5Converter over a Unigram model trained here
                                        by sentencepiece (identity rule, so no Precompiled step):
                                        Strip(right) + Replace(Regex(" {2,}"), "▁") + Metaspace
+    models/ms-bpe-nfkc.tokenizer.json  tokenizers' own SentencePieceBPETokenizer (NFKC +
+                                       Metaspace), trained by its train_from_iterator
+    models/ms-unigram-nfd.tokenizer.json  Unigram with an NFD normalizer + Metaspace(), trained
     inputs/ms_edge.jsonl               whitespace, U+2581 and added-token edge cases
+    inputs/nfkc_edge.jsonl             text the Unicode forms change (vectors for the two
+                                       normalizing models only)
     vectors/<stem>/<set>.jsonl.gz      tokenizers' ids and decodings (`decode(ids,
                                        skip_special_tokens=False)`; record format of
                                        tests/fixtures/sentencepiece; "ids" are tokenizers' here);
@@ -46,6 +54,7 @@ with another, equally valid, vocabulary; the BPE and T5 files come out byte-iden
 
 from __future__ import annotations
 
+import argparse
 import base64
 import io
 import json
@@ -54,7 +63,8 @@ from pathlib import Path
 
 import sentencepiece as spm
 import tokenizers
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from tokenizers import (SentencePieceBPETokenizer, Tokenizer, decoders, models, normalizers,
+                        pre_tokenizers, trainers)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_sp_vectors import fffd_text, load_set, sha256, write_jsonl  # noqa: E402
@@ -74,7 +84,9 @@ SETS = {
     "invalid_utf8": "vectors/inputs/invalid_utf8.jsonl",
     "sp_edge": "sentencepiece/inputs/sp_edge.jsonl",
     "ms_edge": "metaspace/inputs/ms_edge.jsonl",
+    "nfkc_edge": "metaspace/inputs/nfkc_edge.jsonl",
 }
+NORMALIZING = {"ms-bpe-nfkc", "ms-unigram-nfd"}
 # Every k-th record of the large sets is stored.
 SUBSET = {"random": 6, "invalid_utf8": 4}
 CORPUS_MODELS = {"ms-unigram", "ms-t5"}
@@ -86,6 +98,21 @@ EDGE = [
     "a <s> b", "a  <s>  b", "<s>a</s>", "</s> a", "a</s>", "<s><s>", "<s> </s>", "x <unk> y",
     "the  cat\u2581sat", "The quick  brown fox.  ", "Hello, world!  \n", "  leading and trailing  ",
     "\u2581\u2581the", "a \u2581", "\u2581 ", "日本 語", "e\u0301 x", "📦 ok",
+]
+
+
+# What NFKC / NFD change: full- and half-width forms, ligatures, super- and subscripts, circled
+# numbers, compatibility jamo and ideographs, decomposed and precomposed letters, marks out of
+# order, wave dash, ideographic, no-break and zero-width spaces, BOM, controls, final sigma,
+# sharp s, dotted I, Hangul, Indic, emoji with modifiers, spaces NFKC makes (U+00A0, U+3000).
+NFKC_EDGE = [
+    "ＡＢＣ ａｂｃ １２３", "ｶﾀｶﾅ ﾊﾟﾋﾟ", "ﬁne ﬂow ﬀ", "x² H₂O ⁴⁵", "① ⑩ ⑳ ㉑", "ㄱㄴㄷ ㅏ", "㈜ ㍿ ㎏ ㎞",
+    "e\u0301 a\u0308 o\u0302\u0323", "é ä ộ", "a\u0323\u0302 a\u0302\u0323", "～〜~", "a\u3000b\u3000\u3000c",
+    "\u3000lead", "a\u00a0b \u00a0 c", "zero\u200bwidth", "\ufeffbom", "tab\tnew\nline\r", "ΣΊΣΥΦΟΣ σς",
+    "Straße ß", "İstanbul ı", "한국어 한글", "\u1100\u1161\u11a8", "हिन्दी क्षत्रिय", "👍🏽 👨\u200d👩\u200d👧",
+    "Å Å Ω Ω", "¨ ´ ¸ ˜", "\u00a8a", "  ＡＢＣ  ", "ｱ ｲ ｳ\u3000ｴ", "ℌℍ ℕ ℙ ℚ ℝ ℤ", "½ ¼ ⅞", "ⅰⅱⅲ Ⅳ Ⅴ",
+    "¹²³ ⁰ ₀₁", "ﾟﾞ", "\u0344", "\u0f73 \u0f75", "ᄀ" * 5 + "ᅡ" * 5, "a" + "\u0301" * 300, "\u3000" * 40,
+    "<s>ＡＢＣ</s> ①", "\u2581①", " ﬁ", "Ａ" * 200,
 ]
 
 
@@ -106,9 +133,7 @@ def unigram(lines: list[str], split: bool) -> Tokenizer:
 
 
 def bpe_first(lines: list[str]) -> Tokenizer:
-    # fuse_unk: picobpe does not yet read a BPE file whose unknown characters are one <unk>
-    # each (fuse_unk false, the default) and refuses it.
-    tok = Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=True))
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))  # fuse_unk false: one <unk> per character
     tok.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="first")
     tok.decoder = decoders.Metaspace(prepend_scheme="first")
     trainer = trainers.BpeTrainer(vocab_size=1500, special_tokens=SPECIALS, show_progress=False)
@@ -133,27 +158,53 @@ def t5(lines: list[str], work: Path) -> str:
 
 def main() -> None:
     assert tokenizers.__version__ == "0.22.2", tokenizers.__version__
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--only", default="", help="comma-separated model stems to remake")
+    only = {s for s in parser.parse_args().only.split(",") if s}
+    old = json.loads((OUT / "MANIFEST.json").read_text()) if only else {}
     (OUT / "models").mkdir(parents=True, exist_ok=True)
     (OUT / "inputs").mkdir(parents=True, exist_ok=True)
     write_jsonl(OUT / "inputs/ms_edge.jsonl", None,
                 [{"name": f"ms-edge-{i}", "text": t} for i, t in enumerate(EDGE)])
+    write_jsonl(OUT / "inputs/nfkc_edge.jsonl", None,
+                [{"name": f"nfkc-edge-{i}", "text": t} for i, t in enumerate(NFKC_EDGE)])
     lines = sentences()
     files = {}
-    files["ms-unigram"] = unigram(lines, True).to_str()
-    whole = unigram(lines, False)
-    files["ms-unigram-whole"] = whole.to_str()
-    whole.pre_tokenizer = pre_tokenizers.Metaspace()
-    whole.decoder = decoders.Metaspace()
-    files["ms-unigram-cut"] = whole.to_str()
-    files["ms-bpe-first"] = bpe_first(lines).to_str()
-    files["ms-t5"] = t5(lines, OUT / "models")
+    wanted = lambda *stems: not only or any(s in only for s in stems)  # noqa: E731
+    if wanted("ms-unigram"):
+        files["ms-unigram"] = unigram(lines, True).to_str()
+    if wanted("ms-unigram-whole", "ms-unigram-cut"):
+        assert not only or {"ms-unigram-whole", "ms-unigram-cut"} <= only, "one vocabulary"
+        whole = unigram(lines, False)
+        files["ms-unigram-whole"] = whole.to_str()
+        whole.pre_tokenizer = pre_tokenizers.Metaspace()
+        whole.decoder = decoders.Metaspace()
+        files["ms-unigram-cut"] = whole.to_str()
+    if wanted("ms-bpe-first"):
+        files["ms-bpe-first"] = bpe_first(lines).to_str()
+    if wanted("ms-t5"):
+        files["ms-t5"] = t5(lines, OUT / "models")
+    if wanted("ms-bpe-nfkc"):
+        sp_bpe = SentencePieceBPETokenizer()
+        sp_bpe.train_from_iterator(lines, vocab_size=1500, special_tokens=SPECIALS,
+                                   show_progress=False)
+        files["ms-bpe-nfkc"] = sp_bpe.to_str()
+    if wanted("ms-unigram-nfd"):
+        nfd = Tokenizer(models.Unigram())
+        nfd.normalizer = normalizers.NFD()
+        nfd.pre_tokenizer = pre_tokenizers.Metaspace()
+        nfd.decoder = decoders.Metaspace()
+        trainer = trainers.UnigramTrainer(vocab_size=1500, special_tokens=SPECIALS,
+                                          unk_token="<unk>", show_progress=False)
+        nfd.train_from_iterator(lines, trainer=trainer)
+        files["ms-unigram-nfd"] = nfd.to_str()
     hfs = {}
     manifest = {
         "made_by": {"tokenizers": tokenizers.__version__, "sentencepiece": spm.__version__,
                     "script": "tests/scripts/gen_metaspace_vectors.py"},
         "training_text": f"first {SAMPLE_BYTES} bytes of tests/fixtures/train/english-1mb.txt, "
                          f"{len(lines)} non-empty lines",
-        "models": {}, "sets": {},
+        "models": dict(old.get("models", {})), "sets": json.loads(json.dumps(old.get("sets", {}))),
     }
     for stem, js in files.items():
         path = OUT / f"models/{stem}.tokenizer.json"
@@ -171,6 +222,8 @@ def main() -> None:
         k = SUBSET.get(set_name, 1)
         for stem, hf in hfs.items():
             if set_name == "corpus" and stem not in CORPUS_MODELS:
+                continue
+            if set_name == "nfkc_edge" and stem not in NORMALIZING:
                 continue
             recs = []
             n_ids = 0
@@ -191,9 +244,10 @@ def main() -> None:
             vdir.mkdir(parents=True, exist_ok=True)
             write_jsonl(vdir / f"{set_name}.jsonl.gz", header, recs)
             manifest["sets"].setdefault(set_name, {})[stem] = {"records": len(recs), "ids": n_ids}
+    manifest["sha256"] = {}
     for p in sorted(OUT.rglob("*")):
         if p.is_file() and p.name != "MANIFEST.json":
-            manifest.setdefault("sha256", {})[str(p.relative_to(OUT))] = sha256(p)
+            manifest["sha256"][str(p.relative_to(OUT))] = sha256(p)
     (OUT / "MANIFEST.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
     print(json.dumps(manifest["sets"], indent=None))
 

@@ -6,40 +6,34 @@
 //!
 //! Heavy: run with `cargo test --release -p picobpe-tests --test conformance_metaspace`.
 
-use picobpe_tests::sp::{check_all_sets, check_all_sets_except, SpSource};
-
-/// A known deviation: these files list `<unk>` among their added tokens, which `tokenizers`
-/// matches in the text (the text `<unk>` is the unknown id). picobpe keeps the unknown piece
-/// out of the symbols it matches (a model file has no place yet to say otherwise), so that
-/// text is encoded as the characters it is. Checked by [`literal_unk_is_text`].
-const LITERAL_UNK: &[(&str, &str)] = &[("sp_edge", "unk"), ("ms_edge", "ms-edge-39")];
+use picobpe_tests::sp::{check_all_sets, SpSource};
 
 /// `Tokenizer(models.Unigram())` with `pre_tokenizers.Metaspace()` (prepend scheme `always`,
 /// `split: true`), trained by `tokenizers`' `UnigramTrainer`: the library's usual Unigram.
 #[test]
 fn unigram_metaspace_split() {
-    check_all_sets_except("ms-unigram", SpSource::TokenizerJson, LITERAL_UNK);
+    check_all_sets("ms-unigram", SpSource::TokenizerJson);
 }
 
 /// Unigram with `Metaspace(split=False)`, trained so: pieces that cross a `▁` (`▁of▁the`) are
 /// matched, and a text starting with a space gets no second `▁`.
 #[test]
 fn unigram_metaspace_whole() {
-    check_all_sets_except("ms-unigram-whole", SpSource::TokenizerJson, LITERAL_UNK);
+    check_all_sets("ms-unigram-whole", SpSource::TokenizerJson);
 }
 
 /// The same vocabulary with `Metaspace()` (split): pieces that cross a `▁` never match, and
 /// each word is a Viterbi of its own.
 #[test]
 fn unigram_metaspace_cut() {
-    check_all_sets_except("ms-unigram-cut", SpSource::TokenizerJson, LITERAL_UNK);
+    check_all_sets("ms-unigram-cut", SpSource::TokenizerJson);
 }
 
 /// BPE with `Metaspace(prepend_scheme="first")` (split), trained by `BpeTrainer`; no byte
-/// fallback: characters outside the vocabulary are `<unk>`.
+/// fallback and `fuse_unk: false`: each character outside the vocabulary is an `<unk>`.
 #[test]
 fn bpe_metaspace_first() {
-    check_all_sets_except("ms-bpe-first", SpSource::TokenizerJson, LITERAL_UNK);
+    check_all_sets("ms-bpe-first", SpSource::TokenizerJson);
 }
 
 /// `transformers`' `T5Converter` over a `sentencepiece` Unigram model: `Strip(right)` +
@@ -49,25 +43,37 @@ fn t5_converter() {
     check_all_sets("ms-t5", SpSource::TokenizerJson);
 }
 
+/// `tokenizers`' own `SentencePieceBPETokenizer` (an `NFKC` normalizer before `Metaspace`),
+/// trained by it: the Unicode form runs in the core between added tokens.
+#[test]
+fn sentencepiece_bpe_tokenizer_nfkc() {
+    check_all_sets("ms-bpe-nfkc", SpSource::TokenizerJson);
+}
+
+/// Unigram with an `NFD` normalizer (marks decomposed and put in canonical order).
+#[test]
+fn unigram_nfd() {
+    check_all_sets("ms-unigram-nfd", SpSource::TokenizerJson);
+}
+
 /// The new sections survive a model file with prebuilt tables (format version 3), which the
 /// CLI maps back: the same ids.
 #[test]
 fn model_files_keep_the_metaspace_rules() {
     use picobpe::SpTokenizer;
-    for name in ["ms-t5", "ms-unigram-whole"] {
+    for name in ["ms-t5", "ms-bpe-first", "ms-unigram-whole", "ms-bpe-nfkc"] {
         let model = picobpe_tests::sp::model(name, SpSource::TokenizerJson);
         let tables = match picobpe_tests::through_model_file(name, |path| model.write(path)) {
             picobpe_model::LiveTables::SentencePiece(t) => t,
             other => panic!("loaded as {other:?}"),
         };
         assert_eq!(tables.sections, model.sections);
+        assert_eq!(tables.normalizer.map(|n| n.form()), model.normalizer);
+        assert_eq!(tables.unk_per_char, model.unk_per_char);
         let tok = SpTokenizer::new(tables);
         let mut checked = 0;
         for set in ["ms_edge", "sp_edge"] {
             for case in picobpe_tests::sp::load(name, set) {
-                if LITERAL_UNK.contains(&(set, case.name.as_str())) {
-                    continue;
-                }
                 let got = picobpe_tests::sp::encode(&tok, &case.input).unwrap();
                 assert_eq!(got, case.ids, "{name} {set} {}", case.name);
                 checked += 1;
@@ -77,10 +83,10 @@ fn model_files_keep_the_metaspace_rules() {
     }
 }
 
-/// The deviation [`LITERAL_UNK`] names, as it is: `tokenizers` gives the unknown id alone for
-/// the text `<unk>`; picobpe encodes its five characters (`<` and `>` may be unknown).
+/// A `<unk>` among the added tokens is matched in the text, as `tokenizers` does: the text
+/// `<unk>` is the unknown id alone (in every set above too; here on its own).
 #[test]
-fn literal_unk_is_text() {
+fn literal_unk_is_the_unknown_id() {
     use picobpe::SpTokenizer;
     for name in [
         "ms-unigram",
@@ -88,23 +94,19 @@ fn literal_unk_is_text() {
         "ms-unigram-cut",
         "ms-bpe-first",
     ] {
-        let case = picobpe_tests::sp::load(name, "sp_edge")
-            .into_iter()
-            .find(|c| c.name == "unk")
-            .unwrap();
-        assert_eq!(case.input, b"<unk>");
         let tok = SpTokenizer::new(picobpe_tests::sp::tables(name, SpSource::TokenizerJson));
-        assert_eq!(case.ids, [tok.tables().unk_id], "{name}");
-        let got = picobpe_tests::sp::encode(&tok, &case.input).unwrap();
-        assert!(
-            got.len() > 1,
-            "{name}: {got:?}: the deviation is gone; drop LITERAL_UNK"
+        let unk = tok.tables().unk_id;
+        let got = picobpe_tests::sp::encode(&tok, b"x <unk> <unk>").unwrap();
+        assert_eq!(
+            got.iter().filter(|&&id| id == unk).count(),
+            2,
+            "{name}: {got:?}"
         );
     }
 }
 
-/// What is refused, by name: a BPE file whose unknown characters are one `<unk>` each, and a
-/// `Metaspace` that contradicts itself or replaces spaces with something else.
+/// What is refused, by name: a `Metaspace` that contradicts itself or replaces spaces with
+/// something else.
 #[test]
 fn refusals_name_the_setting() {
     let dir = picobpe_tests::paths::fixtures().join("metaspace/models");
@@ -117,12 +119,6 @@ fn refusals_name_the_setting() {
             .unwrap_err()
             .to_string()
     };
-    let bpe = "ms-bpe-first.tokenizer.json";
-    assert_eq!(
-        import(bpe, r#""fuse_unk":true"#, r#""fuse_unk":false"#),
-        "tokenizer.json model: fuse_unk false with an unk_token and no byte fallback is not \
-         supported yet (a run of unknown characters is one <unk> here)"
-    );
     let t5 = "ms-t5.tokenizer.json";
     let pre = r#""pre_tokenizer":{"type":"Metaspace","replacement":"▁","prepend_scheme":"always","split":true}"#;
     assert_eq!(

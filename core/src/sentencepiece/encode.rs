@@ -225,7 +225,10 @@ impl<'t> SpTokenizer<'t> {
         let t = self.tables;
         let cache = self.usable_cache(cache);
         if t.sections != Sections::Inline {
-            return self.sections(text, cursor, out, cache);
+            return match t.normalizer {
+                Some(n) => self.sections_normalized(n, text, cursor, out, cache),
+                None => self.sections(text, cursor, out, cache),
+            };
         }
         let from = cursor.offset.min(text.len());
         let at_start = from == 0;
@@ -284,10 +287,22 @@ impl<'t> SpTokenizer<'t> {
                 written: 0,
             });
         }
+        if let (true, Some(n)) = (apart && sections, t.normalizer) {
+            let cache = self.usable_cache(cache);
+            let mut first = at_start;
+            let result = n.encode(text, is_final, out, normalized_work, &mut |w, fin, o| {
+                self.normalized_words(w, &mut first, at_start, fin, o, cache)
+            });
+            return result;
+        }
         if !apart && sections {
             // All of it at once: a partial result could not be resumed from this text alone.
             *cursor = Cursor::START;
-            return match self.sections(text, cursor, out, &mut []) {
+            let result = match t.normalizer {
+                Some(n) => self.sections_normalized(n, text, cursor, out, &mut []),
+                None => self.sections(text, cursor, out, &mut []),
+            };
+            return match result {
                 Ok(written) => Ok(Progress {
                     consumed: text.len(),
                     written,
@@ -378,6 +393,102 @@ impl<'t> SpTokenizer<'t> {
             section = pos;
             cursor.offset = pos;
         }
+    }
+
+    /// [`SpTokenizer::sections`] for tables with a Unicode normalizer: each section is
+    /// normalized a window at a time (`crate::normalizer`) and each window split into words,
+    /// which are segmented apart ([`Sections::splits_words`]: the normalizer needs it, so that
+    /// a window can end at any word). `cursor` stands at a raw offset where a word and a
+    /// normalization unit start.
+    fn sections_normalized(
+        &self,
+        n: crate::normalizer::TextNormalizer,
+        text: &[u8],
+        cursor: &mut Cursor,
+        out: &mut [u32],
+        cache: &mut [CacheEntry],
+    ) -> Result<usize, EncodeError> {
+        let mut pos = cursor.offset.min(text.len());
+        let section = self.section_start(text, pos);
+        let mut first_section = section == 0;
+        let mut first = pos == section;
+        let mut written = 0usize;
+        loop {
+            let next = self.next_user_symbol(text, pos, text.len());
+            let end = next.map_or(text.len(), |(at, _, _)| at);
+            let part = text.get(pos..end).unwrap_or(&[]);
+            if !part.is_empty() {
+                let room = out.get_mut(written..).unwrap_or(&mut []);
+                let result = n.encode(part, true, room, normalized_work, &mut |w, fin, o| {
+                    self.normalized_words(w, &mut first, first_section, fin, o, cache)
+                });
+                match result {
+                    Ok(p) => written += p.written,
+                    Err(e) => {
+                        let e = e.within(pos, written, out.len());
+                        if let EncodeError::OutputFull { consumed, .. } = e {
+                            cursor.offset = consumed;
+                        }
+                        return Err(e);
+                    }
+                }
+            }
+            let Some((at, len, id)) = next else {
+                cursor.offset = text.len();
+                return Ok(written);
+            };
+            cursor.offset = at;
+            let found = Found {
+                start: at,
+                end: at + len,
+                id,
+            };
+            written = special::put(found, out, written)?;
+            pos = at + len;
+            cursor.offset = pos;
+            (first, first_section) = (true, false);
+        }
+    }
+
+    /// Encode `window`, normalized text of one section, as a stream part (with `is_final`
+    /// false, the word that reaches its end is left for later). `first`: the window starts
+    /// the section (its `▁` goes first, by [`SpTokenizer::section_prefix`]'s rule, with
+    /// `first_section` standing for "the text's first section"); cleared once a word is
+    /// encoded.
+    fn normalized_words(
+        &self,
+        window: &[u8],
+        first: &mut bool,
+        first_section: bool,
+        is_final: bool,
+        out: &mut [u32],
+        cache: &mut [CacheEntry],
+    ) -> Result<Progress, EncodeError> {
+        let t = self.tables;
+        let marked = char_at(window, 0).0.is_mark();
+        let prefix = *first
+            && !window.is_empty()
+            && match t.sections {
+                Sections::EveryPiecePrefixed => true,
+                Sections::UnmarkedPiecesPrefixed | Sections::UnmarkedPiecesWords => {
+                    t.add_dummy_prefix && !marked
+                }
+                _ => first_section && t.add_dummy_prefix && !marked,
+            };
+        let norm = Normalizer::new(window, false);
+        let mut cursor = Cursor::START;
+        let (reached, written) = self.words(
+            span(norm, 0, window.len(), prefix, !is_final),
+            out,
+            0,
+            &mut cursor,
+            cache,
+        )?;
+        if reached > 0 {
+            *first = false;
+        }
+        let consumed = if is_final { window.len() } else { reached };
+        Ok(Progress { consumed, written })
     }
 
     /// Where the section holding `pos` starts: the end of the last user-defined symbol that
@@ -570,6 +681,13 @@ impl<'t> SpTokenizer<'t> {
             }),
         }
     }
+}
+
+/// The output room a SentencePiece encoder needs for `len` bytes of normalized text that it
+/// may have to segment as one word (the merge's or lattice's work area and the ids; see
+/// `encode_stream_part`'s `needed`): what a normalizing encoder leaves beside a long window.
+fn normalized_work(len: usize) -> usize {
+    len.saturating_mul(20).saturating_add(64)
 }
 
 /// A [`Span`] (argument order as the fields).

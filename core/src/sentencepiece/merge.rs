@@ -399,7 +399,8 @@ fn live(
 
 /// Write the ids of the symbols `ranges` (byte ranges of `word`) to `out`: a symbol that is
 /// a piece is its id; otherwise its bytes' pieces with byte fallback, or `<unk>` (one for a
-/// run of unknown symbols). Returns the number of ids written.
+/// run of unknown symbols, or one each with [`SpTables::unk_per_char`]). Returns the number
+/// of ids written.
 fn emit(
     t: &SpTables<'_>,
     word: Word<'_>,
@@ -424,8 +425,8 @@ fn emit(
                 }
                 *after_unk = false;
             }
-            // A run of unknown symbols is one `<unk>`.
-            _ if *after_unk => {}
+            // A run of unknown symbols is one `<unk>` (unless each is its own).
+            _ if *after_unk && !t.unk_per_char => {}
             _ => {
                 push(out, &mut w, t.unk_id);
                 *after_unk = true;

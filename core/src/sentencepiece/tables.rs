@@ -244,6 +244,9 @@ pub struct SpTables<'a> {
     pub unk_id: u32,
     /// What the unknown piece decodes to (SentencePiece's `unk_surface`, ` ⁇ ` by default).
     pub unk_surface: &'a [u8],
+    /// BPE: each unknown character is an `<unk>` of its own (`tokenizers`' BPE with
+    /// `fuse_unk: false`); false: a run of them is one (`sentencepiece`, `fuse_unk: true`).
+    pub unk_per_char: bool,
     /// Ids of the user-defined symbols (matched in the text, longest first).
     pub user_defined: &'a [u32],
     /// Normalizer: a `▁` is put before the text (`add_dummy_prefix`).
@@ -273,6 +276,10 @@ pub struct SpTables<'a> {
     pub f64_scores: &'a [u64],
     /// The normalizer's character map (`precompiled_charsmap`); empty for the `identity` rule.
     pub charsmap: CharsMap<'a>,
+    /// A `tokenizer.json`'s Unicode normalizer (`NFKC` and the like), applied to each piece of
+    /// text between user-defined symbols before it is split into words; only with sections
+    /// whose words are segmented apart ([`Sections::splits_words`]).
+    pub normalizer: Option<crate::normalizer::TextNormalizer>,
 }
 
 impl<'a> SpTables<'a> {

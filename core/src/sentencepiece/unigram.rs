@@ -405,6 +405,11 @@ impl<'t> SpTokenizer<'t> {
             return Ok(());
         };
         let t = self.tables();
+        if t.sections.splits_words() {
+            // Every word starts from a zero score: nothing is carried to `from`.
+            cursor.offset = from;
+            return Ok(());
+        }
         // Segment from where the score last started from zero: the text's start, or with
         // sections the start of the section holding `from`.
         let (norm, pos, end, prefix) = if t.sections != Sections::Inline {

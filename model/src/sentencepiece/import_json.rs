@@ -3,6 +3,8 @@
 
 use std::collections::HashMap;
 
+use picobpe::normalizer::UnicodeForm;
+
 use super::import_proto::SpImportError;
 use super::{byte_piece_value, SpKind, SpModel, SpPiece, SpSections};
 use crate::tokenizer_json::{
@@ -19,13 +21,15 @@ use crate::tokenizer_json::{
 ///   Encoded with `tokenizers`' arithmetic (`f64` sums, no score reset, every piece
 ///   matchable) and the file's `f64` scores (which need not be `f32` values).
 ///
-/// Added tokens become user-defined symbols (matched whole in the text, as `tokenizers` does)
-/// except the unknown token; each must be the vocabulary's piece of its id. Anything else in
+/// Added tokens become user-defined symbols (matched whole in the text, as `tokenizers` does),
+/// the unknown token an unknown piece matched in the text too ([`SpModel::unk_in_text`]);
+/// each must be the vocabulary's piece of its id. A BPE model's `fuse_unk: false` (its
+/// default) is [`SpModel::unk_per_char`]. Anything else in
 /// the normalizer or pre-tokenizer is refused with an error that names it. The post-processor is
 /// not part of the model ([`crate::TemplateData::from_tokenizer_json`] reads it): ids are those
 /// of `encode(text, add_special_tokens=False)`.
 pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportError> {
-    let (pieces, scores, f64_scores, unk_id, byte_fallback) = match &file.model {
+    let (pieces, scores, f64_scores, unk_id, byte_fallback, unk_per_char) = match &file.model {
         ModelJson::Bpe(m) => {
             m.check()?;
             let pieces = by_id(&m.vocab).map_err(|e| bad("model.vocab", e))?;
@@ -36,14 +40,15 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
             }
             let scores = pieces.iter().map(|p| rank_of.get(p).map(|&r| -(r as f32)));
             let unk_id = pieces.iter().position(|p| Some(p) == m.unk_token.as_ref());
-            if unk_id.is_some() && !m.byte_fallback && !m.fuse_unk {
-                // picobpe's BPE makes a run of unknown characters one `<unk>`.
-                let what = "fuse_unk false with an unk_token and no byte fallback is not \
-                            supported yet (a run of unknown characters is one <unk> here)";
-                return Err(bad("model", what).into());
-            }
             let scores: Vec<Option<f32>> = scores.collect();
-            (pieces, scores, Vec::new(), unk_id, m.byte_fallback)
+            (
+                pieces,
+                scores,
+                Vec::new(),
+                unk_id,
+                m.byte_fallback,
+                !m.fuse_unk,
+            )
         }
         ModelJson::Unigram(m) => {
             let unk_id = m
@@ -52,7 +57,15 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
             let pieces = m.vocab.iter().map(|(p, _)| p.clone()).collect();
             let f64_scores: Vec<f64> = m.vocab.iter().map(|&(_, s)| s).collect();
             let scores = f64_scores.iter().map(|&s| Some(s as f32)).collect();
-            (pieces, scores, f64_scores, Some(unk_id), m.byte_fallback)
+            // `tokenizers`' Unigram always makes a run of unknown characters one `<unk>`.
+            (
+                pieces,
+                scores,
+                f64_scores,
+                Some(unk_id),
+                m.byte_fallback,
+                false,
+            )
         }
         other => {
             let model_type = other.name().to_owned();
@@ -63,7 +76,7 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
         let what = format!("{} pieces is too many", pieces.len());
         return Err(bad("model.vocab", what).into());
     }
-    let (add_dummy_prefix, remove_extra_whitespaces, sections) = normalizer(file)?;
+    let (unicode, add_dummy_prefix, remove_extra_whitespaces, sections) = normalizer(file)?;
     let added = file.added_tokens().map_err(|e| bad("added_tokens", e))?;
     for (content, id) in &added {
         if pieces.get(*id as usize) != Some(content) {
@@ -72,6 +85,10 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
         }
     }
     let added: HashMap<String, u32> = added.into_iter().collect();
+    // An added `<unk>` is matched in the text as the others are.
+    let unk_in_text = unk_id.is_some_and(|id| added.values().any(|&a| a as usize == id));
+    // With byte fallback no character is unknown: the setting would be dead weight.
+    let unk_per_char = unk_per_char && unk_id.is_some() && !byte_fallback;
     // `tokenizers` decodes `<unk>` as its piece (then the decoder), not as ` ⁇ `.
     let unk_surface = unk_id.map_or_else(String::new, |id| pieces[id].clone());
     let pieces = (pieces.into_iter().zip(scores).enumerate())
@@ -98,6 +115,9 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
         unigram: matches!(file.model, ModelJson::Unigram(_)),
         f64_scores,
         charsmap: Vec::new(),
+        unk_in_text,
+        unk_per_char,
+        normalizer: unicode,
     };
     model.validate().map_err(SpImportError::Invalid)?;
     Ok(model)
@@ -111,16 +131,40 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
 ///   after `Strip(right)` + `Replace(Regex(" {2,}"), "▁")` (`transformers`' `SpmConverter`, for
 ///   T5, ALBERT and the like: trailing whitespace dropped, runs of spaces made one, which is
 ///   the model's `remove_extra_whitespaces` in a `tokenizer.json`).
-fn normalizer(file: &TokenizerJson) -> Result<(bool, bool, SpSections), Refused> {
-    let steps: Vec<&str> = file.normalizer.iter().map(normalizer_step).collect();
+#[allow(clippy::type_complexity)]
+fn normalizer(
+    file: &TokenizerJson,
+) -> Result<(Option<UnicodeForm>, bool, bool, SpSections), Refused> {
+    let mut steps: Vec<&str> = file.normalizer.iter().map(normalizer_step).collect();
+    // A Unicode form first (`tokenizers`' `SentencePieceBPETokenizer` has `NFKC`).
+    let unicode = match file.normalizer.first().map(|s| &s.known) {
+        Some(Some(Normalizer::Nfc)) => Some(UnicodeForm::Nfc),
+        Some(Some(Normalizer::Nfd)) => Some(UnicodeForm::Nfd),
+        Some(Some(Normalizer::Nfkc)) => Some(UnicodeForm::Nfkc),
+        Some(Some(Normalizer::Nfkd)) => Some(UnicodeForm::Nfkd),
+        _ => None,
+    };
+    if unicode.is_some() {
+        steps.remove(0);
+    }
     let pre = known(&file.pre_tokenizer);
     match (&steps[..], &pre[..]) {
-        (["prepend", "replace"], []) => Ok((true, false, SpSections::EveryPiecePrefixed)),
-        (["replace"], []) => Ok((false, false, SpSections::FirstPiecePrefixed)),
+        (["prepend", "replace"], []) if unicode.is_none() => {
+            Ok((None, true, false, SpSections::EveryPiecePrefixed))
+        }
+        (["replace"], []) if unicode.is_none() => {
+            Ok((None, false, false, SpSections::FirstPiecePrefixed))
+        }
         (steps @ ([] | ["strip", "collapse"]), [Some(PreTokenizer::Metaspace(m))]) => {
             let collapse = !steps.is_empty();
             let (prefix, sections) = metaspace(m)?;
-            Ok((prefix, collapse, sections))
+            if unicode.is_some() && (collapse || !sections.splits_words()) {
+                return Err(bad("normalizer", UNICODE_ALONE));
+            }
+            Ok((unicode, prefix, collapse, sections))
+        }
+        (_, [] | [Some(PreTokenizer::Metaspace(_))]) if unicode.is_some() => {
+            Err(bad("normalizer", UNICODE_ALONE))
         }
         (_, [] | [Some(PreTokenizer::Metaspace(_))]) => {
             let odd = file.normalizer.iter().find(|s| normalizer_step(s) == "?");
@@ -147,6 +191,10 @@ fn normalizer(file: &TokenizerJson) -> Result<(bool, bool, SpSections), Refused>
     }
 }
 
+/// Why a Unicode normalizer is refused where it is.
+const UNICODE_ALONE: &str = "NFC, NFD, NFKC or NFKD is supported alone, before a Metaspace that \
+                             splits (not yet with other steps or pre-tokenizers)";
+
 /// What one normalizer step is, for [`normalizer`]'s shapes (`"?"`: none of them).
 fn normalizer_step(step: &Part<Normalizer>) -> &'static str {
     match &step.known {
@@ -163,6 +211,7 @@ fn normalizer_step(step: &Part<Normalizer>) -> &'static str {
             strip_left: false,
             strip_right: true,
         }) => "strip",
+        Some(Normalizer::Nfc | Normalizer::Nfd | Normalizer::Nfkc | Normalizer::Nfkd) => "unicode",
         _ => "?",
     }
 }

@@ -185,6 +185,9 @@ pub fn import_model_proto(bytes: &[u8]) -> Result<SpModel, SpImportError> {
         unigram,
         f64_scores: Vec::new(),
         charsmap: norm.precompiled_charsmap.unwrap_or_default(),
+        unk_in_text: false,
+        unk_per_char: false,
+        normalizer: None,
     };
     model.validate().map_err(SpImportError::Invalid)?;
     Ok(model)

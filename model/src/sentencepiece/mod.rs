@@ -68,6 +68,44 @@ pub struct SpModel {
     /// "with a character map" kinds, not as a field.
     #[serde(skip)]
     pub charsmap: Vec<u8>,
+    /// The unknown piece is also matched whole in the text, as a user-defined symbol is: a
+    /// `tokenizer.json` whose added tokens hold it (`tokenizers` then gives its id for the
+    /// text `<unk>`). Stored in the file's "`tokenizer.json` settings" kind (see
+    /// [`crate::format`]), not as a field.
+    #[serde(skip)]
+    pub unk_in_text: bool,
+    /// BPE: each unknown character is an `<unk>` of its own (a `tokenizer.json` BPE with
+    /// `fuse_unk: false`, the default there); false: a run of them is one. Stored as
+    /// [`SpModel::unk_in_text`] is.
+    #[serde(skip)]
+    pub unk_per_char: bool,
+    /// A `tokenizer.json`'s Unicode normalizer (`NFKC` and the like), applied before the
+    /// text is split into words; only with sections that segment words apart. Stored as
+    /// [`SpModel::unk_in_text`] is.
+    #[serde(skip)]
+    pub normalizer: Option<picobpe::normalizer::UnicodeForm>,
+}
+
+impl SpModel {
+    /// The byte of `tokenizer.json` settings the model file stores (0 for none): bit 0
+    /// [`SpModel::unk_in_text`], bit 1 [`SpModel::unk_per_char`], bits 2-4 the
+    /// [`SpModel::normalizer`]'s code ([`crate::normalizer::code`]).
+    pub(crate) fn settings(&self) -> u8 {
+        u8::from(self.unk_in_text)
+            | u8::from(self.unk_per_char) << 1
+            | crate::normalizer::code(self.normalizer) << 2
+    }
+
+    /// Set the settings [`SpModel::settings`] stores; `false` for unknown bits.
+    pub(crate) fn set_settings(&mut self, bits: u8) -> bool {
+        self.unk_in_text = bits & 1 != 0;
+        self.unk_per_char = bits & 2 != 0;
+        match crate::normalizer::from_code(bits >> 2 & 7) {
+            Some(n) => self.normalizer = n,
+            None => return false,
+        }
+        bits < 32
+    }
 }
 
 /// A broken SentencePiece model invariant, naming the offending id.
@@ -147,6 +185,14 @@ pub enum InvalidSpModel {
     /// import, whose `Precompiled` normalizer matches differently).
     #[error("a character map is supported on models imported from a tokenizer.model only")]
     CharsMapSections,
+    /// `tokenizer.json` settings on a model that does not follow `tokenizers` (inline
+    /// sections), unknown characters one by one on a Unigram model (`tokenizers` always
+    /// makes a run one `<unk>` there), or a Unicode normalizer on sections whose words are not
+    /// segmented apart or with the whitespace rule (not supported yet).
+    #[error(
+        "tokenizer.json settings (unk_in_text, unk_per_char, normalizer) on a model they do not fit"
+    )]
+    MisplacedSettings,
 }
 
 /// The byte a `<0xHH>` piece text stands for.
@@ -312,6 +358,13 @@ impl SpModel {
         }
         if !self.charsmap.is_empty() && self.sections != SpSections::Inline {
             return Err(InvalidSpModel::CharsMapSections);
+        }
+        if self.settings() != 0 && self.sections == SpSections::Inline
+            || self.unk_per_char && self.unigram
+            || self.normalizer.is_some()
+                && (!self.sections.splits_words() || self.remove_extra_whitespaces)
+        {
+            return Err(InvalidSpModel::MisplacedSettings);
         }
         let map = charsmap::parse(&self.charsmap)?;
         if self.byte_fallback {

@@ -38,6 +38,10 @@ pub struct SpTableData<'a> {
     pub unk_id: u32,
     /// What `<unk>` decodes to.
     pub unk_surface: Cow<'a, [u8]>,
+    /// [`picobpe::SpTables::unk_per_char`] ([`SpModel::unk_per_char`]).
+    pub unk_per_char: bool,
+    /// The Unicode normalizer ([`SpModel::normalizer`]).
+    pub normalizer: Option<picobpe::normalizer::UnicodeForm>,
     /// User-defined symbol ids.
     pub user_defined: Cow<'a, [u32]>,
     /// Normalizer flag `add_dummy_prefix`.
@@ -152,7 +156,9 @@ impl SpTableData<'static> {
             .pieces
             .iter()
             .enumerate()
-            .filter(|(_, p)| p.kind == SpKind::UserDefined)
+            .filter(|(_, p)| {
+                p.kind == SpKind::UserDefined || p.kind == SpKind::Unknown && model.unk_in_text
+            })
             .map(|(id, _)| id as u32)
             .collect();
         user_defined.sort_by_key(|&id| std::cmp::Reverse(model.pieces[id as usize].piece.len()));
@@ -170,6 +176,8 @@ impl SpTableData<'static> {
             byte_ids: byte_ids.into(),
             unk_id: model.unk_id(),
             unk_surface: model.unk_surface.as_bytes().to_vec().into(),
+            unk_per_char: model.unk_per_char,
+            normalizer: model.normalizer,
             user_defined: user_defined.into(),
             add_dummy_prefix: model.add_dummy_prefix,
             remove_extra_whitespaces: model.remove_extra_whitespaces,
@@ -342,6 +350,7 @@ impl SpTableData<'_> {
             byte_ids: &self.byte_ids,
             unk_id: self.unk_id,
             unk_surface: &self.unk_surface,
+            unk_per_char: self.unk_per_char,
             user_defined: &self.user_defined,
             add_dummy_prefix: self.add_dummy_prefix,
             remove_extra_whitespaces: self.remove_extra_whitespaces,
@@ -367,6 +376,9 @@ impl SpTableData<'_> {
                 hangul: self.charsmap_hangul,
                 max_key: self.charsmap_lookahead,
             },
+            normalizer: self
+                .normalizer
+                .map(picobpe::normalizer::TextNormalizer::new),
         }
     }
 }
