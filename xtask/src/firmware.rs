@@ -102,6 +102,10 @@ pub enum Builtin {
     /// fallback, trained with `sentencepiece`
     /// (`tests/fixtures/sp_norm/models/nfkc-bpe.model`; mps2-an385).
     SpNfkc,
+    /// SentencePiece BPE from a `tokenizer.json`: `tokenizers`' own `SentencePieceBPETokenizer`
+    /// (NFKC in the core, a splitting `Metaspace`, one `<unk>` per unknown character), 1,500
+    /// ids (`tests/fixtures/metaspace/models/ms-bpe-nfkc.tokenizer.json`; mps2-an385).
+    MsBpeNfkc,
     /// WordPiece (BERT, cased): 8192 ids trained with Hugging Face `tokenizers`
     /// (`tests/fixtures/wordpiece/bert-cased-8k/tokenizer.json`; lm3s6965evb).
     BertCased,
@@ -123,7 +127,7 @@ pub enum Kind {
 
 impl Builtin {
     /// Every built-in model, in the order the commands run them.
-    pub const ALL: [Builtin; 10] = [
+    pub const ALL: [Builtin; 11] = [
         Builtin::Small,
         Builtin::Gpt2,
         Builtin::Cl100k,
@@ -132,6 +136,7 @@ impl Builtin {
         Builtin::Mistral,
         Builtin::Ug8000,
         Builtin::SpNfkc,
+        Builtin::MsBpeNfkc,
         Builtin::BertCased,
         Builtin::Minilm,
     ];
@@ -147,6 +152,7 @@ impl Builtin {
             Builtin::Mistral => "mistral",
             Builtin::Ug8000 => "ug8000",
             Builtin::SpNfkc => "sp-nfkc",
+            Builtin::MsBpeNfkc => "ms-bpe-nfkc",
             Builtin::BertCased => "bert-cased-8k",
             Builtin::Minilm => "minilm",
         }
@@ -183,6 +189,7 @@ impl Builtin {
             | Builtin::Mistral
             | Builtin::Ug8000
             | Builtin::SpNfkc
+            | Builtin::MsBpeNfkc
             | Builtin::Minilm => &[Machine::Mps2An385],
         }
     }
@@ -191,9 +198,11 @@ impl Builtin {
     pub fn kind(self) -> Kind {
         match self {
             Builtin::Small | Builtin::Gpt2 | Builtin::Cl100k | Builtin::Llama3 => Kind::BytePair,
-            Builtin::Sp4096 | Builtin::Mistral | Builtin::Ug8000 | Builtin::SpNfkc => {
-                Kind::SentencePiece
-            }
+            Builtin::Sp4096
+            | Builtin::Mistral
+            | Builtin::Ug8000
+            | Builtin::SpNfkc
+            | Builtin::MsBpeNfkc => Kind::SentencePiece,
             Builtin::BertCased | Builtin::Minilm => Kind::WordPiece,
         }
     }
@@ -208,6 +217,7 @@ impl Builtin {
             Builtin::Mistral => (SpEncoder::Bpe, "sentencepiece", "mistral-v1"),
             Builtin::Ug8000 => (SpEncoder::Unigram, "unigram", "ug8000"),
             Builtin::SpNfkc => (SpEncoder::Bpe, "sp_norm", "nfkc-bpe"),
+            Builtin::MsBpeNfkc => (SpEncoder::Bpe, "metaspace", "ms-bpe-nfkc"),
             _ => return None,
         };
         Some(SpFixture { encoder, dir, name })
@@ -235,7 +245,8 @@ impl Builtin {
             Builtin::Sp4096 => Some("sp4096"),
             Builtin::Mistral => Some("sentencepiece"),
             Builtin::Ug8000 => Some("unigram"),
-            Builtin::SpNfkc => Some("nfkc"),
+            // Shares the sp-nfkc builds' artifacts (the model file is always named).
+            Builtin::SpNfkc | Builtin::MsBpeNfkc => Some("nfkc"),
             Builtin::BertCased | Builtin::Minilm => Some("wordpiece"),
             Builtin::Small | Builtin::Gpt2 => None,
         }
@@ -266,6 +277,10 @@ impl Builtin {
                 "sp-nfkc (SentencePiece BPE, nmt_nfkc character map, 3000 ids, byte fallback, \
                  imported from sentencepiece)"
             }
+            Builtin::MsBpeNfkc => {
+                "ms-bpe-nfkc (SentencePiece BPE with NFKC and a splitting Metaspace, 1500 ids, \
+                 no byte fallback, imported from a tokenizers tokenizer.json)"
+            }
             Builtin::BertCased => {
                 "bert-cased-8k (WordPiece, cased, 8192 ids, imported from a Hugging Face \
                  tokenizer.json)"
@@ -289,6 +304,7 @@ impl Builtin {
             Builtin::Mistral => "mistral.model",
             Builtin::Ug8000 => "ug8000.model",
             Builtin::SpNfkc => "sp-nfkc.model",
+            Builtin::MsBpeNfkc => "ms-bpe-nfkc.model",
             Builtin::BertCased => "bert-cased-8k.model",
             Builtin::Minilm => "minilm.model",
         }
@@ -664,18 +680,27 @@ pub fn prepare_model(model: Builtin) -> Result<PathBuf, String> {
                 out,
             )
         }
-        Builtin::Sp4096 | Builtin::Mistral | Builtin::Ug8000 | Builtin::SpNfkc => {
-            // A BPE or a Unigram `.model`: `host-trainer import` reads the type (and the
-            // character map) from the file.
-            let proto = model
+        Builtin::Sp4096
+        | Builtin::Mistral
+        | Builtin::Ug8000
+        | Builtin::SpNfkc
+        | Builtin::MsBpeNfkc => {
+            // A BPE or a Unigram `.model` (or `tokenizer.json`): `host-trainer import` reads
+            // the type (and the normalizer) from the file.
+            let fixture = model
                 .sentencepiece_fixture()
-                .ok_or("no sentencepiece fixture")?
-                .model_path();
+                .ok_or("no sentencepiece fixture")?;
+            let flag = if fixture.is_tokenizer_json() {
+                "--tokenizer-json"
+            } else {
+                "--sentencepiece"
+            };
+            let proto = fixture.model_path();
             let out = scratch.join(model.file_name());
             (
                 vec![
                     "import".into(),
-                    "--sentencepiece".into(),
+                    flag.into(),
                     proto.into(),
                     "--out".into(),
                     out.clone().into(),

@@ -192,7 +192,13 @@ fn reference_vectors(
             );
             (path, "small/hf-tokenizers")
         })),
-        Some(b @ (Builtin::Sp4096 | Builtin::Mistral | Builtin::Ug8000 | Builtin::SpNfkc)) => {
+        Some(
+            b @ (Builtin::Sp4096
+            | Builtin::Mistral
+            | Builtin::Ug8000
+            | Builtin::SpNfkc
+            | Builtin::MsBpeNfkc),
+        ) => {
             let fixture = b
                 .sentencepiece_fixture()
                 .ok_or("no sentencepiece fixture")?;
@@ -201,6 +207,7 @@ fn reference_vectors(
                 Builtin::Sp4096 => "sp4096/sentencepiece",
                 Builtin::Mistral => "mistral-v1/sentencepiece",
                 Builtin::SpNfkc => "nfkc-bpe/sentencepiece",
+                Builtin::MsBpeNfkc => "ms-bpe-nfkc/hf-tokenizers",
                 _ => "ug8000/sentencepiece",
             };
             let v = firmware::vectors::prepare_sp(fixture, config.machine)?;

@@ -48,7 +48,7 @@ struct Port {
     ram_capacity: u64,
 }
 
-const PORTS: [Port; 19] = [
+const PORTS: [Port; 20] = [
     microbit(Builtin::Small),
     microbit(Builtin::Sp4096),
     microbit(Builtin::BertCased),
@@ -66,6 +66,7 @@ const PORTS: [Port; 19] = [
     riscv_virt(Builtin::Mistral),
     riscv_virt(Builtin::Ug8000),
     riscv_virt(Builtin::SpNfkc),
+    riscv_virt(Builtin::MsBpeNfkc),
     riscv_virt(Builtin::BertCased),
     riscv_virt(Builtin::Minilm),
 ];
@@ -239,9 +240,11 @@ fn vectors(port: &Port) -> Result<PathBuf, String> {
         Builtin::Small => firmware::vectors::prepare_small()?.ok_or(
             "the small model's reference vectors need Python's `tokenizers` (pip install tokenizers)",
         )?,
-        Builtin::Sp4096 | Builtin::Mistral | Builtin::Ug8000 | Builtin::SpNfkc => {
-            sp_vectors(port)?
-        }
+        Builtin::Sp4096
+        | Builtin::Mistral
+        | Builtin::Ug8000
+        | Builtin::SpNfkc
+        | Builtin::MsBpeNfkc => sp_vectors(port)?,
         Builtin::Llama3 => {
             let v = firmware::vectors::prepare_hf_bpe("llama3-8k")?;
             (v.path, v.count)

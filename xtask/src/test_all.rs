@@ -146,7 +146,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         cargo(&root, &["xtask", "wasm-test"]),
     )?;
     step(
-        "C API with SentencePiece and WordPiece models (sp4096, mistral, ug8000, minilm) from C",
+        "C API with SentencePiece and WordPiece models (sp4096, mistral, ug8000, sp-nfkc, \
+         ms-bpe-nfkc, minilm) from C",
         cargo(&root, &["xtask", "capi-models-test"]),
     )?;
     release(&["target/capi-models", "target/wasm32-unknown-unknown"]);

@@ -827,7 +827,9 @@ mod tests {
         let mut n = 0;
         for &u in TABLES.user_defined {
             let piece = TABLES.piece_bytes(u).unwrap();
-            assert_eq!(TABLES.kind(u), Some(PieceKind::UserDefined));
+            // A `tokenizer.json` may list `<unk>` among its added tokens: matched too.
+            let unk = u == TABLES.unk_id && TABLES.kind(u) == Some(PieceKind::Unknown);
+            assert!(unk || TABLES.kind(u) == Some(PieceKind::UserDefined));
             let mut text = [0u8; 160];
             let len = piece.len() + 8;
             text[..4].copy_from_slice(b"say ");
@@ -855,8 +857,15 @@ mod tests {
             assert!(r.is_ok());
             peak = peak.max(used);
         }
-        semihosting::println!("encode peak stack: {peak} B (bound {ENCODE_STACK_BOUND} B)");
-        assert!(peak <= ENCODE_STACK_BOUND, "encode used {peak} B of stack");
+        // A Unicode normalizer adds its window of normalized text.
+        let bound = ENCODE_STACK_BOUND
+            + if TABLES.normalizer.is_some() {
+                picobpe::normalizer::NORMALIZE_WINDOW
+            } else {
+                0
+            };
+        semihosting::println!("encode peak stack: {peak} B (bound {bound} B)");
+        assert!(peak <= bound, "encode used {peak} B of stack");
         assert!(peak >= 64, "implausible stack figure {peak}");
     }
 

@@ -177,6 +177,11 @@ pub enum SpEncoder {
     Bpe,
     /// Unigram: a long word's lattice is in the output buffer ([`unigram_encode_room`]).
     Unigram,
+    /// Either, behind a Unicode normalizer (a `tokenizer.json` with `NFKC`): a bound that
+    /// covers the core's windows (a text normalized into the far end of the buffer, up to four
+    /// bytes per input byte, 20 ids of work area per normalized byte, as
+    /// `picobpe::sentencepiece`'s `normalized_work`).
+    Normalized,
 }
 
 /// A SentencePiece model with committed reference vectors made by sentencepiece: the model
@@ -194,12 +199,23 @@ pub struct SpFixture {
 }
 
 impl SpFixture {
-    /// The sentencepiece `.model` file.
+    /// True for a `tokenizer.json` model with `tokenizers`' vectors (`tests/fixtures/metaspace`,
+    /// made by `tests/scripts/gen_metaspace_vectors.py`), not a sentencepiece `.model`.
+    pub fn is_tokenizer_json(self) -> bool {
+        self.dir == "metaspace"
+    }
+
+    /// The model file: sentencepiece's `.model`, or the `tokenizer.json`.
     pub fn model_path(self) -> PathBuf {
+        let file = if self.is_tokenizer_json() {
+            format!("models/{}.tokenizer.json", self.name)
+        } else {
+            format!("models/{}.model", self.name)
+        };
         crate::firmware::repo_root()
             .join("tests/fixtures")
             .join(self.dir)
-            .join(format!("models/{}.model", self.name))
+            .join(file)
     }
 
     /// The vector sets embedded, in order, and how many records of each are taken at most
@@ -216,6 +232,16 @@ impl SpFixture {
                 ("random", SP_NORM_RANDOM_RECORDS),
                 ("invalid_utf8", SP_NORM_INVALID_RECORDS),
             ],
+            // `tests/scripts/gen_metaspace_vectors.py`: its whitespace and added-token edges,
+            // the text NFKC changes, then the shared sets.
+            "metaspace" => &[
+                ("ms_edge", usize::MAX),
+                ("nfkc_edge", usize::MAX),
+                ("sp_edge", usize::MAX),
+                ("fixtures", usize::MAX),
+                ("random", SP_NORM_RANDOM_RECORDS),
+                ("invalid_utf8", SP_NORM_INVALID_RECORDS),
+            ],
             _ => &[
                 ("sp_edge", usize::MAX),
                 ("fixtures", usize::MAX),
@@ -228,6 +254,12 @@ impl SpFixture {
     /// The bound of the work area the model's encoder needs ([`SpRoom`]), with the model's
     /// character map read from its `.model` file.
     pub fn room(self) -> Result<SpRoom, String> {
+        if self.is_tokenizer_json() {
+            return Ok(SpRoom {
+                encoder: SpEncoder::Normalized,
+                map: HostCharsMap::default(),
+            });
+        }
         let path = self.model_path();
         let proto = fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let map = HostCharsMap::from_model_proto(&proto)
@@ -252,6 +284,7 @@ impl SpRoom {
         match self.encoder {
             SpEncoder::Bpe => sp_encode_room(text, &self.map),
             SpEncoder::Unigram => unigram_encode_room(text, &self.map),
+            SpEncoder::Normalized => 84 * text.len() + 64,
         }
     }
 }
