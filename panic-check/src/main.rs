@@ -433,6 +433,15 @@ pub fn panic_check_normalize() {
     let n = black_box(24usize);
     let _ = black_box(tok.encode(text(), &mut ids[..n.min(24)], specials()));
     black_box(&ids);
+    // A SentencePiece model from a `tokenizer.json` with a Unicode normalizer (sections that
+    // split words, as such tables always have).
+    let mut t = *sp_tables();
+    t.normalizer = black_box(Some(picobpe::normalizer::TextNormalizer::new(form)));
+    t.sections = black_box(picobpe::sentencepiece::Sections::UnmarkedPiecesWords);
+    let tok = SpTokenizer::new(&t);
+    let mut sp_ids = [0u32; 24];
+    let _ = black_box(tok.encode(text(), &mut sp_ids));
+    black_box(&sp_ids);
 }
 
 /// WordPiece tables: no bake exists yet, and none is needed: they reach the code only through

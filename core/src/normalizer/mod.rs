@@ -48,7 +48,7 @@ impl TextNormalizer {
     pub const fn new(form: UnicodeForm) -> Self {
         TextNormalizer {
             form,
-            encode: encode_through,
+            encode: window::encode_normalized,
         }
     }
 
@@ -80,15 +80,4 @@ impl PartialEq for TextNormalizer {
     fn eq(&self, other: &Self) -> bool {
         self.form == other.form
     }
-}
-
-fn encode_through(
-    form: UnicodeForm,
-    text: &[u8],
-    is_final: bool,
-    out: &mut [u32],
-    work: fn(usize) -> usize,
-    encode: &mut EncodePart<'_>,
-) -> Result<Progress, EncodeError> {
-    window::encode_normalized(form, text, is_final, out, work, encode)
 }

@@ -23,6 +23,7 @@
 //! `written` (they are made again from it).
 
 use super::unicode::{identity_prefix, normalize, unit_len, NormalizeError, UnicodeForm};
+use super::EncodePart;
 use crate::error::EncodeError;
 use crate::tokenize::Progress;
 
@@ -49,7 +50,7 @@ fn step(
     skip: usize,
     window: &mut [u8],
     ids: &mut [u32],
-    encode: &mut impl FnMut(&[u8], bool, &mut [u32]) -> Result<Progress, EncodeError>,
+    encode: &mut EncodePart<'_>,
 ) -> Result<Step, EncodeError> {
     let (consumed, len, whole, window_full) = match normalize(form, rest, is_final, window) {
         Ok(p) => (p.consumed, p.written, p.consumed == rest.len(), false),
@@ -104,7 +105,7 @@ pub(crate) fn encode_normalized(
     is_final: bool,
     out: &mut [u32],
     work: fn(usize) -> usize,
-    mut encode: impl FnMut(&[u8], bool, &mut [u32]) -> Result<Progress, EncodeError>,
+    encode: &mut EncodePart<'_>,
 ) -> Result<Progress, EncodeError> {
     let mut window = [0u8; NORMALIZE_WINDOW];
     let out_len = out.len();
@@ -158,7 +159,7 @@ pub(crate) fn encode_normalized(
         }
         let rest = text.get(pos..).unwrap_or(&[]);
         let room = out.get_mut(written..).unwrap_or(&mut []);
-        let mut s = match step(form, rest, is_final, skip, &mut window, room, &mut encode) {
+        let mut s = match step(form, rest, is_final, skip, &mut window, room, encode) {
             Ok(s) => s,
             Err(EncodeError::PieceTooLong { needed, .. }) if needed <= out_len => {
                 return Err(full_at_clean((clean_pos, clean_written), written, needed))
@@ -182,7 +183,7 @@ pub(crate) fn encode_normalized(
             let Ok(tail) = bytemuck::try_cast_slice_mut::<u32, u8>(tail) else {
                 return Err(full_at_clean((clean_pos, clean_written), written, more));
             };
-            s = match step(form, rest, is_final, skip, tail, ids, &mut encode) {
+            s = match step(form, rest, is_final, skip, tail, ids, encode) {
                 Ok(s) => s,
                 Err(EncodeError::PieceTooLong { .. }) => {
                     return Err(full_at_clean((clean_pos, clean_written), written, more))
