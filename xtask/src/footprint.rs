@@ -20,7 +20,8 @@
 //!   SentencePiece normalizer's character map (`firmware-example/src/tables.rs`,
 //!   `sp_tables.rs`, `wp_tables.rs`);
 //! - Unicode tables / picobpe code: sizes of the ELF's data / function symbols whose demangled
-//!   path starts with `picobpe::pretok` or `picobpe::wordpiece::unicode_tables` / `picobpe::`
+//!   path starts with `picobpe::pretok`, `picobpe::wordpiece::unicode_tables` or
+//!   `picobpe::normalizer` (the Unicode normalization forms' tables) / `picobpe::`
 //!   (code inlined into the firmware's own functions is not counted; the firmware is built with
 //!   fat LTO and `opt-level = "s"`);
 //! - flash and static RAM: the ELF's allocated sections (flash = everything loaded below
@@ -250,6 +251,7 @@ pub fn elf_sizes_at(path: &Path, ram_start: u64) -> Result<ElfSizes, String> {
                     s.core_ram += sym.size();
                 } else if name.starts_with("picobpe::pretok")
                     || name.starts_with("picobpe::wordpiece::unicode_tables")
+                    || name.starts_with("picobpe::normalizer")
                 {
                     s.unicode_tables += sym.size();
                 }
@@ -378,7 +380,7 @@ fn print_table(cols: &[Column]) -> Result<(), String> {
         },
     )?;
     row(
-        "flash: Unicode tables (pre-tokenizer; WordPiece: normalizer)",
+        "flash: Unicode tables (pre-tokenizer; WordPiece and Unicode forms: normalizer)",
         &|c| Ok(kib(c.elf.unicode_tables)),
     )?;
     row("flash: picobpe code", &|c| Ok(kib(c.elf.core_code)))?;
