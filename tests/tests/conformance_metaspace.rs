@@ -135,3 +135,64 @@ fn refusals_name_the_setting() {
         "tokenizer.json pre_tokenizer: Metaspace replacement \"_\" is not \"▁\""
     );
 }
+
+/// Without added tokens a stream encodes a `Metaspace` model's words as they come (the other
+/// files hold added tokens, whose sections a stream encodes at the end): streamed and
+/// resumed encodes equal the one-shot encode (checked against `tokenizers` above), with a
+/// Unicode form (`ms-bpe-nfkc`), with `Strip` + collapse (`ms-t5`) and with neither.
+#[test]
+fn streams_without_added_tokens_equal_one_shot() {
+    use picobpe::{SpTokenizer, Specials};
+    let dir = picobpe_tests::paths::fixtures().join("metaspace/models");
+    for name in ["ms-bpe-nfkc", "ms-t5", "ms-unigram"] {
+        let text = std::fs::read_to_string(dir.join(format!("{name}.tokenizer.json"))).unwrap();
+        let at = text.find(r#""added_tokens":["#).unwrap() + r#""added_tokens":["#.len();
+        let end = at + text[at..].find(']').unwrap();
+        let text = format!("{}{}", &text[..at], &text[end..]);
+        let file = picobpe_model::TokenizerJson::parse(text.as_bytes()).unwrap();
+        let model = picobpe_model::sentencepiece::import_tokenizer_json(&file).unwrap();
+        assert!(model
+            .pieces
+            .iter()
+            .all(|p| p.kind != picobpe_model::sentencepiece::SpKind::UserDefined));
+        let tables = picobpe_model::SpTableData::new(&model).unwrap().to_tables();
+        let tok = SpTokenizer::new(tables);
+        let mut checked = 0;
+        for set in ["ms_edge", "nfkc_edge", "sp_edge", "fixtures"] {
+            if !picobpe_tests::sp::sets(name).iter().any(|s| s == set) {
+                continue;
+            }
+            for case in picobpe_tests::sp::load(name, set) {
+                if case.input.len() > 4096 {
+                    continue;
+                }
+                let want = picobpe_tests::sp::encode(&tok, &case.input).unwrap();
+                for (chunk, take) in [(1, 1), (7, 3), (64, 100)] {
+                    let got = picobpe_tests::sp::encode_streamed(
+                        tok,
+                        Specials::All,
+                        &case.input,
+                        chunk,
+                        take,
+                    )
+                    .unwrap();
+                    assert_eq!(
+                        got, want,
+                        "{name} {set} {} streamed ({chunk}, {take})",
+                        case.name
+                    );
+                }
+                // A word longer than the window may need more than 64 ids: then it says so.
+                match picobpe_tests::sp::encode_cursor_resumed(&tok, &case.input, 64) {
+                    Ok(got) => assert_eq!(got, want, "{name} {set} {} resumed", case.name),
+                    Err(picobpe::EncodeError::PieceTooLong { needed, .. }) => {
+                        assert!(needed > 64, "{name} {set} {}", case.name)
+                    }
+                    Err(e) => panic!("{name} {set} {}: {e:?}", case.name),
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 100, "{name}: {checked}");
+    }
+}
