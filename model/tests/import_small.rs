@@ -87,7 +87,39 @@ fn tiktoken_import_errors() {
         err(b" 0\n", none),
         ImportError::BadRankLine {
             line: 1,
-            reason: "empty token"
+            reason: "no token before the rank"
+        }
+    ));
+    // Each way of not being base64 is named.
+    for (line, cause) in [
+        (&b"I!QA 0\n"[..], "a byte outside the base64 alphabet"),
+        (b"IQ= 0\n", "misplaced `=` padding"),
+        (b"IQABC 0\n", "its length is not a multiple of 4"),
+        (b"IR== 0\n", "its last symbol has bits that no byte uses"),
+    ] {
+        match err(line, none) {
+            ImportError::BadRankLine { line: 1, reason } => {
+                assert!(reason.contains(cause), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    // `=` alone is the empty token, as tiktoken reads it (whisper's rank file ends with one):
+    // an id that no text encodes to; its rank is taken like any other.
+    let mut file = String::new();
+    for b in 0..=255u8 {
+        let token = base64::engine::general_purpose::STANDARD.encode([b]);
+        file.push_str(&format!("{token} {b}\n"));
+    }
+    let model =
+        import::tiktoken(format!("{file}= 256\n").as_bytes(), PatternKind::Gpt2, none).unwrap();
+    assert_eq!(model.n_ids(), 257);
+    assert!(model.tokens[256].is_empty());
+    assert!(matches!(
+        err(format!("{file}= 256\nIQ== 256\n").as_bytes(), none),
+        ImportError::DuplicateRank {
+            line: 258,
+            rank: 256
         }
     ));
     assert!(matches!(

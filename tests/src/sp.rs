@@ -28,7 +28,10 @@ pub fn dir() -> PathBuf {
 /// for the `tokenizer.json` files with a `Metaspace` pre-tokenizer (`ms-*`, made by
 /// `tests/scripts/gen_metaspace_vectors.py`; their `ids` are `tokenizers`'), else [`dir`].
 pub fn model_dir(model: &str) -> PathBuf {
-    if model.starts_with("ms-") {
+    if model.starts_with("whisper-") {
+        // Byte-level vectors in the same record format (`tests/scripts/gen_whisper_vectors.py`).
+        crate::paths::fixtures().join("whisper")
+    } else if model.starts_with("ms-") {
         crate::paths::fixtures().join("metaspace")
     } else if model.starts_with("ug") {
         crate::paths::fixtures().join("unigram")

@@ -33,12 +33,18 @@ pub fn tiktoken(
             .iter()
             .position(|&b| b == b' ')
             .ok_or(bad("expected `<base64> <rank>`"))?;
-        let token = engine
-            .decode(&raw[..space])
-            .map_err(|_| bad("token is not valid base64"))?;
-        if token.is_empty() {
-            return Err(bad("empty token"));
+        let field = &raw[..space];
+        if field.is_empty() {
+            return Err(bad("no token before the rank"));
         }
+        // `=` alone is the empty token (whisper's `multilingual.tiktoken` ends with `= 50256`):
+        // tiktoken's `base64.b64decode` reads it as `b""`. It is kept as an id no text encodes
+        // to and that decodes to nothing, as tiktoken has it.
+        let token = if field.iter().all(|&b| b == b'=') {
+            Vec::new()
+        } else {
+            engine.decode(field).map_err(|e| bad(base64_cause(&e)))?
+        };
         let rank: u32 = std::str::from_utf8(&raw[space + 1..])
             .ok()
             .and_then(|s| s.parse().ok())
@@ -47,6 +53,22 @@ pub fn tiktoken(
         entries.push((rank, token, line));
     }
     from_ranks(entries, pattern, specials)
+}
+
+/// What is wrong with a token that is not base64, in words.
+fn base64_cause(e: &base64::DecodeError) -> &'static str {
+    match e {
+        base64::DecodeError::InvalidByte(..) => {
+            "token is not valid base64: a byte outside the base64 alphabet"
+        }
+        base64::DecodeError::InvalidLength(_) => {
+            "token is not valid base64: its length is not a multiple of 4 (missing `=` padding?)"
+        }
+        base64::DecodeError::InvalidLastSymbol(..) => {
+            "token is not valid base64: its last symbol has bits that no byte uses"
+        }
+        base64::DecodeError::InvalidPadding => "token is not valid base64: misplaced `=` padding",
+    }
 }
 
 /// The number of ids that `ids` (`used` of them, tokens and specials) span; a mostly empty id
@@ -73,16 +95,17 @@ pub(super) fn from_ranks(
         .chain(specials.iter().map(|s| s.1));
     let n_ids = id_space(ids, entries.len() + specials.len())?;
     let mut tokens: Vec<Vec<u8>> = vec![Vec::new(); n_ids];
+    // Ids given so far (an empty token's slot stays empty but is taken).
+    let mut taken = vec![false; n_ids];
     for (rank, token, line) in entries {
-        let slot = &mut tokens[rank as usize];
-        if !slot.is_empty() {
+        if std::mem::replace(&mut taken[rank as usize], true) {
             return Err(ImportError::DuplicateRank { line, rank });
         }
-        *slot = token;
+        tokens[rank as usize] = token;
     }
     for (text, id) in specials {
         let slot = &mut tokens[*id as usize];
-        if !slot.is_empty() {
+        if std::mem::replace(&mut taken[*id as usize], true) {
             return Err(ImportError::SpecialIdTaken {
                 text: text.clone(),
                 id: *id,
