@@ -13,7 +13,11 @@ use crate::tokenizer_json::{
 };
 
 /// Build an [`SpModel`] from a `tokenizer.json` whose model is `BPE` or `Unigram` over `▁`
-/// pieces, with the normalizer and pre-tokenizer [`normalizer`] reads, optional byte fallback.
+/// pieces, optional byte fallback, with one of these normalizer and pre-tokenizer shapes:
+/// `Prepend("▁")` (optional) + `Replace(" ", "▁")` and no pre-tokenizer (`LlamaConverter`); or a
+/// `Metaspace` pre-tokenizer (any `prepend_scheme`, splitting or not) after no normalizer,
+/// after `Strip(right)` + `Replace(Regex(" {2,}"), "▁")` (`transformers`' `SpmConverter`), or
+/// (splitting only) after one of `NFC`, `NFD`, `NFKC`, `NFKD` (`SentencePieceBPETokenizer`).
 ///
 /// - **BPE**: merge priority follows the merge list: the piece the first merge makes scores
 ///   highest; pieces no merge makes are never merged into.
