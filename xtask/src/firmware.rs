@@ -1049,6 +1049,7 @@ mod tests {
                     "mps2-an385/mistral",
                     "mps2-an385/ug8000",
                     "mps2-an385/sp-nfkc",
+                    "mps2-an385/ms-bpe-nfkc",
                     "lm3s6965evb/bert-cased-8k",
                     "mps2-an385/minilm",
                 ],
@@ -1084,6 +1085,7 @@ mod tests {
                     "mps2-an385/mistral",
                     "mps2-an385/ug8000",
                     "mps2-an385/sp-nfkc",
+                    "mps2-an385/ms-bpe-nfkc",
                     "lm3s6965evb/bert-cased-8k",
                     "mps2-an385/minilm",
                 ],
@@ -1105,6 +1107,11 @@ mod tests {
                 &["mps2-an385/ug8000"],
             ),
             (&["--model", "sp-nfkc"], All, &["mps2-an385/sp-nfkc"]),
+            (
+                &["--model", "ms-bpe-nfkc"],
+                All,
+                &["mps2-an385/ms-bpe-nfkc"],
+            ),
             (
                 &["--model", "sp-nfkc"],
                 FirstPerModel,
