@@ -150,14 +150,24 @@ fuzz_target!(|data: &[u8]| {
             let flip_at = p.u16();
             let model = structured_sp(p);
             // Version 2: the kind (variant 1, SentencePiece BPE, or 3, Unigram), then the
-            // model (whose `unigram` flag is not serialized: the kind carries it).
+            // model (whose `unigram` flag is not serialized: the kind carries it). With
+            // `tokenizer.json` settings, kind 7: the model, the Unigram flag, no `f64` scores,
+            // no character map, then the settings byte (as `SpModel::to_bytes` writes it).
             let Ok(mut payload) = postcard::to_stdvec(&model) else {
                 return;
             };
-            payload.insert(0, if model.unigram { 3 } else { 1 });
-            if model.unigram {
-                // Kind 3 carries the `f64` scores after the model: none here.
-                payload.push(0);
+            let settings = u8::from(model.unk_in_text)
+                | u8::from(model.unk_per_char) << 1
+                | picobpe_model::normalizer::code(model.normalizer) << 2;
+            if settings != 0 {
+                payload.insert(0, 7);
+                payload.extend([u8::from(model.unigram), 0, 0, settings]);
+            } else {
+                payload.insert(0, if model.unigram { 3 } else { 1 });
+                if model.unigram {
+                    // Kind 3 carries the `f64` scores after the model: none here.
+                    payload.push(0);
+                }
             }
             let file = wrap(KIND_VERSION, &payload);
             if flipped(&file, payload.len(), flip, flip_at) {
@@ -555,6 +565,8 @@ fn structured_sp(mut p: Params<'_>) -> SpModel {
         charsmap: Vec::new(),
         unk_in_text: tokenizers && settings & 1 != 0,
         unk_per_char: tokenizers && settings & 2 != 0 && flags >> 7 & 1 == 0,
-        normalizer: None,
+        normalizer: picobpe_model::normalizer::from_code(settings >> 2 & 7)
+            .flatten()
+            .filter(|_| tokenizers),
     }
 }

@@ -20,6 +20,9 @@
 //! - Ids: each final symbol's id (`PieceToId`: any piece, else `<unk>`); an unknown symbol
 //!   becomes its bytes' `<0xHH>` pieces with byte fallback, else `<unk>`, and a run of
 //!   `<unk>` (not interrupted by any other id) is one `<unk>`.
+//! - Decode of a `tokenizer.json` model whose `Metaspace` prepends: `tokenizers`' `Metaspace`
+//!   decoder (the first id's piece loses every `▁`, other pieces turn each into a space), the
+//!   rest as below.
 //! - Decode (`DecodeIds`): control pieces are nothing, `<unk>` is the unknown surface, a run of
 //!   byte pieces is its bytes with each byte outside a well-formed sequence as U+FFFD, other
 //!   pieces are their text with `▁` as a space; while nothing has been written and no earlier
@@ -53,6 +56,10 @@ pub struct SpRef {
     unk_surface: String,
     /// Sections other than `Inline` follow Hugging Face `tokenizers`, not this reference.
     pub inline: bool,
+    /// Decode as `tokenizers`' `Metaspace` decoder does (a `tokenizer.json` whose `Metaspace`
+    /// prepends: sections other than `Inline` and `EveryPiecePrefixed`, with the prefix on):
+    /// the first id's piece loses every `▁`, no other piece loses one.
+    metaspace: bool,
     /// A Unigram model: the score of each matchable piece (normal: its own; user-defined:
     /// `0.1 × (bytes − 1)`) and the unknown score; `None` for BPE.
     unigram: Option<(PieceScores, f32)>,
@@ -101,6 +108,11 @@ impl SpRef {
             remove_extra: model.remove_extra_whitespaces,
             unk_surface: model.unk_surface.clone(),
             inline: model.sections == SpSections::Inline,
+            metaspace: model.add_dummy_prefix
+                && !matches!(
+                    model.sections,
+                    SpSections::Inline | SpSections::EveryPiecePrefixed
+                ),
             charsmap: charsmap_keys(&model.charsmap),
             unigram: model.unigram.then(|| {
                 let scores = (0..model.pieces.len())
@@ -387,6 +399,11 @@ impl SpRef {
                 SpKind::Control => false,
                 SpKind::Unknown => {
                     text.push_str(&self.unk_surface);
+                    false
+                }
+                _ if self.metaspace => {
+                    let space = if i == 0 { "" } else { " " };
+                    text.push_str(&piece.replace(MARK, space));
                     false
                 }
                 _ => {
