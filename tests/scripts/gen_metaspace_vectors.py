@@ -68,7 +68,7 @@ from tokenizers import (SentencePieceBPETokenizer, Tokenizer, decoders, models, 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_sp_vectors import fffd_text, load_set, sha256, write_jsonl  # noqa: E402
-from gen_unigram_vectors import tokenizer_json  # noqa: E402
+from gen_unigram_vectors import SETS as UNIGRAM_SETS, SUBSET, tokenizer_json  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests/fixtures"
@@ -77,18 +77,13 @@ CORPUS = FIXTURES / "train/english-1mb.txt"
 SAMPLE_BYTES = 300_000
 SPECIALS = ["<unk>", "<s>", "</s>"]
 
+# The Unigram sets (every k-th record of the large ones, by SUBSET), and this script's own.
 SETS = {
-    "fixtures": "vectors/inputs/fixtures.jsonl",
-    "corpus": "vectors/inputs/corpus.jsonl",
-    "random": "vectors/inputs/random.jsonl",
-    "invalid_utf8": "vectors/inputs/invalid_utf8.jsonl",
-    "sp_edge": "sentencepiece/inputs/sp_edge.jsonl",
+    **UNIGRAM_SETS,
     "ms_edge": "metaspace/inputs/ms_edge.jsonl",
     "nfkc_edge": "metaspace/inputs/nfkc_edge.jsonl",
 }
 NORMALIZING = {"ms-bpe-nfkc", "ms-unigram-nfd"}
-# Every k-th record of the large sets is stored.
-SUBSET = {"random": 6, "invalid_utf8": 4}
 CORPUS_MODELS = {"ms-unigram", "ms-t5"}
 
 EDGE = [

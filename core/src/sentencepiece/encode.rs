@@ -378,20 +378,12 @@ impl<'t> SpTokenizer<'t> {
                     cache,
                 )?
                 .1;
-            let Some((at, len, id)) = next else {
+            let Some(symbol) = next else {
                 cursor.offset = text.len();
                 return Ok(written);
             };
-            cursor.offset = at;
-            let found = Found {
-                start: at,
-                end: at + len,
-                id,
-            };
-            written = special::put(found, out, written)?;
-            pos = at + len;
+            (written, pos) = put_user_symbol(symbol, out, written, cursor)?;
             section = pos;
-            cursor.offset = pos;
         }
     }
 
@@ -433,19 +425,11 @@ impl<'t> SpTokenizer<'t> {
                     }
                 }
             }
-            let Some((at, len, id)) = next else {
+            let Some(symbol) = next else {
                 cursor.offset = text.len();
                 return Ok(written);
             };
-            cursor.offset = at;
-            let found = Found {
-                start: at,
-                end: at + len,
-                id,
-            };
-            written = special::put(found, out, written)?;
-            pos = at + len;
-            cursor.offset = pos;
+            (written, pos) = put_user_symbol(symbol, out, written, cursor)?;
             (first, first_section) = (true, false);
         }
     }
@@ -464,17 +448,8 @@ impl<'t> SpTokenizer<'t> {
         out: &mut [u32],
         cache: &mut [CacheEntry],
     ) -> Result<Progress, EncodeError> {
-        let t = self.tables;
         let marked = char_at(window, 0).0.is_mark();
-        let prefix = *first
-            && !window.is_empty()
-            && match t.sections {
-                Sections::EveryPiecePrefixed => true,
-                Sections::UnmarkedPiecesPrefixed | Sections::UnmarkedPiecesWords => {
-                    t.add_dummy_prefix && !marked
-                }
-                _ => first_section && t.add_dummy_prefix && !marked,
-            };
+        let prefix = *first && !window.is_empty() && self.prefix_rule(marked, first_section);
         let norm = Normalizer::new(window, false);
         let mut cursor = Cursor::START;
         let (reached, written) = self.words(
@@ -507,12 +482,18 @@ impl<'t> SpTokenizer<'t> {
     /// one (`first`), and only when it does not already start with `▁` (or a space, which
     /// becomes one).
     pub(crate) fn section_prefix(&self, text: &[u8], section: usize) -> bool {
+        self.prefix_rule(char_at(text, section).0.is_mark(), section == 0)
+    }
+
+    /// [`SpTokenizer::section_prefix`]'s rule for a section whose (normalized) text starts
+    /// with `▁` (`starts_marked`) and is the text's first (`first_section`).
+    fn prefix_rule(&self, starts_marked: bool, first_section: bool) -> bool {
         let t = self.tables;
-        let unmarked = t.add_dummy_prefix && !char_at(text, section).0.is_mark();
+        let unmarked = t.add_dummy_prefix && !starts_marked;
         match t.sections {
             Sections::EveryPiecePrefixed => true,
             Sections::UnmarkedPiecesPrefixed | Sections::UnmarkedPiecesWords => unmarked,
-            _ => section == 0 && unmarked,
+            _ => first_section && unmarked,
         }
     }
 
@@ -688,6 +669,26 @@ impl<'t> SpTokenizer<'t> {
 /// `encode_stream_part`'s `needed`): what a normalizing encoder leaves beside a long window.
 fn normalized_work(len: usize) -> usize {
     len.saturating_mul(20).saturating_add(64)
+}
+
+/// Write the user-defined symbol `(at, len, id)` that ends a section. `cursor` stands
+/// before the symbol while it does not fit (the error says so) and after it once written.
+/// Returns the new `written` and the offset after the symbol.
+fn put_user_symbol(
+    (at, len, id): (usize, usize, u32),
+    out: &mut [u32],
+    written: usize,
+    cursor: &mut Cursor,
+) -> Result<(usize, usize), EncodeError> {
+    cursor.offset = at;
+    let found = Found {
+        start: at,
+        end: at + len,
+        id,
+    };
+    let written = special::put(found, out, written)?;
+    cursor.offset = at + len;
+    Ok((written, at + len))
 }
 
 /// A [`Span`] (argument order as the fields).
