@@ -63,6 +63,7 @@ fn sp_model(normal: &[(&str, f32)], user: &[&str], byte_fallback: bool, unigram:
         unk_in_text: false,
         unk_per_char: false,
         normalizer: None,
+        precompiled: false,
     }
 }
 

@@ -568,5 +568,7 @@ fn structured_sp(mut p: Params<'_>) -> SpModel {
         normalizer: picobpe_model::normalizer::from_code(settings >> 2 & 7)
             .flatten()
             .filter(|_| tokenizers),
+        // Without a character map: refused by `validate`.
+        precompiled: tokenizers && settings & 32 != 0,
     }
 }

@@ -530,6 +530,9 @@ pub fn borrow_tables<'a>(data: &'a SpTableData<'_>) -> SpTables<'a> {
         normalizer: data
             .normalizer
             .map(picobpe::normalizer::TextNormalizer::new),
+        precompiled: data
+            .precompiled
+            .then(picobpe::normalizer::PrecompiledNormalizer::new),
     }
 }
 

@@ -132,10 +132,16 @@ fn inspect_sentencepiece(path: &std::path::Path, model: &SpModel) -> Result<(), 
             .map_err(|e| e.to_string())?;
         let compact = picobpe_model::sentencepiece::charsmap::compact(&map.pairs);
         println!(
-            "character map: {map}; baked {}",
+            "character map: {map}; baked {}; applied {}",
             match compact {
                 Some(c) => format!("in its compact form ({} B)", c.bytes()),
                 None => "as the double array".to_owned(),
+            },
+            if model.precompiled {
+                "as tokenizers' Precompiled (a grapheme cluster at a time, between user-defined \
+                 symbols)"
+            } else {
+                "as sentencepiece does (longest key)"
             }
         );
     }

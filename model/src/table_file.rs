@@ -403,11 +403,13 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         };
         // Bit 2 of the algorithm byte: the tables end with a character map.
         let mapped = !self.charsmap_units.is_empty() || !self.charsmap_runs.is_empty();
-        // Bit 3: one `<unk>` per unknown character; bits 4-6: the Unicode normalizer.
+        // Bit 3: one `<unk>` per unknown character; bits 4-6: the Unicode normalizer; bit 7:
+        // the character map is applied by `Precompiled`'s rule.
         let algorithm = algorithm
             | u8::from(mapped) << 2
             | u8::from(self.unk_per_char) << 3
-            | crate::normalizer::code(self.normalizer) << 4;
+            | crate::normalizer::code(self.normalizer) << 4
+            | u8::from(self.precompiled) << 7;
         let sections = SECTIONS
             .iter()
             .position(|&s| s == self.sections)
@@ -425,13 +427,14 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         if flags[..3].iter().any(|&f| f > 1)
             || usize::from(flags[3]) >= SECTIONS.len()
             || flags[4] & 3 > 2
-            || flags[4] >> 4 > 4
+            || flags[4] >> 4 & 7 > 4
         {
             return Err(bad(format!("unknown flag values {flags:?}")));
         }
         let mapped = flags[4] & 4 != 0;
         self.unk_per_char = flags[4] & 8 != 0;
-        self.normalizer = crate::normalizer::from_code(flags[4] >> 4).flatten();
+        self.normalizer = crate::normalizer::from_code(flags[4] >> 4 & 7).flatten();
+        self.precompiled = flags[4] & 0x80 != 0;
         flags[4] &= 3;
         self.add_dummy_prefix = flags[0] == 1;
         self.remove_extra_whitespaces = flags[1] == 1;
@@ -541,6 +544,21 @@ impl<'a> Blob<'a> for SpTableData<'a> {
             }
         );
         let inline = self.sections == Sections::Inline;
+        // Where a character map may be: inline sections (`sentencepiece`'s rule), or as a
+        // `Precompiled` normalizer before words segmented apart (`tokenizers`' rule).
+        let map_placed = if self.precompiled {
+            self.sections.splits_words() && self.normalizer.is_none()
+        } else {
+            inline
+        };
+        let mapped = !self.charsmap_runs.is_empty() || !self.charsmap_units.is_empty();
+        if self.precompiled && !(mapped && map_placed) {
+            return Err(bad(
+                "a Precompiled normalizer without a character map, with a Unicode one, or on \
+                 words not segmented apart"
+                    .to_owned(),
+            ));
+        }
         let unigram = self.algorithm != SpAlgorithm::Bpe;
         if unigram && (tokenizers == inline || tokenizers == self.f64_scores.is_empty()) {
             return Err(bad(
@@ -552,7 +570,7 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         if !self.charsmap_runs.is_empty() {
             let max_key = crate::sentencepiece::charsmap::check_compact(self)
                 .map_err(|e| bad(e.to_string()))?;
-            if self.charsmap_lookahead < max_key || !inline || !self.charsmap_units.is_empty() {
+            if self.charsmap_lookahead < max_key || !map_placed || !self.charsmap_units.is_empty() {
                 return Err(bad(format!(
                     "compact charsmap: lookahead {} below its longest key {max_key}, sections \
                      not inline, or a double array too",
@@ -566,7 +584,7 @@ impl<'a> Blob<'a> for SpTableData<'a> {
                 &self.charsmap_strings,
             )
             .map_err(|e| bad(e.to_string()))?;
-            if self.charsmap_lookahead < map.max_key || !inline {
+            if self.charsmap_lookahead < map.max_key || !map_placed {
                 return Err(bad(format!(
                     "charsmap lookahead {} is shorter than its longest key {}, or the sections \
                      are not inline",

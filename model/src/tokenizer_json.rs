@@ -328,6 +328,10 @@ pub(crate) enum Normalizer {
     },
     #[serde(rename = "BertNormalizer")]
     Bert(BertNormalizer),
+    /// A SentencePiece character map (`precompiled_charsmap`, base64).
+    Precompiled {
+        precompiled_charsmap: String,
+    },
 }
 
 #[derive(Debug, Deserialize)]

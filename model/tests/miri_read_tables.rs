@@ -86,6 +86,7 @@ fn sentencepiece() -> SpModel {
         unk_in_text: false,
         unk_per_char: false,
         normalizer: None,
+        precompiled: false,
     }
 }
 

@@ -68,6 +68,7 @@ fn tiny() -> SpModel {
         unk_in_text: false,
         unk_per_char: false,
         normalizer: None,
+        precompiled: false,
     }
 }
 
@@ -535,6 +536,7 @@ fn a_zero_score_merges_before_a_negative_zero() {
         unk_in_text: false,
         unk_per_char: false,
         normalizer: None,
+        precompiled: false,
     };
     for ((ab, bc), want) in [((-0.0, 0.0), [2, 6]), ((0.0, -0.0), [5, 4])] {
         let tables = SpTableData::new(&model(ab, bc)).unwrap().to_tables();
@@ -844,6 +846,7 @@ fn tokenizer_json_settings_round_trip_and_damage_is_refused() {
     let fused = SpModel {
         unk_per_char: false,
         normalizer: None,
+        precompiled: false,
         ..m.clone()
     };
     let data = picobpe_model::SpTableData::new(&fused).unwrap();

@@ -442,6 +442,28 @@ pub fn panic_check_normalize() {
     let mut sp_ids = [0u32; 24];
     let _ = black_box(tok.encode(text(), &mut sp_ids));
     black_box(&sp_ids);
+    // The same with a `Precompiled` normalizer over an opaque character map, and the map
+    // applied by that rule alone (and the grapheme clusters it walks).
+    let mut t = *sp_tables();
+    t.precompiled = black_box(Some(picobpe::normalizer::PrecompiledNormalizer::new()));
+    t.charsmap = black_box(t.charsmap);
+    t.sections = black_box(picobpe::sentencepiece::Sections::UnmarkedPiecesWords);
+    let tok = SpTokenizer::new(&t);
+    let _ = black_box(tok.encode(text(), &mut sp_ids));
+    black_box(&sp_ids);
+    let r = picobpe::normalizer::precompiled_normalize(
+        black_box(t.charsmap),
+        text(),
+        black_box(false),
+        black_box(&mut out),
+    );
+    black_box(&r);
+    black_box(picobpe::normalizer::grapheme_end(
+        text(),
+        black_box(3),
+        black_box(true),
+    ));
+    black_box(&out);
 }
 
 /// WordPiece tables: no bake exists yet, and none is needed: they reach the code only through

@@ -32,6 +32,16 @@ It (re)writes, under tests/fixtures/metaspace/:
     models/ms-bpe-nfkc.tokenizer.json  tokenizers' own SentencePieceBPETokenizer (NFKC +
                                        Metaspace), trained by its train_from_iterator
     models/ms-unigram-nfd.tokenizer.json  Unigram with an NFD normalizer + Metaspace(), trained
+    models/ms-t5-nfkc.tokenizer.json   T5Converter over tests/fixtures/sp_norm/models/nfkc-bpe.model
+                                       (sentencepiece BPE, nmt_nfkc): Precompiled +
+                                       Strip(right) + Replace(Regex(" {2,}"), "▁") + Metaspace
+    models/ms-t5-cf.tokenizer.json     T5Converter over tests/fixtures/sp_norm/models/nfkc-ug.model
+                                       (sentencepiece Unigram, nmt_nfkc_cf): the same steps
+    models/ms-t5-tsv.tokenizer.json    T5Converter over tests/fixtures/sp_norm/models/nfkc-tsv.model
+                                       (sentencepiece BPE, custom TSV rules): the same steps
+    inputs/grapheme_edge.jsonl         where tokenizers' Precompiled rule (a grapheme cluster at a
+                                       time, shortest key) differs from sentencepiece's (vectors
+                                       for the Precompiled models only)
     inputs/ms_edge.jsonl               whitespace, U+2581 and added-token edge cases
     inputs/nfkc_edge.jsonl             text the Unicode forms change (vectors for the two
                                        normalizing models only)
@@ -56,6 +66,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import hashlib
 import io
 import json
 import sys
@@ -82,9 +93,11 @@ SETS = {
     **UNIGRAM_SETS,
     "ms_edge": "metaspace/inputs/ms_edge.jsonl",
     "nfkc_edge": "metaspace/inputs/nfkc_edge.jsonl",
+    "grapheme_edge": "metaspace/inputs/grapheme_edge.jsonl",
 }
-NORMALIZING = {"ms-bpe-nfkc", "ms-unigram-nfd"}
-CORPUS_MODELS = {"ms-unigram", "ms-t5"}
+PRECOMPILED = {"ms-t5-nfkc": "nfkc-bpe", "ms-t5-cf": "nfkc-ug", "ms-t5-tsv": "nfkc-tsv"}
+NORMALIZING = {"ms-bpe-nfkc", "ms-unigram-nfd", *PRECOMPILED}
+CORPUS_MODELS = {"ms-unigram", "ms-t5", "ms-t5-nfkc"}
 
 EDGE = [
     "a", " a", "  a", "a ", "a  ", "a   b", " a  b  ", "\u2581a", " \u2581a", "a\u2581", "a \u2581 b",
@@ -108,6 +121,23 @@ NFKC_EDGE = [
     "Å Å Ω Ω", "¨ ´ ¸ ˜", "\u00a8a", "  ＡＢＣ  ", "ｱ ｲ ｳ\u3000ｴ", "ℌℍ ℕ ℙ ℚ ℝ ℤ", "½ ¼ ⅞", "ⅰⅱⅲ Ⅳ Ⅴ",
     "¹²³ ⁰ ₀₁", "ﾟﾞ", "\u0344", "\u0f73 \u0f75", "ᄀ" * 5 + "ᅡ" * 5, "a" + "\u0301" * 300, "\u3000" * 40,
     "<s>ＡＢＣ</s> ①", "\u2581①", " ﬁ", "Ａ" * 200,
+]
+
+
+# Where tokenizers' Precompiled rule acts: a cluster under 6 bytes whose first character is a
+# key loses the rest (a full-width letter with an accent, CR LF, a circled digit with a mark),
+# a longer one is mapped character by character; Indic conjuncts (GB9c), emoji sequences
+# (GB11), flags (GB12/13), Prepend, Hangul jamo, marks on spaces and controls, and what the
+# map turns into spaces next to the whitespace steps.
+GRAPHEME_EDGE = [
+    "Ａ\u0301", "Ａ\u0301\u0301", "xＡ\u0301 y", "\r\n", "a\r\nb", "a \r\n b", "\n\u0301", "ｶﾞ",
+    "ｶﾞ\u0301", "①\u0301", "ﬁ\u0301", "e\u0301", "e\u0301\u0301", "é\u0301", "\u0958\u0301",
+    "क्\u0958\u0301", "क्\u200d\u0958\u0301", "a\u0958\u0301", "\u0600Ａ", "\u0600Ａ\u0301",
+    "Ａ\u200d\u0301", "ᄀＡ", "\u1100\u1161\u0301", "가\u0301", "🇯🇵 🇯🇵🇯", "👍\u200d👍", "©\u200d©",
+    "µ\u0301", "½\u0301", "¨\u0301", "\u00a0\u0301", " \u0301", "\t\u0301", "\u3000\u0301",
+    "a\u3000\u3000b", "a\u3000 \u3000b", "\u3000a", "a\u3000", "a \u3000", "\ufeffa", "\u200ba\u200b",
+    "a\u0085b", "a\u2028", "ＡＢ\u0301Ｃ\u0308", "Ａ" + "\u0301" * 40, "\u0301" * 3, "<s>Ａ\u0301</s>",
+    "Ａ\u0301<s>", "\u2581Ａ\u0301", "Ａ\u0301\u2581", "\x7f\u0301", "x\ufffd\u0301",
 ]
 
 
@@ -163,6 +193,8 @@ def main() -> None:
                 [{"name": f"ms-edge-{i}", "text": t} for i, t in enumerate(EDGE)])
     write_jsonl(OUT / "inputs/nfkc_edge.jsonl", None,
                 [{"name": f"nfkc-edge-{i}", "text": t} for i, t in enumerate(NFKC_EDGE)])
+    write_jsonl(OUT / "inputs/grapheme_edge.jsonl", None,
+                [{"name": f"grapheme-edge-{i}", "text": t} for i, t in enumerate(GRAPHEME_EDGE)])
     lines = sentences()
     files = {}
     wanted = lambda *stems: not only or any(s in only for s in stems)  # noqa: E731
@@ -193,6 +225,10 @@ def main() -> None:
                                           unk_token="<unk>", show_progress=False)
         nfd.train_from_iterator(lines, trainer=trainer)
         files["ms-unigram-nfd"] = nfd.to_str()
+    for stem, source in PRECOMPILED.items():
+        if wanted(stem):
+            model = ROOT / f"tests/fixtures/sp_norm/models/{source}.model"
+            files[stem] = tokenizer_json(model, "T5Converter").rstrip("\n")
     hfs = {}
     manifest = {
         "made_by": {"tokenizers": tokenizers.__version__, "sentencepiece": spm.__version__,
@@ -209,7 +245,7 @@ def main() -> None:
         manifest["models"][stem] = {
             "file": f"models/{stem}.tokenizer.json", "sha256": sha256(path),
             "model": raw["model"]["type"], "vocab": hfs[stem].get_vocab_size(),
-            "normalizer": raw["normalizer"], "pre_tokenizer": raw["pre_tokenizer"],
+            "normalizer": without_maps(raw["normalizer"]), "pre_tokenizer": raw["pre_tokenizer"],
             "decoder": raw["decoder"],
         }
     for set_name, rel in SETS.items():
@@ -219,6 +255,8 @@ def main() -> None:
             if set_name == "corpus" and stem not in CORPUS_MODELS:
                 continue
             if set_name == "nfkc_edge" and stem not in NORMALIZING:
+                continue
+            if set_name == "grapheme_edge" and stem not in PRECOMPILED:
                 continue
             recs = []
             n_ids = 0
@@ -245,6 +283,20 @@ def main() -> None:
             manifest["sha256"][str(p.relative_to(OUT))] = sha256(p)
     (OUT / "MANIFEST.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
     print(json.dumps(manifest["sets"], indent=None))
+
+
+def without_maps(normalizer):
+    """The normalizer for the manifest, each Precompiled map by its size and sha256."""
+    if isinstance(normalizer, dict):
+        out = {k: without_maps(v) for k, v in normalizer.items()}
+        if "precompiled_charsmap" in out:
+            blob = base64.b64decode(normalizer["precompiled_charsmap"])
+            out["precompiled_charsmap"] = {"bytes": len(blob),
+                                           "sha256": hashlib.sha256(blob).hexdigest()}
+        return out
+    if isinstance(normalizer, list):
+        return [without_maps(v) for v in normalizer]
+    return normalizer
 
 
 if __name__ == "__main__":

@@ -56,12 +56,40 @@ fn unigram_nfd() {
     check_all_sets("ms-unigram-nfd", SpSource::TokenizerJson);
 }
 
+/// `transformers`' `T5Converter` over a `sentencepiece` BPE model trained with `nmt_nfkc`
+/// (`spm_train`'s default): a `Precompiled` character map first, applied by `tokenizers`' rule
+/// (a grapheme cluster at a time), then `Strip(right)` + `Replace(Regex(" {2,}"), "▁")` and
+/// `Metaspace`.
+#[test]
+fn t5_converter_precompiled_nmt_nfkc() {
+    check_all_sets("ms-t5-nfkc", SpSource::TokenizerJson);
+}
+
+/// The same converter over a `sentencepiece` Unigram model trained with `nmt_nfkc_cf`.
+#[test]
+fn t5_converter_precompiled_nmt_nfkc_cf() {
+    check_all_sets("ms-t5-cf", SpSource::TokenizerJson);
+}
+
+/// The same converter over a `sentencepiece` BPE model with custom TSV rules (a character
+/// map in the double-array form only).
+#[test]
+fn t5_converter_precompiled_custom_rules() {
+    check_all_sets("ms-t5-tsv", SpSource::TokenizerJson);
+}
+
 /// The new sections survive a model file with prebuilt tables (format version 3), which the
 /// CLI maps back: the same ids.
 #[test]
 fn model_files_keep_the_metaspace_rules() {
     use picobpe::SpTokenizer;
-    for name in ["ms-t5", "ms-bpe-first", "ms-unigram-whole", "ms-bpe-nfkc"] {
+    for name in [
+        "ms-t5",
+        "ms-bpe-first",
+        "ms-unigram-whole",
+        "ms-bpe-nfkc",
+        "ms-t5-cf",
+    ] {
         let model = picobpe_tests::sp::model(name, SpSource::TokenizerJson);
         let tables = match picobpe_tests::through_model_file(name, |path| model.write(path)) {
             picobpe_model::LiveTables::SentencePiece(t) => t,
@@ -69,6 +97,7 @@ fn model_files_keep_the_metaspace_rules() {
         };
         assert_eq!(tables.sections, model.sections);
         assert_eq!(tables.normalizer.map(|n| n.form()), model.normalizer);
+        assert_eq!(tables.precompiled.is_some(), model.precompiled);
         assert_eq!(tables.unk_per_char, model.unk_per_char);
         let tok = SpTokenizer::new(tables);
         let mut checked = 0;
@@ -81,6 +110,33 @@ fn model_files_keep_the_metaspace_rules() {
         }
         assert!(checked > 150);
     }
+}
+
+/// A `Precompiled` map in the compact form `picobpe-build` bakes gives `tokenizers`' ids too.
+#[test]
+fn precompiled_compact_form_matches() {
+    use picobpe::SpTokenizer;
+    let model = picobpe_tests::sp::model("ms-t5-nfkc", SpSource::TokenizerJson);
+    let data = picobpe_model::SpTableData::new(&model)
+        .and_then(picobpe_model::SpTableData::with_compact_charsmap)
+        .unwrap();
+    assert!(data.charsmap_units.is_empty() && !data.charsmap_runs.is_empty());
+    let tok = SpTokenizer::new(data.to_tables());
+    let mut checked = 0;
+    for set in [
+        "grapheme_edge",
+        "nfkc_edge",
+        "ms_edge",
+        "random",
+        "invalid_utf8",
+    ] {
+        for case in picobpe_tests::sp::load("ms-t5-nfkc", set) {
+            let got = picobpe_tests::sp::encode(&tok, &case.input).unwrap();
+            assert_eq!(got, case.ids, "{set} {}", case.name);
+            checked += 1;
+        }
+    }
+    assert!(checked > 2500);
 }
 
 /// A `<unk>` among the added tokens is matched in the text, as `tokenizers` does: the text
@@ -134,17 +190,51 @@ fn refusals_name_the_setting() {
         import(t5, pre, &pre.replace('▁', "_")),
         "tokenizer.json pre_tokenizer: Metaspace replacement \"_\" is not \"▁\""
     );
+    // A `Precompiled` map that is not base64, empty, damaged, or before a `Metaspace` that
+    // does not split.
+    let tsv = "ms-t5-tsv.tokenizer.json";
+    let text = std::fs::read_to_string(dir.join(tsv)).unwrap();
+    let key = r#""precompiled_charsmap":""#;
+    let at = text.find(key).unwrap() + key.len();
+    let map = &text[at..at + text[at..].find('"').unwrap()];
+    let with_map = |m: &str| import(tsv, map, m);
+    assert!(
+        with_map("!!").starts_with(
+            "tokenizer.json normalizer: Precompiled precompiled_charsmap: Invalid symbol"
+        ),
+        "{}",
+        with_map("!!")
+    );
+    assert_eq!(
+        with_map(""),
+        "tokenizer.json normalizer: Precompiled with an empty precompiled_charsmap"
+    );
+    assert_eq!(
+        with_map("AAAA"),
+        "invalid SentencePiece model: precompiled_charsmap: 3 bytes, shorter than its 4-byte \
+         trie size"
+    );
+    assert!(import(tsv, r#""split":true"#, r#""split":false"#)
+        .starts_with("tokenizer.json normalizer: Precompiled is supported first, before a Metaspace that splits"));
 }
 
 /// Without added tokens a stream encodes a `Metaspace` model's words as they come (the other
 /// files hold added tokens, whose sections a stream encodes at the end): streamed and
 /// resumed encodes equal the one-shot encode (checked against `tokenizers` above), with a
-/// Unicode form (`ms-bpe-nfkc`), with `Strip` + collapse (`ms-t5`) and with neither.
+/// Unicode form (`ms-bpe-nfkc`), with `Strip` + collapse (`ms-t5`), with both and a
+/// `Precompiled` map (`ms-t5-nfkc`, `ms-t5-cf`, `ms-t5-tsv`) and with neither.
 #[test]
 fn streams_without_added_tokens_equal_one_shot() {
     use picobpe::{SpTokenizer, Specials};
     let dir = picobpe_tests::paths::fixtures().join("metaspace/models");
-    for name in ["ms-bpe-nfkc", "ms-t5", "ms-unigram"] {
+    for name in [
+        "ms-bpe-nfkc",
+        "ms-t5",
+        "ms-unigram",
+        "ms-t5-nfkc",
+        "ms-t5-cf",
+        "ms-t5-tsv",
+    ] {
         let text = std::fs::read_to_string(dir.join(format!("{name}.tokenizer.json"))).unwrap();
         let at = text.find(r#""added_tokens":["#).unwrap() + r#""added_tokens":["#.len();
         let end = at + text[at..].find(']').unwrap();
@@ -158,7 +248,13 @@ fn streams_without_added_tokens_equal_one_shot() {
         let tables = picobpe_model::SpTableData::new(&model).unwrap().to_tables();
         let tok = SpTokenizer::new(tables);
         let mut checked = 0;
-        for set in ["ms_edge", "nfkc_edge", "sp_edge", "fixtures"] {
+        for set in [
+            "ms_edge",
+            "nfkc_edge",
+            "grapheme_edge",
+            "sp_edge",
+            "fixtures",
+        ] {
             if !picobpe_tests::sp::sets(name).iter().any(|s| s == set) {
                 continue;
             }

@@ -11,6 +11,7 @@ mod firmware;
 mod firmware_test;
 mod footprint;
 mod fuzz;
+mod grapheme;
 mod miri;
 mod panic_check;
 mod ports;

@@ -1,6 +1,7 @@
 //! `cargo xtask gen-unicode`: writes `core/src/pretok/unicode_tables.rs`, the character-class
 //! tables of the hand-rolled pre-tokenizers, and (`crate::unicode_norm`)
-//! `core/src/normalizer/unicode_tables.rs`, the Unicode normalization data.
+//! `core/src/normalizer/unicode_tables.rs`, the Unicode normalization data, and
+//! (`crate::grapheme`) `core/src/normalizer/grapheme_tables.rs`, grapheme cluster classes.
 //!
 //! The data comes from `regex-syntax` 0.8 — the crate `regex` and `fancy-regex` parse patterns
 //! with — so `\p{L}`, `\p{N}`, `\s`, … mean exactly what they mean to the reference regex. Every
@@ -54,6 +55,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
     write_or_check(
         &crate::unicode_norm::out_path(),
         &crate::unicode_norm::generate()?,
+        check,
+        "gen-unicode",
+    )?;
+    write_or_check(
+        &crate::grapheme::out_path(),
+        &crate::grapheme::generate()?,
         check,
         "gen-unicode",
     )

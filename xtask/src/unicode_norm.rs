@@ -64,10 +64,10 @@ fn decomposition(c: char, compat: bool) -> Vec<char> {
 }
 
 /// A two-level table: LIMIT, the block index, the distinct blocks.
-type TwoLevel = (u32, Vec<u8>, Vec<[u8; BLOCK]>);
+pub type TwoLevel = (u32, Vec<u8>, Vec<[u8; BLOCK]>);
 
 /// A two-level table of `values` (one byte per code point).
-fn two_level(values: &[u8]) -> Result<TwoLevel, String> {
+pub fn two_level(values: &[u8]) -> Result<TwoLevel, String> {
     let last = values.iter().rposition(|&v| v != 0).unwrap_or(0);
     let limit = (last / BLOCK + 1) * BLOCK;
     let mut blocks: Vec<[u8; BLOCK]> = Vec::new();
@@ -295,7 +295,7 @@ fn emit_array(w: &mut String, name: &str, ty: &str, items: impl Iterator<Item = 
     let _ = writeln!(w, "];");
 }
 
-fn emit_two_level(
+pub fn emit_two_level(
     w: &mut String,
     name: &str,
     what: &str,

@@ -1,4 +1,4 @@
-//! Encoding through a Unicode normalization form without a heap: the text is normalized a
+//! Encoding through a normalizer ([`UnitNormalizer`]: a Unicode form, `Precompiled`) without a heap: the text is normalized a
 //! window at a time and each window is encoded as a stream's pending input is, by the
 //! family's own `encode_part`.
 //!
@@ -22,8 +22,8 @@
 //! a piece that ends inside a unit, the ids after the last clean point are left out of
 //! `written` (they are made again from it).
 
-use super::unicode::{identity_prefix, normalize, unit_len, NormalizeError, UnicodeForm};
-use super::EncodePart;
+use super::unicode::NormalizeError;
+use super::{EncodePart, UnitNormalizer};
 use crate::error::EncodeError;
 use crate::tokenize::Progress;
 
@@ -43,8 +43,8 @@ struct Step {
 
 /// Normalizes `rest` into `window`, encodes it past `skip` into `ids`, and finds where that
 /// left `pos` and `skip`. `Err` is an encoder error other than a full buffer.
-fn step(
-    form: UnicodeForm,
+fn step<N: UnitNormalizer>(
+    form: &N,
     rest: &[u8],
     is_final: bool,
     skip: usize,
@@ -52,7 +52,7 @@ fn step(
     ids: &mut [u32],
     encode: &mut EncodePart<'_>,
 ) -> Result<Step, EncodeError> {
-    let (consumed, len, whole, window_full) = match normalize(form, rest, is_final, window) {
+    let (consumed, len, whole, window_full) = match form.normalize(rest, is_final, window) {
         Ok(p) => (p.consumed, p.written, p.consumed == rest.len(), false),
         Err(NormalizeError::OutputFull { consumed, written }) => (consumed, written, false, true),
         Err(NormalizeError::UnitTooLong { .. }) => (0, 0, false, true),
@@ -79,7 +79,7 @@ fn step(
     } else {
         // The unit the encoder stopped in: the last unit start at or before `done`.
         let head = window.get_mut(..done).unwrap_or(&mut []);
-        match normalize(form, rest, is_final, head) {
+        match form.normalize(rest, is_final, head) {
             Ok(p) => (p.consumed, done - p.written),
             Err(NormalizeError::OutputFull { consumed, written }) => (consumed, done - written),
             Err(NormalizeError::UnitTooLong { .. }) => (0, done),
@@ -94,13 +94,13 @@ fn step(
     })
 }
 
-/// Encodes `text` through `form`. `encode(window, is_final, out)` encodes a prefix of
+/// Encodes `text` through `form` (a Unicode form, or a character map by `Precompiled`'s rule). `encode(window, is_final, out)` encodes a prefix of
 /// normalized text into `out` with a stream's contract (`is_final` false: stop before the
 /// first piece more text could change); `work(len)` is the output room the family needs to
 /// encode a piece of `len` bytes. With `is_final` false, `text` may go on. Offsets in the
 /// result and in errors are offsets in `text`.
-pub(crate) fn encode_normalized(
-    form: UnicodeForm,
+pub(crate) fn encode_normalized<N: UnitNormalizer>(
+    form: &N,
     text: &[u8],
     is_final: bool,
     out: &mut [u32],
@@ -131,7 +131,7 @@ pub(crate) fn encode_normalized(
         let rest = text.get(pos..).unwrap_or(&[]);
         if skip == 0 {
             // Text that normalization leaves alone: encoded in place.
-            let same = identity_prefix(form, rest, is_final);
+            let same = form.identity_prefix(rest, is_final);
             if same > 0 {
                 let run = rest.get(..same).unwrap_or(&[]);
                 let room = out.get_mut(written..).unwrap_or(&mut []);
@@ -146,7 +146,7 @@ pub(crate) fn encode_normalized(
                         // The last piece runs on past the text normalization leaves alone:
                         // into the unit held back for more input (then wait for it), or into
                         // text that normalization changes (then through a window).
-                        if !is_final && same + unit_len(form, rest, same) >= rest.len() {
+                        if !is_final && same + form.unit_len(rest, same) >= rest.len() {
                             return Ok(Progress {
                                 consumed: pos,
                                 written,

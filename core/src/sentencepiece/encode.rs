@@ -225,9 +225,10 @@ impl<'t> SpTokenizer<'t> {
         let t = self.tables;
         let cache = self.usable_cache(cache);
         if t.sections != Sections::Inline {
-            return match t.normalizer {
-                Some(n) => self.sections_normalized(n, text, cursor, out, cache),
-                None => self.sections(text, cursor, out, cache),
+            return if t.normalizes() {
+                self.sections_normalized(text, cursor, out, cache)
+            } else {
+                self.sections(text, cursor, out, cache)
             };
         }
         let from = cursor.offset.min(text.len());
@@ -287,20 +288,20 @@ impl<'t> SpTokenizer<'t> {
                 written: 0,
             });
         }
-        if let (true, Some(n)) = (apart && sections, t.normalizer) {
+        if apart && sections && t.normalizes() {
             let cache = self.usable_cache(cache);
             let mut first = at_start;
-            let result = n.encode(text, is_final, out, normalized_work, &mut |w, fin, o| {
+            return self.through_normalizer(text, is_final, out, &mut |w, fin, o| {
                 self.normalized_words(w, &mut first, at_start, fin, o, cache)
             });
-            return result;
         }
         if !apart && sections {
             // All of it at once: a partial result could not be resumed from this text alone.
             *cursor = Cursor::START;
-            let result = match t.normalizer {
-                Some(n) => self.sections_normalized(n, text, cursor, out, &mut []),
-                None => self.sections(text, cursor, out, &mut []),
+            let result = if t.normalizes() {
+                self.sections_normalized(text, cursor, out, &mut [])
+            } else {
+                self.sections(text, cursor, out, &mut [])
             };
             return match result {
                 Ok(written) => Ok(Progress {
@@ -387,14 +388,31 @@ impl<'t> SpTokenizer<'t> {
         }
     }
 
-    /// [`SpTokenizer::sections`] for tables with a Unicode normalizer: each section is
-    /// normalized a window at a time (`crate::normalizer`) and each window split into words,
-    /// which are segmented apart ([`Sections::splits_words`]: the normalizer needs it, so that
-    /// a window can end at any word). `cursor` stands at a raw offset where a word and a
-    /// normalization unit start.
+    /// Encodes `text` (a section, or a stream's part of one) through the tables' normalizer:
+    /// a window at a time (`crate::normalizer`), each window encoded by `encode`. The tables
+    /// have one ([`SpTables::normalizes`]).
+    fn through_normalizer(
+        &self,
+        text: &[u8],
+        is_final: bool,
+        out: &mut [u32],
+        encode: &mut crate::normalizer::EncodePart<'_>,
+    ) -> Result<Progress, EncodeError> {
+        let t = self.tables;
+        match (t.normalizer, t.precompiled) {
+            (Some(n), _) => n.encode(text, is_final, out, normalized_work, encode),
+            (None, Some(p)) => p.encode(t.charsmap, text, is_final, out, normalized_work, encode),
+            (None, None) => encode(text, is_final, out),
+        }
+    }
+
+    /// [`SpTokenizer::sections`] for tables with a normalizer (a Unicode form or
+    /// `Precompiled`): each section is normalized a window at a time (`crate::normalizer`)
+    /// and each window split into words, which are segmented apart
+    /// ([`Sections::splits_words`]: the normalizer needs it, so that a window can end at any
+    /// word). `cursor` stands at a raw offset where a word and a normalization unit start.
     fn sections_normalized(
         &self,
-        n: crate::normalizer::TextNormalizer,
         text: &[u8],
         cursor: &mut Cursor,
         out: &mut [u32],
@@ -411,7 +429,7 @@ impl<'t> SpTokenizer<'t> {
             let part = text.get(pos..end).unwrap_or(&[]);
             if !part.is_empty() {
                 let room = out.get_mut(written..).unwrap_or(&mut []);
-                let result = n.encode(part, true, room, normalized_work, &mut |w, fin, o| {
+                let result = self.through_normalizer(part, true, room, &mut |w, fin, o| {
                     self.normalized_words(w, &mut first, first_section, fin, o, cache)
                 });
                 match result {
@@ -450,10 +468,15 @@ impl<'t> SpTokenizer<'t> {
     ) -> Result<Progress, EncodeError> {
         let marked = char_at(window, 0).0.is_mark();
         let prefix = *first && !window.is_empty() && self.prefix_rule(marked, first_section);
-        let norm = Normalizer::new(window, false);
+        // Runs of spaces become one `▁` and, at the section's end, trailing whitespace goes
+        // (`Replace(" {2,}", "▁")` and `Strip` after the normalizer): a window starts at a
+        // word, so never inside a run, and whitespace that ends a window waits until more
+        // text shows whether it ends the section.
+        let norm = Normalizer::new(window, self.tables.remove_extra_whitespaces);
+        let end = self.section_end(window, 0, window.len());
         let mut cursor = Cursor::START;
         let (reached, written) = self.words(
-            span(norm, 0, window.len(), prefix, !is_final),
+            span(norm, 0, end, prefix, !is_final),
             out,
             0,
             &mut cursor,

@@ -17,7 +17,9 @@ use crate::tokenizer_json::{
 /// `Prepend("▁")` (optional) + `Replace(" ", "▁")` and no pre-tokenizer (`LlamaConverter`); or a
 /// `Metaspace` pre-tokenizer (any `prepend_scheme`, splitting or not) after no normalizer,
 /// after `Strip(right)` + `Replace(Regex(" {2,}"), "▁")` (`transformers`' `SpmConverter`), or
-/// (splitting only) after one of `NFC`, `NFD`, `NFKC`, `NFKD` (`SentencePieceBPETokenizer`).
+/// (splitting only) after one of `NFC`, `NFD`, `NFKC`, `NFKD` (`SentencePieceBPETokenizer`), or
+/// after a `Precompiled` character map with or without those two steps (`SpmConverter`'s T5,
+/// mT5: see `picobpe::normalizer` for `tokenizers`' rule, which is not `sentencepiece`'s).
 ///
 /// - **BPE**: merge priority follows the merge list: the piece the first merge makes scores
 ///   highest; pieces no merge makes are never merged into.
@@ -80,7 +82,13 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
         let what = format!("{} pieces is too many", pieces.len());
         return Err(bad("model.vocab", what).into());
     }
-    let (unicode, add_dummy_prefix, remove_extra_whitespaces, sections) = normalizer(file)?;
+    let Shape {
+        unicode,
+        charsmap,
+        add_dummy_prefix,
+        remove_extra_whitespaces,
+        sections,
+    } = normalizer(file)?;
     let added = file.added_tokens().map_err(|e| bad("added_tokens", e))?;
     for (content, id) in &added {
         if pieces.get(*id as usize) != Some(content) {
@@ -118,7 +126,8 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
         sections,
         unigram: matches!(file.model, ModelJson::Unigram(_)),
         f64_scores,
-        charsmap: Vec::new(),
+        precompiled: !charsmap.is_empty(),
+        charsmap,
         unk_in_text,
         unk_per_char,
         normalizer: unicode,
@@ -127,18 +136,28 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
     Ok(model)
 }
 
-/// How the normalizer and pre-tokenizer treat spaces: `(add_dummy_prefix,
-/// remove_extra_whitespaces, sections)`. Two shapes are read:
+/// What [`normalizer`] reads off the normalizer and pre-tokenizer.
+struct Shape {
+    /// A Unicode form first ([`SpModel::normalizer`]).
+    unicode: Option<UnicodeForm>,
+    /// A `Precompiled` character map first (decoded; empty without one).
+    charsmap: Vec<u8>,
+    add_dummy_prefix: bool,
+    remove_extra_whitespaces: bool,
+    sections: SpSections,
+}
+
+/// How the normalizer and pre-tokenizer treat spaces. Two shapes are read:
 ///
 /// - `Prepend("▁")` (optional) + `Replace(" ", "▁")`, no pre-tokenizer (`LlamaConverter`);
 /// - a `Metaspace` pre-tokenizer (any `prepend_scheme`, `split` or not), after no normalizer or
 ///   after `Strip(right)` + `Replace(Regex(" {2,}"), "▁")` (`transformers`' `SpmConverter`, for
 ///   T5, ALBERT and the like: trailing whitespace dropped, runs of spaces made one, which is
 ///   the model's `remove_extra_whitespaces` in a `tokenizer.json`).
-#[allow(clippy::type_complexity)]
-fn normalizer(
-    file: &TokenizerJson,
-) -> Result<(Option<UnicodeForm>, bool, bool, SpSections), Refused> {
+///
+/// Before either, with a `Metaspace` that splits: one Unicode form (alone), or a `Precompiled`
+/// character map (`SpmConverter`'s, with or without the two steps).
+fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
     let mut steps: Vec<&str> = file.normalizer.iter().map(normalizer_step).collect();
     // A Unicode form first (`tokenizers`' `SentencePieceBPETokenizer` has `NFKC`).
     let unicode = match file.normalizer.first().map(|s| &s.known) {
@@ -148,27 +167,45 @@ fn normalizer(
         Some(Some(Normalizer::Nfkd)) => Some(UnicodeForm::Nfkd),
         _ => None,
     };
-    if unicode.is_some() {
+    let precompiled = match file.normalizer.first().map(|s| &s.known) {
+        Some(Some(Normalizer::Precompiled {
+            precompiled_charsmap,
+        })) => Some(precompiled_map(precompiled_charsmap)?),
+        _ => None,
+    };
+    if unicode.is_some() || precompiled.is_some() {
         steps.remove(0);
     }
+    let shape = |unicode, add_dummy_prefix, remove_extra_whitespaces, sections| Shape {
+        unicode,
+        charsmap: precompiled.clone().unwrap_or_default(),
+        add_dummy_prefix,
+        remove_extra_whitespaces,
+        sections,
+    };
+    let plain = unicode.is_none() && precompiled.is_none();
     let pre = known(&file.pre_tokenizer);
     match (&steps[..], &pre[..]) {
-        (["prepend", "replace"], []) if unicode.is_none() => {
-            Ok((None, true, false, SpSections::EveryPiecePrefixed))
+        (["prepend", "replace"], []) if plain => {
+            Ok(shape(None, true, false, SpSections::EveryPiecePrefixed))
         }
-        (["replace"], []) if unicode.is_none() => {
-            Ok((None, false, false, SpSections::FirstPiecePrefixed))
-        }
+        (["replace"], []) if plain => Ok(shape(None, false, false, SpSections::FirstPiecePrefixed)),
         (steps @ ([] | ["strip", "collapse"]), [Some(PreTokenizer::Metaspace(m))]) => {
             let collapse = !steps.is_empty();
             let (prefix, sections) = metaspace(m)?;
             if unicode.is_some() && (collapse || !sections.splits_words()) {
                 return Err(bad("normalizer", UNICODE_ALONE));
             }
-            Ok((unicode, prefix, collapse, sections))
+            if precompiled.is_some() && !sections.splits_words() {
+                return Err(bad("normalizer", PRECOMPILED_SPLIT));
+            }
+            Ok(shape(unicode, prefix, collapse, sections))
         }
         (_, [] | [Some(PreTokenizer::Metaspace(_))]) if unicode.is_some() => {
             Err(bad("normalizer", UNICODE_ALONE))
+        }
+        (_, [] | [Some(PreTokenizer::Metaspace(_))]) if precompiled.is_some() => {
+            Err(bad("normalizer", PRECOMPILED_SPLIT))
         }
         (_, [] | [Some(PreTokenizer::Metaspace(_))]) => {
             let odd = file.normalizer.iter().find(|s| normalizer_step(s) == "?");
@@ -195,6 +232,30 @@ fn normalizer(
     }
 }
 
+/// Why a `Precompiled` normalizer is refused where it is.
+const PRECOMPILED_SPLIT: &str = "Precompiled is supported first, before a Metaspace that splits \
+                                 (alone, or with Strip(right) + Replace(Regex(\" {2,}\"), \"▁\"))";
+
+/// A `Precompiled` normalizer's character map, decoded from base64 (checked with the model).
+fn precompiled_map(b64: &str) -> Result<Vec<u8>, Refused> {
+    use base64::Engine as _;
+    let map = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .map_err(|e| {
+            bad(
+                "normalizer",
+                format!("Precompiled precompiled_charsmap: {e}"),
+            )
+        })?;
+    if map.is_empty() {
+        return Err(bad(
+            "normalizer",
+            "Precompiled with an empty precompiled_charsmap",
+        ));
+    }
+    Ok(map)
+}
+
 /// Why a Unicode normalizer is refused where it is.
 const UNICODE_ALONE: &str = "NFC, NFD, NFKC or NFKD is supported alone, before a Metaspace that \
                              splits (not yet with other steps or pre-tokenizers)";
@@ -216,6 +277,7 @@ fn normalizer_step(step: &Part<Normalizer>) -> &'static str {
             strip_right: true,
         }) => "strip",
         Some(Normalizer::Nfc | Normalizer::Nfd | Normalizer::Nfkc | Normalizer::Nfkd) => "unicode",
+        Some(Normalizer::Precompiled { .. }) => "precompiled",
         _ => "?",
     }
 }

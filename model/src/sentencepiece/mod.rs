@@ -84,27 +84,36 @@ pub struct SpModel {
     /// [`SpModel::unk_in_text`] is.
     #[serde(skip)]
     pub normalizer: Option<picobpe::normalizer::UnicodeForm>,
+    /// The character map is a `tokenizer.json`'s `Precompiled` normalizer: applied by
+    /// `tokenizers`' rule (a grapheme cluster at a time, see `picobpe::normalizer`) before
+    /// the text is split into words, not by `sentencepiece`'s; only with sections that
+    /// segment words apart. Stored as [`SpModel::unk_in_text`] is.
+    #[serde(skip)]
+    pub precompiled: bool,
 }
 
 impl SpModel {
     /// The byte of `tokenizer.json` settings the model file stores (0 for none): bit 0
     /// [`SpModel::unk_in_text`], bit 1 [`SpModel::unk_per_char`], bits 2-4 the
-    /// [`SpModel::normalizer`]'s code ([`crate::normalizer::code`]).
+    /// [`SpModel::normalizer`]'s code ([`crate::normalizer::code`]), bit 5
+    /// [`SpModel::precompiled`].
     pub(crate) fn settings(&self) -> u8 {
         u8::from(self.unk_in_text)
             | u8::from(self.unk_per_char) << 1
             | crate::normalizer::code(self.normalizer) << 2
+            | u8::from(self.precompiled) << 5
     }
 
     /// Set the settings [`SpModel::settings`] stores; `false` for unknown bits.
     pub(crate) fn set_settings(&mut self, bits: u8) -> bool {
         self.unk_in_text = bits & 1 != 0;
         self.unk_per_char = bits & 2 != 0;
+        self.precompiled = bits & 32 != 0;
         match crate::normalizer::from_code(bits >> 2 & 7) {
             Some(n) => self.normalizer = n,
             None => return false,
         }
-        bits < 32
+        bits < 64
     }
 }
 
@@ -182,13 +191,17 @@ pub enum InvalidSpModel {
     #[error(transparent)]
     CharsMap(#[from] charsmap::InvalidCharsMap),
     /// A character map on a model whose sections follow `tokenizers` (a `tokenizer.json`
-    /// import, whose `Precompiled` normalizer matches differently).
-    #[error("a character map is supported on models imported from a tokenizer.model only")]
+    /// import) that does not say it applies it by `Precompiled`'s rule.
+    #[error(
+        "a character map on a tokenizer.json import must be its Precompiled normalizer \
+         (applied by tokenizers' rule)"
+    )]
     CharsMapSections,
     /// `tokenizer.json` settings on a model that does not follow `tokenizers` (inline
     /// sections), unknown characters one by one on a Unigram model (`tokenizers` always
-    /// makes a run one `<unk>` there), or a Unicode normalizer on sections whose words are not
-    /// segmented apart or with the whitespace rule (not supported yet).
+    /// makes a run one `<unk>` there), a Unicode normalizer on sections whose words are not
+    /// segmented apart or with the whitespace rule (not supported yet), or `Precompiled`
+    /// without a character map, with a Unicode normalizer or on words not segmented apart.
     #[error(
         "tokenizer.json settings (unk_in_text, unk_per_char, normalizer) on a model they do not fit"
     )]
@@ -356,13 +369,17 @@ impl SpModel {
         if unknowns != 1 {
             return Err(InvalidSpModel::UnknownCount { found: unknowns });
         }
-        if !self.charsmap.is_empty() && self.sections != SpSections::Inline {
+        if !self.charsmap.is_empty() && self.sections != SpSections::Inline && !self.precompiled {
             return Err(InvalidSpModel::CharsMapSections);
         }
         if self.settings() != 0 && self.sections == SpSections::Inline
             || self.unk_per_char && self.unigram
             || self.normalizer.is_some()
                 && (!self.sections.splits_words() || self.remove_extra_whitespaces)
+            || self.precompiled
+                && (!self.sections.splits_words()
+                    || self.normalizer.is_some()
+                    || self.charsmap.is_empty())
         {
             return Err(InvalidSpModel::MisplacedSettings);
         }

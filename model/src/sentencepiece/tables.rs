@@ -42,6 +42,8 @@ pub struct SpTableData<'a> {
     pub unk_per_char: bool,
     /// The Unicode normalizer ([`SpModel::normalizer`]).
     pub normalizer: Option<picobpe::normalizer::UnicodeForm>,
+    /// The character map is applied by `Precompiled`'s rule ([`SpModel::precompiled`]).
+    pub precompiled: bool,
     /// User-defined symbol ids.
     pub user_defined: Cow<'a, [u32]>,
     /// Normalizer flag `add_dummy_prefix`.
@@ -178,6 +180,7 @@ impl SpTableData<'static> {
             unk_surface: model.unk_surface.as_bytes().to_vec().into(),
             unk_per_char: model.unk_per_char,
             normalizer: model.normalizer,
+            precompiled: model.precompiled,
             user_defined: user_defined.into(),
             add_dummy_prefix: model.add_dummy_prefix,
             remove_extra_whitespaces: model.remove_extra_whitespaces,
@@ -379,6 +382,9 @@ impl SpTableData<'_> {
             normalizer: self
                 .normalizer
                 .map(picobpe::normalizer::TextNormalizer::new),
+            precompiled: self
+                .precompiled
+                .then(picobpe::normalizer::PrecompiledNormalizer::new),
         }
     }
 }

@@ -1,0 +1,195 @@
+//! `tokenizers`' `Precompiled` normalizer: a SentencePiece character map
+//! ([`crate::sentencepiece::CharsMap`]) applied by `tokenizers`' own rule, which is not
+//! `sentencepiece`'s.
+//!
+//! **The rule** (found by experiment on `tokenizers` 0.22.2, and so in its source): the text is
+//! cut into extended grapheme clusters ([`super::grapheme`]). A cluster shorter than 6 bytes
+//! (in the reference's string) is looked up whole: if a key of the map is a prefix of it, the
+//! *shortest* such key's replacement replaces the *whole* cluster (so `Ａ` U+FF21 with a
+//! combining acute becomes `a`, the accent lost, and `\r\n` becomes one space). Otherwise
+//! (a longer cluster, or no key) each character is looked up alone and replaced when it is a
+//! key. `sentencepiece` instead takes the longest key at each position, across clusters.
+//!
+//! **Units** for the window ([`super::window`]) are clusters: the output of a cluster does not
+//! depend on the text around it, and a walk from any cluster start finds the same clusters.
+//! A byte that is not UTF-8 is one U+FFFD (written as such: passing the byte through could
+//! join it to its neighbours' bytes once a character between them is deleted).
+
+use super::grapheme::cluster_end;
+use super::unicode::NormalizeError;
+use super::UnitNormalizer;
+use crate::sentencepiece::{CharsMap, REPLACEMENT};
+use crate::tokenize::Progress;
+use crate::utf8::{self, Utf8};
+
+/// Clusters at least this long (in the reference's bytes) are rewritten a character at a time.
+const WHOLE_BELOW: usize = 6;
+
+/// A character map applied by `tokenizers`' `Precompiled` rule.
+#[derive(Clone, Copy)]
+pub(crate) struct GraphemeMap<'a>(pub(crate) CharsMap<'a>);
+
+/// Output bytes, written while they fit; `need` counts them all.
+struct Sink<'o> {
+    out: &'o mut [u8],
+    need: usize,
+}
+
+impl Sink<'_> {
+    fn put(&mut self, bytes: &[u8]) {
+        if let Some(dst) = self.out.get_mut(self.need..self.need + bytes.len()) {
+            crate::slice_ops::copy(dst, bytes);
+        }
+        self.need += bytes.len();
+    }
+}
+
+impl GraphemeMap<'_> {
+    /// The replacement of the key that is exactly `key`, written to `sink`; false when `key`
+    /// is no key.
+    fn put_key(&self, key: &[u8], sink: &mut Sink<'_>) -> bool {
+        match self.0.longest(key) {
+            Some((len, r)) if len == key.len() => {
+                let mut buf = [0u8; 4];
+                sink.put(r.bytes(&mut buf));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Write the normalization of the cluster `text[at..end]` (`ref_len` bytes in the
+    /// reference's string).
+    fn cluster(&self, text: &[u8], at: usize, end: usize, ref_len: usize, sink: &mut Sink<'_>) {
+        if ref_len < WHOLE_BELOW {
+            // The cluster as the reference's string (at most 5 bytes), and its characters'
+            // ends: the shortest key among its prefixes replaces it whole.
+            let mut key = [0u8; WHOLE_BELOW - 1];
+            let (mut n, mut i) = (0usize, at);
+            while i < end {
+                let (bytes, len): (&[u8], usize) = match utf8::decode(text, i) {
+                    Utf8::Scalar(_, len) => (text.get(i..i + len).unwrap_or(&[]), len),
+                    _ => (&REPLACEMENT, 1),
+                };
+                let Some(dst) = key.get_mut(n..n + bytes.len()) else {
+                    break;
+                };
+                crate::slice_ops::copy(dst, bytes);
+                n += bytes.len();
+                i += len;
+                if self.put_key(key.get(..n).unwrap_or(&[]), sink) {
+                    return;
+                }
+            }
+        }
+        let mut i = at;
+        while i < end {
+            let (bytes, len): (&[u8], usize) = match utf8::decode(text, i) {
+                Utf8::Scalar(_, len) => (text.get(i..i + len).unwrap_or(&[]), len),
+                _ => (&REPLACEMENT, 1),
+            };
+            if !self.put_key(bytes, sink) {
+                sink.put(bytes);
+            }
+            i += len;
+        }
+    }
+
+    /// Whether the cluster `text[at..end]` is its own normalization (no key applies and it
+    /// is UTF-8).
+    fn unchanged(&self, text: &[u8], at: usize, end: usize, ref_len: usize) -> bool {
+        if ref_len != end - at {
+            return false;
+        }
+        let mut probe = [0u8; 0];
+        let mut sink = Sink {
+            out: &mut probe,
+            need: 0,
+        };
+        if ref_len < WHOLE_BELOW {
+            let mut i = at;
+            while i < end {
+                i += match utf8::decode(text, i) {
+                    Utf8::Scalar(_, len) => len,
+                    _ => return false,
+                };
+                if self.put_key(text.get(at..i).unwrap_or(&[]), &mut sink) {
+                    return false;
+                }
+            }
+        }
+        let mut i = at;
+        while i < end {
+            let len = match utf8::decode(text, i) {
+                Utf8::Scalar(_, len) => len,
+                _ => return false,
+            };
+            if self.put_key(text.get(i..i + len).unwrap_or(&[]), &mut sink) {
+                return false;
+            }
+            i += len;
+        }
+        true
+    }
+}
+
+impl UnitNormalizer for GraphemeMap<'_> {
+    fn normalize(
+        &self,
+        text: &[u8],
+        last: bool,
+        out: &mut [u8],
+    ) -> Result<Progress, NormalizeError> {
+        let (mut at, mut written) = (0usize, 0usize);
+        while at < text.len() {
+            let Some((end, ref_len)) = cluster_end(text, at, last) else {
+                break;
+            };
+            let room = out.get_mut(written..).unwrap_or(&mut []);
+            let room_len = room.len();
+            let mut sink = Sink { out: room, need: 0 };
+            self.cluster(text, at, end, ref_len, &mut sink);
+            if sink.need > room_len {
+                return Err(if written == 0 {
+                    NormalizeError::UnitTooLong {
+                        offset: at,
+                        len: end - at,
+                        needed: sink.need,
+                    }
+                } else {
+                    NormalizeError::OutputFull {
+                        consumed: at,
+                        written,
+                    }
+                });
+            }
+            written += sink.need;
+            at = end;
+        }
+        Ok(Progress {
+            consumed: at,
+            written,
+        })
+    }
+
+    fn identity_prefix(&self, text: &[u8], last: bool) -> usize {
+        let mut at = 0usize;
+        while at < text.len() {
+            match cluster_end(text, at, last) {
+                Some((end, ref_len)) if self.unchanged(text, at, end, ref_len) => at = end,
+                _ => break,
+            }
+        }
+        at
+    }
+
+    fn unit_len(&self, text: &[u8], at: usize) -> usize {
+        if at >= text.len() {
+            return 0;
+        }
+        match cluster_end(text, at, false) {
+            Some((end, _)) => end - at,
+            None => text.len() - at,
+        }
+    }
+}
