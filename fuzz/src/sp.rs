@@ -527,12 +527,12 @@ pub fn borrow_tables<'a>(data: &'a SpTableData<'_>) -> SpTables<'a> {
             hangul: data.charsmap_hangul,
             max_key: data.charsmap_lookahead,
         },
-        normalizer: data
-            .normalizer
-            .map(picobpe::normalizer::TextNormalizer::new),
-        precompiled: data
-            .precompiled
-            .then(picobpe::normalizer::PrecompiledNormalizer::new),
+        normalizer: if data.precompiled {
+            Some(picobpe::normalizer::TextNormalizer::precompiled())
+        } else {
+            data.normalizer
+                .map(picobpe::normalizer::TextNormalizer::new)
+        },
     }
 }
 

@@ -78,7 +78,7 @@ fn rank_file_with_nfc_matches_tiktoken_on_nfc_text() {
         panic!("a byte-level model");
     };
     assert_eq!(
-        tables.normalizer.map(|n| n.form()),
+        tables.normalizer.and_then(|n| n.form()),
         Some(picobpe::normalizer::UnicodeForm::Nfc)
     );
     let tok = Tokenizer::new(tables);

@@ -346,7 +346,7 @@ fn a_unicode_normalizer_survives_every_version_and_a_bad_one_is_named() {
         model.write(&path).unwrap();
         match picobpe_model::read_tables(&path).unwrap() {
             picobpe_model::LiveTables::BytePair(t) => {
-                assert_eq!(t.normalizer.map(|n| n.form()), Some(form))
+                assert_eq!(t.normalizer.and_then(|n| n.form()), Some(form))
             }
             _ => panic!("byte-level tables"),
         }

@@ -445,7 +445,7 @@ pub fn panic_check_normalize() {
     // The same with a `Precompiled` normalizer over an opaque character map, and the map
     // applied by that rule alone (and the grapheme clusters it walks).
     let mut t = *sp_tables();
-    t.precompiled = black_box(Some(picobpe::normalizer::PrecompiledNormalizer::new()));
+    t.normalizer = black_box(Some(picobpe::normalizer::TextNormalizer::precompiled()));
     t.charsmap = black_box(t.charsmap);
     t.sections = black_box(picobpe::sentencepiece::Sections::UnmarkedPiecesWords);
     let tok = SpTokenizer::new(&t);

@@ -134,11 +134,10 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
     );
     let piece_index = index_expr("PICOBPE_PIECE", &data.piece_index, data.pieces.len());
     let sections = format!("{:?}", data.sections);
-    let sp_normalizer = normalizer_expr(data.normalizer);
-    let precompiled = if data.precompiled {
-        "Some(::picobpe::normalizer::PrecompiledNormalizer::new())"
+    let sp_normalizer = if data.precompiled {
+        "Some(::picobpe::normalizer::TextNormalizer::precompiled())".to_owned()
     } else {
-        "None"
+        normalizer_expr(data.normalizer)
     };
     let algorithm = match data.algorithm {
         SpAlgorithm::Bpe => "Bpe".to_owned(),
@@ -181,8 +180,7 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
          ascii: [{:#x}, {:#x}], lead: [{:#x}, {:#x}, {:#x}, {:#x}], ascii_pairs: &PICOBPE_CHARSMAP_ASCII_PAIRS, \
          bmp_index: &PICOBPE_CHARSMAP_BMP_INDEX, bmp_blocks: &PICOBPE_CHARSMAP_BMP_BLOCKS, hangul: {}, \
          max_key: {} }},\n    \
-         normalizer: {sp_normalizer},\n    \
-         precompiled: {precompiled},\n\
+         normalizer: {sp_normalizer},\n\
          }};",
         data.unk_id,
         data.unk_per_char,

@@ -68,67 +68,22 @@ impl UnitNormalizer for UnicodeForm {
     }
 }
 
-/// The encode through a normalizer ([`window`]'s), behind a function pointer.
+/// What a [`TextNormalizer`] applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NormalizerKind {
+    /// A Unicode normalization form (`tokenizers`' `NFC`, `NFD`, `NFKC`, `NFKD`).
+    Unicode(UnicodeForm),
+    /// `tokenizers`' `Precompiled`: the SentencePiece tables' character map
+    /// ([`crate::sentencepiece::SpTables::charsmap`]) applied a grapheme cluster at a time
+    /// (see `precompiled.rs`).
+    Precompiled,
+}
+
+/// The encode through a normalizer ([`window`]'s), behind a function pointer: the kind, the
+/// character map (`Precompiled`'s; empty for the others), then `window::encode_normalized`'s
+/// arguments.
 type EncodeThrough = fn(
-    UnicodeForm,
-    &[u8],
-    bool,
-    &mut [u32],
-    fn(usize) -> usize,
-    &mut EncodePart<'_>,
-) -> Result<Progress, EncodeError>;
-
-/// A model's Unicode normalizer as its tables hold it: the form, and the function that encodes
-/// through it. Holding the function, not only the form, keeps the normalization code and its
-/// 95 KB of tables out of programs whose tables have no normalizer: only
-/// [`TextNormalizer::new`] refers to them, and only a model with a normalizer calls it.
-#[derive(Clone, Copy)]
-pub struct TextNormalizer {
-    form: UnicodeForm,
-    encode: EncodeThrough,
-}
-
-impl TextNormalizer {
-    /// The normalizer of `form` (a `const fn`: baked tables name it in a `static`).
-    pub const fn new(form: UnicodeForm) -> Self {
-        TextNormalizer {
-            form,
-            encode: encode_unicode,
-        }
-    }
-
-    /// Its normalization form.
-    pub fn form(&self) -> UnicodeForm {
-        self.form
-    }
-
-    /// Encodes `text` through the form with `encode` (see `window::encode_normalized`).
-    pub(crate) fn encode(
-        &self,
-        text: &[u8],
-        is_final: bool,
-        out: &mut [u32],
-        work: fn(usize) -> usize,
-        encode: &mut EncodePart<'_>,
-    ) -> Result<Progress, EncodeError> {
-        (self.encode)(self.form, text, is_final, out, work, encode)
-    }
-}
-
-/// [`window::encode_normalized`] through a Unicode form.
-fn encode_unicode(
-    form: UnicodeForm,
-    text: &[u8],
-    is_final: bool,
-    out: &mut [u32],
-    work: fn(usize) -> usize,
-    encode: &mut EncodePart<'_>,
-) -> Result<Progress, EncodeError> {
-    window::encode_normalized(&form, text, is_final, out, work, encode)
-}
-
-/// The encode through `tokenizers`' `Precompiled` rule, behind a function pointer.
-type EncodePrecompiled = fn(
+    NormalizerKind,
     CharsMap<'_>,
     &[u8],
     bool,
@@ -137,26 +92,48 @@ type EncodePrecompiled = fn(
     &mut EncodePart<'_>,
 ) -> Result<Progress, EncodeError>;
 
-/// A `tokenizer.json`'s `Precompiled` normalizer as tables hold it: the character map it
-/// applies is the SentencePiece tables' own ([`crate::sentencepiece::SpTables::charsmap`]),
-/// applied by `tokenizers`' rule (a grapheme cluster at a time: see `precompiled.rs`). Holds
-/// the function that encodes through it for the same reason as [`TextNormalizer`]: the
-/// grapheme tables (about 20 KB) are linked only into programs whose tables name it.
+/// A model's normalizer as its tables hold it: what it applies, and the function that encodes
+/// through it. Holding the function, not only the kind, keeps each normalizer's code and
+/// tables (Unicode forms: 95 KB; `Precompiled`'s grapheme clusters: 20 KB) out of programs
+/// whose tables do not name it: only its constructor refers to them.
 #[derive(Clone, Copy)]
-pub struct PrecompiledNormalizer {
-    encode: EncodePrecompiled,
+pub struct TextNormalizer {
+    kind: NormalizerKind,
+    encode: EncodeThrough,
 }
 
-impl PrecompiledNormalizer {
-    /// The normalizer (a `const fn`: baked tables name it in a `static`).
-    pub const fn new() -> Self {
-        PrecompiledNormalizer {
+impl TextNormalizer {
+    /// The normalizer of `form` (a `const fn`: baked tables name it in a `static`).
+    pub const fn new(form: UnicodeForm) -> Self {
+        TextNormalizer {
+            kind: NormalizerKind::Unicode(form),
+            encode: encode_unicode,
+        }
+    }
+
+    /// `tokenizers`' `Precompiled` over the tables' character map (a `const fn` too).
+    pub const fn precompiled() -> Self {
+        TextNormalizer {
+            kind: NormalizerKind::Precompiled,
             encode: encode_precompiled,
         }
     }
 
-    /// Encodes `text` through `map` by `Precompiled`'s rule with `encode` (see
-    /// `window::encode_normalized`).
+    /// What it applies.
+    pub fn kind(&self) -> NormalizerKind {
+        self.kind
+    }
+
+    /// Its Unicode normalization form (`None` for `Precompiled`).
+    pub fn form(&self) -> Option<UnicodeForm> {
+        match self.kind {
+            NormalizerKind::Unicode(form) => Some(form),
+            NormalizerKind::Precompiled => None,
+        }
+    }
+
+    /// Encodes `text` through the normalizer with `encode` (see `window::encode_normalized`);
+    /// `map` is the character map `Precompiled` applies.
     pub(crate) fn encode(
         &self,
         map: CharsMap<'_>,
@@ -166,30 +143,43 @@ impl PrecompiledNormalizer {
         work: fn(usize) -> usize,
         encode: &mut EncodePart<'_>,
     ) -> Result<Progress, EncodeError> {
-        (self.encode)(map, text, is_final, out, work, encode)
+        (self.encode)(self.kind, map, text, is_final, out, work, encode)
     }
 }
 
-impl Default for PrecompiledNormalizer {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl core::fmt::Debug for PrecompiledNormalizer {
+impl core::fmt::Debug for TextNormalizer {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("PrecompiledNormalizer")
+        f.debug_tuple("TextNormalizer").field(&self.kind).finish()
     }
 }
 
-impl PartialEq for PrecompiledNormalizer {
-    fn eq(&self, _: &Self) -> bool {
-        true
+impl PartialEq for TextNormalizer {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind
     }
+}
+
+/// [`window::encode_normalized`] through a Unicode form ([`TextNormalizer::new`] pairs it
+/// with that kind; another kind, which no constructor pairs with it, is read as NFC).
+fn encode_unicode(
+    kind: NormalizerKind,
+    _: CharsMap<'_>,
+    text: &[u8],
+    is_final: bool,
+    out: &mut [u32],
+    work: fn(usize) -> usize,
+    encode: &mut EncodePart<'_>,
+) -> Result<Progress, EncodeError> {
+    let form = match kind {
+        NormalizerKind::Unicode(form) => form,
+        NormalizerKind::Precompiled => UnicodeForm::Nfc,
+    };
+    window::encode_normalized(&form, text, is_final, out, work, encode)
 }
 
 /// [`window::encode_normalized`] through a character map by `Precompiled`'s rule.
 fn encode_precompiled(
+    _: NormalizerKind,
     map: CharsMap<'_>,
     text: &[u8],
     is_final: bool,
@@ -225,16 +215,4 @@ pub fn precompiled_normalize(
     out: &mut [u8],
 ) -> Result<Progress, NormalizeError> {
     precompiled::GraphemeMap(map).normalize(text, last, out)
-}
-
-impl core::fmt::Debug for TextNormalizer {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_tuple("TextNormalizer").field(&self.form).finish()
-    }
-}
-
-impl PartialEq for TextNormalizer {
-    fn eq(&self, other: &Self) -> bool {
-        self.form == other.form
-    }
 }

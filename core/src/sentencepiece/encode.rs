@@ -225,7 +225,7 @@ impl<'t> SpTokenizer<'t> {
         let t = self.tables;
         let cache = self.usable_cache(cache);
         if t.sections != Sections::Inline {
-            return if t.normalizes() {
+            return if t.normalizer.is_some() {
                 self.sections_normalized(text, cursor, out, cache)
             } else {
                 self.sections(text, cursor, out, cache)
@@ -288,7 +288,7 @@ impl<'t> SpTokenizer<'t> {
                 written: 0,
             });
         }
-        if apart && sections && t.normalizes() {
+        if apart && sections && t.normalizer.is_some() {
             let cache = self.usable_cache(cache);
             let mut first = at_start;
             return self.through_normalizer(text, is_final, out, &mut |w, fin, o| {
@@ -298,7 +298,7 @@ impl<'t> SpTokenizer<'t> {
         if !apart && sections {
             // All of it at once: a partial result could not be resumed from this text alone.
             *cursor = Cursor::START;
-            let result = if t.normalizes() {
+            let result = if t.normalizer.is_some() {
                 self.sections_normalized(text, cursor, out, &mut [])
             } else {
                 self.sections(text, cursor, out, &mut [])
@@ -389,8 +389,8 @@ impl<'t> SpTokenizer<'t> {
     }
 
     /// Encodes `text` (a section, or a stream's part of one) through the tables' normalizer:
-    /// a window at a time (`crate::normalizer`), each window encoded by `encode`. The tables
-    /// have one ([`SpTables::normalizes`]).
+    /// a window at a time (`crate::normalizer`), each window encoded by `encode` (directly
+    /// without a normalizer).
     fn through_normalizer(
         &self,
         text: &[u8],
@@ -399,10 +399,9 @@ impl<'t> SpTokenizer<'t> {
         encode: &mut crate::normalizer::EncodePart<'_>,
     ) -> Result<Progress, EncodeError> {
         let t = self.tables;
-        match (t.normalizer, t.precompiled) {
-            (Some(n), _) => n.encode(text, is_final, out, normalized_work, encode),
-            (None, Some(p)) => p.encode(t.charsmap, text, is_final, out, normalized_work, encode),
-            (None, None) => encode(text, is_final, out),
+        match t.normalizer {
+            Some(n) => n.encode(t.charsmap, text, is_final, out, normalized_work, encode),
+            None => encode(text, is_final, out),
         }
     }
 

@@ -276,25 +276,15 @@ pub struct SpTables<'a> {
     pub f64_scores: &'a [u64],
     /// The normalizer's character map (`precompiled_charsmap`); empty for the `identity` rule.
     pub charsmap: CharsMap<'a>,
-    /// A `tokenizer.json`'s Unicode normalizer (`NFKC` and the like), applied to each piece of
-    /// text between user-defined symbols before it is split into words; only with sections
-    /// whose words are segmented apart ([`Sections::splits_words`]).
+    /// A `tokenizer.json`'s normalizer, applied to each piece of text between user-defined
+    /// symbols before it is split into words; only with sections whose words are segmented
+    /// apart ([`Sections::splits_words`]): a Unicode form (`NFKC` and the like), or
+    /// `Precompiled` ([`SpTables::charsmap`] applied by `tokenizers`' rule, a grapheme
+    /// cluster at a time, in place of `sentencepiece`'s).
     pub normalizer: Option<crate::normalizer::TextNormalizer>,
-    /// A `tokenizer.json`'s `Precompiled` normalizer: [`SpTables::charsmap`] applied by
-    /// `tokenizers`' rule (a grapheme cluster at a time), in place of `sentencepiece`'s, to
-    /// each piece of text between user-defined symbols; only with sections whose words are
-    /// segmented apart, and never with [`SpTables::normalizer`].
-    pub precompiled: Option<crate::normalizer::PrecompiledNormalizer>,
 }
 
 impl<'a> SpTables<'a> {
-    /// True when text between user-defined symbols goes through a normalizer before it is
-    /// split into words ([`SpTables::normalizer`] or [`SpTables::precompiled`]).
-    #[inline]
-    pub fn normalizes(&self) -> bool {
-        self.normalizer.is_some() || self.precompiled.is_some()
-    }
-
     /// True when ids decode as `tokenizers`' `Metaspace` decoder renders them: tables from a
     /// `tokenizer.json` whose `Metaspace` pre-tokenizer prepends a `▁` (prepend scheme
     /// `always` or `first`; its decoder mirrors it). See [`crate::SpTokenizer::decode`].

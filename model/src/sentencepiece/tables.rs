@@ -379,12 +379,12 @@ impl SpTableData<'_> {
                 hangul: self.charsmap_hangul,
                 max_key: self.charsmap_lookahead,
             },
-            normalizer: self
-                .normalizer
-                .map(picobpe::normalizer::TextNormalizer::new),
-            precompiled: self
-                .precompiled
-                .then(picobpe::normalizer::PrecompiledNormalizer::new),
+            normalizer: if self.precompiled {
+                Some(picobpe::normalizer::TextNormalizer::precompiled())
+            } else {
+                self.normalizer
+                    .map(picobpe::normalizer::TextNormalizer::new)
+            },
         }
     }
 }
