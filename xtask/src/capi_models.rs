@@ -5,7 +5,8 @@
 //! mistral: Mistral 7B v0.1's published 32,000-piece BPE model, the Llama 2 layout; ug8000: a
 //! T5-style Unigram model; sp-nfkc: BPE with the `nmt_nfkc` normalizer, its character map
 //! baked in; ms-bpe-nfkc: `tokenizers`' `SentencePieceBPETokenizer` from its `tokenizer.json`,
-//! NFKC in the core; minilm: all-MiniLM-L6-v2's WordPiece, BERT's uncased vocabulary, with its added
+//! NFKC in the core; ms-t5-nfkc: a T5 `tokenizer.json` (`Precompiled` `nmt_nfkc` map by
+//! `tokenizers`' rule); minilm: all-MiniLM-L6-v2's WordPiece, BERT's uncased vocabulary, with its added
 //! tokens recognized or read as text), it builds `picobpe-capi` for the host with that model
 //! baked in
 //! (`PICOBPE_MODEL`, release, its own target directory `target/capi-models`), compiles
@@ -24,12 +25,13 @@ use std::time::Instant;
 use crate::firmware::{self, repo_root, Builtin, Machine};
 
 /// The models, with the `PicobpeFamily` value the library must report for each.
-const MODELS: [(Builtin, u32); 6] = [
+const MODELS: [(Builtin, u32); 7] = [
     (Builtin::Sp4096, 1),
     (Builtin::Mistral, 1),
     (Builtin::Ug8000, 2),
     (Builtin::SpNfkc, 1),
     (Builtin::MsBpeNfkc, 1),
+    (Builtin::MsT5Nfkc, 1),
     (Builtin::Minilm, 3),
 ];
 

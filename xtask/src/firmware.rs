@@ -106,6 +106,12 @@ pub enum Builtin {
     /// (NFKC in the core, a splitting `Metaspace`, one `<unk>` per unknown character), 1,500
     /// ids (`tests/fixtures/metaspace/models/ms-bpe-nfkc.tokenizer.json`; mps2-an385).
     MsBpeNfkc,
+    /// SentencePiece BPE from a `tokenizer.json`: `transformers`' T5 conversion of a
+    /// `sentencepiece` model trained with `nmt_nfkc` (its `Precompiled` character map applied
+    /// by `tokenizers`' grapheme rule in the core, `Strip` + `Replace(" {2,}")`, a splitting
+    /// `Metaspace`), 3,000 ids (`tests/fixtures/metaspace/models/ms-t5-nfkc.tokenizer.json`;
+    /// mps2-an385).
+    MsT5Nfkc,
     /// WordPiece (BERT, cased): 8192 ids trained with Hugging Face `tokenizers`
     /// (`tests/fixtures/wordpiece/bert-cased-8k/tokenizer.json`; lm3s6965evb).
     BertCased,
@@ -127,7 +133,7 @@ pub enum Kind {
 
 impl Builtin {
     /// Every built-in model, in the order the commands run them.
-    pub const ALL: [Builtin; 11] = [
+    pub const ALL: [Builtin; 12] = [
         Builtin::Small,
         Builtin::Gpt2,
         Builtin::Cl100k,
@@ -137,6 +143,7 @@ impl Builtin {
         Builtin::Ug8000,
         Builtin::SpNfkc,
         Builtin::MsBpeNfkc,
+        Builtin::MsT5Nfkc,
         Builtin::BertCased,
         Builtin::Minilm,
     ];
@@ -153,6 +160,7 @@ impl Builtin {
             Builtin::Ug8000 => "ug8000",
             Builtin::SpNfkc => "sp-nfkc",
             Builtin::MsBpeNfkc => "ms-bpe-nfkc",
+            Builtin::MsT5Nfkc => "ms-t5-nfkc",
             Builtin::BertCased => "bert-cased-8k",
             Builtin::Minilm => "minilm",
         }
@@ -190,6 +198,7 @@ impl Builtin {
             | Builtin::Ug8000
             | Builtin::SpNfkc
             | Builtin::MsBpeNfkc
+            | Builtin::MsT5Nfkc
             | Builtin::Minilm => &[Machine::Mps2An385],
         }
     }
@@ -202,7 +211,8 @@ impl Builtin {
             | Builtin::Mistral
             | Builtin::Ug8000
             | Builtin::SpNfkc
-            | Builtin::MsBpeNfkc => Kind::SentencePiece,
+            | Builtin::MsBpeNfkc
+            | Builtin::MsT5Nfkc => Kind::SentencePiece,
             Builtin::BertCased | Builtin::Minilm => Kind::WordPiece,
         }
     }
@@ -218,6 +228,7 @@ impl Builtin {
             Builtin::Ug8000 => (SpEncoder::Unigram, "unigram", "ug8000"),
             Builtin::SpNfkc => (SpEncoder::Bpe, "sp_norm", "nfkc-bpe"),
             Builtin::MsBpeNfkc => (SpEncoder::Bpe, "metaspace", "ms-bpe-nfkc"),
+            Builtin::MsT5Nfkc => (SpEncoder::Bpe, "metaspace", "ms-t5-nfkc"),
             _ => return None,
         };
         Some(SpFixture { encoder, dir, name })
@@ -246,7 +257,7 @@ impl Builtin {
             Builtin::Mistral => Some("sentencepiece"),
             Builtin::Ug8000 => Some("unigram"),
             // Shares the sp-nfkc builds' artifacts (the model file is always named).
-            Builtin::SpNfkc | Builtin::MsBpeNfkc => Some("nfkc"),
+            Builtin::SpNfkc | Builtin::MsBpeNfkc | Builtin::MsT5Nfkc => Some("nfkc"),
             Builtin::BertCased | Builtin::Minilm => Some("wordpiece"),
             Builtin::Small | Builtin::Gpt2 => None,
         }
@@ -281,6 +292,11 @@ impl Builtin {
                 "ms-bpe-nfkc (SentencePiece BPE with NFKC and a splitting Metaspace, 1500 ids, \
                  no byte fallback, imported from a tokenizers tokenizer.json)"
             }
+            Builtin::MsT5Nfkc => {
+                "ms-t5-nfkc (SentencePiece BPE, T5 tokenizer.json: Precompiled nmt_nfkc map by \
+                 tokenizers' rule, Strip + Replace, splitting Metaspace, 3000 ids, imported from \
+                 a transformers conversion)"
+            }
             Builtin::BertCased => {
                 "bert-cased-8k (WordPiece, cased, 8192 ids, imported from a Hugging Face \
                  tokenizer.json)"
@@ -305,6 +321,7 @@ impl Builtin {
             Builtin::Ug8000 => "ug8000.model",
             Builtin::SpNfkc => "sp-nfkc.model",
             Builtin::MsBpeNfkc => "ms-bpe-nfkc.model",
+            Builtin::MsT5Nfkc => "ms-t5-nfkc.model",
             Builtin::BertCased => "bert-cased-8k.model",
             Builtin::Minilm => "minilm.model",
         }
@@ -684,7 +701,8 @@ pub fn prepare_model(model: Builtin) -> Result<PathBuf, String> {
         | Builtin::Mistral
         | Builtin::Ug8000
         | Builtin::SpNfkc
-        | Builtin::MsBpeNfkc => {
+        | Builtin::MsBpeNfkc
+        | Builtin::MsT5Nfkc => {
             // A BPE or a Unigram `.model` (or `tokenizer.json`): `host-trainer import` reads
             // the type (and the normalizer) from the file.
             let fixture = model
@@ -1050,6 +1068,7 @@ mod tests {
                     "mps2-an385/ug8000",
                     "mps2-an385/sp-nfkc",
                     "mps2-an385/ms-bpe-nfkc",
+                    "mps2-an385/ms-t5-nfkc",
                     "lm3s6965evb/bert-cased-8k",
                     "mps2-an385/minilm",
                 ],
@@ -1086,6 +1105,7 @@ mod tests {
                     "mps2-an385/ug8000",
                     "mps2-an385/sp-nfkc",
                     "mps2-an385/ms-bpe-nfkc",
+                    "mps2-an385/ms-t5-nfkc",
                     "lm3s6965evb/bert-cased-8k",
                     "mps2-an385/minilm",
                 ],
@@ -1112,6 +1132,7 @@ mod tests {
                 All,
                 &["mps2-an385/ms-bpe-nfkc"],
             ),
+            (&["--model", "ms-t5-nfkc"], All, &["mps2-an385/ms-t5-nfkc"]),
             (
                 &["--model", "sp-nfkc"],
                 FirstPerModel,

@@ -197,7 +197,8 @@ fn reference_vectors(
             | Builtin::Mistral
             | Builtin::Ug8000
             | Builtin::SpNfkc
-            | Builtin::MsBpeNfkc),
+            | Builtin::MsBpeNfkc
+            | Builtin::MsT5Nfkc),
         ) => {
             let fixture = b
                 .sentencepiece_fixture()
@@ -208,6 +209,7 @@ fn reference_vectors(
                 Builtin::Mistral => "mistral-v1/sentencepiece",
                 Builtin::SpNfkc => "nfkc-bpe/sentencepiece",
                 Builtin::MsBpeNfkc => "ms-bpe-nfkc/hf-tokenizers",
+                Builtin::MsT5Nfkc => "ms-t5-nfkc/hf-tokenizers",
                 _ => "ug8000/sentencepiece",
             };
             let v = firmware::vectors::prepare_sp(fixture, config.machine)?;

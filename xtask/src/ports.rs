@@ -48,7 +48,7 @@ struct Port {
     ram_capacity: u64,
 }
 
-const PORTS: [Port; 20] = [
+const PORTS: [Port; 21] = [
     microbit(Builtin::Small),
     microbit(Builtin::Sp4096),
     microbit(Builtin::BertCased),
@@ -67,6 +67,7 @@ const PORTS: [Port; 20] = [
     riscv_virt(Builtin::Ug8000),
     riscv_virt(Builtin::SpNfkc),
     riscv_virt(Builtin::MsBpeNfkc),
+    riscv_virt(Builtin::MsT5Nfkc),
     riscv_virt(Builtin::BertCased),
     riscv_virt(Builtin::Minilm),
 ];
@@ -244,7 +245,8 @@ fn vectors(port: &Port) -> Result<PathBuf, String> {
         | Builtin::Mistral
         | Builtin::Ug8000
         | Builtin::SpNfkc
-        | Builtin::MsBpeNfkc => sp_vectors(port)?,
+        | Builtin::MsBpeNfkc
+        | Builtin::MsT5Nfkc => sp_vectors(port)?,
         Builtin::Llama3 => {
             let v = firmware::vectors::prepare_hf_bpe("llama3-8k")?;
             (v.path, v.count)

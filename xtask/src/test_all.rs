@@ -147,7 +147,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     )?;
     step(
         "C API with SentencePiece and WordPiece models (sp4096, mistral, ug8000, sp-nfkc, \
-         ms-bpe-nfkc, minilm) from C",
+         ms-bpe-nfkc, ms-t5-nfkc, minilm) from C",
         cargo(&root, &["xtask", "capi-models-test"]),
     )?;
     release(&["target/capi-models", "target/wasm32-unknown-unknown"]);

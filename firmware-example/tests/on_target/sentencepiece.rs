@@ -22,7 +22,7 @@
 use core::ptr::addr_of_mut;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use picobpe::sentencepiece::{PieceKind, MAX_PIECE_BYTES};
+use picobpe::sentencepiece::{PieceKind, Sections, MAX_PIECE_BYTES};
 use picobpe::{
     Cursor, DecodeError, EncodeError, SpTokenizer, Specials, StreamDecoder, StreamEncoder,
     StreamError, Tokenize,
@@ -839,7 +839,13 @@ mod tests {
             let ids = encode_into(&text[..len], &mut ids);
             assert!(ids.contains(&u), "user-defined {u} not matched: {ids:?}");
             let mut out = [0u8; 256];
-            assert!(decode_into(ids, &mut out) == &text[..len]);
+            let decoded = decode_into(ids, &mut out);
+            if TABLES.remove_extra_whitespaces && TABLES.sections != Sections::Inline {
+                // `tokenizers`' `Strip` (T5 files) drops the space that ends "say ".
+                assert!(decoded[..3] == text[..3] && decoded[3..] == text[4..len]);
+            } else {
+                assert!(decoded == &text[..len]);
+            }
             n += 1;
         }
         semihosting::println!("{n} user-defined symbols");
