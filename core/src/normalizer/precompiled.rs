@@ -61,33 +61,38 @@ impl GraphemeMap<'_> {
     /// Write the normalization of the cluster `text[at..end]` (`ref_len` bytes in the
     /// reference's string).
     fn cluster(&self, text: &[u8], at: usize, end: usize, ref_len: usize, sink: &mut Sink<'_>) {
+        let char_at = |i: usize| -> (&[u8], usize) {
+            match utf8::decode(text, i) {
+                Utf8::Scalar(_, len) => (text.get(i..i + len).unwrap_or(&[]), len),
+                _ => (&REPLACEMENT, 1),
+            }
+        };
+        // Characters from here on are looked up alone (the first of a short cluster already
+        // was, as its shortest prefix).
+        let mut i = at;
         if ref_len < WHOLE_BELOW {
             // The cluster as the reference's string (at most 5 bytes), and its characters'
             // ends: the shortest key among its prefixes replaces it whole.
             let mut key = [0u8; WHOLE_BELOW - 1];
-            let (mut n, mut i) = (0usize, at);
-            while i < end {
-                let (bytes, len): (&[u8], usize) = match utf8::decode(text, i) {
-                    Utf8::Scalar(_, len) => (text.get(i..i + len).unwrap_or(&[]), len),
-                    _ => (&REPLACEMENT, 1),
-                };
+            let (mut n, mut j) = (0usize, at);
+            while j < end {
+                let (bytes, len) = char_at(j);
                 let Some(dst) = key.get_mut(n..n + bytes.len()) else {
                     break;
                 };
                 crate::slice_ops::copy(dst, bytes);
                 n += bytes.len();
-                i += len;
+                j += len;
                 if self.put_key(key.get(..n).unwrap_or(&[]), sink) {
                     return;
                 }
             }
+            let (bytes, len) = char_at(at);
+            sink.put(bytes);
+            i += len;
         }
-        let mut i = at;
         while i < end {
-            let (bytes, len): (&[u8], usize) = match utf8::decode(text, i) {
-                Utf8::Scalar(_, len) => (text.get(i..i + len).unwrap_or(&[]), len),
-                _ => (&REPLACEMENT, 1),
-            };
+            let (bytes, len) = char_at(i);
             if !self.put_key(bytes, sink) {
                 sink.put(bytes);
             }
@@ -95,28 +100,17 @@ impl GraphemeMap<'_> {
         }
     }
 
-    /// Whether the cluster `text[at..end]` is its own normalization (no key applies and it
-    /// is UTF-8).
+    /// True when `key` is exactly a key of the map.
+    #[inline]
+    fn is_key(&self, key: &[u8]) -> bool {
+        matches!(self.0.longest(key), Some((len, _)) if len == key.len())
+    }
+
+    /// Whether the cluster `text[at..end]` is its own normalization: UTF-8 in which no
+    /// character is a key and (a cluster under 6 bytes) no longer prefix is one.
     fn unchanged(&self, text: &[u8], at: usize, end: usize, ref_len: usize) -> bool {
         if ref_len != end - at {
             return false;
-        }
-        let mut probe = [0u8; 0];
-        let mut sink = Sink {
-            out: &mut probe,
-            need: 0,
-        };
-        if ref_len < WHOLE_BELOW {
-            let mut i = at;
-            while i < end {
-                i += match utf8::decode(text, i) {
-                    Utf8::Scalar(_, len) => len,
-                    _ => return false,
-                };
-                if self.put_key(text.get(at..i).unwrap_or(&[]), &mut sink) {
-                    return false;
-                }
-            }
         }
         let mut i = at;
         while i < end {
@@ -124,13 +118,25 @@ impl GraphemeMap<'_> {
                 Utf8::Scalar(_, len) => len,
                 _ => return false,
             };
-            if self.put_key(text.get(i..i + len).unwrap_or(&[]), &mut sink) {
+            let char_key = self.is_key(text.get(i..i + len).unwrap_or(&[]));
+            let prefix_key = ref_len < WHOLE_BELOW
+                && i > at
+                && self.is_key(text.get(at..i + len).unwrap_or(&[]));
+            if char_key || prefix_key {
                 return false;
             }
             i += len;
         }
         true
     }
+}
+
+/// True when the byte `b`, followed by `next` (`None`: the end of the text, final when
+/// `last`), is a cluster of its own: an ASCII character other than CR followed by another
+/// ASCII one (nothing ASCII joins it): most text, settled without the cluster walk.
+#[inline]
+fn alone(b: u8, next: Option<&u8>, last: bool) -> bool {
+    b < 0x80 && b != b'\r' && next.map_or(last, |&n| n < 0x80)
 }
 
 impl UnitNormalizer for GraphemeMap<'_> {
@@ -141,8 +147,13 @@ impl UnitNormalizer for GraphemeMap<'_> {
         out: &mut [u8],
     ) -> Result<Progress, NormalizeError> {
         let (mut at, mut written) = (0usize, 0usize);
-        while at < text.len() {
-            let Some((end, ref_len)) = cluster_end(text, at, last) else {
+        while let Some(&b) = text.get(at) {
+            let found = if alone(b, text.get(at + 1), last) {
+                Some((at + 1, 1))
+            } else {
+                cluster_end(text, at, last)
+            };
+            let Some((end, ref_len)) = found else {
                 break;
             };
             let room = out.get_mut(written..).unwrap_or(&mut []);
@@ -174,7 +185,14 @@ impl UnitNormalizer for GraphemeMap<'_> {
 
     fn identity_prefix(&self, text: &[u8], last: bool) -> usize {
         let mut at = 0usize;
-        while at < text.len() {
+        while let Some(&b) = text.get(at) {
+            if alone(b, text.get(at + 1), last) {
+                if self.is_key(&[b]) {
+                    break;
+                }
+                at += 1;
+                continue;
+            }
             match cluster_end(text, at, last) {
                 Some((end, ref_len)) if self.unchanged(text, at, end, ref_len) => at = end,
                 _ => break,
