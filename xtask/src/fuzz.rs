@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// Every target, with its libFuzzer options.
-const TARGETS: [(&str, &[&str]); 7] = [
+const TARGETS: [(&str, &[&str]); 8] = [
     ("encode", &["-max_len=2048"]),
     ("decode", &["-max_len=4096"]),
     // Every committed SentencePiece model against a naive whole-text reference.
@@ -26,6 +26,8 @@ const TARGETS: [(&str, &[&str]); 7] = [
     ("wp_encode", &["-max_len=1024"]),
     // NFC, NFD, NFKC, NFKD alone and in a byte-level model against tokenizers itself.
     ("normalize", &["-max_len=1024"]),
+    // tokenizers' Precompiled (T5) against a naive one, tokenizers itself and a T5 model.
+    ("precompiled", &["-max_len=1024"]),
     // Hostile model files must never make the loader allocate much: 256 MB is far beyond what
     // an 8 KB input justifies (the SentencePiece seeds, sp512's payload, are 5.7 KB).
     ("model_load", &["-max_len=8192", "-malloc_limit_mb=256"]),
