@@ -3,7 +3,7 @@
 //! single thread, same texts, same run.
 //!
 //! ```text
-//! picobpe-bench-sp [--model sp32000|mistral-v1|sp4096|ug8000|ug4096-bytes|nfkc-bpe|nfkc-ug]
+//! picobpe-bench-sp [--model sp32000|mistral-v1|sp4096|ug8000|ug4096-bytes|nfkc-bpe|nfkc-ug|ms-*]
 //!                  [--corpus NAME]...
 //!                  [--runs N] [FILE...]
 //! ```
@@ -11,9 +11,11 @@
 //! Columns: picobpe (`SpTokenizer` over tables built from the model's `tokenizer.model` in
 //! `tests/fixtures/sentencepiece/models`, `tests/fixtures/unigram/models` for the Unigram
 //! models `ug*`, or `tests/fixtures/sp_norm/models` for the models with an `nmt_nfkc`-style
-//! character map `nfkc-*`), Hugging Face `tokenizers` (the Rust crate) loading the
-//! same model's `tokenizer.json` (when the fixtures have one), kitoken (Rust) loading the
-//! `tokenizer.model`, and `sentencepiece` (the Python package: `scripts/bench_sp_python.py`
+//! character map `nfkc-*`; or a `tokenizer.json` of `tests/fixtures/metaspace` for `ms-*`,
+//! such as `ms-t5-nfkc` with its `Precompiled` map or `ms-bpe-nfkc` with `NFKC`), Hugging Face
+//! `tokenizers` (the Rust crate) loading the same model's `tokenizer.json` (when the fixtures
+//! have one), kitoken (Rust) loading the `tokenizer.model` (or the `tokenizer.json` of `ms-*`),
+//! and `sentencepiece` (the Python package: `scripts/bench_sp_python.py`
 //! runs in a child process and times only its encode calls). Each corpus is cut at line ends
 //! into texts of at most 64 KiB (requests of a realistic size; the peers would otherwise hold a
 //! 30 MB text as one sequence), and every tokenizer encodes the same texts. Before timing,
@@ -47,7 +49,7 @@ const CACHE_LINES: usize = 16_384;
 const CHUNK: usize = 64 * 1024;
 
 const USAGE: &str =
-    "usage: picobpe-bench-sp [--model sp32000|mistral-v1|sp4096] [--corpus NAME]... [--runs N] [FILE...]";
+    "usage: picobpe-bench-sp [--model sp32000|mistral-v1|sp4096|ug8000|nfkc-bpe|ms-t5-nfkc|...] [--corpus NAME]... [--runs N] [FILE...]";
 
 /// A tokenizer under test.
 trait Subject {
@@ -292,25 +294,36 @@ fn main() -> ExitCode {
         }
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    // `ms-*`: a `tokenizer.json` only (`tests/fixtures/metaspace`), which picobpe, tokenizers
+    // and kitoken read; sentencepiece reads no such file.
+    let json_only = opts.model.starts_with("ms-");
     let family = if opts.model.starts_with("ug") {
         "unigram"
     } else if opts.model.starts_with("nfkc-") {
         "sp_norm"
+    } else if json_only {
+        "metaspace"
     } else {
         "sentencepiece"
     };
     let models = root.join(format!("tests/fixtures/{family}/models"));
     let model_file = models.join(format!("{}.model", opts.model));
     let json_file: PathBuf = models.join(format!("{}.tokenizer.json", opts.model));
-    if !model_file.is_file() {
-        eprintln!("error: no model {}", model_file.display());
+    let source = if json_only { &json_file } else { &model_file };
+    if !source.is_file() {
+        eprintln!("error: no model {}", source.display());
         return ExitCode::from(2);
     }
 
     // Load each tokenizer, timing the load.
     let start = Instant::now();
-    let bytes = std::fs::read(&model_file).expect("model file");
-    let sp_model = picobpe_model::sentencepiece::import_model_proto(&bytes).expect("import");
+    let bytes = std::fs::read(source).expect("model file");
+    let sp_model = if json_only {
+        let file = picobpe_model::TokenizerJson::parse(&bytes).expect("a tokenizer.json");
+        picobpe_model::sentencepiece::import_tokenizer_json(&file).expect("import")
+    } else {
+        picobpe_model::sentencepiece::import_model_proto(&bytes).expect("import")
+    };
     let tables = picobpe_model::SpTableData::new(&sp_model)
         .expect("valid model")
         .to_tables();
@@ -325,7 +338,12 @@ fn main() -> ExitCode {
         out: vec![0; 1 << 16],
         cache: vec![CacheEntry::EMPTY; CACHE_LINES],
     };
-    let mut loads = vec![("picobpe (import tokenizer.model)", load_picobpe)];
+    let what = if json_only {
+        "picobpe (import tokenizer.json)"
+    } else {
+        "picobpe (import tokenizer.model)"
+    };
+    let mut loads = vec![(what, load_picobpe)];
     let mut peers: Vec<Option<Box<dyn Subject>>> = Vec::new();
     let start = Instant::now();
     match tokenizers::Tokenizer::from_file(&json_file) {
@@ -342,13 +360,23 @@ fn main() -> ExitCode {
         }
     }
     let start = Instant::now();
-    match kitoken::Kitoken::from_sentencepiece_file(&model_file) {
+    let kitoken = if json_only {
+        kitoken::Kitoken::from_tokenizers_file(source)
+    } else {
+        kitoken::Kitoken::from_sentencepiece_file(source)
+    };
+    match kitoken {
         Ok(k) => {
-            loads.push(("kitoken (tokenizer.model)", start.elapsed()));
+            let what = if json_only {
+                "kitoken (tokenizer.json)"
+            } else {
+                "kitoken (tokenizer.model)"
+            };
+            loads.push((what, start.elapsed()));
             peers.push(Some(Box::new(Kitoken(k))));
         }
         Err(e) => {
-            println!("note: kitoken cannot load {}: {e}", model_file.display());
+            println!("note: kitoken cannot load {}: {e}", source.display());
             peers.push(None);
         }
     }
@@ -425,7 +453,12 @@ fn main() -> ExitCode {
                 _ => Cell::Speed(speed),
             };
         }
-        match python_column(root, &model_file, &texts, opts.runs) {
+        let python = if json_only {
+            Err("sentencepiece reads no tokenizer.json: its column is absent".to_owned())
+        } else {
+            python_column(root, &model_file, &texts, opts.runs)
+        };
+        match python {
             Ok(py) if py.ids == want.len() as u64 && py.crc32 == crc_of(&want) => {
                 if c.name == corpora[0].name {
                     println!("sentencepiece (Python) {}", py.version);
