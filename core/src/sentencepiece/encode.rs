@@ -531,20 +531,36 @@ impl<'t> SpTokenizer<'t> {
     }
 
     /// The first user-defined symbol that starts in `text[from..limit]` and ends by `limit`
-    /// (the longest at that position): its offset, length and id.
+    /// (the longest at that position): its offset, length and id. Only positions whose byte
+    /// starts some symbol are tried (a set of lead bytes made once per call: symbols are
+    /// few); such a byte is ASCII or a UTF-8 lead byte, so it always starts a character.
     pub(crate) fn next_user_symbol(
         &self,
         text: &[u8],
         from: usize,
         limit: usize,
     ) -> Option<(usize, usize, u32)> {
-        let mut pos = from;
-        while pos < limit {
-            let rest = text.get(pos..limit).unwrap_or(&[]);
-            if let Some((len, id)) = self.tables.user_symbol_at(rest) {
-                return Some((pos, len, id));
+        let t = self.tables;
+        if t.user_defined.is_empty() {
+            return None;
+        }
+        let mut lead = [0u64; 4];
+        for &id in t.user_defined {
+            if let Some(&b) = t.piece_bytes(id).and_then(<[u8]>::first) {
+                if let Some(word) = lead.get_mut(usize::from(b >> 6)) {
+                    *word |= 1 << (b & 63);
+                }
             }
-            pos += char_at(text, pos).1.max(1);
+        }
+        let rest = text.get(from..limit)?;
+        for (i, &b) in rest.iter().enumerate() {
+            let starts = lead.get(usize::from(b >> 6)).copied().unwrap_or(0) >> (b & 63) & 1;
+            if starts == 0 {
+                continue;
+            }
+            if let Some((len, id)) = t.user_symbol_at(rest.get(i..).unwrap_or(&[])) {
+                return Some((from + i, len, id));
+            }
         }
         None
     }
