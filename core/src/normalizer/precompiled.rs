@@ -2,7 +2,7 @@
 //! ([`crate::sentencepiece::CharsMap`]) applied by `tokenizers`' own rule, which is not
 //! `sentencepiece`'s.
 //!
-//! **The rule** (found by experiment on `tokenizers` 0.22.2, and so in its source): the text is
+//! **The rule** (found by experiment on `tokenizers` 0.22.2, and what its source does): the text is
 //! cut into extended grapheme clusters ([`super::grapheme`]). A cluster shorter than 6 bytes
 //! (in the reference's string) is looked up whole: if a key of the map is a prefix of it, the
 //! *shortest* such key's replacement replaces the *whole* cluster (so `Ａ` U+FF21 with a
