@@ -151,7 +151,7 @@ impl<'t> Tokenizer<'t> {
             if !segment.is_empty() {
                 let room = out.get_mut(written..).unwrap_or(&mut []);
                 let r = normalizer.encode(
-                    crate::sentencepiece::CharsMap::default(),
+                    &crate::sentencepiece::CharsMap::EMPTY,
                     segment,
                     seg_final,
                     room,

@@ -84,7 +84,7 @@ pub enum NormalizerKind {
 /// arguments.
 type EncodeThrough = fn(
     NormalizerKind,
-    CharsMap<'_>,
+    &CharsMap<'_>,
     &[u8],
     bool,
     &mut [u32],
@@ -136,7 +136,7 @@ impl TextNormalizer {
     /// `map` is the character map `Precompiled` applies.
     pub(crate) fn encode(
         &self,
-        map: CharsMap<'_>,
+        map: &CharsMap<'_>,
         text: &[u8],
         is_final: bool,
         out: &mut [u32],
@@ -163,7 +163,7 @@ impl PartialEq for TextNormalizer {
 /// with that kind; another kind, which no constructor pairs with it, is read as NFC).
 fn encode_unicode(
     kind: NormalizerKind,
-    _: CharsMap<'_>,
+    _: &CharsMap<'_>,
     text: &[u8],
     is_final: bool,
     out: &mut [u32],
@@ -180,7 +180,7 @@ fn encode_unicode(
 /// [`window::encode_normalized`] through a character map by `Precompiled`'s rule.
 fn encode_precompiled(
     _: NormalizerKind,
-    map: CharsMap<'_>,
+    map: &CharsMap<'_>,
     text: &[u8],
     is_final: bool,
     out: &mut [u32],
@@ -214,5 +214,5 @@ pub fn precompiled_normalize(
     last: bool,
     out: &mut [u8],
 ) -> Result<Progress, NormalizeError> {
-    precompiled::GraphemeMap(map).normalize(text, last, out)
+    precompiled::GraphemeMap(&map).normalize(text, last, out)
 }

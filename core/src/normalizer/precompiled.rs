@@ -25,9 +25,10 @@ use crate::utf8::{self, Utf8};
 /// Clusters at least this long (in the reference's bytes) are rewritten a character at a time.
 const WHOLE_BELOW: usize = 6;
 
-/// A character map applied by `tokenizers`' `Precompiled` rule.
+/// A character map applied by `tokenizers`' `Precompiled` rule (by reference: the map is
+/// large, and the encoder's stack is counted).
 #[derive(Clone, Copy)]
-pub(crate) struct GraphemeMap<'a>(pub(crate) CharsMap<'a>);
+pub(crate) struct GraphemeMap<'m, 'a>(pub(crate) &'m CharsMap<'a>);
 
 /// Output bytes, written while they fit; `need` counts them all.
 struct Sink<'o> {
@@ -44,7 +45,7 @@ impl Sink<'_> {
     }
 }
 
-impl GraphemeMap<'_> {
+impl GraphemeMap<'_, '_> {
     /// The replacement of the key that is exactly `key`, written to `sink`; false when `key`
     /// is no key.
     fn put_key(&self, key: &[u8], sink: &mut Sink<'_>) -> bool {
@@ -139,7 +140,7 @@ fn alone(b: u8, next: Option<&u8>, last: bool) -> bool {
     b < 0x80 && b != b'\r' && next.map_or(last, |&n| n < 0x80)
 }
 
-impl UnitNormalizer for GraphemeMap<'_> {
+impl UnitNormalizer for GraphemeMap<'_, '_> {
     fn normalize(
         &self,
         text: &[u8],

@@ -124,6 +124,24 @@ pub fn unit_offset(unit: u32) -> usize {
 }
 
 impl<'a> CharsMap<'a> {
+    /// The empty map (the identity), as a constant.
+    pub const EMPTY: CharsMap<'static> = CharsMap {
+        units: &[],
+        strings: &[],
+        runs: &[],
+        run_values: &[],
+        sequences: &[],
+        sequence_values: &[],
+        tails: &[],
+        ascii: [0; 2],
+        lead: [0; 4],
+        ascii_pairs: &[],
+        bmp_index: &[],
+        bmp_blocks: &[],
+        hangul: false,
+        max_key: 0,
+    };
+
     /// True for the identity map (no keys).
     #[inline]
     pub fn is_empty(&self) -> bool {

@@ -400,7 +400,7 @@ impl<'t> SpTokenizer<'t> {
     ) -> Result<Progress, EncodeError> {
         let t = self.tables;
         match t.normalizer {
-            Some(n) => n.encode(t.charsmap, text, is_final, out, normalized_work, encode),
+            Some(n) => n.encode(&t.charsmap, text, is_final, out, normalized_work, encode),
             None => encode(text, is_final, out),
         }
     }
