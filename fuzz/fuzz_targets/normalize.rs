@@ -16,9 +16,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use picobpe::normalizer::{normalize, NormalizeError, UnicodeForm};
+use picobpe::normalizer::{normalize, UnicodeForm};
 use picobpe::{EncodeError, Specials, StreamEncoder, Tokenizer};
-use picobpe_fuzz::{escape, Params};
+use picobpe_fuzz::{check_normalize_contract, escape, Params};
 use std::sync::OnceLock;
 
 const FORMS: [(UnicodeForm, &str); 4] = [
@@ -90,46 +90,9 @@ fuzz_target!(|data: &[u8]| {
     }
 
     // 2. Small output buffers, resumed; input in chunks.
-    let (mut got, mut at, mut buf) = (Vec::new(), 0, vec![0u8; cap]);
-    let drained = loop {
-        match normalize(form, &text[at..], true, &mut buf) {
-            Ok(p) => {
-                got.extend_from_slice(&buf[..p.written]);
-                break true;
-            }
-            Err(NormalizeError::OutputFull { consumed, written }) => {
-                if consumed == 0 && written == 0 {
-                    fail("OutputFull without progress");
-                }
-                got.extend_from_slice(&buf[..written]);
-                at += consumed;
-            }
-            Err(NormalizeError::UnitTooLong { needed, .. }) => {
-                if needed <= cap {
-                    fail("UnitTooLong that fits");
-                }
-                break false;
-            }
-        }
-    };
-    if drained && got != want {
-        fail("resumed");
-    }
-    let (mut got, mut pending) = (Vec::new(), Vec::new());
-    let mut pieces = text.chunks(chunk).peekable();
-    while let Some(piece) = pieces.next() {
-        pending.extend_from_slice(piece);
-        let last = pieces.peek().is_none();
-        match normalize(form, &pending, last, &mut big) {
-            Ok(p) => {
-                got.extend_from_slice(&big[..p.written]);
-                pending.drain(..p.consumed);
-            }
-            Err(e) => fail(&format!("streamed {e:?}")),
-        }
-    }
-    if !pending.is_empty() || got != want {
-        fail("streamed");
+    let through = |t: &[u8], last: bool, out: &mut [u8]| normalize(form, t, last, out);
+    if let Err(what) = check_normalize_contract(&through, text, &want, cap, chunk, big.len()) {
+        fail(&what);
     }
 
     // 3. Through a model.

@@ -302,3 +302,65 @@ pub fn ref_bpe(ranks: &HashMap<Vec<u8>, u32>, piece: &[u8]) -> Vec<u32> {
 pub fn escape(bytes: &[u8]) -> String {
     picobpe_tests::check::escape(bytes)
 }
+
+/// A normalizer with [`picobpe::normalizer::normalize`]'s contract: `(text, last, out)`.
+pub type NormalizeFn<'a> = dyn Fn(&[u8], bool, &mut [u8]) -> Result<picobpe::Progress, picobpe::normalizer::NormalizeError>
+    + 'a;
+
+/// The contract checks the normalizer targets share. `want` is the one-shot output of
+/// `text`: through an output buffer of `cap` bytes (drained and resumed on `OutputFull`,
+/// which must make progress; a `UnitTooLong` must name more than `cap`, and ends this check),
+/// and with the text arriving in chunks of `chunk` bytes (`last` false until the end, into a
+/// buffer of `big` bytes), the bytes must be `want`. `Err` says which check failed.
+pub fn check_normalize_contract(
+    normalize: &NormalizeFn<'_>,
+    text: &[u8],
+    want: &[u8],
+    cap: usize,
+    chunk: usize,
+    big: usize,
+) -> Result<(), String> {
+    use picobpe::normalizer::NormalizeError;
+    let (mut got, mut at, mut buf) = (Vec::new(), 0, vec![0u8; cap]);
+    let drained = loop {
+        match normalize(&text[at..], true, &mut buf) {
+            Ok(p) => {
+                got.extend_from_slice(&buf[..p.written]);
+                break true;
+            }
+            Err(NormalizeError::OutputFull { consumed, written }) => {
+                if consumed == 0 && written == 0 {
+                    return Err("OutputFull without progress".into());
+                }
+                got.extend_from_slice(&buf[..written]);
+                at += consumed;
+            }
+            Err(NormalizeError::UnitTooLong { needed, .. }) => {
+                if needed <= cap {
+                    return Err("UnitTooLong that fits".into());
+                }
+                break false;
+            }
+        }
+    };
+    if drained && got != want {
+        return Err("resumed".into());
+    }
+    let (mut got, mut pending, mut out) = (Vec::new(), Vec::new(), vec![0u8; big]);
+    let mut pieces = text.chunks(chunk).peekable();
+    while let Some(piece) = pieces.next() {
+        pending.extend_from_slice(piece);
+        let last = pieces.peek().is_none();
+        match normalize(&pending, last, &mut out) {
+            Ok(p) => {
+                got.extend_from_slice(&out[..p.written]);
+                pending.drain(..p.consumed);
+            }
+            Err(e) => return Err(format!("streamed {e:?}")),
+        }
+    }
+    if !pending.is_empty() || got != want {
+        return Err("streamed".into());
+    }
+    Ok(())
+}
