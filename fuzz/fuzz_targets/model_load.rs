@@ -158,7 +158,8 @@ fuzz_target!(|data: &[u8]| {
             };
             let settings = u8::from(model.unk_in_text)
                 | u8::from(model.unk_per_char) << 1
-                | picobpe_model::normalizer::code(model.normalizer) << 2;
+                | picobpe_model::normalizer::code(model.normalizer) << 2
+                | u8::from(model.precompiled) << 5;
             if settings != 0 {
                 payload.insert(0, 7);
                 payload.extend([u8::from(model.unigram), 0, 0, settings]);
