@@ -104,6 +104,22 @@ pub(crate) fn well_formed_len(s: &[u8]) -> usize {
     }
 }
 
+/// The length of the character at the start of `s` when it has the Unicode `White_Space`
+/// property (what `char::is_whitespace` and `tokenizers`' `WhitespaceSplit` split at), else 0.
+/// A truncated or malformed sequence is not whitespace.
+#[inline]
+pub(crate) fn white_space_len(s: &[u8]) -> usize {
+    match s {
+        [b'\t'..=b'\r' | b' ', ..] => 1,
+        [0xC2, 0x85 | 0xA0, ..] => 2,
+        [0xE1, 0x9A, 0x80, ..]
+        | [0xE2, 0x80, 0x80..=0x8A | 0xA8 | 0xA9 | 0xAF, ..]
+        | [0xE2, 0x81, 0x9F, ..]
+        | [0xE3, 0x80, 0x80, ..] => 3,
+        _ => 0,
+    }
+}
+
 /// True when `b` (not empty) is a proper prefix of a well-formed character.
 #[inline]
 pub(crate) fn is_proper_prefix(b: &[u8]) -> bool {
@@ -113,6 +129,23 @@ pub(crate) fn is_proper_prefix(b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `white_space_len` agrees with `char::is_whitespace` on every scalar value, and says no
+    /// to every truncated prefix of a whitespace character.
+    #[test]
+    fn white_space_is_char_is_whitespace() {
+        for c in (0..=0x10FFFFu32).filter_map(char::from_u32) {
+            let mut buf = [0u8; 4];
+            let bytes = c.encode_utf8(&mut buf).as_bytes();
+            let want = if c.is_whitespace() { bytes.len() } else { 0 };
+            assert_eq!(white_space_len(bytes), want, "{c:?}");
+            if c.is_whitespace() {
+                for cut in 1..bytes.len() {
+                    assert_eq!(white_space_len(&bytes[..cut]), 0, "{c:?} cut at {cut}");
+                }
+            }
+        }
+    }
 
     /// `text` decoded as our callers do: a scalar as itself, each maximal subpart (and a
     /// truncated end) as one U+FFFD.

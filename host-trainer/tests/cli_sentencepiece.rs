@@ -275,12 +275,12 @@ fn refused_models_name_the_cause_and_write_nothing() {
         (
             "--tokenizer-json",
             "refused/nfkc-normalizer.tokenizer.json",
-            "tokenizer.json normalizer: NFC, NFD, NFKC or NFKD is supported alone, before a Metaspace that splits (not yet with other steps or pre-tokenizers)",
+            "tokenizer.json normalizer: NFC, NFD, NFKC or NFKD is supported alone, before a Metaspace that splits or WhitespaceSplit + Metaspace (not yet with other steps or pre-tokenizers)",
         ),
         (
             "--tokenizer-json",
             "refused/bytelevel-pretok.tokenizer.json",
-            "is not supported (none or one Metaspace is)",
+            "is not supported (none, one Metaspace, or WhitespaceSplit + Metaspace is)",
         ),
         (
             "--tokenizer-json",

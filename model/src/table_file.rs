@@ -63,13 +63,14 @@ const KIND_BYTE_PAIR: u8 = 0;
 const KIND_SENTENCEPIECE: u8 = 1;
 
 /// Where user-defined symbols are matched, by the code of the sections flag.
-const SECTIONS: [Sections; 6] = [
+const SECTIONS: [Sections; 7] = [
     Sections::Inline,
     Sections::EveryPiecePrefixed,
     Sections::FirstPiecePrefixed,
     Sections::UnmarkedPiecesPrefixed,
     Sections::FirstPieceWords,
     Sections::UnmarkedPiecesWords,
+    Sections::WhitespaceWords,
 ];
 
 /// True when a tables blob holds SentencePiece tables (by its kind byte).

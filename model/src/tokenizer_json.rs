@@ -357,6 +357,8 @@ pub(crate) enum PreTokenizer {
     Metaspace(Metaspace),
     #[serde(rename = "BertPreTokenizer")]
     Bert,
+    /// Words are the runs of non-whitespace characters (`char::is_whitespace`).
+    WhitespaceSplit,
 }
 
 /// A `Metaspace` pre-tokenizer (or decoder): spaces become `replacement`, a `replacement` is put

@@ -440,7 +440,7 @@ fn tokenizer_json_refusals_name_the_cause() {
     ));
     assert_eq!(
         text,
-"tokenizer.json normalizer: NFC, NFD, NFKC or NFKD is supported alone, before a Metaspace that splits (not yet with other steps or pre-tokenizers)"
+"tokenizer.json normalizer: NFC, NFD, NFKC or NFKD is supported alone, before a Metaspace that splits or WhitespaceSplit + Metaspace (not yet with other steps or pre-tokenizers)"
     );
 
     let (err, text) = refused("bytelevel-pretok.tokenizer.json");
@@ -454,7 +454,9 @@ fn tokenizer_json_refusals_name_the_cause() {
     assert!(
         text.starts_with("tokenizer.json pre_tokenizer: {")
             && text.contains("\"type\":\"ByteLevel\"")
-            && text.ends_with("is not supported (none or one Metaspace is)"),
+            && text.ends_with(
+                "is not supported (none, one Metaspace, or WhitespaceSplit + Metaspace is)"
+            ),
         "{text}"
     );
 

@@ -39,6 +39,20 @@ It (re)writes, under tests/fixtures/metaspace/:
                                        (sentencepiece Unigram, nmt_nfkc_cf): the same steps
     models/ms-t5-tsv.tokenizer.json    T5Converter over tests/fixtures/sp_norm/models/nfkc-tsv.model
                                        (sentencepiece BPE, custom TSV rules): the same steps
+    models/ms-t5-ws.tokenizer.json     ms-t5-nfkc's file in the shape of the T5 files published
+                                       with the models: normalizer Precompiled alone,
+                                       Sequence[WhitespaceSplit, Metaspace] with the old
+                                       `"str_rep"` and `"add_prefix_space": true` form
+                                       (pre-tokenizer and decoder)
+    models/ms-t5-ws-cf.tokenizer.json  ms-t5-cf's with Precompiled + Replace(Regex(" {2,}"), " ")
+                                       and Sequence[WhitespaceSplit, Metaspace(always, split)]
+                                       (the shape of later converters' T5 files)
+    models/ms-ws.tokenizer.json        ms-t5's vocabulary, no normalizer (so U+2581 reaches the
+                                       pre-tokenizer: a Precompiled map makes it a space),
+                                       Sequence[WhitespaceSplit, Metaspace(always, split)]
+    models/ms-ws-never.tokenizer.json  the same with Metaspace(prepend_scheme never)
+    inputs/ws_edge.jsonl               whitespace of every kind next to U+2581 (vectors for the
+                                       WhitespaceSplit models only)
     inputs/grapheme_edge.jsonl         where tokenizers' Precompiled rule (a grapheme cluster at a
                                        time, shortest key) differs from sentencepiece's (vectors
                                        for the Precompiled models only)
@@ -94,10 +108,15 @@ SETS = {
     "ms_edge": "metaspace/inputs/ms_edge.jsonl",
     "nfkc_edge": "metaspace/inputs/nfkc_edge.jsonl",
     "grapheme_edge": "metaspace/inputs/grapheme_edge.jsonl",
+    "ws_edge": "metaspace/inputs/ws_edge.jsonl",
 }
 PRECOMPILED = {"ms-t5-nfkc": "nfkc-bpe", "ms-t5-cf": "nfkc-ug", "ms-t5-tsv": "nfkc-tsv"}
-NORMALIZING = {"ms-bpe-nfkc", "ms-unigram-nfd", *PRECOMPILED}
-CORPUS_MODELS = {"ms-unigram", "ms-t5", "ms-t5-nfkc"}
+# WhitespaceSplit + Metaspace models: (stem, the stem whose file they are made from, shape).
+WHITESPACE = {"ms-t5-ws": ("ms-t5-nfkc", "published"), "ms-t5-ws-cf": ("ms-t5-cf", "squeeze"),
+              "ms-ws": ("ms-t5", "identity"), "ms-ws-never": ("ms-t5", "never")}
+PRECOMPILED_ALL = {*PRECOMPILED, "ms-t5-ws", "ms-t5-ws-cf"}
+NORMALIZING = {"ms-bpe-nfkc", "ms-unigram-nfd", *PRECOMPILED_ALL}
+CORPUS_MODELS = {"ms-unigram", "ms-t5", "ms-t5-nfkc", "ms-t5-ws"}
 
 EDGE = [
     "a", " a", "  a", "a ", "a  ", "a   b", " a  b  ", "\u2581a", " \u2581a", "a\u2581", "a \u2581 b",
@@ -106,6 +125,17 @@ EDGE = [
     "a <s> b", "a  <s>  b", "<s>a</s>", "</s> a", "a</s>", "<s><s>", "<s> </s>", "x <unk> y",
     "the  cat\u2581sat", "The quick  brown fox.  ", "Hello, world!  \n", "  leading and trailing  ",
     "\u2581\u2581the", "a \u2581", "\u2581 ", "日本 語", "e\u0301 x", "📦 ok",
+]
+
+
+# WhitespaceSplit drops every White_Space character (U+0085, U+00A0, U+1680, U+2000-U+200A,
+# U+2028/9, U+202F, U+205F, U+3000 and the ASCII ones) and a word that starts with U+2581 gets
+# no second one; U+200B, U+180E and U+FEFF are not whitespace.
+WS_EDGE = [
+    "a \u2581b", " \u2581a", "\u2581 \u2581", "\u2581", "a\t\u2581 b", "x\u2581\u2581y z", "a\u200bb c",
+    "a\u180eb", "\ufeff a", "a\u0085b\u00a0c", "a\u1680b\u2000c\u200ad", "a\u2028b\u2029c", "a\u202fb\u205fc",
+    "a\u3000\u2581b", "\x0b\x0c\x1c\x1d\x1e\x1f a", "a\x1cb", "\u2581\u2581 \u2581a\u2581 b\u2581",
+    " \t\n ", "a <s>b", "a<s> b", "\u2581<s>\u2581", "<s> \u2581x", "word" * 80 + " x",
 ]
 
 
@@ -193,6 +223,8 @@ def main() -> None:
                 [{"name": f"ms-edge-{i}", "text": t} for i, t in enumerate(EDGE)])
     write_jsonl(OUT / "inputs/nfkc_edge.jsonl", None,
                 [{"name": f"nfkc-edge-{i}", "text": t} for i, t in enumerate(NFKC_EDGE)])
+    write_jsonl(OUT / "inputs/ws_edge.jsonl", None,
+                [{"name": f"ws-edge-{i}", "text": t} for i, t in enumerate(WS_EDGE)])
     write_jsonl(OUT / "inputs/grapheme_edge.jsonl", None,
                 [{"name": f"grapheme-edge-{i}", "text": t} for i, t in enumerate(GRAPHEME_EDGE)])
     lines = sentences()
@@ -229,6 +261,10 @@ def main() -> None:
         if wanted(stem):
             model = ROOT / f"tests/fixtures/sp_norm/models/{source}.model"
             files[stem] = tokenizer_json(model, "T5Converter").rstrip("\n")
+    for stem, (source, shape) in WHITESPACE.items():
+        if wanted(stem):
+            base = files.get(source) or (OUT / f"models/{source}.tokenizer.json").read_text()
+            files[stem] = whitespace_split(base, shape)
     hfs = {}
     manifest = {
         "made_by": {"tokenizers": tokenizers.__version__, "sentencepiece": spm.__version__,
@@ -256,7 +292,9 @@ def main() -> None:
                 continue
             if set_name == "nfkc_edge" and stem not in NORMALIZING:
                 continue
-            if set_name == "grapheme_edge" and stem not in PRECOMPILED:
+            if set_name == "grapheme_edge" and stem not in PRECOMPILED_ALL:
+                continue
+            if set_name == "ws_edge" and stem not in WHITESPACE:
                 continue
             recs = []
             n_ids = 0
@@ -283,6 +321,36 @@ def main() -> None:
             manifest["sha256"][str(p.relative_to(OUT))] = sha256(p)
     (OUT / "MANIFEST.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
     print(json.dumps(manifest["sets"], indent=None))
+
+
+def whitespace_split(js: str, shape: str) -> str:
+    """The file `js` (a T5Converter file) with `Sequence[WhitespaceSplit, Metaspace]` in the
+    shape named: "published" (Precompiled alone, old `add_prefix_space` Metaspace, as the T5
+    files published with the models have), "squeeze" (Precompiled + Replace(" {2,}", " "),
+    today's Metaspace form), "identity" (no normalizer), "never" (no normalizer, prepend
+    scheme never)."""
+    raw = json.loads(js)
+    steps = raw["normalizer"]["normalizers"] if raw["normalizer"] else []
+    precompiled = [s for s in steps if s["type"] == "Precompiled"]
+    meta = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True}
+    if shape == "published":
+        raw["normalizer"] = precompiled[0]
+        meta = {"type": "Metaspace", "replacement": "\u2581", "str_rep": "\u2581",
+                "add_prefix_space": True}
+    elif shape == "squeeze":
+        squeeze = {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}
+        raw["normalizer"] = {"type": "Sequence", "normalizers": [precompiled[0], squeeze]}
+    else:
+        assert shape in ("identity", "never"), shape
+        raw["normalizer"] = None
+        if shape == "never":
+            meta = {**meta, "prepend_scheme": "never"}
+    raw["pre_tokenizer"] = {"type": "Sequence",
+                            "pretokenizers": [{"type": "WhitespaceSplit"}, meta]}
+    raw["decoder"] = dict(meta)
+    js = json.dumps(raw, ensure_ascii=False, separators=(",", ":"))
+    Tokenizer.from_str(js)  # tokenizers reads it
+    return js
 
 
 def without_maps(normalizer):

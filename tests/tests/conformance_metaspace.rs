@@ -78,6 +78,36 @@ fn t5_converter_precompiled_custom_rules() {
     check_all_sets("ms-t5-tsv", SpSource::TokenizerJson);
 }
 
+/// The shape of the T5 `tokenizer.json` files published with the models: `Precompiled` alone,
+/// then `Sequence[WhitespaceSplit, Metaspace]` (the old `"add_prefix_space": true` form):
+/// whitespace of every kind ends a word and is dropped, and a word starting with `▁` gets no
+/// second one.
+#[test]
+fn t5_published_whitespace_split() {
+    check_all_sets("ms-t5-ws", SpSource::TokenizerJson);
+}
+
+/// `Precompiled` + `Replace(Regex(" {2,}"), " ")` (a no-op before `WhitespaceSplit`) over an
+/// `nmt_nfkc_cf` Unigram model, `Metaspace` in today's form.
+#[test]
+fn t5_whitespace_split_squeeze_unigram() {
+    check_all_sets("ms-t5-ws-cf", SpSource::TokenizerJson);
+}
+
+/// `WhitespaceSplit` + `Metaspace` without a normalizer: the raw text's whitespace (tabs,
+/// U+3000, …) splits, and a word that starts with `▁` (which a `Precompiled` map would have
+/// made a space) gets no second one.
+#[test]
+fn whitespace_split_identity() {
+    check_all_sets("ms-ws", SpSource::TokenizerJson);
+}
+
+/// The same with `prepend_scheme: "never"`: no `▁` is put anywhere.
+#[test]
+fn whitespace_split_never_identity() {
+    check_all_sets("ms-ws-never", SpSource::TokenizerJson);
+}
+
 /// The new sections survive a model file with prebuilt tables (format version 3), which the
 /// CLI maps back: the same ids.
 #[test]
@@ -89,6 +119,7 @@ fn model_files_keep_the_metaspace_rules() {
         "ms-unigram-whole",
         "ms-bpe-nfkc",
         "ms-t5-cf",
+        "ms-t5-ws",
     ] {
         let model = picobpe_tests::sp::model(name, SpSource::TokenizerJson);
         let tables = match picobpe_tests::through_model_file(name, |path| model.write(path)) {
@@ -220,6 +251,28 @@ fn refusals_name_the_setting() {
     );
     assert!(import(tsv, r#""split":true"#, r#""split":false"#)
         .starts_with("tokenizer.json normalizer: Precompiled is supported first, before a Metaspace that splits"));
+    // `WhitespaceSplit` with a `Metaspace` that does not split or prepends to the first word
+    // only (whose rule follows offsets in the original text), and before another step.
+    let ws = "ms-t5-ws-cf.tokenizer.json";
+    let refused = "tokenizer.json pre_tokenizer: WhitespaceSplit + Metaspace is supported with a \
+                   Metaspace that splits, prepend_scheme \"always\" or \"never\"";
+    assert_eq!(import(ws, r#""split":true"#, r#""split":false"#), refused);
+    assert_eq!(
+        import(
+            ws,
+            r#""prepend_scheme":"always""#,
+            r#""prepend_scheme":"first""#
+        ),
+        refused
+    );
+    assert!(import(
+        ws,
+        r#"{"type":"WhitespaceSplit"}"#,
+        r#"{"type":"WhitespaceSplit"},{"type":"Digits","individual_digits":true}"#
+    )
+    .starts_with("tokenizer.json pre_tokenizer: "));
+    assert!(import(ws, r#""content":" ""#, r#""content":"_""#)
+        .starts_with("tokenizer.json normalizer: "));
 }
 
 /// Without added tokens a stream encodes a `Metaspace` model's words as they come (the other
@@ -238,6 +291,10 @@ fn streams_without_added_tokens_equal_one_shot() {
         "ms-t5-nfkc",
         "ms-t5-cf",
         "ms-t5-tsv",
+        "ms-t5-ws",
+        "ms-t5-ws-cf",
+        "ms-ws",
+        "ms-ws-never",
     ] {
         let text = std::fs::read_to_string(dir.join(format!("{name}.tokenizer.json"))).unwrap();
         let at = text.find(r#""added_tokens":["#).unwrap() + r#""added_tokens":["#.len();
@@ -256,6 +313,7 @@ fn streams_without_added_tokens_equal_one_shot() {
             "ms_edge",
             "nfkc_edge",
             "grapheme_edge",
+            "ws_edge",
             "sp_edge",
             "fixtures",
         ] {

@@ -21,6 +21,7 @@ use crate::cache::{CacheEntry, CacheKey};
 use crate::error::EncodeError;
 use crate::special::{self, Found};
 use crate::tokenize::Cursor;
+use crate::utf8;
 use crate::Progress;
 /// A word found by [`Normalizer::scan_word`].
 pub(super) struct Scanned {
@@ -514,7 +515,9 @@ impl<'t> SpTokenizer<'t> {
         let unmarked = t.add_dummy_prefix && !starts_marked;
         match t.sections {
             Sections::EveryPiecePrefixed => true,
-            Sections::UnmarkedPiecesPrefixed | Sections::UnmarkedPiecesWords => unmarked,
+            Sections::UnmarkedPiecesPrefixed
+            | Sections::UnmarkedPiecesWords
+            | Sections::WhitespaceWords => unmarked,
             _ => first_section && unmarked,
         }
     }
@@ -572,6 +575,73 @@ impl<'t> SpTokenizer<'t> {
     /// more stack on Unigram).
     #[inline(always)]
     fn words(
+        &self,
+        span: Span<'_>,
+        out: &mut [u32],
+        written: usize,
+        cursor: &mut Cursor,
+        cache: &mut [CacheEntry],
+    ) -> Result<(usize, usize), EncodeError> {
+        if self.tables.sections == Sections::WhitespaceWords {
+            return self.whitespace_words(span, out, written, cursor, cache);
+        }
+        self.span_words(span, out, written, cursor, cache)
+    }
+
+    /// [`SpTokenizer::words`] for [`Sections::WhitespaceWords`]: the span is cut at
+    /// whitespace, which is dropped, and each whitespace-separated word is a span of its own
+    /// whose `▁` follows [`SpTokenizer::prefix_rule`] (the span's `prefix` is not used). The
+    /// rule needs nothing from before the word, so a call may start at any word start and
+    /// trailing whitespace is consumed even with `hold_last` (only a word that reaches the
+    /// span's end is held: more text could extend it).
+    #[inline(never)]
+    fn whitespace_words(
+        &self,
+        whole: Span<'_>,
+        out: &mut [u32],
+        mut written: usize,
+        cursor: &mut Cursor,
+        cache: &mut [CacheEntry],
+    ) -> Result<(usize, usize), EncodeError> {
+        let Span {
+            norm,
+            mut pos,
+            end,
+            hold_last,
+            ..
+        } = whole;
+        let text = norm.text.get(..end).unwrap_or(&[]);
+        let white = |at: usize| utf8::white_space_len(text.get(at..).unwrap_or(&[]));
+        loop {
+            while pos < end {
+                match white(pos) {
+                    0 => break,
+                    n => pos += n,
+                }
+            }
+            cursor.offset = pos;
+            if pos >= end {
+                return Ok((end, written));
+            }
+            let mut word_end = pos;
+            while word_end < end && white(word_end) == 0 {
+                word_end += char_at(text, word_end).1.max(1);
+            }
+            let prefix = self.prefix_rule(char_at(text, pos).0.is_mark(), false);
+            let hold = hold_last && word_end >= end;
+            let word = span(norm, pos, word_end, prefix, hold);
+            let reached;
+            (reached, written) = self.span_words(word, out, written, cursor, cache)?;
+            if reached < word_end {
+                return Ok((reached, written));
+            }
+            pos = word_end;
+        }
+    }
+
+    /// [`SpTokenizer::words`] without the whitespace cut.
+    #[inline(always)]
+    fn span_words(
         &self,
         span: Span<'_>,
         out: &mut [u32],

@@ -105,6 +105,12 @@ pub enum Sections {
     /// A `Metaspace` pre-tokenizer that splits, prepend scheme `always`: as
     /// [`Sections::UnmarkedPiecesPrefixed`], and each `▁` starts a word segmented on its own.
     UnmarkedPiecesWords,
+    /// `WhitespaceSplit` then a `Metaspace` that splits, prepend scheme `always` (the T5 and
+    /// ALBERT `tokenizer.json` files `transformers` published): cut at user-defined symbols,
+    /// then at whitespace (Unicode `White_Space`, dropped); each whitespace-separated word
+    /// gets a `▁` unless it starts with one, and each `▁` in it starts a word segmented on
+    /// its own.
+    WhitespaceWords,
 }
 
 impl Sections {
@@ -117,7 +123,7 @@ impl Sections {
     pub fn splits_words(self) -> bool {
         matches!(
             self,
-            Sections::FirstPieceWords | Sections::UnmarkedPiecesWords
+            Sections::FirstPieceWords | Sections::UnmarkedPiecesWords | Sections::WhitespaceWords
         )
     }
 }
@@ -297,6 +303,7 @@ impl<'a> SpTables<'a> {
                     | Sections::UnmarkedPiecesPrefixed
                     | Sections::FirstPieceWords
                     | Sections::UnmarkedPiecesWords
+                    | Sections::WhitespaceWords
             )
     }
 

@@ -15,7 +15,8 @@ use crate::tokenizer_json::{
 /// Build an [`SpModel`] from a `tokenizer.json` whose model is `BPE` or `Unigram` over `▁`
 /// pieces, optional byte fallback, with one of these normalizer and pre-tokenizer shapes:
 /// `Prepend("▁")` (optional) + `Replace(" ", "▁")` and no pre-tokenizer (`LlamaConverter`); or a
-/// `Metaspace` pre-tokenizer (any `prepend_scheme`, splitting or not) after no normalizer,
+/// `Metaspace` pre-tokenizer (any `prepend_scheme`, splitting or not; or `WhitespaceSplit` and
+/// a splitting one, as published T5 files have) after no normalizer,
 /// after `Strip(right)` + `Replace(Regex(" {2,}"), "▁")` (`transformers`' `SpmConverter`), or
 /// (splitting only) after one of `NFC`, `NFD`, `NFKC`, `NFKD` (`SentencePieceBPETokenizer`), or
 /// after a `Precompiled` character map with or without those two steps (`SpmConverter`'s T5,
@@ -155,8 +156,13 @@ struct Shape {
 ///   T5, ALBERT and the like: trailing whitespace dropped, runs of spaces made one, which is
 ///   the model's `remove_extra_whitespaces` in a `tokenizer.json`).
 ///
-/// Before either, with a `Metaspace` that splits: one Unicode form (alone), or a `Precompiled`
-/// character map (`SpmConverter`'s, with or without the two steps).
+/// - `WhitespaceSplit` + a `Metaspace` that splits (prepend scheme `always` or `never`), after
+///   no normalizer or `Replace(Regex(" {2,}"), " ")` (which changes nothing there): the
+///   pre-tokenizer of the T5 and ALBERT `tokenizer.json` files published with those models
+///   by older `transformers` converters ([`SpSections::WhitespaceWords`]).
+///
+/// Before any of them, with a `Metaspace` that splits: one Unicode form (alone), or a
+/// `Precompiled` character map (`SpmConverter`'s, with or without the two steps).
 fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
     let mut steps: Vec<&str> = file.normalizer.iter().map(normalizer_step).collect();
     // A Unicode form first (`tokenizers`' `SentencePieceBPETokenizer` has `NFKC`).
@@ -185,11 +191,34 @@ fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
     };
     let plain = unicode.is_none() && precompiled.is_none();
     let pre = known(&file.pre_tokenizer);
+    let read_pre = matches!(
+        pre[..],
+        [] | [Some(PreTokenizer::Metaspace(_))]
+            | [
+                Some(PreTokenizer::WhitespaceSplit),
+                Some(PreTokenizer::Metaspace(_))
+            ]
+    );
     match (&steps[..], &pre[..]) {
         (["prepend", "replace"], []) if plain => {
             Ok(shape(None, true, false, SpSections::EveryPiecePrefixed))
         }
         (["replace"], []) if plain => Ok(shape(None, false, false, SpSections::FirstPiecePrefixed)),
+        (
+            [] | ["squeeze"],
+            [Some(PreTokenizer::WhitespaceSplit), Some(PreTokenizer::Metaspace(m))],
+        ) => {
+            // Runs of spaces made one (`Replace(Regex(" {2,}"), " ")`) change nothing here:
+            // every whitespace character ends a word and is dropped.
+            match metaspace(m)? {
+                // `always`, or `never` (no `▁` is ever put before a word).
+                (prefix @ true, SpSections::UnmarkedPiecesWords)
+                | (prefix @ false, SpSections::FirstPieceWords) => {
+                    Ok(shape(unicode, prefix, false, SpSections::WhitespaceWords))
+                }
+                _ => Err(bad("pre_tokenizer", WHITESPACE_METASPACE)),
+            }
+        }
         (steps @ ([] | ["strip", "collapse"]), [Some(PreTokenizer::Metaspace(m))]) => {
             let collapse = !steps.is_empty();
             let (prefix, sections) = metaspace(m)?;
@@ -201,13 +230,17 @@ fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
             }
             Ok(shape(unicode, prefix, collapse, sections))
         }
-        (_, [] | [Some(PreTokenizer::Metaspace(_))]) if unicode.is_some() => {
-            Err(bad("normalizer", UNICODE_ALONE))
+        _ if !read_pre => {
+            let raw = file.pre_tokenizer.iter().map(|s| s.raw.to_string());
+            let raw = raw.collect::<Vec<_>>().join(" + ");
+            let what = format!(
+                "{raw} is not supported (none, one Metaspace, or WhitespaceSplit + Metaspace is)"
+            );
+            Err(bad("pre_tokenizer", what))
         }
-        (_, [] | [Some(PreTokenizer::Metaspace(_))]) if precompiled.is_some() => {
-            Err(bad("normalizer", PRECOMPILED_SPLIT))
-        }
-        (_, [] | [Some(PreTokenizer::Metaspace(_))]) => {
+        _ if unicode.is_some() => Err(bad("normalizer", UNICODE_ALONE)),
+        _ if precompiled.is_some() => Err(bad("normalizer", PRECOMPILED_SPLIT)),
+        _ => {
             let odd = file.normalizer.iter().find(|s| normalizer_step(s) == "?");
             Err(match odd {
                 Some(s) => bad(
@@ -219,22 +252,22 @@ fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
                     &file.normalizer,
                     "not supported in this order or with this pre-tokenizer (read: \
                      Prepend(\"▁\") + Replace(\" \", \"▁\") without one; with a Metaspace, \
-                     none or Strip(right) + Replace(Regex(\" {2,}\"), \"▁\"))",
+                     none or Strip(right) + Replace(Regex(\" {2,}\"), \"▁\"); with \
+                     WhitespaceSplit + Metaspace, none or Replace(Regex(\" {2,}\"), \" \"))",
                 ),
             })
-        }
-        _ => {
-            let raw = file.pre_tokenizer.iter().map(|s| s.raw.to_string());
-            let raw = raw.collect::<Vec<_>>().join(" + ");
-            let what = format!("{raw} is not supported (none or one Metaspace is)");
-            Err(bad("pre_tokenizer", what))
         }
     }
 }
 
+/// Why a `WhitespaceSplit` + `Metaspace` pre-tokenizer is refused.
+const WHITESPACE_METASPACE: &str = "WhitespaceSplit + Metaspace is supported with a Metaspace \
+                                    that splits, prepend_scheme \"always\" or \"never\"";
+
 /// Why a `Precompiled` normalizer is refused where it is.
 const PRECOMPILED_SPLIT: &str = "Precompiled is supported first, before a Metaspace that splits \
-                                 (alone, or with Strip(right) + Replace(Regex(\" {2,}\"), \"▁\"))";
+                                 (alone, or with Strip(right) + Replace(Regex(\" {2,}\"), \"▁\")) \
+                                 or before WhitespaceSplit + Metaspace";
 
 /// A `Precompiled` normalizer's character map, decoded from base64 (checked with the model).
 fn precompiled_map(b64: &str) -> Result<Vec<u8>, Refused> {
@@ -258,7 +291,8 @@ fn precompiled_map(b64: &str) -> Result<Vec<u8>, Refused> {
 
 /// Why a Unicode normalizer is refused where it is.
 const UNICODE_ALONE: &str = "NFC, NFD, NFKC or NFKD is supported alone, before a Metaspace that \
-                             splits (not yet with other steps or pre-tokenizers)";
+                             splits or WhitespaceSplit + Metaspace (not yet with other steps or \
+                             pre-tokenizers)";
 
 /// What one normalizer step is, for [`normalizer`]'s shapes (`"?"`: none of them).
 fn normalizer_step(step: &Part<Normalizer>) -> &'static str {
@@ -272,6 +306,10 @@ fn normalizer_step(step: &Part<Normalizer>) -> &'static str {
             pattern: Pattern::Regex(r),
             content,
         }) if r == " {2,}" && content == "\u{2581}" => "collapse",
+        Some(Normalizer::Replace {
+            pattern: Pattern::Regex(r),
+            content,
+        }) if r == " {2,}" && content == " " => "squeeze",
         Some(Normalizer::Strip {
             strip_left: false,
             strip_right: true,
