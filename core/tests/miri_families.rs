@@ -64,6 +64,7 @@ fn sp_model(normal: &[(&str, f32)], user: &[&str], byte_fallback: bool, unigram:
         unk_per_char: false,
         normalizer: None,
         precompiled: false,
+        collapse_spaces: false,
     }
 }
 

@@ -159,7 +159,8 @@ fuzz_target!(|data: &[u8]| {
             let settings = u8::from(model.unk_in_text)
                 | u8::from(model.unk_per_char) << 1
                 | picobpe_model::normalizer::code(model.normalizer) << 2
-                | u8::from(model.precompiled) << 5;
+                | u8::from(model.precompiled) << 5
+                | u8::from(model.collapse_spaces) << 6;
             if settings != 0 {
                 payload.insert(0, 7);
                 payload.extend([u8::from(model.unigram), 0, 0, settings]);
@@ -571,5 +572,6 @@ fn structured_sp(mut p: Params<'_>) -> SpModel {
             .filter(|_| tokenizers),
         // Without a character map: refused by `validate`.
         precompiled: tokenizers && settings & 32 != 0,
+        collapse_spaces: tokenizers && settings & 64 != 0,
     }
 }

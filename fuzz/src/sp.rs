@@ -505,6 +505,7 @@ pub fn borrow_tables<'a>(data: &'a SpTableData<'_>) -> SpTables<'a> {
         user_defined: &data.user_defined,
         add_dummy_prefix: data.add_dummy_prefix,
         remove_extra_whitespaces: data.remove_extra_whitespaces,
+        collapse_spaces: data.collapse_spaces,
         sections: data.sections,
         split_words: data.split_words,
         cut_bytes: data.cut_bytes,

@@ -114,6 +114,11 @@ fn inspect_sentencepiece(path: &std::path::Path, model: &SpModel) -> Result<(), 
         "normalizer:   add_dummy_prefix {}, remove_extra_whitespaces {}, sections {:?}",
         model.add_dummy_prefix, model.remove_extra_whitespaces, model.sections
     );
+    if model.collapse_spaces {
+        println!(
+            "spaces:       runs of spaces become one, none stripped (Replace(\" {{2,}}\", \" \"))"
+        );
+    }
     if let Some(form) = model.normalizer {
         let (major, minor, patch) = picobpe::normalizer::UNICODE_VERSION;
         println!(

@@ -275,7 +275,7 @@ fn refused_models_name_the_cause_and_write_nothing() {
         (
             "--tokenizer-json",
             "refused/nfkc-normalizer.tokenizer.json",
-            "tokenizer.json normalizer: NFC, NFD, NFKC or NFKD is supported alone, before a Metaspace that splits or WhitespaceSplit + Metaspace (not yet with other steps or pre-tokenizers)",
+            "tokenizer.json normalizer: NFC, NFD, NFKC or NFKD (or Nmt + NFKC) is supported first, before a Metaspace that splits (alone or with Replace(Regex(\" {2,}\"), \" \")) or WhitespaceSplit + Metaspace (not yet with other steps or pre-tokenizers)",
         ),
         (
             "--tokenizer-json",

@@ -3,15 +3,16 @@
 use picobpe::normalizer::UnicodeForm;
 
 /// Every form, in code order (code = index + 1; 0 is "none").
-const FORMS: [(UnicodeForm, &str); 4] = [
+const FORMS: [(UnicodeForm, &str); 5] = [
     (UnicodeForm::Nfc, "nfc"),
     (UnicodeForm::Nfd, "nfd"),
     (UnicodeForm::Nfkc, "nfkc"),
     (UnicodeForm::Nfkd, "nfkd"),
+    (UnicodeForm::NmtNfkc, "nmt-nfkc"),
 ];
 
 /// The byte that stores `normalizer` in model and table files: 0 none, 1 NFC, 2 NFD, 3 NFKC,
-/// 4 NFKD.
+/// 4 NFKD, 5 `Nmt` + NFKC.
 pub fn code(normalizer: Option<UnicodeForm>) -> u8 {
     normalizer
         .and_then(|n| FORMS.iter().position(|&(f, _)| f == n))
@@ -26,7 +27,7 @@ pub fn from_code(code: u8) -> Option<Option<UnicodeForm>> {
     }
 }
 
-/// The form named `nfc`, `nfd`, `nfkc` or `nfkd` (any case).
+/// The form named `nfc`, `nfd`, `nfkc`, `nfkd` or `nmt-nfkc` (any case).
 pub fn parse(name: &str) -> Option<UnicodeForm> {
     let name = name.to_ascii_lowercase();
     FORMS.iter().find(|(_, n)| *n == name).map(|&(f, _)| f)
@@ -39,5 +40,6 @@ pub fn name(form: UnicodeForm) -> &'static str {
         UnicodeForm::Nfd => "NFD",
         UnicodeForm::Nfkc => "NFKC",
         UnicodeForm::Nfkd => "NFKD",
+        UnicodeForm::NmtNfkc => "Nmt + NFKC",
     }
 }

@@ -417,7 +417,8 @@ impl<'a> Blob<'a> for SpTableData<'a> {
             .unwrap_or(0);
         let mut flags = [
             u8::from(self.add_dummy_prefix),
-            u8::from(self.remove_extra_whitespaces),
+            // 1: remove_extra_whitespaces; 2: collapse_spaces.
+            u8::from(self.remove_extra_whitespaces) | u8::from(self.collapse_spaces) << 1,
             u8::from(self.split_words),
             sections as u8,
             algorithm,
@@ -425,10 +426,12 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         for flag in &mut flags {
             f.scalar("flags", flag)?;
         }
-        if flags[..3].iter().any(|&f| f > 1)
+        if flags[0] > 1
+            || flags[1] > 2
+            || flags[2] > 1
             || usize::from(flags[3]) >= SECTIONS.len()
             || flags[4] & 3 > 2
-            || flags[4] >> 4 & 7 > 4
+            || crate::normalizer::from_code(flags[4] >> 4 & 7).is_none()
         {
             return Err(bad(format!("unknown flag values {flags:?}")));
         }
@@ -439,6 +442,7 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         flags[4] &= 3;
         self.add_dummy_prefix = flags[0] == 1;
         self.remove_extra_whitespaces = flags[1] == 1;
+        self.collapse_spaces = flags[1] == 2;
         self.split_words = flags[2] == 1;
         self.sections = SECTIONS[usize::from(flags[3])];
         f.scalar("unk_id", &mut self.unk_id)?;

@@ -313,6 +313,8 @@ pub(crate) enum Normalizer {
     Nfkc,
     #[serde(rename = "NFKD")]
     Nfkd,
+    /// `sentencepiece`'s `nmt` rule: some controls dropped, some characters made spaces.
+    Nmt,
     Prepend {
         prepend: String,
     },

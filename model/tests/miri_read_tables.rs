@@ -87,6 +87,7 @@ fn sentencepiece() -> SpModel {
         unk_per_char: false,
         normalizer: None,
         precompiled: false,
+        collapse_spaces: false,
     }
 }
 

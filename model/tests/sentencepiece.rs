@@ -69,6 +69,7 @@ fn tiny() -> SpModel {
         unk_per_char: false,
         normalizer: None,
         precompiled: false,
+        collapse_spaces: false,
     }
 }
 
@@ -440,7 +441,7 @@ fn tokenizer_json_refusals_name_the_cause() {
     ));
     assert_eq!(
         text,
-"tokenizer.json normalizer: NFC, NFD, NFKC or NFKD is supported alone, before a Metaspace that splits or WhitespaceSplit + Metaspace (not yet with other steps or pre-tokenizers)"
+"tokenizer.json normalizer: NFC, NFD, NFKC or NFKD (or Nmt + NFKC) is supported first, before a Metaspace that splits (alone or with Replace(Regex(\" {2,}\"), \" \")) or WhitespaceSplit + Metaspace (not yet with other steps or pre-tokenizers)"
     );
 
     let (err, text) = refused("bytelevel-pretok.tokenizer.json");
@@ -539,6 +540,7 @@ fn a_zero_score_merges_before_a_negative_zero() {
         unk_per_char: false,
         normalizer: None,
         precompiled: false,
+        collapse_spaces: false,
     };
     for ((ab, bc), want) in [((-0.0, 0.0), [2, 6]), ((0.0, -0.0), [5, 4])] {
         let tables = SpTableData::new(&model(ab, bc)).unwrap().to_tables();
@@ -849,6 +851,7 @@ fn tokenizer_json_settings_round_trip_and_damage_is_refused() {
         unk_per_char: false,
         normalizer: None,
         precompiled: false,
+        collapse_spaces: false,
         ..m.clone()
     };
     let data = picobpe_model::SpTableData::new(&fused).unwrap();
@@ -857,8 +860,8 @@ fn tokenizer_json_settings_round_trip_and_damage_is_refused() {
         .unwrap();
     assert_eq!(out[..n], [4, 0]);
 
-    // 0, an unknown normalizer code (5), an unknown bit.
-    for bits in [0u8, 5 << 2, 128] {
+    // 0, an unknown normalizer code (6), an unknown bit.
+    for bits in [0u8, 6 << 2, 128] {
         let mut bad = bytes.clone();
         *bad.last_mut().unwrap() = bits;
         let crc = crc32fast::hash(&bad[HEADER_LEN..]);
@@ -873,6 +876,12 @@ fn tokenizer_json_settings_round_trip_and_damage_is_refused() {
         },
         SpModel {
             unigram: true,
+            ..m.clone()
+        },
+        // Runs of spaces made one twice over (`remove_extra_whitespaces` already does).
+        SpModel {
+            collapse_spaces: true,
+            remove_extra_whitespaces: true,
             ..m.clone()
         },
     ] {

@@ -167,6 +167,7 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
          user_defined: &PICOBPE_USER_DEFINED,\n    \
          add_dummy_prefix: {},\n    \
          remove_extra_whitespaces: {},\n    \
+         collapse_spaces: {},\n    \
          sections: ::picobpe::sentencepiece::Sections::{sections},\n    \
          split_words: {},\n    \
          cut_bytes: [{:#x}, {:#x}],\n    \
@@ -186,6 +187,7 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
         data.unk_per_char,
         data.add_dummy_prefix,
         data.remove_extra_whitespaces,
+        data.collapse_spaces,
         data.split_words,
         data.cut_bytes[0],
         data.cut_bytes[1],

@@ -32,6 +32,9 @@ It (re)writes, under tests/fixtures/metaspace/:
     models/ms-bpe-nfkc.tokenizer.json  tokenizers' own SentencePieceBPETokenizer (NFKC +
                                        Metaspace), trained by its train_from_iterator
     models/ms-unigram-nfd.tokenizer.json  Unigram with an NFD normalizer + Metaspace(), trained
+    models/ms-unigram-nmt.tokenizer.json  tokenizers' own SentencePieceUnigramTokenizer (Nmt +
+                                       NFKC + Replace(Regex(" {2,}"), " ") + Metaspace), trained
+                                       by its train_from_iterator
     models/ms-t5-nfkc.tokenizer.json   T5Converter over tests/fixtures/sp_norm/models/nfkc-bpe.model
                                        (sentencepiece BPE, nmt_nfkc): Precompiled +
                                        Strip(right) + Replace(Regex(" {2,}"), "▁") + Metaspace
@@ -52,7 +55,7 @@ It (re)writes, under tests/fixtures/metaspace/:
                                        Sequence[WhitespaceSplit, Metaspace(always, split)]
     models/ms-ws-never.tokenizer.json  the same with Metaspace(prepend_scheme never)
     inputs/ws_edge.jsonl               whitespace of every kind next to U+2581 (vectors for the
-                                       WhitespaceSplit models only)
+                                       WhitespaceSplit models and ms-unigram-nmt only)
     inputs/grapheme_edge.jsonl         where tokenizers' Precompiled rule (a grapheme cluster at a
                                        time, shortest key) differs from sentencepiece's (vectors
                                        for the Precompiled models only)
@@ -88,8 +91,8 @@ from pathlib import Path
 
 import sentencepiece as spm
 import tokenizers
-from tokenizers import (SentencePieceBPETokenizer, Tokenizer, decoders, models, normalizers,
-                        pre_tokenizers, trainers)
+from tokenizers import (SentencePieceBPETokenizer, SentencePieceUnigramTokenizer, Tokenizer,
+                        decoders, models, normalizers, pre_tokenizers, trainers)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_sp_vectors import fffd_text, load_set, sha256, write_jsonl  # noqa: E402
@@ -115,7 +118,7 @@ PRECOMPILED = {"ms-t5-nfkc": "nfkc-bpe", "ms-t5-cf": "nfkc-ug", "ms-t5-tsv": "nf
 WHITESPACE = {"ms-t5-ws": ("ms-t5-nfkc", "published"), "ms-t5-ws-cf": ("ms-t5-cf", "squeeze"),
               "ms-ws": ("ms-t5", "identity"), "ms-ws-never": ("ms-t5", "never")}
 PRECOMPILED_ALL = {*PRECOMPILED, "ms-t5-ws", "ms-t5-ws-cf"}
-NORMALIZING = {"ms-bpe-nfkc", "ms-unigram-nfd", *PRECOMPILED_ALL}
+NORMALIZING = {"ms-bpe-nfkc", "ms-unigram-nfd", "ms-unigram-nmt", *PRECOMPILED_ALL}
 CORPUS_MODELS = {"ms-unigram", "ms-t5", "ms-t5-nfkc", "ms-t5-ws"}
 
 EDGE = [
@@ -257,6 +260,11 @@ def main() -> None:
                                           unk_token="<unk>", show_progress=False)
         nfd.train_from_iterator(lines, trainer=trainer)
         files["ms-unigram-nfd"] = nfd.to_str()
+    if wanted("ms-unigram-nmt"):
+        sp_ug = SentencePieceUnigramTokenizer()
+        sp_ug.train_from_iterator(lines, vocab_size=1500, special_tokens=SPECIALS,
+                                  unk_token="<unk>", show_progress=False)
+        files["ms-unigram-nmt"] = sp_ug.to_str()
     for stem, source in PRECOMPILED.items():
         if wanted(stem):
             model = ROOT / f"tests/fixtures/sp_norm/models/{source}.model"
@@ -294,7 +302,7 @@ def main() -> None:
                 continue
             if set_name == "grapheme_edge" and stem not in PRECOMPILED_ALL:
                 continue
-            if set_name == "ws_edge" and stem not in WHITESPACE:
+            if set_name == "ws_edge" and stem not in {*WHITESPACE, "ms-unigram-nmt"}:
                 continue
             recs = []
             n_ids = 0

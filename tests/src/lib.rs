@@ -622,7 +622,7 @@ pub mod reference {
     /// `text` normalized to `form` by Hugging Face `tokenizers`' normalizer of that name.
     pub fn normalize_str(form: picobpe::normalizer::UnicodeForm, text: &str) -> String {
         use picobpe::normalizer::UnicodeForm;
-        use tokenizers::normalizers::unicode::{NFC, NFD, NFKC, NFKD};
+        use tokenizers::normalizers::unicode::{Nmt, NFC, NFD, NFKC, NFKD};
         use tokenizers::{NormalizedString, Normalizer};
         let mut n = NormalizedString::from(text);
         match form {
@@ -630,6 +630,7 @@ pub mod reference {
             UnicodeForm::Nfd => NFD.normalize(&mut n),
             UnicodeForm::Nfkc => NFKC.normalize(&mut n),
             UnicodeForm::Nfkd => NFKD.normalize(&mut n),
+            UnicodeForm::NmtNfkc => Nmt.normalize(&mut n).and_then(|()| NFKC.normalize(&mut n)),
         }
         .expect("tokenizers normalizes");
         n.get().to_owned()

@@ -50,6 +50,14 @@ fn sentencepiece_bpe_tokenizer_nfkc() {
     check_all_sets("ms-bpe-nfkc", SpSource::TokenizerJson);
 }
 
+/// `tokenizers`' own `SentencePieceUnigramTokenizer`, trained by it: `Nmt` + `NFKC` (one
+/// pass in the core) + `Replace(Regex(" {2,}"), " ")` (runs of spaces made one, trailing ones
+/// kept) before `Metaspace`.
+#[test]
+fn sentencepiece_unigram_tokenizer_nmt_nfkc() {
+    check_all_sets("ms-unigram-nmt", SpSource::TokenizerJson);
+}
+
 /// Unigram with an `NFD` normalizer (marks decomposed and put in canonical order).
 #[test]
 fn unigram_nfd() {
@@ -120,6 +128,7 @@ fn model_files_keep_the_metaspace_rules() {
         "ms-bpe-nfkc",
         "ms-t5-cf",
         "ms-t5-ws",
+        "ms-unigram-nmt",
     ] {
         let model = picobpe_tests::sp::model(name, SpSource::TokenizerJson);
         let tables = match picobpe_tests::through_model_file(name, |path| model.write(path)) {
@@ -134,6 +143,7 @@ fn model_files_keep_the_metaspace_rules() {
             model.precompiled
         );
         assert_eq!(tables.unk_per_char, model.unk_per_char);
+        assert_eq!(tables.collapse_spaces, model.collapse_spaces);
         let tok = SpTokenizer::new(tables);
         let mut checked = 0;
         for set in ["ms_edge", "sp_edge"] {
@@ -273,6 +283,17 @@ fn refusals_name_the_setting() {
     .starts_with("tokenizer.json pre_tokenizer: "));
     assert!(import(ws, r#""content":" ""#, r#""content":"_""#)
         .starts_with("tokenizer.json normalizer: "));
+    // Runs of spaces made one after `Nmt` + `NFKC`, before a `Metaspace` that does not split.
+    let nmt = "ms-unigram-nmt.tokenizer.json";
+    assert_eq!(
+        import(
+            nmt,
+            r#""prepend_scheme":"always","split":true},"post"#,
+            r#""prepend_scheme":"always","split":false},"post"#
+        ),
+        "tokenizer.json normalizer: Replace(Regex(\" {2,}\"), \" \") after a Unicode form or \
+         Precompiled is supported before a Metaspace that splits"
+    );
 }
 
 /// Without added tokens a stream encodes a `Metaspace` model's words as they come (the other
@@ -295,6 +316,7 @@ fn streams_without_added_tokens_equal_one_shot() {
         "ms-t5-ws-cf",
         "ms-ws",
         "ms-ws-never",
+        "ms-unigram-nmt",
     ] {
         let text = std::fs::read_to_string(dir.join(format!("{name}.tokenizer.json"))).unwrap();
         let at = text.find(r#""added_tokens":["#).unwrap() + r#""added_tokens":["#.len();

@@ -10,11 +10,12 @@
 use picobpe::normalizer::{normalize, NormalizeError, UnicodeForm};
 use picobpe_tests::check::Rng;
 
-const FORMS: [UnicodeForm; 4] = [
+const FORMS: [UnicodeForm; 5] = [
     UnicodeForm::Nfc,
     UnicodeForm::Nfd,
     UnicodeForm::Nfkc,
     UnicodeForm::Nfkd,
+    UnicodeForm::NmtNfkc,
 ];
 
 fn reference(form: UnicodeForm, text: &str) -> String {
@@ -91,6 +92,11 @@ fn alphabet() -> Vec<char> {
     );
     // Composites and compatibility characters.
     v.extend("éÅǖṩếỗǻΐﬁﬃ①²ₐ㎒ﷺ～ｶﾞ가각갂각ᆧ한햏ÅΩKǅ⑴ᾷ\u{FB2C}\u{1D15E}\u{2ADC}".chars());
+    // What `Nmt` drops or makes a space.
+    v.extend(
+        "\u{1}\u{7F}\u{8F}\u{B}\t\n\r\u{1680}\u{200B}\u{200D}\u{2028}\u{2581}\u{FEFF}\u{FFFD}"
+            .chars(),
+    );
     v
 }
 
@@ -187,7 +193,7 @@ fn a_full_buffer_or_a_split_input_gives_the_one_shot_bytes() {
 }
 
 #[test]
-fn bytes_that_are_not_utf8_pass_through() {
+fn bytes_that_are_not_utf8_pass_through_or_become_spaces() {
     let abc = alphabet();
     let junk: [&[u8]; 6] = [
         b"\xFF",
@@ -200,7 +206,8 @@ fn bytes_that_are_not_utf8_pass_through() {
     let mut rng = Rng::new("unicode-normalization-bytes", 4);
     for _ in 0..3_000 {
         // Valid segments between invalid bytes; a segment's normalization does not depend on
-        // the bytes around it, because those are starters that never compose.
+        // the bytes around it, because those are starters that never compose (with `Nmt`,
+        // spaces).
         let (mut text, mut segments) = (Vec::new(), Vec::new());
         for _ in 0..rng.range(1, 5) {
             let seg: String = (0..rng.range(0, 8))
@@ -217,6 +224,8 @@ fn bytes_that_are_not_utf8_pass_through() {
                 .iter()
                 .flat_map(|s| match s {
                     Ok(seg) => reference(form, seg).into_bytes(),
+                    // With `Nmt`, each such byte is U+FFFD, which it makes a space.
+                    Err(j) if form == UnicodeForm::NmtNfkc => vec![b' '; j.len()],
                     Err(j) => j.to_vec(),
                 })
                 .collect();

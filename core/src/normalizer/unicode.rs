@@ -26,6 +26,13 @@
 //!
 //! **Bytes that are not UTF-8** pass through unchanged, one byte at a time, as starters that
 //! never compose (the reference takes only `str`, so this is picobpe's choice).
+//!
+//! **`Nmt` first** ([`UnicodeForm::NmtNfkc`]): `tokenizers`' `Nmt` maps one character at a
+//! time (it drops some controls and makes other characters spaces), so NFKC of its output is
+//! NFKC with each input character's decomposition replaced by its `Nmt` image: nothing, or a
+//! space. A dropped character then decomposes to nothing (walks skip it, and it never starts a
+//! unit unless what follows it does); a space is a starter that never composes. A byte that
+//! is not UTF-8 is read as U+FFFD, which `Nmt` makes a space.
 
 use super::unicode_tables as t;
 use crate::slice_ops;
@@ -43,15 +50,44 @@ pub enum UnicodeForm {
     Nfkc,
     /// Compatibility decomposition.
     Nfkd,
+    /// `tokenizers`' `Nmt` then `NFKC` (the start of its `SentencePieceUnigramTokenizer`'s
+    /// normalizer): `Nmt` drops U+0001–U+0008, U+000B, U+000E–U+001F, U+007F, U+008F and
+    /// U+009F, and makes U+0009, U+000A, U+000C, U+000D, U+1680, U+200B–U+200F, U+2028,
+    /// U+2029, U+2581, U+FEFF and U+FFFD (so each byte that is not UTF-8) a space.
+    NmtNfkc,
 }
 
 impl UnicodeForm {
     fn compat(self) -> bool {
-        matches!(self, UnicodeForm::Nfkc | UnicodeForm::Nfkd)
+        matches!(
+            self,
+            UnicodeForm::Nfkc | UnicodeForm::Nfkd | UnicodeForm::NmtNfkc
+        )
     }
 
     fn composes(self) -> bool {
-        matches!(self, UnicodeForm::Nfc | UnicodeForm::Nfkc)
+        matches!(
+            self,
+            UnicodeForm::Nfc | UnicodeForm::Nfkc | UnicodeForm::NmtNfkc
+        )
+    }
+
+    /// `Nmt` comes first.
+    #[inline]
+    fn nmt(self) -> bool {
+        self == UnicodeForm::NmtNfkc
+    }
+
+    /// True when `Nmt` (with this form) changes the ASCII byte `b`.
+    #[inline]
+    fn nmt_changes_ascii(self, b: u8) -> bool {
+        self.nmt() && (b < 0x20 && b != 0 || b == 0x7F)
+    }
+
+    /// True when `Nmt` (with this form) changes the character `cp`.
+    #[inline]
+    fn nmt_changes(self, cp: u32) -> bool {
+        self.nmt() && nmt_map(cp).is_some()
     }
 
     /// The flag bit that says a code point alone is its own normalization under this form.
@@ -59,7 +95,7 @@ impl UnicodeForm {
         let i = match self {
             UnicodeForm::Nfc => 0,
             UnicodeForm::Nfd => 1,
-            UnicodeForm::Nfkc => 2,
+            UnicodeForm::Nfkc | UnicodeForm::NmtNfkc => 2,
             UnicodeForm::Nfkd => 3,
         };
         t::SAME[i]
@@ -136,7 +172,9 @@ pub fn normalize(
     while at < text.len() {
         // ASCII followed by ASCII is a unit of its own that normalization leaves alone.
         let rest = text.get(at..).unwrap_or(&[]);
-        let run = rest.iter().position(|&b| b >= 0x80).unwrap_or(rest.len());
+        let run = (rest.iter())
+            .position(|&b| b >= 0x80 || form.nmt_changes_ascii(b))
+            .unwrap_or(rest.len());
         if run > 1 {
             let copy = run - 1;
             let k = match w.out.get_mut(w.n..) {
@@ -193,7 +231,9 @@ pub(crate) fn identity_prefix(form: UnicodeForm, text: &[u8], last: bool) -> usi
     let mut at = 0;
     while at < text.len() {
         let rest = text.get(at..).unwrap_or(&[]);
-        let run = rest.iter().position(|&b| b >= 0x80).unwrap_or(rest.len());
+        let run = (rest.iter())
+            .position(|&b| b >= 0x80 || form.nmt_changes_ascii(b))
+            .unwrap_or(rest.len());
         if run > 1 {
             at += run - 1;
         }
@@ -203,10 +243,10 @@ pub(crate) fn identity_prefix(form: UnicodeForm, text: &[u8], last: bool) -> usi
         }
         let alone = match utf8::decode(text, at) {
             Utf8::Scalar(cp, len) if at + len == end => {
-                cp < 0x80 || flags(cp) & form.same_bit() != 0
+                (cp < 0x80 || flags(cp) & form.same_bit() != 0) && !form.nmt_changes(cp)
             }
             Utf8::Scalar(..) => unit_is_normalized(form, text, at, end),
-            _ => end == at + 1,
+            _ => end == at + 1 && !form.nmt(),
         };
         if !alone {
             return at;
@@ -332,9 +372,32 @@ fn compose(a: Element, b: Element) -> Option<Element> {
     t::COMPOSE_VALUES.get(i).copied()
 }
 
+/// What `Nmt` makes of `cp`: `None` when it leaves it alone, else [`Source::Empty`] (dropped)
+/// or a space.
+#[inline]
+fn nmt_map(cp: u32) -> Option<Source> {
+    match cp {
+        0x01..=0x08 | 0x0B | 0x0E..=0x1F | 0x7F | 0x8F | 0x9F => Some(Source::Empty),
+        0x09
+        | 0x0A
+        | 0x0C
+        | 0x0D
+        | 0x1680
+        | 0x200B..=0x200F
+        | 0x2028
+        | 0x2029
+        | 0x2581
+        | 0xFEFF
+        | 0xFFFD => Some(Source::One(0x20)),
+        _ => None,
+    }
+}
+
 /// Where one input character's decomposition comes from.
 #[derive(Clone, Copy)]
 enum Source {
+    /// Nothing: a character `Nmt` drops.
+    Empty,
     /// The character itself (or a byte that is not UTF-8).
     One(Element),
     /// A Hangul syllable: L, V and T jamo (`t == 0`: none).
@@ -348,6 +411,8 @@ enum Source {
 fn decompose_at(form: UnicodeForm, text: &[u8], at: usize) -> (Source, usize) {
     let (cp, len) = match utf8::decode(text, at) {
         Utf8::Scalar(cp, len) => (cp, len),
+        // With `Nmt`: U+FFFD, a space.
+        _ if form.nmt() => return (Source::One(0x20), 1),
         _ => {
             return (
                 Source::One(RAW + u32::from(text.get(at).copied().unwrap_or(0))),
@@ -355,6 +420,11 @@ fn decompose_at(form: UnicodeForm, text: &[u8], at: usize) -> (Source, usize) {
             )
         }
     };
+    if form.nmt() {
+        if let Some(image) = nmt_map(cp) {
+            return (image, len);
+        }
+    }
     if cp < 0x80 {
         return (Source::One(cp), 1);
     }
@@ -425,12 +495,17 @@ impl<'a> Walk<'a> {
         w
     }
 
+    /// Loads the decomposition of the character at `at`, past characters that have none.
     fn load(&mut self) {
         self.i = 0;
-        if self.at < self.end {
+        while self.at < self.end {
             let (src, width) = decompose_at(self.form, self.text, self.at);
             self.src = src;
             self.width = width;
+            if !matches!(src, Source::Empty) {
+                break;
+            }
+            self.at += width;
         }
     }
 
@@ -441,6 +516,7 @@ impl<'a> Walk<'a> {
             return None;
         }
         match self.src {
+            Source::Empty => None,
             Source::One(e) => (self.i == 0).then_some((e, 1)),
             Source::Hangul(l, v, tt) => match self.i {
                 0 => Some((l, 1)),
@@ -472,11 +548,32 @@ impl<'a> Walk<'a> {
     }
 }
 
-/// Whether a unit starts at the input character at `text[at..]` (see the module docs).
+/// Whether a unit starts at the input character at `text[at..]` (see the module docs). With
+/// `Nmt`, a character it drops starts one when the first character after the dropped ones
+/// does; when the text ends before one is whole (more input could bring a mark), it does not.
 #[inline]
 fn starts_unit(form: UnicodeForm, text: &[u8], at: usize) -> bool {
+    if form.nmt() {
+        let mut next = at;
+        loop {
+            match utf8::decode(text, next) {
+                Utf8::Scalar(cp, len) if matches!(nmt_map(cp), Some(Source::Empty)) => next += len,
+                Utf8::Truncated(_) if next > at => return false,
+                _ => break,
+            }
+        }
+        if next > at {
+            return starts_unit_after_nmt(form, text, next);
+        }
+    }
+    starts_unit_after_nmt(form, text, at)
+}
+
+/// [`starts_unit`] at a character that `Nmt` does not drop.
+#[inline]
+fn starts_unit_after_nmt(form: UnicodeForm, text: &[u8], at: usize) -> bool {
     match text.get(at) {
-        Some(&b) if b < 0x80 => return true,
+        Some(&b) if b < 0x80 && !form.nmt_changes_ascii(b) => return true,
         None => return true,
         _ => {}
     }
@@ -522,7 +619,7 @@ fn emit_unit(
 ) -> Result<(), Full> {
     // One character that is its own normalization: itself.
     if let Utf8::Scalar(cp, len) = utf8::decode(text, start) {
-        if start + len == end && flags(cp) & form.same_bit() != 0 {
+        if start + len == end && flags(cp) & form.same_bit() != 0 && !form.nmt_changes(cp) {
             return w.put_bytes(text.get(start..end).unwrap_or(&[]));
         }
     }

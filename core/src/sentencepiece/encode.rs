@@ -323,7 +323,7 @@ impl<'t> SpTokenizer<'t> {
         let (norm, pos, end, prefix) = if sections {
             // One section (no user-defined symbols): normalized as `sections` does, trailing
             // whitespace held back until more text shows it is not trailing.
-            let norm = Normalizer::new(text, t.remove_extra_whitespaces);
+            let norm = Normalizer::new(text, t.collapses_spaces());
             let end = self.section_end(text, 0, text.len());
             let prefix = at_start && end > 0 && self.section_prefix(text, 0);
             (norm, 0, end, prefix)
@@ -356,7 +356,7 @@ impl<'t> SpTokenizer<'t> {
         out: &mut [u32],
         cache: &mut [CacheEntry],
     ) -> Result<usize, EncodeError> {
-        let mut norm = Normalizer::new(text, self.tables.remove_extra_whitespaces);
+        let mut norm = Normalizer::new(text, self.tables.collapses_spaces());
         let mut pos = cursor.offset.min(text.len());
         let mut section = self.section_start(text, pos);
         let mut written = 0usize;
@@ -472,7 +472,7 @@ impl<'t> SpTokenizer<'t> {
         // (`Replace(" {2,}", "▁")` and `Strip` after the normalizer): a window starts at a
         // word, so never inside a run, and whitespace that ends a window waits until more
         // text shows whether it ends the section.
-        let norm = Normalizer::new(window, self.tables.remove_extra_whitespaces);
+        let norm = Normalizer::new(window, self.tables.collapses_spaces());
         let end = self.section_end(window, 0, window.len());
         let mut cursor = Cursor::START;
         let (reached, written) = self.words(

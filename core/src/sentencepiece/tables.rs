@@ -260,6 +260,10 @@ pub struct SpTables<'a> {
     /// Normalizer: leading and trailing spaces are dropped and runs of spaces become one
     /// (`remove_extra_whitespaces`).
     pub remove_extra_whitespaces: bool,
+    /// With sections: runs of spaces become one and nothing is stripped (`tokenizers`'
+    /// `Replace(Regex(" {2,}"), " ")` at the end of a normalizer, as its
+    /// `SentencePieceUnigramTokenizer` has); never with `remove_extra_whitespaces`.
+    pub collapse_spaces: bool,
     /// Where user-defined symbols are matched and where the dummy prefix goes.
     pub sections: Sections,
     /// No mergeable piece holds a character other than `▁` followed by `▁`, so no merge
@@ -305,6 +309,13 @@ impl<'a> SpTables<'a> {
                     | Sections::UnmarkedPiecesWords
                     | Sections::WhitespaceWords
             )
+    }
+
+    /// True when a space right after a space of the same piece of text is dropped
+    /// ([`SpTables::remove_extra_whitespaces`] or [`SpTables::collapse_spaces`]).
+    #[inline]
+    pub fn collapses_spaces(&self) -> bool {
+        self.remove_extra_whitespaces || self.collapse_spaces
     }
 
     /// True when `b` is one of [`SpTables::cut_bytes`].

@@ -414,7 +414,7 @@ impl<'t> SpTokenizer<'t> {
         // sections the start of the section holding `from`.
         let (norm, pos, end, prefix) = if t.sections != Sections::Inline {
             let section = self.section_start(text, from);
-            let mut norm = Normalizer::new(text, t.remove_extra_whitespaces);
+            let mut norm = Normalizer::new(text, t.collapses_spaces());
             norm.floor = section;
             let prefix = section < from && self.section_prefix(text, section);
             (norm, section, from, prefix)

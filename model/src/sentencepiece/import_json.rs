@@ -88,6 +88,7 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
         charsmap,
         add_dummy_prefix,
         remove_extra_whitespaces,
+        collapse_spaces,
         sections,
     } = normalizer(file)?;
     let added = file.added_tokens().map_err(|e| bad("added_tokens", e))?;
@@ -132,6 +133,7 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
         unk_in_text,
         unk_per_char,
         normalizer: unicode,
+        collapse_spaces,
     };
     model.validate().map_err(SpImportError::Invalid)?;
     Ok(model)
@@ -145,6 +147,8 @@ struct Shape {
     charsmap: Vec<u8>,
     add_dummy_prefix: bool,
     remove_extra_whitespaces: bool,
+    /// [`SpModel::collapse_spaces`].
+    collapse_spaces: bool,
     sections: SpSections,
 }
 
@@ -165,12 +169,17 @@ struct Shape {
 /// `Precompiled` character map (`SpmConverter`'s, with or without the two steps).
 fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
     let mut steps: Vec<&str> = file.normalizer.iter().map(normalizer_step).collect();
-    // A Unicode form first (`tokenizers`' `SentencePieceBPETokenizer` has `NFKC`).
-    let unicode = match file.normalizer.first().map(|s| &s.known) {
-        Some(Some(Normalizer::Nfc)) => Some(UnicodeForm::Nfc),
-        Some(Some(Normalizer::Nfd)) => Some(UnicodeForm::Nfd),
-        Some(Some(Normalizer::Nfkc)) => Some(UnicodeForm::Nfkc),
-        Some(Some(Normalizer::Nfkd)) => Some(UnicodeForm::Nfkd),
+    // A Unicode form first (`tokenizers`' `SentencePieceBPETokenizer` has `NFKC`), or `Nmt`
+    // then `NFKC` (its `SentencePieceUnigramTokenizer`), read as one step.
+    let unicode = match steps[..] {
+        ["nmt", "NFKC", ..] => {
+            steps.remove(0);
+            Some(UnicodeForm::NmtNfkc)
+        }
+        ["NFC", ..] => Some(UnicodeForm::Nfc),
+        ["NFD", ..] => Some(UnicodeForm::Nfd),
+        ["NFKC", ..] => Some(UnicodeForm::Nfkc),
+        ["NFKD", ..] => Some(UnicodeForm::Nfkd),
         _ => None,
     };
     let precompiled = match file.normalizer.first().map(|s| &s.known) {
@@ -187,6 +196,7 @@ fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
         charsmap: precompiled.clone().unwrap_or_default(),
         add_dummy_prefix,
         remove_extra_whitespaces,
+        collapse_spaces: false,
         sections,
     };
     let plain = unicode.is_none() && precompiled.is_none();
@@ -218,6 +228,17 @@ fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
                 }
                 _ => Err(bad("pre_tokenizer", WHITESPACE_METASPACE)),
             }
+        }
+        (["squeeze"], [Some(PreTokenizer::Metaspace(m))]) => {
+            // Runs of spaces made one, nothing stripped (`SentencePieceUnigramTokenizer`).
+            let (prefix, sections) = metaspace(m)?;
+            if !plain && !sections.splits_words() {
+                return Err(bad("normalizer", SQUEEZE_SPLIT));
+            }
+            Ok(Shape {
+                collapse_spaces: true,
+                ..shape(unicode, prefix, false, sections)
+            })
         }
         (steps @ ([] | ["strip", "collapse"]), [Some(PreTokenizer::Metaspace(m))]) => {
             let collapse = !steps.is_empty();
@@ -264,6 +285,10 @@ fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
 const WHITESPACE_METASPACE: &str = "WhitespaceSplit + Metaspace is supported with a Metaspace \
                                     that splits, prepend_scheme \"always\" or \"never\"";
 
+/// Why `Replace(Regex(" {2,}"), " ")` after a normalizer is refused where it is.
+const SQUEEZE_SPLIT: &str = "Replace(Regex(\" {2,}\"), \" \") after a Unicode form or Precompiled \
+                             is supported before a Metaspace that splits";
+
 /// Why a `Precompiled` normalizer is refused where it is.
 const PRECOMPILED_SPLIT: &str = "Precompiled is supported first, before a Metaspace that splits \
                                  (alone, or with Strip(right) + Replace(Regex(\" {2,}\"), \"▁\")) \
@@ -290,8 +315,9 @@ fn precompiled_map(b64: &str) -> Result<Vec<u8>, Refused> {
 }
 
 /// Why a Unicode normalizer is refused where it is.
-const UNICODE_ALONE: &str = "NFC, NFD, NFKC or NFKD is supported alone, before a Metaspace that \
-                             splits or WhitespaceSplit + Metaspace (not yet with other steps or \
+const UNICODE_ALONE: &str = "NFC, NFD, NFKC or NFKD (or Nmt + NFKC) is supported first, before a \
+                             Metaspace that splits (alone or with Replace(Regex(\" {2,}\"), \" \")) \
+                             or WhitespaceSplit + Metaspace (not yet with other steps or \
                              pre-tokenizers)";
 
 /// What one normalizer step is, for [`normalizer`]'s shapes (`"?"`: none of them).
@@ -314,7 +340,11 @@ fn normalizer_step(step: &Part<Normalizer>) -> &'static str {
             strip_left: false,
             strip_right: true,
         }) => "strip",
-        Some(Normalizer::Nfc | Normalizer::Nfd | Normalizer::Nfkc | Normalizer::Nfkd) => "unicode",
+        Some(Normalizer::Nfc) => "NFC",
+        Some(Normalizer::Nfd) => "NFD",
+        Some(Normalizer::Nfkc) => "NFKC",
+        Some(Normalizer::Nfkd) => "NFKD",
+        Some(Normalizer::Nmt) => "nmt",
         Some(Normalizer::Precompiled { .. }) => "precompiled",
         _ => "?",
     }

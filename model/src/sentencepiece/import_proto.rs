@@ -187,6 +187,7 @@ pub fn import_model_proto(bytes: &[u8]) -> Result<SpModel, SpImportError> {
         charsmap: norm.precompiled_charsmap.unwrap_or_default(),
         unk_in_text: false,
         unk_per_char: false,
+        collapse_spaces: false,
         normalizer: None,
         precompiled: false,
     };

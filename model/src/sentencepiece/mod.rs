@@ -90,18 +90,25 @@ pub struct SpModel {
     /// segment words apart. Stored as [`SpModel::unk_in_text`] is.
     #[serde(skip)]
     pub precompiled: bool,
+    /// With sections: runs of spaces become one, nothing is stripped (a `tokenizer.json`
+    /// normalizer that ends with `Replace(Regex(" {2,}"), " ")`, as `tokenizers`'
+    /// `SentencePieceUnigramTokenizer`'s does); never with
+    /// [`SpModel::remove_extra_whitespaces`]. Stored as [`SpModel::unk_in_text`] is.
+    #[serde(skip)]
+    pub collapse_spaces: bool,
 }
 
 impl SpModel {
     /// The byte of `tokenizer.json` settings the model file stores (0 for none): bit 0
     /// [`SpModel::unk_in_text`], bit 1 [`SpModel::unk_per_char`], bits 2-4 the
     /// [`SpModel::normalizer`]'s code ([`crate::normalizer::code`]), bit 5
-    /// [`SpModel::precompiled`].
+    /// [`SpModel::precompiled`], bit 6 [`SpModel::collapse_spaces`].
     pub(crate) fn settings(&self) -> u8 {
         u8::from(self.unk_in_text)
             | u8::from(self.unk_per_char) << 1
             | crate::normalizer::code(self.normalizer) << 2
             | u8::from(self.precompiled) << 5
+            | u8::from(self.collapse_spaces) << 6
     }
 
     /// Set the settings [`SpModel::settings`] stores; `false` for unknown bits.
@@ -109,11 +116,12 @@ impl SpModel {
         self.unk_in_text = bits & 1 != 0;
         self.unk_per_char = bits & 2 != 0;
         self.precompiled = bits & 32 != 0;
+        self.collapse_spaces = bits & 64 != 0;
         match crate::normalizer::from_code(bits >> 2 & 7) {
             Some(n) => self.normalizer = n,
             None => return false,
         }
-        bits < 64
+        bits < 128
     }
 }
 
@@ -374,6 +382,7 @@ impl SpModel {
         }
         if self.settings() != 0 && self.sections == SpSections::Inline
             || self.unk_per_char && self.unigram
+            || self.collapse_spaces && self.remove_extra_whitespaces
             || self.normalizer.is_some()
                 && (!self.sections.splits_words() || self.remove_extra_whitespaces)
             || self.precompiled

@@ -48,6 +48,8 @@ pub struct SpTableData<'a> {
     pub user_defined: Cow<'a, [u32]>,
     /// Normalizer flag `add_dummy_prefix`.
     pub add_dummy_prefix: bool,
+    /// [`picobpe::SpTables::collapse_spaces`] ([`SpModel::collapse_spaces`]).
+    pub collapse_spaces: bool,
     /// Normalizer flag `remove_extra_whitespaces`.
     pub remove_extra_whitespaces: bool,
     /// Where user-defined symbols are matched.
@@ -184,6 +186,7 @@ impl SpTableData<'static> {
             user_defined: user_defined.into(),
             add_dummy_prefix: model.add_dummy_prefix,
             remove_extra_whitespaces: model.remove_extra_whitespaces,
+            collapse_spaces: model.collapse_spaces,
             sections: model.sections,
             // Unigram models do not merge: no byte cuts a merge.
             cut_bytes: if model.unigram {
@@ -357,6 +360,7 @@ impl SpTableData<'_> {
             user_defined: &self.user_defined,
             add_dummy_prefix: self.add_dummy_prefix,
             remove_extra_whitespaces: self.remove_extra_whitespaces,
+            collapse_spaces: self.collapse_spaces,
             sections: self.sections,
             split_words: self.split_words,
             cut_bytes: self.cut_bytes,
