@@ -78,12 +78,6 @@ impl UnicodeForm {
         self == UnicodeForm::NmtNfkc
     }
 
-    /// True when `Nmt` (with this form) changes the ASCII byte `b`.
-    #[inline]
-    fn nmt_changes_ascii(self, b: u8) -> bool {
-        self.nmt() && (b < 0x20 && b != 0 || b == 0x7F)
-    }
-
     /// True when `Nmt` (with this form) changes the character `cp`.
     #[inline]
     fn nmt_changes(self, cp: u32) -> bool {
@@ -173,7 +167,7 @@ pub fn normalize(
         // ASCII followed by ASCII is a unit of its own that normalization leaves alone.
         let rest = text.get(at..).unwrap_or(&[]);
         let run = (rest.iter())
-            .position(|&b| b >= 0x80 || form.nmt_changes_ascii(b))
+            .position(|&b| b >= 0x80 || form.nmt_changes(u32::from(b)))
             .unwrap_or(rest.len());
         if run > 1 {
             let copy = run - 1;
@@ -232,7 +226,7 @@ pub(crate) fn identity_prefix(form: UnicodeForm, text: &[u8], last: bool) -> usi
     while at < text.len() {
         let rest = text.get(at..).unwrap_or(&[]);
         let run = (rest.iter())
-            .position(|&b| b >= 0x80 || form.nmt_changes_ascii(b))
+            .position(|&b| b >= 0x80 || form.nmt_changes(u32::from(b)))
             .unwrap_or(rest.len());
         if run > 1 {
             at += run - 1;
@@ -573,7 +567,7 @@ fn starts_unit(form: UnicodeForm, text: &[u8], at: usize) -> bool {
 #[inline]
 fn starts_unit_after_nmt(form: UnicodeForm, text: &[u8], at: usize) -> bool {
     match text.get(at) {
-        Some(&b) if b < 0x80 && !form.nmt_changes_ascii(b) => return true,
+        Some(&b) if b < 0x80 && !form.nmt_changes(u32::from(b)) => return true,
         None => return true,
         _ => {}
     }
