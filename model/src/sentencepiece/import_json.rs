@@ -176,11 +176,8 @@ fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
             steps.remove(0);
             Some(UnicodeForm::NmtNfkc)
         }
-        ["NFC", ..] => Some(UnicodeForm::Nfc),
-        ["NFD", ..] => Some(UnicodeForm::Nfd),
-        ["NFKC", ..] => Some(UnicodeForm::Nfkc),
-        ["NFKD", ..] => Some(UnicodeForm::Nfkd),
-        _ => None,
+        [first, ..] => crate::normalizer::parse(first),
+        [] => None,
     };
     let precompiled = match file.normalizer.first().map(|s| &s.known) {
         Some(Some(Normalizer::Precompiled {
