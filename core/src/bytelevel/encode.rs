@@ -254,7 +254,7 @@ impl<'t> Tokenizer<'t> {
                         }
                         // The fast paths know the three tiktoken patterns only: every piece
                         // of these goes through the full splitter.
-                        Pattern::Llama3 | Pattern::Qwen2 => (p, w, None),
+                        Pattern::Llama3 | Pattern::Qwen2 | Pattern::Tekken => (p, w, None),
                     };
                 }
                 if pos >= seg_end {

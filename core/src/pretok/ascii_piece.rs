@@ -417,7 +417,7 @@ const CHAR_BLOCK_HERE: usize = 0;
 /// when not (elsewhere; the tests check both).
 #[inline(always)]
 fn ascii_piece_for<const CHAR: bool>(pattern: Pattern, text: &[u8], start: usize) -> Fast {
-    if matches!(pattern, Pattern::Llama3 | Pattern::Qwen2) {
+    if matches!(pattern, Pattern::Llama3 | Pattern::Qwen2 | Pattern::Tekken) {
         // Not taught these patterns' rules: the full splitter decides.
         return Fast::Full;
     }
@@ -446,7 +446,7 @@ fn ascii_piece_for<const CHAR: bool>(pattern: Pattern, text: &[u8], start: usize
             Pattern::Gpt2 | Pattern::Cl100k | Pattern::Llama3 | Pattern::Qwen2 => {
                 &NON_ASCII_LEADS_3
             }
-            Pattern::O200k => &NON_ASCII_LEADS,
+            Pattern::O200k | Pattern::Tekken => &NON_ASCII_LEADS,
         };
         if !leads[b0 as usize] {
             return Fast::Full;
@@ -464,7 +464,7 @@ fn ascii_piece_for<const CHAR: bool>(pattern: Pattern, text: &[u8], start: usize
             Pattern::Cl100k | Pattern::Llama3 | Pattern::Qwen2 => {
                 FLAGS[b0 as usize] & PREFIX != 0 && b0 != b'\''
             }
-            Pattern::O200k => FLAGS[b0 as usize] & PREFIX != 0,
+            Pattern::O200k | Pattern::Tekken => FLAGS[b0 as usize] & PREFIX != 0,
         }
     {
         1
@@ -494,7 +494,7 @@ fn word(pattern: Pattern, bytes: &[u8; W], w0: u64, letters: u64, p: usize) -> O
                 (8 + end, w1 >> (8 * end))
             }
         }
-        Pattern::O200k => {
+        Pattern::O200k | Pattern::Tekken => {
             // Uppercase run within the first word, then lowercase run (into the second word
             // when it fills the first).
             let upper_end = first(!in_range(w0, b'A', b'Z') & from_p);
@@ -543,7 +543,7 @@ fn punct3_start(pattern: Pattern, bytes: &[u8; W]) -> Option<usize> {
             }
             Pattern::O200k if w.cased2_at(0) => o200k_letters(&w, 0),
             Pattern::O200k if w.caseless2_at(0) => o200k_caseless(&w, 0),
-            Pattern::O200k => None,
+            Pattern::O200k | Pattern::Tekken => None,
         };
     }
     if pattern != Pattern::Gpt2 && w.flags(3) & LETTER != 0 {
@@ -558,7 +558,7 @@ fn punct3_start(pattern: Pattern, bytes: &[u8; W]) -> Option<usize> {
     let e = match pattern {
         Pattern::Gpt2 => e,
         Pattern::Cl100k | Pattern::Llama3 | Pattern::Qwen2 => w.run_end(e, NEWLINE),
-        Pattern::O200k => w.run_end(e, NEWLINE | SLASH),
+        Pattern::O200k | Pattern::Tekken => w.run_end(e, NEWLINE | SLASH),
     };
     if e < W {
         Some(e)
@@ -580,7 +580,7 @@ fn ascii_rest<const CHAR: bool>(pattern: Pattern, bytes: &[u8; W]) -> Option<usi
         Pattern::O200k if w.flags(0) & PREFIX != 0 && w.cased2_at(1) => o200k_letters(&w, 1),
         // A prefix character and a word of caseless two-byte letters (Arabic, Hebrew).
         Pattern::O200k if w.flags(0) & PREFIX != 0 && w.caseless2_at(1) => o200k_caseless(&w, 1),
-        Pattern::O200k => None,
+        Pattern::O200k | Pattern::Tekken => None,
     }
 }
 
@@ -775,7 +775,7 @@ fn others_then_tail(pattern: Pattern, w: &Window<'_>, mut i: usize) -> Option<us
     let e = match pattern {
         Pattern::Gpt2 => i,
         Pattern::Cl100k | Pattern::Llama3 | Pattern::Qwen2 => w.run_end(i, NEWLINE),
-        Pattern::O200k => w.run_end(i, NEWLINE | SLASH),
+        Pattern::O200k | Pattern::Tekken => w.run_end(i, NEWLINE | SLASH),
     };
     (e < W).then_some(e)
 }
@@ -1160,7 +1160,7 @@ mod tests {
             // and 1,547 times here.
             let least = match pattern {
                 Pattern::Gpt2 | Pattern::Cl100k | Pattern::Llama3 | Pattern::Qwen2 => strings * 5,
-                Pattern::O200k => strings * 3,
+                Pattern::O200k | Pattern::Tekken => strings * 3,
             };
             assert!(
                 answered > least,
@@ -1232,7 +1232,7 @@ mod tests {
             // o200k takes no three-byte word (its letter classes hold the marks).
             let least = match pattern {
                 Pattern::Gpt2 | Pattern::Cl100k | Pattern::Llama3 | Pattern::Qwen2 => strings * 4,
-                Pattern::O200k => strings / 2,
+                Pattern::O200k | Pattern::Tekken => strings / 2,
             };
             assert!(
                 answered > least,

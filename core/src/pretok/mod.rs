@@ -2,8 +2,8 @@
 //!
 //! Three hand-rolled splitters (no regex engine, no allocation, no panics) reproduce exactly the
 //! splits `fancy-regex` makes with the GPT-2, cl100k_base and o200k_base patterns, and the
-//! cl100k_base splitter, with two rules as parameters, those of the Llama 3 and Qwen2 patterns
-//! (see [`Pattern`]); each module spells out how its pattern's leftmost-first backtracking reduces to
+//! cl100k_base splitter, with two rules as parameters, those of the Llama 3 and Qwen2 patterns,
+//! and the o200k_base one, with two others, that of Mistral's Tekken (see [`Pattern`]); each module spells out how its pattern's leftmost-first backtracking reduces to
 //! a few scans. They share one generated Unicode class table (`unicode_tables.rs`, made by
 //! `cargo xtask gen-unicode` from `regex-syntax`, ~16 KB: see [`CharClass`]).
 //!
@@ -90,6 +90,9 @@ pub enum Pattern {
     /// Qwen2 and Qwen2.5: the Llama 3 pattern with `\p{N}` for `\p{N}{1,3}` (one number
     /// character per piece).
     Qwen2,
+    /// Mistral's Tekken (`tekken.json`: Mistral NeMo, Ministral, Pixtral): the o200k_base
+    /// pattern without its contractions and with `\p{N}` for `\p{N}{1,3}`.
+    Tekken,
 }
 
 /// The outcome of asking for the piece that starts at a position.
@@ -116,6 +119,7 @@ pub fn next_piece(pattern: Pattern, text: &[u8], start: usize, is_final: bool) -
     let end = match pattern {
         Pattern::Gpt2 => gpt2::next(text, start, is_final),
         Pattern::O200k => o200k::next(text, start, is_final),
+        Pattern::Tekken => o200k::next_with(text, start, is_final, o200k::Rules::TEKKEN),
         // One call site for the three: one copy of the splitter.
         Pattern::Cl100k | Pattern::Llama3 | Pattern::Qwen2 => {
             let rules = match pattern {

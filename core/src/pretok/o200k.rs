@@ -17,7 +17,7 @@
 //!   match the mark alone;
 //! - else the second alternative: `U+` = `[a, b)` if non-empty, `W*` then matches nothing.
 //!
-//! Either way an optional case-insensitive contraction follows. Then numbers (one to three),
+//! Either way an optional case-insensitive contraction follows (not in Tekken: see [`Rules`]). Then numbers (one to three),
 //! then ` ?` + a maximal "other" run + a maximal `[\r\n/]` run, then whitespace: with `r` the
 //! maximal whitespace run, up to and including its last `\r`/`\n` (`\s*[\r\n]+`), else all of `r`
 //! at the end of the text, else `r` minus its last character when it has two or more, else `r`.
@@ -99,12 +99,48 @@ fn ascii_letters(text: &[u8], s: usize, b0: u8) -> Option<usize> {
     (b < 0x80 && i > p).then_some(i)
 }
 
-/// The end of the piece at `s`, or `None` for NeedMore (see [`super::next_piece`]).
+/// The two rules in which Mistral's Tekken pattern differs from o200k_base's (see
+/// [`super::Pattern::Tekken`]). Runtime values: one copy of the splitter serves both patterns.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Rules {
+    /// A letter piece takes the optional `(?i:'s|'t|'re|'ve|'m|'ll|'d)` after it.
+    pub contractions: bool,
+    /// Numbers are taken up to this many at a time (`\p{N}{1,3}`: 3, `\p{N}`: 1).
+    pub max_digits: u8,
+}
+
+impl Rules {
+    /// o200k_base.
+    pub const O200K: Rules = Rules {
+        contractions: true,
+        max_digits: 3,
+    };
+    /// Tekken: no contractions, one number character a piece.
+    pub const TEKKEN: Rules = Rules {
+        contractions: false,
+        max_digits: 1,
+    };
+}
+
+/// The end of the o200k_base piece at `s`, or `None` for NeedMore (see [`super::next_piece`]).
 #[inline]
 pub(crate) fn next(text: &[u8], s: usize, is_final: bool) -> Option<usize> {
+    next_with(text, s, is_final, Rules::O200K)
+}
+
+/// The end of the piece at `s` under `rules`, or `None` for NeedMore.
+#[inline]
+pub(crate) fn next_with(text: &[u8], s: usize, is_final: bool, rules: Rules) -> Option<usize> {
+    let contraction = |e| {
+        if rules.contractions {
+            with_contraction(text, e, is_final)
+        } else {
+            Some(e)
+        }
+    };
     let b0 = *text.get(s)?;
     if let Some(e) = ascii_letters(text, s, b0) {
-        return with_contraction(text, e, is_final);
+        return contraction(e);
     }
     let c0 = peek(text, s, is_final);
     if c0.class == MORE {
@@ -114,13 +150,13 @@ pub(crate) fn next(text: &[u8], s: usize, is_final: bool) -> Option<usize> {
     let pre = c0.is(PRE_MASK) && b0 != b'\r' && b0 != b'\n';
     if pre || c0.is(L_MASK) {
         if let Some(e) = letters(text, s, c0, pre, is_final)? {
-            return with_contraction(text, e, is_final);
+            return contraction(e);
         }
     }
-    // `\p{N}{1,3}`
+    // `\p{N}{1,3}` (Tekken: `\p{N}`)
     if c0.is(N_MASK) {
         let mut e = s1;
-        for _ in 0..2 {
+        for _ in 1..rules.max_digits {
             let c = peek(text, e, is_final);
             if c.class == MORE {
                 return None;
