@@ -1,10 +1,10 @@
-//! `host-trainer import`: tiktoken rank file, HF vocab.json + merges.txt, SentencePiece
+//! `host-trainer import`: tiktoken rank file, Mistral's `tekken.json`, HF vocab.json + merges.txt, SentencePiece
 //! `tokenizer.model`, BERT `vocab.txt`, or an HF `tokenizer.json` (byte-level BPE such as
 //! Llama 3 and Qwen2, SentencePiece-style BPE or Unigram, WordPiece; parsed once, then given
 //! to the importer of its family) → `.model`, with the special tokens the model adds around a
 //! text (`encode --add-special-tokens`): the `tokenizer.json` post-processor, BOS for a
 //! `tokenizer.model` (transformers' `LlamaTokenizer`), `[CLS] $A [SEP]` for a `vocab.txt`
-//! (`BertTokenizer`), none for tiktoken and `vocab.json` + `merges.txt`.
+//! (`BertTokenizer`), BOS for a `tekken.json`, none for tiktoken and `vocab.json` + `merges.txt`.
 
 use std::fmt::Display;
 use std::path::PathBuf;
@@ -20,8 +20,13 @@ use picobpe_model::{import, wordpiece, AnyModel, PatternKind, TemplateData, Toke
 #[derive(Args)]
 pub struct ImportArgs {
     /// tiktoken rank file (`<base64> <rank>` lines).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["vocab", "merges"], required_unless_present_any = ["vocab", "sentencepiece", "tokenizer_json", "wordpiece_vocab"], requires = "pattern")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["vocab", "merges"], required_unless_present_any = ["vocab", "sentencepiece", "tokenizer_json", "wordpiece_vocab", "tekken"], requires = "pattern")]
     tiktoken: Option<PathBuf>,
+    /// Mistral's `tekken.json` (Mistral NeMo, Ministral, Pixtral): pattern, vocabulary and
+    /// special tokens come from the file, as `mistral-common` reads it. Its `Tekkenizer` never
+    /// reads special-token text: encode with --ordinary for its ids.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["tiktoken", "vocab", "merges", "sentencepiece", "tokenizer_json", "wordpiece_vocab", "pattern", "specials"])]
+    tekken: Option<PathBuf>,
     /// SentencePiece `tokenizer.model`, BPE (Llama 2, TinyLlama, llama2.c) or Unigram (T5
     /// family).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["tiktoken", "vocab", "merges", "tokenizer_json", "pattern", "specials"])]
@@ -49,7 +54,7 @@ pub struct ImportArgs {
     /// HF merges.txt.
     #[arg(long, value_name = "FILE", requires = "vocab")]
     merges: Option<PathBuf>,
-    /// Pre-tokenization pattern: gpt2, cl100k, o200k, llama3 or qwen2 (required with
+    /// Pre-tokenization pattern: gpt2, cl100k, o200k, llama3, qwen2 or tekken (required with
     /// --tiktoken; default gpt2 for --vocab).
     #[arg(long)]
     pattern: Option<PatternKind>,
@@ -106,6 +111,11 @@ pub fn run(args: ImportArgs) -> Result<(), String> {
             eprintln!("note: {}: {note}", path.display());
         }
         (model, template)
+    } else if let Some(path) = &args.tekken {
+        let i = import::tekken(&read(path)?).map_err(|e| at(path, &e))?;
+        let mut model = i.model;
+        model.normalizer = args.normalizer;
+        (AnyModel::BytePair(model), i.template)
     } else if let Some(path) = &args.sentencepiece {
         let bytes = read(path)?;
         let model = sentencepiece::import_model_proto(&bytes).map_err(|e| at(path, &e))?;

@@ -1,9 +1,10 @@
-//! Importers: tiktoken rank files ([`tiktoken`]), HF GPT-2 style `vocab.json` +
+//! Importers: tiktoken rank files ([`tiktoken`]), Mistral's `tekken.json` ([`tekken`]), HF GPT-2 style `vocab.json` +
 //! `merges.txt` ([`hf`]) and byte-level BPE `tokenizer.json` files ([`tokenizer_json`], given
 //! a parsed [`crate::TokenizerJson`]). All return a validated [`crate::Model`].
 
 mod hf_import;
 mod hf_json;
+mod tekken_import;
 mod tiktoken_import;
 
 use crate::error::InvalidModel;
@@ -11,6 +12,7 @@ use crate::tokenizer_json::Refused;
 
 pub use hf_import::hf;
 pub use hf_json::{tokenizer_json, HfJsonImport};
+pub use tekken_import::{tekken, TekkenImport};
 pub use tiktoken_import::tiktoken;
 
 /// Why an import failed. Line numbers are 1-based.
@@ -77,6 +79,10 @@ pub enum ImportError {
         /// The special's text.
         text: String,
     },
+    /// A `tekken.json` that `mistral-common` would not load, or whose pattern picobpe does not
+    /// split.
+    #[error("tekken.json: {0}")]
+    Tekken(String),
     /// A part of a `tokenizer.json` that picobpe does not reproduce, or that is malformed.
     #[error(transparent)]
     TokenizerJson(#[from] Refused),
