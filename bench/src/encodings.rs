@@ -1,5 +1,6 @@
-//! The three encodings: their rank files and specials (from `tests/fixtures/models`), picobpe's
-//! tables for them, and the reference tiktoken-rs built from the same rank files.
+//! The encodings: the three tiktoken ones (rank files and specials from
+//! `tests/fixtures/models`) and Mistral's Tekken (`tests/fixtures/tekken/tekken_240718.json.gz`),
+//! picobpe's tables for them, and the reference tiktoken-rs built from the same ranks.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -15,10 +16,13 @@ pub enum Encoding {
     Cl100k,
     /// `o200k_base`.
     O200k,
+    /// Mistral's Tekken (Mistral NeMo's `tekken.json`).
+    Tekken,
 }
 
 impl Encoding {
-    /// All encodings, in table order.
+    /// The encodings a run measures unless `--encoding` names others, in table order (Tekken
+    /// only when asked).
     pub const ALL: [Encoding; 3] = [Encoding::Gpt2, Encoding::Cl100k, Encoding::O200k];
 
     /// tiktoken's name (also the fixture file stem).
@@ -27,15 +31,17 @@ impl Encoding {
             Encoding::Gpt2 => "gpt2",
             Encoding::Cl100k => "cl100k_base",
             Encoding::O200k => "o200k_base",
+            Encoding::Tekken => "tekken",
         }
     }
 
-    /// Parse `gpt2`, `cl100k`/`cl100k_base`, `o200k`/`o200k_base`.
+    /// Parse `gpt2`, `cl100k`/`cl100k_base`, `o200k`/`o200k_base`, `tekken`.
     pub fn parse(s: &str) -> Option<Encoding> {
         match s {
             "gpt2" | "r50k" | "r50k_base" => Some(Encoding::Gpt2),
             "cl100k" | "cl100k_base" => Some(Encoding::Cl100k),
             "o200k" | "o200k_base" => Some(Encoding::O200k),
+            "tekken" => Some(Encoding::Tekken),
             _ => None,
         }
     }
@@ -46,6 +52,7 @@ impl Encoding {
             Encoding::Gpt2 => PatternKind::Gpt2,
             Encoding::Cl100k => PatternKind::Cl100k,
             Encoding::O200k => PatternKind::O200k,
+            Encoding::Tekken => PatternKind::Tekken,
         }
     }
 }
@@ -58,10 +65,17 @@ pub struct Vocabulary {
     pub specials: Vec<(String, u32)>,
     /// Where the rank file came from (for the report).
     pub source: PathBuf,
+    /// Tekken: the `tekken.json` itself (picobpe and kitoken read it).
+    pub tekken_json: Option<Vec<u8>>,
 }
 
-/// Read `<name>.tiktoken` (or `.tiktoken.gz`) and `<name>.json` from `models`.
+/// Read `<name>.tiktoken` (or `.tiktoken.gz`) and `<name>.json` from `models`; for Tekken,
+/// `../tekken/tekken_240718.json.gz`, whose ranks the rank file spells as the Tekkenizer's ids
+/// (vocabulary entry `r` at `r + num_special`, cut to `default_vocab_size`).
 pub fn vocabulary(models: &Path, enc: Encoding) -> Vocabulary {
+    if enc == Encoding::Tekken {
+        return tekken_vocabulary(&models.join("../tekken/tekken_240718.json.gz"));
+    }
     let plain = models.join(format!("{}.tiktoken", enc.name()));
     let gz = models.join(format!("{}.tiktoken.gz", enc.name()));
     let (source, rank_file) = if plain.is_file() {
@@ -78,6 +92,42 @@ pub fn vocabulary(models: &Path, enc: Encoding) -> Vocabulary {
         rank_file,
         specials: specials(models, enc),
         source,
+        tekken_json: None,
+    }
+}
+
+/// [`vocabulary`] of a gzipped `tekken.json`: the rank file built from its JSON directly, the
+/// specials as picobpe's import names them.
+fn tekken_vocabulary(gz: &Path) -> Vocabulary {
+    use base64::Engine;
+    let mut json = Vec::new();
+    flate2::read::GzDecoder::new(read(gz).as_slice())
+        .read_to_end(&mut json)
+        .unwrap_or_else(|e| panic!("{}: {e}", gz.display()));
+    let file: serde_json::Value =
+        serde_json::from_slice(&json).unwrap_or_else(|e| panic!("{}: {e}", gz.display()));
+    let config = &file["config"];
+    let n_special = config["default_num_special_tokens"].as_u64().expect("specials");
+    let n_vocab = config["default_vocab_size"].as_u64().expect("vocab size") - n_special;
+    let mut rank_file = Vec::new();
+    for entry in file["vocab"].as_array().expect("vocab").iter().take(n_vocab as usize) {
+        let bytes = entry["token_bytes"].as_str().expect("token_bytes");
+        let rank = entry["rank"].as_u64().expect("rank") + n_special;
+        let token = base64::engine::general_purpose::STANDARD
+            .decode(bytes)
+            .expect("base64");
+        let line = base64::engine::general_purpose::STANDARD.encode(token);
+        rank_file.extend_from_slice(format!("{line} {rank}\n").as_bytes());
+    }
+    let specials = picobpe_model::import::tekken(&json)
+        .unwrap_or_else(|e| panic!("{}: {e}", gz.display()))
+        .model
+        .specials;
+    Vocabulary {
+        rank_file,
+        specials,
+        source: gz.to_owned(),
+        tekken_json: Some(json),
     }
 }
 
@@ -108,8 +158,14 @@ pub fn picobpe_tables(model: &picobpe_model::Model) -> &'static picobpe::Tables<
         .to_tables()
 }
 
-/// picobpe's model of `enc` (`picobpe_model::import::tiktoken` of the rank file and specials).
+/// picobpe's model of `enc` (`picobpe_model::import::tiktoken` of the rank file and specials;
+/// `import::tekken` of the `tekken.json`).
 pub fn picobpe_model(enc: Encoding, vocab: &Vocabulary) -> picobpe_model::Model {
+    if let Some(json) = &vocab.tekken_json {
+        return picobpe_model::import::tekken(json)
+            .unwrap_or_else(|e| panic!("import {}: {e}", enc.name()))
+            .model;
+    }
     picobpe_model::import::tiktoken(&vocab.rank_file, enc.pattern(), &vocab.specials)
         .unwrap_or_else(|e| panic!("import {}: {e}", enc.name()))
 }

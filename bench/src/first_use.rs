@@ -80,12 +80,13 @@ pub fn load_one(args: &[String]) -> ExitCode {
         "bpe-openai" => match enc {
             Encoding::Cl100k => _ = black_box(bpe_openai::cl100k_base()),
             Encoding::O200k => _ = black_box(bpe_openai::o200k_base()),
-            Encoding::Gpt2 => panic!("bpe-openai has no gpt2"),
+            Encoding::Gpt2 | Encoding::Tekken => panic!("bpe-openai has no {}", enc.name()),
         },
         "tiktoken" => std::mem::forget(black_box(match enc {
             Encoding::Gpt2 => tiktoken::encoding::gpt2(),
             Encoding::Cl100k => tiktoken::encoding::cl100k_base(),
             Encoding::O200k => tiktoken::encoding::o200k_base(),
+            Encoding::Tekken => panic!("tiktoken has no tekken"),
         })),
         "toktok-rs" => std::mem::forget(black_box(
             toktok::Tokenizer::builtin(enc.name()).expect("toktok builtin"),
@@ -213,6 +214,10 @@ pub fn measure_loads(
             };
             if enc == Encoding::Gpt2 && matches!(load, "bpe-openai" | "toktok-rs") {
                 return Err("n/a (no gpt2)".into());
+            }
+            let embedded = ["tiktoken-rs-embedded", "bpe-openai", "tiktoken", "toktok-rs"];
+            if enc == Encoding::Tekken && embedded.contains(&load) {
+                return Err("n/a (no tekken)".into());
             }
             let mut argv = vec![
                 exe.clone().into(),

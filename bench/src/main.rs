@@ -82,7 +82,7 @@ struct Options {
     files: Vec<String>,
 }
 
-const USAGE: &str = "usage: picobpe-bench [--encoding gpt2|cl100k_base|o200k_base]... \
+const USAGE: &str = "usage: picobpe-bench [--encoding gpt2|cl100k_base|o200k_base|tekken]... \
 [--corpus NAME]... [--runs N] [--specials ordinary|all] [--cold] [--first-use] [FILE...]";
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -259,7 +259,14 @@ fn run(root: &Path, opts: &Options, corpora: &[corpus::Corpus]) -> Result<(), St
             opts.mode,
             opts.first_use,
         ))];
-        columns.extend(peers::peers(enc, &ours, opts.mode, &caches, opts.first_use));
+        columns.extend(peers::peers(
+            enc,
+            &vocab,
+            &ours,
+            opts.mode,
+            &caches,
+            opts.first_use,
+        ));
         for c in corpora {
             let job = match (&first, &model_file) {
                 (

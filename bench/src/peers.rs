@@ -37,12 +37,13 @@ pub enum Column {
 }
 
 /// The peers' column names, in table order (after "picobpe", before picobpe's cache columns).
-pub const PEER_COLUMNS: [&str; 5] = [
+pub const PEER_COLUMNS: [&str; 6] = [
     "tiktoken-rs (rank file)",
     "tiktoken-rs (embedded)",
     "bpe-openai",
     "tiktoken",
     "toktok-rs",
+    "kitoken",
 ];
 
 /// Column names, in table order, for picobpe's cache columns `caches` (name, lines).
@@ -242,6 +243,38 @@ impl Subject for Toktok {
     }
 }
 
+/// kitoken (the closest peer: a `Vec`-returning tokenizer that reads many formats), loading the
+/// same rank file (it recognizes gpt2, cl100k_base and o200k_base by their size and adds their
+/// pattern and specials) or the same `tekken.json`. It keeps no cache between calls.
+struct Kitoken(kitoken::Kitoken, Mode);
+
+impl Subject for Kitoken {
+    fn name(&self) -> &'static str {
+        "kitoken"
+    }
+    fn ids(&mut self, text: &str) -> Vec<u32> {
+        self.0.encode(text, self.1 == Mode::All).unwrap_or_default()
+    }
+    fn run(&mut self, text: &str) -> usize {
+        self.ids(text).len()
+    }
+}
+
+/// The kitoken column for `vocab`, or why there is none.
+fn kitoken(vocab: &Vocabulary, mode: Mode) -> Column {
+    let loaded = match &vocab.tekken_json {
+        Some(json) => kitoken::Kitoken::from_tekken_slice(json),
+        None => kitoken::Kitoken::from_tiktoken_slice(&vocab.rank_file),
+    };
+    match loaded {
+        Ok(kit) => Column::Subject(Box::new(Kitoken(kit, mode))),
+        Err(e) => {
+            eprintln!("note: kitoken cannot load {}: {e}", vocab.source.display());
+            Column::Absent("does not load")
+        }
+    }
+}
+
 /// picobpe on `tables` ([`encodings::picobpe_tables`]).
 pub fn picobpe(tables: &'static Tables<'static>, mode: Mode) -> Picobpe {
     Picobpe {
@@ -270,12 +303,13 @@ pub fn reference(enc: Encoding, vocab: &Vocabulary, mode: Mode, fresh: bool) -> 
     })
 }
 
-/// tiktoken-rs's embedded vocabulary for `enc` (a new instance each call).
+/// tiktoken-rs's embedded vocabulary for `enc` (a new instance each call); it has no Tekken.
 pub fn tiktoken_rs_embedded(enc: Encoding) -> tiktoken_rs::CoreBPE {
     match enc {
         Encoding::Gpt2 => tiktoken_rs::r50k_base(),
         Encoding::Cl100k => tiktoken_rs::cl100k_base(),
         Encoding::O200k => tiktoken_rs::o200k_base(),
+        Encoding::Tekken => panic!("tiktoken-rs embeds no tekken"),
     }
     .expect("tiktoken-rs embedded vocabulary")
 }
@@ -285,50 +319,19 @@ pub fn tiktoken_rs_embedded(enc: Encoding) -> tiktoken_rs::CoreBPE {
 /// instance (the other peers' `forget` always does, or has nothing to drop).
 pub fn peers(
     enc: Encoding,
+    vocab: &Vocabulary,
     ours: &Picobpe,
     mode: Mode,
     caches: &[(&'static str, usize)],
     fresh: bool,
 ) -> Vec<Column> {
-    let renew: Option<Box<dyn Fn() -> tiktoken_rs::CoreBPE>> =
-        fresh.then(|| Box::new(move || tiktoken_rs_embedded(enc)) as Box<_>);
-    let mut v: Vec<Column> = vec![Column::Subject(Box::new(TiktokenRs {
-        name: "tiktoken-rs (embedded)",
-        bpe: tiktoken_rs_embedded(enc),
-        mode,
-        renew,
-    }))];
-    v.push(match (enc, mode) {
-        (Encoding::Gpt2, _) => Column::Absent("no gpt2"),
-        (_, Mode::All) => Column::Absent("no specials"),
-        (Encoding::Cl100k, Mode::Ordinary) => {
-            Column::Subject(Box::new(BpeOpenai(bpe_openai::cl100k_base())))
-        }
-        (Encoding::O200k, Mode::Ordinary) => {
-            Column::Subject(Box::new(BpeOpenai(bpe_openai::o200k_base())))
-        }
-    });
-    let make: fn() -> tiktoken::CoreBpe = match enc {
-        Encoding::Gpt2 => tiktoken::encoding::gpt2,
-        Encoding::Cl100k => tiktoken::encoding::cl100k_base,
-        Encoding::O200k => tiktoken::encoding::o200k_base,
+    let mut v: Vec<Column> = if enc == Encoding::Tekken {
+        // The peers with embedded vocabularies have no Tekken.
+        ["no tekken"; 4].map(Column::Absent).into()
+    } else {
+        embedded_peers(enc, mode, fresh)
     };
-    v.push(Column::Subject(Box::new(TiktokenCrate {
-        make,
-        bpe: make(),
-        mode,
-    })));
-    v.push(match enc {
-        Encoding::Gpt2 => Column::Absent("no gpt2"),
-        Encoding::Cl100k | Encoding::O200k => {
-            let encoding = enc.name();
-            Column::Subject(Box::new(Toktok {
-                encoding,
-                tok: toktok::Tokenizer::builtin(encoding).expect("toktok builtin"),
-                mode,
-            }))
-        }
-    });
+    v.push(kitoken(vocab, mode));
     for &(name, lines) in caches {
         v.push(Column::Subject(Box::new(PicobpeCached {
             name,
@@ -342,5 +345,51 @@ pub fn peers(
             cache: CacheMemory::new(lines),
         })));
     }
+    v
+}
+
+/// The columns of the peers that embed `enc`'s vocabulary: tiktoken-rs, bpe-openai, tiktoken,
+/// toktok-rs.
+fn embedded_peers(enc: Encoding, mode: Mode, fresh: bool) -> Vec<Column> {
+    let renew: Option<Box<dyn Fn() -> tiktoken_rs::CoreBPE>> =
+        fresh.then(|| Box::new(move || tiktoken_rs_embedded(enc)) as Box<_>);
+    let mut v: Vec<Column> = vec![Column::Subject(Box::new(TiktokenRs {
+        name: "tiktoken-rs (embedded)",
+        bpe: tiktoken_rs_embedded(enc),
+        mode,
+        renew,
+    }))];
+    v.push(match (enc, mode) {
+        (Encoding::Gpt2 | Encoding::Tekken, _) => Column::Absent("no gpt2"),
+        (_, Mode::All) => Column::Absent("no specials"),
+        (Encoding::Cl100k, Mode::Ordinary) => {
+            Column::Subject(Box::new(BpeOpenai(bpe_openai::cl100k_base())))
+        }
+        (Encoding::O200k, Mode::Ordinary) => {
+            Column::Subject(Box::new(BpeOpenai(bpe_openai::o200k_base())))
+        }
+    });
+    let make: fn() -> tiktoken::CoreBpe = match enc {
+        Encoding::Gpt2 => tiktoken::encoding::gpt2,
+        Encoding::Cl100k => tiktoken::encoding::cl100k_base,
+        Encoding::O200k => tiktoken::encoding::o200k_base,
+        Encoding::Tekken => unreachable!("no tekken"),
+    };
+    v.push(Column::Subject(Box::new(TiktokenCrate {
+        make,
+        bpe: make(),
+        mode,
+    })));
+    v.push(match enc {
+        Encoding::Gpt2 | Encoding::Tekken => Column::Absent("no gpt2"),
+        Encoding::Cl100k | Encoding::O200k => {
+            let encoding = enc.name();
+            Column::Subject(Box::new(Toktok {
+                encoding,
+                tok: toktok::Tokenizer::builtin(encoding).expect("toktok builtin"),
+                mode,
+            }))
+        }
+    });
     v
 }
