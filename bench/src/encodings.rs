@@ -107,10 +107,17 @@ fn tekken_vocabulary(gz: &Path) -> Vocabulary {
     let file: serde_json::Value =
         serde_json::from_slice(&json).unwrap_or_else(|e| panic!("{}: {e}", gz.display()));
     let config = &file["config"];
-    let n_special = config["default_num_special_tokens"].as_u64().expect("specials");
+    let n_special = config["default_num_special_tokens"]
+        .as_u64()
+        .expect("specials");
     let n_vocab = config["default_vocab_size"].as_u64().expect("vocab size") - n_special;
     let mut rank_file = Vec::new();
-    for entry in file["vocab"].as_array().expect("vocab").iter().take(n_vocab as usize) {
+    for entry in file["vocab"]
+        .as_array()
+        .expect("vocab")
+        .iter()
+        .take(n_vocab as usize)
+    {
         let bytes = entry["token_bytes"].as_str().expect("token_bytes");
         let rank = entry["rank"].as_u64().expect("rank") + n_special;
         let token = base64::engine::general_purpose::STANDARD

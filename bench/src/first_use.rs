@@ -215,7 +215,12 @@ pub fn measure_loads(
             if enc == Encoding::Gpt2 && matches!(load, "bpe-openai" | "toktok-rs") {
                 return Err("n/a (no gpt2)".into());
             }
-            let embedded = ["tiktoken-rs-embedded", "bpe-openai", "tiktoken", "toktok-rs"];
+            let embedded = [
+                "tiktoken-rs-embedded",
+                "bpe-openai",
+                "tiktoken",
+                "toktok-rs",
+            ];
             if enc == Encoding::Tekken && embedded.contains(&load) {
                 return Err("n/a (no tekken)".into());
             }
