@@ -4,6 +4,13 @@
 //! that position, the longest (so with `<|endoftext|>` and `<|endoftext|><|endoftext|>` both
 //! registered, the longer wins). A byte mask of the specials' first bytes lets the scan skip
 //! ordinary text with one table lookup per byte.
+//!
+//! At a byte the mask lets through, the specials are tried one by one, or, when their texts are
+//! sorted (bytewise, strictly: what `picobpe-model` and `picobpe-build` write), walked like a
+//! trie over the sorted slice: the specials that start with the text's first `d` bytes are one
+//! range, narrowed by two binary searches per byte. A model with many specials (Mistral's
+//! Tekken: 1,000, most starting with `<` or `[`) then costs a few comparisons per `<` in code,
+//! not one per special.
 
 use crate::error::EncodeError;
 use crate::tables::SpecialToken;
@@ -40,31 +47,105 @@ pub enum Boundary {
     None,
 }
 
-/// First-byte mask: bit `b` is set when some special token starts with byte `b`.
+/// First-byte mask (bit `b` is set when some special token starts with byte `b`), and whether
+/// the specials can be walked as a sorted slice.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct FirstBytes([u64; 4]);
+pub struct FirstBytes {
+    mask: [u64; 4],
+    /// Every text is non-empty and the texts are strictly increasing, bytewise.
+    sorted: bool,
+}
+
+/// Fewer specials than this are tried one by one even when sorted.
+const WALK_FROM: usize = 8;
 
 impl FirstBytes {
-    /// The mask for a set of specials.
+    /// The mask for a set of specials (one pass over them, plus one to see if they are sorted).
     pub fn new(specials: &[SpecialToken<'_>]) -> Self {
-        let mut m = [0u64; 4];
+        let mut mask = [0u64; 4];
         for s in specials {
             if let Some(&b) = s.text.as_bytes().first() {
-                m[(b >> 6) as usize] |= 1 << (b & 63);
+                mask[(b >> 6) as usize] |= 1 << (b & 63);
             }
         }
-        FirstBytes(m)
+        let sorted = specials.len() >= WALK_FROM
+            && specials.iter().all(|s| !s.text.is_empty())
+            && specials.windows(2).all(|w| {
+                w.first().map(|s| s.text.as_bytes()) < w.get(1).map(|s| s.text.as_bytes())
+            });
+        FirstBytes { mask, sorted }
     }
 
     #[inline]
     fn contains(&self, b: u8) -> bool {
-        self.0[(b >> 6) as usize] & (1 << (b & 63)) != 0
+        self.mask[(b >> 6) as usize] & (1 << (b & 63)) != 0
     }
 
     /// True when no special is registered.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.0 == [0; 4]
+        self.mask == [0; 4]
+    }
+}
+
+/// What starts at one position: the longest special that matches there, and whether some
+/// special is a proper extension of the rest of the text (a partial match at its end).
+struct AtPosition<'s, 't> {
+    best: Option<&'s SpecialToken<'t>>,
+    partial: bool,
+}
+
+/// [`AtPosition`] of `tail`, trying every special.
+fn at_linear<'s, 't>(specials: &'s [SpecialToken<'t>], tail: &[u8]) -> AtPosition<'s, 't> {
+    let mut best: Option<&SpecialToken<'_>> = None;
+    let mut partial = false;
+    for s in specials {
+        let st = s.text.as_bytes();
+        if tail.starts_with(st) {
+            if best.is_none_or(|b| st.len() > b.text.len()) {
+                best = Some(s);
+            }
+        } else if st.len() > tail.len() && st.starts_with(tail) {
+            partial = true;
+        }
+    }
+    AtPosition { best, partial }
+}
+
+/// [`AtPosition`] of `tail` over specials sorted strictly by text, none empty.
+///
+/// Invariant: `specials[lo..hi]` are exactly the specials that start with `tail[..d]` and are
+/// longer than `d` bytes (a text equal to `tail[..d]`, the shortest, sorts first: it is taken
+/// as the best so far and dropped from the range). The range for `d + 1` is the part of it
+/// whose byte `d` is `tail[d]`, contiguous because the slice is sorted.
+fn at_sorted<'s, 't>(specials: &'s [SpecialToken<'t>], tail: &[u8]) -> AtPosition<'s, 't> {
+    let mut best = None;
+    let (mut lo, mut hi) = (0usize, specials.len());
+    let mut d = 0usize;
+    loop {
+        if let Some(s) = specials.get(lo).filter(|s| lo < hi && s.text.len() == d) {
+            best = Some(s);
+            lo += 1;
+        }
+        if lo >= hi {
+            return AtPosition {
+                best,
+                partial: false,
+            };
+        }
+        let Some(&b) = tail.get(d) else {
+            // Specials go on past the end of the text.
+            return AtPosition {
+                best,
+                partial: true,
+            };
+        };
+        let range = specials.get(lo..hi).unwrap_or(&[]);
+        let byte = |s: &SpecialToken<'_>| s.text.as_bytes().get(d).copied().unwrap_or(0);
+        let start = range.partition_point(|s| byte(s) < b);
+        let end = range.partition_point(|s| byte(s) <= b);
+        (lo, hi) = (lo + start, lo + end);
+        d += 1;
     }
 }
 
@@ -89,28 +170,21 @@ pub fn find(
         }
         let at = from + i;
         let tail = rest.get(i..).unwrap_or(&[]);
-        let mut best: Option<Found> = None;
-        let mut partial = false;
-        for s in specials {
-            let st = s.text.as_bytes();
-            if tail.starts_with(st) {
-                if best.is_none_or(|f| st.len() > f.end - f.start) {
-                    best = Some(Found {
-                        start: at,
-                        end: at + st.len(),
-                        id: s.id,
-                    });
-                }
-            } else if allow_partial && st.len() > tail.len() && st.starts_with(tail) {
-                partial = true;
-            }
-        }
+        let found = if mask.sorted {
+            at_sorted(specials, tail)
+        } else {
+            at_linear(specials, tail)
+        };
         // A longer special could still complete past the end of a streaming buffer.
-        if partial {
+        if allow_partial && found.partial {
             return Boundary::Partial(at);
         }
-        if let Some(f) = best {
-            return Boundary::Special(f);
+        if let Some(s) = found.best {
+            return Boundary::Special(Found {
+                start: at,
+                end: at + s.text.len(),
+                id: s.id,
+            });
         }
     }
     Boundary::None
@@ -132,4 +206,101 @@ pub(crate) fn put(f: Found, out: &mut [u32], written: usize) -> Result<usize, En
     };
     *slot = f.id;
     Ok(written + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small xorshift generator: the texts are made of a 3-letter alphabet so that specials
+    /// share prefixes, extend each other and end where the text ends.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+
+        fn text(&mut self, max: usize) -> Vec<u8> {
+            let len = 1 + self.below(max);
+            (0..len).map(|_| b"<ab"[self.below(3)]).collect()
+        }
+    }
+
+    /// The sorted walk finds what trying every special finds, at every position, streaming or
+    /// not, for random special sets (in sorted order, so that `new` takes the walk).
+    #[test]
+    fn sorted_walk_agrees_with_trying_every_special() {
+        let mut rng = Rng(0x5EED);
+        let rounds = if cfg!(miri) { 20 } else { 2_000 };
+        for _ in 0..rounds {
+            let mut texts: Vec<Vec<u8>> = (0..WALK_FROM + rng.below(40))
+                .map(|_| rng.text(5))
+                .collect();
+            texts.sort();
+            texts.dedup();
+            let strings: Vec<String> = texts
+                .iter()
+                .map(|t| String::from_utf8(t.clone()).unwrap())
+                .collect();
+            let specials: Vec<SpecialToken<'_>> = strings
+                .iter()
+                .enumerate()
+                .map(|(i, t)| SpecialToken {
+                    text: t,
+                    id: i as u32,
+                })
+                .collect();
+            let sorted = FirstBytes::new(&specials);
+            if specials.len() < WALK_FROM {
+                continue;
+            }
+            assert!(sorted.sorted);
+            let linear = FirstBytes {
+                sorted: false,
+                ..sorted
+            };
+            let text = rng.text(12);
+            for from in 0..text.len() {
+                for partial in [false, true] {
+                    assert_eq!(
+                        find(&specials, &sorted, &text, from, partial),
+                        find(&specials, &linear, &text, from, partial),
+                        "{strings:?} in {:?} from {from}",
+                        core::str::from_utf8(&text)
+                    );
+                }
+            }
+        }
+    }
+
+    /// Unsorted, duplicated or empty texts, and fewer than [`WALK_FROM`], are tried one by one.
+    #[test]
+    fn only_strictly_sorted_nonempty_sets_are_walked() {
+        let make = |texts: &[&'static str]| -> Vec<SpecialToken<'static>> {
+            texts
+                .iter()
+                .enumerate()
+                .map(|(i, t)| SpecialToken {
+                    text: t,
+                    id: i as u32,
+                })
+                .collect()
+        };
+        let many = ["a", "b", "c", "d", "e", "f", "g", "h"];
+        assert!(FirstBytes::new(&make(&many)).sorted);
+        assert!(!FirstBytes::new(&make(&many[..7])).sorted);
+        let mut unsorted = many;
+        unsorted.swap(0, 1);
+        assert!(!FirstBytes::new(&make(&unsorted)).sorted);
+        let mut duplicated = many;
+        duplicated[1] = "a";
+        assert!(!FirstBytes::new(&make(&duplicated)).sorted);
+        let mut empty = many;
+        empty[0] = "";
+        assert!(!FirstBytes::new(&make(&empty)).sorted);
+    }
 }

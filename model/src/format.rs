@@ -250,7 +250,10 @@ impl AnyModel {
                     t.n_ids() == m.n_ids()
                         && t.pattern == m.pattern.into()
                         && t.normalizer == m.normalizer
-                        && t.specials == m.specials
+                        // As sets: tables keep them sorted by text (files written before
+                        // that, in the model's order).
+                        && crate::tables::sorted_specials(&t.specials)
+                            == crate::tables::sorted_specials(&m.specials)
                 }
                 AnyModel::SentencePiece(m) => {
                     let t: SpTableData = table_file::read(tables, base)?;

@@ -90,12 +90,23 @@ pub(crate) fn concat<'a>(tokens: impl IntoIterator<Item = &'a [u8]>) -> (Vec<u8>
     (token_bytes, token_offsets)
 }
 
-/// The special tokens `(text, id)` as the core's [`SpecialToken`]s.
+/// The special tokens `(text, id)` as the core's [`SpecialToken`]s, sorted by text, so the
+/// core walks them as a sorted slice (`picobpe::special`), whatever order a file lists them in.
 pub(crate) fn special_tokens(specials: &[(String, u32)]) -> Vec<SpecialToken<'_>> {
-    specials
+    let mut tokens: Vec<SpecialToken<'_>> = specials
         .iter()
         .map(|(text, id)| SpecialToken { text, id: *id })
-        .collect()
+        .collect();
+    tokens.sort_by(|a, b| a.text.as_bytes().cmp(b.text.as_bytes()));
+    tokens
+}
+
+/// `specials` sorted by text: the order tables keep them in (see [`special_tokens`]), which
+/// baked tables (`picobpe-build`) inherit.
+pub(crate) fn sorted_specials(specials: &[(String, u32)]) -> Vec<(String, u32)> {
+    let mut sorted = specials.to_vec();
+    sorted.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    sorted
 }
 
 /// Print a table of sizes (`name, bytes, note` per row), then the total and the bytes per id
@@ -264,7 +275,7 @@ impl TableData<'static> {
             pieces: pieces.into(),
             piece_index,
             piece_keys: piece_keys.into(),
-            specials: model.specials.clone().into(),
+            specials: sorted_specials(&model.specials).into(),
             byte_pairs: byte_pairs.into(),
             trie,
         })

@@ -83,7 +83,7 @@ impl WpTableData {
                 model.lowercase,
                 model.cleanup,
             ],
-            specials: model.specials.clone(),
+            specials: crate::tables::sorted_specials(&model.specials),
         })
     }
 
