@@ -1,5 +1,7 @@
 //! `host-trainer inspect`: what a model holds and how big its tables are.
 
+use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -8,6 +10,13 @@ use picobpe_model::{AnyModel, Model, PieceTable, SpModel, SpTableData, TableData
 
 use crate::cli_import::describe;
 use crate::input;
+
+/// `println!` into the report (writing to a `String` cannot fail).
+macro_rules! say {
+    ($out:expr, $($arg:tt)*) => {
+        let _ = writeln!($out, $($arg)*);
+    };
+}
 
 /// Arguments of `inspect`.
 #[derive(Args)]
@@ -21,31 +30,46 @@ pub struct InspectArgs {
 pub fn run(args: InspectArgs) -> Result<(), String> {
     let path = &args.model;
     let (any, template) = AnyModel::read_with_template(path).map_err(input::model_error(path))?;
+    let out = &mut String::new();
     match &any {
-        AnyModel::BytePair(model) => inspect_byte_level(path, model)?,
-        AnyModel::SentencePiece(model) => inspect_sentencepiece(path, model)?,
-        AnyModel::WordPiece(model) => inspect_wordpiece(path, model)?,
+        AnyModel::BytePair(model) => inspect_byte_level(out, path, model)?,
+        AnyModel::SentencePiece(model) => inspect_sentencepiece(out, path, model)?,
+        AnyModel::WordPiece(model) => inspect_wordpiece(out, path, model)?,
     }
     if !template.is_empty() {
-        println!("with --add-special-tokens: {}", describe(&any, &template));
+        say!(
+            out,
+            "with --add-special-tokens: {}",
+            describe(&any, &template)
+        );
     }
-    Ok(())
+    // A reader that stops early (`inspect | head`) is not an error.
+    match std::io::stdout().lock().write_all(out.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("writing stdout: {e}")),
+        _ => Ok(()),
+    }
 }
 
 /// `inspect` of a byte-level BPE model.
-fn inspect_byte_level(path: &std::path::Path, model: &Model) -> Result<(), String> {
+fn inspect_byte_level(
+    out: &mut String,
+    path: &std::path::Path,
+    model: &Model,
+) -> Result<(), String> {
     let ordinary = model.n_ordinary();
     let unused = model.n_ids() - ordinary - model.specials.len();
-    println!("model:        {}", path.display());
-    println!("pattern:      {}", model.pattern);
+    say!(out, "model:        {}", path.display());
+    say!(out, "pattern:      {}", model.pattern);
     if let Some(form) = model.normalizer {
         let (major, minor, patch) = picobpe::normalizer::UNICODE_VERSION;
-        println!(
+        say!(
+            out,
             "normalizer:   {} (Unicode {major}.{minor}.{patch}, between special tokens)",
             picobpe_model::normalizer::name(form),
         );
     }
-    println!(
+    say!(
+        out,
         "semantics:    {}",
         if model.whole_piece {
             "whole-piece (tiktoken: a piece equal to a token is that token)"
@@ -53,21 +77,23 @@ fn inspect_byte_level(path: &std::path::Path, model: &Model) -> Result<(), Strin
             "pair (merges applied by rank; no whole-piece rule)"
         }
     );
-    println!(
+    say!(
+        out,
         "ids:          {} ({ordinary} ordinary, {} special, {unused} unused)",
         model.n_ids(),
         model.specials.len()
     );
-    println!("merges:       {}", model.merges.len());
+    say!(out, "merges:       {}", model.merges.len());
     let mut specials = model.specials.clone();
     specials.sort_by_key(|s| s.1);
     for (text, id) in &specials {
-        println!("special:      {id} {text:?}");
+        say!(out, "special:      {id} {text:?}");
     }
     for (name, choice) in [("full", PieceTable::Full), ("minimal", PieceTable::Minimal)] {
         let data = TableData::for_bake(model, choice).map_err(|e| e.to_string())?;
         if choice == PieceTable::Full {
-            println!(
+            say!(
+                out,
                 "rank order:   {}",
                 if data.ranks.is_empty() {
                     "merged ids increase with rank (no rank table)"
@@ -77,12 +103,14 @@ fn inspect_byte_level(path: &std::path::Path, model: &Model) -> Result<(), Strin
             );
         }
         let keys = data.piece_keys.len() * 8;
-        println!(
+        say!(
+            out,
             "table bytes (32-bit target), {name} piece table, as baked by default:\n{}",
             data.without_piece_keys().sizes()
         );
         if keys > 0 {
-            println!(
+            say!(
+                out,
                 "  + piece keys       {keys} B  (Bake::piece_keys; host-built tables have them)"
             );
         }
@@ -91,18 +119,24 @@ fn inspect_byte_level(path: &std::path::Path, model: &Model) -> Result<(), Strin
 }
 
 /// `inspect` of a SentencePiece model.
-fn inspect_sentencepiece(path: &std::path::Path, model: &SpModel) -> Result<(), String> {
+fn inspect_sentencepiece(
+    out: &mut String,
+    path: &std::path::Path,
+    model: &SpModel,
+) -> Result<(), String> {
     let count = |kind| model.pieces.iter().filter(|p| p.kind == kind).count();
-    println!("model:        {}", path.display());
+    say!(out, "model:        {}", path.display());
     if model.unigram {
-        println!(
+        say!(
+            out,
             "kind:         SentencePiece Unigram (unknown score {})",
             model.unk_score().unwrap_or(f64::NAN)
         );
     } else {
-        println!("kind:         SentencePiece BPE");
+        say!(out, "kind:         SentencePiece BPE");
     }
-    println!(
+    say!(
+        out,
         "ids:          {} ({} normal, {} byte, {} control, {} user-defined, 1 unknown)",
         model.n_ids(),
         count(SpKind::Normal),
@@ -110,33 +144,41 @@ fn inspect_sentencepiece(path: &std::path::Path, model: &SpModel) -> Result<(), 
         count(SpKind::Control),
         count(SpKind::UserDefined)
     );
-    println!(
+    say!(
+        out,
         "normalizer:   add_dummy_prefix {}, remove_extra_whitespaces {}, sections {:?}",
-        model.add_dummy_prefix, model.remove_extra_whitespaces, model.sections
+        model.add_dummy_prefix,
+        model.remove_extra_whitespaces,
+        model.sections
     );
     if model.collapse_spaces {
-        println!(
+        say!(
+            out,
             "spaces:       runs of spaces become one, none stripped (Replace(\" {{2,}}\", \" \"))"
         );
     }
     if let Some(form) = model.normalizer {
         let (major, minor, patch) = picobpe::normalizer::UNICODE_VERSION;
-        println!(
+        say!(
+            out,
             "unicode:      {} (Unicode {major}.{minor}.{patch}, between user-defined symbols)",
             picobpe_model::normalizer::name(form),
         );
     }
     if model.unk_in_text || model.unk_per_char {
-        println!(
+        say!(
+            out,
             "unknown:      matched in the text {}, one per unknown character {}",
-            model.unk_in_text, model.unk_per_char
+            model.unk_in_text,
+            model.unk_per_char
         );
     }
     if !model.charsmap.is_empty() {
         let map = picobpe_model::sentencepiece::charsmap::parse(&model.charsmap)
             .map_err(|e| e.to_string())?;
         let compact = picobpe_model::sentencepiece::charsmap::compact(&map.pairs);
-        println!(
+        say!(
+            out,
             "character map: {map}; baked {}; applied {}",
             match compact {
                 Some(c) => format!("in its compact form ({} B)", c.bytes()),
@@ -150,7 +192,8 @@ fn inspect_sentencepiece(path: &std::path::Path, model: &SpModel) -> Result<(), 
             }
         );
     }
-    println!(
+    say!(
+        out,
         "byte fallback: {}",
         if model.byte_fallback {
             "on"
@@ -163,13 +206,14 @@ fn inspect_sentencepiece(path: &std::path::Path, model: &SpModel) -> Result<(), 
             p.kind,
             SpKind::Control | SpKind::Unknown | SpKind::UserDefined
         ) {
-            println!("symbol:       {id} {:?} ({:?})", p.piece, p.kind);
+            say!(out, "symbol:       {id} {:?} ({:?})", p.piece, p.kind);
         }
     }
     let data = SpTableData::new(model)
         .and_then(SpTableData::with_compact_charsmap)
         .map_err(|e| e.to_string())?;
-    println!(
+    say!(
+        out,
         "words:        {}",
         if data.split_words {
             "encoded one at a time (no piece crosses a word start)"
@@ -178,40 +222,60 @@ fn inspect_sentencepiece(path: &std::path::Path, model: &SpModel) -> Result<(), 
         }
     );
     let keys = 8 * data.piece_keys.len();
-    println!(
+    say!(
+        out,
         "table bytes (32-bit target), as baked by default:\n{}",
         data.without_piece_keys().sizes()
     );
-    println!("  + piece keys       {keys} B  (Bake::piece_keys; host-built tables have them)");
+    say!(
+        out,
+        "  + piece keys       {keys} B  (Bake::piece_keys; host-built tables have them)"
+    );
     Ok(())
 }
 
 /// `inspect` of a WordPiece model.
-fn inspect_wordpiece(path: &std::path::Path, model: &picobpe_model::WpModel) -> Result<(), String> {
+fn inspect_wordpiece(
+    out: &mut String,
+    path: &std::path::Path,
+    model: &picobpe_model::WpModel,
+) -> Result<(), String> {
     let data = picobpe_model::WpTableData::new(model).map_err(|e| e.to_string())?;
     let continued = model
         .vocab
         .iter()
         .filter(|v| v.len() > model.prefix.len() && v.starts_with(&model.prefix))
         .count();
-    println!("model:        {}", path.display());
-    println!("kind:         WordPiece");
-    println!(
+    say!(out, "model:        {}", path.display());
+    say!(out, "kind:         WordPiece");
+    say!(
+        out,
         "ids:          {} ({continued} continuation pieces, {} added tokens)",
         model.n_ids(),
         model.specials.len()
     );
-    println!(
+    say!(
+        out,
         "unknown:      {} {:?}; words over {} characters are unknown",
-        model.unk_id, model.vocab[model.unk_id as usize], model.max_chars_per_word
+        model.unk_id,
+        model.vocab[model.unk_id as usize],
+        model.max_chars_per_word
     );
-    println!(
+    say!(
+        out,
         "normalizer:   clean_text {}, handle_chinese_chars {}, strip_accents {}, lowercase {}",
-        model.clean_text, model.handle_chinese_chars, model.strip_accents, model.lowercase
+        model.clean_text,
+        model.handle_chinese_chars,
+        model.strip_accents,
+        model.lowercase
     );
     for (text, id) in &model.specials {
-        println!("special:      {id} {text:?}");
+        say!(out, "special:      {id} {text:?}");
     }
-    println!("tables as baked for a 32-bit target:\n{}", data.sizes());
+    say!(
+        out,
+        "tables as baked for a 32-bit target:\n{}",
+        data.sizes()
+    );
     Ok(())
 }

@@ -2,7 +2,7 @@
 
 mod cli_common;
 
-use cli_common::{fails, fixture, gpt2_hf, gpt2_tiktoken, ok, run, scratch};
+use cli_common::{bin, fails, fixture, gpt2_hf, gpt2_tiktoken, ok, run, scratch};
 use picobpe_model::Model;
 
 #[test]
@@ -60,6 +60,27 @@ fn inspect_reports_vocabulary_and_table_sizes() {
     }
     let hf = String::from_utf8(ok(&["inspect", "--model", gpt2_hf()], b"")).unwrap();
     assert!(hf.contains("semantics:    pair"), "{hf}");
+}
+
+/// `inspect | head -1`: a reader that closes the pipe early is not an error (no panic, exit 0).
+/// The pipe is closed before the model is even read, so every write meets it closed.
+#[test]
+fn inspect_into_a_closed_pipe_exits_cleanly() {
+    use std::process::Stdio;
+    let mut child = bin()
+        .args(["inspect", "--model", gpt2_tiktoken()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
