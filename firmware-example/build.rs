@@ -6,7 +6,8 @@
 //!   prepares for the machine (`target/models/small.model` for lm3s6965evb,
 //!   `target/models/gpt2.model` for mps2-an385, `target/models/cl100k_base.model` for mps2-an385
 //!   with the `cl100k` feature, `target/models/llama3-8k.model` for either machine with the
-//!   `llama3` feature; with the `sentencepiece` feature `target/models/sp4096.model` for
+//!   `llama3` feature, `target/models/tekken.model` for mps2-an385 with the `tekken` feature;
+//!   with the `sentencepiece` feature `target/models/sp4096.model` for
 //!   lm3s6965evb and `target/models/mistral.model` for mps2-an385; with the `sp4096` feature
 //!   `target/models/sp4096.model` for either machine; with the `unigram` feature
 //!   `target/models/ug8000.model` for either machine; with the `nfkc` feature
@@ -27,11 +28,13 @@
 //!   the on-target tests check the model against it (`cfg(picobpe_vectors)`).
 //!   `PICOBPE_VECTORS_REF` names model and reference (`gpt2/tiktoken`,
 //!   `cl100k_base/tiktoken`, `small/hf-tokenizers`, `llama3-8k/hf-tokenizers`,
+//!   `tekken/mistral-common`,
 //!   `sp4096/sentencepiece`, `mistral-v1/sentencepiece`, `ug8000/sentencepiece`,
 //!   `nfkc-bpe/sentencepiece`, `bert-cased-8k/hf-tokenizers`, `minilm-uncased/hf-tokenizers`);
-//!   `gpt2/`, `cl100k_base/`, `llama3-8k/`, `mistral-v1/`, `ug8000/` and `minilm-uncased/`
-//!   also enable the tests specific to that model (`cfg(picobpe_gpt2)`, `cfg(picobpe_cl100k)`,
-//!   `cfg(picobpe_llama3)`, `cfg(picobpe_mistral)`, `cfg(picobpe_ug8000)`,
+//!   `gpt2/`, `cl100k_base/`, `llama3-8k/`, `tekken/`, `mistral-v1/`, `ug8000/` and
+//!   `minilm-uncased/` also enable the tests specific to that model (`cfg(picobpe_gpt2)`,
+//!   `cfg(picobpe_cl100k)`, `cfg(picobpe_llama3)`, `cfg(picobpe_tekken)`, `cfg(picobpe_mistral)`,
+//!   `cfg(picobpe_ug8000)`,
 //!   `cfg(picobpe_minilm)`).
 use std::{env, fs, path::PathBuf};
 
@@ -46,9 +49,9 @@ fn main() {
         _ => fail(
             "select exactly one machine feature: `lm3s6965evb` (default) or \
              `--no-default-features --features mps2-an385` (add `cl100k` for cl100k_base, \
-             `llama3` for llama3-8k, `sentencepiece` for a SentencePiece model, `unigram` for \
-             a SentencePiece Unigram model, `nfkc` for a SentencePiece model with the \
-             `nmt_nfkc` normalizer or `wordpiece` for a WordPiece model)",
+             `llama3` for llama3-8k, `tekken` for Tekken, `sentencepiece` for a SentencePiece \
+             model, `unigram` for a SentencePiece Unigram model, `nfkc` for a SentencePiece \
+             model with the `nmt_nfkc` normalizer or `wordpiece` for a WordPiece model)",
         ),
     };
     let feature = |name: &'static str| {
@@ -56,7 +59,15 @@ fn main() {
         env::var_os(var).is_some().then_some(name)
     };
     // `sp4096` implies `sentencepiece`: name the narrower one.
-    let model_features: Vec<&str> = ["cl100k", "llama3", "sp4096", "unigram", "nfkc", "wordpiece"]
+    let model_features: Vec<&str> = [
+        "cl100k",
+        "llama3",
+        "tekken",
+        "sp4096",
+        "unigram",
+        "nfkc",
+        "wordpiece",
+    ]
         .into_iter()
         .filter_map(feature)
         .chain(feature("sentencepiece").filter(|_| feature("sp4096").is_none()))
@@ -66,6 +77,7 @@ fn main() {
         ("mps2-an385", []) => ("gpt2.model", "gpt2"),
         ("mps2-an385", ["cl100k"]) => ("cl100k_base.model", "cl100k"),
         (_, ["llama3"]) => ("llama3-8k.model", "llama3-8k"),
+        ("mps2-an385", ["tekken"]) => ("tekken.model", "tekken"),
         ("lm3s6965evb", ["sp4096" | "sentencepiece"]) => ("sp4096.model", "sp4096"),
         ("mps2-an385", ["sp4096"]) => ("sp4096.model", "sp4096 --machine mps2-an385"),
         ("mps2-an385", ["sentencepiece"]) => ("mistral.model", "mistral"),
@@ -77,9 +89,14 @@ fn main() {
             "the `cl100k` feature needs `mps2-an385`: cl100k_base's tables (~2.7 MB) do not fit \
              the lm3s6965evb's 256 KiB of flash",
         ),
+        ("lm3s6965evb", ["tekken"]) => fail(
+            "the `tekken` feature needs `mps2-an385`: Tekken's tables (~3 MB) do not fit the \
+             lm3s6965evb's 256 KiB of flash",
+        ),
         _ => fail(&format!(
             "the model features {model_features:?} exclude each other: pick one of `cl100k`, \
-             `llama3`, `sentencepiece` (or `sp4096`), `unigram`, `nfkc` and `wordpiece`"
+             `llama3`, `tekken`, `sentencepiece` (or `sp4096`), `unigram`, `nfkc` and \
+             `wordpiece`"
         )),
     };
     let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
@@ -155,6 +172,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(picobpe_cl100k)");
     println!("cargo::rustc-check-cfg=cfg(picobpe_mistral)");
     println!("cargo::rustc-check-cfg=cfg(picobpe_llama3)");
+    println!("cargo::rustc-check-cfg=cfg(picobpe_tekken)");
     println!("cargo::rustc-check-cfg=cfg(picobpe_minilm)");
     println!("cargo::rustc-check-cfg=cfg(picobpe_ug8000)");
     if let Some(v) = env::var_os("PICOBPE_VECTORS") {
@@ -173,6 +191,9 @@ fn main() {
         }
         if reference.starts_with("llama3-8k/") {
             println!("cargo::rustc-cfg=picobpe_llama3");
+        }
+        if reference.starts_with("tekken/") {
+            println!("cargo::rustc-cfg=picobpe_tekken");
         }
         if reference.starts_with("minilm-uncased/") {
             println!("cargo::rustc-cfg=picobpe_minilm");

@@ -97,9 +97,13 @@ def write_edge() -> None:
 
 
 def vectors(tok: Tekkenizer, stem: str, sets: dict) -> dict:
+    specials = [t["token_str"] for t in tok._all_special_tokens]
     out = {}
     for set_name, rel in sets.items():
         records = []
+        # Records whose text holds a special token's text: the Tekkenizer reads it as text,
+        # picobpe's `Specials::All` as the special (the on-target tests leave them out).
+        special_text = []
         k = SUBSET.get(set_name, 1)
         for i, (name, data, is_text) in enumerate(load_set(FIXTURES, rel)):
             if i % k or not is_text:
@@ -109,11 +113,14 @@ def vectors(tok: Tekkenizer, stem: str, sets: dict) -> dict:
             assert tok.decode(ids).encode("utf-8") == data
             assert tok.encode(text, bos=True, eos=True) == [tok.bos_id, *ids, tok.eos_id]
             records.append({"name": name, "ids": ids})
+            if any(sp in text for sp in specials):
+                special_text.append(name)
         path = OUT / "vectors" / stem / f"{set_name}.jsonl.gz"
         path.parent.mkdir(parents=True, exist_ok=True)
         write_jsonl(path, {"model": stem, "set": set_name, "inputs": rel, "count": len(records)},
                     records)
-        out[set_name] = {"records": len(records), "sha256": sha256(path)}
+        out[set_name] = {"records": len(records), "sha256": sha256(path),
+                         "special_text": special_text}
     return out
 
 

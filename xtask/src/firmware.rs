@@ -89,6 +89,10 @@ pub enum Builtin {
     /// Hugging Face `tokenizers` in the published Llama 3 layout
     /// (`tests/fixtures/hf_bpe/llama3-8k/tokenizer.json`; mps2-an385).
     Llama3,
+    /// Byte-level BPE with the Tekken pattern: Mistral NeMo's published `tekken.json`, 131,072
+    /// ids of which 1,000 are special (`tests/fixtures/tekken/tekken_240718.json.gz`;
+    /// mps2-an385).
+    Tekken,
     /// SentencePiece BPE, 4096 ids with byte fallback, trained with `sentencepiece`
     /// (`tests/fixtures/sentencepiece/models/sp4096.model`; lm3s6965evb and mps2-an385).
     Sp4096,
@@ -133,11 +137,12 @@ pub enum Kind {
 
 impl Builtin {
     /// Every built-in model, in the order the commands run them.
-    pub const ALL: [Builtin; 12] = [
+    pub const ALL: [Builtin; 13] = [
         Builtin::Small,
         Builtin::Gpt2,
         Builtin::Cl100k,
         Builtin::Llama3,
+        Builtin::Tekken,
         Builtin::Sp4096,
         Builtin::Mistral,
         Builtin::Ug8000,
@@ -155,6 +160,7 @@ impl Builtin {
             Builtin::Gpt2 => "gpt2",
             Builtin::Cl100k => "cl100k",
             Builtin::Llama3 => "llama3-8k",
+            Builtin::Tekken => "tekken",
             Builtin::Sp4096 => "sp4096",
             Builtin::Mistral => "mistral",
             Builtin::Ug8000 => "ug8000",
@@ -194,6 +200,7 @@ impl Builtin {
             Builtin::Gpt2
             | Builtin::Cl100k
             | Builtin::Llama3
+            | Builtin::Tekken
             | Builtin::Mistral
             | Builtin::Ug8000
             | Builtin::SpNfkc
@@ -206,7 +213,11 @@ impl Builtin {
     /// The kind of the model.
     pub fn kind(self) -> Kind {
         match self {
-            Builtin::Small | Builtin::Gpt2 | Builtin::Cl100k | Builtin::Llama3 => Kind::BytePair,
+            Builtin::Small
+            | Builtin::Gpt2
+            | Builtin::Cl100k
+            | Builtin::Llama3
+            | Builtin::Tekken => Kind::BytePair,
             Builtin::Sp4096
             | Builtin::Mistral
             | Builtin::Ug8000
@@ -253,6 +264,7 @@ impl Builtin {
         match self {
             Builtin::Cl100k => Some("cl100k"),
             Builtin::Llama3 => Some("llama3"),
+            Builtin::Tekken => Some("tekken"),
             Builtin::Sp4096 => Some("sp4096"),
             Builtin::Mistral => Some("sentencepiece"),
             Builtin::Ug8000 => Some("unigram"),
@@ -272,6 +284,10 @@ impl Builtin {
             Builtin::Llama3 => {
                 "llama3-8k (byte-level BPE, Llama 3 pattern, 8196 ids, imported from a Hugging \
                  Face tokenizer.json)"
+            }
+            Builtin::Tekken => {
+                "tekken (byte-level BPE, Tekken pattern: Mistral NeMo, 131072 ids, 1000 of them \
+                 special, imported from its tekken.json)"
             }
             Builtin::Sp4096 => {
                 "sp4096 (SentencePiece BPE, 4096 ids, byte fallback, imported from sentencepiece)"
@@ -316,6 +332,7 @@ impl Builtin {
             Builtin::Gpt2 => "gpt2.model",
             Builtin::Cl100k => "cl100k_base.model",
             Builtin::Llama3 => "llama3-8k.model",
+            Builtin::Tekken => "tekken.model",
             Builtin::Sp4096 => "sp4096.model",
             Builtin::Mistral => "mistral.model",
             Builtin::Ug8000 => "ug8000.model",
@@ -679,6 +696,22 @@ pub fn prepare_model(model: Builtin) -> Result<PathBuf, String> {
             let out = scratch.join("cl100k_base.model");
             (import_args(&rank_file, "cl100k", &specials, &out), out)
         }
+        Builtin::Tekken => {
+            let gz = root.join("tests/fixtures/tekken/tekken_240718.json.gz");
+            let json = scratch.join("tekken.json");
+            gunzip(&gz, &json)?;
+            let out = scratch.join(model.file_name());
+            (
+                vec![
+                    "import".into(),
+                    "--tekken".into(),
+                    json.into(),
+                    "--out".into(),
+                    out.clone().into(),
+                ],
+                out,
+            )
+        }
         Builtin::Llama3 | Builtin::BertCased | Builtin::Minilm => {
             // `host-trainer import --tokenizer-json` reads the kind from the file: byte-level
             // BPE (`picobpe_model::import::tokenizer_json`, no NFC promise) or WordPiece
@@ -796,13 +829,8 @@ fn rank_file(root: &Path, encoding: &str, scratch: &Path) -> Result<PathBuf, Str
     }
     let gz = models.join(format!("{encoding}.tiktoken.gz"));
     if gz.is_file() {
-        let f = fs::File::open(&gz).map_err(|e| format!("{}: {e}", gz.display()))?;
-        let mut bytes = Vec::new();
-        flate2::read::GzDecoder::new(f)
-            .read_to_end(&mut bytes)
-            .map_err(|e| format!("{}: {e}", gz.display()))?;
         let out = scratch.join(format!("{encoding}.tiktoken"));
-        fs::write(&out, bytes).map_err(|e| format!("{}: {e}", out.display()))?;
+        gunzip(&gz, &out)?;
         return Ok(out);
     }
     let shared = root.join(format!("../shared/data/tiktoken/{encoding}.tiktoken"));
@@ -814,6 +842,16 @@ fn rank_file(root: &Path, encoding: &str, scratch: &Path) -> Result<PathBuf, Str
         plain.display(),
         gz.display()
     ))
+}
+
+/// Decompresses the gzip file `gz` to `out`.
+fn gunzip(gz: &Path, out: &Path) -> Result<(), String> {
+    let f = fs::File::open(gz).map_err(|e| format!("{}: {e}", gz.display()))?;
+    let mut bytes = Vec::new();
+    flate2::read::GzDecoder::new(f)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{}: {e}", gz.display()))?;
+    fs::write(out, bytes).map_err(|e| format!("{}: {e}", out.display()))
 }
 
 /// The standard special tokens of a tiktoken encoding, sorted by id, from the committed

@@ -169,7 +169,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
 /// with a note, without `tokenizers`), sentencepiece's for sp4096, mistral, ug8000 and sp-nfkc
 /// (`tests/fixtures/sp_norm/vectors/nfkc-bpe/`; the records that fit the machine's test
 /// buffers, so sp4096 embeds more of them on the mps2-an385 than on the lm3s6965evb), and the
-/// committed tokenizers vectors for llama3-8k, bert-cased-8k and minilm.
+/// committed tokenizers vectors for llama3-8k, bert-cased-8k and minilm, `mistral-common`'s
+/// for Tekken.
 /// A user's model gets none.
 fn reference_vectors(
     config: &Config,
@@ -226,6 +227,21 @@ fn reference_vectors(
                 );
             }
             Ok(Some((v.path, reference)))
+        }
+        Some(Builtin::Tekken) => {
+            let v = firmware::vectors::prepare_tekken()?;
+            println!(
+                "   embedding {} mistral-common Tekken vectors ({})",
+                v.count,
+                v.path.display()
+            );
+            if !v.left_out.is_empty() {
+                println!(
+                    "   left out (larger than the test buffers): {}",
+                    v.left_out.join(", ")
+                );
+            }
+            Ok(Some((v.path, "tekken/mistral-common")))
         }
         Some(b @ (Builtin::Llama3 | Builtin::BertCased | Builtin::Minilm)) => {
             let (model, v) = match b {

@@ -6,10 +6,11 @@
 // reference vectors (`cfg(picobpe_vectors)`) also compare ids with an independent
 // implementation's: tiktoken's for GPT-2 and cl100k_base on mps2-an385, Hugging Face
 // tokenizers' for the small model on lm3s6965evb and for llama3-8k (the Llama 3 pattern) on
-// mps2-an385. GPT-2, cl100k_base and llama3-8k builds add tests with the reference's ids
-// written out here (`cfg(picobpe_gpt2)`, `cfg(picobpe_cl100k)`, `cfg(picobpe_llama3)`).
+// mps2-an385, mistral-common's for Tekken on mps2-an385. GPT-2, cl100k_base, llama3-8k and
+// Tekken builds add tests with the reference's ids written out here (`cfg(picobpe_gpt2)`,
+// `cfg(picobpe_cl100k)`, `cfg(picobpe_llama3)`, `cfg(picobpe_tekken)`).
 
-#[cfg(picobpe_llama3)]
+#[cfg(any(picobpe_llama3, picobpe_tekken))]
 use picobpe::Pattern;
 use picobpe::{DecodeError, EncodeError, Specials, StreamDecoder, StreamEncoder, Tokenize, Tokenizer};
 use picobpe_firmware::tables::{special_id, tokenizer, TABLES};
@@ -153,8 +154,50 @@ fn bench_part() -> &'static [u8] {
     &picobpe_firmware::texts::BENCH[..4000]
 }
 
+/// The special token the model-independent tests use: `<|endoftext|>` when the model has it
+/// (gpt2, cl100k_base, the small model, llama3-8k), else `</s>` (Tekken), else its first.
+fn eot_text() -> &'static str {
+    let specials = TABLES.specials;
+    ["<|endoftext|>", "</s>"]
+        .into_iter()
+        .find_map(|t| specials.iter().find(|s| s.text == t))
+        .or(specials.first())
+        .map(|s| s.text)
+        .expect("the model has no special token")
+}
+
 fn eot() -> u32 {
-    special_id("<|endoftext|>").expect("the model has no <|endoftext|> special token")
+    special_id(eot_text()).expect("the special token has an id")
+}
+
+/// Text in a fixed buffer.
+struct Text {
+    bytes: [u8; 128],
+    len: usize,
+}
+
+impl Text {
+    fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
+/// `parts` joined, `None` standing for [`eot_text`] (its first `cut` bytes with `Some(cut)`).
+fn with_eot(parts: &[Result<&[u8], Option<usize>>]) -> Text {
+    let mut t = Text {
+        bytes: [0; 128],
+        len: 0,
+    };
+    for part in parts {
+        let bytes = match *part {
+            Ok(b) => b,
+            Err(None) => eot_text().as_bytes(),
+            Err(Some(cut)) => &eot_text().as_bytes()[..cut],
+        };
+        t.bytes[t.len..t.len + bytes.len()].copy_from_slice(bytes);
+        t.len += bytes.len();
+    }
+    t
 }
 
 #[embedded_test::tests]
@@ -240,19 +283,21 @@ mod tests {
 
     #[test]
     fn special_token_is_recognized() {
-        let text = b"before<|endoftext|>after<|endoftext|>";
+        let text = with_eot(&[Ok(b"before"), Err(None), Ok(b"after"), Err(None)]);
+        let text = text.as_bytes();
         let ids = encode(text, Specials::All);
         let e = eot();
         let hits = ids.as_slice().iter().filter(|&&i| i == e).count();
         assert_eq!(hits, 2);
         assert_eq!(ids.as_slice().last(), Some(&e));
         assert_decodes_to(ids.as_slice(), text);
-        assert!(tokenizer().token_bytes(e) == Some(&b"<|endoftext|>"[..]));
+        assert!(tokenizer().token_bytes(e) == Some(eot_text().as_bytes()));
     }
 
     #[test]
     fn special_token_text_is_ordinary_without_specials() {
-        let text = b"before<|endoftext|>after";
+        let text = with_eot(&[Ok(b"before"), Err(None), Ok(b"after")]);
+        let text = text.as_bytes();
         let ids = encode(text, Specials::None);
         assert!(
             !ids.as_slice().contains(&eot()),
@@ -264,7 +309,10 @@ mod tests {
 
     #[test]
     fn partial_special_token_is_ordinary_text() {
-        let text = b"<|endoftext|<|endoftext";
+        // The special's text without its last byte, twice (`<|endoftext|<|endoftext|`).
+        let cut = eot_text().len() - 1;
+        let text = with_eot(&[Err(Some(cut)), Err(Some(cut))]);
+        let text = text.as_bytes();
         let ids = encode(text, Specials::All);
         assert!(!ids.as_slice().contains(&eot()));
         assert_decodes_to(ids.as_slice(), text);
@@ -347,7 +395,8 @@ mod tests {
 
     #[test]
     fn streaming_encode_finds_a_special_split_across_chunks() {
-        let text = b"abc<|endoftext|>def";
+        let text = with_eot(&[Ok(b"abc"), Err(None), Ok(b"def")]);
+        let text = text.as_bytes();
         let one = encode(text, Specials::All);
         assert!(one.as_slice().contains(&eot()));
         for chunk in 1..=text.len() {
@@ -646,6 +695,31 @@ mod tests {
             );
             assert_decodes_to(ordinary.as_slice(), &buf[..n]);
         }
+    }
+
+    /// Mistral NeMo's Tekken (`tests/fixtures/tekken`): its pattern, its 1,000 special tokens
+    /// before the vocabulary, and `mistral-common`'s `Tekkenizer` ids (written out here, from
+    /// `Tekkenizer.encode(text, bos=False, eos=False)`) for a text where the Tekken pattern
+    /// splits differently from o200k_base's: `'t` is punctuation, numbers go one at a time.
+    #[test]
+    #[cfg(picobpe_tekken)]
+    fn tekken_pattern_specials_and_ids() {
+        assert_eq!(TABLES.pattern, Pattern::Tekken);
+        assert_eq!(TABLES.n_ids(), 131_072);
+        assert_eq!(TABLES.specials.len(), 1000);
+        for (text, id) in [("<unk>", 0u32), ("<s>", 1), ("[INST]", 3), ("<SPECIAL_999>", 999)] {
+            assert_eq!(special_id(text), Some(id), "{text}");
+        }
+        let text = "Hello world, don't 12345 HTTPServer naïve/\n\n  x".as_bytes();
+        let expected = [
+            22177u32, 4304, 1044, 2607, 2405, 1032, 1049, 1050, 1051, 1052, 1053, 23733, 11473,
+            98355, 22004, 1032, 2460,
+        ];
+        for specials in [Specials::All, Specials::None] {
+            let ids = encode(text, specials);
+            assert!(ids.as_slice() == expected, "got {:?}", ids.as_slice());
+        }
+        assert_decodes_to(&expected, text);
     }
 
     #[cfg(picobpe_vectors)]

@@ -24,7 +24,10 @@
 //! tokenizers, byte-level BPE ([`prepare_hf_bpe`]): every `fixtures` and `corpus` record of at
 //! most 4 KiB and the first 48 `random` records (the model's vectors have no `invalid_utf8`
 //! set), each only if it fits the byte-level tests' buffers ([`HF_BPE_LIMITS`]); tokenizers
-//! asserted that the ids decode to the input. WordPiece ([`prepare_wp`]): every record of
+//! asserted that the ids decode to the input. Tekken ([`prepare_tekken`], `mistral-common`'s
+//! ids made by `tests/scripts/gen_tekken_vectors.py`): the same selection, plus the `edge`
+//! records whose text holds no special token's text (the Tekkenizer reads it as text, and the
+//! on-target tests recognize it; MANIFEST.json lists them). WordPiece ([`prepare_wp`]): every record of
 //! `tests/fixtures/wordpiece/probes.jsonl` (hand-picked edge cases, with the text tokenizers'
 //! `decode(ids)` gives), every `fixtures` and `corpus` record of at most 4 KiB, the first 48
 //! `random` and the first 32 `invalid_utf8` records, each only if it fits the WordPiece tests'
@@ -83,6 +86,10 @@ const WP_INVALID_RECORDS: usize = 32;
 /// `firmware-example/tests/on_target/byte_level.rs`), which a PBVEC2 file of byte-level vectors
 /// names and the tests check.
 pub const HF_BPE_LIMITS: (usize, usize) = (2048, 8192);
+
+/// The input buffer of the byte-level on-target tests' streaming encoder (`encode_streaming`
+/// in `firmware-example/tests/on_target/byte_level.rs`), which holds a whole piece.
+const BYTE_LEVEL_STREAM_INPUT: usize = 256;
 
 /// The buffers of the WordPiece on-target tests (`IDS` and `DECODE_BYTES` of
 /// `firmware-example/src/wp_tables.rs`, the same on both machines): ids of a one-shot encode,
@@ -491,25 +498,25 @@ fn read_hf_set(dir: &str, set: &str) -> Result<Vec<HfRecord>, String> {
     // `tests/fixtures/vectors`.
     let inputs = read_lines(&fixtures.join(inputs_rel), false)?;
     let recs = &lines[1..];
-    if recs.len() != inputs.len() {
-        return Err(format!(
-            "{}: {} records for {} inputs",
-            path.display(),
-            recs.len(),
-            inputs.len()
-        ));
-    }
+    // Records follow their inputs in order; a set may keep only some of them (Tekken's
+    // `random`: every third), so each record is matched to the next input of its name.
+    let mut inputs = inputs.iter();
     let mut out = Vec::with_capacity(recs.len());
-    for (input, rec) in inputs.iter().zip(recs) {
-        let name = input["name"].as_str().ok_or("input without a name")?;
-        if rec["name"].as_str() != Some(name) {
-            return Err(format!(
-                "{}: record order differs at `{name}`",
-                path.display()
-            ));
-        }
+    for rec in recs {
+        let name = rec["name"].as_str().ok_or("record without a name")?;
+        let input = inputs
+            .find(|input| input["name"].as_str() == Some(name))
+            .ok_or_else(|| {
+                format!(
+                    "{}: record `{name}` has no input after the previous record's",
+                    path.display()
+                )
+            })?;
         let text = input_bytes(&fixtures.join("vectors"), input)?;
-        let all = id_list(&rec["all"]).ok_or_else(|| format!("`{name}`: no `all` ids"))?;
+        // tokenizers' records say `all` (and `ordinary` where it differs); Tekken's, `ids`.
+        let all = id_list(&rec["all"])
+            .or_else(|| id_list(&rec["ids"]))
+            .ok_or_else(|| format!("`{name}`: no `all` ids"))?;
         let ordinary = match rec.get("ordinary") {
             Some(v) => Some(id_list(v).ok_or_else(|| format!("`{name}`: bad `ordinary` ids"))?),
             None => None,
@@ -583,6 +590,65 @@ pub fn prepare_hf_bpe(model: &str) -> Result<HfVectors, String> {
         }
     }
     let path = write_vec2(&format!("{model}-vectors.bin"), HF_BPE_LIMITS, &records)?;
+    Ok(HfVectors {
+        path,
+        count: records.len(),
+        left_out,
+    })
+}
+
+/// Writes `firmware-example/target/models/tekken-vectors.bin` (PBVEC2) from `mistral-common`'s
+/// vectors of Mistral NeMo's Tekken (`tests/fixtures/tekken/vectors/tekken/`), selected as for
+/// [`prepare_hf_bpe`], with the `edge` set's records whose text holds no special token's text.
+/// The generator asserted that the ids decode to the input.
+pub fn prepare_tekken() -> Result<HfVectors, String> {
+    let root = crate::firmware::repo_root().join("tests/fixtures/tekken");
+    let manifest_path = root.join("MANIFEST.json");
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &fs::read(&manifest_path).map_err(|e| format!("{}: {e}", manifest_path.display()))?,
+    )
+    .map_err(|e| format!("{}: {e}", manifest_path.display()))?;
+    let (ids, bytes) = HF_BPE_LIMITS;
+    // A piece is part of a run of whitespace or of non-whitespace bytes, with at most one
+    // byte of the run before it (` word`): a text whose runs are shorter than the streaming
+    // test's input buffer fits it (the edge set's 500-letter word does not).
+    let longest_run = |text: &[u8]| {
+        text.chunk_by(|a, b| a.is_ascii_whitespace() == b.is_ascii_whitespace())
+            .map(|run| run.len() + 1)
+            .max()
+            .unwrap_or(0)
+    };
+    let fits = |r: &HfRecord| {
+        r.2.len() <= ids && r.1.len() <= bytes && longest_run(&r.1) < BYTE_LEVEL_STREAM_INPUT
+    };
+    let mut left_out = Vec::new();
+    let mut records = Vec::new();
+    for (set, take) in [
+        ("fixtures", usize::MAX),
+        ("corpus", usize::MAX),
+        ("edge", usize::MAX),
+        ("random", HF_RANDOM_RECORDS),
+    ] {
+        let special_text = manifest["sets"]["tekken"][set]["special_text"]
+            .as_array()
+            .ok_or_else(|| format!("{}: no special_text for {set}", manifest_path.display()))?;
+        for (name, text, all, _) in
+            take_hf_set("tekken/vectors/tekken", set, take, &fits, &mut left_out)?
+        {
+            let plain = name.strip_prefix(&format!("{set}/")).unwrap_or(&name);
+            if special_text.iter().any(|n| n.as_str() == Some(plain)) {
+                continue;
+            }
+            records.push(Vec2Record {
+                name,
+                text,
+                all,
+                ordinary: None,
+                decoded: Decoded::Input,
+            });
+        }
+    }
+    let path = write_vec2("tekken-vectors.bin", HF_BPE_LIMITS, &records)?;
     Ok(HfVectors {
         path,
         count: records.len(),
