@@ -252,9 +252,12 @@ impl<'t> Tokenizer<'t> {
                         Pattern::O200k => {
                             self.pick_fast_loop(Pattern::O200k, seg, p, out, w, ahead)
                         }
-                        // The fast paths know the three tiktoken patterns only: every piece
-                        // of these goes through the full splitter.
-                        Pattern::Llama3 | Pattern::Qwen2 | Pattern::Tekken => (p, w, None),
+                        Pattern::Tekken => {
+                            self.pick_fast_loop(Pattern::Tekken, seg, p, out, w, ahead)
+                        }
+                        // The fast paths know the three tiktoken patterns and Tekken only:
+                        // every piece of these goes through the full splitter.
+                        Pattern::Llama3 | Pattern::Qwen2 => (p, w, None),
                     };
                 }
                 if pos >= seg_end {

@@ -417,7 +417,7 @@ const CHAR_BLOCK_HERE: usize = 0;
 /// when not (elsewhere; the tests check both).
 #[inline(always)]
 fn ascii_piece_for<const CHAR: bool>(pattern: Pattern, text: &[u8], start: usize) -> Fast {
-    if matches!(pattern, Pattern::Llama3 | Pattern::Qwen2 | Pattern::Tekken) {
+    if matches!(pattern, Pattern::Llama3 | Pattern::Qwen2) {
         // Not taught these patterns' rules: the full splitter decides.
         return Fast::Full;
     }
@@ -512,7 +512,7 @@ fn word(pattern: Pattern, bytes: &[u8; W], w0: u64, letters: u64, p: usize) -> O
                 }
                 (8 + end, w1 >> (8 * end))
             };
-            if stop as u8 == b'\'' {
+            if stop as u8 == b'\'' && pattern == Pattern::O200k {
                 return o200k_contraction(bytes, end);
             }
             (end, stop)
@@ -541,8 +541,8 @@ fn punct3_start(pattern: Pattern, bytes: &[u8; W]) -> Option<usize> {
             Pattern::Gpt2 | Pattern::Cl100k | Pattern::Llama3 | Pattern::Qwen2 => {
                 multibyte_start(pattern, &w)
             }
-            Pattern::O200k if w.cased2_at(0) => o200k_letters(&w, 0),
-            Pattern::O200k if w.caseless2_at(0) => o200k_caseless(&w, 0),
+            Pattern::O200k | Pattern::Tekken if w.cased2_at(0) => o200k_letters(pattern, &w, 0),
+            Pattern::O200k | Pattern::Tekken if w.caseless2_at(0) => o200k_caseless(pattern, &w, 0),
             Pattern::O200k | Pattern::Tekken => None,
         };
     }
@@ -575,11 +575,16 @@ fn ascii_rest<const CHAR: bool>(pattern: Pattern, bytes: &[u8; W]) -> Option<usi
         Pattern::Gpt2 => gpt2_rest::<CHAR>(&w),
         Pattern::Cl100k | Pattern::Llama3 | Pattern::Qwen2 => cl100k_rest::<CHAR>(&w),
         // o200k: `\p{N}{1,3}`, `` ?[^\s\p{L}\p{N}]+[\r\n/]*``, then whitespace.
-        Pattern::O200k if w.known(1) => numbers_punctuation_whitespace(&w, NEWLINE | SLASH),
+        Pattern::O200k if w.known(1) => numbers_punctuation_whitespace(&w, NEWLINE | SLASH, 3),
+        Pattern::Tekken if w.known(1) => numbers_punctuation_whitespace(&w, NEWLINE | SLASH, 1),
         // A prefix character and a word that starts with a cased two-byte letter.
-        Pattern::O200k if w.flags(0) & PREFIX != 0 && w.cased2_at(1) => o200k_letters(&w, 1),
+        Pattern::O200k | Pattern::Tekken if w.flags(0) & PREFIX != 0 && w.cased2_at(1) => {
+            o200k_letters(pattern, &w, 1)
+        }
         // A prefix character and a word of caseless two-byte letters (Arabic, Hebrew).
-        Pattern::O200k if w.flags(0) & PREFIX != 0 && w.caseless2_at(1) => o200k_caseless(&w, 1),
+        Pattern::O200k | Pattern::Tekken if w.flags(0) & PREFIX != 0 && w.caseless2_at(1) => {
+            o200k_caseless(pattern, &w, 1)
+        }
         Pattern::O200k | Pattern::Tekken => None,
     }
 }
@@ -624,12 +629,12 @@ fn whitespace(w: &Window<'_>) -> Option<usize> {
     })
 }
 
-/// Up to three digits at the window's start (`\p{N}{1,3}`); a non-ASCII byte before the third
-/// could be a number.
+/// Up to `max` digits at the window's start (`\p{N}{1,3}`: 3; Tekken's `\p{N}`: 1); a
+/// non-ASCII byte before the last could be a number.
 #[inline(always)]
-fn digits(w: &Window<'_>) -> Option<usize> {
-    let e = w.run_end(0, DIGIT).min(3);
-    if e == 3 || w.known(e) {
+fn digits(w: &Window<'_>, max: usize) -> Option<usize> {
+    let e = w.run_end(0, DIGIT).min(max);
+    if e == max || w.known(e) {
         Some(e)
     } else {
         None
@@ -684,7 +689,7 @@ fn cl100k_rest<const CHAR: bool>(w: &Window<'_>) -> Option<usize> {
         let e = w.run_end(1, LETTER);
         return if w.known(e) { Some(e) } else { None };
     }
-    numbers_punctuation_whitespace(w, NEWLINE)
+    numbers_punctuation_whitespace(w, NEWLINE, 3)
 }
 
 /// The end of a letter run (gpt2's `\p{L}+`, cl100k's `\p{L}++`) continuing at byte `i`, over
@@ -790,7 +795,7 @@ fn others_then_tail(pattern: Pattern, w: &Window<'_>, mut i: usize) -> Option<us
 /// A modifier letter or a mark, in both classes, is not taken, so it ends the fast path's
 /// answer.
 #[inline(always)]
-fn o200k_letters(w: &Window<'_>, start: usize) -> Option<usize> {
+fn o200k_letters(pattern: Pattern, w: &Window<'_>, start: usize) -> Option<usize> {
     if w.no_ascii_after(start) {
         return None;
     }
@@ -799,7 +804,7 @@ fn o200k_letters(w: &Window<'_>, start: usize) -> Option<usize> {
     if i == start {
         return None;
     }
-    if w.byte(i) == b'\'' {
+    if w.byte(i) == b'\'' && pattern == Pattern::O200k {
         return o200k_contraction(w.0, i);
     }
     if w.known(i) {
@@ -822,7 +827,7 @@ fn o200k_letters(w: &Window<'_>, start: usize) -> Option<usize> {
 /// a two-byte character that is not a letter or a mark (a digit, `،`); a run that goes on with
 /// a cased letter is given up.
 #[inline(always)]
-fn o200k_caseless(w: &Window<'_>, start: usize) -> Option<usize> {
+fn o200k_caseless(pattern: Pattern, w: &Window<'_>, start: usize) -> Option<usize> {
     if w.no_ascii_after(start) {
         return None;
     }
@@ -830,7 +835,7 @@ fn o200k_caseless(w: &Window<'_>, start: usize) -> Option<usize> {
     while w.caseless2_at(i) {
         i += 2;
     }
-    if w.byte(i) == b'\'' {
+    if w.byte(i) == b'\'' && pattern == Pattern::O200k {
         return o200k_contraction(w.0, i);
     }
     if w.ascii(i) {
@@ -866,15 +871,15 @@ fn cased_run_end(
     }
 }
 
-/// The alternatives cl100k_base and o200k_base share after their letter rules: `\p{N}{1,3}`,
-/// `` ?[^\s\p{L}\p{N}]+`` followed by the bytes flagged in `tail` (cl100k: `[\r\n]*`, o200k:
-/// `[\r\n/]*`), then the whitespace alternatives. The caller has seen that byte 1 is ASCII,
+/// The alternatives cl100k_base, o200k_base and Tekken share after their letter rules:
+/// `\p{N}{1,max_digits}`, `` ?[^\s\p{L}\p{N}]+`` followed by the bytes flagged in `tail`
+/// (cl100k: `[\r\n]*`, o200k and Tekken: `[\r\n/]*`), then the whitespace alternatives. The caller has seen that byte 1 is ASCII,
 /// so the letter alternatives are ruled out.
 #[inline(always)]
-fn numbers_punctuation_whitespace(w: &Window<'_>, tail: u8) -> Option<usize> {
+fn numbers_punctuation_whitespace(w: &Window<'_>, tail: u8, max_digits: usize) -> Option<usize> {
     let f0 = w.flags(0);
     if f0 & DIGIT != 0 {
-        return digits(w);
+        return digits(w, max_digits);
     }
     if let Some(piece) = punctuation(w, tail) {
         return piece;
@@ -985,7 +990,12 @@ mod tests {
         answered
     }
 
-    const PATTERNS: [Pattern; 3] = [Pattern::Gpt2, Pattern::Cl100k, Pattern::O200k];
+    const PATTERNS: [Pattern; 4] = [
+        Pattern::Gpt2,
+        Pattern::Cl100k,
+        Pattern::O200k,
+        Pattern::Tekken,
+    ];
 
     /// How often the fast path answered over `strings` texts from `make`, each run through
     /// [`check`].
