@@ -14,6 +14,8 @@ bos=False, eos=False)`; records whose input is not UTF-8 are skipped, the Tekken
     tests/fixtures/tekken/vectors/tekken/<set>.jsonl.gz      the published file
     tests/fixtures/tekken/vectors/tekken-v13/<set>.jsonl.gz  the variant below
     tests/fixtures/tekken/inputs/edge.jsonl                  the edge inputs (EDGE below)
+    tests/fixtures/tekken/tekken-8k.tokenizer.json           the tokenizer.json below
+    tests/fixtures/tekken/vectors/tekken-8k/<set>.jsonl.gz   its `tokenizers` ids
     tests/fixtures/tekken/MANIFEST.json                      versions, ids of BOS/EOS, the variant
 
 The published file is a v3 file without a `special_tokens` list (the Tekkenizer gives ids 0-19
@@ -21,6 +23,13 @@ its deprecated defaults and fills the rest of the 1,000 with `<SPECIAL_i>`). New
 later) list their special tokens and may cut the vocabulary shorter; no such file ships in the
 package, so the variant is the published file with `version`, `special_tokens` and
 `default_vocab_size` replaced as MANIFEST.json's `variant` says (the test builds the same file).
+
+Models on the Hugging Face hub ship Tekken as a `tokenizer.json` too (`transformers`'
+`TikTokenConverter` layout: `Split` with the Tekken pattern, then `ByteLevel`, `ignore_merges`).
+`tekken-8k.tokenizer.json` is that conversion of the file cut to its first 8,192 ranks (what
+the Tekkenizer does with `default_vocab_size` = 9,192), ids `1000 + rank`, the 1,000 special
+tokens at ids 0-999 as added tokens: its vectors are `tokenizers`' ids
+(`encode(text, add_special_tokens=False)`), checked equal to the cut Tekkenizer's here.
 """
 
 from __future__ import annotations
@@ -33,6 +42,8 @@ from pathlib import Path
 
 import mistral_common
 from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+from tokenizers import Tokenizer
+from transformers.convert_slow_tokenizer import TikTokenConverter
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_sp_vectors import load_set, sha256, write_jsonl  # noqa: E402
@@ -87,6 +98,47 @@ def variant_json(published: dict) -> dict:
     d["special_tokens"] = [{"rank": i, "token_str": t, "is_control": True}
                            for i, t in enumerate(VARIANT["special_tokens"])]
     return d
+
+
+HF_RANKS = 8192
+
+
+def tekken_8k_json(published: dict, specials: list[str]) -> str:
+    """The `TikTokenConverter` conversion of the first HF_RANKS ranks (ids 1000 + rank), with
+    the specials as added tokens at ids 0-999."""
+    n_special = published["config"]["default_num_special_tokens"]
+    with tempfile.TemporaryDirectory() as tmp:
+        ranks = Path(tmp) / "tekken-8k.tiktoken"
+        ranks.write_text("".join(f"{v['token_bytes']} {v['rank'] + n_special}\n"
+                                 for v in published["vocab"][:HF_RANKS]), "ascii")
+        tok = TikTokenConverter(vocab_file=str(ranks), pattern=published["config"]["pattern"],
+                                additional_special_tokens=[]).converted()
+    d = json.loads(tok.to_str())
+    d["added_tokens"] = [{"id": i, "content": t, "single_word": False, "lstrip": False,
+                          "rstrip": False, "normalized": False, "special": True}
+                         for i, t in enumerate(specials)]
+    return json.dumps(d, ensure_ascii=False)
+
+
+def hf_vectors(hf: Tokenizer, cut: Tekkenizer, sets: dict) -> dict:
+    """`tokenizers`' ids for the sets, checked equal to the cut Tekkenizer's."""
+    out = {}
+    for set_name, rel in sets.items():
+        records = []
+        k = SUBSET.get(set_name, 1)
+        for i, (name, data, is_text) in enumerate(load_set(FIXTURES, rel)):
+            if i % k or not is_text:
+                continue
+            text = data.decode("utf-8")
+            ids = hf.encode(text, add_special_tokens=False).ids
+            assert ids == cut.encode(text, bos=False, eos=False), name
+            records.append({"name": name, "ids": ids})
+        path = OUT / "vectors" / "tekken-8k" / f"{set_name}.jsonl.gz"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_jsonl(path, {"model": "tekken-8k", "set": set_name, "inputs": rel,
+                           "count": len(records), "reference": "tokenizers"}, records)
+        out[set_name] = {"records": len(records), "sha256": sha256(path)}
+    return out
 
 
 def write_edge() -> None:
@@ -150,6 +202,25 @@ def main() -> None:
         manifest["variant"]["bos_id"] = var.bos_id
         manifest["sets"]["tekken-v13"] = vectors(var, "tekken-v13",
                                                  {k: SETS[k] for k in ("fixtures", "edge")})
+    published = json.loads(raw)
+    specials = [t["token_str"] for t in tok._all_special_tokens]
+    hf_json = tekken_8k_json(published, specials)
+    (OUT / "tekken-8k.tokenizer.json").write_text(hf_json, "utf-8")
+    hf = Tokenizer.from_str(hf_json)
+    # Special-token text is text, as for the Tekkenizer.
+    hf.encode_special_tokens = True
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "tekken_cut.json"
+        cut = dict(published, config=dict(published["config"],
+                                          default_vocab_size=tok.num_special_tokens + HF_RANKS))
+        path.write_text(json.dumps(cut), "utf-8")
+        cut_tok = Tekkenizer.from_file(path)
+    manifest["tokenizer_json"] = {
+        "file": "tekken-8k.tokenizer.json", "ranks": HF_RANKS,
+        "tokenizers": __import__("tokenizers").__version__,
+        "transformers": __import__("transformers").__version__,
+        "sha256": sha256(OUT / "tekken-8k.tokenizer.json")}
+    manifest["sets"]["tekken-8k"] = hf_vectors(hf, cut_tok, {k: SETS[k] for k in SETS})
     (OUT / "MANIFEST.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print(json.dumps(manifest["sets"], indent=1))
 

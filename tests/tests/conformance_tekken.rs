@@ -2,8 +2,9 @@
 //! `mistral-common` ships it) imports as `mistral-common`'s `Tekkenizer` reads it, and every id of
 //! every text is the Tekkenizer's (`tests/scripts/gen_tekken_vectors.py`): one-shot, resumed
 //! through small buffers, counted, from the model file, and decoded back. Also a v13-style
-//! variant that lists its own special tokens and cuts the vocabulary, and the files the
-//! Tekkenizer would not load, refused with the cause.
+//! variant that lists its own special tokens and cuts the vocabulary, the same vocabulary as a
+//! `tokenizer.json` (`transformers`' conversion, cut to 8,192 ranks) checked against
+//! `tokenizers`, and the files the Tekkenizer would not load, refused with the cause.
 //!
 //! Heavy (a 130k-token import): run with `cargo test --release -p picobpe-tests --test
 //! conformance_tekken`.
@@ -138,6 +139,25 @@ fn listed_specials_and_a_cut_vocabulary_as_the_tekkenizer() {
     assert_eq!(i.model.specials[22], ("[THINK]".to_owned(), 22));
     assert_eq!(i.model.specials[24], ("<SPECIAL_24>".to_owned(), 24));
     assert!(check_sets("tekken-v13", &i) > 50);
+}
+
+/// The `tokenizer.json` form (`Split` with the Tekken pattern, `ByteLevel`, `ignore_merges`,
+/// the specials as added tokens) imports with the Tekken pattern and gives `tokenizers`' ids,
+/// which the generator checked equal to the Tekkenizer's with the same cut.
+#[test]
+fn tokenizer_json_form_encodes_as_tokenizers() {
+    let path = picobpe_tests::paths::fixtures().join("tekken/tekken-8k.tokenizer.json");
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let file = picobpe_model::TokenizerJson::parse(&bytes).unwrap();
+    let imported = picobpe_model::import::tokenizer_json(&file).unwrap();
+    assert_eq!(imported.model.pattern, PatternKind::Tekken);
+    assert_eq!(imported.model.n_ids(), 1000 + 8192);
+    assert_eq!(imported.model.specials.len(), 1000);
+    let import = TekkenImport {
+        model: imported.model,
+        template: picobpe_model::TemplateData::default(),
+    };
+    assert!(check_sets("tekken-8k", &import) > 4000);
 }
 
 /// Special-token text is the Tekkenizer's plain text (above, with `Specials::None`); picobpe's
