@@ -211,6 +211,10 @@ fn files_the_tekkenizer_refuses_are_refused() {
         "special_tokens[0] (\"<s>\") has rank 1",
     );
     refused(
+        &|f| f["config"]["default_num_special_tokens"] = 4_000_000_000u64.into(),
+        "default_num_special_tokens 4000000000 is more than picobpe reads (1048576)",
+    );
+    refused(
         &|f| f["config"]["default_num_special_tokens"] = 5.into(),
         "20 special tokens listed, more than default_num_special_tokens = 5",
     );

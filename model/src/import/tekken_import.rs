@@ -51,6 +51,9 @@ const DEPRECATED_SPECIALS: [&str; 20] = [
     "[TOOL_CONTENT]",
 ];
 
+/// The most special tokens a file may ask for (`default_num_special_tokens`).
+const MAX_SPECIALS: usize = 1 << 20;
+
 /// The versions `mistral-common` 1.13 knows (`TokenizerVersion`), in order.
 const VERSIONS: [&str; 7] = ["v1", "v2", "v3", "v7", "v11", "v13", "v15"];
 
@@ -114,6 +117,13 @@ pub fn tekken(json: &[u8]) -> Result<TekkenImport, ImportError> {
         ))
     })?;
     let n_special = config.default_num_special_tokens;
+    // Each filler is a string picobpe builds: bound them before building any (real files
+    // have 1,000).
+    if n_special > MAX_SPECIALS {
+        return Err(bad(format!(
+            "default_num_special_tokens {n_special} is more than picobpe reads ({MAX_SPECIALS})"
+        )));
+    }
     let listed: Vec<String> = match &file.special_tokens {
         Some(list) => {
             for (i, s) in list.iter().enumerate() {
