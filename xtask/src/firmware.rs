@@ -1100,6 +1100,7 @@ mod tests {
                     "mps2-an385/gpt2",
                     "mps2-an385/cl100k",
                     "mps2-an385/llama3-8k",
+                    "mps2-an385/tekken",
                     "lm3s6965evb/sp4096",
                     "mps2-an385/sp4096",
                     "mps2-an385/mistral",
@@ -1138,6 +1139,7 @@ mod tests {
                     "mps2-an385/gpt2",
                     "mps2-an385/cl100k",
                     "mps2-an385/llama3-8k",
+                    "mps2-an385/tekken",
                     "lm3s6965evb/sp4096",
                     "mps2-an385/mistral",
                     "mps2-an385/ug8000",
@@ -1158,6 +1160,7 @@ mod tests {
                 All,
                 &["lm3s6965evb/bert-cased-8k"],
             ),
+            (&["--model", "tekken"], All, &["mps2-an385/tekken"]),
             (&["--model", "ug8000"], All, &["mps2-an385/ug8000"]),
             (
                 &["--model", "ug8000"],
