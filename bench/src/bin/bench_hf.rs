@@ -1,7 +1,7 @@
 //! `cargo run --release -p picobpe-bench --bin picobpe-bench-hf -- ARGS`: encode throughput of
 //! models imported from Hugging Face `tokenizer.json` files (byte-level BPE and WordPiece),
-//! picobpe next to the Rust `tokenizers` crate loading the same file, single thread, same
-//! texts, same run.
+//! picobpe next to the Rust `tokenizers` crate and kitoken loading the same file, single
+//! thread, same texts, same run.
 //!
 //! ```text
 //! picobpe-bench-hf [--model llama3-8k|qwen2-8k|qwen3|minilm-uncased|bert-cased-8k]...
@@ -9,6 +9,7 @@
 //! ```
 //!
 //! Models: `llama3-8k` and `qwen2-8k` (`tests/fixtures/hf_bpe/<name>/tokenizer.json`),
+//! `tekken-8k` (`tests/fixtures/tekken/tekken-8k.tokenizer.json`: the Tekken pattern),
 //! `qwen3` (`tests/fixtures/hf_real/qwen3.tokenizer.json.gz`), and the WordPiece models
 //! `minilm-uncased` and `bert-cased-8k` (`tests/fixtures/wordpiece/<name>/tokenizer.json`),
 //! and the SentencePiece Unigram model `ug4096-bytes`
@@ -22,17 +23,19 @@
 //! `OutputFull`), timed twice: without a cache, and with a 1 MiB piece cache (16,384 lines)
 //! kept across calls, runs and corpora of one model (what `host-trainer encode` does); and
 //! `tokenizers` (`Tokenizer::from_str` on the same file, `encode_fast(text, false)`: no special
-//! tokens added, no offsets computed, its fastest single-text call). Special-token text is
-//! ordinary text on both sides (picobpe `Specials::None`, tokenizers
-//! `set_encode_special_tokens(true)`); tokenizers still matches added tokens that are not
-//! marked special (Qwen3's `<think>`...), so a text holding one would show as a difference.
+//! tokens added, no offsets computed, its fastest single-text call); kitoken
+//! (`Kitoken::from_tokenizers_slice` on the same file, `encode(text, false)`). Special-token
+//! text is ordinary text on every side (picobpe `Specials::None`, tokenizers
+//! `set_encode_special_tokens(true)`, kitoken without specials); tokenizers still matches
+//! added tokens that are not marked special (Qwen3's `<think>`...), so a text holding one would
+//! show as a difference.
 //!
 //! Each corpus is cut at line ends into texts of at most 64 KiB, given as they are to both
 //! sides (the Qwen files' NFC normalizer runs in both), and MB/s counts their bytes. Before
 //! timing, tokenizers' ids are compared text by
-//! text with picobpe's; if they differ, the column says where and is not timed. The three
+//! text with picobpe's, and kitoken's; a peer that differs says where and is not timed. The
 //! columns are timed `--runs` times, interleaved, and the median MB/s (10^6 input bytes per
-//! second) is printed, with the ratio picobpe / tokenizers. Load times are printed too:
+//! second) is printed, with the ratio picobpe / the fastest exact peer. Load times are printed too:
 //! picobpe = import + tables + `Tokenizer::new`, tokenizers = `from_str`, both from the file's
 //! text already in memory (reading and un-gzipping the file is not counted).
 //!
@@ -56,13 +59,17 @@ const CACHE_LINES: usize = 16_384;
 const CHUNK: usize = 64 * 1024;
 
 /// The committed models: name, file under the repository root.
-const MODELS: [(&str, &str); 6] = [
+const MODELS: [(&str, &str); 7] = [
     (
         "llama3-8k",
         "tests/fixtures/hf_bpe/llama3-8k/tokenizer.json",
     ),
     ("qwen2-8k", "tests/fixtures/hf_bpe/qwen2-8k/tokenizer.json"),
     ("qwen3", "tests/fixtures/hf_real/qwen3.tokenizer.json.gz"),
+    (
+        "tekken-8k",
+        "tests/fixtures/tekken/tekken-8k.tokenizer.json",
+    ),
     (
         "minilm-uncased",
         "tests/fixtures/wordpiece/minilm-uncased/tokenizer.json",
@@ -78,7 +85,7 @@ const MODELS: [(&str, &str); 6] = [
 ];
 
 const USAGE: &str =
-    "usage: picobpe-bench-hf [--model llama3-8k|qwen2-8k|qwen3|minilm-uncased|bert-cased-8k|ug4096-bytes]... \
+    "usage: picobpe-bench-hf [--model llama3-8k|qwen2-8k|qwen3|tekken-8k|minilm-uncased|bert-cased-8k|ug4096-bytes]... \
      [--tokenizer-json PATH]... [--corpus NAME]... [--runs N] [FILE...]";
 
 /// A tokenizer under test.
@@ -187,6 +194,27 @@ impl Subject for HfTokenizers {
             .sum()
     }
 }
+
+/// kitoken (the closest peer) over the same file.
+struct Kitoken(kitoken::Kitoken);
+
+impl Subject for Kitoken {
+    fn ids(&mut self, text: &str) -> Vec<u32> {
+        // An error is a difference.
+        self.0
+            .encode(text, false)
+            .unwrap_or_else(|_| vec![u32::MAX])
+    }
+    fn run(&mut self, texts: &[&str]) -> usize {
+        texts
+            .iter()
+            .map(|t| self.0.encode(*t, false).map_or(0, |ids| ids.len()))
+            .sum()
+    }
+}
+
+/// The peers' column names, in table order.
+const PEERS: [&str; 2] = ["tokenizers (Rust)", "kitoken"];
 
 /// Cut `text` at line ends into pieces of at most [`CHUNK`] bytes (a longer line is one
 /// piece).
@@ -317,11 +345,12 @@ fn models(root: &Path, o: &Options) -> Result<Vec<ModelFile>, String> {
 struct Loaded {
     ours: Picobpe,
     ours_cached: Picobpe,
-    /// `Err`: why the tokenizers column is absent.
-    peer: Result<HfTokenizers, String>,
+    /// In [`PEERS`] order; `Err`: why the column is absent.
+    peers: Vec<Result<Box<dyn Subject>, String>>,
     n_ids: usize,
     load_ours: Duration,
-    load_peer: Option<Duration>,
+    /// The peers' load times (`None`: it did not load).
+    load_peers: Vec<Option<Duration>>,
     notes: Vec<String>,
 }
 
@@ -343,7 +372,7 @@ fn load(m: &ModelFile) -> Result<Loaded, String> {
         .to_tables();
     let tok = Tok::Bpe(Tokenizer::new(tables));
     let load_ours = start.elapsed();
-    let (peer, load_peer) = load_peer(m, &json);
+    let (peers, load_peers) = load_peers(m, &json);
     Ok(Loaded {
         ours: Picobpe {
             tok,
@@ -355,10 +384,10 @@ fn load(m: &ModelFile) -> Result<Loaded, String> {
             out: vec![0; 1 << 16],
             cache: vec![CacheEntry::EMPTY; CACHE_LINES],
         },
-        peer,
+        peers,
         n_ids: import.model.n_ids(),
         load_ours,
-        load_peer,
+        load_peers,
         notes: import.notes,
     })
 }
@@ -417,7 +446,7 @@ fn uncached(
     load_ours: Duration,
     notes: Vec<String>,
 ) -> Loaded {
-    let (peer, load_peer) = load_peer(m, json);
+    let (peers, load_peers) = load_peers(m, json);
     let ours = || Picobpe {
         tok,
         out: vec![0; 1 << 16],
@@ -426,30 +455,51 @@ fn uncached(
     Loaded {
         ours: ours(),
         ours_cached: ours(),
-        peer,
+        peers,
         n_ids,
         load_ours,
-        load_peer,
+        load_peers,
         notes,
     }
 }
 
-/// `tokenizers` loading the same file, with added tokens as text, and its load time.
-fn load_peer(m: &ModelFile, json: &str) -> (Result<HfTokenizers, String>, Option<Duration>) {
+/// The peers loading the same file ([`PEERS`] order), `tokenizers` with added tokens as
+/// text, and their load times.
+#[allow(clippy::type_complexity)]
+fn load_peers(
+    m: &ModelFile,
+    json: &str,
+) -> (Vec<Result<Box<dyn Subject>, String>>, Vec<Option<Duration>>) {
     let start = Instant::now();
-    let peer = json
+    let hf = json
         .parse::<tokenizers::Tokenizer>()
         .map_err(|e| format!("tokenizers cannot load {}: {e}", m.path.display()));
-    let load_peer = peer.is_ok().then(|| start.elapsed());
-    let peer = peer.and_then(|mut t| {
+    let load_hf = hf.is_ok().then(|| start.elapsed());
+    let hf = hf.and_then(|mut t| {
         t.set_encode_special_tokens(true);
         // Only ids are compared: no truncation or padding (none of the committed files has
         // any).
         t.with_truncation(None).map_err(|e| e.to_string())?;
         t.with_padding(None);
-        Ok(HfTokenizers(t))
+        Ok(Box::new(HfTokenizers(t)) as Box<dyn Subject>)
     });
-    (peer, load_peer)
+    // kitoken applies the file's truncation (all-MiniLM-L6-v2's: 128 ids) and padding; as for
+    // tokenizers above, the file is given without them (the clearing is not timed).
+    let kit_json = serde_json::from_str::<serde_json::Value>(json).map(|mut v| {
+        v["truncation"] = serde_json::Value::Null;
+        v["padding"] = serde_json::Value::Null;
+        v.to_string()
+    });
+    let start = Instant::now();
+    let kit = kit_json
+        .map_err(|e| e.to_string())
+        .and_then(|j| {
+            kitoken::Kitoken::from_tokenizers_slice(j.as_bytes()).map_err(|e| e.to_string())
+        })
+        .map_err(|e| format!("kitoken cannot load {}: {e}", m.path.display()));
+    let load_kit = kit.is_ok().then(|| start.elapsed());
+    let kit = kit.map(|k| Box::new(Kitoken(k)) as Box<dyn Subject>);
+    (vec![hf, kit], vec![load_hf, load_kit])
 }
 
 /// One corpus, cut and put in NFC.
@@ -518,19 +568,25 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
+        let ms = |d: &Option<Duration>| {
+            d.map_or("—".to_owned(), |d| {
+                format!("{:.1} ms", d.as_secs_f64() * 1e3)
+            })
+        };
         println!(
-            "\nmodel {} ({}, {} ids): load: picobpe (import + tables) {:.1} ms, tokenizers (from_str) {}",
+            "\nmodel {} ({}, {} ids): load: picobpe (import + tables) {:.1} ms, tokenizers \
+             (from_str) {}, kitoken (from_tokenizers_slice) {}",
             m.name,
             m.path.display(),
             l.n_ids,
             l.load_ours.as_secs_f64() * 1e3,
-            l.load_peer
-                .map_or("—".to_owned(), |d| format!("{:.1} ms", d.as_secs_f64() * 1e3))
+            ms(&l.load_peers[0]),
+            ms(&l.load_peers[1]),
         );
         for n in &l.notes {
             println!("  import note: {n}");
         }
-        if let Err(e) = &l.peer {
+        for e in l.peers.iter().filter_map(|p| p.as_ref().err()) {
             println!("  note: {e}");
         }
         for c in &all_texts {
@@ -549,9 +605,13 @@ fn main() -> ExitCode {
                 want.push(ids);
             }
             let n_ids: usize = want.iter().map(Vec::len).sum();
-            let peer_state: Result<(), String> = match &mut l.peer {
-                Err(_) => Err("—".to_owned()),
-                Ok(p) => {
+            // Each peer: exact on every text (then timed), or where it first differs.
+            let states: Vec<Result<(), String>> = l
+                .peers
+                .iter_mut()
+                .zip(PEERS)
+                .map(|(peer, peer_name)| {
+                    let p = peer.as_mut().map_err(|_| "—".to_owned())?;
                     let mut differing = 0;
                     let mut first = None;
                     for (i, (t, w)) in texts.iter().zip(&want).enumerate() {
@@ -568,8 +628,8 @@ fn main() -> ExitCode {
                             let near =
                                 |v: &[u32]| v[at.saturating_sub(2)..(at + 3).min(v.len())].to_vec();
                             println!(
-                                "  {} / {}: tokenizers' ids differ in {differing} of {} texts; \
-                                 first: text {i}, id {at}: picobpe {:?} vs tokenizers {:?}",
+                                "  {} / {}: {peer_name}'s ids differ in {differing} of {} \
+                                 texts; first: text {i}, id {at}: picobpe {:?} vs {:?}",
                                 m.name,
                                 c.name,
                                 texts.len(),
@@ -579,13 +639,13 @@ fn main() -> ExitCode {
                             Err(format!("ids differ ({differing} texts)"))
                         }
                     }
-                }
-            };
+                })
+                .collect();
             drop(want);
             // The columns, interleaved.
             let mut ours_s = Vec::new();
             let mut cached_s = Vec::new();
-            let mut peer_s = Vec::new();
+            let mut peer_s = vec![Vec::new(); PEERS.len()];
             for _ in 0..opts.runs {
                 let t = Instant::now();
                 std::hint::black_box(l.ours.run(&texts));
@@ -593,37 +653,50 @@ fn main() -> ExitCode {
                 let t = Instant::now();
                 std::hint::black_box(l.ours_cached.run(&texts));
                 cached_s.push(t.elapsed().as_secs_f64());
-                if let (Ok(()), Ok(p)) = (&peer_state, &mut l.peer) {
-                    let t = Instant::now();
-                    std::hint::black_box(p.run(&texts));
-                    peer_s.push(t.elapsed().as_secs_f64());
+                for ((state, peer), times) in states.iter().zip(&mut l.peers).zip(&mut peer_s) {
+                    if let (Ok(()), Ok(p)) = (state, peer) {
+                        let t = Instant::now();
+                        std::hint::black_box(p.run(&texts));
+                        times.push(t.elapsed().as_secs_f64());
+                    }
                 }
             }
             let mb = c.bytes as f64 / 1e6;
             let ours_mbs = mb / median(ours_s);
             let cached_mbs = mb / median(cached_s);
-            let (peer_cell, ratio_cell) = match peer_state {
-                Ok(()) => {
-                    let s = mb / median(peer_s);
-                    (
-                        format!("{s:.1}"),
-                        format!("{:.2}× / {:.2}×", ours_mbs / s, cached_mbs / s),
-                    )
+            let mut cells = Vec::new();
+            let mut best: Option<(f64, &str)> = None;
+            for ((state, times), name) in states.into_iter().zip(peer_s).zip(PEERS) {
+                match state {
+                    Ok(()) => {
+                        let s = mb / median(times);
+                        cells.push(format!("{s:.1}"));
+                        if best.is_none_or(|(b, _)| s > b) {
+                            best = Some((s, name));
+                        }
+                    }
+                    Err(e) => cells.push(e),
                 }
-                Err(e) => (e, "—".to_owned()),
-            };
+            }
+            let ratio_cell = best.map_or("—".to_owned(), |(s, name)| {
+                format!("{:.2}× / {:.2}× ({name})", ours_mbs / s, cached_mbs / s)
+            });
             let line = format!(
-                "| {} | {} | {:.1} | {:.1} | {} | {} |",
-                m.name, c.name, ours_mbs, cached_mbs, peer_cell, ratio_cell
+                "| {} | {} | {:.1} | {:.1} | {} | {ratio_cell} |",
+                m.name,
+                c.name,
+                ours_mbs,
+                cached_mbs,
+                cells.join(" | ")
             );
             println!("{line}  ({n_ids} ids)");
             table.push(line);
         }
     }
     println!(
-        "\n| model | corpus | picobpe | picobpe + 1 MiB cache | tokenizers (Rust) | picobpe / tokenizers (no cache / cache) |"
+        "\n| model | corpus | picobpe | picobpe + 1 MiB cache | tokenizers (Rust) | kitoken | picobpe / fastest exact peer (no cache / cache) |"
     );
-    println!("|---|---|---:|---:|---:|---:|");
+    println!("|---|---|---:|---:|---:|---:|---:|");
     for line in &table {
         println!("{line}");
     }
