@@ -20,6 +20,7 @@
 //! inside the window), so it can never change a split, streaming or not.
 
 use super::char_block::{starts_char_block_with, CHAR_BLOCKS};
+use super::o200k::Rules;
 use super::unicode::{
     ascii_letters, class_of, in_range, BOTH2, HIGH_BITS, LETTERS2, LETTERS3, LOWER2, LOWER_MASK,
     L_MASK, OTHER_MASK, UPPER2, UPPER_MASK,
@@ -512,7 +513,7 @@ fn word(pattern: Pattern, bytes: &[u8; W], w0: u64, letters: u64, p: usize) -> O
                 }
                 (8 + end, w1 >> (8 * end))
             };
-            if stop as u8 == b'\'' && pattern == Pattern::O200k {
+            if stop as u8 == b'\'' && Rules::of(pattern).contractions {
                 return o200k_contraction(bytes, end);
             }
             (end, stop)
@@ -575,8 +576,10 @@ fn ascii_rest<const CHAR: bool>(pattern: Pattern, bytes: &[u8; W]) -> Option<usi
         Pattern::Gpt2 => gpt2_rest::<CHAR>(&w),
         Pattern::Cl100k | Pattern::Llama3 | Pattern::Qwen2 => cl100k_rest::<CHAR>(&w),
         // o200k: `\p{N}{1,3}`, `` ?[^\s\p{L}\p{N}]+[\r\n/]*``, then whitespace.
-        Pattern::O200k if w.known(1) => numbers_punctuation_whitespace(&w, NEWLINE | SLASH, 3),
-        Pattern::Tekken if w.known(1) => numbers_punctuation_whitespace(&w, NEWLINE | SLASH, 1),
+        Pattern::O200k | Pattern::Tekken if w.known(1) => {
+            let max_digits = Rules::of(pattern).max_digits;
+            numbers_punctuation_whitespace(&w, NEWLINE | SLASH, max_digits)
+        }
         // A prefix character and a word that starts with a cased two-byte letter.
         Pattern::O200k | Pattern::Tekken if w.flags(0) & PREFIX != 0 && w.cased2_at(1) => {
             o200k_letters(pattern, &w, 1)
@@ -632,7 +635,8 @@ fn whitespace(w: &Window<'_>) -> Option<usize> {
 /// Up to `max` digits at the window's start (`\p{N}{1,3}`: 3; Tekken's `\p{N}`: 1); a
 /// non-ASCII byte before the last could be a number.
 #[inline(always)]
-fn digits(w: &Window<'_>, max: usize) -> Option<usize> {
+fn digits(w: &Window<'_>, max: u8) -> Option<usize> {
+    let max = usize::from(max);
     let e = w.run_end(0, DIGIT).min(max);
     if e == max || w.known(e) {
         Some(e)
@@ -804,7 +808,7 @@ fn o200k_letters(pattern: Pattern, w: &Window<'_>, start: usize) -> Option<usize
     if i == start {
         return None;
     }
-    if w.byte(i) == b'\'' && pattern == Pattern::O200k {
+    if w.byte(i) == b'\'' && Rules::of(pattern).contractions {
         return o200k_contraction(w.0, i);
     }
     if w.known(i) {
@@ -835,7 +839,7 @@ fn o200k_caseless(pattern: Pattern, w: &Window<'_>, start: usize) -> Option<usiz
     while w.caseless2_at(i) {
         i += 2;
     }
-    if w.byte(i) == b'\'' && pattern == Pattern::O200k {
+    if w.byte(i) == b'\'' && Rules::of(pattern).contractions {
         return o200k_contraction(w.0, i);
     }
     if w.ascii(i) {
@@ -876,7 +880,7 @@ fn cased_run_end(
 /// (cl100k: `[\r\n]*`, o200k and Tekken: `[\r\n/]*`), then the whitespace alternatives. The caller has seen that byte 1 is ASCII,
 /// so the letter alternatives are ruled out.
 #[inline(always)]
-fn numbers_punctuation_whitespace(w: &Window<'_>, tail: u8, max_digits: usize) -> Option<usize> {
+fn numbers_punctuation_whitespace(w: &Window<'_>, tail: u8, max_digits: u8) -> Option<usize> {
     let f0 = w.flags(0);
     if f0 & DIGIT != 0 {
         return digits(w, max_digits);

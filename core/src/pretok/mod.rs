@@ -118,8 +118,9 @@ pub enum Step {
 pub fn next_piece(pattern: Pattern, text: &[u8], start: usize, is_final: bool) -> Step {
     let end = match pattern {
         Pattern::Gpt2 => gpt2::next(text, start, is_final),
-        Pattern::O200k => o200k::next(text, start, is_final),
-        Pattern::Tekken => o200k::next_with(text, start, is_final, o200k::Rules::TEKKEN),
+        Pattern::O200k | Pattern::Tekken => {
+            o200k::next_with(text, start, is_final, o200k::Rules::of(pattern))
+        }
         // One call site for the three: one copy of the splitter.
         Pattern::Cl100k | Pattern::Llama3 | Pattern::Qwen2 => {
             let rules = match pattern {

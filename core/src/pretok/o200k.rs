@@ -28,6 +28,7 @@ use super::unicode::{
     MORE, N_MASK, OTHER_MASK, PRE_MASK, UPPER_MASK,
 };
 use super::unicode_tables::M;
+use super::Pattern;
 
 /// The optional contraction after a letter piece ending at `e`; `None` when undecided.
 #[inline]
@@ -120,15 +121,19 @@ impl Rules {
         contractions: false,
         max_digits: 1,
     };
+
+    /// The rules of `pattern`: Tekken's for [`Pattern::Tekken`], else o200k_base's.
+    #[inline(always)]
+    pub(crate) const fn of(pattern: Pattern) -> Rules {
+        match pattern {
+            Pattern::Tekken => Rules::TEKKEN,
+            _ => Rules::O200K,
+        }
+    }
 }
 
-/// The end of the o200k_base piece at `s`, or `None` for NeedMore (see [`super::next_piece`]).
-#[inline]
-pub(crate) fn next(text: &[u8], s: usize, is_final: bool) -> Option<usize> {
-    next_with(text, s, is_final, Rules::O200K)
-}
-
-/// The end of the piece at `s` under `rules`, or `None` for NeedMore.
+/// The end of the piece at `s` under `rules`, or `None` for NeedMore (see
+/// [`super::next_piece`]).
 #[inline]
 pub(crate) fn next_with(text: &[u8], s: usize, is_final: bool, rules: Rules) -> Option<usize> {
     let contraction = |e| {
