@@ -99,7 +99,6 @@ pub fn vocabulary(models: &Path, enc: Encoding) -> Vocabulary {
 /// [`vocabulary`] of a gzipped `tekken.json`: the rank file built from its JSON directly, the
 /// specials as picobpe's import names them.
 fn tekken_vocabulary(gz: &Path) -> Vocabulary {
-    use base64::Engine;
     let mut json = Vec::new();
     flate2::read::GzDecoder::new(read(gz).as_slice())
         .read_to_end(&mut json)
@@ -118,13 +117,10 @@ fn tekken_vocabulary(gz: &Path) -> Vocabulary {
         .iter()
         .take(n_vocab as usize)
     {
-        let bytes = entry["token_bytes"].as_str().expect("token_bytes");
+        // `token_bytes` is the rank file's base64 already.
+        let token = entry["token_bytes"].as_str().expect("token_bytes");
         let rank = entry["rank"].as_u64().expect("rank") + n_special;
-        let token = base64::engine::general_purpose::STANDARD
-            .decode(bytes)
-            .expect("base64");
-        let line = base64::engine::general_purpose::STANDARD.encode(token);
-        rank_file.extend_from_slice(format!("{line} {rank}\n").as_bytes());
+        rank_file.extend_from_slice(format!("{token} {rank}\n").as_bytes());
     }
     let specials = picobpe_model::import::tekken(&json)
         .unwrap_or_else(|e| panic!("{}: {e}", gz.display()))

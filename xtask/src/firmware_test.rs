@@ -228,35 +228,32 @@ fn reference_vectors(
             }
             Ok(Some((v.path, reference)))
         }
-        Some(Builtin::Tekken) => {
-            let v = firmware::vectors::prepare_tekken()?;
-            println!(
-                "   embedding {} mistral-common Tekken vectors ({})",
-                v.count,
-                v.path.display()
-            );
-            if !v.left_out.is_empty() {
-                println!(
-                    "   left out (larger than the test buffers): {}",
-                    v.left_out.join(", ")
-                );
-            }
-            Ok(Some((v.path, "tekken/mistral-common")))
-        }
-        Some(b @ (Builtin::Llama3 | Builtin::BertCased | Builtin::Minilm)) => {
-            let (model, v) = match b {
-                Builtin::Llama3 => ("llama3-8k", firmware::vectors::prepare_hf_bpe("llama3-8k")?),
+        Some(b @ (Builtin::Llama3 | Builtin::Tekken | Builtin::BertCased | Builtin::Minilm)) => {
+            // The vector file, who made its ids, and the reference name the firmware reads.
+            let (v, source, reference) = match b {
+                Builtin::Llama3 => (
+                    firmware::vectors::prepare_hf_bpe("llama3-8k")?,
+                    "Hugging Face tokenizers llama3-8k",
+                    "llama3-8k/hf-tokenizers",
+                ),
+                Builtin::Tekken => (
+                    firmware::vectors::prepare_tekken()?,
+                    "mistral-common Tekken",
+                    "tekken/mistral-common",
+                ),
                 Builtin::BertCased => (
-                    "bert-cased-8k",
                     firmware::vectors::prepare_wp("bert-cased-8k")?,
+                    "Hugging Face tokenizers bert-cased-8k",
+                    "bert-cased-8k/hf-tokenizers",
                 ),
                 _ => (
-                    "minilm-uncased",
                     firmware::vectors::prepare_wp("minilm-uncased")?,
+                    "Hugging Face tokenizers minilm-uncased",
+                    "minilm-uncased/hf-tokenizers",
                 ),
             };
             println!(
-                "   embedding {} Hugging Face tokenizers {model} vectors ({})",
+                "   embedding {} {source} vectors ({})",
                 v.count,
                 v.path.display()
             );
@@ -266,11 +263,6 @@ fn reference_vectors(
                     v.left_out.join(", ")
                 );
             }
-            let reference = match b {
-                Builtin::Llama3 => "llama3-8k/hf-tokenizers",
-                Builtin::BertCased => "bert-cased-8k/hf-tokenizers",
-                _ => "minilm-uncased/hf-tokenizers",
-            };
             Ok(Some((v.path, reference)))
         }
         None => Ok(None),

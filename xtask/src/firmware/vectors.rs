@@ -567,34 +567,22 @@ pub struct HfVectors {
 /// vectors of the byte-level BPE model `tests/fixtures/hf_bpe/<model>/` (`llama3-8k`). Their
 /// generator asserted that the ids decode to the input, so the decoded text is the input.
 pub fn prepare_hf_bpe(model: &str) -> Result<HfVectors, String> {
-    let dir = format!("hf_bpe/{model}");
     let (ids, bytes) = HF_BPE_LIMITS;
     let fits = |r: &HfRecord| {
         r.2.len() <= ids && r.3.as_ref().is_none_or(|o| o.len() <= ids) && r.1.len() <= bytes
     };
-    let mut left_out = Vec::new();
-    let mut records = Vec::new();
-    for (set, take) in [
+    let sets = [
         ("fixtures", usize::MAX),
         ("corpus", usize::MAX),
         ("random", HF_RANDOM_RECORDS),
-    ] {
-        for (name, text, all, ordinary) in take_hf_set(&dir, set, take, &fits, &mut left_out)? {
-            records.push(Vec2Record {
-                name,
-                text,
-                all,
-                ordinary,
-                decoded: Decoded::Input,
-            });
-        }
-    }
-    let path = write_vec2(&format!("{model}-vectors.bin"), HF_BPE_LIMITS, &records)?;
-    Ok(HfVectors {
-        path,
-        count: records.len(),
-        left_out,
-    })
+    ];
+    byte_level_vectors(
+        &format!("hf_bpe/{model}"),
+        &format!("{model}-vectors.bin"),
+        &sets,
+        &fits,
+        &|_, _| true,
+    )
 }
 
 /// Writes `firmware-example/target/models/tekken-vectors.bin` (PBVEC2) from `mistral-common`'s
@@ -621,34 +609,62 @@ pub fn prepare_tekken() -> Result<HfVectors, String> {
     let fits = |r: &HfRecord| {
         r.2.len() <= ids && r.1.len() <= bytes && longest_run(&r.1) < BYTE_LEVEL_STREAM_INPUT
     };
-    let mut left_out = Vec::new();
-    let mut records = Vec::new();
-    for (set, take) in [
+    let sets = [
         ("fixtures", usize::MAX),
         ("corpus", usize::MAX),
         ("edge", usize::MAX),
         ("random", HF_RANDOM_RECORDS),
-    ] {
-        let special_text = manifest["sets"]["tekken"][set]["special_text"]
-            .as_array()
-            .ok_or_else(|| format!("{}: no special_text for {set}", manifest_path.display()))?;
-        for (name, text, all, _) in
-            take_hf_set("tekken/vectors/tekken", set, take, &fits, &mut left_out)?
-        {
+    ];
+    for (set, _) in sets {
+        if !manifest["sets"]["tekken"][set]["special_text"].is_array() {
+            return Err(format!(
+                "{}: no special_text for {set}",
+                manifest_path.display()
+            ));
+        }
+    }
+    let no_special_text = |set: &str, name: &str| {
+        let listed = manifest["sets"]["tekken"][set]["special_text"].as_array();
+        !listed.is_some_and(|l| l.iter().any(|n| n.as_str() == Some(name)))
+    };
+    byte_level_vectors(
+        "tekken/vectors/tekken",
+        "tekken-vectors.bin",
+        &sets,
+        &fits,
+        &no_special_text,
+    )
+}
+
+/// Writes `firmware-example/target/models/<file>` (PBVEC2, byte-level limits) from the vector
+/// sets in `tests/fixtures/<dir>`: of each `(set, take)`, up to `take` records (see
+/// [`take_hf_set`]) for which `fits` holds and `keep(set, name)` too. Their generators asserted
+/// that the ids decode to the input.
+fn byte_level_vectors(
+    dir: &str,
+    file: &str,
+    sets: &[(&str, usize)],
+    fits: &dyn Fn(&HfRecord) -> bool,
+    keep: &dyn Fn(&str, &str) -> bool,
+) -> Result<HfVectors, String> {
+    let mut left_out = Vec::new();
+    let mut records = Vec::new();
+    for &(set, take) in sets {
+        for (name, text, all, ordinary) in take_hf_set(dir, set, take, fits, &mut left_out)? {
             let plain = name.strip_prefix(&format!("{set}/")).unwrap_or(&name);
-            if special_text.iter().any(|n| n.as_str() == Some(plain)) {
+            if !keep(set, plain) {
                 continue;
             }
             records.push(Vec2Record {
                 name,
                 text,
                 all,
-                ordinary: None,
+                ordinary,
                 decoded: Decoded::Input,
             });
         }
     }
-    let path = write_vec2("tekken-vectors.bin", HF_BPE_LIMITS, &records)?;
+    let path = write_vec2(file, HF_BPE_LIMITS, &records)?;
     Ok(HfVectors {
         path,
         count: records.len(),
