@@ -120,27 +120,6 @@ def tekken_8k_json(published: dict, specials: list[str]) -> str:
     return json.dumps(d, ensure_ascii=False)
 
 
-def hf_vectors(hf: Tokenizer, cut: Tekkenizer, sets: dict) -> dict:
-    """`tokenizers`' ids for the sets, checked equal to the cut Tekkenizer's."""
-    out = {}
-    for set_name, rel in sets.items():
-        records = []
-        k = SUBSET.get(set_name, 1)
-        for i, (name, data, is_text) in enumerate(load_set(FIXTURES, rel)):
-            if i % k or not is_text:
-                continue
-            text = data.decode("utf-8")
-            ids = hf.encode(text, add_special_tokens=False).ids
-            assert ids == cut.encode(text, bos=False, eos=False), name
-            records.append({"name": name, "ids": ids})
-        path = OUT / "vectors" / "tekken-8k" / f"{set_name}.jsonl.gz"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_jsonl(path, {"model": "tekken-8k", "set": set_name, "inputs": rel,
-                           "count": len(records), "reference": "tokenizers"}, records)
-        out[set_name] = {"records": len(records), "sha256": sha256(path)}
-    return out
-
-
 def write_edge() -> None:
     path = OUT / "inputs" / "edge.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -148,32 +127,52 @@ def write_edge() -> None:
                             for n, t in EDGE), "utf-8")
 
 
-def vectors(tok: Tekkenizer, stem: str, sets: dict) -> dict:
-    specials = [t["token_str"] for t in tok._all_special_tokens]
+def write_sets(stem: str, sets: dict, encode, header: dict | None = None,
+               specials: list[str] | None = None) -> dict:
+    """Write `encode(text)`'s ids for every text record of `sets` (every SUBSET-th one) to
+    vectors/<stem>/<set>.jsonl.gz, with `header` added to each file's header. With `specials`,
+    also list the records whose text holds a special token's text: the Tekkenizer reads it as
+    text, picobpe's `Specials::All` as the special (the on-target tests leave them out)."""
     out = {}
     for set_name, rel in sets.items():
         records = []
-        # Records whose text holds a special token's text: the Tekkenizer reads it as text,
-        # picobpe's `Specials::All` as the special (the on-target tests leave them out).
         special_text = []
         k = SUBSET.get(set_name, 1)
         for i, (name, data, is_text) in enumerate(load_set(FIXTURES, rel)):
             if i % k or not is_text:
                 continue
             text = data.decode("utf-8")
-            ids = tok.encode(text, bos=False, eos=False)
-            assert tok.decode(ids).encode("utf-8") == data
-            assert tok.encode(text, bos=True, eos=True) == [tok.bos_id, *ids, tok.eos_id]
-            records.append({"name": name, "ids": ids})
-            if any(sp in text for sp in specials):
+            records.append({"name": name, "ids": encode(name, text, data)})
+            if specials is not None and any(sp in text for sp in specials):
                 special_text.append(name)
         path = OUT / "vectors" / stem / f"{set_name}.jsonl.gz"
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_jsonl(path, {"model": stem, "set": set_name, "inputs": rel, "count": len(records)},
-                    records)
-        out[set_name] = {"records": len(records), "sha256": sha256(path),
-                         "special_text": special_text}
+        write_jsonl(path, {"model": stem, "set": set_name, "inputs": rel,
+                           "count": len(records), **(header or {})}, records)
+        out[set_name] = {"records": len(records), "sha256": sha256(path)}
+        if specials is not None:
+            out[set_name]["special_text"] = special_text
     return out
+
+
+def vectors(tok: Tekkenizer, stem: str, sets: dict) -> dict:
+    """The Tekkenizer's ids, checked to decode to the text and to sit between BOS and EOS."""
+    def encode(name: str, text: str, data: bytes) -> list[int]:
+        ids = tok.encode(text, bos=False, eos=False)
+        assert tok.decode(ids).encode("utf-8") == data, name
+        assert tok.encode(text, bos=True, eos=True) == [tok.bos_id, *ids, tok.eos_id], name
+        return ids
+    return write_sets(stem, sets, encode,
+                      specials=[t["token_str"] for t in tok._all_special_tokens])
+
+
+def hf_vectors(hf: Tokenizer, cut: Tekkenizer, sets: dict) -> dict:
+    """`tokenizers`' ids for the sets, checked equal to the cut Tekkenizer's."""
+    def encode(name: str, text: str, _data: bytes) -> list[int]:
+        ids = hf.encode(text, add_special_tokens=False).ids
+        assert ids == cut.encode(text, bos=False, eos=False), name
+        return ids
+    return write_sets("tekken-8k", sets, encode, header={"reference": "tokenizers"})
 
 
 def main() -> None:
