@@ -182,17 +182,29 @@ impl Text {
     }
 }
 
-/// `parts` joined, `None` standing for [`eot_text`] (its first `cut` bytes with `Some(cut)`).
-fn with_eot(parts: &[Result<&[u8], Option<usize>>]) -> Text {
+/// A part of a test text.
+#[derive(Clone, Copy)]
+enum Part {
+    /// These bytes.
+    Bytes(&'static [u8]),
+    /// The special token's text ([`eot_text`]).
+    Eot,
+    /// Its text without the last byte.
+    EotPrefix,
+}
+
+/// `parts` joined.
+fn with_eot(parts: &[Part]) -> Text {
     let mut t = Text {
         bytes: [0; 128],
         len: 0,
     };
+    let eot = eot_text().as_bytes();
     for part in parts {
         let bytes = match *part {
-            Ok(b) => b,
-            Err(None) => eot_text().as_bytes(),
-            Err(Some(cut)) => &eot_text().as_bytes()[..cut],
+            Part::Bytes(b) => b,
+            Part::Eot => eot,
+            Part::EotPrefix => &eot[..eot.len() - 1],
         };
         t.bytes[t.len..t.len + bytes.len()].copy_from_slice(bytes);
         t.len += bytes.len();
@@ -283,7 +295,7 @@ mod tests {
 
     #[test]
     fn special_token_is_recognized() {
-        let text = with_eot(&[Ok(b"before"), Err(None), Ok(b"after"), Err(None)]);
+        let text = with_eot(&[Part::Bytes(b"before"), Part::Eot, Part::Bytes(b"after"), Part::Eot]);
         let text = text.as_bytes();
         let ids = encode(text, Specials::All);
         let e = eot();
@@ -296,7 +308,7 @@ mod tests {
 
     #[test]
     fn special_token_text_is_ordinary_without_specials() {
-        let text = with_eot(&[Ok(b"before"), Err(None), Ok(b"after")]);
+        let text = with_eot(&[Part::Bytes(b"before"), Part::Eot, Part::Bytes(b"after")]);
         let text = text.as_bytes();
         let ids = encode(text, Specials::None);
         assert!(
@@ -310,8 +322,7 @@ mod tests {
     #[test]
     fn partial_special_token_is_ordinary_text() {
         // The special's text without its last byte, twice (`<|endoftext|<|endoftext|`).
-        let cut = eot_text().len() - 1;
-        let text = with_eot(&[Err(Some(cut)), Err(Some(cut))]);
+        let text = with_eot(&[Part::EotPrefix, Part::EotPrefix]);
         let text = text.as_bytes();
         let ids = encode(text, Specials::All);
         assert!(!ids.as_slice().contains(&eot()));
@@ -395,7 +406,7 @@ mod tests {
 
     #[test]
     fn streaming_encode_finds_a_special_split_across_chunks() {
-        let text = with_eot(&[Ok(b"abc"), Err(None), Ok(b"def")]);
+        let text = with_eot(&[Part::Bytes(b"abc"), Part::Eot, Part::Bytes(b"def")]);
         let text = text.as_bytes();
         let one = encode(text, Specials::All);
         assert!(one.as_slice().contains(&eot()));
