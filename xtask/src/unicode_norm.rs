@@ -16,7 +16,9 @@
 //!   or from the code point), `BACKWARD` (the second character of some primary composite, the
 //!   Hangul vowel and trailing jamo included: a character without it never composes with what
 //!   precedes it), and `SAME[form]` (the code point alone is its own NFC, NFD, NFKC, NFKD, as
-//!   the crate's iterators say: a unit of that one character is left as it is).
+//!   the crate's iterators say: a unit of that one character is left as it is), and `MARK`
+//!   (`is_combining_mark`, General_Category M: what `tokenizers`' `StripAccents` drops; the
+//!   generator checks that every non-starter is one).
 //! - `CANONICAL_KEYS` / `COMPAT_KEYS`: the code points with a decomposition, sorted;
 //!   `*_ENDS[i]` is the end of entry `i`'s full decomposition in `*_UTF8` (its start is the
 //!   previous end, or 0), as UTF-8.
@@ -28,6 +30,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use unicode_normalization_alignments::char::{
     canonical_combining_class, compose, decompose_canonical, decompose_compatible,
+    is_combining_mark,
 };
 use unicode_normalization_alignments::UnicodeNormalization;
 
@@ -39,6 +42,8 @@ const HAS_COMPAT: u8 = 2;
 const BACKWARD: u8 = 4;
 /// Flags: the code point alone is its own NFC, NFD, NFKC, NFKD (in this bit order).
 const SAME: [u8; 4] = [8, 16, 32, 64];
+/// Flag: the code point is a combining mark (General_Category M), which `StripAccents` drops.
+const MARK: u8 = 128;
 const S_BASE: u32 = 0xAC00;
 const S_COUNT: u32 = 11_172;
 
@@ -115,6 +120,15 @@ pub fn generate() -> Result<String, String> {
             continue;
         };
         ccc[cp as usize] = canonical_combining_class(c);
+        if is_combining_mark(c) {
+            flags[cp as usize] |= MARK;
+        } else if ccc[cp as usize] != 0 {
+            // The core strips accents a character at a time after a decomposition, which
+            // skips the canonical reordering: exact only when every non-starter is a mark.
+            return Err(format!(
+                "U+{cp:04X} has a combining class but is not a mark"
+            ));
+        }
         let alone = c.to_string();
         let forms: [String; 4] = [
             alone.nfc().map(|(ch, _)| ch).collect(),
@@ -239,6 +253,11 @@ pub fn generate() -> Result<String, String> {
         "/// Flags: the code point alone is its own NFC, NFD, NFKC, NFKD (in this order)."
     );
     let _ = writeln!(w, "pub(crate) const SAME: [u8; 4] = {SAME:?};");
+    let _ = writeln!(
+        w,
+        "/// Flag: a combining mark (General_Category M, `is_combining_mark`): what `StripAccents` drops."
+    );
+    let _ = writeln!(w, "pub(crate) const MARK: u8 = {MARK};");
     let _ = writeln!(
         w,
         "/// log2 of the code points per block of the two-level tables."

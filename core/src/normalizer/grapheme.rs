@@ -71,7 +71,7 @@ fn element(text: &[u8], at: usize, last: bool) -> Option<(u8, usize, usize)> {
 
 /// The facts about the cluster so far that decide the next boundary (see the module docs).
 #[derive(Clone, Copy)]
-struct Walk {
+pub(super) struct Walk {
     /// The last character's class.
     prev: u8,
     /// The characters since the last pictograph are all Extend (false without one).
@@ -85,7 +85,7 @@ struct Walk {
 }
 
 impl Walk {
-    fn start() -> Self {
+    pub(super) fn start() -> Self {
         Walk {
             prev: t::GB_OTHER,
             pictograph: false,
@@ -96,7 +96,7 @@ impl Walk {
     }
 
     /// Whether the character of class byte `byte` joins the cluster (no boundary before it).
-    fn joins(&self, byte: u8) -> bool {
+    pub(super) fn joins(&self, byte: u8) -> bool {
         let (p, c) = (self.prev, byte & t::CLASS_MASK);
         let is = |x: u8, set: &[u8]| set.contains(&x);
         let breaks = [t::GB_CONTROL, t::GB_CR, t::GB_LF];
@@ -120,7 +120,7 @@ impl Walk {
     }
 
     /// The walk after the character of class byte `byte` (joined or starting a cluster).
-    fn push(&mut self, byte: u8) {
+    pub(super) fn push(&mut self, byte: u8) {
         let (c, incb) = (byte & t::CLASS_MASK, byte >> 6);
         self.pictograph_zwj = c == t::GB_ZWJ && self.pictograph;
         self.pictograph = c == t::GB_PICTOGRAPHIC || (c == t::GB_EXTEND && self.pictograph);

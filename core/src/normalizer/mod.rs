@@ -3,7 +3,9 @@
 //!
 //! Today: the Unicode normalization forms ([`UnicodeForm`], [`normalize`]), `tokenizers`'
 //! `Precompiled` rule over a SentencePiece character map (`precompiled.rs`, on extended
-//! grapheme clusters, `grapheme.rs`), and the windowed encode through either that the
+//! grapheme clusters, `grapheme.rs`), `Sequence`s of character steps (quote pairs, `NFD` or
+//! `NFKD`, `StripAccents`, `Lowercase`) with or without `Precompiled` after them
+//! ([`Steps`], `steps.rs`), and the windowed encode through either that the
 //! families use (`window.rs`), from tables that `cargo xtask gen-unicode` generates from the
 //! crates `tokenizers` itself calls. SentencePiece's character maps live with that family
 //! (`crate::sentencepiece`), WordPiece's BERT normalizer with its own (`crate::wordpiece`).
@@ -12,11 +14,13 @@ mod grapheme;
 #[allow(clippy::unreadable_literal)]
 mod grapheme_tables;
 mod precompiled;
+mod steps;
 mod unicode;
 #[allow(clippy::unreadable_literal)]
 mod unicode_tables;
 mod window;
 
+pub use steps::{Decompose, Steps};
 pub use unicode::{normalize, NormalizeError, UnicodeForm};
 pub use unicode_tables::UNICODE_VERSION;
 
@@ -77,6 +81,8 @@ pub enum NormalizerKind {
     /// ([`crate::sentencepiece::SpTables::charsmap`]) applied a grapheme cluster at a time
     /// (see `precompiled.rs`).
     Precompiled,
+    /// A `Sequence` of character steps, `Precompiled` after them or not ([`Steps`]).
+    Steps(Steps),
 }
 
 /// The encode through a normalizer ([`window`]'s), behind a function pointer: the kind, the
@@ -119,6 +125,16 @@ impl TextNormalizer {
         }
     }
 
+    /// A `Sequence` of character steps (a `const fn` too); `Precompiled` in them applies the
+    /// tables' character map. Tables must hold only steps this core applies exactly
+    /// ([`Steps::is_exact`]; model loaders check it).
+    pub const fn steps(steps: Steps) -> Self {
+        TextNormalizer {
+            kind: NormalizerKind::Steps(steps),
+            encode: encode_steps,
+        }
+    }
+
     /// What it applies.
     pub fn kind(&self) -> NormalizerKind {
         self.kind
@@ -128,7 +144,7 @@ impl TextNormalizer {
     pub fn form(&self) -> Option<UnicodeForm> {
         match self.kind {
             NormalizerKind::Unicode(form) => Some(form),
-            NormalizerKind::Precompiled => None,
+            NormalizerKind::Precompiled | NormalizerKind::Steps(_) => None,
         }
     }
 
@@ -172,7 +188,7 @@ fn encode_unicode(
 ) -> Result<Progress, EncodeError> {
     let form = match kind {
         NormalizerKind::Unicode(form) => form,
-        NormalizerKind::Precompiled => UnicodeForm::Nfc,
+        NormalizerKind::Precompiled | NormalizerKind::Steps(_) => UnicodeForm::Nfc,
     };
     window::encode_normalized(&form, text, is_final, out, work, encode)
 }
@@ -195,6 +211,44 @@ fn encode_precompiled(
         work,
         encode,
     )
+}
+
+/// [`window::encode_normalized`] through character steps ([`TextNormalizer::steps`] pairs it
+/// with that kind; another kind is read as no step at all).
+fn encode_steps(
+    kind: NormalizerKind,
+    map: &CharsMap<'_>,
+    text: &[u8],
+    is_final: bool,
+    out: &mut [u32],
+    work: fn(usize) -> usize,
+    encode: &mut EncodePart<'_>,
+) -> Result<Progress, EncodeError> {
+    let steps = match kind {
+        NormalizerKind::Steps(steps) => steps,
+        _ => Steps::NONE,
+    };
+    window::encode_normalized(
+        &steps::StepsMap { steps, map },
+        text,
+        is_final,
+        out,
+        work,
+        encode,
+    )
+}
+
+/// `text` normalized by `steps` (over `map` when they end with `Precompiled`) into `out`
+/// (whole units; see [`normalize`] for the contract). For the reference tests and the fuzzer.
+#[doc(hidden)]
+pub fn steps_normalize(
+    steps: Steps,
+    map: CharsMap<'_>,
+    text: &[u8],
+    last: bool,
+    out: &mut [u8],
+) -> Result<Progress, NormalizeError> {
+    steps::StepsMap { steps, map: &map }.normalize(text, last, out)
 }
 
 /// The end of the extended grapheme cluster (UAX #29, as `unicode-segmentation` 1.12.0 finds

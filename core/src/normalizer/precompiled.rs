@@ -23,7 +23,7 @@ use crate::tokenize::Progress;
 use crate::utf8::{self, Utf8};
 
 /// Clusters at least this long (in the reference's bytes) are rewritten a character at a time.
-const WHOLE_BELOW: usize = 6;
+pub(super) const WHOLE_BELOW: usize = 6;
 
 /// A character map applied by `tokenizers`' `Precompiled` rule (by reference: the map is
 /// large, and the encoder's stack is counted).
@@ -31,13 +31,13 @@ const WHOLE_BELOW: usize = 6;
 pub(crate) struct GraphemeMap<'m, 'a>(pub(crate) &'m CharsMap<'a>);
 
 /// Output bytes, written while they fit; `need` counts them all.
-struct Sink<'o> {
-    out: &'o mut [u8],
-    need: usize,
+pub(super) struct Sink<'o> {
+    pub(super) out: &'o mut [u8],
+    pub(super) need: usize,
 }
 
 impl Sink<'_> {
-    fn put(&mut self, bytes: &[u8]) {
+    pub(super) fn put(&mut self, bytes: &[u8]) {
         if let Some(dst) = self.out.get_mut(self.need..self.need + bytes.len()) {
             crate::slice_ops::copy(dst, bytes);
         }
@@ -48,7 +48,7 @@ impl Sink<'_> {
 impl GraphemeMap<'_, '_> {
     /// The replacement of the key that is exactly `key`, written to `sink`; false when `key`
     /// is no key.
-    fn put_key(&self, key: &[u8], sink: &mut Sink<'_>) -> bool {
+    pub(super) fn put_key(&self, key: &[u8], sink: &mut Sink<'_>) -> bool {
         match self.0.longest(key) {
             Some((len, r)) if len == key.len() => {
                 let mut buf = [0u8; 4];

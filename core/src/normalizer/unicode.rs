@@ -419,8 +419,14 @@ fn decompose_at(form: UnicodeForm, text: &[u8], at: usize) -> (Source, usize) {
             return (image, len);
         }
     }
+    (source_of(form, cp), len)
+}
+
+/// The decomposition of the scalar value `cp` under `form` (`Nmt` aside).
+#[inline]
+fn source_of(form: UnicodeForm, cp: u32) -> Source {
     if cp < 0x80 {
-        return (Source::One(cp), 1);
+        return Source::One(cp);
     }
     if (S_BASE..S_BASE + S_COUNT).contains(&cp) {
         let s = cp - S_BASE;
@@ -429,14 +435,11 @@ fn decompose_at(form: UnicodeForm, text: &[u8], at: usize) -> (Source, usize) {
             V_BASE + (s % N_COUNT) / T_COUNT,
             s % T_COUNT,
         );
-        return (
-            Source::Hangul(l, v, if tt == 0 { 0 } else { T_BASE + tt }),
-            len,
-        );
+        return Source::Hangul(l, v, if tt == 0 { 0 } else { T_BASE + tt });
     }
     let f = flags(cp);
     if f & form.decomposes_mask() == 0 {
-        return (Source::One(cp), len);
+        return Source::One(cp);
     }
     let (keys, ends, bytes): (&[u32], &[u16], &'static [u8]) =
         if form.compat() && f & t::HAS_COMPAT != 0 {
@@ -445,7 +448,7 @@ fn decompose_at(form: UnicodeForm, text: &[u8], at: usize) -> (Source, usize) {
             (&t::CANONICAL_KEYS, &t::CANONICAL_ENDS, &t::CANONICAL_UTF8)
         };
     let Ok(i) = keys.binary_search(&cp) else {
-        return (Source::One(cp), len);
+        return Source::One(cp);
     };
     let start = match i.checked_sub(1) {
         Some(p) => ends.get(p).copied().unwrap_or(0),
@@ -453,9 +456,41 @@ fn decompose_at(form: UnicodeForm, text: &[u8], at: usize) -> (Source, usize) {
     };
     let end = ends.get(i).copied().unwrap_or(0);
     match bytes.get(usize::from(start)..usize::from(end)) {
-        Some(d) if !d.is_empty() => (Source::Table(d), len),
-        _ => (Source::One(cp), len),
+        Some(d) if !d.is_empty() => Source::Table(d),
+        _ => Source::One(cp),
     }
+}
+
+/// Calls `f` with each character of the full decomposition of the scalar value `cp` under
+/// `form` (canonical, or compatibility for the K forms), in the tables' order: no canonical
+/// reordering across characters (the caller's steps make that unnecessary).
+#[inline]
+pub(super) fn for_each_decomposed(form: UnicodeForm, cp: u32, mut f: impl FnMut(u32)) {
+    match source_of(form, cp) {
+        Source::Empty => {}
+        Source::One(e) => f(e),
+        Source::Hangul(l, v, tt) => {
+            f(l);
+            f(v);
+            if tt != 0 {
+                f(tt);
+            }
+        }
+        Source::Table(d) => {
+            let mut i = 0;
+            while let Utf8::Scalar(e, len) = utf8::decode(d, i) {
+                f(e);
+                i += len;
+            }
+        }
+    }
+}
+
+/// True when `cp` is a combining mark (General_Category M as the reference's tables have
+/// it): what `tokenizers`' `StripAccents` drops.
+#[inline]
+pub(super) fn is_mark(cp: u32) -> bool {
+    flags(cp) & t::MARK != 0
 }
 
 /// A position in the decomposed stream of `text[..end]`, which can be copied to walk the same
