@@ -16,9 +16,10 @@
 //!   or from the code point), `BACKWARD` (the second character of some primary composite, the
 //!   Hangul vowel and trailing jamo included: a character without it never composes with what
 //!   precedes it), and `SAME[form]` (the code point alone is its own NFC, NFD, NFKC, NFKD, as
-//!   the crate's iterators say: a unit of that one character is left as it is), and `MARK`
-//!   (`is_combining_mark`, General_Category M: what `tokenizers`' `StripAccents` drops; the
-//!   generator checks that every non-starter is one).
+//!   the crate's iterators say: a unit of that one character is left as it is).
+//! - `MARK_RANGES`: the combining marks (`is_combining_mark`, General_Category M: what
+//!   `tokenizers`' `StripAccents` drops) as ranges; the generator checks that every
+//!   non-starter is one.
 //! - `CANONICAL_KEYS` / `COMPAT_KEYS`: the code points with a decomposition, sorted;
 //!   `*_ENDS[i]` is the end of entry `i`'s full decomposition in `*_UTF8` (its start is the
 //!   previous end, or 0), as UTF-8.
@@ -42,8 +43,6 @@ const HAS_COMPAT: u8 = 2;
 const BACKWARD: u8 = 4;
 /// Flags: the code point alone is its own NFC, NFD, NFKC, NFKD (in this bit order).
 const SAME: [u8; 4] = [8, 16, 32, 64];
-/// Flag: the code point is a combining mark (General_Category M), which `StripAccents` drops.
-const MARK: u8 = 128;
 const S_BASE: u32 = 0xAC00;
 const S_COUNT: u32 = 11_172;
 
@@ -112,6 +111,7 @@ fn pack(entries: &[(u32, Vec<char>)]) -> Result<Decomps, String> {
 pub fn generate() -> Result<String, String> {
     let mut ccc = vec![0u8; N_CP as usize];
     let mut flags = vec![0u8; N_CP as usize];
+    let mut marks: Vec<(u32, u32)> = Vec::new();
     let mut canonical = Vec::new();
     let mut compat = Vec::new();
     let mut longest = 0;
@@ -121,7 +121,10 @@ pub fn generate() -> Result<String, String> {
         };
         ccc[cp as usize] = canonical_combining_class(c);
         if is_combining_mark(c) {
-            flags[cp as usize] |= MARK;
+            match marks.last_mut() {
+                Some((_, end)) if *end + 1 == cp => *end = cp,
+                _ => marks.push((cp, cp)),
+            }
         } else if ccc[cp as usize] != 0 {
             // The core strips accents a character at a time after a decomposition, which
             // skips the canonical reordering: exact only when every non-starter is a mark.
@@ -255,11 +258,6 @@ pub fn generate() -> Result<String, String> {
     let _ = writeln!(w, "pub(crate) const SAME: [u8; 4] = {SAME:?};");
     let _ = writeln!(
         w,
-        "/// Flag: a combining mark (General_Category M, `is_combining_mark`): what `StripAccents` drops."
-    );
-    let _ = writeln!(w, "pub(crate) const MARK: u8 = {MARK};");
-    let _ = writeln!(
-        w,
         "/// log2 of the code points per block of the two-level tables."
     );
     let _ = writeln!(w, "pub(crate) const BLOCK_SHIFT: u32 = {BLOCK_SHIFT};");
@@ -283,6 +281,17 @@ pub fn generate() -> Result<String, String> {
         "COMPOSE_KEYS",
         "u64",
         pairs.iter().map(|p| format!("0x{:X}", p.0)),
+    );
+    let _ = writeln!(
+        w,
+        "\n/// The combining marks (General_Category M, `is_combining_mark`: what `StripAccents`\n\
+         /// drops) as sorted, disjoint `(first, last)` ranges."
+    );
+    emit_array(
+        w,
+        "MARK_RANGES",
+        "(u32, u32)",
+        marks.iter().map(|(a, b)| format!("(0x{a:X}, 0x{b:X})")),
     );
     let _ = writeln!(w, "\n/// The composite of each `COMPOSE_KEYS` entry.");
     emit_array(

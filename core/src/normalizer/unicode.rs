@@ -490,7 +490,11 @@ pub(super) fn for_each_decomposed(form: UnicodeForm, cp: u32, mut f: impl FnMut(
 /// it): what `tokenizers`' `StripAccents` drops.
 #[inline]
 pub(super) fn is_mark(cp: u32) -> bool {
-    flags(cp) & t::MARK != 0
+    if cp < 0x300 {
+        return false;
+    }
+    let i = t::MARK_RANGES.partition_point(|r| r.1 < cp);
+    matches!(t::MARK_RANGES.get(i), Some(&(first, _)) if first <= cp)
 }
 
 /// A position in the decomposed stream of `text[..end]`, which can be copied to walk the same
