@@ -152,18 +152,25 @@ fuzz_target!(|data: &[u8]| {
             // Version 2: the kind (variant 1, SentencePiece BPE, or 3, Unigram), then the
             // model (whose `unigram` flag is not serialized: the kind carries it). With
             // `tokenizer.json` settings, kind 7: the model, the Unigram flag, no `f64` scores,
-            // no character map, then the settings byte (as `SpModel::to_bytes` writes it).
+            // no character map, then the settings (a `u16` varint, as `SpModel::to_bytes`
+            // writes it).
             let Ok(mut payload) = postcard::to_stdvec(&model) else {
                 return;
             };
-            let settings = u8::from(model.unk_in_text)
-                | u8::from(model.unk_per_char) << 1
-                | picobpe_model::normalizer::code(model.normalizer) << 2
-                | u8::from(model.precompiled) << 5
-                | u8::from(model.collapse_spaces) << 6;
+            let settings = u16::from(model.unk_in_text)
+                | u16::from(model.unk_per_char) << 1
+                | u16::from(picobpe_model::normalizer::code(model.normalizer)) << 2
+                | u16::from(model.precompiled) << 5
+                | u16::from(model.collapse_spaces) << 6
+                | u16::from(model.char_steps.bits()) << 7;
             if settings != 0 {
                 payload.insert(0, 7);
-                payload.extend([u8::from(model.unigram), 0, 0, settings]);
+                payload.extend([u8::from(model.unigram), 0, 0]);
+                if settings < 0x80 {
+                    payload.push(settings as u8);
+                } else {
+                    payload.extend([settings as u8 | 0x80, (settings >> 7) as u8]);
+                }
             } else {
                 payload.insert(0, if model.unigram { 3 } else { 1 });
                 if model.unigram {
@@ -573,5 +580,9 @@ fn structured_sp(mut p: Params<'_>) -> SpModel {
         // Without a character map: refused by `validate`.
         precompiled: tokenizers && settings & 32 != 0,
         collapse_spaces: tokenizers && settings & 64 != 0,
+        // Steps after a form other than NFD or NFKD, or on the wrong sections: refused.
+        char_steps: picobpe_model::normalizer::CharSteps::from_bits(p.byte() & 15)
+            .filter(|_| tokenizers)
+            .unwrap_or_default(),
     }
 }

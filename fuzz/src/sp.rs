@@ -528,12 +528,7 @@ pub fn borrow_tables<'a>(data: &'a SpTableData<'_>) -> SpTables<'a> {
             hangul: data.charsmap_hangul,
             max_key: data.charsmap_lookahead,
         },
-        normalizer: if data.precompiled {
-            Some(picobpe::normalizer::TextNormalizer::precompiled())
-        } else {
-            data.normalizer
-                .map(picobpe::normalizer::TextNormalizer::new)
-        },
+        normalizer: data.text_normalizer(),
     }
 }
 

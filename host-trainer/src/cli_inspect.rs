@@ -165,6 +165,28 @@ fn inspect_sentencepiece(
             picobpe_model::normalizer::name(form),
         );
     }
+    let steps = model.char_steps;
+    if steps.any() {
+        let mut names = Vec::new();
+        if steps.quotes {
+            names.push("Replace(\"``\", \"\\\"\") + Replace(\"''\", \"\\\"\")");
+        }
+        if let Some(form) = model.normalizer {
+            names.push(picobpe_model::normalizer::name(form));
+        }
+        let (lower, strip) = ("Lowercase", "StripAccents");
+        match (steps.lowercase, steps.strip_accents, steps.lowercase_first) {
+            (true, true, true) => names.extend([lower, strip]),
+            (true, true, false) => names.extend([strip, lower]),
+            (true, false, _) => names.push(lower),
+            (false, true, _) => names.push(strip),
+            (false, false, _) => {}
+        }
+        if model.precompiled {
+            names.push("Precompiled");
+        }
+        say!(out, "steps:        {}", names.join(" + "));
+    }
     if model.unk_in_text || model.unk_per_char {
         say!(
             out,

@@ -29,9 +29,11 @@
 //!   by a byte naming its Unicode normalizer (1 NFC, 2 NFD, 3 NFKC, 4 NFKD; Qwen2's NFC), which
 //!   [`Model::to_bytes`] writes in this version for such a model. Variant 7 is a SentencePiece
 //!   model from a `tokenizer.json` whose settings the others cannot hold: the `SpModel`, a
-//!   bool (Unigram), `f64_scores`, the character map (possibly empty) and a settings byte
-//!   (bit 0: the unknown piece is matched in the text; bit 1: one `<unk>` per unknown
-//!   character; bits 2-4: the Unicode normalizer, 1 NFC, 2 NFD, 3 NFKC, 4 NFKD), not 0. Variant 2 is a
+//!   bool (Unigram), `f64_scores`, the character map (possibly empty) and the settings, a
+//!   `u16` varint, not 0 (bit 0: the unknown piece is matched in the text; bit 1: one `<unk>`
+//!   per unknown character; bits 2-4: the Unicode normalizer, 1 NFC, 2 NFD, 3 NFKC, 4 NFKD,
+//!   5 Nmt + NFKC; bit 5: `Precompiled`; bit 6: runs of spaces made one; bits 7-10: the
+//!   character steps, quote pairs, `StripAccents`, `Lowercase`, `Lowercase` first). Variant 2 is a
 //!   WordPiece [`crate::WpModel`] `{ vocab, unk_id, prefix, max_chars_per_word, clean_text,
 //!   handle_chinese_chars, strip_accents, lowercase, cleanup, specials }`, which
 //!   [`WpModel::write`] writes in this version (its tables are built at load).
@@ -190,8 +192,9 @@ enum Payload<B = Model, S = SpModel, W = WpModel, F = Vec<f64>, C = Vec<u8>> {
     BytePairNormalized(B, u8),
     /// A SentencePiece model from a `tokenizer.json` with settings the other kinds cannot
     /// hold: the model, whether it is Unigram, its `f64` scores, its character map and the
-    /// settings byte ([`SpModel::settings`]).
-    SentencePieceSettings(S, bool, F, C, u8),
+    /// settings ([`SpModel::settings`]: a `u16` varint, one byte below 128 as when it was a
+    /// `u8`).
+    SentencePieceSettings(S, bool, F, C, u16),
 }
 
 /// A payload to write, borrowing its model.

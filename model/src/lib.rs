@@ -33,6 +33,7 @@ pub use error::{InvalidModel, ModelError};
 pub use format::{read_tables, read_tables_with_template, AnyModel, LiveTables, TemplateData};
 pub use model::Model;
 pub use pattern::{PatternKind, UnknownPattern};
+pub use picobpe::normalizer::{NormalizerKind, TextNormalizer};
 pub use picobpe::sentencepiece::SpAlgorithm;
 pub use sentencepiece::{SpModel, SpTableData};
 pub use tables::{IndexData, PieceTable, TableData, TableSizes};

@@ -1,6 +1,7 @@
-//! The Unicode normalizer of a byte-level model, as files and the command line name it.
+//! The Unicode normalizer of a model, as files and the command line name it, and the
+//! character steps of a SentencePiece-style `tokenizer.json`'s normalizer `Sequence`.
 
-use picobpe::normalizer::UnicodeForm;
+use picobpe::normalizer::{Steps, TextNormalizer, UnicodeForm};
 
 /// Every form, in code order (code = index + 1; 0 is "none").
 const FORMS: [(UnicodeForm, &str); 5] = [
@@ -42,4 +43,91 @@ pub fn name(form: UnicodeForm) -> &'static str {
         UnicodeForm::Nfkd => "NFKD",
         UnicodeForm::NmtNfkc => "Nmt + NFKC",
     }
+}
+
+/// The character steps of a `tokenizer.json` normalizer `Sequence` that a SentencePiece-style
+/// model holds besides its Unicode form and `Precompiled` (see `picobpe::normalizer::Steps`):
+/// ALBERT's and XLNet's quote pairs, `StripAccents`, `Lowercase`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CharSteps {
+    /// `Replace("``", "\"")` then `Replace("''", "\"")`, first.
+    pub quotes: bool,
+    /// `StripAccents` (after the Unicode form, which must then be `NFD` or `NFKD`).
+    pub strip_accents: bool,
+    /// `Lowercase`.
+    pub lowercase: bool,
+    /// `Lowercase` comes before `StripAccents`.
+    pub lowercase_first: bool,
+}
+
+impl CharSteps {
+    /// True when there is a step.
+    pub fn any(&self) -> bool {
+        self.quotes || self.strip_accents || self.lowercase
+    }
+
+    /// The four flags as bits 0-3 (quotes, strip_accents, lowercase, lowercase_first).
+    pub fn bits(&self) -> u8 {
+        u8::from(self.quotes)
+            | u8::from(self.strip_accents) << 1
+            | u8::from(self.lowercase) << 2
+            | u8::from(self.lowercase_first) << 3
+    }
+
+    /// The steps [`CharSteps::bits`] stores; `None` for bits it never sets (bits 4-7, or
+    /// `lowercase_first` without both steps).
+    pub fn from_bits(bits: u8) -> Option<Self> {
+        let steps = CharSteps {
+            quotes: bits & 1 != 0,
+            strip_accents: bits & 2 != 0,
+            lowercase: bits & 4 != 0,
+            lowercase_first: bits & 8 != 0,
+        };
+        let order_ok = !steps.lowercase_first || (steps.lowercase && steps.strip_accents);
+        (bits < 16 && order_ok).then_some(steps)
+    }
+
+    /// The core's steps for these with `form` before them and, with `precompiled`, the
+    /// character map after them; `None` without a step, or with a form the core cannot apply
+    /// a character at a time (only `NFD` or `NFKD`, and only with `StripAccents`).
+    pub fn steps(&self, form: Option<UnicodeForm>, precompiled: bool) -> Option<Steps> {
+        use picobpe::normalizer::Decompose;
+        if !self.any() {
+            return None;
+        }
+        let decompose = match form {
+            None => None,
+            Some(UnicodeForm::Nfd) => Some(Decompose::Canonical),
+            Some(UnicodeForm::Nfkd) => Some(Decompose::Compatibility),
+            Some(_) => return None,
+        };
+        let steps = Steps {
+            quotes: self.quotes,
+            decompose,
+            strip_accents: self.strip_accents,
+            lowercase: self.lowercase,
+            lowercase_first: self.lowercase_first,
+            precompiled,
+        };
+        steps.is_exact().then_some(steps)
+    }
+}
+
+/// The normalizer a SentencePiece-style model's tables apply: its character steps (with its
+/// form and `Precompiled` in them), else `Precompiled`, else its Unicode form. `None` also
+/// for steps the core cannot apply (a model's validation refuses those).
+pub fn text_normalizer(
+    form: Option<UnicodeForm>,
+    precompiled: bool,
+    char_steps: CharSteps,
+) -> Option<TextNormalizer> {
+    if char_steps.any() {
+        return char_steps
+            .steps(form, precompiled)
+            .map(TextNormalizer::steps);
+    }
+    if precompiled {
+        return Some(TextNormalizer::precompiled());
+    }
+    form.map(TextNormalizer::new)
 }

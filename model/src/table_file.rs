@@ -18,7 +18,9 @@
 //! SentencePiece tables ([`SpTableData`]), after the kind byte:
 //!
 //! ```text
-//! u8 × 5    add_dummy_prefix, remove_extra_whitespaces, split_words (0/1), sections
+//! u8 × 5    add_dummy_prefix, remove_extra_whitespaces (1; 2 collapse_spaces), split_words
+//!           (bit 0) with the character steps (bits 1-4: quote pairs, StripAccents,
+//!           Lowercase, Lowercase first), sections
 //!           (the `Sections` variant index 0-5), algorithm (bits 0-1: 0 BPE, 1 Unigram as
 //!           `sentencepiece` adds, 2 Unigram as `tokenizers` adds; bit 2 a character map;
 //!           bit 3 one `<unk>` per unknown character; bits 4-6 the Unicode normalizer, 0
@@ -419,16 +421,18 @@ impl<'a> Blob<'a> for SpTableData<'a> {
             u8::from(self.add_dummy_prefix),
             // 1: remove_extra_whitespaces; 2: collapse_spaces.
             u8::from(self.remove_extra_whitespaces) | u8::from(self.collapse_spaces) << 1,
-            u8::from(self.split_words),
+            // Bit 0: split_words; bits 1-4: the character steps.
+            u8::from(self.split_words) | self.char_steps.bits() << 1,
             sections as u8,
             algorithm,
         ];
         for flag in &mut flags {
             f.scalar("flags", flag)?;
         }
+        let char_steps = crate::normalizer::CharSteps::from_bits(flags[2] >> 1);
         if flags[0] > 1
             || flags[1] > 2
-            || flags[2] > 1
+            || char_steps.is_none()
             || usize::from(flags[3]) >= SECTIONS.len()
             || flags[4] & 3 > 2
             || crate::normalizer::from_code(flags[4] >> 4 & 7).is_none()
@@ -443,7 +447,8 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         self.add_dummy_prefix = flags[0] == 1;
         self.remove_extra_whitespaces = flags[1] == 1;
         self.collapse_spaces = flags[1] == 2;
-        self.split_words = flags[2] == 1;
+        self.split_words = flags[2] & 1 == 1;
+        self.char_steps = char_steps.unwrap_or_default();
         self.sections = SECTIONS[usize::from(flags[3])];
         f.scalar("unk_id", &mut self.unk_id)?;
         f.scalar("cut_bytes", &mut self.cut_bytes[0])?;
@@ -552,7 +557,7 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         // Where a character map may be: inline sections (`sentencepiece`'s rule), or as a
         // `Precompiled` normalizer before words segmented apart (`tokenizers`' rule).
         let map_placed = if self.precompiled {
-            self.sections.splits_words() && self.normalizer.is_none()
+            self.sections.splits_words() && (self.normalizer.is_none() || self.char_steps.any())
         } else {
             inline
         };
@@ -561,6 +566,16 @@ impl<'a> Blob<'a> for SpTableData<'a> {
             return Err(bad(
                 "a Precompiled normalizer without a character map, with a Unicode one, or on \
                  words not segmented apart"
+                    .to_owned(),
+            ));
+        }
+        let steps_placed = self.sections.splits_words()
+            && !self.remove_extra_whitespaces
+            && self.text_normalizer().is_some();
+        if self.char_steps.any() && !steps_placed {
+            return Err(bad(
+                "normalizer character steps on words not segmented apart, with the whitespace \
+                 rule, or after a Unicode form they cannot follow"
                     .to_owned(),
             ));
         }

@@ -330,6 +330,10 @@ pub(crate) enum Normalizer {
     },
     #[serde(rename = "BertNormalizer")]
     Bert(BertNormalizer),
+    /// `char::to_lowercase`, a character at a time.
+    Lowercase,
+    /// Combining marks dropped.
+    StripAccents,
     /// A SentencePiece character map (`precompiled_charsmap`, base64).
     Precompiled {
         precompiled_charsmap: String,

@@ -70,6 +70,7 @@ fn tiny() -> SpModel {
         normalizer: None,
         precompiled: false,
         collapse_spaces: false,
+        char_steps: Default::default(),
     }
 }
 
@@ -541,6 +542,7 @@ fn a_zero_score_merges_before_a_negative_zero() {
         normalizer: None,
         precompiled: false,
         collapse_spaces: false,
+        char_steps: Default::default(),
     };
     for ((ab, bc), want) in [((-0.0, 0.0), [2, 6]), ((0.0, -0.0), [5, 4])] {
         let tables = SpTableData::new(&model(ab, bc)).unwrap().to_tables();
@@ -860,14 +862,18 @@ fn tokenizer_json_settings_round_trip_and_damage_is_refused() {
         .unwrap();
     assert_eq!(out[..n], [4, 0]);
 
-    // 0, an unknown normalizer code (6), an unknown bit.
-    for bits in [0u8, 6 << 2, 128] {
+    // 0, an unknown normalizer code (6), an unknown bit (11), `Lowercase` first without the
+    // two steps (bit 10): the settings are a u16 varint.
+    for bits in [&[0u8][..], &[6 << 2], &[0x80, 0x10], &[0x80, 0x08]] {
         let mut bad = bytes.clone();
-        *bad.last_mut().unwrap() = bits;
+        bad.pop();
+        bad.extend_from_slice(bits);
+        let len = (bad.len() - HEADER_LEN) as u32;
+        bad[10..14].copy_from_slice(&len.to_le_bytes());
         let crc = crc32fast::hash(&bad[HEADER_LEN..]);
         bad[14..18].copy_from_slice(&crc.to_le_bytes());
         let err = SpModel::from_bytes(&bad).unwrap_err().to_string();
-        assert!(err.contains("tokenizer.json settings"), "{bits}: {err}");
+        assert!(err.contains("tokenizer.json settings"), "{bits:?}: {err}");
     }
     for misplaced in [
         SpModel {

@@ -4,7 +4,9 @@
 use core::fmt::{self, Write};
 use std::path::Path;
 
-use picobpe_model::{IndexData, SpAlgorithm, SpTableData, TableData, WpTableData};
+use picobpe_model::{
+    IndexData, NormalizerKind, SpAlgorithm, SpTableData, TableData, TextNormalizer, WpTableData,
+};
 
 /// Generate the source for `data`. `model_name` goes into the header comment; the source
 /// `include_bytes!`s `token_bytes` (an absolute path), which must hold `data.token_bytes`.
@@ -134,11 +136,7 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
     );
     let piece_index = index_expr("PICOBPE_PIECE", &data.piece_index, data.pieces.len());
     let sections = format!("{:?}", data.sections);
-    let sp_normalizer = if data.precompiled {
-        "Some(::picobpe::normalizer::TextNormalizer::precompiled())".to_owned()
-    } else {
-        normalizer_expr(data.normalizer)
-    };
+    let sp_normalizer = text_normalizer_expr(data.text_normalizer());
     let algorithm = match data.algorithm {
         SpAlgorithm::Bpe => "Bpe".to_owned(),
         SpAlgorithm::Unigram {
@@ -309,6 +307,28 @@ fn index_expr(prefix: &str, index: &IndexData, len: usize) -> String {
         "::picobpe::PtrIndex {{ seed: {:#x}, pilots: &{prefix}_PILOTS, remap: &{prefix}_REMAP, len: {len} }}",
         index.seed
     )
+}
+
+/// The expression of a baked `Option<TextNormalizer>`: a Unicode form, `Precompiled` or
+/// character steps.
+fn text_normalizer_expr(normalizer: Option<TextNormalizer>) -> String {
+    const N: &str = "::picobpe::normalizer";
+    match normalizer.map(|n| n.kind()) {
+        None => "None".to_owned(),
+        Some(NormalizerKind::Unicode(form)) => normalizer_expr(Some(form)),
+        Some(NormalizerKind::Precompiled) => format!("Some({N}::TextNormalizer::precompiled())"),
+        Some(NormalizerKind::Steps(s)) => {
+            let decompose = match s.decompose {
+                None => "None".to_owned(),
+                Some(d) => format!("Some({N}::Decompose::{d:?})"),
+            };
+            format!(
+                "Some({N}::TextNormalizer::steps({N}::Steps {{ quotes: {}, decompose: {decompose}, \
+                 strip_accents: {}, lowercase: {}, lowercase_first: {}, precompiled: {} }}))",
+                s.quotes, s.strip_accents, s.lowercase, s.lowercase_first, s.precompiled
+            )
+        }
+    }
 }
 
 /// The expression of a baked `Option<TextNormalizer>` for `form`.

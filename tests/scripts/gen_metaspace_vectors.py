@@ -54,6 +54,21 @@ It (re)writes, under tests/fixtures/metaspace/:
                                        pre-tokenizer: a Precompiled map makes it a space),
                                        Sequence[WhitespaceSplit, Metaspace(always, split)]
     models/ms-ws-never.tokenizer.json  the same with Metaspace(prepend_scheme never)
+    models/ms-albert.tokenizer.json    transformers' AlbertConverter (keep_accents False,
+                                       do_lower_case True: ALBERT's defaults) over
+                                       tests/fixtures/sp_norm/models/nfkc-ug.model: Replace("``")
+                                       + Replace("''") + NFKD + StripAccents + Lowercase +
+                                       Precompiled + Replace(Regex(" {2,}"), " ") + Metaspace
+    models/ms-xlnet.tokenizer.json     XLNetConverter (do_lower_case False, XLNet's default) over
+                                       tests/fixtures/sp_norm/models/nfkc-bpe.model: the same
+                                       steps without Lowercase
+    models/ms-albert-ws.tokenizer.json ms-albert's file with the WhitespaceSplit + Metaspace
+                                       (old `add_prefix_space` form) pre-tokenizer of the ALBERT
+                                       files published with the models
+    models/ms-unigram-lower.tokenizer.json  Unigram with Sequence[NFD, Lowercase, StripAccents]
+                                       (the tokenizers guides' normalizer) + Metaspace(), trained
+    (The converters' post-processors name [CLS]/<cls> pieces these vocabularies lack: the
+    files keep none.)
     inputs/ws_edge.jsonl               whitespace of every kind next to U+2581 (vectors for the
                                        WhitespaceSplit models and ms-unigram-nmt only)
     inputs/grapheme_edge.jsonl         where tokenizers' Precompiled rule (a grapheme cluster at a
@@ -62,6 +77,10 @@ It (re)writes, under tests/fixtures/metaspace/:
     inputs/ms_edge.jsonl               whitespace, U+2581 and added-token edge cases
     inputs/nfkc_edge.jsonl             text the Unicode forms change (vectors for the two
                                        normalizing models only)
+    inputs/steps_edge.jsonl            quote pairs, case and accents (vectors for the models with
+                                       StripAccents or Lowercase only)
+    steps_scalars.json.gz              tokenizers' Lowercase and StripAccents (the Python wheel)
+                                       on every Unicode scalar value alone: the ones they change
     vectors/<stem>/<set>.jsonl.gz      tokenizers' ids and decodings (`decode(ids,
                                        skip_special_tokens=False)`; record format of
                                        tests/fixtures/sentencepiece; "ids" are tokenizers' here);
@@ -83,6 +102,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import gzip
 import hashlib
 import io
 import json
@@ -112,14 +132,20 @@ SETS = {
     "nfkc_edge": "metaspace/inputs/nfkc_edge.jsonl",
     "grapheme_edge": "metaspace/inputs/grapheme_edge.jsonl",
     "ws_edge": "metaspace/inputs/ws_edge.jsonl",
+    "steps_edge": "metaspace/inputs/steps_edge.jsonl",
 }
 PRECOMPILED = {"ms-t5-nfkc": "nfkc-bpe", "ms-t5-cf": "nfkc-ug", "ms-t5-tsv": "nfkc-tsv"}
 # WhitespaceSplit + Metaspace models: (stem, the stem whose file they are made from, shape).
 WHITESPACE = {"ms-t5-ws": ("ms-t5-nfkc", "published"), "ms-t5-ws-cf": ("ms-t5-cf", "squeeze"),
               "ms-ws": ("ms-t5", "identity"), "ms-ws-never": ("ms-t5", "never")}
-PRECOMPILED_ALL = {*PRECOMPILED, "ms-t5-ws", "ms-t5-ws-cf"}
-NORMALIZING = {"ms-bpe-nfkc", "ms-unigram-nfd", "ms-unigram-nmt", *PRECOMPILED_ALL}
-CORPUS_MODELS = {"ms-unigram", "ms-t5", "ms-t5-nfkc", "ms-t5-ws"}
+# ALBERT / XLNet converter files: (the converter, the sentencepiece model, do_lower_case).
+STEPS_CONVERTED = {"ms-albert": ("AlbertConverter", "nfkc-ug", True),
+                   "ms-xlnet": ("XLNetConverter", "nfkc-bpe", False)}
+STEPS = {*STEPS_CONVERTED, "ms-albert-ws", "ms-unigram-lower"}
+PRECOMPILED_ALL = {*PRECOMPILED, "ms-t5-ws", "ms-t5-ws-cf", "ms-albert", "ms-xlnet",
+                   "ms-albert-ws"}
+NORMALIZING = {"ms-bpe-nfkc", "ms-unigram-nfd", "ms-unigram-nmt", *PRECOMPILED_ALL, *STEPS}
+CORPUS_MODELS = {"ms-unigram", "ms-t5", "ms-t5-nfkc", "ms-t5-ws", "ms-albert"}
 
 EDGE = [
     "a", " a", "  a", "a ", "a  ", "a   b", " a  b  ", "\u2581a", " \u2581a", "a\u2581", "a \u2581 b",
@@ -172,6 +198,37 @@ GRAPHEME_EDGE = [
     "a\u0085b", "a\u2028", "ＡＢ\u0301Ｃ\u0308", "Ａ" + "\u0301" * 40, "\u0301" * 3, "<s>Ａ\u0301</s>",
     "Ａ\u0301<s>", "\u2581Ａ\u0301", "Ａ\u0301\u2581", "\x7f\u0301", "x\ufffd\u0301",
 ]
+
+
+# What the character steps act on: ALBERT's quote pairs (leftmost, non-overlapping: odd runs,
+# mixed), case (dotted I, final sigma, sharp s, titlecase digraphs, Kelvin, Greek, Cyrillic,
+# Armenian, Deseret, Turkish), accents precomposed and combining, marks alone and on spaces,
+# the steps meeting Precompiled (full-width capitals with accents, ligatures, circled letters).
+STEPS_EDGE = [
+    "``quoted''", "```", "''''", "'''", "`'`'", "``a``b''c''", "it''s ``x'' y", "` `", "'' ''",
+    "``\u0301", "''\u0301x", "Don't", "rock 'n' roll", "İstanbul İ", "I\u0307", "ΣΊΣΥΦΟΣ σς Σ",
+    "STRASSE Straße ẞ", "ǅ ǈ ǋ ǲ", "\u212a \u212b \u2126", "ÀÉÎÕÜ àéîõü", "E\u0301 e\u0301",
+    "Ǆemal", "ПРИВЕТ Мир", "ԱԲԳ", "\U00010400\U00010428", "Ａ\u0301 Ｂ\u0308", "ﬁ ﬂ ﬃ", "Ⓐ Ⓩ ⓐ",
+    "ＡＢＣ\u3000ａｂｃ", "\u0301\u0301 a", " \u0301 ", "x\u20dd", "Ⅻ ⅻ", "㎒ ㍱", "ᾈ ᾼ ῌ",
+    "Ǎ\u0328", "\u0345", "ΐ ΰ", "ß\u0301", "ı\u0307", "TITLE Case lower", "`Hello` 'World'",
+    "<s>``A''</s>", "Ａ" * 40, "``" * 60,
+]
+
+
+def steps_scalars() -> dict:
+    """tokenizers' Lowercase and StripAccents on every scalar value alone: the ones they change."""
+    lower, strip = normalizers.Lowercase(), normalizers.StripAccents()
+    lowered, stripped = {}, []
+    for cp in range(0x110000):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        c = chr(cp)
+        low = lower.normalize_str(c)
+        if low != c:
+            lowered[f"{cp:X}"] = low
+        if strip.normalize_str(c) != c:
+            stripped.append(cp)
+    return {"lowercase": lowered, "strip_accents": stripped}
 
 
 def sentences() -> list[str]:
@@ -230,6 +287,11 @@ def main() -> None:
                 [{"name": f"ws-edge-{i}", "text": t} for i, t in enumerate(WS_EDGE)])
     write_jsonl(OUT / "inputs/grapheme_edge.jsonl", None,
                 [{"name": f"grapheme-edge-{i}", "text": t} for i, t in enumerate(GRAPHEME_EDGE)])
+    write_jsonl(OUT / "inputs/steps_edge.jsonl", None,
+                [{"name": f"steps-edge-{i}", "text": t} for i, t in enumerate(STEPS_EDGE)])
+    scalars = json.dumps(steps_scalars(), sort_keys=True, ensure_ascii=False).encode("utf-8")
+    with gzip.GzipFile(OUT / "steps_scalars.json.gz", "wb", mtime=0) as f:
+        f.write(scalars)
     lines = sentences()
     files = {}
     wanted = lambda *stems: not only or any(s in only for s in stems)  # noqa: E731
@@ -273,6 +335,23 @@ def main() -> None:
         if wanted(stem):
             base = files.get(source) or (OUT / f"models/{source}.tokenizer.json").read_text()
             files[stem] = whitespace_split(base, shape)
+    for stem, (converter, source, lower) in STEPS_CONVERTED.items():
+        if wanted(stem):
+            model = ROOT / f"tests/fixtures/sp_norm/models/{source}.model"
+            files[stem] = converted_steps(model, converter, lower)
+    if wanted("ms-albert-ws"):
+        base = files.get("ms-albert") or (OUT / "models/ms-albert.tokenizer.json").read_text()
+        files["ms-albert-ws"] = whitespace_split(base, "published-steps")
+    if wanted("ms-unigram-lower"):
+        low = Tokenizer(models.Unigram())
+        low.normalizer = normalizers.Sequence(
+            [normalizers.NFD(), normalizers.Lowercase(), normalizers.StripAccents()])
+        low.pre_tokenizer = pre_tokenizers.Metaspace()
+        low.decoder = decoders.Metaspace()
+        trainer = trainers.UnigramTrainer(vocab_size=1500, special_tokens=SPECIALS,
+                                          unk_token="<unk>", show_progress=False)
+        low.train_from_iterator(lines, trainer=trainer)
+        files["ms-unigram-lower"] = low.to_str()
     hfs = {}
     manifest = {
         "made_by": {"tokenizers": tokenizers.__version__, "sentencepiece": spm.__version__,
@@ -302,7 +381,9 @@ def main() -> None:
                 continue
             if set_name == "grapheme_edge" and stem not in PRECOMPILED_ALL:
                 continue
-            if set_name == "ws_edge" and stem not in {*WHITESPACE, "ms-unigram-nmt"}:
+            if set_name == "ws_edge" and stem not in {*WHITESPACE, "ms-unigram-nmt", *STEPS}:
+                continue
+            if set_name == "steps_edge" and stem not in STEPS:
                 continue
             recs = []
             n_ids = 0
@@ -331,12 +412,30 @@ def main() -> None:
     print(json.dumps(manifest["sets"], indent=None))
 
 
+def converted_steps(model: Path, converter: str, lower: bool) -> str:
+    """`transformers`' ALBERT or XLNet converter over a sentencepiece model, with the slow
+    tokenizer's keep_accents False and do_lower_case `lower`, and no post-processor."""
+    import importlib
+
+    from gen_unigram_vectors import _SlowShim
+
+    shim = _SlowShim(model)
+    shim.keep_accents, shim.do_lower_case = False, lower
+    cst = importlib.import_module("transformers.convert_slow_tokenizer")
+    raw = json.loads(getattr(cst, converter)(shim).converted().to_str(pretty=False))
+    raw["post_processor"] = None
+    js = json.dumps(raw, ensure_ascii=False, separators=(",", ":"))
+    Tokenizer.from_str(js)
+    return js
+
+
 def whitespace_split(js: str, shape: str) -> str:
     """The file `js` (a T5Converter file) with `Sequence[WhitespaceSplit, Metaspace]` in the
     shape named: "published" (Precompiled alone, old `add_prefix_space` Metaspace, as the T5
     files published with the models have), "squeeze" (Precompiled + Replace(" {2,}", " "),
-    today's Metaspace form), "identity" (no normalizer), "never" (no normalizer, prepend
-    scheme never)."""
+    today's Metaspace form), "published-steps" (the normalizer kept, old Metaspace form: the
+    ALBERT files published with the models), "identity" (no normalizer), "never" (no
+    normalizer, prepend scheme never)."""
     raw = json.loads(js)
     steps = raw["normalizer"]["normalizers"] if raw["normalizer"] else []
     precompiled = [s for s in steps if s["type"] == "Precompiled"]
@@ -345,6 +444,9 @@ def whitespace_split(js: str, shape: str) -> str:
         raw["normalizer"] = precompiled[0]
         meta = {"type": "Metaspace", "replacement": "\u2581", "str_rep": "\u2581",
                 "add_prefix_space": True}
+    elif shape == "published-steps":
+        # The normalizer as it is; the old Metaspace form.
+        meta = {"type": "Metaspace", "replacement": "\u2581", "add_prefix_space": True}
     elif shape == "squeeze":
         squeeze = {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}
         raw["normalizer"] = {"type": "Sequence", "normalizers": [precompiled[0], squeeze]}

@@ -116,6 +116,35 @@ fn whitespace_split_never_identity() {
     check_all_sets("ms-ws-never", SpSource::TokenizerJson);
 }
 
+/// `transformers`' `AlbertConverter` over an `nmt_nfkc_cf` Unigram model (ALBERT's defaults:
+/// accents stripped, lowercased): `Replace("``")` + `Replace("''")` + `NFKD` +
+/// `StripAccents` + `Lowercase` + `Precompiled` + `Replace(Regex(" {2,}"), " ")`, then
+/// `Metaspace`; the character steps and the map run in the core as one normalizer.
+#[test]
+fn albert_converter_steps() {
+    check_all_sets("ms-albert", SpSource::TokenizerJson);
+}
+
+/// `XLNetConverter` over an `nmt_nfkc` BPE model: the same steps without `Lowercase`.
+#[test]
+fn xlnet_converter_steps() {
+    check_all_sets("ms-xlnet", SpSource::TokenizerJson);
+}
+
+/// The ALBERT files published with the models: the same normalizer before
+/// `Sequence[WhitespaceSplit, Metaspace]` (the old `add_prefix_space` form).
+#[test]
+fn albert_published_whitespace_split() {
+    check_all_sets("ms-albert-ws", SpSource::TokenizerJson);
+}
+
+/// Unigram with `Sequence[NFD, Lowercase, StripAccents]`, the normalizer `tokenizers`' guides
+/// build (`Lowercase` before `StripAccents`, which differs on `İ`), trained by it.
+#[test]
+fn unigram_nfd_lowercase_strip_accents() {
+    check_all_sets("ms-unigram-lower", SpSource::TokenizerJson);
+}
+
 /// The new sections survive a model file with prebuilt tables (format version 3), which the
 /// CLI maps back: the same ids.
 #[test]
@@ -129,6 +158,8 @@ fn model_files_keep_the_metaspace_rules() {
         "ms-t5-cf",
         "ms-t5-ws",
         "ms-unigram-nmt",
+        "ms-albert",
+        "ms-unigram-lower",
     ] {
         let model = picobpe_tests::sp::model(name, SpSource::TokenizerJson);
         let tables = match picobpe_tests::through_model_file(name, |path| model.write(path)) {
@@ -136,11 +167,15 @@ fn model_files_keep_the_metaspace_rules() {
             other => panic!("loaded as {other:?}"),
         };
         assert_eq!(tables.sections, model.sections);
-        assert_eq!(tables.normalizer.and_then(|n| n.form()), model.normalizer);
-        let precompiled = tables.normalizer.map(|n| n.kind());
+        let normalizer = picobpe_model::normalizer::text_normalizer(
+            model.normalizer,
+            model.precompiled,
+            model.char_steps,
+        );
+        assert_eq!(tables.normalizer, normalizer, "{name}");
         assert_eq!(
-            precompiled == Some(picobpe::normalizer::NormalizerKind::Precompiled),
-            model.precompiled
+            normalizer.is_some(),
+            model.normalizer.is_some() || model.precompiled || model.char_steps.any()
         );
         assert_eq!(tables.unk_per_char, model.unk_per_char);
         assert_eq!(tables.collapse_spaces, model.collapse_spaces);
@@ -294,6 +329,26 @@ fn refusals_name_the_setting() {
         "tokenizer.json normalizer: Replace(Regex(\" {2,}\"), \" \") after a Unicode form or \
          Precompiled is supported before a Metaspace that splits"
     );
+    // Character steps after a form they cannot follow a character at a time (a decomposition
+    // without StripAccents, a composition), or before a Metaspace that does not split.
+    let lower = "ms-unigram-lower.tokenizer.json";
+    for (from, to) in [
+        (r#",{"type":"StripAccents"}"#, ""),
+        (r#"{"type":"NFD"}"#, r#"{"type":"NFKC"}"#),
+    ] {
+        let refused = import(lower, from, to);
+        assert!(
+            refused.starts_with("tokenizer.json normalizer: ")
+                && refused.contains("StripAccents and Lowercase Sequence is supported with no"),
+            "{refused}"
+        );
+    }
+    assert!(import(
+        "ms-albert.tokenizer.json",
+        r#""split":true"#,
+        r#""split":false"#
+    )
+    .starts_with("tokenizer.json normalizer: "));
 }
 
 /// Without added tokens a stream encodes a `Metaspace` model's words as they come (the other

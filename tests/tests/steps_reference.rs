@@ -4,9 +4,9 @@
 //! code the Python package runs) in the same `Sequence`, with a real SentencePiece character
 //! map (`nmt_nfkc_cf`). Every Unicode scalar value in the contexts where the steps and the
 //! cluster rules act, seeded random strings from characters of every class, and the contract
-//! of a full buffer and of input that may go on. Zero differences allowed. (The Python
-//! wheel's `Lowercase` and `StripAccents` on every scalar value are checked by
-//! `conformance_steps.rs`.)
+//! of a full buffer and of input that may go on; then the Python wheel's `Lowercase` and
+//! `StripAccents` (whose Rust may carry another Unicode version than ours) on every scalar
+//! value, from `fixtures/metaspace/steps_scalars.json.gz`. Zero differences allowed.
 
 use picobpe::normalizer::{steps_normalize, Decompose, NormalizeError, Steps};
 use picobpe::sentencepiece::CharsMap;
@@ -368,4 +368,59 @@ fn bytes_that_are_not_utf8_are_each_one_replacement_character() {
             assert_eq!(ours(steps, map, bytes), want.as_bytes(), "{name} {bytes:?}");
         }
     }
+}
+
+/// What the Python wheel's `Lowercase` and `StripAccents` make of every scalar value alone
+/// (`tests/scripts/gen_metaspace_vectors.py`), against the core's steps.
+#[test]
+fn lowercase_and_strip_accents_match_the_python_wheel_on_every_scalar_value() {
+    use std::io::Read as _;
+    let path = picobpe_tests::paths::fixtures().join("metaspace/steps_scalars.json.gz");
+    let mut json = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&path).expect("fixture"))
+        .read_to_string(&mut json)
+        .expect("gzip");
+    let v: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let lowered = v["lowercase"].as_object().expect("lowercase");
+    let stripped: std::collections::HashSet<u32> = v["strip_accents"]
+        .as_array()
+        .expect("strip_accents")
+        .iter()
+        .map(|n| n.as_u64().expect("code point") as u32)
+        .collect();
+    assert!(lowered.len() > 1000 && stripped.len() > 1000);
+    let map = sp::tables(MAP_MODEL, SpSource::Compact).charsmap;
+    let lower = Steps {
+        lowercase: true,
+        ..Steps::NONE
+    };
+    let strip = Steps {
+        strip_accents: true,
+        ..Steps::NONE
+    };
+    let mut failed = Vec::new();
+    for c in (0..=0x10FFFFu32).filter_map(char::from_u32) {
+        let alone = c.to_string();
+        let want = match lowered.get(&format!("{:X}", u32::from(c))) {
+            Some(s) => s.as_str().expect("string").to_owned(),
+            None => alone.clone(),
+        };
+        if ours(lower, map, alone.as_bytes()) != want.as_bytes() {
+            failed.push(format!("Lowercase U+{:04X}", u32::from(c)));
+        }
+        let want: &[u8] = if stripped.contains(&u32::from(c)) {
+            b""
+        } else {
+            alone.as_bytes()
+        };
+        if ours(strip, map, alone.as_bytes()) != want {
+            failed.push(format!("StripAccents U+{:04X}", u32::from(c)));
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{} differ: {:?}",
+        failed.len(),
+        &failed[..failed.len().min(20)]
+    );
 }

@@ -5,6 +5,8 @@ use std::collections::HashMap;
 
 use picobpe::normalizer::UnicodeForm;
 
+use crate::normalizer::CharSteps;
+
 use super::import_proto::SpImportError;
 use super::{byte_piece_value, SpKind, SpModel, SpPiece, SpSections};
 use crate::tokenizer_json::{
@@ -90,6 +92,7 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
         remove_extra_whitespaces,
         collapse_spaces,
         sections,
+        char_steps,
     } = normalizer(file)?;
     let added = file.added_tokens().map_err(|e| bad("added_tokens", e))?;
     for (content, id) in &added {
@@ -134,6 +137,7 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
         unk_per_char,
         normalizer: unicode,
         collapse_spaces,
+        char_steps,
     };
     model.validate().map_err(SpImportError::Invalid)?;
     Ok(model)
@@ -150,6 +154,8 @@ struct Shape {
     /// [`SpModel::collapse_spaces`].
     collapse_spaces: bool,
     sections: SpSections,
+    /// [`SpModel::char_steps`].
+    char_steps: CharSteps,
 }
 
 /// How the normalizer and pre-tokenizer treat spaces. Two shapes are read:
@@ -169,25 +175,44 @@ struct Shape {
 /// `Precompiled` character map (`SpmConverter`'s, with or without the two steps).
 fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
     let mut steps: Vec<&str> = file.normalizer.iter().map(normalizer_step).collect();
-    // A Unicode form first (`tokenizers`' `SentencePieceBPETokenizer` has `NFKC`), or `Nmt`
-    // then `NFKC` (its `SentencePieceUnigramTokenizer`), read as one step.
-    let unicode = match steps[..] {
-        ["nmt", "NFKC", ..] => {
-            steps.remove(0);
-            Some(UnicodeForm::NmtNfkc)
+    let (unicode, precompiled, char_steps) = match char_chain(&steps) {
+        // Character steps, with their form and `Precompiled`, read as one step.
+        Some((char_steps, form, with_map, n)) => {
+            if char_steps.steps(form, with_map).is_none() {
+                return Err(bad_steps("normalizer", &file.normalizer, STEPS_FORM));
+            }
+            let map = match file.normalizer.get(n.wrapping_sub(1)).map(|s| &s.known) {
+                Some(Some(Normalizer::Precompiled {
+                    precompiled_charsmap,
+                })) if with_map => Some(precompiled_map(precompiled_charsmap)?),
+                _ => None,
+            };
+            steps.drain(..n);
+            (form, map, char_steps)
         }
-        [first, ..] => crate::normalizer::parse(first),
-        [] => None,
+        None => {
+            // A Unicode form first (`tokenizers`' `SentencePieceBPETokenizer` has `NFKC`), or
+            // `Nmt` then `NFKC` (its `SentencePieceUnigramTokenizer`), read as one step.
+            let unicode = match steps[..] {
+                ["nmt", "NFKC", ..] => {
+                    steps.remove(0);
+                    Some(UnicodeForm::NmtNfkc)
+                }
+                [first, ..] => crate::normalizer::parse(first),
+                [] => None,
+            };
+            let precompiled = match file.normalizer.first().map(|s| &s.known) {
+                Some(Some(Normalizer::Precompiled {
+                    precompiled_charsmap,
+                })) => Some(precompiled_map(precompiled_charsmap)?),
+                _ => None,
+            };
+            if unicode.is_some() || precompiled.is_some() {
+                steps.remove(0);
+            }
+            (unicode, precompiled, CharSteps::default())
+        }
     };
-    let precompiled = match file.normalizer.first().map(|s| &s.known) {
-        Some(Some(Normalizer::Precompiled {
-            precompiled_charsmap,
-        })) => Some(precompiled_map(precompiled_charsmap)?),
-        _ => None,
-    };
-    if unicode.is_some() || precompiled.is_some() {
-        steps.remove(0);
-    }
     let shape = |unicode, add_dummy_prefix, remove_extra_whitespaces, sections| Shape {
         unicode,
         charsmap: precompiled.clone().unwrap_or_default(),
@@ -195,8 +220,9 @@ fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
         remove_extra_whitespaces,
         collapse_spaces: false,
         sections,
+        char_steps,
     };
-    let plain = unicode.is_none() && precompiled.is_none();
+    let plain = unicode.is_none() && precompiled.is_none() && !char_steps.any();
     let pre = known(&file.pre_tokenizer);
     let read_pre = matches!(
         pre[..],
@@ -246,6 +272,9 @@ fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
             if precompiled.is_some() && !sections.splits_words() {
                 return Err(bad("normalizer", PRECOMPILED_SPLIT));
             }
+            if char_steps.any() && (collapse || !sections.splits_words()) {
+                return Err(bad("normalizer", STEPS_SPLIT));
+            }
             Ok(shape(unicode, prefix, collapse, sections))
         }
         _ if !read_pre => {
@@ -285,6 +314,56 @@ const WHITESPACE_METASPACE: &str = "WhitespaceSplit + Metaspace is supported wit
 /// Why `Replace(Regex(" {2,}"), " ")` after a normalizer is refused where it is.
 const SQUEEZE_SPLIT: &str = "Replace(Regex(\" {2,}\"), \" \") after a Unicode form or Precompiled \
                              is supported before a Metaspace that splits";
+
+/// Why character steps are refused after the form they follow.
+const STEPS_FORM: &str =
+    "a Replace(\"``\", \"\\\"\") + Replace(\"''\", \"\\\"\"), StripAccents and \
+                          Lowercase Sequence is supported with no Unicode form before it or with \
+                          NFD or NFKD followed by StripAccents (not yet NFC, NFKC, or a \
+                          decomposition without StripAccents)";
+
+/// Why character steps are refused where they are.
+const STEPS_SPLIT: &str = "StripAccents, Lowercase and ALBERT's quote Replaces are supported \
+                           before a Metaspace that splits (alone or with \
+                           Replace(Regex(\" {2,}\"), \" \")) or WhitespaceSplit + Metaspace";
+
+/// The character steps at the start of a normalizer: ALBERT's and XLNet's quote pairs, then
+/// `NFD` or `NFKD`, then `StripAccents` and `Lowercase` in either order, then `Precompiled`:
+/// the steps, the form, whether `Precompiled` ends them, and how many steps they are. `None`
+/// without a quote pair, `StripAccents` or `Lowercase`.
+fn char_chain(steps: &[&str]) -> Option<(CharSteps, Option<UnicodeForm>, bool, usize)> {
+    let mut chain = CharSteps::default();
+    let mut i = 0;
+    if steps.starts_with(&["quote``", "quote''"]) {
+        chain.quotes = true;
+        i = 2;
+    }
+    let form = match steps.get(i) {
+        Some(&"NFD") => Some(UnicodeForm::Nfd),
+        Some(&"NFKD") => Some(UnicodeForm::Nfkd),
+        Some(&("NFC" | "NFKC")) => crate::normalizer::parse(steps[i]),
+        _ => None,
+    };
+    if form.is_some() {
+        i += 1;
+    }
+    loop {
+        match steps.get(i) {
+            Some(&"lowercase") if !chain.lowercase => chain.lowercase = true,
+            Some(&"strip-accents") if !chain.strip_accents => {
+                chain.strip_accents = true;
+                chain.lowercase_first = chain.lowercase;
+            }
+            _ => break,
+        }
+        i += 1;
+    }
+    if !chain.any() {
+        return None;
+    }
+    let precompiled = steps.get(i) == Some(&"precompiled");
+    Some((chain, form, precompiled, i + usize::from(precompiled)))
+}
 
 /// Why a `Precompiled` normalizer is refused where it is.
 const PRECOMPILED_SPLIT: &str = "Precompiled is supported first, before a Metaspace that splits \
@@ -342,6 +421,16 @@ fn normalizer_step(step: &Part<Normalizer>) -> &'static str {
         Some(Normalizer::Nfkc) => "NFKC",
         Some(Normalizer::Nfkd) => "NFKD",
         Some(Normalizer::Nmt) => "nmt",
+        Some(Normalizer::Lowercase) => "lowercase",
+        Some(Normalizer::StripAccents) => "strip-accents",
+        Some(Normalizer::Replace {
+            pattern: Pattern::String(s),
+            content,
+        }) if s == "``" && content == "\"" => "quote``",
+        Some(Normalizer::Replace {
+            pattern: Pattern::String(s),
+            content,
+        }) if s == "''" && content == "\"" => "quote''",
         Some(Normalizer::Precompiled { .. }) => "precompiled",
         _ => "?",
     }

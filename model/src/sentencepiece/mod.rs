@@ -96,32 +96,45 @@ pub struct SpModel {
     /// [`SpModel::remove_extra_whitespaces`]. Stored as [`SpModel::unk_in_text`] is.
     #[serde(skip)]
     pub collapse_spaces: bool,
+    /// A `tokenizer.json`'s character steps (ALBERT's and XLNet's quote pairs,
+    /// `StripAccents`, `Lowercase`), applied with [`SpModel::normalizer`] before them (then
+    /// `NFD` or `NFKD`) and the character map after them when [`SpModel::precompiled`]; only
+    /// with sections that segment words apart. Stored as [`SpModel::unk_in_text`] is.
+    #[serde(skip)]
+    pub char_steps: crate::normalizer::CharSteps,
 }
 
 impl SpModel {
     /// The byte of `tokenizer.json` settings the model file stores (0 for none): bit 0
     /// [`SpModel::unk_in_text`], bit 1 [`SpModel::unk_per_char`], bits 2-4 the
     /// [`SpModel::normalizer`]'s code ([`crate::normalizer::code`]), bit 5
-    /// [`SpModel::precompiled`], bit 6 [`SpModel::collapse_spaces`].
-    pub(crate) fn settings(&self) -> u8 {
-        u8::from(self.unk_in_text)
-            | u8::from(self.unk_per_char) << 1
-            | crate::normalizer::code(self.normalizer) << 2
-            | u8::from(self.precompiled) << 5
-            | u8::from(self.collapse_spaces) << 6
+    /// [`SpModel::precompiled`], bit 6 [`SpModel::collapse_spaces`], bits 7-10
+    /// [`SpModel::char_steps`] ([`crate::normalizer::CharSteps::bits`]). A `u16` stored as a
+    /// postcard varint: files written before bit 7 existed read the same.
+    pub(crate) fn settings(&self) -> u16 {
+        u16::from(self.unk_in_text)
+            | u16::from(self.unk_per_char) << 1
+            | u16::from(crate::normalizer::code(self.normalizer)) << 2
+            | u16::from(self.precompiled) << 5
+            | u16::from(self.collapse_spaces) << 6
+            | u16::from(self.char_steps.bits()) << 7
     }
 
     /// Set the settings [`SpModel::settings`] stores; `false` for unknown bits.
-    pub(crate) fn set_settings(&mut self, bits: u8) -> bool {
+    pub(crate) fn set_settings(&mut self, bits: u16) -> bool {
         self.unk_in_text = bits & 1 != 0;
         self.unk_per_char = bits & 2 != 0;
         self.precompiled = bits & 32 != 0;
         self.collapse_spaces = bits & 64 != 0;
-        match crate::normalizer::from_code(bits >> 2 & 7) {
+        match crate::normalizer::from_code((bits >> 2 & 7) as u8) {
             Some(n) => self.normalizer = n,
             None => return false,
         }
-        bits < 128
+        match crate::normalizer::CharSteps::from_bits((bits >> 7 & 0xF) as u8) {
+            Some(steps) => self.char_steps = steps,
+            None => return false,
+        }
+        bits < 1 << 11
     }
 }
 
@@ -208,10 +221,12 @@ pub enum InvalidSpModel {
     /// `tokenizer.json` settings on a model that does not follow `tokenizers` (inline
     /// sections), unknown characters one by one on a Unigram model (`tokenizers` always
     /// makes a run one `<unk>` there), a Unicode normalizer on sections whose words are not
-    /// segmented apart or with the whitespace rule (not supported yet), or `Precompiled`
-    /// without a character map, with a Unicode normalizer or on words not segmented apart.
+    /// segmented apart or with the whitespace rule (not supported yet), `Precompiled`
+    /// without a character map, with a Unicode normalizer but no character steps, or on words
+    /// not segmented apart, or character steps on such words or after a Unicode form other
+    /// than `NFD` or `NFKD` with `StripAccents`.
     #[error(
-        "tokenizer.json settings (unk_in_text, unk_per_char, normalizer) on a model they do not fit"
+        "tokenizer.json settings (unk_in_text, unk_per_char, normalizer steps) on a model they do not fit"
     )]
     MisplacedSettings,
 }
@@ -387,8 +402,15 @@ impl SpModel {
                 && (!self.sections.splits_words() || self.remove_extra_whitespaces)
             || self.precompiled
                 && (!self.sections.splits_words()
-                    || self.normalizer.is_some()
+                    || self.normalizer.is_some() && !self.char_steps.any()
                     || self.charsmap.is_empty())
+            || self.char_steps.any()
+                && (!self.sections.splits_words()
+                    || self.remove_extra_whitespaces
+                    || self
+                        .char_steps
+                        .steps(self.normalizer, self.precompiled)
+                        .is_none())
         {
             return Err(InvalidSpModel::MisplacedSettings);
         }

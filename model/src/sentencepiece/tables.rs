@@ -44,6 +44,8 @@ pub struct SpTableData<'a> {
     pub normalizer: Option<picobpe::normalizer::UnicodeForm>,
     /// The character map is applied by `Precompiled`'s rule ([`SpModel::precompiled`]).
     pub precompiled: bool,
+    /// Character steps ([`SpModel::char_steps`]).
+    pub char_steps: crate::normalizer::CharSteps,
     /// User-defined symbol ids.
     pub user_defined: Cow<'a, [u32]>,
     /// Normalizer flag `add_dummy_prefix`.
@@ -183,6 +185,7 @@ impl SpTableData<'static> {
             unk_per_char: model.unk_per_char,
             normalizer: model.normalizer,
             precompiled: model.precompiled,
+            char_steps: model.char_steps,
             user_defined: user_defined.into(),
             add_dummy_prefix: model.add_dummy_prefix,
             remove_extra_whitespaces: model.remove_extra_whitespaces,
@@ -263,6 +266,11 @@ impl SpTableData<'static> {
 }
 
 impl SpTableData<'_> {
+    /// The normalizer the tables apply (see [`crate::normalizer::text_normalizer`]).
+    pub fn text_normalizer(&self) -> Option<picobpe::normalizer::TextNormalizer> {
+        crate::normalizer::text_normalizer(self.normalizer, self.precompiled, self.char_steps)
+    }
+
     /// The same tables with the character map in its compact form when it has one (see
     /// [`super::charsmap::compact`]; `nmt_nfkc`: 52 KB instead of 240 KB), else unchanged.
     /// What `picobpe-build` bakes: the double array, the host's default, is faster on text
@@ -383,12 +391,7 @@ impl SpTableData<'_> {
                 hangul: self.charsmap_hangul,
                 max_key: self.charsmap_lookahead,
             },
-            normalizer: if self.precompiled {
-                Some(picobpe::normalizer::TextNormalizer::precompiled())
-            } else {
-                self.normalizer
-                    .map(picobpe::normalizer::TextNormalizer::new)
-            },
+            normalizer: self.text_normalizer(),
         }
     }
 }
