@@ -431,3 +431,78 @@ impl UnitNormalizer for StepsMap<'_, '_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(steps: Steps, text: &[u8], last: bool) -> (usize, std::vec::Vec<u8>) {
+        let map = CharsMap::EMPTY;
+        let mut out = [0u8; 64];
+        let p = StepsMap { steps, map: &map }
+            .normalize(text, last, &mut out)
+            .expect("room");
+        (p.consumed, out[..p.written].to_vec())
+    }
+
+    const ALBERT_NO_MAP: Steps = Steps {
+        quotes: true,
+        decompose: Some(Decompose::Compatibility),
+        strip_accents: true,
+        lowercase: true,
+        lowercase_first: false,
+        precompiled: false,
+    };
+
+    #[test]
+    fn quote_pairs_are_leftmost_and_wait_for_more_input() {
+        let s = Steps {
+            quotes: true,
+            ..Steps::NONE
+        };
+        assert_eq!(run(s, b"```''x'", true), (7, b"\"`\"x'".to_vec()));
+        // A last quote could pair with the next input: held back.
+        assert_eq!(run(s, b"a`", false), (1, b"a".to_vec()));
+        assert_eq!(run(s, b"a``", false), (3, b"a\"".to_vec()));
+    }
+
+    #[test]
+    fn steps_apply_in_their_order() {
+        // NFKD, marks dropped, lowercased: `Ｃafé İ` → `cafe i`.
+        let text = "\u{FF23}af\u{E9} \u{130}".as_bytes();
+        assert_eq!(run(ALBERT_NO_MAP, text, true).1, b"cafe i");
+        // Lowercase before StripAccents without a decomposition: `İ` → `i` (the U+0307 its
+        // lowercase carries is a mark); after: `i̇`.
+        let lower_first = Steps {
+            lowercase: true,
+            strip_accents: true,
+            lowercase_first: true,
+            ..Steps::NONE
+        };
+        assert_eq!(run(lower_first, "\u{130}".as_bytes(), true).1, b"i");
+        let strip_first = Steps {
+            lowercase_first: false,
+            ..lower_first
+        };
+        assert_eq!(
+            run(strip_first, "\u{130}".as_bytes(), true).1,
+            "i\u{307}".as_bytes()
+        );
+        // A byte that is not UTF-8 is one U+FFFD.
+        assert_eq!(run(ALBERT_NO_MAP, b"A\xff", true).1, "a\u{FFFD}".as_bytes());
+    }
+
+    #[test]
+    fn identity_prefix_and_unit_length() {
+        let map = CharsMap::EMPTY;
+        let n = StepsMap {
+            steps: ALBERT_NO_MAP,
+            map: &map,
+        };
+        assert_eq!(n.identity_prefix(b"abc Def", true), 4);
+        assert_eq!(n.identity_prefix(b"ab``", true), 2);
+        assert_eq!(n.unit_len(b"a``b", 1), 2);
+        assert_eq!(n.unit_len("e\u{301}x".as_bytes(), 1), 2);
+        assert_eq!(n.unit_len(b"ab", 2), 0);
+    }
+}
