@@ -73,8 +73,126 @@ impl Params {
     }
 }
 
-/// `u32` per lattice position: the best score (`f64` bits, low word first), the start of the
-/// last piece, its id.
+/// A path score as the reference library sums it: `f32` for `sentencepiece`, `f64` for
+/// `tokenizers`. The Viterbi runs in that type, so a target without a double-precision FPU
+/// (the Cortex-M3 has none at all) pays for `f64` only with `tokenizers`' arithmetic.
+trait Score: Copy + PartialOrd {
+    const ZERO: Self;
+    const INFINITY: Self;
+    /// A score from the tables or the cursor (an `f32` value for `sentencepiece`).
+    fn of(x: f64) -> Self;
+    fn to_f64(self) -> f64;
+    fn add(self, other: Self) -> Self;
+    fn sub(self, other: Self) -> Self;
+    fn abs(self) -> Self;
+    fn min(self, other: Self) -> Self;
+    fn max(self, other: Self) -> Self;
+    /// The lattice's two words.
+    fn store(self) -> (u32, u32);
+    fn load(lo: u32, hi: u32) -> Self;
+}
+
+impl Score for f32 {
+    const ZERO: Self = 0.0;
+    const INFINITY: Self = f32::INFINITY;
+    #[inline(always)]
+    fn of(x: f64) -> Self {
+        x as f32
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    #[inline(always)]
+    fn add(self, other: Self) -> Self {
+        self + other
+    }
+    #[inline(always)]
+    fn sub(self, other: Self) -> Self {
+        self - other
+    }
+    #[inline(always)]
+    fn abs(self) -> Self {
+        f32::from_bits(self.to_bits() & 0x7FFF_FFFF)
+    }
+    #[inline(always)]
+    fn min(self, other: Self) -> Self {
+        if other < self {
+            other
+        } else {
+            self
+        }
+    }
+    #[inline(always)]
+    fn max(self, other: Self) -> Self {
+        if other > self {
+            other
+        } else {
+            self
+        }
+    }
+    #[inline(always)]
+    fn store(self) -> (u32, u32) {
+        (self.to_bits(), 0)
+    }
+    #[inline(always)]
+    fn load(lo: u32, _: u32) -> Self {
+        f32::from_bits(lo)
+    }
+}
+
+impl Score for f64 {
+    const ZERO: Self = 0.0;
+    const INFINITY: Self = f64::INFINITY;
+    #[inline(always)]
+    fn of(x: f64) -> Self {
+        x
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn add(self, other: Self) -> Self {
+        self + other
+    }
+    #[inline(always)]
+    fn sub(self, other: Self) -> Self {
+        self - other
+    }
+    #[inline(always)]
+    fn abs(self) -> Self {
+        f64::from_bits(self.to_bits() & 0x7FFF_FFFF_FFFF_FFFF)
+    }
+    #[inline(always)]
+    fn min(self, other: Self) -> Self {
+        if other < self {
+            other
+        } else {
+            self
+        }
+    }
+    #[inline(always)]
+    fn max(self, other: Self) -> Self {
+        if other > self {
+            other
+        } else {
+            self
+        }
+    }
+    #[inline(always)]
+    fn store(self) -> (u32, u32) {
+        let bits = self.to_bits();
+        (bits as u32, (bits >> 32) as u32)
+    }
+    #[inline(always)]
+    fn load(lo: u32, hi: u32) -> Self {
+        f64::from_bits(u64::from(hi) << 32 | u64::from(lo))
+    }
+}
+
+/// `u32` per lattice position: the best score (its [`Score`] words: an `f32` in the first, an
+/// `f64` low word first), the start of the last piece, its id.
 const CELL: usize = 4;
 
 /// A lattice: [`CELL`] `u32` per position.
@@ -82,10 +200,10 @@ struct Lattice<'a>(&'a mut [u32]);
 
 impl Lattice<'_> {
     #[inline]
-    fn score(&self, e: usize) -> f64 {
+    fn score<S: Score>(&self, e: usize) -> S {
         match self.0.get(CELL * e..CELL * e + 2) {
-            Some(&[lo, hi]) => f64::from_bits(u64::from(hi) << 32 | u64::from(lo)),
-            _ => 0.0,
+            Some(&[lo, hi]) => S::load(lo, hi),
+            _ => S::ZERO,
         }
     }
     #[inline]
@@ -97,21 +215,17 @@ impl Lattice<'_> {
         self.0.get(CELL * e + 3).copied().unwrap_or(0)
     }
     #[inline]
-    fn set(&mut self, e: usize, score: f64, start: u32, id: u32) {
+    fn set<S: Score>(&mut self, e: usize, score: S, start: u32, id: u32) {
         if let Some([lo, hi, s, i]) = self.0.get_mut(CELL * e..CELL * e + CELL) {
-            let bits = score.to_bits();
-            *lo = bits as u32;
-            *hi = (bits >> 32) as u32;
+            (*lo, *hi) = score.store();
             *s = start;
             *i = id;
         }
     }
     #[inline]
-    fn set_score(&mut self, e: usize, score: f64) {
+    fn set_score<S: Score>(&mut self, e: usize, score: S) {
         if let Some([lo, hi]) = self.0.get_mut(CELL * e..CELL * e + 2) {
-            let bits = score.to_bits();
-            *lo = bits as u32;
-            *hi = (bits >> 32) as u32;
+            (*lo, *hi) = score.store();
         }
     }
     #[inline]
@@ -122,34 +236,66 @@ impl Lattice<'_> {
     }
 }
 
+/// The best path over `word` into `lat` from `origin`, in the arithmetic of `p` ([`Score`]):
+/// the smallest gap [`viterbi`] saw (with `gaps`; else 0: the word is not to be cached) and
+/// the best score at the word's end.
+fn best_path(
+    t: &SpTables<'_>,
+    p: Params,
+    word: Word<'_>,
+    lat: &mut Lattice<'_>,
+    origin: f64,
+    gaps: bool,
+) -> (f64, f64) {
+    let len = word.len();
+    if p.tokenizers {
+        let gap = viterbi::<f64>(t, p, word, lat, origin, gaps);
+        (gap, lat.score::<f64>(len))
+    } else {
+        let gap = viterbi::<f32>(t, p, word, lat, origin, gaps);
+        (gap.to_f64(), lat.score::<f32>(len).to_f64())
+    }
+}
+
 /// The best path over `word` into `lat` (positions `0..=len`), from `origin` at position 0.
 ///
-/// Returns the smallest difference seen between a candidate and the best it was compared with
+/// With `gaps` (a word the cache may keep), returns the smallest difference seen between a candidate and the best it was compared with
 /// (a lower bound of every final margin between a position's best path and any other), or
 /// `-1` when a score offered exceeds [`CACHE_SCORE_LIMIT`] in magnitude (then the word is not
-/// cached: the margin argument needs small scores).
-fn viterbi(t: &SpTables<'_>, p: Params, word: Word<'_>, lat: &mut Lattice<'_>, origin: f64) -> f64 {
+/// cached: the margin argument needs small scores). With `f32` sums the difference is itself
+/// rounded, but rounding is monotonic, so one above [`CACHE_MARGIN`] (exactly representable)
+/// is one whose exact value is above it too. Without `gaps`, 0: a target without an FPU
+/// saves a soft-float subtraction and three comparisons per candidate.
+fn viterbi<S: Score>(
+    t: &SpTables<'_>,
+    p: Params,
+    word: Word<'_>,
+    lat: &mut Lattice<'_>,
+    origin: f64,
+    gaps: bool,
+) -> S {
     let len = word.len();
-    let mut min_gap = f64::INFINITY;
-    let mut max_abs = 0f64;
-    lat.set(0, origin, NONE, NONE);
+    let mut min_gap = S::INFINITY;
+    let mut max_abs = S::ZERO;
+    lat.set(0, S::of(origin), NONE, NONE);
     for e in 1..=len {
         lat.set_start(e, NONE);
     }
     let mut tmp = [0u8; MAX_PIECE_BYTES];
     let filter = PieceFilter::new(t.piece_filter);
+    let (reset, unk_score) = (S::of(RESET), S::of(p.unk_score));
     let mut max_frontier = 0usize;
     let mut s = 0usize;
     while s < len {
         let mblen = word.char_len(s).min(len - s);
-        let mut till = lat.score(s);
-        if !p.tokenizers && !(-RESET..=RESET).contains(&till) {
+        let mut till: S = lat.score(s);
+        if !p.tokenizers && !(till >= S::ZERO.sub(reset) && till <= reset) {
             for i in s..=max_frontier {
                 if i == s || lat.start(i) != NONE {
-                    lat.set_score(i, f64::from(lat.score(i) as f32 - till as f32));
+                    lat.set_score(i, lat.score::<S>(i).sub(till));
                 }
             }
-            till = 0.0;
+            till = S::ZERO;
         }
         let mut has_single = false;
         let limit = len.min(s + p.max_piece_bytes);
@@ -171,11 +317,14 @@ fn viterbi(t: &SpTables<'_>, p: Params, word: Word<'_>, lat: &mut Lattice<'_>, o
                     has_single |= k - s == mblen;
                     max_frontier = max_frontier.max(k);
                     let score = match t.f64_scores.get(slot) {
-                        Some(&bits) => f64::from_bits(bits),
-                        None => f64::from(priority_score(priority)),
+                        Some(&bits) => S::of(f64::from_bits(bits)),
+                        None => S::of(f64::from(priority_score(priority))),
                     };
-                    max_abs = max_abs.max(score.abs());
-                    min_gap = min_gap.min(offer(lat, k, p.add(score, till), s, id));
+                    let gap = offer(lat, k, score.add(till), s, id, gaps);
+                    if gaps {
+                        max_abs = max_abs.max(score.abs());
+                        min_gap = min_gap.min(gap);
+                    }
                 }
             }
             if !prefix {
@@ -185,30 +334,41 @@ fn viterbi(t: &SpTables<'_>, p: Params, word: Word<'_>, lat: &mut Lattice<'_>, o
         if !has_single {
             let e = s + mblen;
             max_frontier = max_frontier.max(e);
-            max_abs = max_abs.max(p.unk_score.abs());
-            min_gap = min_gap.min(offer(lat, e, p.add(p.unk_score, till), s, t.unk_id));
+            let gap = offer(lat, e, unk_score.add(till), s, t.unk_id, gaps);
+            if gaps {
+                max_abs = max_abs.max(unk_score.abs());
+                min_gap = min_gap.min(gap);
+            }
         }
         s += mblen.max(1);
     }
-    if max_abs > CACHE_SCORE_LIMIT {
-        return -1.0;
+    if !gaps {
+        return S::ZERO;
+    }
+    if max_abs > S::of(CACHE_SCORE_LIMIT) {
+        return S::ZERO.sub(S::of(1.0));
     }
     min_gap
 }
 
 /// Make `(cand, s, id)` the best path ending at `e` when nothing reached `e` yet or it scores
-/// strictly more; returns how far apart the two were (infinite when nothing reached `e`).
+/// strictly more; with `gap`, returns how far apart the two were (infinite when nothing
+/// reached `e`), else 0.
 #[inline]
-fn offer(lat: &mut Lattice<'_>, e: usize, cand: f64, s: usize, id: u32) -> f64 {
+fn offer<S: Score>(lat: &mut Lattice<'_>, e: usize, cand: S, s: usize, id: u32, gap: bool) -> S {
     if lat.start(e) == NONE {
         lat.set(e, cand, s as u32, id);
-        return f64::INFINITY;
+        return S::INFINITY;
     }
-    let best = lat.score(e);
+    let best: S = lat.score(e);
     if cand > best {
         lat.set(e, cand, s as u32, id);
     }
-    (cand - best).abs()
+    if gap {
+        cand.sub(best).abs()
+    } else {
+        S::ZERO
+    }
 }
 
 /// Words of up to this many bytes are cached (a [`CacheKey`]'s limit).
@@ -494,8 +654,7 @@ impl WordCoder for UnigramCoder {
                 None => {
                     let word = Word::Flat(bytes);
                     let mut lat = Lattice(cells);
-                    let gap = viterbi(t, p, word, &mut lat, cursor.score);
-                    let score = lat.score(len);
+                    let (gap, score) = best_path(t, p, word, &mut lat, cursor.score, key.is_some());
                     let first = link_forward(&mut lat, len);
                     let room = if write {
                         out.get_mut(written..).unwrap_or(&mut [])
@@ -542,8 +701,7 @@ impl WordCoder for UnigramCoder {
             norm.write_packed(w.start, w.end, w.prefix, bytes);
             let word = Word::Packed(bytes, len);
             let mut lat = Lattice(cells);
-            viterbi(t, p, word, &mut lat, cursor.score);
-            let score = lat.score(len);
+            let (_, score) = best_path(t, p, word, &mut lat, cursor.score, false);
             let first = link_forward(&mut lat, len);
             if write {
                 let room = head.get_mut(written..).unwrap_or(&mut []);
