@@ -289,7 +289,8 @@ fn viterbi<S: Score>(
     while s < len {
         let mblen = word.char_len(s).min(len - s);
         let mut till: S = lat.score(s);
-        if !p.tokenizers && !(till >= S::ZERO.sub(reset) && till <= reset) {
+        let inside = till >= S::ZERO.sub(reset) && till <= reset;
+        if !p.tokenizers && !inside {
             for i in s..=max_frontier {
                 if i == s || lat.start(i) != NONE {
                     lat.set_score(i, lat.score::<S>(i).sub(till));
