@@ -149,6 +149,36 @@ impl UnitNormalizer for GraphemeMap<'_, '_> {
     ) -> Result<Progress, NormalizeError> {
         let (mut at, mut written) = (0usize, 0usize);
         while let Some(&b) = text.get(at) {
+            // A run of ASCII bytes that are clusters of their own and no keys: copied.
+            let mut run = at;
+            while let Some(&c) = text.get(run) {
+                if !alone(c, text.get(run + 1), last) || self.0.ascii_key(c) {
+                    break;
+                }
+                run += 1;
+            }
+            if run > at {
+                // Each byte is a unit: as many as fit.
+                let room = out.get_mut(written..).unwrap_or(&mut []);
+                let n = crate::slice_ops::copy(room, text.get(at..run).unwrap_or(&[]));
+                written += n;
+                at += n;
+                if at < run {
+                    return Err(if written == 0 {
+                        NormalizeError::UnitTooLong {
+                            offset: at,
+                            len: 1,
+                            needed: 1,
+                        }
+                    } else {
+                        NormalizeError::OutputFull {
+                            consumed: at,
+                            written,
+                        }
+                    });
+                }
+                continue;
+            }
             let found = if alone(b, text.get(at + 1), last) {
                 Some((at + 1, 1))
             } else {
@@ -188,7 +218,7 @@ impl UnitNormalizer for GraphemeMap<'_, '_> {
         let mut at = 0usize;
         while let Some(&b) = text.get(at) {
             if alone(b, text.get(at + 1), last) {
-                if self.is_key(&[b]) {
+                if self.0.ascii_key(b) {
                     break;
                 }
                 at += 1;

@@ -325,7 +325,10 @@ impl StepsMap<'_, '_> {
         } else {
             b
         };
-        if self.steps.precompiled && GraphemeMap(self.map).put_key(&[l], sink) {
+        if self.steps.precompiled
+            && self.map.ascii_key(l)
+            && GraphemeMap(self.map).put_key(&[l], sink)
+        {
             return false;
         }
         sink.put(&[l]);

@@ -142,6 +142,16 @@ impl<'a> CharsMap<'a> {
         max_key: 0,
     };
 
+    /// True when the ASCII byte `b` alone is a key (one load in the compact form).
+    #[inline]
+    pub(crate) fn ascii_key(&self, b: u8) -> bool {
+        if self.units.is_empty() {
+            let word = self.ascii.get(usize::from(b / 64)).copied().unwrap_or(0);
+            return word >> (b % 64) & 1 != 0;
+        }
+        matches!(self.longest(&[b]), Some((1, _)))
+    }
+
     /// True for the identity map (no keys).
     #[inline]
     pub fn is_empty(&self) -> bool {
