@@ -360,6 +360,8 @@ fn wp_model(vocab: &[&str]) -> WpModel {
         lowercase: true,
         cleanup: true,
         specials: vec![("[CLS]".to_owned(), 2), ("[SEP]".to_owned(), 3)],
+        normalizer: None,
+        char_steps: Default::default(),
     }
 }
 

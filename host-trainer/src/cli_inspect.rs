@@ -291,6 +291,26 @@ fn inspect_wordpiece(
         model.strip_accents,
         model.lowercase
     );
+    if model.normalizer.is_some() || model.char_steps.any() {
+        let steps = model.char_steps;
+        let mut names: Vec<&str> = model
+            .normalizer
+            .map(picobpe_model::normalizer::name)
+            .into_iter()
+            .collect();
+        match (steps.lowercase, steps.strip_accents, steps.lowercase_first) {
+            (true, true, true) => names.extend(["Lowercase", "StripAccents"]),
+            (true, true, false) => names.extend(["StripAccents", "Lowercase"]),
+            (true, false, _) => names.push("Lowercase"),
+            (false, true, _) => names.push("StripAccents"),
+            (false, false, _) => {}
+        }
+        say!(
+            out,
+            "steps:        {} (in place of BertNormalizer, between added tokens)",
+            names.join(" + ")
+        );
+    }
     for (text, id) in &model.specials {
         say!(out, "special:      {id} {text:?}");
     }

@@ -143,8 +143,12 @@ fn unsupported_wordpiece_files_are_refused_by_name() {
         ),
         (
             "normalizer",
-            |j| j["normalizer"] = serde_json::json!({"type": "NFD"}),
-            "normalizer: \"NFD\": not supported (BertNormalizer or none is)",
+            |j| {
+                j["normalizer"] = serde_json::json!({"type": "Sequence", "normalizers":
+                    [{"type": "NFD"}, {"type": "Lowercase"}]})
+            },
+            "normalizer: \"NFD + Lowercase\": supported: StripAccents and Lowercase alone or \
+             after NFD or NFKD with StripAccents",
         ),
         (
             "word limit",

@@ -195,6 +195,10 @@ enum Payload<B = Model, S = SpModel, W = WpModel, F = Vec<f64>, C = Vec<u8>> {
     /// settings ([`SpModel::settings`]: a `u16` varint, one byte below 128 as when it was a
     /// `u8`).
     SentencePieceSettings(S, bool, F, C, u16),
+    /// A WordPiece model with a `tokenizer.json` normalizer in place of `BertNormalizer`:
+    /// the model, its Unicode form's code ([`crate::normalizer::code`]) and its character
+    /// steps ([`crate::normalizer::CharSteps::bits`]), not both 0.
+    WordPieceNormalized(W, u8, u8),
 }
 
 /// A payload to write, borrowing its model.
@@ -206,7 +210,17 @@ impl<'a> PayloadRef<'a> {
         match model {
             AnyModel::BytePair(m) => PayloadRef::byte_pair(m),
             AnyModel::SentencePiece(m) => PayloadRef::sentencepiece(m),
-            AnyModel::WordPiece(m) => PayloadRef::WordPiece(m),
+            AnyModel::WordPiece(m) => PayloadRef::wordpiece(m),
+        }
+    }
+
+    /// A WordPiece model's payload: variant 2, or 8 with a normalizer.
+    fn wordpiece(m: &'a WpModel) -> PayloadRef<'a> {
+        let (code, steps) = (crate::normalizer::code(m.normalizer), m.char_steps.bits());
+        if code == 0 && steps == 0 {
+            PayloadRef::WordPiece(m)
+        } else {
+            PayloadRef::WordPieceNormalized(m, code, steps)
         }
     }
 
@@ -326,6 +340,25 @@ impl AnyModel {
             }
             Payload::SentencePiece(m) => AnyModel::SentencePiece(m),
             Payload::WordPiece(m) => AnyModel::WordPiece(m),
+            Payload::WordPieceNormalized(m, code, steps) => {
+                let normalizer = crate::normalizer::from_code(code);
+                let char_steps = crate::normalizer::CharSteps::from_bits(steps);
+                match (normalizer, char_steps) {
+                    (None, _) => return Err(ModelError::BadNormalizer { code }),
+                    (Some(normalizer), Some(char_steps)) if code != 0 || steps != 0 => {
+                        AnyModel::WordPiece(WpModel {
+                            normalizer,
+                            char_steps,
+                            ..m
+                        })
+                    }
+                    _ => {
+                        return Err(ModelError::InvalidWordPiece(
+                            crate::wordpiece::InvalidWpModel::Normalizer,
+                        ))
+                    }
+                }
+            }
             Payload::Unigram(m, f64_scores) => AnyModel::SentencePiece(SpModel {
                 unigram: true,
                 f64_scores,
@@ -422,7 +455,7 @@ impl WpModel {
     pub fn to_bytes(&self) -> Result<Vec<u8>, ModelError> {
         self.validate()?;
         let payload =
-            postcard::to_stdvec(&PayloadRef::WordPiece(self)).map_err(ModelError::Encode)?;
+            postcard::to_stdvec(&PayloadRef::wordpiece(self)).map_err(ModelError::Encode)?;
         frame(KIND_VERSION, &payload)
     }
 
@@ -575,8 +608,10 @@ fn file_bytes(model: PayloadRef<'_>, template: &TemplateData) -> Result<Vec<u8>,
             table_file::write(&mut data, &mut payload, HEADER_LEN)?;
             m.n_ids()
         }
-        PayloadRef::WordPiece(m) if plain => return m.to_bytes(),
-        PayloadRef::WordPiece(m) => {
+        PayloadRef::WordPiece(m) | PayloadRef::WordPieceNormalized(m, ..) if plain => {
+            return m.to_bytes()
+        }
+        PayloadRef::WordPiece(m) | PayloadRef::WordPieceNormalized(m, ..) => {
             m.validate()?;
             m.n_ids()
         }

@@ -108,6 +108,7 @@ impl CharSteps {
             lowercase: self.lowercase,
             lowercase_first: self.lowercase_first,
             precompiled,
+            raw_invalid: false,
         };
         steps.is_exact().then_some(steps)
     }
@@ -128,6 +129,25 @@ pub fn text_normalizer(
     }
     if precompiled {
         return Some(TextNormalizer::precompiled());
+    }
+    form.map(TextNormalizer::new)
+}
+
+/// The normalizer a WordPiece model's tables apply besides `BertNormalizer`'s flags: its
+/// character steps (with its form before them; bytes that are not UTF-8 left for the
+/// WordPiece encoder, which reads a maximal invalid subsequence as one U+FFFD), else its
+/// Unicode form. `None` also for steps the core cannot apply (validation refuses those).
+pub fn wordpiece_normalizer(
+    form: Option<UnicodeForm>,
+    char_steps: CharSteps,
+) -> Option<TextNormalizer> {
+    if char_steps.any() {
+        return char_steps.steps(form, false).map(|s| {
+            TextNormalizer::steps(Steps {
+                raw_invalid: true,
+                ..s
+            })
+        });
     }
     form.map(TextNormalizer::new)
 }

@@ -371,3 +371,69 @@ fn a_unicode_normalizer_survives_every_version_and_a_bad_one_is_named() {
         "model file names an unknown normalizer (code 9; 1 to 4 are NFC, NFD, NFKC, NFKD)"
     );
 }
+
+/// A WordPiece model with a `tokenizer.json` normalizer (kind 8: the model, the form's code,
+/// the steps' bits) round-trips; damaged codes, bits it never sets, and steps beside
+/// `BertNormalizer` flags are refused by name.
+#[test]
+fn wordpiece_normalizer_kind_round_trips_and_damage_is_refused() {
+    use picobpe::normalizer::UnicodeForm;
+    use picobpe_model::normalizer::CharSteps;
+    use picobpe_model::wordpiece::{import_vocab_txt, VocabTxtOptions};
+    use picobpe_model::{AnyModel, WpModel};
+    let options = VocabTxtOptions {
+        lowercase: true,
+        strip_accents: None,
+    };
+    let bert = import_vocab_txt(b"[UNK]\n[CLS]\nthe\n##n\ncafe\n", &options).unwrap();
+    let m = WpModel {
+        clean_text: false,
+        handle_chinese_chars: false,
+        strip_accents: false,
+        lowercase: false,
+        normalizer: Some(UnicodeForm::Nfd),
+        char_steps: CharSteps {
+            strip_accents: true,
+            lowercase: true,
+            lowercase_first: true,
+            quotes: false,
+        },
+        ..bert.clone()
+    };
+    let bytes = m.to_bytes().unwrap();
+    assert_eq!(WpModel::from_bytes(&bytes).unwrap(), m);
+    // The last two payload bytes are the form's code and the steps' bits.
+    let with = |code: u8, bits: u8| {
+        let mut bad = bytes.clone();
+        let n = bad.len();
+        bad[n - 2] = code;
+        bad[n - 1] = bits;
+        let crc = crc32fast::hash(&bad[HEADER_LEN..]);
+        bad[14..18].copy_from_slice(&crc.to_le_bytes());
+        AnyModel::from_bytes(&bad).unwrap_err().to_string()
+    };
+    assert!(with(9, 0b1110).contains("unknown normalizer (code 9"));
+    assert!(with(2, 0x10).contains("invalid WordPiece model"));
+    assert!(with(0, 0).contains("invalid WordPiece model"));
+    // NFC before the steps, quote pairs, or the steps beside BertNormalizer flags.
+    for bad in [
+        WpModel {
+            normalizer: Some(UnicodeForm::Nfc),
+            ..m.clone()
+        },
+        WpModel {
+            char_steps: CharSteps {
+                quotes: true,
+                ..m.char_steps
+            },
+            ..m.clone()
+        },
+        WpModel {
+            lowercase: true,
+            ..m.clone()
+        },
+    ] {
+        let err = bad.to_bytes().unwrap_err().to_string();
+        assert!(err.contains("steps beside BertNormalizer flags"), "{err}");
+    }
+}

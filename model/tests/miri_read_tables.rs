@@ -109,6 +109,8 @@ fn wordpiece() -> WpModel {
         lowercase: true,
         cleanup: true,
         specials: vec![("[CLS]".to_owned(), 1)],
+        normalizer: None,
+        char_steps: Default::default(),
     }
 }
 

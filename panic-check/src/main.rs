@@ -483,6 +483,7 @@ static WP_TABLES: WpTables<'static> = WpTables {
     lowercase: true,
     cleanup: true,
     specials: &[],
+    normalizer: None,
 };
 
 /// `WpTokenizer::encode`, `encode_from` (at an opaque offset, in range or not), `decode`,

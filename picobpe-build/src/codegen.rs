@@ -241,6 +241,7 @@ pub fn generate_wp(data: &WpTableData, model_name: &str, token_bytes: &Path) -> 
         data.continuations.len(),
     );
     let [clean_text, handle_chinese_chars, strip_accents, lowercase, cleanup] = data.flags;
+    let normalizer = text_normalizer_expr(data.text_normalizer());
     let _ = writeln!(
         s,
         "\n/// The baked WordPiece tables of `{model_name}`.\n\
@@ -258,7 +259,8 @@ pub fn generate_wp(data: &WpTableData, model_name: &str, token_bytes: &Path) -> 
          strip_accents: {strip_accents},\n    \
          lowercase: {lowercase},\n    \
          cleanup: {cleanup},\n    \
-         specials: &PICOBPE_SPECIALS,\n\
+         specials: &PICOBPE_SPECIALS,\n    \
+         normalizer: {normalizer},\n\
          }};",
         data.longest, data.unk_id, data.max_chars_per_word
     );
@@ -324,8 +326,14 @@ fn text_normalizer_expr(normalizer: Option<TextNormalizer>) -> String {
             };
             format!(
                 "Some({N}::TextNormalizer::steps({N}::Steps {{ quotes: {}, decompose: {decompose}, \
-                 strip_accents: {}, lowercase: {}, lowercase_first: {}, precompiled: {} }}))",
-                s.quotes, s.strip_accents, s.lowercase, s.lowercase_first, s.precompiled
+                 strip_accents: {}, lowercase: {}, lowercase_first: {}, precompiled: {}, \
+                 raw_invalid: {} }}))",
+                s.quotes,
+                s.strip_accents,
+                s.lowercase,
+                s.lowercase_first,
+                s.precompiled,
+                s.raw_invalid
             )
         }
     }

@@ -77,8 +77,8 @@ fn longest_run(text: &[u8]) -> usize {
 }
 
 /// The reference records of one set: (name, all, ordinary).
-fn records(model: &str, set: Set) -> Vec<(String, Vec<u32>, Vec<u32>)> {
-    let path = dir(model).join(format!("{}.jsonl.gz", set.name()));
+fn records(model: &str, set: &str) -> Vec<(String, Vec<u32>, Vec<u32>)> {
+    let path = dir(model).join(format!("{set}.jsonl.gz"));
     let mut text = String::new();
     flate2::read::GzDecoder::new(std::fs::File::open(&path).expect("vectors"))
         .read_to_string(&mut text)
@@ -112,7 +112,7 @@ fn check_sets(name: &str, tables: &'static WpTables<'static>, resume: bool) {
     let tok = WpTokenizer::new(tables);
     for set in SETS {
         let inputs = inputs(set);
-        let records = records(name, set);
+        let records = records(name, set.name());
         assert_eq!(
             inputs.len(),
             records.len(),
@@ -183,6 +183,67 @@ fn check_sets(name: &str, tables: &'static WpTables<'static>, resume: bool) {
             set.name(),
             inputs.len()
         );
+    }
+}
+
+/// WordPiece files whose normalizer is not `BertNormalizer` (`tests/scripts/gen_wp_norm_vectors.py`):
+/// `Sequence[NFD, Lowercase, StripAccents]`, the normalizer `tokenizers`' guides build (run
+/// by the core's character steps), and `NFKC` alone, before `BertPreTokenizer`. Every set
+/// one-shot, streamed, resumed and decoded, the normalizers' edge sets, and the model file
+/// read back.
+#[test]
+fn wordpiece_with_other_normalizers() {
+    for name in ["wp-nfd-lower-strip", "wp-nfkc"] {
+        let m = model(name);
+        assert!(!m.clean_text && !m.lowercase && !m.strip_accents && !m.handle_chinese_chars);
+        assert!(m.normalizer.is_some());
+        assert_eq!(m.char_steps.any(), name == "wp-nfd-lower-strip");
+        // Streamed and resumed for the steps (the Unicode form's window is the same code).
+        check_sets(name, tables(&m), m.char_steps.any());
+        let tok = WpTokenizer::new(tables(&m));
+        let loaded = match through_model_file(name, |path| m.write(path)) {
+            LiveTables::WordPiece(t) => WpTokenizer::new(t),
+            other => panic!("{name}: loaded as {other:?}"),
+        };
+        for set in ["nfkc_edge", "steps_edge"] {
+            let path = paths::fixtures().join(format!("metaspace/inputs/{set}.jsonl"));
+            let texts: Vec<(String, String)> = std::fs::read_to_string(path)
+                .expect("inputs")
+                .lines()
+                .filter_map(|l| {
+                    let v: serde_json::Value = serde_json::from_str(l).ok()?;
+                    Some((
+                        v["name"].as_str()?.to_owned(),
+                        v["text"].as_str()?.to_owned(),
+                    ))
+                })
+                .collect();
+            let records = records(name, set);
+            assert_eq!(texts.len(), records.len(), "{name} {set}");
+            for ((rec, text), (rec2, all, ordinary)) in texts.iter().zip(&records) {
+                assert_eq!(rec, rec2);
+                assert_eq!(
+                    &encode(&tok, text.as_bytes(), Specials::All),
+                    all,
+                    "{name} {rec}"
+                );
+                assert_eq!(
+                    &encode(&tok, text.as_bytes(), Specials::None),
+                    ordinary,
+                    "{name} {rec}"
+                );
+                assert_eq!(
+                    &encode(&loaded, text.as_bytes(), Specials::All),
+                    all,
+                    "{name} {rec}"
+                );
+                assert_eq!(
+                    &encode_resumed(&tok, text.as_bytes(), Specials::All, 2),
+                    all,
+                    "{name} {rec}"
+                );
+            }
+        }
     }
 }
 

@@ -30,6 +30,7 @@ fn configurations() -> Vec<(&'static str, Steps)> {
         lowercase: true,
         lowercase_first: false,
         precompiled: true,
+        raw_invalid: false,
     };
     vec![
         ("albert", albert),

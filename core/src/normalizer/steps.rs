@@ -66,6 +66,10 @@ pub struct Steps {
     pub lowercase_first: bool,
     /// Then `Precompiled`: the tables' character map by `tokenizers`' rule.
     pub precompiled: bool,
+    /// Bytes that are not UTF-8 pass through unchanged (the WordPiece family reads them
+    /// itself, a maximal invalid subsequence as one U+FFFD) instead of becoming U+FFFD one
+    /// each (the SentencePiece families' rule). Not with `precompiled`.
+    pub raw_invalid: bool,
 }
 
 impl Steps {
@@ -77,22 +81,28 @@ impl Steps {
         lowercase: false,
         lowercase_first: false,
         precompiled: false,
+        raw_invalid: false,
     };
 
     /// True when this core applies the steps exactly: a decomposition only with
-    /// `StripAccents` after it (see the module docs).
+    /// `StripAccents` after it (see the module docs), and raw invalid bytes only without
+    /// `Precompiled`.
     pub const fn is_exact(&self) -> bool {
-        self.decompose.is_none() || self.strip_accents
+        (self.decompose.is_none() || self.strip_accents) && !(self.raw_invalid && self.precompiled)
     }
 }
 
-/// What one input position starts: a quote pair, or one character (U+FFFD for a byte that
-/// is not UTF-8).
+/// What one input position starts: a quote pair, one character (U+FFFD for a byte that is
+/// not UTF-8), or with [`Steps::raw_invalid`] such a byte as it is.
 #[derive(Clone, Copy)]
 enum Source {
     Pair,
     Char(u32),
+    Raw(u8),
 }
+
+/// A byte that is not UTF-8 among the characters the steps make: `RAW + byte`.
+const RAW: u32 = 0x11_0000;
 
 /// A cluster of the steps' output being rewritten by `Precompiled`'s rule.
 struct Cluster {
@@ -186,6 +196,9 @@ fn char_len(c: u32) -> usize {
 
 #[inline]
 fn put_char(c: u32, sink: &mut Sink<'_>) {
+    if let Some(byte) = c.checked_sub(RAW) {
+        return sink.put(&[byte as u8]);
+    }
     let (b, len) = encode(c);
     sink.put(b.get(..len).unwrap_or(&[]));
 }
@@ -221,9 +234,12 @@ impl StepsMap<'_, '_> {
                 }
             }
             Utf8::Scalar(cp, len) => Some((Source::Char(cp), len)),
-            Utf8::Invalid(_) => Some((Source::Char(0xFFFD), 1)),
             Utf8::Truncated(0) => None,
-            Utf8::Truncated(_) => last.then_some((Source::Char(0xFFFD), 1)),
+            Utf8::Truncated(_) if !last => None,
+            _ if self.steps.raw_invalid => {
+                Some((Source::Raw(text.get(at).copied().unwrap_or(0)), 1))
+            }
+            _ => Some((Source::Char(0xFFFD), 1)),
         }
     }
 
@@ -232,6 +248,7 @@ impl StepsMap<'_, '_> {
     fn each(&self, source: Source, f: &mut impl FnMut(u32)) {
         let cp = match source {
             Source::Pair => return f(u32::from(b'"')),
+            Source::Raw(b) => return f(RAW + u32::from(b)),
             Source::Char(cp) => cp,
         };
         match self.steps.decompose {
@@ -455,6 +472,7 @@ mod tests {
         lowercase: true,
         lowercase_first: false,
         precompiled: false,
+        raw_invalid: false,
     };
 
     #[test]
@@ -491,8 +509,14 @@ mod tests {
             run(strip_first, "\u{130}".as_bytes(), true).1,
             "i\u{307}".as_bytes()
         );
-        // A byte that is not UTF-8 is one U+FFFD.
+        // A byte that is not UTF-8 is one U+FFFD, or itself with `raw_invalid`.
         assert_eq!(run(ALBERT_NO_MAP, b"A\xff", true).1, "a\u{FFFD}".as_bytes());
+        let raw = Steps {
+            raw_invalid: true,
+            ..ALBERT_NO_MAP
+        };
+        assert_eq!(run(raw, b"A\xe2\x82", true).1, b"a\xe2\x82");
+        assert_eq!(run(raw, b"A\xe2\x82", false), (1, b"a".to_vec()));
     }
 
     #[test]

@@ -6,6 +6,12 @@ use crate::special::{self, Boundary, FirstBytes, Specials};
 use crate::utf8::{self, Utf8};
 use crate::Progress;
 
+/// The output room a word of `len` bytes of normalized text needs: one id per character up
+/// to [`MAX_WORD_CHARS`] (a longer word is one unknown token).
+fn word_room(len: usize) -> usize {
+    len.min(MAX_WORD_CHARS) + 1
+}
+
 /// Longest word, in characters, that is matched against the vocabulary; a model whose
 /// `max_input_chars_per_word` is larger is refused when it is imported (BERT's is 100).
 pub const MAX_WORD_CHARS: usize = 128;
@@ -107,7 +113,7 @@ impl<'a> WpTokenizer<'a> {
         out: &mut [u32],
         specials: Specials,
     ) -> Result<Progress, EncodeError> {
-        let end = if is_final {
+        let end = if is_final || self.tables.normalizer.is_some() {
             text.len()
         } else {
             self.word_end_before(text)
@@ -152,13 +158,36 @@ impl<'a> WpTokenizer<'a> {
                 None
             };
             let seg_end = found.map_or(end, |f| f.start);
-            let mut i = pos;
-            while i < seg_end {
-                let (c, len) = next_char(text, i);
-                self.push_char(c, i, &mut word, &mut sink)?;
-                i += len;
+            if let Some(n) = t.normalizer {
+                // Through the normalizer: a segment that more input could extend is encoded
+                // as far as a window says (a clean point, where a word and a unit start).
+                let seg = text.get(pos..seg_end).unwrap_or(&[]);
+                let seg_final = found.is_some() || !(partial || end < text.len());
+                let room = sink.out.get_mut(sink.written..).unwrap_or(&mut []);
+                let map = crate::sentencepiece::CharsMap::EMPTY;
+                let mut words =
+                    |w: &[u8], fin: bool, o: &mut [u32]| self.normalized_words(w, fin, o);
+                match n.encode(&map, seg, seg_final, room, word_room, &mut words) {
+                    Ok(p) => {
+                        sink.written += p.written;
+                        if !seg_final && p.consumed < seg.len() {
+                            return Ok(Progress {
+                                consumed: pos + p.consumed,
+                                written: sink.written,
+                            });
+                        }
+                    }
+                    Err(e) => return Err(e.within(pos, sink.written, sink.out.len())),
+                }
+            } else {
+                let mut i = pos;
+                while i < seg_end {
+                    let (c, len) = next_char(text, i);
+                    self.push_char(c, i, &mut word, &mut sink)?;
+                    i += len;
+                }
+                self.flush(&mut word, i, &mut sink)?;
             }
-            self.flush(&mut word, i, &mut sink)?;
             pos = seg_end;
             if let Some(f) = found {
                 sink.written = special::put(f, sink.out, sink.written)?;
@@ -167,6 +196,48 @@ impl<'a> WpTokenizer<'a> {
         }
         Ok(Progress {
             consumed: pos.max(end),
+            written: sink.written,
+        })
+    }
+
+    /// Encode the words of `w`, normalized text, as a stream part: with `is_final` false, only
+    /// up to the end of its last whitespace or punctuation character (the word after it could
+    /// go on; text already normalized cannot change before it). Offsets are offsets in `w`.
+    fn normalized_words(
+        &self,
+        w: &[u8],
+        is_final: bool,
+        out: &mut [u32],
+    ) -> Result<Progress, EncodeError> {
+        let end = if is_final {
+            w.len()
+        } else {
+            let (mut i, mut end) = (0, 0);
+            while i < w.len() {
+                let (c, len) = next_char(w, i);
+                i += len;
+                if char_flags(c) & (SPACE | PUNCT) != 0 {
+                    end = i;
+                }
+            }
+            end
+        };
+        let mut sink = Sink { out, written: 0 };
+        let mut word = Word {
+            bytes: [0; MAX_WORD_BYTES],
+            len: 0,
+            chars: 0,
+            start: 0,
+        };
+        let mut i = 0;
+        while i < end {
+            let (c, len) = next_char(w, i);
+            self.push_char(c, i, &mut word, &mut sink)?;
+            i += len;
+        }
+        self.flush(&mut word, i, &mut sink)?;
+        Ok(Progress {
+            consumed: end,
             written: sink.written,
         })
     }

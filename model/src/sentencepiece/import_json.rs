@@ -331,7 +331,7 @@ const STEPS_SPLIT: &str = "StripAccents, Lowercase and ALBERT's quote Replaces a
 /// `NFD` or `NFKD`, then `StripAccents` and `Lowercase` in either order, then `Precompiled`:
 /// the steps, the form, whether `Precompiled` ends them, and how many steps they are. `None`
 /// without a quote pair, `StripAccents` or `Lowercase`.
-fn char_chain(steps: &[&str]) -> Option<(CharSteps, Option<UnicodeForm>, bool, usize)> {
+pub(crate) fn char_chain(steps: &[&str]) -> Option<(CharSteps, Option<UnicodeForm>, bool, usize)> {
     let mut chain = CharSteps::default();
     let mut i = 0;
     if steps.starts_with(&["quote``", "quote''"]) {
@@ -397,7 +397,7 @@ const UNICODE_ALONE: &str = "NFC, NFD, NFKC or NFKD (or Nmt + NFKC) is supported
                              pre-tokenizers)";
 
 /// What one normalizer step is, for [`normalizer`]'s shapes (`"?"`: none of them).
-fn normalizer_step(step: &Part<Normalizer>) -> &'static str {
+pub(crate) fn normalizer_step(step: &Part<Normalizer>) -> &'static str {
     match &step.known {
         Some(Normalizer::Prepend { prepend }) if prepend == "\u{2581}" => "prepend",
         Some(Normalizer::Replace {

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use picobpe::sentencepiece::{MAX_PIECE_BYTES, REPLACEMENT};
 
 pub use import_json::import_tokenizer_json;
+pub(crate) use import_json::{char_chain, normalizer_step};
 pub use import_proto::import_model_proto;
 pub use import_proto::SpImportError;
 pub use tables::{SpTableData, SpTableSizes};

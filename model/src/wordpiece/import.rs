@@ -7,6 +7,8 @@
 //! not part of the model: [`TemplateData::from_tokenizer_json`] reads it. Everything else is
 //! refused with an error that names it.
 
+use picobpe::normalizer::UnicodeForm;
+
 use super::{InvalidWpModel, WpModel};
 use crate::format::TemplateData;
 use crate::tokenizer_json::{
@@ -80,6 +82,8 @@ pub fn import_vocab_txt(text: &[u8], options: &VocabTxtOptions) -> Result<WpMode
         lowercase: options.lowercase,
         cleanup: true,
         specials,
+        normalizer: None,
+        char_steps: Default::default(),
     };
     model.validate()?;
     Ok(model)
@@ -99,8 +103,33 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<WpImport, WpImportE
     })? as u32;
     let prefix = model.continuing_subword_prefix.as_deref().unwrap_or("##");
     let max_chars_per_word = model.max_input_chars_per_word.unwrap_or(100);
+    // A normalizer other than `BertNormalizer`: a Unicode form alone, or character steps
+    // (`NFD` + `Lowercase` + `StripAccents`, as `tokenizers`' guides build it).
+    let names: Vec<&str> = file
+        .normalizer
+        .iter()
+        .map(crate::sentencepiece::normalizer_step)
+        .collect();
+    let (mut normalizer, mut char_steps) = (None, crate::normalizer::CharSteps::default());
+    match crate::sentencepiece::char_chain(&names) {
+        Some((chain, form, false, n)) if n == names.len() && !chain.quotes => {
+            if chain.steps(form, false).is_none() {
+                let why = "supported: StripAccents and Lowercase alone or after NFD or NFKD \
+                           with StripAccents (not yet NFC, NFKC, or NFD without StripAccents)";
+                return Err(bad_steps("normalizer", &file.normalizer, why).into());
+            }
+            (normalizer, char_steps) = (form, chain);
+        }
+        _ => {
+            if let [form] = names[..] {
+                normalizer = crate::normalizer::parse(form).filter(|f| *f != UnicodeForm::NmtNfkc);
+            }
+        }
+    }
+    let bert_flags = normalizer.is_none() && !char_steps.any();
     let (clean_text, handle_chinese_chars, strip_accents, lowercase) =
         match known(&file.normalizer)[..] {
+            _ if !bert_flags => (false, false, false, false),
             [] => (false, false, false, false),
             [Some(Normalizer::Bert(n))] => {
                 let lowercase = n.lowercase.unwrap_or(true);
@@ -114,7 +143,8 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<WpImport, WpImportE
                 )
             }
             _ => {
-                let why = "not supported (BertNormalizer or none is)";
+                let why = "not supported (BertNormalizer, one Unicode form, StripAccents and \
+                           Lowercase after NFD or NFKD, or none is)";
                 return Err(bad_steps("normalizer", &file.normalizer, why).into());
             }
         };
@@ -147,6 +177,8 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<WpImport, WpImportE
         lowercase,
         cleanup,
         specials: file.added_tokens().map_err(|e| bad("added_tokens", e))?,
+        normalizer,
+        char_steps,
     };
     model.validate()?;
     let notes = Vec::new();

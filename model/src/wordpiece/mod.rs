@@ -38,6 +38,15 @@ pub struct WpModel {
     pub cleanup: bool,
     /// Added tokens (text, id), matched verbatim before normalization.
     pub specials: Vec<(String, u32)>,
+    /// A `tokenizer.json`'s Unicode normalizer in place of `BertNormalizer` (then its flags
+    /// are off), alone or before [`WpModel::char_steps`] (then `NFD` or `NFKD`). Stored after
+    /// the model in the file's "WordPiece with a normalizer" kind, not as a field.
+    #[serde(skip)]
+    pub normalizer: Option<picobpe::normalizer::UnicodeForm>,
+    /// A `tokenizer.json`'s character steps (`Lowercase`, `StripAccents`) in place of
+    /// `BertNormalizer`. Stored as [`WpModel::normalizer`] is.
+    #[serde(skip)]
+    pub char_steps: crate::normalizer::CharSteps,
 }
 
 /// Why a WordPiece model is not valid.
@@ -87,6 +96,13 @@ pub enum InvalidWpModel {
         /// Number of ids.
         n_ids: usize,
     },
+    /// A normalizer beside `BertNormalizer`'s flags, or character steps this core cannot
+    /// apply (after `NFC` or `NFKC`, a decomposition without `StripAccents`, quote pairs).
+    #[error(
+        "a Unicode normalizer or normalizer steps beside BertNormalizer flags, or steps after \
+         a form they cannot follow"
+    )]
+    Normalizer,
 }
 
 impl WpModel {
@@ -128,6 +144,13 @@ impl WpModel {
             return Err(InvalidWpModel::WordLimit {
                 max: self.max_chars_per_word,
             });
+        }
+        let bert =
+            self.clean_text || self.handle_chinese_chars || self.strip_accents || self.lowercase;
+        let steps = self.char_steps.any() || self.normalizer.is_some();
+        let applies = crate::normalizer::wordpiece_normalizer(self.normalizer, self.char_steps);
+        if steps && (bert || applies.is_none() || self.char_steps.quotes) {
+            return Err(InvalidWpModel::Normalizer);
         }
         for (text, id) in &self.specials {
             if self.vocab.get(*id as usize) != Some(text) {

@@ -35,6 +35,10 @@ pub struct WpTableData {
     pub flags: [bool; 5],
     /// Added tokens (text, id).
     pub specials: Vec<(String, u32)>,
+    /// A `tokenizer.json`'s Unicode normalizer ([`WpModel::normalizer`]).
+    pub normalizer: Option<picobpe::normalizer::UnicodeForm>,
+    /// Its character steps ([`WpModel::char_steps`]).
+    pub char_steps: crate::normalizer::CharSteps,
 }
 
 impl WpTableData {
@@ -84,6 +88,8 @@ impl WpTableData {
                 model.cleanup,
             ],
             specials: crate::tables::sorted_specials(&model.specials),
+            normalizer: model.normalizer,
+            char_steps: model.char_steps,
         })
     }
 
@@ -147,7 +153,14 @@ impl WpTableData {
             lowercase,
             cleanup,
             specials,
+            normalizer: self.text_normalizer(),
         }
+    }
+
+    /// The normalizer the tables apply besides the flags (see
+    /// [`crate::normalizer::wordpiece_normalizer`]).
+    pub fn text_normalizer(&self) -> Option<picobpe::normalizer::TextNormalizer> {
+        crate::normalizer::wordpiece_normalizer(self.normalizer, self.char_steps)
     }
 }
 
