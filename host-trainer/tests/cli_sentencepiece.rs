@@ -287,7 +287,8 @@ fn refused_models_name_the_cause_and_write_nothing() {
             // A WordPiece model goes to the WordPiece importer, which refuses this one's
             // SentencePiece-style normalizer.
             "refused/wordpiece.tokenizer.json",
-            "tokenizer.json normalizer: \"Prepend + Replace\": not supported (BertNormalizer or none is)",
+            "tokenizer.json normalizer: \"Prepend + Replace\": not supported (BertNormalizer, one \
+             Unicode form, StripAccents and Lowercase after NFD or NFKD, or none is)",
         ),
         // A file of another format entirely.
         (
