@@ -76,45 +76,19 @@ impl Params {
 /// A path score as the reference library sums it: `f32` for `sentencepiece`, `f64` for
 /// `tokenizers`. The Viterbi runs in that type, so a target without a double-precision FPU
 /// (the Cortex-M3 has none at all) pays for `f64` only with `tokenizers`' arithmetic.
-trait Score: Copy + PartialOrd {
+trait Score: Copy + PartialOrd + core::ops::Add<Output = Self> + core::ops::Sub<Output = Self> {
     const ZERO: Self;
     const INFINITY: Self;
     /// A score from the tables or the cursor (an `f32` value for `sentencepiece`).
     fn of(x: f64) -> Self;
     fn to_f64(self) -> f64;
-    fn add(self, other: Self) -> Self;
-    fn sub(self, other: Self) -> Self;
-    fn abs(self) -> Self;
-    fn min(self, other: Self) -> Self;
-    fn max(self, other: Self) -> Self;
     /// The lattice's two words.
     fn store(self) -> (u32, u32);
     fn load(lo: u32, hi: u32) -> Self;
-}
+    /// The magnitude (the sign bit cleared).
+    fn abs(self) -> Self;
 
-impl Score for f32 {
-    const ZERO: Self = 0.0;
-    const INFINITY: Self = f32::INFINITY;
-    #[inline(always)]
-    fn of(x: f64) -> Self {
-        x as f32
-    }
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        f64::from(self)
-    }
-    #[inline(always)]
-    fn add(self, other: Self) -> Self {
-        self + other
-    }
-    #[inline(always)]
-    fn sub(self, other: Self) -> Self {
-        self - other
-    }
-    #[inline(always)]
-    fn abs(self) -> Self {
-        f32::from_bits(self.to_bits() & 0x7FFF_FFFF)
-    }
+    /// `min` and `max` written out: no `fminf`/`fmaxf` call on a target without an FPU.
     #[inline(always)]
     fn min(self, other: Self) -> Self {
         if other < self {
@@ -131,6 +105,19 @@ impl Score for f32 {
             self
         }
     }
+}
+
+impl Score for f32 {
+    const ZERO: Self = 0.0;
+    const INFINITY: Self = f32::INFINITY;
+    #[inline(always)]
+    fn of(x: f64) -> Self {
+        x as f32
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
     #[inline(always)]
     fn store(self) -> (u32, u32) {
         (self.to_bits(), 0)
@@ -138,6 +125,10 @@ impl Score for f32 {
     #[inline(always)]
     fn load(lo: u32, _: u32) -> Self {
         f32::from_bits(lo)
+    }
+    #[inline(always)]
+    fn abs(self) -> Self {
+        f32::from_bits(self.to_bits() & 0x7FFF_FFFF)
     }
 }
 
@@ -153,34 +144,6 @@ impl Score for f64 {
         self
     }
     #[inline(always)]
-    fn add(self, other: Self) -> Self {
-        self + other
-    }
-    #[inline(always)]
-    fn sub(self, other: Self) -> Self {
-        self - other
-    }
-    #[inline(always)]
-    fn abs(self) -> Self {
-        f64::from_bits(self.to_bits() & 0x7FFF_FFFF_FFFF_FFFF)
-    }
-    #[inline(always)]
-    fn min(self, other: Self) -> Self {
-        if other < self {
-            other
-        } else {
-            self
-        }
-    }
-    #[inline(always)]
-    fn max(self, other: Self) -> Self {
-        if other > self {
-            other
-        } else {
-            self
-        }
-    }
-    #[inline(always)]
     fn store(self) -> (u32, u32) {
         let bits = self.to_bits();
         (bits as u32, (bits >> 32) as u32)
@@ -188,6 +151,10 @@ impl Score for f64 {
     #[inline(always)]
     fn load(lo: u32, hi: u32) -> Self {
         f64::from_bits(u64::from(hi) << 32 | u64::from(lo))
+    }
+    #[inline(always)]
+    fn abs(self) -> Self {
+        f64::from_bits(self.to_bits() & 0x7FFF_FFFF_FFFF_FFFF)
     }
 }
 
@@ -289,11 +256,11 @@ fn viterbi<S: Score>(
     while s < len {
         let mblen = word.char_len(s).min(len - s);
         let mut till: S = lat.score(s);
-        let inside = till >= S::ZERO.sub(reset) && till <= reset;
+        let inside = till >= S::ZERO - reset && till <= reset;
         if !p.tokenizers && !inside {
             for i in s..=max_frontier {
                 if i == s || lat.start(i) != NONE {
-                    lat.set_score(i, lat.score::<S>(i).sub(till));
+                    lat.set_score(i, lat.score::<S>(i) - till);
                 }
             }
             till = S::ZERO;
@@ -321,7 +288,7 @@ fn viterbi<S: Score>(
                         Some(&bits) => S::of(f64::from_bits(bits)),
                         None => S::of(f64::from(priority_score(priority))),
                     };
-                    let gap = offer(lat, k, score.add(till), s, id, gaps);
+                    let gap = offer(lat, k, score + till, s, id, gaps);
                     if gaps {
                         max_abs = max_abs.max(score.abs());
                         min_gap = min_gap.min(gap);
@@ -335,7 +302,7 @@ fn viterbi<S: Score>(
         if !has_single {
             let e = s + mblen;
             max_frontier = max_frontier.max(e);
-            let gap = offer(lat, e, unk_score.add(till), s, t.unk_id, gaps);
+            let gap = offer(lat, e, unk_score + till, s, t.unk_id, gaps);
             if gaps {
                 max_abs = max_abs.max(unk_score.abs());
                 min_gap = min_gap.min(gap);
@@ -347,7 +314,7 @@ fn viterbi<S: Score>(
         return S::ZERO;
     }
     if max_abs > S::of(CACHE_SCORE_LIMIT) {
-        return S::ZERO.sub(S::of(1.0));
+        return S::ZERO - S::of(1.0);
     }
     min_gap
 }
@@ -366,7 +333,7 @@ fn offer<S: Score>(lat: &mut Lattice<'_>, e: usize, cand: S, s: usize, id: u32, 
         lat.set(e, cand, s as u32, id);
     }
     if gap {
-        cand.sub(best).abs()
+        (cand - best).abs()
     } else {
         S::ZERO
     }
