@@ -18,6 +18,7 @@ mod steps;
 mod unicode;
 #[allow(clippy::unreadable_literal)]
 mod unicode_tables;
+mod units;
 mod window;
 
 pub use steps::{Decompose, Steps};

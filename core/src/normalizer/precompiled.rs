@@ -17,6 +17,7 @@
 
 use super::grapheme::cluster_end;
 use super::unicode::NormalizeError;
+use super::units::{by_units, Sink};
 use super::UnitNormalizer;
 use crate::sentencepiece::{CharsMap, REPLACEMENT};
 use crate::tokenize::Progress;
@@ -29,21 +30,6 @@ pub(super) const WHOLE_BELOW: usize = 6;
 /// large, and the encoder's stack is counted).
 #[derive(Clone, Copy)]
 pub(crate) struct GraphemeMap<'m, 'a>(pub(crate) &'m CharsMap<'a>);
-
-/// Output bytes, written while they fit; `need` counts them all.
-pub(super) struct Sink<'o> {
-    pub(super) out: &'o mut [u8],
-    pub(super) need: usize,
-}
-
-impl Sink<'_> {
-    pub(super) fn put(&mut self, bytes: &[u8]) {
-        if let Some(dst) = self.out.get_mut(self.need..self.need + bytes.len()) {
-            crate::slice_ops::copy(dst, bytes);
-        }
-        self.need += bytes.len();
-    }
-}
 
 impl GraphemeMap<'_, '_> {
     /// The replacement of the key that is exactly `key`, written to `sink`; false when `key`
@@ -147,9 +133,9 @@ impl UnitNormalizer for GraphemeMap<'_, '_> {
         last: bool,
         out: &mut [u8],
     ) -> Result<Progress, NormalizeError> {
-        let (mut at, mut written) = (0usize, 0usize);
-        while let Some(&b) = text.get(at) {
-            // A run of ASCII bytes that are clusters of their own and no keys: copied.
+        by_units(text, out, |at, sink| {
+            // A run of ASCII bytes that are clusters of their own and no keys: copied, each
+            // byte a unit (as many as fit, one at least).
             let mut run = at;
             while let Some(&c) = text.get(run) {
                 if !alone(c, text.get(run + 1), last) || self.0.ascii_key(c) {
@@ -158,59 +144,18 @@ impl UnitNormalizer for GraphemeMap<'_, '_> {
                 run += 1;
             }
             if run > at {
-                // Each byte is a unit: as many as fit.
-                let room = out.get_mut(written..).unwrap_or(&mut []);
-                let n = crate::slice_ops::copy(room, text.get(at..run).unwrap_or(&[]));
-                written += n;
-                at += n;
-                if at < run {
-                    return Err(if written == 0 {
-                        NormalizeError::UnitTooLong {
-                            offset: at,
-                            len: 1,
-                            needed: 1,
-                        }
-                    } else {
-                        NormalizeError::OutputFull {
-                            consumed: at,
-                            written,
-                        }
-                    });
-                }
-                continue;
+                let n = (run - at).min(sink.room()).max(1);
+                sink.put(text.get(at..at + n).unwrap_or(&[]));
+                return Some(at + n);
             }
-            let found = if alone(b, text.get(at + 1), last) {
-                Some((at + 1, 1))
+            let b = *text.get(at)?;
+            let (end, ref_len) = if alone(b, text.get(at + 1), last) {
+                (at + 1, 1)
             } else {
-                cluster_end(text, at, last)
+                cluster_end(text, at, last)?
             };
-            let Some((end, ref_len)) = found else {
-                break;
-            };
-            let room = out.get_mut(written..).unwrap_or(&mut []);
-            let room_len = room.len();
-            let mut sink = Sink { out: room, need: 0 };
-            self.cluster(text, at, end, ref_len, &mut sink);
-            if sink.need > room_len {
-                return Err(if written == 0 {
-                    NormalizeError::UnitTooLong {
-                        offset: at,
-                        len: end - at,
-                        needed: sink.need,
-                    }
-                } else {
-                    NormalizeError::OutputFull {
-                        consumed: at,
-                        written,
-                    }
-                });
-            }
-            written += sink.need;
-            at = end;
-        }
-        Ok(Progress {
-            consumed: at,
-            written,
+            self.cluster(text, at, end, ref_len, sink);
+            Some(end)
         })
     }
 

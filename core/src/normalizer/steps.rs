@@ -22,8 +22,9 @@
 //! **Bytes that are not UTF-8** are one U+FFFD each, as in the SentencePiece families.
 
 use super::grapheme::{class_byte, Walk};
-use super::precompiled::{GraphemeMap, Sink, WHOLE_BELOW};
+use super::precompiled::{GraphemeMap, WHOLE_BELOW};
 use super::unicode::{self, NormalizeError, UnicodeForm};
+use super::units::{by_units, Sink};
 use super::UnitNormalizer;
 use crate::sentencepiece::CharsMap;
 use crate::tokenize::Progress;
@@ -368,41 +369,14 @@ impl UnitNormalizer for StepsMap<'_, '_> {
         last: bool,
         out: &mut [u8],
     ) -> Result<Progress, NormalizeError> {
-        let (mut at, mut written) = (0usize, 0usize);
-        while at < text.len() {
-            let room = out.get_mut(written..).unwrap_or(&mut []);
-            let room_len = room.len();
-            let mut sink = Sink { out: room, need: 0 };
-            let end = match self.ascii_alone(text, at, last) {
+        by_units(text, out, |at, sink| {
+            match self.ascii_alone(text, at, last) {
                 Some(b) => {
-                    self.ascii(b, &mut sink);
-                    at + 1
+                    self.ascii(b, sink);
+                    Some(at + 1)
                 }
-                None => match self.unit(text, at, last, &mut sink) {
-                    Some(end) => end,
-                    None => break,
-                },
-            };
-            if sink.need > room_len {
-                return Err(if written == 0 {
-                    NormalizeError::UnitTooLong {
-                        offset: at,
-                        len: end - at,
-                        needed: sink.need,
-                    }
-                } else {
-                    NormalizeError::OutputFull {
-                        consumed: at,
-                        written,
-                    }
-                });
+                None => self.unit(text, at, last, sink),
             }
-            written += sink.need;
-            at = end;
-        }
-        Ok(Progress {
-            consumed: at,
-            written,
         })
     }
 
