@@ -60,16 +60,6 @@ fn map(i: usize) -> &'static Map {
     })
 }
 
-/// `bytes` with each byte that is not UTF-8 as U+FFFD of its own.
-fn fffd(bytes: &[u8]) -> String {
-    let mut s = String::new();
-    for chunk in bytes.utf8_chunks() {
-        s.push_str(chunk.valid());
-        s.extend(chunk.invalid().iter().map(|_| '\u{FFFD}'));
-    }
-    s
-}
-
 fn naive(pairs: &HashMap<Vec<u8>, Vec<u8>>, text: &str) -> Vec<u8> {
     let mut out = Vec::new();
     for g in text.graphemes(true) {
@@ -114,7 +104,7 @@ fuzz_target!(|data: &[u8]| {
     let fail = |what: &str| panic!("{what}: {} {}", MAPS[which].0, escape(text));
 
     // 1. One shot, against the naive normalizer and tokenizers.
-    let s = fffd(text);
+    let s = picobpe_tests::steps::fffd_per_byte(text);
     let want = naive(&m.pairs, &s);
     let mut n = NormalizedString::from(s.as_str());
     m.reference

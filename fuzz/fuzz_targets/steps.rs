@@ -23,11 +23,6 @@ use picobpe::{SpTokenizer, Specials};
 use picobpe_fuzz::{check_normalize_contract, escape, Params};
 use picobpe_tests::sp::{self, SpSource};
 use std::sync::OnceLock;
-use tokenizers::normalizers::{
-    precompiled::Precompiled, replace::Replace, strip::StripAccents, unicode::NFD, unicode::NFKD,
-    utils::Lowercase, utils::Sequence, NormalizerWrapper,
-};
-use tokenizers::{NormalizedString, Normalizer};
 
 /// The model whose character map `Precompiled` steps use.
 const MAP_MODEL: &str = "nfkc-ug";
@@ -60,43 +55,9 @@ fn map() -> &'static (CharsMap<'static>, Vec<u8>) {
     })
 }
 
-/// `tokenizers`' `Sequence` for `steps`.
+/// `tokenizers`' `Sequence` for `steps` on `text`.
 fn reference(steps: Steps, text: &str) -> String {
-    let mut list: Vec<NormalizerWrapper> = Vec::new();
-    if steps.quotes {
-        list.push(Replace::new("``", "\"").expect("replace").into());
-        list.push(Replace::new("''", "\"").expect("replace").into());
-    }
-    match steps.decompose {
-        Some(Decompose::Canonical) => list.push(NFD.into()),
-        Some(Decompose::Compatibility) => list.push(NFKD.into()),
-        None => {}
-    }
-    let (lower, strip): (NormalizerWrapper, NormalizerWrapper) =
-        (Lowercase.into(), StripAccents.into());
-    match (steps.lowercase, steps.strip_accents, steps.lowercase_first) {
-        (true, true, true) => list.extend([lower, strip]),
-        (true, true, false) => list.extend([strip, lower]),
-        (true, false, _) => list.push(lower),
-        (false, true, _) => list.push(strip),
-        (false, false, _) => {}
-    }
-    if steps.precompiled {
-        list.push(Precompiled::from(&map().1).expect("map").into());
-    }
-    let mut n = NormalizedString::from(text);
-    Sequence::new(list).normalize(&mut n).expect("normalize");
-    n.get().to_owned()
-}
-
-/// `bytes` with each byte that is not UTF-8 as U+FFFD of its own.
-fn fffd(bytes: &[u8]) -> String {
-    let mut s = String::new();
-    for chunk in bytes.utf8_chunks() {
-        s.push_str(chunk.valid());
-        s.extend(chunk.invalid().iter().map(|_| '\u{FFFD}'));
-    }
-    s
+    picobpe_tests::steps::normalize(&picobpe_tests::steps::sequence(steps, &map().1), text)
 }
 
 fn albert() -> &'static (SpTokenizer<'static>, tokenizers::Tokenizer) {
@@ -122,7 +83,7 @@ fuzz_target!(|data: &[u8]| {
     let map = map().0;
 
     // 1. One shot, against tokenizers.
-    let s = fffd(text);
+    let s = picobpe_tests::steps::fffd_per_byte(text);
     let want = reference(steps, &s).into_bytes();
     let mut big = vec![0u8; 64 * text.len() + 16];
     match steps_normalize(steps, map, text, true, &mut big) {

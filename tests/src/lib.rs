@@ -7,6 +7,8 @@
 //!   importers and table layout as the CLI (`picobpe_model::import` + `TableData::to_tables`).
 //! - [`reference`](mod@reference): tiktoken's patterns run by `fancy-regex` (piece lengths, for deciding which
 //!   streaming capacities must succeed).
+//! - [`steps`]: the `tokenizers` normalizer `Sequence` a core [`picobpe::normalizer::Steps`]
+//!   stands for, and the SentencePiece families' text for invalid UTF-8.
 //! - [`check`]: the conformance checks (one-shot, resumed, streamed, decoded) and a failure
 //!   collector that prints the input, the first differing position and the ids around it.
 
@@ -1324,5 +1326,62 @@ pub mod conformance {
                 ),
             );
         }
+    }
+}
+
+pub mod steps {
+    //! The reference for the core's normalizer steps: `tokenizers`' own normalizers in the
+    //! same `Sequence`.
+    use picobpe::normalizer::{Decompose, Steps};
+    use tokenizers::normalizers::{
+        precompiled::Precompiled, replace::Replace, strip::StripAccents, unicode::NFD,
+        unicode::NFKD, utils::Lowercase, utils::Sequence, NormalizerWrapper,
+    };
+    use tokenizers::{NormalizedString, Normalizer};
+
+    /// `tokenizers`' `Sequence` for `steps`; `charsmap` (a `precompiled_charsmap`) is the
+    /// map of its `Precompiled` step.
+    pub fn sequence(steps: Steps, charsmap: &[u8]) -> Sequence {
+        let mut list: Vec<NormalizerWrapper> = Vec::new();
+        if steps.quotes {
+            list.push(Replace::new("``", "\"").expect("replace").into());
+            list.push(Replace::new("''", "\"").expect("replace").into());
+        }
+        match steps.decompose {
+            Some(Decompose::Canonical) => list.push(NFD.into()),
+            Some(Decompose::Compatibility) => list.push(NFKD.into()),
+            None => {}
+        }
+        let (lower, strip): (NormalizerWrapper, NormalizerWrapper) =
+            (Lowercase.into(), StripAccents.into());
+        match (steps.lowercase, steps.strip_accents, steps.lowercase_first) {
+            (true, true, true) => list.extend([lower, strip]),
+            (true, true, false) => list.extend([strip, lower]),
+            (true, false, _) => list.push(lower),
+            (false, true, _) => list.push(strip),
+            (false, false, _) => {}
+        }
+        if steps.precompiled {
+            list.push(Precompiled::from(charsmap).expect("map").into());
+        }
+        Sequence::new(list)
+    }
+
+    /// `text` normalized by `seq`.
+    pub fn normalize(seq: &Sequence, text: &str) -> String {
+        let mut n = NormalizedString::from(text);
+        seq.normalize(&mut n).expect("normalize");
+        n.get().to_owned()
+    }
+
+    /// `bytes` as the SentencePiece families read them: each byte outside a well-formed
+    /// UTF-8 sequence is one U+FFFD.
+    pub fn fffd_per_byte(bytes: &[u8]) -> String {
+        let mut s = String::new();
+        for chunk in bytes.utf8_chunks() {
+            s.push_str(chunk.valid());
+            s.extend(chunk.invalid().iter().map(|_| '\u{FFFD}'));
+        }
+        s
     }
 }

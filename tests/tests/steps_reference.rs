@@ -12,11 +12,8 @@ use picobpe::normalizer::{steps_normalize, Decompose, NormalizeError, Steps};
 use picobpe::sentencepiece::CharsMap;
 use picobpe_tests::check::Rng;
 use picobpe_tests::sp::{self, SpSource};
-use tokenizers::normalizers::{
-    precompiled::Precompiled, replace::Replace, strip::StripAccents, unicode::NFD, unicode::NFKD,
-    utils::Lowercase, utils::Sequence, NormalizerWrapper,
-};
-use tokenizers::{NormalizedString, Normalizer};
+use picobpe_tests::steps::{fffd_per_byte, normalize as reference};
+use tokenizers::normalizers::utils::Sequence;
 
 /// The model whose character map `Precompiled` steps use (`nmt_nfkc_cf`).
 const MAP_MODEL: &str = "nfkc-ug";
@@ -101,38 +98,10 @@ fn configurations() -> Vec<(&'static str, Steps)> {
     ]
 }
 
-/// `tokenizers`' `Sequence` for `steps`.
+/// `tokenizers`' `Sequence` for `steps`, over the map of [`MAP_MODEL`].
 fn reference_sequence(steps: Steps) -> Sequence {
-    let mut list: Vec<NormalizerWrapper> = Vec::new();
-    if steps.quotes {
-        list.push(Replace::new("``", "\"").expect("replace").into());
-        list.push(Replace::new("''", "\"").expect("replace").into());
-    }
-    match steps.decompose {
-        Some(Decompose::Canonical) => list.push(NFD.into()),
-        Some(Decompose::Compatibility) => list.push(NFKD.into()),
-        None => {}
-    }
-    let (lower, strip): (NormalizerWrapper, NormalizerWrapper) =
-        (Lowercase.into(), StripAccents.into());
-    match (steps.lowercase, steps.strip_accents, steps.lowercase_first) {
-        (true, true, true) => list.extend([lower, strip]),
-        (true, true, false) => list.extend([strip, lower]),
-        (true, false, _) => list.push(lower),
-        (false, true, _) => list.push(strip),
-        (false, false, _) => {}
-    }
-    if steps.precompiled {
-        let blob = sp::model(MAP_MODEL, SpSource::ModelProto).charsmap;
-        list.push(Precompiled::from(&blob).expect("map").into());
-    }
-    Sequence::new(list)
-}
-
-fn reference(seq: &Sequence, text: &str) -> String {
-    let mut n = NormalizedString::from(text);
-    seq.normalize(&mut n).expect("normalize");
-    n.get().to_owned()
+    let blob = sp::model(MAP_MODEL, SpSource::ModelProto).charsmap;
+    picobpe_tests::steps::sequence(steps, &blob)
 }
 
 fn ours(steps: Steps, map: CharsMap<'_>, text: &[u8]) -> Vec<u8> {
@@ -358,13 +327,7 @@ fn bytes_that_are_not_utf8_are_each_one_replacement_character() {
             b"\xf0\x9f\x91",
         ] {
             // One U+FFFD per byte outside a well-formed sequence.
-            let per_byte: String = bytes
-                .utf8_chunks()
-                .flat_map(|c| {
-                    let bad = "\u{FFFD}".repeat(c.invalid().len());
-                    [c.valid().to_owned(), bad]
-                })
-                .collect();
+            let per_byte = fffd_per_byte(bytes);
             let want = reference(&seq, &per_byte);
             assert_eq!(ours(steps, map, bytes), want.as_bytes(), "{name} {bytes:?}");
         }
