@@ -165,27 +165,11 @@ fn inspect_sentencepiece(
             picobpe_model::normalizer::name(form),
         );
     }
-    let steps = model.char_steps;
-    if steps.any() {
-        let mut names = Vec::new();
-        if steps.quotes {
-            names.push("Replace(\"``\", \"\\\"\") + Replace(\"''\", \"\\\"\")");
-        }
-        if let Some(form) = model.normalizer {
-            names.push(picobpe_model::normalizer::name(form));
-        }
-        let (lower, strip) = ("Lowercase", "StripAccents");
-        match (steps.lowercase, steps.strip_accents, steps.lowercase_first) {
-            (true, true, true) => names.extend([lower, strip]),
-            (true, true, false) => names.extend([strip, lower]),
-            (true, false, _) => names.push(lower),
-            (false, true, _) => names.push(strip),
-            (false, false, _) => {}
-        }
-        if model.precompiled {
-            names.push("Precompiled");
-        }
-        say!(out, "steps:        {}", names.join(" + "));
+    if model.char_steps.any() {
+        let steps = model
+            .char_steps
+            .describe(model.normalizer, model.precompiled);
+        say!(out, "steps:        {steps}");
     }
     if model.unk_in_text || model.unk_per_char {
         say!(
@@ -292,23 +276,10 @@ fn inspect_wordpiece(
         model.lowercase
     );
     if model.normalizer.is_some() || model.char_steps.any() {
-        let steps = model.char_steps;
-        let mut names: Vec<&str> = model
-            .normalizer
-            .map(picobpe_model::normalizer::name)
-            .into_iter()
-            .collect();
-        match (steps.lowercase, steps.strip_accents, steps.lowercase_first) {
-            (true, true, true) => names.extend(["Lowercase", "StripAccents"]),
-            (true, true, false) => names.extend(["StripAccents", "Lowercase"]),
-            (true, false, _) => names.push("Lowercase"),
-            (false, true, _) => names.push("StripAccents"),
-            (false, false, _) => {}
-        }
         say!(
             out,
             "steps:        {} (in place of BertNormalizer, between added tokens)",
-            names.join(" + ")
+            model.char_steps.describe(model.normalizer, false)
         );
     }
     for (text, id) in &model.specials {

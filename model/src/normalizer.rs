@@ -87,6 +87,28 @@ impl CharSteps {
         (bits < 16 && order_ok).then_some(steps)
     }
 
+    /// The steps as `tokenizers` names them, in order, with `form` before them and, with
+    /// `precompiled`, `Precompiled` after: `NFKD + StripAccents + Lowercase + Precompiled`.
+    pub fn describe(&self, form: Option<UnicodeForm>, precompiled: bool) -> String {
+        let mut names = Vec::new();
+        if self.quotes {
+            names.push("Replace(\"``\", \"\\\"\") + Replace(\"''\", \"\\\"\")");
+        }
+        names.extend(form.map(name));
+        let (lower, strip) = ("Lowercase", "StripAccents");
+        match (self.lowercase, self.strip_accents, self.lowercase_first) {
+            (true, true, true) => names.extend([lower, strip]),
+            (true, true, false) => names.extend([strip, lower]),
+            (true, false, _) => names.push(lower),
+            (false, true, _) => names.push(strip),
+            (false, false, _) => {}
+        }
+        if precompiled {
+            names.push("Precompiled");
+        }
+        names.join(" + ")
+    }
+
     /// The core's steps for these with `form` before them and, with `precompiled`, the
     /// character map after them; `None` without a step, or with a form the core cannot apply
     /// a character at a time (only `NFD` or `NFKD`, and only with `StripAccents`).
