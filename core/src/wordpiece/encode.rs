@@ -165,13 +165,7 @@ impl<'a> WpTokenizer<'a> {
                     return Ok(stop);
                 }
             } else {
-                let mut i = pos;
-                while i < seg_end {
-                    let (c, len) = next_char(text, i);
-                    self.push_char(c, i, &mut word, &mut sink)?;
-                    i += len;
-                }
-                self.flush(&mut word, i, &mut sink)?;
+                self.words(text, pos, seg_end, &mut word, &mut sink)?;
             }
             pos = seg_end;
             if let Some(f) = found {
@@ -214,6 +208,26 @@ impl<'a> WpTokenizer<'a> {
         }
     }
 
+    /// Feed `text[from..end]` (whole characters) through the normalizer flags and the
+    /// pre-tokenizer, then encode the last word: the encoder's loop, inlined in both callers.
+    #[inline(always)]
+    fn words(
+        &self,
+        text: &[u8],
+        from: usize,
+        end: usize,
+        word: &mut Word,
+        sink: &mut Sink<'_>,
+    ) -> Result<(), EncodeError> {
+        let mut i = from;
+        while i < end {
+            let (c, len) = next_char(text, i);
+            self.push_char(c, i, word, sink)?;
+            i += len;
+        }
+        self.flush(word, i, sink)
+    }
+
     /// Encode the words of `w`, normalized text, as a stream part: with `is_final` false, only
     /// up to the end of its last whitespace or punctuation character (the word after it could
     /// go on; text already normalized cannot change before it). Offsets are offsets in `w`.
@@ -243,13 +257,7 @@ impl<'a> WpTokenizer<'a> {
             chars: 0,
             start: 0,
         };
-        let mut i = 0;
-        while i < end {
-            let (c, len) = next_char(w, i);
-            self.push_char(c, i, &mut word, &mut sink)?;
-            i += len;
-        }
-        self.flush(&mut word, i, &mut sink)?;
+        self.words(w, 0, end, &mut word, &mut sink)?;
         Ok(Progress {
             consumed: end,
             written: sink.written,
