@@ -43,7 +43,7 @@ fn steps_of(b: u8) -> Steps {
         lowercase,
         lowercase_first: lowercase && b & 8 != 0,
         precompiled: b & 0x40 != 0,
-        raw_invalid: false,
+        fffd_per_subpart: false,
     }
 }
 

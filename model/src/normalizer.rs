@@ -130,7 +130,7 @@ impl CharSteps {
             lowercase: self.lowercase,
             lowercase_first: self.lowercase_first,
             precompiled,
-            raw_invalid: false,
+            fffd_per_subpart: false,
         };
         steps.is_exact().then_some(steps)
     }
@@ -156,8 +156,8 @@ pub fn text_normalizer(
 }
 
 /// The normalizer a WordPiece model's tables apply besides `BertNormalizer`'s flags: its
-/// character steps (with its form before them; bytes that are not UTF-8 left for the
-/// WordPiece encoder, which reads a maximal invalid subsequence as one U+FFFD), else its
+/// character steps (with its form before them; a maximal invalid subsequence of bytes is one
+/// U+FFFD, as the WordPiece family reads the text), else its
 /// Unicode form. `None` also for steps the core cannot apply (validation refuses those).
 pub fn wordpiece_normalizer(
     form: Option<UnicodeForm>,
@@ -166,7 +166,7 @@ pub fn wordpiece_normalizer(
     if char_steps.any() {
         return char_steps.steps(form, false).map(|s| {
             TextNormalizer::steps(Steps {
-                raw_invalid: true,
+                fffd_per_subpart: true,
                 ..s
             })
         });

@@ -327,13 +327,13 @@ fn text_normalizer_expr(normalizer: Option<TextNormalizer>) -> String {
             format!(
                 "Some({N}::TextNormalizer::steps({N}::Steps {{ quotes: {}, decompose: {decompose}, \
                  strip_accents: {}, lowercase: {}, lowercase_first: {}, precompiled: {}, \
-                 raw_invalid: {} }}))",
+                 fffd_per_subpart: {} }}))",
                 s.quotes,
                 s.strip_accents,
                 s.lowercase,
                 s.lowercase_first,
                 s.precompiled,
-                s.raw_invalid
+                s.fffd_per_subpart
             )
         }
     }

@@ -20,6 +20,11 @@ It (re)writes, under tests/fixtures/wordpiece/:
                                   invalid_utf8) and tests/fixtures/metaspace/inputs/nfkc_edge and
                                   steps_edge; the record format of gen_wp_vectors.py ("all": added
                                   tokens recognized; "ordinary", when it differs: read as text)
+    inputs/marks_invalid.jsonl    inputs this script makes (seeded): bytes that are not UTF-8
+                                  around combining marks, which StripAccents drops, so that a
+                                  normalizer that passed the bytes through would join them
+                                  (records {"name", "text_b64"}); its ids are the set
+                                  marks_invalid
     wp-norm-MANIFEST.json         versions, settings, counts
 
 Bytes that are not UTF-8: the reference runs on Rust's `String::from_utf8_lossy` of the bytes
@@ -32,6 +37,7 @@ import os
 
 os.environ["RAYON_NUM_THREADS"] = "2"
 
+import base64  # noqa: E402
 import gzip  # noqa: E402
 import hashlib  # noqa: E402
 import json  # noqa: E402
@@ -68,6 +74,31 @@ def edge_set(rel: str) -> list[tuple[str, bytes]]:
     return out
 
 
+FRAGMENTS = [b"\xce", b"\xae", b"\xc3", b"\xa9", b"\xe2\x82", b"\xac", b"\xf0\x9f",
+             b"\x98\x80", b"\xff", b"\xe4", b"\xb8\xad"]
+MARKS = ["\u0301", "\u064c", "\u0308", "\u20dd", "\u0327\u0301", "\u0903", "\u1ab0"]
+FILLER = ["a", "E", " ", "!", "\u00e9", "\u0130", "[CLS]", "\u4e2d"]
+
+
+def marks_invalid() -> list[tuple[str, bytes]]:
+    """Every ordered pair of fragments around every mark, then seeded random mixes."""
+    import random
+    out = []
+    for i, a in enumerate(FRAGMENTS):
+        for j, b in enumerate(FRAGMENTS):
+            for k, m in enumerate(MARKS):
+                out.append((f"pair-{i}-{j}-{k}", a + m.encode() + b))
+    rng = random.Random(38)
+    parts = FRAGMENTS + [m.encode() for m in MARKS] + [f.encode() for f in FILLER]
+    for n in range(300):
+        out.append((f"mix-{n}", b"".join(rng.choice(parts) for _ in range(rng.randint(1, 12)))))
+    path = OUT / "inputs" / "marks_invalid.jsonl"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("".join(json.dumps({"name": name, "text_b64": base64.b64encode(data).decode()})
+                            + "\n" for name, data in out))
+    return out
+
+
 def write_set(path: Path, header: dict, rows: list[dict]) -> None:
     lines = [json.dumps(header, ensure_ascii=False, separators=(",", ":"))]
     lines += [json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in rows]
@@ -82,6 +113,7 @@ def main() -> None:
                 "base": "wordpiece/bert-cased-8k/tokenizer.json", "models": {}}
     sets = {name: load_set_bytes(FIXTURES, name) for name in SETS}
     sets.update({name: edge_set(rel) for name, rel in EDGE.items()})
+    sets["marks_invalid"] = marks_invalid()
     for name, normalizer in MODELS.items():
         tok = Tokenizer.from_file(str(BASE))
         tok.normalizer = normalizer

@@ -301,8 +301,13 @@ pub mod vectors {
     /// The inputs of a set (`fixtures/vectors/inputs/<set>.jsonl`).
     pub fn inputs(set: Set) -> Vec<Input> {
         let dir = paths::vectors();
-        let path = dir.join(format!("inputs/{}.jsonl", set.name()));
-        let data = read(&path);
+        inputs_at(&dir.join(format!("inputs/{}.jsonl", set.name())), &dir)
+    }
+
+    /// The inputs of an input file (records `{"name"}` and one of `"text"`, `"text_b64"` or
+    /// `"file"`, a path under `dir`).
+    pub fn inputs_at(path: &Path, dir: &Path) -> Vec<Input> {
+        let data = read(path);
         json_lines(&data)
             .enumerate()
             .map(|(i, line)| {

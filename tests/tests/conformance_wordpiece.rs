@@ -14,7 +14,7 @@ use picobpe_model::wordpiece::{
 };
 use picobpe_model::{LiveTables, WpModel};
 use picobpe_tests::sp::{decode_streamed, encode_streamed};
-use picobpe_tests::vectors::{inputs, Set};
+use picobpe_tests::vectors::{inputs, inputs_at, Set};
 use picobpe_tests::{paths, through_model_file};
 
 const SETS: [Set; 4] = [Set::Fixtures, Set::Corpus, Set::Random, Set::InvalidUtf8];
@@ -243,6 +243,23 @@ fn wordpiece_with_other_normalizers() {
                     "{name} {rec}"
                 );
             }
+        }
+        // Bytes that are not UTF-8 around marks `StripAccents` drops: they stay apart.
+        let inputs = inputs_at(&dir("inputs").join("marks_invalid.jsonl"), &dir("inputs"));
+        let records = records(name, "marks_invalid");
+        assert_eq!(inputs.len(), records.len(), "{name} marks_invalid");
+        for (input, (rec, all, _)) in inputs.iter().zip(&records) {
+            assert_eq!(&input.name, rec);
+            assert_eq!(
+                &encode(&tok, &input.bytes, Specials::All),
+                all,
+                "{name} {rec}"
+            );
+            assert_eq!(
+                &encode_resumed(&tok, &input.bytes, Specials::All, 2),
+                all,
+                "{name} {rec}"
+            );
         }
     }
 }

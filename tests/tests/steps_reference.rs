@@ -27,7 +27,7 @@ fn configurations() -> Vec<(&'static str, Steps)> {
         lowercase: true,
         lowercase_first: false,
         precompiled: true,
-        raw_invalid: false,
+        fffd_per_subpart: false,
     };
     vec![
         ("albert", albert),

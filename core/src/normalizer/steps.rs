@@ -19,7 +19,11 @@
 //! for the window ([`super::window`]) ends where a cluster of the output ends at the end of
 //! what one input character made: its output depends on nothing around it.
 //!
-//! **Bytes that are not UTF-8** are one U+FFFD each, as in the SentencePiece families.
+//! **Bytes that are not UTF-8** are one U+FFFD each, as in the SentencePiece families, or
+//! one U+FFFD per maximal invalid subsequence ([`Steps::fffd_per_subpart`]) as in the
+//! WordPiece family. They are replaced here, before any step, as the reference replaces them
+//! before normalizing: passing them through would let a dropped mark between two of them
+//! join them into a character.
 
 use super::grapheme::{class_byte, Walk};
 use super::precompiled::{GraphemeMap, WHOLE_BELOW};
@@ -67,10 +71,10 @@ pub struct Steps {
     pub lowercase_first: bool,
     /// Then `Precompiled`: the tables' character map by `tokenizers`' rule.
     pub precompiled: bool,
-    /// Bytes that are not UTF-8 pass through unchanged (the WordPiece family reads them
-    /// itself, a maximal invalid subsequence as one U+FFFD) instead of becoming U+FFFD one
-    /// each (the SentencePiece families' rule). Not with `precompiled`.
-    pub raw_invalid: bool,
+    /// A maximal invalid subsequence of the input (Unicode's "maximal subpart", as
+    /// `String::from_utf8_lossy` reads it: the WordPiece family's rule) is one U+FFFD,
+    /// instead of one U+FFFD per byte that is not UTF-8 (the SentencePiece families' rule).
+    pub fffd_per_subpart: bool,
 }
 
 impl Steps {
@@ -82,28 +86,23 @@ impl Steps {
         lowercase: false,
         lowercase_first: false,
         precompiled: false,
-        raw_invalid: false,
+        fffd_per_subpart: false,
     };
 
     /// True when this core applies the steps exactly: a decomposition only with
-    /// `StripAccents` after it (see the module docs), and raw invalid bytes only without
-    /// `Precompiled`.
+    /// `StripAccents` after it (see the module docs).
     pub const fn is_exact(&self) -> bool {
-        (self.decompose.is_none() || self.strip_accents) && !(self.raw_invalid && self.precompiled)
+        self.decompose.is_none() || self.strip_accents
     }
 }
 
-/// What one input position starts: a quote pair, one character (U+FFFD for a byte that is
-/// not UTF-8), or with [`Steps::raw_invalid`] such a byte as it is.
+/// What one input position starts: a quote pair, or one character (U+FFFD for bytes that
+/// are not UTF-8).
 #[derive(Clone, Copy)]
 enum Source {
     Pair,
     Char(u32),
-    Raw(u8),
 }
-
-/// A byte that is not UTF-8 among the characters the steps make: `RAW + byte`.
-const RAW: u32 = 0x11_0000;
 
 /// A cluster of the steps' output being rewritten by `Precompiled`'s rule.
 struct Cluster {
@@ -197,9 +196,6 @@ fn char_len(c: u32) -> usize {
 
 #[inline]
 fn put_char(c: u32, sink: &mut Sink<'_>) {
-    if let Some(byte) = c.checked_sub(RAW) {
-        return sink.put(&[byte as u8]);
-    }
     let (b, len) = encode(c);
     sink.put(b.get(..len).unwrap_or(&[]));
 }
@@ -237,8 +233,8 @@ impl StepsMap<'_, '_> {
             Utf8::Scalar(cp, len) => Some((Source::Char(cp), len)),
             Utf8::Truncated(0) => None,
             Utf8::Truncated(_) if !last => None,
-            _ if self.steps.raw_invalid => {
-                Some((Source::Raw(text.get(at).copied().unwrap_or(0)), 1))
+            Utf8::Invalid(k) | Utf8::Truncated(k) if self.steps.fffd_per_subpart => {
+                Some((Source::Char(0xFFFD), k.max(1)))
             }
             _ => Some((Source::Char(0xFFFD), 1)),
         }
@@ -249,7 +245,6 @@ impl StepsMap<'_, '_> {
     fn each(&self, source: Source, f: &mut impl FnMut(u32)) {
         let cp = match source {
             Source::Pair => return f(u32::from(b'"')),
-            Source::Raw(b) => return f(RAW + u32::from(b)),
             Source::Char(cp) => cp,
         };
         match self.steps.decompose {
@@ -446,7 +441,7 @@ mod tests {
         lowercase: true,
         lowercase_first: false,
         precompiled: false,
-        raw_invalid: false,
+        fffd_per_subpart: false,
     };
 
     #[test]
@@ -483,14 +478,23 @@ mod tests {
             run(strip_first, "\u{130}".as_bytes(), true).1,
             "i\u{307}".as_bytes()
         );
-        // A byte that is not UTF-8 is one U+FFFD, or itself with `raw_invalid`.
-        assert_eq!(run(ALBERT_NO_MAP, b"A\xff", true).1, "a\u{FFFD}".as_bytes());
-        let raw = Steps {
-            raw_invalid: true,
+        // A byte that is not UTF-8 is one U+FFFD; with `fffd_per_subpart` a maximal
+        // subpart is one, held back while more input could complete it.
+        assert_eq!(
+            run(ALBERT_NO_MAP, b"A\xe2\x82", true).1,
+            "a\u{FFFD}\u{FFFD}".as_bytes()
+        );
+        let subparts = Steps {
+            fffd_per_subpart: true,
             ..ALBERT_NO_MAP
         };
-        assert_eq!(run(raw, b"A\xe2\x82", true).1, b"a\xe2\x82");
-        assert_eq!(run(raw, b"A\xe2\x82", false), (1, b"a".to_vec()));
+        assert_eq!(run(subparts, b"A\xe2\x82", true).1, "a\u{FFFD}".as_bytes());
+        assert_eq!(run(subparts, b"A\xe2\x82", false), (1, b"a".to_vec()));
+        // A mark dropped between two invalid bytes does not join them (`\xCE\xAE` is `ή`).
+        assert_eq!(
+            run(subparts, b"\xce\xd9\x8c\xae", true).1,
+            "\u{FFFD}\u{FFFD}".as_bytes()
+        );
     }
 
     #[test]

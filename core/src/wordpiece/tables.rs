@@ -48,8 +48,8 @@ pub struct WpTables<'a> {
     pub specials: &'a [SpecialToken<'a>],
     /// A `tokenizer.json`'s normalizer other than `BertNormalizer` (a Unicode form, or
     /// character steps such as `NFD` + `Lowercase` + `StripAccents`, with
-    /// [`crate::normalizer::Steps::raw_invalid`]), applied to the text between added tokens
-    /// before the flags above (then all off) and the pre-tokenizer. `None`: the flags alone.
+    /// [`crate::normalizer::Steps::fffd_per_subpart`]), applied to the text between added
+    /// tokens before the flags above (then all off) and the pre-tokenizer. `None`: the flags alone.
     pub normalizer: Option<crate::normalizer::TextNormalizer>,
 }
 
