@@ -53,6 +53,54 @@ impl Word {
     }
 }
 
+/// Where the normalizer flags and the pre-tokenizer put what they make of the text: the
+/// encoder collects each word and encodes it at its end ([`Collect`]);
+/// [`WpTokenizer::pre_tokenize`] hands the characters to its caller.
+trait Words {
+    /// `c`, made from the input character at offset `at`, continues the current word.
+    fn push(&mut self, c: char, at: usize);
+    /// The current word (if any) ends; `end` is the input offset after it.
+    fn end(&mut self, tok: &WpTokenizer<'_>, end: usize) -> Result<(), EncodeError>;
+}
+
+/// The encoder's [`Words`]: the word being collected, and where its ids go.
+struct Collect<'w, 'o> {
+    word: &'w mut Word,
+    sink: &'w mut Sink<'o>,
+}
+
+impl Words for Collect<'_, '_> {
+    #[inline(always)]
+    fn push(&mut self, c: char, at: usize) {
+        self.word.push(c, at);
+    }
+
+    #[inline(always)]
+    fn end(&mut self, tok: &WpTokenizer<'_>, end: usize) -> Result<(), EncodeError> {
+        tok.flush(self.word, end, self.sink)
+    }
+}
+
+/// [`WpTokenizer::pre_tokenize`]'s [`Words`]: each character, and each end of a word that
+/// has one, to the caller.
+struct Handed<F>(F, bool);
+
+impl<F: FnMut(Option<char>)> Words for Handed<F> {
+    #[inline(always)]
+    fn push(&mut self, c: char, _: usize) {
+        self.1 = true;
+        (self.0)(Some(c));
+    }
+
+    #[inline(always)]
+    fn end(&mut self, _: &WpTokenizer<'_>, _: usize) -> Result<(), EncodeError> {
+        if core::mem::take(&mut self.1) {
+            (self.0)(None);
+        }
+        Ok(())
+    }
+}
+
 /// Where the ids go: `out[..written]` is done.
 struct Sink<'o> {
     out: &'o mut [u32],
@@ -101,6 +149,24 @@ impl<'a> WpTokenizer<'a> {
     ) -> Result<usize, EncodeError> {
         self.encode_span(text, from, text.len(), false, out, specials)
             .map(|p| p.written)
+    }
+
+    /// The words the encoder would split `text` into, for counting them (training a
+    /// vocabulary): the normalizer flags and the pre-tokenizer as [`WpTokenizer::encode`]
+    /// applies them, without added tokens (as `tokenizers` trains). `f(Some(c))` for each
+    /// character of a word (any length: nothing is stored), `f(None)` after its last one.
+    /// Bytes that are not UTF-8 are read as the encoder reads them (a maximal invalid
+    /// subsequence is one U+FFFD). Returns false, calling nothing, for tables with a
+    /// [`WpTables::normalizer`] (a `tokenizer.json` normalizer other than `BertNormalizer`),
+    /// which this does not apply.
+    pub fn pre_tokenize(&self, text: &[u8], f: impl FnMut(Option<char>)) -> bool {
+        if self.tables.normalizer.is_some() {
+            return false;
+        }
+        let mut to = Handed(f, false);
+        // `Handed` never fails.
+        let _ = self.words(text, 0, text.len(), &mut to);
+        true
     }
 
     /// Encode a prefix of `text` for a stream: with `is_final` false, only up to the last
@@ -165,7 +231,11 @@ impl<'a> WpTokenizer<'a> {
                     return Ok(stop);
                 }
             } else {
-                self.words(text, pos, seg_end, &mut word, &mut sink)?;
+                let mut to = Collect {
+                    word: &mut word,
+                    sink: &mut sink,
+                };
+                self.words(text, pos, seg_end, &mut to)?;
             }
             pos = seg_end;
             if let Some(f) = found {
@@ -216,16 +286,15 @@ impl<'a> WpTokenizer<'a> {
         text: &[u8],
         from: usize,
         end: usize,
-        word: &mut Word,
-        sink: &mut Sink<'_>,
+        to: &mut impl Words,
     ) -> Result<(), EncodeError> {
         let mut i = from;
         while i < end {
             let (c, len) = next_char(text, i);
-            self.push_char(c, i, word, sink)?;
+            self.push_char(c, i, to)?;
             i += len;
         }
-        self.flush(word, i, sink)
+        to.end(self, i)
     }
 
     /// Encode the words of `w`, normalized text, as a stream part: with `is_final` false, only
@@ -257,7 +326,11 @@ impl<'a> WpTokenizer<'a> {
             chars: 0,
             start: 0,
         };
-        self.words(w, 0, end, &mut word, &mut sink)?;
+        let mut to = Collect {
+            word: &mut word,
+            sink: &mut sink,
+        };
+        self.words(w, 0, end, &mut to)?;
         Ok(Progress {
             consumed: end,
             written: sink.written,
@@ -293,24 +366,18 @@ impl<'a> WpTokenizer<'a> {
     /// line it costs the loop a call per character (minilm on target: 322 → 334 guest
     /// instructions per byte).
     #[inline(always)]
-    fn push_char(
-        &self,
-        c: char,
-        at: usize,
-        word: &mut Word,
-        sink: &mut Sink<'_>,
-    ) -> Result<(), EncodeError> {
+    fn push_char(&self, c: char, at: usize, to: &mut impl Words) -> Result<(), EncodeError> {
         let t = self.tables;
         let f = char_flags(c);
         if t.clean_text && f & DROP != 0 {
             return Ok(());
         }
         if t.handle_chinese_chars && f & CJK != 0 {
-            self.flush(word, at, sink)?;
-            self.normalized(c, f, at, word, sink)?;
-            return self.flush(word, at, sink);
+            to.end(self, at)?;
+            self.normalized(c, f, at, to)?;
+            return to.end(self, at);
         }
-        self.normalized(c, f, at, word, sink)
+        self.normalized(c, f, at, to)
     }
 
     /// `strip_accents` and `lowercase` of `c` (flags `f`), then each resulting character to
@@ -321,8 +388,7 @@ impl<'a> WpTokenizer<'a> {
         c: char,
         f: u8,
         at: usize,
-        word: &mut Word,
-        sink: &mut Sink<'_>,
+        to: &mut impl Words,
     ) -> Result<(), EncodeError> {
         let t = self.tables;
         if t.strip_accents {
@@ -331,55 +397,41 @@ impl<'a> WpTokenizer<'a> {
             }
             if let Some(s) = stripped(c) {
                 for &d in s.chars() {
-                    self.lowered(d, char_flags(d), at, word, sink)?;
+                    self.lowered(d, char_flags(d), at, to)?;
                 }
                 return Ok(());
             }
         }
-        self.lowered(c, f, at, word, sink)
+        self.lowered(c, f, at, to)
     }
 
     #[inline]
-    fn lowered(
-        &self,
-        c: char,
-        f: u8,
-        at: usize,
-        word: &mut Word,
-        sink: &mut Sink<'_>,
-    ) -> Result<(), EncodeError> {
+    fn lowered(&self, c: char, f: u8, at: usize, to: &mut impl Words) -> Result<(), EncodeError> {
         if self.tables.lowercase && !c.is_ascii_lowercase() {
             if c.is_ascii() {
-                return self.split(c.to_ascii_lowercase(), f, at, word, sink);
+                return self.split(c.to_ascii_lowercase(), f, at, to);
             }
             for d in c.to_lowercase() {
                 let g = if d == c { f } else { char_flags(d) };
-                self.split(d, g, at, word, sink)?;
+                self.split(d, g, at, to)?;
             }
             return Ok(());
         }
-        self.split(c, f, at, word, sink)
+        self.split(c, f, at, to)
     }
 
     /// The pre-tokenizer: whitespace ends a word, punctuation is a word of its own.
     #[inline]
-    fn split(
-        &self,
-        c: char,
-        f: u8,
-        at: usize,
-        word: &mut Word,
-        sink: &mut Sink<'_>,
-    ) -> Result<(), EncodeError> {
+    fn split(&self, c: char, f: u8, at: usize, to: &mut impl Words) -> Result<(), EncodeError> {
         if f & SPACE != 0 {
-            return self.flush(word, at, sink);
+            return to.end(self, at);
         }
         if f & PUNCT != 0 {
-            self.flush(word, at, sink)?;
-            word.push(c, at);
-            return self.flush(word, at, sink);
+            to.end(self, at)?;
+            to.push(c, at);
+            return to.end(self, at);
         }
-        word.push(c, at);
+        to.push(c, at);
         Ok(())
     }
 
