@@ -2,11 +2,14 @@
 """Train a peer BPE trainer once, for `cargo xtask bench-train` (which times this process and
 reads its peak RSS from the kernel).
 
-usage: bench_train_peers.py {hf,rustbpe} FILE VOCAB_SIZE OUT_DIR
+usage: bench_train_peers.py {hf,hf-wordpiece,rustbpe} FILE VOCAB_SIZE OUT_DIR
 
 - hf: Hugging Face `tokenizers` BpeTrainer with the ByteLevel pre-tokenizer (the GPT-2 regex),
   256-byte initial alphabet, special token <|endoftext|> (HF does not split the training text
   on it; it only reserves the id), vocab_size counting bytes + merges + special.
+- hf-wordpiece: Hugging Face `tokenizers` WordPieceTrainer with BertWordPieceTokenizer's
+  settings (uncased BertNormalizer, BertPreTokenizer, [PAD] [UNK] [CLS] [SEP] [MASK],
+  min_frequency 2, limit_alphabet 1000), vocab_size counting every entry.
 - rustbpe: `rustbpe.Tokenizer().train_from_iterator` over the file's documents (split on
   <|endoftext|>, as a user would feed it), with the GPT-2 pattern; vocab_size counts bytes + merges.
 
@@ -42,6 +45,28 @@ def train_hf(path, vocab_size, out_dir):
     return elapsed, tok.get_vocab_size(), version("tokenizers")
 
 
+def train_hf_wordpiece(path, vocab_size, out_dir):
+    """BertWordPieceTokenizer's settings: uncased BertNormalizer, BertPreTokenizer, BERT's five
+    special tokens, min_frequency 2, limit_alphabet 1000."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    trainer = trainers.WordPieceTrainer(
+        vocab_size=vocab_size,
+        min_frequency=2,
+        limit_alphabet=1000,
+        special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
+        show_progress=False,
+    )
+    start = time.perf_counter()
+    tok.train([path], trainer)
+    elapsed = time.perf_counter() - start
+    tok.save(f"{out_dir}/wordpiece.json")
+    return elapsed, tok.get_vocab_size(), version("tokenizers")
+
+
 def train_rustbpe(path, vocab_size, out_dir):
     import rustbpe
 
@@ -55,10 +80,11 @@ def train_rustbpe(path, vocab_size, out_dir):
 
 
 def main():
-    if len(sys.argv) != 5 or sys.argv[1] not in ("hf", "rustbpe"):
+    tools = {"hf": train_hf, "hf-wordpiece": train_hf_wordpiece, "rustbpe": train_rustbpe}
+    if len(sys.argv) != 5 or sys.argv[1] not in tools:
         sys.exit(__doc__)
     tool, path, vocab_size, out_dir = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-    train = train_hf if tool == "hf" else train_rustbpe
+    train = tools[tool]
     elapsed, size, ver = train(path, vocab_size, out_dir)
     print(json.dumps({"tool": tool, "version": ver, "train_s": elapsed, "vocab_size": size}))
 

@@ -29,7 +29,7 @@ use picobpe_fuzz::{escape, Params};
 use picobpe_model::Model;
 use picobpe_tests::reference::split_specials;
 use picobpe_tests::vectors::Encoding;
-use train::{PatternArg, TrainArgs};
+use train::{ModelType, PatternArg, TrainArgs};
 
 const SPECIALS: [&str; 5] = [
     "<|endoftext|>",
@@ -82,6 +82,8 @@ fuzz_target!(|data: &[u8]| {
     }
     let out = dir.join("out");
     let args = TrainArgs {
+        model_type: ModelType::BytelevelBpe,
+        wordpiece: Default::default(),
         inputs: inputs.clone(),
         counts: Vec::new(),
         vocab_size: (256 + specials.len() + n_merges) as u64,

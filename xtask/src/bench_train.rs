@@ -1,5 +1,6 @@
 //! `cargo xtask bench-train`: training speed and peak memory of `host-trainer train` next to the
-//! Hugging Face `tokenizers` BpeTrainer and `rustbpe`, in the same run, on the same file.
+//! Hugging Face `tokenizers` BpeTrainer and `rustbpe`, in the same run, on the same file; and
+//! `train --model-type wordpiece` next to `tokenizers`' WordPieceTrainer.
 //!
 //! ```text
 //! cargo xtask bench-train [--runs N] [--vocab-size N] [--no-peers] [--no-big] [--big-gb X]
@@ -253,6 +254,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         opts.runs
     );
 
+    wordpiece_section(&trainer, &root, &english, &work, &opts)?;
+
     if opts.big {
         let big = make_big(&english, &work, opts.big_gb)?;
         let big_mb = file_mb(&big);
@@ -280,8 +283,106 @@ pub fn run(args: &[String]) -> Result<(), String> {
             &work.join("ours-big"),
         )?;
         print_sharded("  sharded, 2 workers", &sharded, m.wall_s);
+        let m = measure(wordpiece(&trainer, &big, None, &work.join("wp-big"), false))?;
+        println!(
+            "  WordPiece, N = 30000: picobpe {:.1} s wall, {:.1} s CPU, {:.1} MB peak RSS",
+            m.wall_s, m.cpu_s, m.peak_rss_mb
+        );
     }
     println!("\ncommand: cargo xtask bench-train {}", args.join(" "));
+    Ok(())
+}
+
+/// `host-trainer train --model-type wordpiece` with BertWordPieceTokenizer's settings (the
+/// peer's): N = 30000, `--min-frequency 2 --limit-alphabet 1000`, uncased.
+fn wordpiece(
+    trainer: &Path,
+    input: &Path,
+    threads: Option<&str>,
+    out: &Path,
+    likelihood: bool,
+) -> Command {
+    let mut c = Command::new(trainer);
+    c.args(["train", "--model-type", "wordpiece", "--input"])
+        .arg(input)
+        .args(["--vocab-size", "30000", "--min-frequency", "2", "--limit-alphabet", "1000"])
+        .args(["--quiet", "--out"])
+        .arg(out);
+    if let Some(t) = threads {
+        c.args(["--threads", t]);
+    }
+    if likelihood {
+        c.args(["--wordpiece-score", "likelihood"]);
+    }
+    c
+}
+
+/// WordPiece training on english.txt: picobpe (frequency, as `tokenizers`; and likelihood)
+/// next to `tokenizers`' WordPieceTrainer, interleaved, with the ratio of wall times.
+fn wordpiece_section(
+    trainer: &Path,
+    root: &Path,
+    english: &Path,
+    work: &Path,
+    opts: &Options,
+) -> Result<(), String> {
+    let mut tools: Vec<(String, Box<dyn Fn() -> Command + '_>)> = vec![
+        (
+            "picobpe (all cores)".into(),
+            Box::new(|| wordpiece(trainer, english, None, &work.join("wp"), false)),
+        ),
+        (
+            "picobpe --threads 1".into(),
+            Box::new(|| wordpiece(trainer, english, Some("1"), &work.join("wp-1"), false)),
+        ),
+        (
+            "picobpe --wordpiece-score likelihood".into(),
+            Box::new(|| wordpiece(trainer, english, None, &work.join("wp-l"), true)),
+        ),
+    ];
+    if opts.peers {
+        match python_module_version("tokenizers") {
+            Ok(version) => tools.push((
+                format!("HF tokenizers {version} WordPieceTrainer"),
+                Box::new(move || {
+                    let mut c = Command::new("python3");
+                    c.arg(root.join("scripts/bench_train_peers.py"))
+                        .arg("hf-wordpiece")
+                        .arg(english)
+                        .arg("30000")
+                        .arg(work);
+                    c
+                }),
+            )),
+            Err(e) => println!("peer tokenizers unavailable: {e}"),
+        }
+    }
+    println!(
+        "\n== WordPiece on english.txt, N = 30000 (uncased, min_frequency 2, limit_alphabet \
+         1000), median of {} runs",
+        opts.runs
+    );
+    let mut results: Vec<Vec<Measurement>> = tools.iter().map(|_| Vec::new()).collect();
+    for _ in 0..opts.runs {
+        for (i, (name, make)) in tools.iter().enumerate() {
+            results[i].push(measure(make()).map_err(|e| format!("{name}: {e}"))?);
+        }
+    }
+    let wall = |ms: &[Measurement]| median(ms.iter().map(|m| m.wall_s).collect());
+    let ours = wall(&results[0]);
+    println!(
+        "{:<46} {:>8} {:>8} {:>12} {:>12}",
+        "tool", "wall s", "CPU s", "peak RSS MB", "wall / ours"
+    );
+    for ((name, _), ms) in tools.iter().zip(&results) {
+        println!(
+            "{name:<46} {:>8.2} {:>8.2} {:>12.1} {:>11.2}x",
+            wall(ms),
+            median(ms.iter().map(|m| m.cpu_s).collect()),
+            median(ms.iter().map(|m| m.peak_rss_mb).collect()),
+            wall(ms) / ours
+        );
+    }
     Ok(())
 }
 

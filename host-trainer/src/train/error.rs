@@ -28,6 +28,31 @@ pub enum TrainError {
         /// Byte offset of the first byte that is not part of a well-formed UTF-8 sequence.
         offset: u64,
     },
+    /// An option of one model type was given for another.
+    #[error("{option} does not apply to --model-type {model_type}")]
+    OptionNotFor {
+        /// The option, as spelled on the command line.
+        option: &'static str,
+        /// The model type it was given for.
+        model_type: &'static str,
+    },
+    /// WordPiece: the unknown token is not among the special tokens.
+    #[error("the unknown token {token:?} (--unk-token) must be one of the special tokens")]
+    UnknownNotSpecial {
+        /// The unknown token.
+        token: String,
+    },
+    /// WordPiece: the vocabulary cannot even hold the special tokens.
+    #[error("--vocab-size {vocab_size} is too small: the {n_specials} special tokens need as many entries")]
+    WordPieceTooSmall {
+        /// The requested size.
+        vocab_size: u64,
+        /// The number of special tokens.
+        n_specials: usize,
+    },
+    /// A trained model could not be written in another library's format.
+    #[error("cannot write the trained model: {0}")]
+    Export(String),
     /// The inputs hold no ordinary text (empty files, or nothing but special tokens).
     #[error("the corpus is empty: the inputs contain no text besides special tokens")]
     EmptyCorpus,

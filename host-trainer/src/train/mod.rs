@@ -37,6 +37,7 @@ mod heap;
 mod input;
 mod merge;
 mod output;
+mod wordpiece;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -52,9 +53,13 @@ pub use error::TrainError;
 /// Chunk size for reading and parallel counting.
 const CHUNK_SIZE: usize = 1 << 20;
 
-/// `host-trainer train`: learn a byte-level BPE vocabulary (CS336 `train_bpe` semantics).
+/// `host-trainer train`: learn a byte-level BPE vocabulary (CS336 `train_bpe` semantics) or a
+/// WordPiece one (`tokenizers`' `WordPieceTrainer`).
 #[derive(clap::Args, Debug, Clone)]
 pub struct TrainArgs {
+    /// The kind of model to learn.
+    #[arg(long, value_enum, default_value_t = ModelType::BytelevelBpe)]
+    pub model_type: ModelType,
     /// Training text (UTF-8). Repeat for several files; each file is a separate document.
     #[arg(
         long = "input",
@@ -70,10 +75,15 @@ pub struct TrainArgs {
     #[arg(long, value_name = "N")]
     pub vocab_size: u64,
     /// A special token (e.g. `<|endoftext|>`): the text is split on it and it never takes part
-    /// in merges. Repeat for several; they get the last ids, in the order given.
+    /// in merges. Repeat for several; they get the last ids, in the order given. WordPiece:
+    /// the first ids, in the order given [default: [PAD] [UNK] [CLS] [SEP] [MASK]].
     #[arg(long = "special-token", value_name = "TOK")]
     pub special_tokens: Vec<String>,
-    /// Output directory for tokenizer.model, vocab.json and merges.txt.
+    /// WordPiece options (`tokenizers`' `WordPieceTrainer` and `BertNormalizer` names).
+    #[command(flatten)]
+    pub wordpiece: wordpiece::WordPieceArgs,
+    /// Output directory for tokenizer.model, vocab.json and merges.txt (WordPiece:
+    /// tokenizer.model, vocab.txt and tokenizer.json).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
     /// Counting threads [default: all cores].
@@ -126,6 +136,15 @@ pub struct MergeCountsArgs {
     /// The count files to sum; they must agree on the pattern and special tokens.
     #[arg(value_name = "COUNTS", required = true)]
     pub counts: Vec<PathBuf>,
+}
+
+/// `--model-type` values.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelType {
+    /// Byte-level BPE (GPT-2 style; CS336 semantics).
+    BytelevelBpe,
+    /// WordPiece (BERT style; `tokenizers`' `WordPieceTrainer`).
+    Wordpiece,
 }
 
 /// `--pattern` values.
@@ -258,6 +277,19 @@ fn count_text(
     ))
 }
 
+/// Check the special tokens: non-empty and unique.
+fn check_specials_unique(specials: &[String]) -> Result<(), TrainError> {
+    for (i, s) in specials.iter().enumerate() {
+        if s.is_empty() {
+            return Err(TrainError::EmptySpecial);
+        }
+        if specials[..i].contains(s) {
+            return Err(TrainError::DuplicateSpecial { text: s.clone() });
+        }
+    }
+    Ok(())
+}
+
 /// Check the special tokens: non-empty, unique, not a single byte, and not spelled like a
 /// byte token in `vocab.json` (longer collisions can only be found after training).
 fn check_specials(specials: &[String]) -> Result<(), TrainError> {
@@ -281,6 +313,15 @@ fn check_specials(specials: &[String]) -> Result<(), TrainError> {
 
 /// Run `train`.
 pub fn train(args: TrainArgs) -> Result<(), TrainError> {
+    if args.model_type == ModelType::Wordpiece {
+        return wordpiece::train(&args);
+    }
+    if let Some(option) = args.wordpiece.given() {
+        return Err(TrainError::OptionNotFor {
+            option,
+            model_type: "bytelevel-bpe",
+        });
+    }
     let started = Instant::now();
     check_specials(&args.special_tokens)?;
     let (total, out, threads, n_merges) = if args.counts.is_empty() {

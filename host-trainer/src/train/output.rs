@@ -29,7 +29,13 @@ use super::error::TrainError;
 use super::merge::Merge;
 
 /// Names of the files a training run writes.
-pub const FILES: [&str; 3] = ["tokenizer.model", "vocab.json", "merges.txt"];
+pub const FILES: [&str; 5] = [
+    "tokenizer.model",
+    "vocab.json",
+    "merges.txt",
+    "vocab.txt",
+    "tokenizer.json",
+];
 
 /// A byte string in GPT-2 text form (`table` from [`byte_to_char`]).
 fn bytes_to_text(bytes: &[u8], table: &[char; 256]) -> String {
@@ -167,17 +173,28 @@ impl OutputDir {
         })
     }
 
-    /// Write all output files of `model` and move the directory into place.
-    pub fn commit(mut self, model: &Model) -> Result<(), TrainError> {
-        let write = |name: &str, text: String| {
-            let path = self.tmp.join(name);
-            fs::write(&path, text).map_err(TrainError::write(&path))
-        };
-        write("vocab.json", vocab_json(model)?)?;
-        write("merges.txt", merges_txt(model))?;
-        model
-            .write(self.tmp.join("tokenizer.model"))
-            .map_err(TrainError::Model)?;
+    /// Write all output files of a byte-level `model` and move the directory into place.
+    pub fn commit(self, model: &Model) -> Result<(), TrainError> {
+        self.commit_with(|tmp| {
+            let write = |name: &str, text: String| {
+                let path = tmp.join(name);
+                fs::write(&path, text).map_err(TrainError::write(&path))
+            };
+            write("vocab.json", vocab_json(model)?)?;
+            write("merges.txt", merges_txt(model))?;
+            model
+                .write(tmp.join("tokenizer.model"))
+                .map_err(TrainError::Model)
+        })
+    }
+
+    /// Write the output files (`write` puts them into the directory it is given, with names
+    /// from [`FILES`]) and move the directory into place.
+    pub fn commit_with(
+        mut self,
+        write: impl FnOnce(&Path) -> Result<(), TrainError>,
+    ) -> Result<(), TrainError> {
+        write(&self.tmp)?;
         check_replaceable(&self.target)?;
         let rename_err = TrainError::write(&self.target);
         if self.target.exists() {

@@ -1,18 +1,22 @@
 //! WordPiece models (BERT family): [`WpModel`], its imports from `vocab.txt`
-//! ([`import_vocab_txt`]) and `tokenizer.json` ([`import_tokenizer_json`]), and its tables
-//! ([`WpTableData`]).
+//! ([`import_vocab_txt`]) and `tokenizer.json` ([`import_tokenizer_json`]), its trainer
+//! ([`WpTrainer`]), its exports to those formats, and its tables ([`WpTableData`]).
 
+mod export;
 mod import;
 mod tables;
+mod train;
 
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use export::ExportError;
 pub use import::{
     import_tokenizer_json, import_vocab_txt, VocabTxtOptions, WpImport, WpImportError,
 };
 pub use tables::{WpTableData, WpTableSizes};
+pub use train::{WordCounter, WpScore, WpTrainer};
 
 /// A WordPiece model: the vocabulary in id order, the unknown token, the continuation prefix,
 /// the word length limit, the BERT normalizer's flags and the added tokens.
@@ -103,6 +107,12 @@ pub enum InvalidWpModel {
          a form they cannot follow"
     )]
     Normalizer,
+    /// A trained model's unknown token is not among its special tokens.
+    #[error("the unknown token {token:?} is not among the special tokens")]
+    NoUnknown {
+        /// The unknown token.
+        token: String,
+    },
 }
 
 impl WpModel {

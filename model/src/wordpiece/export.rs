@@ -1,0 +1,86 @@
+//! A WordPiece model written in the other libraries' formats: `vocab.txt` (one entry per
+//! line, in id order: BERT's file) and a `tokenizer.json` that Hugging Face `tokenizers`
+//! loads (`BertNormalizer` with the model's flags, `BertPreTokenizer`, the `WordPiece` model
+//! and decoder, the added tokens marked special).
+
+use serde_json::{json, Map, Value};
+
+use super::WpModel;
+
+/// Why a model cannot be written in another library's format.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ExportError {
+    /// `vocab.txt` holds one entry per line.
+    #[error("vocabulary entry {id} holds a line break: vocab.txt cannot hold it")]
+    LineBreak {
+        /// The entry's id.
+        id: u32,
+    },
+    /// Only `BertNormalizer`'s flags are written.
+    #[error("the model's normalizer is not BertNormalizer's flags: not written")]
+    Normalizer,
+}
+
+impl WpModel {
+    /// The model's `vocab.txt`: its entries in id order, one per line.
+    pub fn to_vocab_txt(&self) -> Result<String, ExportError> {
+        let mut out = String::new();
+        for (id, entry) in self.vocab.iter().enumerate() {
+            if entry.contains(['\n', '\r']) {
+                return Err(ExportError::LineBreak { id: id as u32 });
+            }
+            out.push_str(entry);
+            out.push('\n');
+        }
+        Ok(out)
+    }
+
+    /// The model as a `tokenizer.json` (no post-processor: `[CLS] … [SEP]` is the caller's
+    /// template).
+    pub fn to_tokenizer_json(&self) -> Result<String, ExportError> {
+        if self.normalizer.is_some() || self.char_steps.any() {
+            return Err(ExportError::Normalizer);
+        }
+        let added: Vec<Value> = self
+            .specials
+            .iter()
+            .map(|(text, id)| {
+                json!({"id": id, "content": text, "single_word": false, "lstrip": false,
+                       "rstrip": false, "normalized": false, "special": true})
+            })
+            .collect();
+        let mut vocab = Map::new();
+        for (id, entry) in self.vocab.iter().enumerate() {
+            vocab.insert(entry.clone(), json!(id));
+        }
+        let unk = self
+            .vocab
+            .get(self.unk_id as usize)
+            .cloned()
+            .unwrap_or_default();
+        let file = json!({
+            "version": "1.0",
+            "truncation": null,
+            "padding": null,
+            "added_tokens": added,
+            "normalizer": {
+                "type": "BertNormalizer",
+                "clean_text": self.clean_text,
+                "handle_chinese_chars": self.handle_chinese_chars,
+                "strip_accents": self.strip_accents,
+                "lowercase": self.lowercase,
+            },
+            "pre_tokenizer": {"type": "BertPreTokenizer"},
+            "post_processor": null,
+            "decoder": {"type": "WordPiece", "prefix": self.prefix, "cleanup": self.cleanup},
+            "model": {
+                "type": "WordPiece",
+                "unk_token": unk,
+                "continuing_subword_prefix": self.prefix,
+                "max_input_chars_per_word": self.max_chars_per_word,
+                "vocab": vocab,
+            },
+        });
+        Ok(serde_json::to_string_pretty(&file).unwrap_or_default() + "\n")
+    }
+}
