@@ -249,6 +249,9 @@ fn read_chunks(
         let mut file = File::open(path).map_err(read_err)?;
         let (mut pending, mut base) = (Vec::new(), 0u64);
         loop {
+            // Only the bytes read now are searched for a cut: a file without whitespace is
+            // read in linear time (and held whole: it is one word).
+            let searched = pending.len();
             let got = (&mut file)
                 .take(chunk_size as u64)
                 .read_to_end(&mut pending)
@@ -258,8 +261,11 @@ fn read_chunks(
             let cut = if eof {
                 pending.len()
             } else {
-                match pending.iter().rposition(u8::is_ascii_whitespace) {
-                    Some(i) => i + 1,
+                match pending[searched..]
+                    .iter()
+                    .rposition(u8::is_ascii_whitespace)
+                {
+                    Some(i) => searched + i + 1,
                     None => continue,
                 }
             };

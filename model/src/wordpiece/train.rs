@@ -193,9 +193,10 @@ impl WpTrainer {
         let mut sorted: Vec<(&String, u64)> = words.iter().map(|(w, &c)| (w, c)).collect();
         sorted.sort_unstable();
         let counts: Vec<u64> = sorted.iter().map(|w| w.1).collect();
+        let mut seen = HashMap::new();
         let symbols: Vec<Vec<u32>> = sorted
             .iter()
-            .map(|(w, _)| self.first_symbols(w, &mut vocab))
+            .map(|(w, _)| self.first_symbols(w, &mut vocab, &mut seen))
             .collect();
         match self.score {
             WpScore::Frequency => self.merge_by_frequency(symbols, &counts, &mut vocab),
@@ -272,19 +273,28 @@ impl WpTrainer {
     /// A word as symbols: each character in the alphabet, with the prefix when it is not the
     /// word's first character (characters outside the alphabet are left out, but still
     /// count as the first).
-    fn first_symbols(&self, word: &str, vocab: &mut Vocab) -> Vec<u32> {
+    /// `seen` remembers each (character, first) asked about: what it maps to cannot change,
+    /// since the entries added here are never a single character not there before.
+    fn first_symbols(
+        &self,
+        word: &str,
+        vocab: &mut Vocab,
+        seen: &mut HashMap<(char, bool), Option<u32>>,
+    ) -> Vec<u32> {
         let mut out = Vec::with_capacity(word.len());
         for (i, c) in word.chars().enumerate() {
-            let s = c.to_string();
-            if !vocab.ids.contains_key(&s) {
-                continue;
-            }
-            let entry = if i == 0 {
-                s
-            } else {
-                format!("{}{s}", self.prefix)
-            };
-            out.push(vocab.add(entry));
+            let id = *seen.entry((c, i == 0)).or_insert_with(|| {
+                let s = c.to_string();
+                if !vocab.ids.contains_key(&s) {
+                    return None;
+                }
+                Some(vocab.add(if i == 0 {
+                    s
+                } else {
+                    format!("{}{s}", self.prefix)
+                }))
+            });
+            out.extend(id);
         }
         out
     }
@@ -324,12 +334,12 @@ impl WpTrainer {
             }
             let new_id = vocab.add(self.merged(vocab, top.pair));
             for &i in &top.words {
-                for (pair, change) in merge_word(&mut words[i], top.pair, new_id) {
+                merge_word(&mut words[i], top.pair, new_id, |pair, change| {
                     *pair_counts.entry(pair).or_default() += change * counts[i] as i64;
                     if change > 0 {
                         where_seen.entry(pair).or_default().insert(i);
                     }
-                }
+                });
             }
             push_seen(&mut heap, &mut where_seen, &pair_counts);
         }
@@ -379,7 +389,7 @@ impl WpTrainer {
             let seen: Vec<usize> = where_seen.remove(&pair).into_iter().flatten().collect();
             for i in seen {
                 tally(&words[i], counts[i], false, &mut pairs, &mut symbols);
-                merge_word(&mut words[i], pair, new_id);
+                merge_word(&mut words[i], pair, new_id, |_, _| {});
                 tally(&words[i], counts[i], true, &mut pairs, &mut symbols);
                 for p in words[i].windows(2) {
                     where_seen.entry((p[0], p[1])).or_default().insert(i);
@@ -409,27 +419,32 @@ fn push_seen(
     }
 }
 
-/// Merge every occurrence of `pair` in `word`, left to right, into `new_id`; returns the
-/// changes to the counts of the pairs around each merge (`tokenizers`' `Word::merge`: the
-/// pair merged is not among them, except where an occurrence overlaps its neighbour).
-fn merge_word(word: &mut Vec<u32>, pair: Pair, new_id: u32) -> Vec<(Pair, i64)> {
-    let mut changes = Vec::new();
-    let mut i = 0;
-    while i < word.len() {
-        if word[i] == pair.0 && word.get(i + 1) == Some(&pair.1) {
-            if i > 0 {
-                changes.push(((word[i - 1], pair.0), -1));
-                changes.push(((word[i - 1], new_id), 1));
+/// Merge every occurrence of `pair` in `word`, left to right, into `new_id`, calling `change`
+/// with each change to the counts of the pairs around a merge (`tokenizers`' `Word::merge`:
+/// the pair merged is not among them, except where an occurrence overlaps its neighbour).
+fn merge_word(word: &mut Vec<u32>, pair: Pair, new_id: u32, mut change: impl FnMut(Pair, i64)) {
+    // Compacted in place: `word[..w]` is the merged word so far, `word[r..]` what is left
+    // (linear in the word's length, however many occurrences it holds).
+    let (mut r, mut w) = (0, 0);
+    while r < word.len() {
+        if word[r] == pair.0 && word.get(r + 1) == Some(&pair.1) {
+            if w > 0 {
+                change((word[w - 1], pair.0), -1);
+                change((word[w - 1], new_id), 1);
             }
-            word.splice(i..i + 2, [new_id]);
-            if let Some(&next) = word.get(i + 1) {
-                changes.push(((pair.1, next), -1));
-                changes.push(((new_id, next), 1));
+            if let Some(&next) = word.get(r + 2) {
+                change((pair.1, next), -1);
+                change((new_id, next), 1);
             }
+            word[w] = new_id;
+            r += 2;
+        } else {
+            word[w] = word[r];
+            r += 1;
         }
-        i += 1;
+        w += 1;
     }
-    changes
+    word.truncate(w);
 }
 
 #[cfg(test)]
