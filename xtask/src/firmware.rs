@@ -38,6 +38,9 @@ use wait_timeout::ChildExt;
 
 use vectors::{SpEncoder, SpFixture};
 
+/// Vocabulary size of the WordPiece model trained for the lm3s6965evb.
+const WP_TRAINED_VOCAB: &str = "2000";
+
 /// Vocabulary size of the small model trained for the lm3s6965evb.
 const SMALL_VOCAB: &str = "4096";
 /// Wall-clock limit for one firmware run under QEMU.
@@ -119,6 +122,10 @@ pub enum Builtin {
     /// WordPiece (BERT, cased): 8192 ids trained with Hugging Face `tokenizers`
     /// (`tests/fixtures/wordpiece/bert-cased-8k/tokenizer.json`; lm3s6965evb).
     BertCased,
+    /// WordPiece (BERT, uncased): 2000 ids trained by `host-trainer train --model-type
+    /// wordpiece` on the bundled sample (lm3s6965evb); reference ids from `tokenizers` loading
+    /// the `tokenizer.json` the trainer wrote.
+    WpTrained,
     /// WordPiece (BERT, uncased): the published all-MiniLM-L6-v2 tokenizer, bert-base-uncased's
     /// 30 522 ids (`tests/fixtures/wordpiece/minilm-uncased/tokenizer.json`; mps2-an385).
     Minilm,
@@ -137,7 +144,7 @@ pub enum Kind {
 
 impl Builtin {
     /// Every built-in model, in the order the commands run them.
-    pub const ALL: [Builtin; 13] = [
+    pub const ALL: [Builtin; 14] = [
         Builtin::Small,
         Builtin::Gpt2,
         Builtin::Cl100k,
@@ -150,6 +157,7 @@ impl Builtin {
         Builtin::MsBpeNfkc,
         Builtin::MsT5Nfkc,
         Builtin::BertCased,
+        Builtin::WpTrained,
         Builtin::Minilm,
     ];
 
@@ -168,6 +176,7 @@ impl Builtin {
             Builtin::MsBpeNfkc => "ms-bpe-nfkc",
             Builtin::MsT5Nfkc => "ms-t5-nfkc",
             Builtin::BertCased => "bert-cased-8k",
+            Builtin::WpTrained => "wp-trained",
             Builtin::Minilm => "minilm",
         }
     }
@@ -195,7 +204,7 @@ impl Builtin {
     /// lm3s6965evb's 256 KiB of flash by themselves: mps2-an385.
     pub fn machines(self) -> &'static [Machine] {
         match self {
-            Builtin::Small | Builtin::BertCased => &[Machine::Lm3s6965evb],
+            Builtin::Small | Builtin::BertCased | Builtin::WpTrained => &[Machine::Lm3s6965evb],
             Builtin::Sp4096 => &Machine::ALL,
             Builtin::Gpt2
             | Builtin::Cl100k
@@ -224,7 +233,7 @@ impl Builtin {
             | Builtin::SpNfkc
             | Builtin::MsBpeNfkc
             | Builtin::MsT5Nfkc => Kind::SentencePiece,
-            Builtin::BertCased | Builtin::Minilm => Kind::WordPiece,
+            Builtin::BertCased | Builtin::WpTrained | Builtin::Minilm => Kind::WordPiece,
         }
     }
 
@@ -270,7 +279,7 @@ impl Builtin {
             Builtin::Ug8000 => Some("unigram"),
             // Shares the sp-nfkc builds' artifacts (the model file is always named).
             Builtin::SpNfkc | Builtin::MsBpeNfkc | Builtin::MsT5Nfkc => Some("nfkc"),
-            Builtin::BertCased | Builtin::Minilm => Some("wordpiece"),
+            Builtin::BertCased | Builtin::WpTrained | Builtin::Minilm => Some("wordpiece"),
             Builtin::Small | Builtin::Gpt2 => None,
         }
     }
@@ -317,6 +326,9 @@ impl Builtin {
                 "bert-cased-8k (WordPiece, cased, 8192 ids, imported from a Hugging Face \
                  tokenizer.json)"
             }
+            Builtin::WpTrained => {
+                "wp-trained (WordPiece, uncased, 2000 ids, trained on the bundled sample)"
+            }
             Builtin::Minilm => {
                 "minilm (WordPiece, uncased: all-MiniLM-L6-v2, 30522 ids, imported from a \
                  Hugging Face tokenizer.json)"
@@ -340,6 +352,7 @@ impl Builtin {
             Builtin::MsBpeNfkc => "ms-bpe-nfkc.model",
             Builtin::MsT5Nfkc => "ms-t5-nfkc.model",
             Builtin::BertCased => "bert-cased-8k.model",
+            Builtin::WpTrained => "wp-trained.model",
             Builtin::Minilm => "minilm.model",
         }
     }
@@ -422,7 +435,7 @@ pub enum Selection {
 
 /// Parses `--machine M` (repeatable) and `--model NAME|FILE`. A built-in model name
 /// (`small`, `gpt2`, `cl100k`, `llama3-8k`, `sp4096`, `mistral`, `ug8000`, `sp-nfkc`,
-/// `bert-cased-8k`, `minilm`) selects that model on the machines it is built for
+/// `bert-cased-8k`, `wp-trained`, `minilm`; [`Builtin::ALL`]) selects that model on the machines it is built for
 /// ([`Builtin::machines`]; `--machine` picks among them); anything else is a model file (write `./gpt2` for a file of
 /// that name), baked for each selected machine (default: as `selection` says). Without
 /// `--model`, `PICOBPE_MODEL` in the environment names the file.
@@ -712,6 +725,24 @@ pub fn prepare_model(model: Builtin) -> Result<PathBuf, String> {
                 out,
             )
         }
+        Builtin::WpTrained => {
+            let sample = firmware_dir().join("sample").join("english-sample.txt");
+            (
+                vec![
+                    "train".into(),
+                    "--model-type".into(),
+                    "wordpiece".into(),
+                    "--input".into(),
+                    sample.into(),
+                    "--vocab-size".into(),
+                    WP_TRAINED_VOCAB.into(),
+                    "--quiet".into(),
+                    "--out".into(),
+                    scratch.clone().into(),
+                ],
+                scratch.join("tokenizer.model"),
+            )
+        }
         Builtin::Llama3 | Builtin::BertCased | Builtin::Minilm => {
             // `host-trainer import --tokenizer-json` reads the kind from the file: byte-level
             // BPE (`picobpe_model::import::tokenizer_json`, no NFC promise) or WordPiece
@@ -781,6 +812,12 @@ pub fn prepare_model(model: Builtin) -> Result<PathBuf, String> {
         for f in ["vocab.json", "merges.txt"] {
             replace_if_changed(&scratch.join(f), &models.join(format!("small.{f}")))?;
         }
+    }
+    if model == Builtin::WpTrained {
+        // Keep the `tokenizer.json`: `tokenizers` loads it for the reference ids (see
+        // `vectors::prepare_wp_trained`).
+        let json = models.join("wp-trained.tokenizer.json");
+        replace_if_changed(&scratch.join("tokenizer.json"), &json)?;
     }
     let _ = fs::remove_dir_all(&scratch);
     Ok(dest)

@@ -228,6 +228,14 @@ fn reference_vectors(
             }
             Ok(Some((v.path, reference)))
         }
+        Some(Builtin::WpTrained) => Ok(firmware::vectors::prepare_wp_trained()?.map(|v| {
+            println!(
+                "   embedding {} Hugging Face tokenizers vectors for wp-trained ({})",
+                v.count,
+                v.path.display()
+            );
+            (v.path, "wp-trained/hf-tokenizers")
+        })),
         Some(b @ (Builtin::Llama3 | Builtin::Tekken | Builtin::BertCased | Builtin::Minilm)) => {
             // The vector file, who made its ids, and the reference name the firmware reads.
             let (v, source, reference) = match b {

@@ -257,6 +257,12 @@ fn vectors(port: &Port) -> Result<PathBuf, String> {
             let v = firmware::vectors::prepare_tekken()?;
             (v.path, v.count)
         }
+        Builtin::WpTrained => {
+            let v = firmware::vectors::prepare_wp_trained()?.ok_or(
+                "wp-trained's reference vectors need Python's `tokenizers` (pip install tokenizers)",
+            )?;
+            (v.path, v.count)
+        }
         Builtin::BertCased | Builtin::Minilm => {
             let name = match port.model {
                 Builtin::BertCased => "bert-cased-8k",

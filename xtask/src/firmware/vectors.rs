@@ -682,6 +682,52 @@ fn byte_level_vectors(
 pub fn prepare_wp(model: &str) -> Result<HfVectors, String> {
     let fixtures = crate::firmware::repo_root().join("tests/fixtures/wordpiece");
     let json_path = fixtures.join(model).join("tokenizer.json");
+    let probes = read_lines(&fixtures.join("probes.jsonl"), false)?;
+    wp_vectors(model, &json_path, &probes, &format!("wordpiece/{model}"))
+}
+
+/// Writes `firmware-example/target/models/wp-trained-vectors.bin` (PBVEC2) for the WordPiece
+/// model `host-trainer train` made (`Builtin::WpTrained`): its `tokenizer.json` is loaded by
+/// Hugging Face `tokenizers` (`firmware-example/scripts/wp_vectors.py`), whose ids for the
+/// shared inputs' sets are written next to it with probes (the library's decoded text for
+/// some of them), then selected as for [`prepare_wp`]. `None` without python3 and
+/// `tokenizers`.
+pub fn prepare_wp_trained() -> Result<Option<HfVectors>, String> {
+    let models = crate::firmware::firmware_dir().join("target/models");
+    let json = models.join("wp-trained.tokenizer.json");
+    let sets = models.join("wp-trained-sets");
+    let out = std::process::Command::new("python3")
+        .arg(crate::firmware::firmware_dir().join("scripts/wp_vectors.py"))
+        .arg(&json)
+        .arg(crate::firmware::repo_root().join("tests/fixtures"))
+        .arg(&sets)
+        .output()
+        .map_err(|e| format!("python3: {e}"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        if err.contains("No module named 'tokenizers'") {
+            println!(
+                "   NOTE: python3 with `tokenizers` not found: wp-trained's reference-vector \
+                 tests are left out (`pip install tokenizers` adds them)"
+            );
+            return Ok(None);
+        }
+        return Err(format!("wp_vectors.py failed: {err}"));
+    }
+    let probes = read_lines(&sets.join("probes.jsonl"), false)?;
+    let dir = sets.to_string_lossy().into_owned();
+    wp_vectors("wp-trained", &json, &probes, &dir).map(Some)
+}
+
+/// [`prepare_wp`] of the model `model` whose `tokenizer.json` is `json_path`, with `probes`
+/// (records of `tests/fixtures/wordpiece/probes.jsonl`) and the sets in `dir` (under
+/// `tests/fixtures`, or absolute).
+fn wp_vectors(
+    model: &str,
+    json_path: &Path,
+    probes: &[serde_json::Value],
+    dir: &str,
+) -> Result<HfVectors, String> {
     let json: serde_json::Value = serde_json::from_slice(
         &fs::read(&json_path).map_err(|e| format!("{}: {e}", json_path.display()))?,
     )
@@ -726,8 +772,7 @@ pub fn prepare_wp(model: &str) -> Result<HfVectors, String> {
     };
     let mut left_out = Vec::new();
     let mut records = Vec::new();
-    let probes = read_lines(&fixtures.join("probes.jsonl"), false)?;
-    for probe in &probes {
+    for probe in probes {
         let name = probe["name"].as_str().ok_or("probe without a name")?;
         let text = probe["text"]
             .as_str()
@@ -757,14 +802,13 @@ pub fn prepare_wp(model: &str) -> Result<HfVectors, String> {
             decoded: Decoded::Text(decoded.into()),
         });
     }
-    let dir = format!("wordpiece/{model}");
     for (set, take) in [
         ("fixtures", usize::MAX),
         ("corpus", usize::MAX),
         ("random", HF_RANDOM_RECORDS),
         ("invalid_utf8", WP_INVALID_RECORDS),
     ] {
-        for (name, text, all, ordinary) in take_hf_set(&dir, set, take, &fits, &mut left_out)? {
+        for (name, text, all, ordinary) in take_hf_set(dir, set, take, &fits, &mut left_out)? {
             records.push(Vec2Record {
                 name,
                 text,
