@@ -487,7 +487,8 @@ static WP_TABLES: WpTables<'static> = WpTables {
 };
 
 /// `WpTokenizer::encode`, `encode_from` (at an opaque offset, in range or not), `decode`,
-/// `decode_after`, `WpTables::piece_id`, `char_flags`.
+/// `decode_after`, `pre_tokenize` (with an opaque callback), `WpTables::piece_id`,
+/// `char_flags`.
 #[no_mangle]
 #[inline(never)]
 pub fn panic_check_wordpiece() {
@@ -506,6 +507,10 @@ pub fn panic_check_wordpiece() {
     let bytes = black_box(&mut bytes[..]);
     black_box(tok.decode(ids(), bytes).ok());
     black_box(tok.decode_after(ids(), bytes).ok());
+    let mut chars = 0u32;
+    black_box(tok.pre_tokenize(text(), |c| {
+        chars = black_box(chars.wrapping_add(c.map_or(0, u32::from)))
+    }));
     black_box(tables.piece_id(text(), black_box(true)));
     black_box(picobpe::wordpiece::char_flags(black_box('\u{e9}')));
 }
