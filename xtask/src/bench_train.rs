@@ -305,7 +305,14 @@ fn wordpiece(
     let mut c = Command::new(trainer);
     c.args(["train", "--model-type", "wordpiece", "--input"])
         .arg(input)
-        .args(["--vocab-size", "30000", "--min-frequency", "2", "--limit-alphabet", "1000"])
+        .args([
+            "--vocab-size",
+            "30000",
+            "--min-frequency",
+            "2",
+            "--limit-alphabet",
+            "1000",
+        ])
         .args(["--quiet", "--out"])
         .arg(out);
     if let Some(t) = threads {
