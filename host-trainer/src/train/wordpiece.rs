@@ -138,7 +138,14 @@ pub fn train(args: &TrainArgs) -> Result<(), TrainError> {
         return Err(TrainError::EmptyCorpus);
     }
     let counted = started.elapsed();
-    let vocab = trainer.train(&counts);
+    let bar = progress_bar(
+        args.quiet,
+        trainer.vocab_size as u64,
+        "merging",
+        "{pos}/{len} entries ({rate}",
+    );
+    let vocab = trainer.train_with_progress(&counts, |n| bar.set_position(n as u64));
+    bar.finish_and_clear();
     let model = trainer
         .bert_model(vocab, &unk, lowercase, strip_accents)
         .map_err(|e| TrainError::Export(e.to_string()))?;

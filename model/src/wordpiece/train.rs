@@ -183,6 +183,15 @@ impl WpTrainer {
     /// The vocabulary, in id order, learned from `words` (each word of the normalized,
     /// pre-tokenized corpus with its count).
     pub fn train(&self, words: &HashMap<String, u64>) -> Vec<String> {
+        self.train_with_progress(words, |_| {})
+    }
+
+    /// [`WpTrainer::train`], calling `progress` with the vocabulary's size after each merge.
+    pub fn train_with_progress(
+        &self,
+        words: &HashMap<String, u64>,
+        progress: impl FnMut(usize),
+    ) -> Vec<String> {
         let mut vocab = Vocab::default();
         for s in &self.special_tokens {
             vocab.add(s.clone());
@@ -199,8 +208,8 @@ impl WpTrainer {
             .map(|(w, _)| self.first_symbols(w, &mut vocab, &mut seen))
             .collect();
         match self.score {
-            WpScore::Frequency => self.merge_by_frequency(symbols, &counts, &mut vocab),
-            WpScore::Likelihood => self.merge_by_likelihood(symbols, &counts, &mut vocab),
+            WpScore::Frequency => self.merge_by_frequency(symbols, &counts, &mut vocab, progress),
+            WpScore::Likelihood => self.merge_by_likelihood(symbols, &counts, &mut vocab, progress),
         }
         vocab.entries
     }
@@ -309,7 +318,13 @@ impl WpTrainer {
     }
 
     /// `tokenizers`' merge loop (see the module docs).
-    fn merge_by_frequency(&self, mut words: Vec<Vec<u32>>, counts: &[u64], vocab: &mut Vocab) {
+    fn merge_by_frequency(
+        &self,
+        mut words: Vec<Vec<u32>>,
+        counts: &[u64],
+        vocab: &mut Vocab,
+        mut progress: impl FnMut(usize),
+    ) {
         let mut pair_counts: HashMap<Pair, i64> = HashMap::new();
         let mut where_seen: HashMap<Pair, HashSet<usize>> = HashMap::new();
         for (i, w) in words.iter().enumerate() {
@@ -342,12 +357,19 @@ impl WpTrainer {
                 });
             }
             push_seen(&mut heap, &mut where_seen, &pair_counts);
+            progress(vocab.entries.len());
         }
     }
 
     /// The likelihood criterion's merge loop (see the module docs): exact pair and symbol
     /// counts, kept up to date word by word.
-    fn merge_by_likelihood(&self, mut words: Vec<Vec<u32>>, counts: &[u64], vocab: &mut Vocab) {
+    fn merge_by_likelihood(
+        &self,
+        mut words: Vec<Vec<u32>>,
+        counts: &[u64],
+        vocab: &mut Vocab,
+        mut progress: impl FnMut(usize),
+    ) {
         let mut pairs: HashMap<Pair, u64> = HashMap::new();
         let mut symbols: HashMap<u32, u64> = HashMap::new();
         let mut where_seen: HashMap<Pair, HashSet<usize>> = HashMap::new();
@@ -396,6 +418,7 @@ impl WpTrainer {
                 }
             }
             pairs.retain(|_, n| *n > 0);
+            progress(vocab.entries.len());
         }
     }
 }
