@@ -1146,6 +1146,7 @@ mod tests {
                     "mps2-an385/ms-bpe-nfkc",
                     "mps2-an385/ms-t5-nfkc",
                     "lm3s6965evb/bert-cased-8k",
+                    "lm3s6965evb/wp-trained",
                     "mps2-an385/minilm",
                 ],
             ),
@@ -1166,6 +1167,7 @@ mod tests {
                     "lm3s6965evb/small",
                     "lm3s6965evb/sp4096",
                     "lm3s6965evb/bert-cased-8k",
+                    "lm3s6965evb/wp-trained",
                 ],
             ),
             (
@@ -1184,6 +1186,7 @@ mod tests {
                     "mps2-an385/ms-bpe-nfkc",
                     "mps2-an385/ms-t5-nfkc",
                     "lm3s6965evb/bert-cased-8k",
+                    "lm3s6965evb/wp-trained",
                     "mps2-an385/minilm",
                 ],
             ),
