@@ -8,8 +8,8 @@
 //! - Without `--special-token`, BERT's five (`[PAD]`, `[UNK]`, `[CLS]`, `[SEP]`, `[MASK]`), as
 //!   `BertWordPieceTokenizer` has; the unknown token must be one of them.
 //! - Input that is not UTF-8 is refused with its offset (`tokenizers` refuses it too).
-//! - Files are read in chunks cut after an ASCII whitespace byte (which ends a word whatever
-//!   surrounds it) and counted on `--threads` threads; the counts, so the model, do not depend
+//! - Files are read in chunks cut after a space, tab, CR or LF (which end a word whatever
+//!   surrounds them) and counted on `--threads` threads; the counts, so the model, do not depend
 //!   on the cut or the number of threads.
 
 use std::collections::HashMap;
@@ -240,8 +240,15 @@ fn count_words(
     counted
 }
 
-/// Stream each input in chunks of about `chunk_size` bytes, each cut after an ASCII
-/// whitespace byte (or at the end of its file) and checked as UTF-8.
+/// True for the ASCII bytes after which a chunk may be cut: space, tab, CR and LF end the word
+/// before them whatever follows. (Not form feed or vertical tab: `clean_text` drops those
+/// as control characters, so `a\x0Cb` is one word.)
+fn ends_words(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+/// Stream each input in chunks of about `chunk_size` bytes, each cut after a byte that
+/// [`ends_words`] (or at the end of its file) and checked as UTF-8.
 fn read_chunks(
     inputs: &[PathBuf],
     chunk_size: usize,
@@ -268,10 +275,7 @@ fn read_chunks(
             let cut = if eof {
                 pending.len()
             } else {
-                match pending[searched..]
-                    .iter()
-                    .rposition(u8::is_ascii_whitespace)
-                {
+                match pending[searched..].iter().rposition(|&b| ends_words(b)) {
                     Some(i) => searched + i + 1,
                     None => continue,
                 }
