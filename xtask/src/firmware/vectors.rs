@@ -729,7 +729,7 @@ fn wp_vectors(
     dir: &str,
 ) -> Result<HfVectors, String> {
     let json: serde_json::Value = serde_json::from_slice(
-        &fs::read(&json_path).map_err(|e| format!("{}: {e}", json_path.display()))?,
+        &fs::read(json_path).map_err(|e| format!("{}: {e}", json_path.display()))?,
     )
     .map_err(|e| format!("{}: {e}", json_path.display()))?;
     let vocab = json["model"]["vocab"]
