@@ -69,9 +69,13 @@ fn the_command_learns_tokenizers_vocabulary() {
         .collect();
     assert_eq!(got, want);
     // The three files hold one model.
-    let AnyModel::WordPiece(model) = AnyModel::read(out.join("tokenizer.model")).unwrap() else {
+    let (AnyModel::WordPiece(model), template) =
+        AnyModel::read_with_template(out.join("tokenizer.model")).unwrap()
+    else {
         panic!("not a WordPiece model");
     };
+    // `[CLS]` (2) and `[SEP]` (3) around the ids with `--add-special-tokens`.
+    assert_eq!((template.prefix, template.suffix), (vec![2], vec![3]));
     let json = std::fs::read(out.join("tokenizer.json")).unwrap();
     let file = TokenizerJson::parse(&json).unwrap();
     assert_eq!(import_tokenizer_json(&file).unwrap().model, model);

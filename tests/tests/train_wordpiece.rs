@@ -11,6 +11,7 @@ use picobpe_model::wordpiece::{
     import_tokenizer_json, import_vocab_txt, VocabTxtOptions, WordCounter, WpModel, WpScore,
     WpTableData, WpTrainer,
 };
+use picobpe_model::TemplateData;
 use picobpe_tests::paths;
 use serde_json::Value;
 
@@ -115,6 +116,14 @@ fn trained_models_load_in_tokenizers() {
         let json = model.to_tokenizer_json().expect("tokenizer.json");
         let file = picobpe_model::TokenizerJson::parse(json.as_bytes()).expect("parses");
         assert_eq!(import_tokenizer_json(&file).expect("imports").model, model);
+        // BERT's template, as `transformers`' `BertTokenizer` adds it.
+        let template = TemplateData::bert(&model);
+        assert_eq!(TemplateData::from_tokenizer_json(&file).unwrap(), template);
+        assert!(
+            !template.is_empty(),
+            "{}: [CLS] and [SEP] are among the specials",
+            r.name
+        );
         let options = VocabTxtOptions {
             lowercase,
             strip_accents: Some(strip),
@@ -142,6 +151,13 @@ fn trained_models_load_in_tokenizers() {
                 .encode(text.as_bytes(), &mut out, Specials::All)
                 .expect("encode");
             assert_eq!(out[..n], want[..], "{} on {name}", r.name);
+            let with = reference
+                .encode(text.as_str(), true)
+                .unwrap()
+                .get_ids()
+                .to_vec();
+            let framed = [&template.prefix[..], &out[..n], &template.suffix[..]].concat();
+            assert_eq!(framed, with, "{} on {name}, with [CLS] and [SEP]", r.name);
         }
     }
 }

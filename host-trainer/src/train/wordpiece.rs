@@ -2,7 +2,8 @@
 //! and pre-tokenizer make them (the core's own walk, [`picobpe::WpTokenizer::pre_tokenize`]),
 //! learn a vocabulary ([`picobpe_model::wordpiece::WpTrainer`]: `tokenizers`'
 //! `WordPieceTrainer`, or the likelihood criterion), and write `tokenizer.model`, `vocab.txt`
-//! and `tokenizer.json`.
+//! and `tokenizer.json` (both with BERT's `[CLS] … [SEP]` template when the specials hold
+//! them).
 //!
 //! Choices where `tokenizers` says nothing or does otherwise:
 //! - Without `--special-token`, BERT's five (`[PAD]`, `[UNK]`, `[CLS]`, `[SEP]`, `[MASK]`), as
@@ -21,6 +22,7 @@ use std::time::Instant;
 
 use clap::ValueEnum;
 use picobpe_model::wordpiece::{WordCounter, WpScore, WpTrainer};
+use picobpe_model::{AnyModel, TemplateData};
 
 use super::error::TrainError;
 use super::output::OutputDir;
@@ -159,8 +161,10 @@ pub fn train(args: &TrainArgs) -> Result<(), TrainError> {
         };
         write("vocab.txt", &vocab_txt)?;
         write("tokenizer.json", &json)?;
-        model
-            .write(dir.join("tokenizer.model"))
+        // With BERT's `[CLS] … [SEP]` template, for `encode --add-special-tokens`.
+        let template = TemplateData::bert(&model);
+        AnyModel::WordPiece(model.clone())
+            .write(dir.join("tokenizer.model"), &template)
             .map_err(TrainError::Model)
     })?;
     let words: u64 = counts.values().sum();

@@ -1,7 +1,7 @@
 //! A WordPiece model written in the other libraries' formats: `vocab.txt` (one entry per
 //! line, in id order: BERT's file) and a `tokenizer.json` that Hugging Face `tokenizers`
 //! loads (`BertNormalizer` with the model's flags, `BertPreTokenizer`, the `WordPiece` model
-//! and decoder, the added tokens marked special).
+//! and decoder, BERT's `[CLS]`/`[SEP]` template, the added tokens marked special).
 
 use serde_json::{json, Map, Value};
 
@@ -35,8 +35,9 @@ impl WpModel {
         Ok(out)
     }
 
-    /// The model as a `tokenizer.json` (no post-processor: `[CLS] … [SEP]` is the caller's
-    /// template).
+    /// The model as a `tokenizer.json`, with BERT's post-processor (`[CLS] $A [SEP]`, and
+    /// `[CLS] $A [SEP] $B [SEP]` for pairs) when the vocabulary has `[CLS]` and `[SEP]`
+    /// ([`crate::TemplateData::bert`]).
     pub fn to_tokenizer_json(&self) -> Result<String, ExportError> {
         if self.normalizer.is_some() || self.char_steps.any() {
             return Err(ExportError::Normalizer);
@@ -58,6 +59,25 @@ impl WpModel {
             .get(self.unk_id as usize)
             .cloned()
             .unwrap_or_default();
+        let template = crate::TemplateData::bert(self);
+        let post_processor = match (template.prefix.first(), template.suffix.first()) {
+            (Some(&cls), Some(&sep)) => {
+                let special = |id: &str, type_id: u32| json!({"SpecialToken": {"id": id, "type_id": type_id}});
+                let sequence =
+                    |id: &str, type_id: u32| json!({"Sequence": {"id": id, "type_id": type_id}});
+                json!({
+                    "type": "TemplateProcessing",
+                    "single": [special("[CLS]", 0), sequence("A", 0), special("[SEP]", 0)],
+                    "pair": [special("[CLS]", 0), sequence("A", 0), special("[SEP]", 0),
+                             sequence("B", 1), special("[SEP]", 1)],
+                    "special_tokens": {
+                        "[CLS]": {"id": "[CLS]", "ids": [cls], "tokens": ["[CLS]"]},
+                        "[SEP]": {"id": "[SEP]", "ids": [sep], "tokens": ["[SEP]"]},
+                    },
+                })
+            }
+            _ => Value::Null,
+        };
         let file = json!({
             "version": "1.0",
             "truncation": null,
@@ -71,7 +91,7 @@ impl WpModel {
                 "lowercase": self.lowercase,
             },
             "pre_tokenizer": {"type": "BertPreTokenizer"},
-            "post_processor": null,
+            "post_processor": post_processor,
             "decoder": {"type": "WordPiece", "prefix": self.prefix, "cleanup": self.cleanup},
             "model": {
                 "type": "WordPiece",
