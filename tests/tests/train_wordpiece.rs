@@ -52,7 +52,7 @@ fn counts(c: &Value) -> HashMap<String, u64> {
     let mut counter = WordCounter::new(lowercase, strip);
     for f in c["files"].as_array().unwrap() {
         let path = paths::vectors().join("texts").join(f.as_str().unwrap());
-        counter.add(&std::fs::read_to_string(path).expect("corpus"));
+        counter.add(&std::fs::read(path).expect("corpus"));
     }
     counter.counts
 }

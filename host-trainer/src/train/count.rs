@@ -127,7 +127,8 @@ pub fn count_inputs(
         let workers: Vec<_> = (0..threads)
             .map(|_| scope.spawn(|| worker(&rx, &stop, splitter)))
             .collect();
-        let read = read_inputs(inputs, splitter, chunk_size, progress, |chunk| {
+        let split = |buf: &[u8]| splitter.split_point(buf);
+        let read = read_inputs(inputs, split, chunk_size, progress, |chunk| {
             tx.send(chunk).is_ok()
         });
         if read.is_err() {

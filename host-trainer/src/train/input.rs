@@ -165,11 +165,12 @@ pub fn total_size(inputs: &[PathBuf]) -> Result<u64, TrainError> {
 }
 
 /// Stream every input in order (each checked by [`total_size`]) and hand each safe chunk to
-/// `emit`, which returns `false` to stop early. `progress` is called with the number of bytes
-/// read after each block.
+/// `emit`, which returns `false` to stop early. `split_point(buf)` says where valid UTF-8
+/// `buf` may be cut (in `1..=buf.len()`; [`Splitter::split_point`] for byte-level pieces).
+/// `progress` is called with the number of bytes read after each block.
 pub fn read_inputs(
     inputs: &[PathBuf],
-    splitter: &Splitter,
+    split_point: impl Fn(&[u8]) -> Option<usize>,
     chunk_size: usize,
     mut progress: impl FnMut(u64),
     mut emit: impl FnMut(Vec<u8>) -> bool,
@@ -212,7 +213,7 @@ pub fn read_inputs(
                 }
                 break;
             }
-            match splitter.split_point(&pending[..valid]) {
+            match split_point(&pending[..valid]) {
                 Some(p) => {
                     let mut rest = Vec::with_capacity(chunk_size + (pending.len() - p));
                     rest.extend_from_slice(&pending[p..]);
@@ -323,7 +324,7 @@ mod chunking_tests {
                 let mut n_chunks = 0;
                 read_inputs(
                     std::slice::from_ref(&tmp),
-                    &splitter,
+                    |buf| splitter.split_point(buf),
                     chunk_size,
                     |_| {},
                     |chunk| {

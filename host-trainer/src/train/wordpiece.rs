@@ -14,9 +14,6 @@
 //!   on the cut or the number of threads.
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::Read;
-use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Instant;
 
@@ -200,7 +197,7 @@ fn count_words(
         "counting",
         "{bytes}/{total_bytes} ({bytes_per_sec}",
     );
-    let (send, receive) = mpsc::sync_channel::<String>(2 * threads);
+    let (send, receive) = mpsc::sync_channel::<Vec<u8>>(2 * threads);
     let receive = std::sync::Mutex::new(receive);
     let counted = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
@@ -218,8 +215,11 @@ fn count_words(
                 })
             })
             .collect();
-        let read = read_chunks(
+        // Cut after the last byte that ends words; the reader checks that chunks are UTF-8.
+        let split = |buf: &[u8]| buf.iter().rposition(|&b| ends_words(b)).map(|i| i + 1);
+        let read = input::read_inputs(
             &args.inputs,
+            split,
             args.chunk_size,
             |n| bar.inc(n),
             |chunk| send.send(chunk).is_ok(),
@@ -249,56 +249,4 @@ fn count_words(
 /// as control characters, so `a\x0Cb` is one word.)
 fn ends_words(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\r' | b'\n')
-}
-
-/// Stream each input in chunks of about `chunk_size` bytes, each cut after a byte that
-/// [`ends_words`] (or at the end of its file) and checked as UTF-8.
-fn read_chunks(
-    inputs: &[PathBuf],
-    chunk_size: usize,
-    mut progress: impl FnMut(u64),
-    mut emit: impl FnMut(String) -> bool,
-) -> Result<(), TrainError> {
-    for path in inputs {
-        let read_err = |source| TrainError::Read {
-            path: path.clone(),
-            source,
-        };
-        let mut file = File::open(path).map_err(read_err)?;
-        let (mut pending, mut base) = (Vec::new(), 0u64);
-        loop {
-            // Only the bytes read now are searched for a cut: a file without whitespace is
-            // read in linear time (and held whole: it is one word).
-            let searched = pending.len();
-            let got = (&mut file)
-                .take(chunk_size as u64)
-                .read_to_end(&mut pending)
-                .map_err(read_err)?;
-            progress(got as u64);
-            let eof = got < chunk_size;
-            let cut = if eof {
-                pending.len()
-            } else {
-                match pending[searched..].iter().rposition(|&b| ends_words(b)) {
-                    Some(i) => searched + i + 1,
-                    None => continue,
-                }
-            };
-            let rest = pending.split_off(cut);
-            let chunk = String::from_utf8(std::mem::replace(&mut pending, rest)).map_err(|e| {
-                TrainError::InvalidUtf8 {
-                    path: path.clone(),
-                    offset: base + e.utf8_error().valid_up_to() as u64,
-                }
-            })?;
-            base += cut as u64;
-            if !emit(chunk) {
-                return Ok(());
-            }
-            if eof {
-                break;
-            }
-        }
-    }
-    Ok(())
 }

@@ -82,20 +82,14 @@ impl WordCounter {
     /// A counter with BERT's normalizer flags (`strip_accents` as resolved: `tokenizers`'
     /// `null` is the value of `lowercase`).
     pub fn new(lowercase: bool, strip_accents: bool) -> Self {
-        let model = WpModel {
-            vocab: vec!["[UNK]".into()],
-            unk_id: 0,
-            prefix: "##".into(),
-            max_chars_per_word: 100,
-            clean_text: true,
-            handle_chinese_chars: true,
-            strip_accents,
+        let model = WpModel::bert(
+            vec!["[UNK]".into()],
+            0,
+            "##".into(),
             lowercase,
-            cleanup: true,
-            specials: Vec::new(),
-            normalizer: None,
-            char_steps: Default::default(),
-        };
+            strip_accents,
+            Vec::new(),
+        );
         WordCounter {
             // A one-entry vocabulary of BERT's settings is always valid.
             flags: super::WpTableData::new(&model).expect("valid tables"),
@@ -103,13 +97,13 @@ impl WordCounter {
         }
     }
 
-    /// Count the words of `text` (added tokens are not recognized: `tokenizers` trains on
-    /// the text as it is).
-    pub fn add(&mut self, text: &str) {
+    /// Count the words of `text`, UTF-8 (added tokens are not recognized: `tokenizers` trains
+    /// on the text as it is; bytes that are not UTF-8 are read as the encoder reads them).
+    pub fn add(&mut self, text: &[u8]) {
         let mut word = String::new();
         let counts = &mut self.counts;
         self.flags.with_tables(|tables| {
-            picobpe::WpTokenizer::new(tables).pre_tokenize(text.as_bytes(), |c| match c {
+            picobpe::WpTokenizer::new(tables).pre_tokenize(text, |c| match c {
                 Some(c) => word.push(c),
                 None => match counts.get_mut(word.as_str()) {
                     Some(n) => {
@@ -238,20 +232,14 @@ impl WpTrainer {
         let specials = (self.special_tokens.iter())
             .filter_map(|s| Some((s.clone(), id_of(s)?)))
             .collect();
-        let model = WpModel {
+        let model = WpModel::bert(
             vocab,
             unk_id,
-            prefix: self.prefix.clone(),
-            max_chars_per_word: 100,
-            clean_text: true,
-            handle_chinese_chars: true,
-            strip_accents,
+            self.prefix.clone(),
             lowercase,
-            cleanup: true,
+            strip_accents,
             specials,
-            normalizer: None,
-            char_steps: Default::default(),
-        };
+        );
         model.validate()?;
         Ok(model)
     }
