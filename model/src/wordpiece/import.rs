@@ -71,20 +71,14 @@ pub fn import_vocab_txt(text: &[u8], options: &VocabTxtOptions) -> Result<WpMode
         .iter()
         .filter_map(|s| id_of(s).map(|id| ((*s).to_owned(), id)))
         .collect();
-    let model = WpModel {
+    let model = WpModel::bert(
         vocab,
         unk_id,
-        prefix: "##".to_owned(),
-        max_chars_per_word: 100,
-        clean_text: true,
-        handle_chinese_chars: true,
-        strip_accents: options.strip_accents.unwrap_or(options.lowercase),
-        lowercase: options.lowercase,
-        cleanup: true,
+        "##".to_owned(),
+        options.lowercase,
+        options.strip_accents.unwrap_or(options.lowercase),
         specials,
-        normalizer: None,
-        char_steps: Default::default(),
-    };
+    );
     model.validate()?;
     Ok(model)
 }

@@ -116,6 +116,33 @@ pub enum InvalidWpModel {
 }
 
 impl WpModel {
+    /// A model with BERT's settings (not yet validated): `BertNormalizer` with `clean_text`
+    /// and `handle_chinese_chars` on and `lowercase` and `strip_accents` as given, words of
+    /// at most 100 characters, the decoder's clean-up, no other normalizer.
+    pub fn bert(
+        vocab: Vec<String>,
+        unk_id: u32,
+        prefix: String,
+        lowercase: bool,
+        strip_accents: bool,
+        specials: Vec<(String, u32)>,
+    ) -> WpModel {
+        WpModel {
+            vocab,
+            unk_id,
+            prefix,
+            max_chars_per_word: 100,
+            clean_text: true,
+            handle_chinese_chars: true,
+            strip_accents,
+            lowercase,
+            cleanup: true,
+            specials,
+            normalizer: None,
+            char_steps: Default::default(),
+        }
+    }
+
     /// Number of ids.
     pub fn n_ids(&self) -> usize {
         self.vocab.len()
