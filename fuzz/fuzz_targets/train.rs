@@ -84,6 +84,7 @@ fuzz_target!(|data: &[u8]| {
     let args = TrainArgs {
         model_type: ModelType::BytelevelBpe,
         wordpiece: Default::default(),
+        sentencepiece: Default::default(),
         inputs: inputs.clone(),
         counts: Vec::new(),
         vocab_size: (256 + specials.len() + n_merges) as u64,

@@ -2,8 +2,8 @@
 //!
 //! 1. toolchain pieces (installs the thumbv7m target, clippy and rustfmt, the nightly toolchain
 //!    and cargo-fuzz for the fuzzing smoke, Python's `tokenizers` for the small model's
-//!    reference vectors and Dask (`dask[distributed]`) for the sharded-training test, when
-//!    missing);
+//!    reference vectors, Dask (`dask[distributed]`) for the sharded-training test and
+//!    `sentencepiece` 0.2.3 to load the SentencePiece trainer's output, when missing);
 //! 2. `cargo fmt --check`, the generated Unicode tables are current, `cargo clippy -D warnings`
 //!    on the host workspace, `cargo doc` of the library crates with `-D missing_docs` and
 //!    `-D rustdoc::broken_intra_doc_links`;
@@ -12,8 +12,8 @@
 //! 4. the link-time panic-freedom proof (`cargo xtask panic-check`);
 //! 5. the host test suite (release profile: the exactness tests read megabytes of text; the
 //!    doctests too, among them the `picobpe` crate docs' example, and the C API's C program
-//!    built with the system `cc`; with `PICOBPE_REQUIRE_DASK=1`,
-//!    so the Dask test fails rather than skips), the undefined-behaviour check under Miri
+//!    built with the system `cc`; with `PICOBPE_REQUIRE_DASK=1` and `PICOBPE_REQUIRE_SPM=1`,
+//!    so the Dask and `sentencepiece` checks fail rather than skip), the undefined-behaviour check under Miri
 //!    (`cargo xtask miri`: the core's families, the C API, model file loading; it installs
 //!    the nightly `miri` and `rust-src` components), the C API built for `wasm32-unknown-unknown`
 //!    and run through the gpt2 vectors under Node (`cargo xtask wasm-test`), the C API built
@@ -59,6 +59,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         ensure_python_module("tokenizers", "tokenizers")?;
     }
     ensure_python_module("distributed", "dask[distributed]")?;
+    ensure_python_module("sentencepiece", "sentencepiece==0.2.3")?;
 
     step("format", cargo(&root, &["fmt", "--all", "--", "--check"]))?;
     step(
@@ -134,6 +135,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     step("host tests (release)", {
         let mut c = cargo(&root, &["test", "--workspace", "--release"]);
         c.env("PICOBPE_REQUIRE_DASK", "1");
+        c.env("PICOBPE_REQUIRE_SPM", "1");
         c
     })?;
     step(

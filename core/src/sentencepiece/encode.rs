@@ -194,6 +194,43 @@ impl<'t> SpTokenizer<'t> {
         self.encode_from_offset(text, 0, out, &mut [])
     }
 
+    /// The whole of `text` as `sentencepiece`'s normalizer makes it for its trainer
+    /// (`Normalizer::Normalize`): the character map, spaces as `▁`, U+FFFD for each byte that
+    /// is not part of well-formed UTF-8, `remove_extra_whitespaces`, and the dummy `▁` before a
+    /// text that is not empty. Writes what fits into `out` and returns the whole length, so a
+    /// result over `out.len()` asks for a longer buffer. `None` for tables that do not
+    /// normalize whole texts the `sentencepiece` way: with user-defined symbols (matched
+    /// inside the normalizer when encoding, not when training) or with the sections or
+    /// normalizer of a `tokenizer.json`.
+    pub fn normalize(&self, text: &[u8], out: &mut [u8]) -> Option<usize> {
+        let t = self.tables;
+        if t.sections != Sections::Inline || t.normalizer.is_some() || !t.user_defined.is_empty() {
+            return None;
+        }
+        let mut norm = Normalizer::of(text, t, true);
+        let start = norm.start(0, true);
+        let end = norm.end(start);
+        if end <= start {
+            return Some(0);
+        }
+        let at = if t.add_dummy_prefix {
+            for (d, &b) in out.iter_mut().zip(SPACE_MARK.iter()) {
+                *d = b;
+            }
+            SPACE_MARK.len()
+        } else {
+            0
+        };
+        let (_, len) = norm.scan_word(start, end, WordEnd::Span, out, at);
+        // A text whose characters all map to nothing is empty, dummy prefix included, once
+        // trailing `▁`s are dropped.
+        Some(if t.remove_extra_whitespaces && len == at {
+            0
+        } else {
+            len
+        })
+    }
+
     /// The cache this model's encoder uses: BPE only with byte fallback, Unigram only
     /// without sections (see [`crate::Tokenize`]'s cache rule and `unigram`'s docs).
     fn usable_cache<'c>(&self, cache: &'c mut [CacheEntry]) -> &'c mut [CacheEntry] {

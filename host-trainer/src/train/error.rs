@@ -51,6 +51,12 @@ pub enum TrainError {
         n_specials: usize,
     },
     /// A trained model could not be written in another library's format.
+    /// An option or value the SentencePiece trainer does not implement.
+    #[error("{0}")]
+    Unsupported(String),
+    /// The SentencePiece trainer refused the corpus or the options.
+    #[error("{0}")]
+    SentencePiece(String),
     #[error("cannot write the trained model: {0}")]
     Export(String),
     /// The inputs hold no ordinary text (empty files, or nothing but special tokens).

@@ -37,6 +37,7 @@ mod heap;
 mod input;
 mod merge;
 mod output;
+mod sentencepiece;
 mod wordpiece;
 
 use std::io::IsTerminal;
@@ -82,6 +83,9 @@ pub struct TrainArgs {
     /// WordPiece options (`tokenizers`' `WordPieceTrainer` and `BertNormalizer` names).
     #[command(flatten)]
     pub wordpiece: wordpiece::WordPieceArgs,
+    /// SentencePiece options (`spm_train`'s names, dashes for underscores).
+    #[command(flatten)]
+    pub sentencepiece: sentencepiece::SentencePieceArgs,
     /// Output directory for tokenizer.model, vocab.json and merges.txt (WordPiece:
     /// tokenizer.model, vocab.txt and tokenizer.json).
     #[arg(long, value_name = "DIR")]
@@ -145,6 +149,8 @@ pub enum ModelType {
     BytelevelBpe,
     /// WordPiece (BERT style; `tokenizers`' `WordPieceTrainer`).
     Wordpiece,
+    /// SentencePiece BPE (`spm_train --model_type bpe`).
+    SentencepieceBpe,
 }
 
 /// `--pattern` values.
@@ -313,6 +319,19 @@ fn check_specials(specials: &[String]) -> Result<(), TrainError> {
 
 /// Run `train`.
 pub fn train(args: TrainArgs) -> Result<(), TrainError> {
+    if args.model_type == ModelType::SentencepieceBpe {
+        return sentencepiece::train(&args);
+    }
+    if let Some(option) = args.sentencepiece.given() {
+        return Err(TrainError::OptionNotFor {
+            option,
+            model_type: if args.model_type == ModelType::Wordpiece {
+                "wordpiece"
+            } else {
+                "bytelevel-bpe"
+            },
+        });
+    }
     if args.model_type == ModelType::Wordpiece {
         return wordpiece::train(&args);
     }

@@ -29,8 +29,9 @@ use super::error::TrainError;
 use super::merge::Merge;
 
 /// Names of the files a training run writes.
-pub const FILES: [&str; 5] = [
+pub const FILES: [&str; 6] = [
     "tokenizer.model",
+    "sentencepiece.model",
     "vocab.json",
     "merges.txt",
     "vocab.txt",

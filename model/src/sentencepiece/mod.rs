@@ -7,6 +7,7 @@ pub mod charsmap;
 mod import_json;
 mod import_proto;
 mod tables;
+pub mod train;
 
 use std::collections::HashMap;
 
@@ -19,6 +20,7 @@ pub(crate) use import_json::{char_chain, normalizer_step};
 pub use import_proto::import_model_proto;
 pub use import_proto::SpImportError;
 pub use tables::{SpTableData, SpTableSizes};
+pub use train::{SpBpeTrainer, SpNormalization, SpProgress, SpTrainError, SpTrained};
 
 /// What a piece is: the core's kind, stored as is (the model file's variant order is the
 /// core's declaration order).

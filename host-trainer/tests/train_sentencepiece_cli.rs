@@ -1,0 +1,203 @@
+//! `host-trainer train --model-type sentencepiece-bpe` as a command: llama2.c's recipe gives
+//! `spm_train`'s pieces (its reference run, `tests/fixtures/spm_train`); the written
+//! `sentencepiece.model` loads in the real `sentencepiece` library, whose ids for a held-out
+//! text equal picobpe's from `tokenizer.model`; bad input is refused with a clear message and
+//! nothing written.
+//!
+//! The library check needs `python3` with `sentencepiece`; `cargo xtask test` installs it and
+//! sets `PICOBPE_REQUIRE_SPM=1`, which turns a missing module into a failure.
+
+mod train_common;
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::Command;
+
+use picobpe_model::AnyModel;
+use train_common::*;
+
+fn texts(name: &str) -> std::path::PathBuf {
+    fixture("vectors/texts").join(name)
+}
+
+fn run(args: &[&str], out: &Path) -> std::process::Output {
+    let mut all: Vec<&OsStr> = vec![OsStr::new("--model-type"), OsStr::new("sentencepiece-bpe")];
+    all.extend(args.iter().map(OsStr::new));
+    all.extend([OsStr::new("--out"), out.as_os_str()]);
+    train(&all)
+}
+
+fn fails(args: &[&str], out: &Path, message: &str) {
+    let o = run(args, out);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{args:?} succeeded");
+    assert!(stderr.contains(message), "{args:?}: {stderr}");
+    assert!(!out.exists(), "{args:?} wrote {}", out.display());
+}
+
+/// llama2.c's `train_vocab.sh` options, as `spm_train` spells them with dashes.
+const LLAMA2C: [&str; 10] = [
+    "--character-coverage",
+    "1.0",
+    "--split-digits",
+    "--allow-whitespace-only-pieces",
+    "true",
+    "--byte-fallback",
+    "--normalization-rule-name",
+    "identity",
+    "--num-threads",
+    "2",
+];
+
+/// `python3` can import `sentencepiece`; without it the library check is skipped, unless
+/// `PICOBPE_REQUIRE_SPM` is set.
+fn have_sentencepiece() -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", "import sentencepiece"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok || std::env::var_os("PICOBPE_REQUIRE_SPM").is_none(),
+        "PICOBPE_REQUIRE_SPM is set, but python3 cannot import sentencepiece \
+         (python3 -m pip install sentencepiece==0.2.3)"
+    );
+    ok
+}
+
+#[test]
+fn llama2c_recipe_gives_spm_trains_pieces_and_loads_in_sentencepiece() {
+    let tmp = TempDir::new("spm-train");
+    let out = tmp.join("out");
+    let english = texts("corpus-english.txt");
+    let mut args = vec!["--input", english.to_str().unwrap(), "--vocab-size", "512"];
+    args.extend(LLAMA2C);
+    let o = run(&args, &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    let reference: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture("spm_train/llama2c-en-512.json")).unwrap(),
+    )
+    .unwrap();
+    let want: Vec<(String, f32, String)> =
+        serde_json::from_value(reference["pieces"].clone()).unwrap();
+    let proto = std::fs::read(out.join("sentencepiece.model")).unwrap();
+    let model = picobpe_model::sentencepiece::import_model_proto(&proto).unwrap();
+    let got: Vec<(String, f32)> = model
+        .pieces
+        .iter()
+        .map(|p| (p.piece.clone(), p.score.unwrap_or(0.0)))
+        .collect();
+    let want_pieces: Vec<(String, f32)> = want.iter().map(|(p, s, _)| (p.clone(), *s)).collect();
+    assert_eq!(got, want_pieces, "sentencepiece.model's pieces");
+
+    // picobpe's tokenizer.model holds the same model.
+    let any = AnyModel::read(out.join("tokenizer.model")).unwrap();
+    let AnyModel::SentencePiece(ours) = any else {
+        panic!("tokenizer.model is not a SentencePiece model")
+    };
+    assert_eq!(ours, model);
+
+    if !have_sentencepiece() {
+        eprintln!("skipped the sentencepiece library check: python3 cannot import it");
+        return;
+    }
+    // The library's ids for held-out text (German, with characters the model lacks: byte
+    // fallback) equal picobpe's.
+    let held = texts("corpus-de.txt");
+    let script = "import sys, sentencepiece as spm\n\
+                  sp = spm.SentencePieceProcessor(model_file=sys.argv[1])\n\
+                  text = open(sys.argv[2], encoding='utf-8').read()\n\
+                  print(' '.join(str(i) for i in sp.encode(text)))\n";
+    let py = Command::new("python3")
+        .args([OsStr::new("-c"), OsStr::new(script)])
+        .arg(out.join("sentencepiece.model"))
+        .arg(&held)
+        .output()
+        .expect("python3");
+    assert!(
+        py.status.success(),
+        "{}",
+        String::from_utf8_lossy(&py.stderr)
+    );
+    let theirs: Vec<u32> = String::from_utf8(py.stdout)
+        .unwrap()
+        .split_whitespace()
+        .map(|t| t.parse().unwrap())
+        .collect();
+    let tables = picobpe_model::SpTableData::new(&ours).unwrap().to_tables();
+    let text = std::fs::read(&held).unwrap();
+    let mut ids = vec![0u32; text.len() * 4 + 16];
+    let n = picobpe::SpTokenizer::new(tables)
+        .encode(&text, &mut ids)
+        .unwrap();
+    assert_eq!(
+        ids[..n],
+        theirs[..],
+        "sentencepiece's ids for {}",
+        held.display()
+    );
+}
+
+#[test]
+fn bad_input_is_refused_and_nothing_is_written() {
+    let tmp = TempDir::new("spm-train-bad");
+    let out = tmp.join("out");
+    let english = texts("corpus-english.txt");
+    let e = english.to_str().unwrap();
+    let empty = tmp.join("empty.txt");
+    std::fs::write(&empty, "\n\n   \n").unwrap();
+    let blank = empty.to_str().unwrap();
+    let rule = ["--normalization-rule-name", "identity"];
+    // `--input FILE --vocab-size N`, the identity rule, then `extra`.
+    let args = |file: &'static str, n: &'static str, extra: &[&'static str]| -> Vec<&'static str> {
+        let mut v = vec!["--input", file, "--vocab-size", n];
+        v.extend(rule);
+        v.extend(extra);
+        v
+    };
+    let e: &'static str = Box::leak(e.to_string().into_boxed_str());
+    let blank: &'static str = Box::leak(blank.to_string().into_boxed_str());
+    fails(
+        &["--input", e, "--vocab-size", "300"],
+        &out,
+        "--normalization-rule-name identity",
+    );
+    fails(&args(blank, "300", &[]), &out, "no sentence to train on");
+    fails(&args(e, "20", &[]), &out, "smaller than the");
+    fails(&args(e, "100000", &[]), &out, "too high for this corpus");
+    fails(
+        &args(e, "300", &["--character-coverage", "0.5"]),
+        &out,
+        "between 0.98 and 1.0",
+    );
+    fails(
+        &args(e, "300", &["--user-defined-symbols", "<unk>"]),
+        &out,
+        "must not be defined",
+    );
+    fails(
+        &args(e, "300", &["--unk-id", "-1"]),
+        &out,
+        "must have an id",
+    );
+    fails(
+        &args(e, "300", &["--min-frequency", "2"]),
+        &out,
+        "--min-frequency does not apply",
+    );
+    fails(
+        &args(e, "300", &["--special-token", "<x>"]),
+        &out,
+        "--special-token",
+    );
+    fails(
+        &args(e, "300", &["--input-sentence-size", "1000"]),
+        &out,
+        "not supported",
+    );
+    fails(
+        &args(e, "300", &["--treat-whitespace-as-suffix"]),
+        &out,
+        "not supported",
+    );
+}

@@ -1,0 +1,574 @@
+//! Training a SentencePiece BPE model as `spm_train --model_type bpe` (`sentencepiece` 0.2.3)
+//! does, under its option names and defaults, to the same pieces in the same order with the
+//! same scores.
+//!
+//! The steps, as `TrainerInterface::LoadSentences` and `bpe::Trainer::Train` take them:
+//! 1. **Sentences.** Each input line (a `\n` ends it; a `\r` stays) that is not empty, not
+//!    longer than `max_sentence_length` bytes and free of `▅` is a sentence.
+//! 2. **Normalization** by the core's own normalizer ([`picobpe::SpTokenizer::normalize`]):
+//!    the rule's character map, spaces as `▁`, the whitespace rules, the dummy prefix. Then
+//!    the text of every meta piece (`<unk>`, `<s>`, `</s>`, control and user-defined symbols,
+//!    byte pieces), longest first, becomes U+001F, a boundary no piece crosses. Sentences
+//!    left empty are removed by swapping the last one in, as there.
+//! 3. **Alphabet.** Characters are counted (NUL excepted); the most frequent (ties: the smaller
+//!    code point) are kept until their share reaches `character_coverage`, compared in `f32`;
+//!    the boundary mark counts towards the share but is never kept. Every other character becomes `▅`.
+//! 4. **Words.** With `split_by_whitespace`, each sentence is cut before every `▁` (runs of
+//!    `▁` stay together with `allow_whitespace_only_pieces`) and equal words are counted;
+//!    the words are sorted by count, then bytes. Otherwise each sentence is one word.
+//! 5. **Merges** ([`bpe`]), then the alphabet's characters by count (then code point), each
+//!    piece scored minus its rank; meta pieces take their ids, the rest fill the other ids in
+//!    order.
+
+mod bpe;
+mod corpus;
+mod piece_rule;
+mod proto_out;
+mod script_table;
+
+use rustc_hash::FxHashMap;
+
+use super::{SpKind, SpModel, SpPiece, SpSections};
+use piece_rule::{PieceRule, BOUNDARY, SPACE_MARK};
+
+/// The normalization rules the trainer knows (`--normalization_rule_name`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpNormalization {
+    /// No character map: the text as it is, but for the whitespace rules.
+    Identity,
+}
+
+impl SpNormalization {
+    /// The rule's name in `sentencepiece`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SpNormalization::Identity => "identity",
+        }
+    }
+}
+
+/// A SentencePiece BPE trainer's options, under `spm_train`'s names, with its defaults
+/// (but the normalization rule: see [`SpNormalization`]).
+#[derive(Clone, Debug)]
+pub struct SpBpeTrainer {
+    /// The number of pieces, meta pieces included (`hard_vocab_limit`: exactly this many).
+    pub vocab_size: usize,
+    /// The share of character occurrences the alphabet must cover.
+    pub character_coverage: f32,
+    /// 256 byte pieces `<0x00>`..`<0xFF>` after the other meta pieces.
+    pub byte_fallback: bool,
+    /// A digit is a piece of its own.
+    pub split_digits: bool,
+    /// The most characters a piece holds.
+    pub max_sentencepiece_length: usize,
+    /// Lines longer than this many bytes are skipped.
+    pub max_sentence_length: usize,
+    /// Pieces do not cross a `▁`.
+    pub split_by_whitespace: bool,
+    /// A piece holds one Unicode script.
+    pub split_by_unicode_script: bool,
+    /// Digits do not join other characters.
+    pub split_by_number: bool,
+    /// A piece may be a run of `▁`.
+    pub allow_whitespace_only_pieces: bool,
+    /// Pieces matched whole in the text, ids after the control symbols.
+    pub user_defined_symbols: Vec<String>,
+    /// Pieces never produced from text (`<2ja>` and the like).
+    pub control_symbols: Vec<String>,
+    /// Ids of the unknown, begin, end and padding pieces (negative: none; unk must exist).
+    pub unk_id: i32,
+    /// See [`SpBpeTrainer::unk_id`].
+    pub bos_id: i32,
+    /// See [`SpBpeTrainer::unk_id`].
+    pub eos_id: i32,
+    /// See [`SpBpeTrainer::unk_id`].
+    pub pad_id: i32,
+    /// Their texts.
+    pub unk_piece: String,
+    /// See [`SpBpeTrainer::unk_piece`].
+    pub bos_piece: String,
+    /// See [`SpBpeTrainer::unk_piece`].
+    pub eos_piece: String,
+    /// See [`SpBpeTrainer::unk_piece`].
+    pub pad_piece: String,
+    /// What `<unk>` decodes to.
+    pub unk_surface: String,
+    /// The normalization rule.
+    pub normalization: SpNormalization,
+    /// A `▁` goes before each sentence.
+    pub add_dummy_prefix: bool,
+    /// Leading and trailing spaces are dropped and runs of spaces become one.
+    pub remove_extra_whitespaces: bool,
+}
+
+impl Default for SpBpeTrainer {
+    /// `spm_train`'s defaults, with 8,000 pieces, but the `identity` rule (`nmt_nfkc`, its
+    /// default, is not implemented by this trainer yet).
+    fn default() -> Self {
+        SpBpeTrainer {
+            vocab_size: 8000,
+            character_coverage: 0.9995,
+            byte_fallback: false,
+            split_digits: false,
+            max_sentencepiece_length: 16,
+            max_sentence_length: 4192,
+            split_by_whitespace: true,
+            split_by_unicode_script: true,
+            split_by_number: true,
+            allow_whitespace_only_pieces: false,
+            user_defined_symbols: Vec::new(),
+            control_symbols: Vec::new(),
+            unk_id: 0,
+            bos_id: 1,
+            eos_id: 2,
+            pad_id: -1,
+            unk_piece: "<unk>".into(),
+            bos_piece: "<s>".into(),
+            eos_piece: "</s>".into(),
+            pad_piece: "<pad>".into(),
+            unk_surface: " \u{2047} ".into(),
+            normalization: SpNormalization::Identity,
+            add_dummy_prefix: true,
+            remove_extra_whitespaces: true,
+        }
+    }
+}
+
+/// Why training failed; nothing is written.
+#[derive(Debug, thiserror::Error)]
+pub enum SpTrainError {
+    /// An option out of `spm_train`'s range or contradicting another.
+    #[error("{0}")]
+    Option(String),
+    /// No sentence is left after the line rules and normalization.
+    #[error("the corpus has no sentence to train on (empty lines, lines over --max-sentence-length bytes and lines holding U+2585 are skipped)")]
+    EmptyCorpus,
+    /// The alphabet and meta pieces alone exceed the vocabulary.
+    #[error("--vocab-size {vocab_size} is smaller than the {needed} pieces the alphabet and meta pieces need; raise it or lower --character-coverage")]
+    VocabTooSmall {
+        /// Asked for.
+        vocab_size: usize,
+        /// Alphabet plus meta pieces.
+        needed: usize,
+    },
+    /// The corpus ran out of pairs to merge before the vocabulary was full.
+    #[error(
+        "--vocab-size {vocab_size} is too high for this corpus: it gives at most {reached} pieces"
+    )]
+    VocabTooLarge {
+        /// Asked for.
+        vocab_size: usize,
+        /// Pieces reached.
+        reached: usize,
+    },
+    /// `▁` falls outside the character coverage (a corpus with hardly any spaces and no dummy
+    /// prefix): `sentencepiece` then makes it `▅` before cutting words, which this trainer
+    /// does not replay.
+    #[error("the space mark U+2581 falls outside --character-coverage; raise the coverage to 1.0 or keep --add-dummy-prefix")]
+    SpaceMarkDropped,
+    /// A word (a whole sentence without `--split-by-whitespace`) too long to index.
+    #[error("a word of {0} characters: too long to index")]
+    WordTooLong(usize),
+}
+
+impl From<bpe::LoopError> for SpTrainError {
+    fn from(e: bpe::LoopError) -> Self {
+        match e {
+            bpe::LoopError::WordTooLong(n) => SpTrainError::WordTooLong(n),
+        }
+    }
+}
+
+/// A trained model: picobpe's [`SpModel`] and the `sentencepiece.model` bytes.
+#[derive(Clone, Debug)]
+pub struct SpTrained {
+    /// The model.
+    pub model: SpModel,
+    /// The serialized `ModelProto`, which `sentencepiece` loads.
+    pub model_proto: Vec<u8>,
+}
+
+/// What the trainer reports as it goes.
+#[derive(Clone, Copy, Debug)]
+pub enum SpProgress {
+    /// Sentences read and normalized so far.
+    Sentences(usize),
+    /// Merges to make (once), then pieces learned so far.
+    MergesTotal(usize),
+    /// Pieces learned so far.
+    Merges(usize),
+}
+
+impl SpBpeTrainer {
+    /// The meta pieces by id with their kinds (`InitMetaPieces`).
+    fn meta_pieces(
+        &self,
+    ) -> Result<std::collections::BTreeMap<usize, (String, SpKind)>, SpTrainError> {
+        let bad = |m: String| Err(SpTrainError::Option(m));
+        let mut meta = std::collections::BTreeMap::new();
+        let mut has_unk = false;
+        for (id, piece, name) in [
+            (self.unk_id, &self.unk_piece, "--unk-id"),
+            (self.bos_id, &self.bos_piece, "--bos-id"),
+            (self.eos_id, &self.eos_piece, "--eos-id"),
+            (self.pad_id, &self.pad_piece, "--pad-id"),
+        ] {
+            if id < 0 {
+                continue;
+            }
+            let id = id as usize;
+            if id >= self.vocab_size
+                || meta.contains_key(&id)
+                || (has_unk && *piece == self.unk_piece)
+            {
+                return bad(format!("{name} {id} is taken or outside the vocabulary"));
+            }
+            let kind = if *piece == self.unk_piece {
+                has_unk = true;
+                SpKind::Unknown
+            } else {
+                SpKind::Control
+            };
+            meta.insert(id, (piece.clone(), kind));
+        }
+        if !has_unk {
+            return bad(format!("{} must have an id (--unk-id)", self.unk_piece));
+        }
+        let mut seen = std::collections::HashSet::new();
+        let mut next = 0usize;
+        let bytes: Vec<String> = if self.byte_fallback {
+            (0..=255u8).map(|b| format!("<0x{b:02X}>")).collect()
+        } else {
+            Vec::new()
+        };
+        let symbols = self
+            .control_symbols
+            .iter()
+            .map(|s| (s, SpKind::Control))
+            .chain(
+                self.user_defined_symbols
+                    .iter()
+                    .map(|s| (s, SpKind::UserDefined)),
+            )
+            .chain(bytes.iter().map(|s| (s, SpKind::Byte)));
+        for (w, kind) in symbols {
+            if !seen.insert(w.clone()) {
+                return bad(format!(
+                    "{w} is already defined; duplicated symbols are not allowed"
+                ));
+            }
+            if *w == self.unk_piece {
+                return bad(format!(
+                    "{w} must not be defined with --control-symbols and --user-defined-symbols"
+                ));
+            }
+            let special = [
+                (self.bos_id, &self.bos_piece),
+                (self.eos_id, &self.eos_piece),
+                (self.pad_id, &self.pad_piece),
+            ]
+            .into_iter()
+            .find(|(id, p)| *id >= 0 && *p == w);
+            if let Some((id, _)) = special {
+                if let Some(entry) = meta.get_mut(&(id as usize)) {
+                    entry.1 = kind;
+                }
+            } else {
+                while meta.contains_key(&next) {
+                    next += 1;
+                }
+                meta.insert(next, (w.clone(), kind));
+            }
+        }
+        Ok(meta)
+    }
+
+    /// `VerifySpec`'s ranges and what picobpe does not implement.
+    fn check(&self) -> Result<(), SpTrainError> {
+        let bad = |m: &str| Err(SpTrainError::Option(m.into()));
+        if self.vocab_size == 0 {
+            return bad("--vocab-size must be positive");
+        }
+        if !(0.98..=1.0).contains(&self.character_coverage) {
+            return bad("--character-coverage must be between 0.98 and 1.0 (as in spm_train)");
+        }
+        if !(1..=512).contains(&self.max_sentencepiece_length) {
+            return bad("--max-sentencepiece-length must be between 1 and 512");
+        }
+        if !(10..=1 << 30).contains(&self.max_sentence_length) {
+            return bad("--max-sentence-length must be between 10 and 1073741824");
+        }
+        for name in [
+            &self.unk_piece,
+            &self.bos_piece,
+            &self.eos_piece,
+            &self.pad_piece,
+        ] {
+            if name.is_empty() {
+                return bad("meta piece texts must not be empty");
+            }
+        }
+        if self
+            .user_defined_symbols
+            .iter()
+            .chain(&self.control_symbols)
+            .any(String::is_empty)
+        {
+            return bad("control and user-defined symbols must not be empty");
+        }
+        Ok(())
+    }
+
+    /// The normalizer, as the core runs it for a model with these settings.
+    fn normalizer(
+        &self,
+    ) -> Result<&'static picobpe::sentencepiece::SpTables<'static>, SpTrainError> {
+        let model = SpModel {
+            pieces: vec![SpPiece {
+                piece: self.unk_piece.clone(),
+                score: Some(0.0),
+                kind: SpKind::Unknown,
+            }],
+            byte_fallback: false,
+            ..tables_model(self)
+        };
+        let data = super::SpTableData::new(&model)
+            .map_err(|e| SpTrainError::Option(format!("normalizer settings: {e}")))?;
+        Ok(data.to_tables())
+    }
+
+    /// Train on `corpus` (the input files' bytes, in order; each `\n`-ended line one
+    /// sentence) with `threads` threads for reading, reporting to `progress`. `inputs` names
+    /// the files in the written `trainer_spec`. The model does not depend on `threads`.
+    pub fn train(
+        &self,
+        corpus: &[&[u8]],
+        threads: usize,
+        inputs: &[String],
+        mut progress: impl FnMut(SpProgress),
+    ) -> Result<SpTrained, SpTrainError> {
+        self.check()?;
+        let meta = self.meta_pieces()?;
+        let tables = self.normalizer()?;
+        let tokenizer = picobpe::SpTokenizer::new(tables);
+        let normalize = move |line: &[u8], buf: &mut Vec<u8>| {
+            buf.resize(buf.capacity().max(4 * line.len() + 16), 0);
+            let mut n = tokenizer.normalize(line, buf).unwrap_or(0);
+            if n > buf.len() {
+                buf.resize(n, 0);
+                n = tokenizer.normalize(line, buf).unwrap_or(0);
+            }
+            buf.truncate(n);
+        };
+        let matcher = corpus::MetaMatcher::new(meta.values().map(|(p, _)| p.as_str()));
+        let rule = corpus::LineRule {
+            max_len: self.max_sentence_length,
+        };
+        let split = self
+            .split_by_whitespace
+            .then_some(self.allow_whitespace_only_pieces);
+
+        // 1-2 (and 4's counting): sentences, normalized, meta pieces replaced.
+        let chunks: Vec<&[u8]> = corpus
+            .iter()
+            .flat_map(|text| corpus::line_chunks(text, threads.max(1) * 4))
+            .collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let parts: Vec<(usize, corpus::Gathered)> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads.max(1))
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut done = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(chunk) = chunks.get(i) else {
+                                return done;
+                            };
+                            done.push((
+                                i,
+                                corpus::gather(chunk, &rule, &normalize, &matcher, split),
+                            ));
+                        }
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().unwrap_or_default())
+                .collect()
+        });
+        let mut parts = parts;
+        parts.sort_by_key(|p| p.0);
+        let mut gathered = corpus::Gathered::default();
+        for (_, g) in parts {
+            gathered.n_sentences += g.n_sentences;
+            gathered.sentences.extend(g.sentences);
+            if gathered.words.is_empty() {
+                gathered.words = g.words;
+            } else {
+                for (w, n) in g.words {
+                    *gathered.words.entry(w).or_default() += n;
+                }
+            }
+        }
+        progress(SpProgress::Sentences(gathered.n_sentences));
+        if gathered.n_sentences == 0 {
+            return Err(SpTrainError::EmptyCorpus);
+        }
+        let mut sentences = gathered.sentences;
+        let mut i = 0;
+        while i < sentences.len() {
+            if sentences[i].is_empty() {
+                sentences.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+
+        // 3: the alphabet.
+        // The normalizer writes well-formed UTF-8 (U+FFFD for what is not).
+        let word_text: Vec<(String, u64)> = gathered
+            .words
+            .drain()
+            .map(|(w, n)| {
+                let text = String::from_utf8(w.into_vec())
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+                (text, n)
+            })
+            .collect();
+        let (counts, all) = if split.is_some() {
+            corpus::char_counts(word_text.iter().map(|(w, n)| (w.as_str(), *n)))
+        } else {
+            corpus::char_counts(sentences.iter().map(|s| (s.as_str(), 1)))
+        };
+        if all == 0 {
+            return Err(SpTrainError::EmptyCorpus);
+        }
+        let mut by_count: Vec<(char, u64)> = counts.into_iter().collect();
+        by_count.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut alphabet: FxHashMap<char, u64> = FxHashMap::default();
+        let mut covered = 0u64;
+        for &(c, n) in &by_count {
+            let coverage = (covered as f64 / all as f64) as f32;
+            if coverage >= self.character_coverage {
+                break;
+            }
+            covered += n;
+            if c != BOUNDARY {
+                alphabet.insert(c, n);
+            }
+        }
+        let needed = alphabet.len() + meta.len();
+        if needed > self.vocab_size {
+            return Err(SpTrainError::VocabTooSmall {
+                vocab_size: self.vocab_size,
+                needed,
+            });
+        }
+
+        // 4: words, rare characters masked.
+        let words: Vec<(String, u64)> = if split.is_some() {
+            let dropped_mark = by_count.iter().any(|&(c, _)| c == SPACE_MARK)
+                && !alphabet.contains_key(&SPACE_MARK);
+            if dropped_mark {
+                return Err(SpTrainError::SpaceMarkDropped);
+            }
+            let ascii = corpus::ascii_kept(&alphabet);
+            let mut masked: FxHashMap<String, u64> = FxHashMap::default();
+            let mut words: Vec<(String, u64)> = Vec::with_capacity(word_text.len());
+            for (w, n) in word_text {
+                match corpus::mask_rare(&w, &alphabet, &ascii) {
+                    Some(m) => *masked.entry(m).or_default() += n,
+                    None => words.push((w, n)),
+                }
+            }
+            if !masked.is_empty() {
+                let mut all: FxHashMap<String, u64> = words.into_iter().collect();
+                for (w, n) in masked {
+                    *all.entry(w).or_default() += n;
+                }
+                words = all.into_iter().collect();
+            }
+            words.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            words
+        } else {
+            let ascii = corpus::ascii_kept(&alphabet);
+            sentences
+                .into_iter()
+                .map(|s| (corpus::mask_rare(&s, &alphabet, &ascii).unwrap_or(s), 1))
+                .collect()
+        };
+
+        // 5: merges, then the alphabet.
+        let rule = PieceRule {
+            max_chars: self.max_sentencepiece_length,
+            split_by_whitespace: self.split_by_whitespace,
+            split_by_unicode_script: self.split_by_unicode_script,
+            split_by_number: self.split_by_number,
+            split_digits: self.split_digits,
+            treat_whitespace_as_suffix: false,
+            allow_whitespace_only_pieces: self.allow_whitespace_only_pieces,
+        };
+        let n_merges = self.vocab_size - needed;
+        progress(SpProgress::MergesTotal(n_merges));
+        let mut merges = bpe::BpeLoop::new(&rule, &alphabet, &words)?;
+        drop(words);
+        let mut pieces = merges.run(n_merges, |n| progress(SpProgress::Merges(n)));
+        drop(merges);
+        let mut chars: Vec<(char, u64)> = alphabet.into_iter().collect();
+        chars.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        pieces.extend(chars.iter().map(|(c, _)| c.to_string()));
+        if pieces.len() + meta.len() != self.vocab_size {
+            return Err(SpTrainError::VocabTooLarge {
+                vocab_size: self.vocab_size,
+                reached: pieces.len() + meta.len(),
+            });
+        }
+        let mut model_pieces = Vec::with_capacity(self.vocab_size);
+        let mut rest = pieces.into_iter().enumerate();
+        for id in 0..self.vocab_size {
+            if let Some((piece, kind)) = meta.get(&id) {
+                model_pieces.push(SpPiece {
+                    piece: piece.clone(),
+                    score: Some(0.0),
+                    kind: *kind,
+                });
+            } else if let Some((rank, piece)) = rest.next() {
+                model_pieces.push(SpPiece {
+                    piece,
+                    score: Some(-(rank as f32)),
+                    kind: SpKind::Normal,
+                });
+            }
+        }
+        let model = SpModel {
+            pieces: model_pieces,
+            ..tables_model(self)
+        };
+        let model_proto = proto_out::model_proto(self, &model, inputs);
+        let model = super::import_model_proto(&model_proto)
+            .map_err(|e| SpTrainError::Option(format!("the trained model does not load: {e}")))?;
+        Ok(SpTrained { model, model_proto })
+    }
+}
+
+/// An [`SpModel`] with `spec`'s normalizer settings and no pieces.
+fn tables_model(spec: &SpBpeTrainer) -> SpModel {
+    SpModel {
+        pieces: Vec::new(),
+        add_dummy_prefix: spec.add_dummy_prefix,
+        remove_extra_whitespaces: spec.remove_extra_whitespaces,
+        byte_fallback: spec.byte_fallback,
+        unk_surface: spec.unk_surface.clone(),
+        sections: SpSections::Inline,
+        unigram: false,
+        f64_scores: Vec::new(),
+        charsmap: Vec::new(),
+        unk_in_text: false,
+        unk_per_char: false,
+        normalizer: None,
+        precompiled: false,
+        collapse_spaces: false,
+        char_steps: Default::default(),
+    }
+}

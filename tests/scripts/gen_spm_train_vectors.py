@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Reference models for `host-trainer train --model-type sentencepiece-bpe`, trained by the
+real `spm_train` (the `sentencepiece` wheel, 0.2.3).
+
+It (re)writes tests/fixtures/spm_train/<config>.json for each configuration below:
+
+    {"sentencepiece": "0.2.3",
+     "config": {"files": [...], "options": {...spm_train options...}},
+     "pieces": [[piece, score, type], ...],          # in id order
+     "held_out": {"text": "...", "ids": [...]}}       # the model's ids for a held-out text
+
+The corpora are the committed texts of tests/fixtures/vectors/texts (licences in that
+directory's PROVENANCE); the held-out text is the first 500 lines of another corpus file.
+Usage: python3 tests/scripts/gen_spm_train_vectors.py [CONFIG ...]
+"""
+import json
+import pathlib
+import sys
+import tempfile
+
+import sentencepiece as spm
+from sentencepiece import sentencepiece_model_pb2 as model_pb2
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+TEXTS = ROOT / "tests/fixtures/vectors/texts"
+OUT = ROOT / "tests/fixtures/spm_train"
+
+# llama2.c's `train_vocab.sh` settings (its custom 512/4096-piece tokenizers).
+LLAMA2C = {"character_coverage": 1.0, "split_digits": True, "allow_whitespace_only_pieces": True,
+           "byte_fallback": True, "normalization_rule_name": "identity"}
+MULTI = ["corpus-de.txt", "corpus-el.txt", "corpus-ru.txt", "corpus-fr.txt", "corpus-zh.txt",
+         "corpus-ja.txt", "corpus-ko.txt", "corpus-code-python.txt"]
+
+CONFIGS = {
+    # The llama2.c recipe, on English and on everything.
+    "llama2c-en-512": {"files": ["corpus-english.txt"], "held_out": "corpus-fr.txt",
+                       "options": {"vocab_size": 512, **LLAMA2C}},
+    "llama2c-multi-4096": {"files": MULTI, "held_out": "corpus-english.txt",
+                           "options": {"vocab_size": 4096, **LLAMA2C}},
+    # spm_train's defaults but the rule: coverage 0.9995 (rare characters become <unk>).
+    "identity-multi-5000": {"files": MULTI, "held_out": "corpus-emoji-mixed.txt",
+                            "options": {"vocab_size": 5000, "normalization_rule_name": "identity"}},
+    # Large vocabulary on little text: the tail of ties at low counts.
+    "identity-en-8000": {"files": ["corpus-english.txt"], "held_out": "corpus-de.txt",
+                         "options": {"vocab_size": 8000, "normalization_rule_name": "identity"}},
+    # The other options: symbols, ids, splitting rules, whitespace handling.
+    "options-mixed-1500": {
+        "files": ["corpus-whitespace-heavy.txt", "corpus-code-rust.txt", "corpus-emoji-mixed.txt"],
+        "held_out": "corpus-code-python.txt",
+        "options": {"vocab_size": 1500, "normalization_rule_name": "identity",
+                    "user_defined_symbols": ["<sep>", "fn"], "control_symbols": ["<cls>"],
+                    "unk_id": 3, "bos_id": 0, "eos_id": -1, "pad_id": 1,
+                    "split_by_number": False, "split_by_unicode_script": False,
+                    "max_sentencepiece_length": 8, "character_coverage": 0.999,
+                    "add_dummy_prefix": False, "remove_extra_whitespaces": False}},
+    "nosplit-ws-1000": {
+        "files": ["corpus-whitespace-heavy.txt"], "held_out": "corpus-english.txt",
+        "options": {"vocab_size": 1000, "normalization_rule_name": "identity",
+                    "split_by_whitespace": False, "allow_whitespace_only_pieces": True,
+                    "character_coverage": 1.0}},
+}
+
+
+def train(name, cfg):
+    files = [str(TEXTS / f) for f in cfg["files"]]
+    with tempfile.TemporaryDirectory() as tmp:
+        prefix = f"{tmp}/m"
+        spm.SentencePieceTrainer.train(input=",".join(files), model_prefix=prefix,
+                                       model_type="bpe", num_threads=1, minloglevel=2,
+                                       **cfg["options"])
+        sp = spm.SentencePieceProcessor(model_file=prefix + ".model")
+        proto = model_pb2.ModelProto()
+        proto.ParseFromString(pathlib.Path(prefix + ".model").read_bytes())
+    types = {1: "normal", 2: "unknown", 3: "control", 4: "user_defined", 5: "unused", 6: "byte"}
+    pieces = [[p.piece, p.score, types[p.type]] for p in proto.pieces]
+    held = "\n".join((TEXTS / cfg["held_out"]).read_text().splitlines()[:500])
+    ids = sp.encode(held)
+    return {"sentencepiece": spm.__version__, "config": cfg, "pieces": pieces,
+            "held_out": {"file": cfg["held_out"], "lines": 500, "ids": ids}}
+
+
+def main():
+    OUT.mkdir(parents=True, exist_ok=True)
+    names = sys.argv[1:] or list(CONFIGS)
+    for name in names:
+        data = train(name, CONFIGS[name])
+        (OUT / f"{name}.json").write_text(json.dumps(data, ensure_ascii=False) + "\n")
+        print(f"{name}: {len(data['pieces'])} pieces, {len(data['held_out']['ids'])} held-out ids")
+
+
+if __name__ == "__main__":
+    main()
