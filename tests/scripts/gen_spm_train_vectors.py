@@ -53,6 +53,14 @@ CONFIGS = {
                     "split_by_number": False, "split_by_unicode_script": False,
                     "max_sentencepiece_length": 8, "character_coverage": 0.999,
                     "add_dummy_prefix": False, "remove_extra_whitespaces": False}},
+    # spm_train's defaults (nmt_nfkc, coverage 0.9995), and its case-folding rule.
+    "default-multi-6000": {"files": MULTI + ["corpus-emoji-mixed.txt", "corpus-hi.txt"],
+                           "held_out": "corpus-whitespace-heavy.txt",
+                           "options": {"vocab_size": 6000}},
+    "nfkc-cf-en-2000": {"files": ["corpus-english.txt", "corpus-whitespace-heavy.txt"],
+                        "held_out": "corpus-fr.txt",
+                        "options": {"vocab_size": 2000, "normalization_rule_name": "nmt_nfkc_cf",
+                                    "split_digits": True, "byte_fallback": True}},
     "nosplit-ws-1000": {
         "files": ["corpus-whitespace-heavy.txt"], "held_out": "corpus-english.txt",
         "options": {"vocab_size": 1000, "normalization_rule_name": "identity",

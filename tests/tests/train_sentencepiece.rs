@@ -36,13 +36,31 @@ fn references() -> Vec<Reference> {
         });
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
-    assert_eq!(out.len(), 6, "reference configurations");
+    assert_eq!(out.len(), 8, "reference configurations");
     out
+}
+
+/// A built-in rule with the character map `host-trainer` carries.
+fn rule(name: &str) -> SpNormalization {
+    use std::io::Read;
+    let path = paths::repo_root().join(format!("host-trainer/data/{name}.charsmap.gz"));
+    let gz = std::fs::read(path).expect("charsmap");
+    let mut charsmap = Vec::new();
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_end(&mut charsmap)
+        .unwrap();
+    SpNormalization::Rule {
+        name: name.to_string(),
+        charsmap,
+    }
 }
 
 /// The trainer `spm_train`'s options describe (the ones the generator uses).
 fn trainer(options: &Value) -> SpBpeTrainer {
-    let mut t = SpBpeTrainer::default();
+    let mut t = SpBpeTrainer {
+        normalization: rule("nmt_nfkc"),
+        ..SpBpeTrainer::default()
+    };
     for (key, v) in options.as_object().unwrap() {
         let b = || v.as_bool().unwrap();
         let n = || v.as_i64().unwrap();
@@ -54,8 +72,10 @@ fn trainer(options: &Value) -> SpBpeTrainer {
             "allow_whitespace_only_pieces" => t.allow_whitespace_only_pieces = b(),
             "byte_fallback" => t.byte_fallback = b(),
             "normalization_rule_name" => {
-                assert_eq!(v, "identity");
-                t.normalization = SpNormalization::Identity;
+                t.normalization = match v.as_str().unwrap() {
+                    "identity" => SpNormalization::Identity,
+                    name => rule(name),
+                }
             }
             "user_defined_symbols" => t.user_defined_symbols = list(),
             "control_symbols" => t.control_symbols = list(),

@@ -197,8 +197,8 @@ impl<'t> SpTokenizer<'t> {
     /// The whole of `text` as `sentencepiece`'s normalizer makes it for its trainer
     /// (`Normalizer::Normalize`): the character map, spaces as `▁`, U+FFFD for each byte that
     /// is not part of well-formed UTF-8, `remove_extra_whitespaces`, and the dummy `▁` before a
-    /// text that is not empty. Writes what fits into `out` and returns the whole length, so a
-    /// result over `out.len()` asks for a longer buffer. `None` for tables that do not
+    /// text that is not empty. Writes what fits into `out` and returns its length; a result
+    /// over `out.len()` asks for a buffer at least that long (then the exact length follows). `None` for tables that do not
     /// normalize whole texts the `sentencepiece` way: with user-defined symbols (matched
     /// inside the normalizer when encoding, not when training) or with the sections or
     /// normalizer of a `tokenizer.json`.
@@ -209,7 +209,13 @@ impl<'t> SpTokenizer<'t> {
         }
         let mut norm = Normalizer::of(text, t, true);
         let start = norm.start(0, true);
-        let end = norm.end(start);
+        // With a map, the trailing `▁`s are dropped from the output afterwards, as
+        // `sentencepiece` does, rather than found first by a second walk over the map.
+        let end = if norm.is_mapped() {
+            text.len()
+        } else {
+            norm.end(start)
+        };
         if end <= start {
             return Some(0);
         }
@@ -221,7 +227,16 @@ impl<'t> SpTokenizer<'t> {
         } else {
             0
         };
-        let (_, len) = norm.scan_word(start, end, WordEnd::Span, out, at);
+        let (_, mut len) = norm.scan_word(start, end, WordEnd::Span, out, at);
+        if len > out.len() {
+            // An upper bound: the call with a buffer this long trims the end.
+            return Some(len);
+        }
+        if t.remove_extra_whitespaces && norm.is_mapped() {
+            while len > at && out.get(..len).is_some_and(|o| o.ends_with(&SPACE_MARK)) {
+                len -= SPACE_MARK.len();
+            }
+        }
         // A text whose characters all map to nothing is empty, dummy prefix included, once
         // trailing `▁`s are dropped.
         Some(if t.remove_extra_whitespaces && len == at {

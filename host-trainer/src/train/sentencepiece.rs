@@ -6,8 +6,9 @@
 //! Choices and limits:
 //! - Input is read as bytes, one sentence per `\n`-ended line, as `spm_train` reads it;
 //!   bytes that are not UTF-8 become U+FFFD, one per byte, in the normalizer.
-//! - `--normalization-rule-name` takes `identity` only so far; `nmt_nfkc`, `spm_train`'s
-//!   default, is refused with the command to use, rather than trained differently.
+//! - `--normalization-rule-name` takes `identity`, `nmt_nfkc` (the default) and `nmt_nfkc_cf`,
+//!   with the character maps `sentencepiece` 0.2.3 builds in (carried in the binary); the
+//!   other rules (`nfkc`, TSV rule files) are not offered.
 //! - `--num-threads` (or `--threads`; all cores by default) reads and counts the corpus; the
 //!   model does not depend on it.
 //! - `--input-sentence-size` (sampling) and `--treat-whitespace-as-suffix` are refused.
@@ -74,7 +75,7 @@ pub struct SentencePieceArgs {
     /// SentencePiece: id of `<pad>`, -1 for none [default: -1].
     #[arg(long, value_name = "ID", allow_negative_numbers = true)]
     pub pad_id: Option<i32>,
-    /// SentencePiece: normalization rule [default: nmt_nfkc, not supported yet: pass identity].
+    /// SentencePiece: normalization rule [default: nmt_nfkc].
     #[arg(long, value_enum, value_name = "RULE")]
     pub normalization_rule_name: Option<RuleArg>,
     /// SentencePiece: a `▁` before each sentence [default: true].
@@ -91,15 +92,34 @@ pub struct SentencePieceArgs {
     pub num_threads: Option<usize>,
 }
 
+/// `sentencepiece` 0.2.3's `precompiled_charsmap` of `nmt_nfkc`, gzipped
+/// (`tests/scripts/gen_spm_charsmaps.py` takes it from the library; Apache-2.0).
+const NMT_NFKC: &[u8] = include_bytes!("../../data/nmt_nfkc.charsmap.gz");
+/// The same for `nmt_nfkc_cf`.
+const NMT_NFKC_CF: &[u8] = include_bytes!("../../data/nmt_nfkc_cf.charsmap.gz");
+
+/// The rule `name` with the gzipped character map `gz`.
+fn builtin_rule(name: &str, gz: &[u8]) -> Result<SpNormalization, TrainError> {
+    use std::io::Read;
+    let mut charsmap = Vec::new();
+    flate2::read::GzDecoder::new(gz)
+        .read_to_end(&mut charsmap)
+        .map_err(|e| TrainError::Unsupported(format!("the built-in {name} map: {e}")))?;
+    Ok(SpNormalization::Rule {
+        name: name.to_string(),
+        charsmap,
+    })
+}
+
 /// `--normalization-rule-name` values.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(non_camel_case_types)]
 pub enum RuleArg {
     /// No character map.
     Identity,
-    /// NFKC with `sentencepiece`'s NMT additions (not supported by the trainer yet).
+    /// NFKC with `sentencepiece`'s NMT additions (the default).
     Nmt_nfkc,
-    /// `nmt_nfkc` with case folding (not supported by the trainer yet).
+    /// `nmt_nfkc` with case folding.
     Nmt_nfkc_cf,
 }
 
@@ -157,16 +177,11 @@ impl SentencePieceArgs {
     /// The trainer these options describe, for `vocab_size` pieces.
     fn trainer(&self, vocab_size: u64) -> Result<SpBpeTrainer, TrainError> {
         let unsupported = |what: &str| Err(TrainError::Unsupported(what.to_string()));
-        match self.normalization_rule_name {
-            Some(RuleArg::Identity) => {}
-            _ => {
-                return unsupported(
-                    "the SentencePiece trainer supports --normalization-rule-name identity only \
-                     so far (nmt_nfkc, spm_train's default, is not implemented): add \
-                     --normalization-rule-name identity",
-                )
-            }
-        }
+        let normalization = match self.normalization_rule_name.unwrap_or(RuleArg::Nmt_nfkc) {
+            RuleArg::Identity => SpNormalization::Identity,
+            RuleArg::Nmt_nfkc => builtin_rule("nmt_nfkc", NMT_NFKC)?,
+            RuleArg::Nmt_nfkc_cf => builtin_rule("nmt_nfkc_cf", NMT_NFKC_CF)?,
+        };
         if self.treat_whitespace_as_suffix == Some(true) {
             return unsupported("--treat-whitespace-as-suffix true is not supported");
         }
@@ -199,7 +214,7 @@ impl SentencePieceArgs {
             bos_id: self.bos_id.unwrap_or(d.bos_id),
             eos_id: self.eos_id.unwrap_or(d.eos_id),
             pad_id: self.pad_id.unwrap_or(d.pad_id),
-            normalization: SpNormalization::Identity,
+            normalization,
             add_dummy_prefix: self.add_dummy_prefix.unwrap_or(d.add_dummy_prefix),
             remove_extra_whitespaces: self
                 .remove_extra_whitespaces

@@ -31,18 +31,35 @@ use rustc_hash::FxHashMap;
 use super::{SpKind, SpModel, SpPiece, SpSections};
 use piece_rule::{PieceRule, BOUNDARY, SPACE_MARK};
 
-/// The normalization rules the trainer knows (`--normalization_rule_name`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The normalization rule (`--normalization_rule_name`).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SpNormalization {
     /// No character map: the text as it is, but for the whitespace rules.
     Identity,
+    /// A named rule and its `precompiled_charsmap` as `sentencepiece` builds it in (the
+    /// `host-trainer` binary carries `nmt_nfkc`'s and `nmt_nfkc_cf`'s).
+    Rule {
+        /// `nmt_nfkc` and the like.
+        name: String,
+        /// The character map, as a `ModelProto` stores it.
+        charsmap: Vec<u8>,
+    },
 }
 
 impl SpNormalization {
     /// The rule's name in `sentencepiece`.
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> &str {
         match self {
             SpNormalization::Identity => "identity",
+            SpNormalization::Rule { name, .. } => name,
+        }
+    }
+
+    /// The character map (empty for `identity`).
+    fn charsmap(&self) -> Vec<u8> {
+        match self {
+            SpNormalization::Identity => Vec::new(),
+            SpNormalization::Rule { charsmap, .. } => charsmap.clone(),
         }
     }
 }
@@ -103,7 +120,7 @@ pub struct SpBpeTrainer {
 
 impl Default for SpBpeTrainer {
     /// `spm_train`'s defaults, with 8,000 pieces, but the `identity` rule (`nmt_nfkc`, its
-    /// default, is not implemented by this trainer yet).
+    /// default, needs its character map: [`SpNormalization::Rule`]).
     fn default() -> Self {
         SpBpeTrainer {
             vocab_size: 8000,
@@ -545,9 +562,10 @@ impl SpBpeTrainer {
             pieces: model_pieces,
             ..tables_model(self)
         };
+        model
+            .validate()
+            .map_err(|e| SpTrainError::Option(format!("the trained model is invalid: {e}")))?;
         let model_proto = proto_out::model_proto(self, &model, inputs);
-        let model = super::import_model_proto(&model_proto)
-            .map_err(|e| SpTrainError::Option(format!("the trained model does not load: {e}")))?;
         Ok(SpTrained { model, model_proto })
     }
 }
@@ -563,7 +581,7 @@ fn tables_model(spec: &SpBpeTrainer) -> SpModel {
         sections: SpSections::Inline,
         unigram: false,
         f64_scores: Vec::new(),
-        charsmap: Vec::new(),
+        charsmap: spec.normalization.charsmap(),
         unk_in_text: false,
         unk_per_char: false,
         normalizer: None,
