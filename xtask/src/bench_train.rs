@@ -1,6 +1,7 @@
 //! `cargo xtask bench-train`: training speed and peak memory of `host-trainer train` next to the
 //! Hugging Face `tokenizers` BpeTrainer and `rustbpe`, in the same run, on the same file; and
-//! `train --model-type wordpiece` next to `tokenizers`' WordPieceTrainer.
+//! `train --model-type wordpiece` next to `tokenizers`' WordPieceTrainer, and `train
+//! --model-type sentencepiece-bpe` next to `spm_train`.
 //!
 //! ```text
 //! cargo xtask bench-train [--runs N] [--vocab-size N] [--no-peers] [--no-big] [--big-gb X]
@@ -255,6 +256,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     );
 
     wordpiece_section(&trainer, &root, &english, &work, &opts)?;
+    sentencepiece_section(&trainer, &root, &english, &work, &opts)?;
 
     if opts.big {
         let big = make_big(&english, &work, opts.big_gb)?;
@@ -382,6 +384,103 @@ fn wordpiece_section(
         "tool", "wall s", "CPU s", "peak RSS MB", "wall / ours"
     );
     for ((name, _), ms) in tools.iter().zip(&results) {
+        println!(
+            "{name:<46} {:>8.2} {:>8.2} {:>12.1} {:>11.2}x",
+            wall(ms),
+            median(ms.iter().map(|m| m.cpu_s).collect()),
+            median(ms.iter().map(|m| m.peak_rss_mb).collect()),
+            wall(ms) / ours
+        );
+    }
+    Ok(())
+}
+
+/// `host-trainer train --model-type sentencepiece-bpe` with `spm_train`'s defaults, N = 8000
+/// (`identity`: `--normalization-rule-name identity`).
+fn sentencepiece(trainer: &Path, input: &Path, out: &Path, identity: bool) -> Command {
+    let mut c = Command::new(trainer);
+    c.args(["train", "--model-type", "sentencepiece-bpe", "--input"])
+        .arg(input)
+        .args(["--vocab-size", "8000", "--quiet", "--out"])
+        .arg(out);
+    if identity {
+        c.args(["--normalization-rule-name", "identity"]);
+    }
+    c
+}
+
+/// SentencePiece BPE training on english.txt: picobpe next to `spm_train` (the `sentencepiece`
+/// wheel), with its default rule and with `identity`, interleaved, with the ratio of wall
+/// times. Both give the same pieces (`tests/tests/train_sentencepiece.rs`).
+fn sentencepiece_section(
+    trainer: &Path,
+    root: &Path,
+    english: &Path,
+    work: &Path,
+    opts: &Options,
+) -> Result<(), String> {
+    let peer = |rule: &'static str| -> Box<dyn Fn() -> Command + '_> {
+        Box::new(move || {
+            let mut c = Command::new("python3");
+            c.arg(root.join("scripts/bench_train_peers.py"))
+                .arg(rule)
+                .arg(english)
+                .arg("8000")
+                .arg(work);
+            c
+        })
+    };
+    let mut tools: Vec<(String, Box<dyn Fn() -> Command + '_>)> = vec![(
+        "picobpe (nmt_nfkc, all cores)".into(),
+        Box::new(|| sentencepiece(trainer, english, &work.join("spb"), false)),
+    )];
+    let spm = if opts.peers {
+        python_module_version("sentencepiece")
+            .map_err(|e| println!("peer sentencepiece unavailable: {e}"))
+            .ok()
+    } else {
+        None
+    };
+    if let Some(version) = &spm {
+        tools.push((format!("spm_train {version} (nmt_nfkc)"), peer("spm-bpe")));
+    }
+    tools.push((
+        "picobpe (identity, all cores)".into(),
+        Box::new(|| sentencepiece(trainer, english, &work.join("spb-id"), true)),
+    ));
+    if let Some(version) = &spm {
+        tools.push((
+            format!("spm_train {version} (identity)"),
+            peer("spm-bpe-identity"),
+        ));
+    }
+    println!(
+        "\n== SentencePiece BPE on english.txt, N = 8000 (spm_train's defaults; and the identity \
+         rule), median of {} runs",
+        opts.runs
+    );
+    let mut results: Vec<Vec<Measurement>> = tools.iter().map(|_| Vec::new()).collect();
+    for _ in 0..opts.runs {
+        for (i, (name, make)) in tools.iter().enumerate() {
+            results[i].push(measure(make()).map_err(|e| format!("{name}: {e}"))?);
+        }
+    }
+    let wall = |ms: &[Measurement]| median(ms.iter().map(|m| m.wall_s).collect());
+    println!(
+        "{:<46} {:>8} {:>8} {:>12} {:>12}",
+        "tool", "wall s", "CPU s", "peak RSS MB", "wall / ours"
+    );
+    for (i, ((name, _), ms)) in tools.iter().zip(&results).enumerate() {
+        // Each peer against the picobpe row of its rule.
+        let ours = if name.contains("identity") {
+            let first = tools
+                .iter()
+                .position(|(n, _)| n.contains("identity"))
+                .unwrap_or(i);
+            wall(&results[first])
+        } else {
+            wall(&results[0])
+        };
         println!(
             "{name:<46} {:>8.2} {:>8.2} {:>12.1} {:>11.2}x",
             wall(ms),

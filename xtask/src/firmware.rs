@@ -1,5 +1,6 @@
-//! `cargo xtask firmware-run [--machine lm3s6965evb|mps2-an385] [--model NAME|FILE]`:
-//! prepare (train or import) a model, bake it into the firmware, build it and run it under QEMU.
+//! `cargo xtask firmware-run [--machine lm3s6965evb|mps2-an385] [--model NAME|FILE]
+//! [--model-type bytelevel-bpe|wordpiece|sentencepiece-bpe]`: prepare (train or import) a model,
+//! bake it into the firmware, build it and run it under QEMU.
 //!
 //! Also the shared plumbing of the other firmware commands (`firmware-test`, `footprint`):
 //! installing the missing tools, the configurations (machine + model) and their option parsing,
@@ -40,6 +41,8 @@ use vectors::{SpEncoder, SpFixture};
 
 /// Vocabulary size of the WordPiece model trained for the lm3s6965evb.
 const WP_TRAINED_VOCAB: &str = "2000";
+/// Pieces of the `sp-trained` model (llama2.c's recipe on the bundled sample).
+const SP_TRAINED_VOCAB: &str = "2000";
 
 /// Vocabulary size of the small model trained for the lm3s6965evb.
 const SMALL_VOCAB: &str = "4096";
@@ -126,6 +129,11 @@ pub enum Builtin {
     /// wordpiece` on the bundled sample (lm3s6965evb); reference ids from `tokenizers` loading
     /// the `tokenizer.json` the trainer wrote.
     WpTrained,
+    /// SentencePiece BPE: 2000 ids trained by `host-trainer train --model-type
+    /// sentencepiece-bpe` on the bundled sample with llama2.c's recipe (identity rule, byte
+    /// fallback, split digits; lm3s6965evb); reference ids from `sentencepiece` loading the
+    /// `sentencepiece.model` the trainer wrote.
+    SpTrained,
     /// WordPiece (BERT, uncased): the published all-MiniLM-L6-v2 tokenizer, bert-base-uncased's
     /// 30 522 ids (`tests/fixtures/wordpiece/minilm-uncased/tokenizer.json`; mps2-an385).
     Minilm,
@@ -144,7 +152,7 @@ pub enum Kind {
 
 impl Builtin {
     /// Every built-in model, in the order the commands run them.
-    pub const ALL: [Builtin; 14] = [
+    pub const ALL: [Builtin; 15] = [
         Builtin::Small,
         Builtin::Gpt2,
         Builtin::Cl100k,
@@ -156,6 +164,7 @@ impl Builtin {
         Builtin::SpNfkc,
         Builtin::MsBpeNfkc,
         Builtin::MsT5Nfkc,
+        Builtin::SpTrained,
         Builtin::BertCased,
         Builtin::WpTrained,
         Builtin::Minilm,
@@ -177,6 +186,7 @@ impl Builtin {
             Builtin::MsT5Nfkc => "ms-t5-nfkc",
             Builtin::BertCased => "bert-cased-8k",
             Builtin::WpTrained => "wp-trained",
+            Builtin::SpTrained => "sp-trained",
             Builtin::Minilm => "minilm",
         }
     }
@@ -204,7 +214,9 @@ impl Builtin {
     /// lm3s6965evb's 256 KiB of flash by themselves: mps2-an385.
     pub fn machines(self) -> &'static [Machine] {
         match self {
-            Builtin::Small | Builtin::BertCased | Builtin::WpTrained => &[Machine::Lm3s6965evb],
+            Builtin::Small | Builtin::BertCased | Builtin::WpTrained | Builtin::SpTrained => {
+                &[Machine::Lm3s6965evb]
+            }
             Builtin::Sp4096 => &Machine::ALL,
             Builtin::Gpt2
             | Builtin::Cl100k
@@ -232,7 +244,8 @@ impl Builtin {
             | Builtin::Ug8000
             | Builtin::SpNfkc
             | Builtin::MsBpeNfkc
-            | Builtin::MsT5Nfkc => Kind::SentencePiece,
+            | Builtin::MsT5Nfkc
+            | Builtin::SpTrained => Kind::SentencePiece,
             Builtin::BertCased | Builtin::WpTrained | Builtin::Minilm => Kind::WordPiece,
         }
     }
@@ -249,6 +262,7 @@ impl Builtin {
             Builtin::SpNfkc => (SpEncoder::Bpe, "sp_norm", "nfkc-bpe"),
             Builtin::MsBpeNfkc => (SpEncoder::Bpe, "metaspace", "ms-bpe-nfkc"),
             Builtin::MsT5Nfkc => (SpEncoder::Bpe, "metaspace", "ms-t5-nfkc"),
+            Builtin::SpTrained => (SpEncoder::Bpe, "trained", "sp-trained"),
             _ => return None,
         };
         Some(SpFixture { encoder, dir, name })
@@ -275,7 +289,7 @@ impl Builtin {
             Builtin::Llama3 => Some("llama3"),
             Builtin::Tekken => Some("tekken"),
             Builtin::Sp4096 => Some("sp4096"),
-            Builtin::Mistral => Some("sentencepiece"),
+            Builtin::Mistral | Builtin::SpTrained => Some("sentencepiece"),
             Builtin::Ug8000 => Some("unigram"),
             // Shares the sp-nfkc builds' artifacts (the model file is always named).
             Builtin::SpNfkc | Builtin::MsBpeNfkc | Builtin::MsT5Nfkc => Some("nfkc"),
@@ -329,6 +343,10 @@ impl Builtin {
             Builtin::WpTrained => {
                 "wp-trained (WordPiece, uncased, 2000 ids, trained on the bundled sample)"
             }
+            Builtin::SpTrained => {
+                "sp-trained (SentencePiece BPE, 2000 ids, byte fallback, trained on the bundled \
+                 sample with llama2.c's recipe)"
+            }
             Builtin::Minilm => {
                 "minilm (WordPiece, uncased: all-MiniLM-L6-v2, 30522 ids, imported from a \
                  Hugging Face tokenizer.json)"
@@ -353,6 +371,7 @@ impl Builtin {
             Builtin::MsT5Nfkc => "ms-t5-nfkc.model",
             Builtin::BertCased => "bert-cased-8k.model",
             Builtin::WpTrained => "wp-trained.model",
+            Builtin::SpTrained => "sp-trained.model",
             Builtin::Minilm => "minilm.model",
         }
     }
@@ -433,7 +452,9 @@ pub enum Selection {
     FirstPerMachine,
 }
 
-/// Parses `--machine M` (repeatable) and `--model NAME|FILE`. A built-in model name
+/// Parses `--machine M` (repeatable), `--model NAME|FILE` and `--model-type T` (the model
+/// `host-trainer train` makes with trainer `T` from the bundled sample: `bytelevel-bpe` is
+/// `small`, `wordpiece` `wp-trained`, `sentencepiece-bpe` `sp-trained`). A built-in model name
 /// (`small`, `gpt2`, `cl100k`, `llama3-8k`, `sp4096`, `mistral`, `ug8000`, `sp-nfkc`,
 /// `bert-cased-8k`, `wp-trained`, `minilm`; [`Builtin::ALL`]) selects that model on the machines it is built for
 /// ([`Builtin::machines`]; `--machine` picks among them); anything else is a model file (write `./gpt2` for a file of
@@ -448,7 +469,9 @@ pub fn parse_options(args: &[String], selection: Selection) -> Result<Options, S
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let (key, inline) = match a.split_once('=') {
-            Some((k, v)) if k == "--machine" || k == "--model" => (k, Some(v.to_string())),
+            Some((k, v)) if k == "--machine" || k == "--model" || k == "--model-type" => {
+                (k, Some(v.to_string()))
+            }
             _ => (a.as_str(), None),
         };
         let mut value = |name: &str| -> Result<String, String> {
@@ -459,6 +482,22 @@ pub fn parse_options(args: &[String], selection: Selection) -> Result<Options, S
         };
         match key {
             "--machine" => machines.push(Machine::parse(&value("--machine")?)?),
+            "--model-type" => {
+                // The model `host-trainer train` makes of the bundled sample with that trainer.
+                model = Some(ModelSource::Builtin(
+                    match value("--model-type")?.as_str() {
+                        "bytelevel-bpe" => Builtin::Small,
+                        "wordpiece" => Builtin::WpTrained,
+                        "sentencepiece-bpe" => Builtin::SpTrained,
+                        other => {
+                            return Err(format!(
+                                "--model-type {other}: one of bytelevel-bpe, wordpiece, \
+                             sentencepiece-bpe (the trainers `host-trainer train` has)"
+                            ))
+                        }
+                    },
+                ));
+            }
             "--model" => {
                 let v = value("--model")?;
                 model = Some(match Builtin::parse(&v) {
@@ -535,7 +574,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let opts = parse_options(args, Selection::FirstPerMachine)?;
     if let Some(a) = opts.rest.first() {
         return Err(format!(
-            "unexpected argument `{a}`\nusage: cargo xtask firmware-run [--machine lm3s6965evb|mps2-an385] [--model {}|FILE]",
+            "unexpected argument `{a}`\nusage: cargo xtask firmware-run [--machine lm3s6965evb|mps2-an385] [--model {}|FILE] [--model-type bytelevel-bpe|wordpiece|sentencepiece-bpe]",
             Builtin::ALL.map(Builtin::name).join("|")
         ));
     }
@@ -743,6 +782,37 @@ pub fn prepare_model(model: Builtin) -> Result<PathBuf, String> {
                 scratch.join("tokenizer.model"),
             )
         }
+        Builtin::SpTrained => {
+            let sample = firmware_dir().join("sample").join("english-sample.txt");
+            let mut args: Vec<OsString> = vec![
+                "train".into(),
+                "--model-type".into(),
+                "sentencepiece-bpe".into(),
+                "--input".into(),
+                sample.into(),
+                "--vocab-size".into(),
+                SP_TRAINED_VOCAB.into(),
+            ];
+            // llama2.c's `train_vocab.sh` options.
+            for a in [
+                "--character-coverage",
+                "1.0",
+                "--split-digits",
+                "true",
+                "--allow-whitespace-only-pieces",
+                "true",
+                "--byte-fallback",
+                "true",
+                "--normalization-rule-name",
+                "identity",
+                "--quiet",
+                "--out",
+            ] {
+                args.push(a.into());
+            }
+            args.push(scratch.clone().into());
+            (args, scratch.join("tokenizer.model"))
+        }
         Builtin::Llama3 | Builtin::BertCased | Builtin::Minilm => {
             // `host-trainer import --tokenizer-json` reads the kind from the file: byte-level
             // BPE (`picobpe_model::import::tokenizer_json`, no NFC promise) or WordPiece
@@ -812,6 +882,12 @@ pub fn prepare_model(model: Builtin) -> Result<PathBuf, String> {
         for f in ["vocab.json", "merges.txt"] {
             replace_if_changed(&scratch.join(f), &models.join(format!("small.{f}")))?;
         }
+    }
+    if model == Builtin::SpTrained {
+        // Keep the `sentencepiece.model`: `sentencepiece` loads it for the reference ids (see
+        // `vectors::prepare_sp_trained`).
+        let proto = models.join("sp-trained.sentencepiece.model");
+        replace_if_changed(&scratch.join("sentencepiece.model"), &proto)?;
     }
     if model == Builtin::WpTrained {
         // Keep the `tokenizer.json`: `tokenizers` loads it for the reference ids (see
@@ -1145,6 +1221,7 @@ mod tests {
                     "mps2-an385/sp-nfkc",
                     "mps2-an385/ms-bpe-nfkc",
                     "mps2-an385/ms-t5-nfkc",
+                    "lm3s6965evb/sp-trained",
                     "lm3s6965evb/bert-cased-8k",
                     "lm3s6965evb/wp-trained",
                     "mps2-an385/minilm",
@@ -1166,6 +1243,7 @@ mod tests {
                 &[
                     "lm3s6965evb/small",
                     "lm3s6965evb/sp4096",
+                    "lm3s6965evb/sp-trained",
                     "lm3s6965evb/bert-cased-8k",
                     "lm3s6965evb/wp-trained",
                 ],
@@ -1185,6 +1263,7 @@ mod tests {
                     "mps2-an385/sp-nfkc",
                     "mps2-an385/ms-bpe-nfkc",
                     "mps2-an385/ms-t5-nfkc",
+                    "lm3s6965evb/sp-trained",
                     "lm3s6965evb/bert-cased-8k",
                     "lm3s6965evb/wp-trained",
                     "mps2-an385/minilm",
@@ -1225,6 +1304,21 @@ mod tests {
                 &["lm3s6965evb/sp4096", "mps2-an385/sp4096"],
             ),
             (&[], FirstPerMachine, &["lm3s6965evb/small"]),
+            (
+                &["--model-type", "sentencepiece-bpe"],
+                FirstPerMachine,
+                &["lm3s6965evb/sp-trained"],
+            ),
+            (
+                &["--model-type=wordpiece"],
+                FirstPerMachine,
+                &["lm3s6965evb/wp-trained"],
+            ),
+            (
+                &["--model-type", "bytelevel-bpe"],
+                FirstPerMachine,
+                &["lm3s6965evb/small"],
+            ),
             (
                 &["--model", "sp4096"],
                 FirstPerMachine,

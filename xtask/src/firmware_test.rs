@@ -228,6 +228,27 @@ fn reference_vectors(
             }
             Ok(Some((v.path, reference)))
         }
+        Some(b @ Builtin::SpTrained) => {
+            let fixture = b
+                .sentencepiece_fixture()
+                .ok_or("no sentencepiece fixture")?;
+            Ok(
+                firmware::vectors::prepare_sp_trained(fixture, config.machine)?.map(|v| {
+                    println!(
+                        "   embedding {} sentencepiece vectors for sp-trained ({})",
+                        v.count,
+                        v.path.display()
+                    );
+                    if !v.left_out.is_empty() {
+                        println!(
+                            "   left out (longer than the test buffers): {}",
+                            v.left_out.join(", ")
+                        );
+                    }
+                    (v.path, "sp-trained/sentencepiece")
+                }),
+            )
+        }
         Some(Builtin::WpTrained) => Ok(firmware::vectors::prepare_wp_trained()?.map(|v| {
             println!(
                 "   embedding {} Hugging Face tokenizers vectors for wp-trained ({})",

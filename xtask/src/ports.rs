@@ -257,6 +257,9 @@ fn vectors(port: &Port) -> Result<PathBuf, String> {
             let v = firmware::vectors::prepare_tekken()?;
             (v.path, v.count)
         }
+        Builtin::SpTrained => {
+            return Err("sp-trained is built for the lm3s6965evb only".into());
+        }
         Builtin::WpTrained => {
             let v = firmware::vectors::prepare_wp_trained()?.ok_or(
                 "wp-trained's reference vectors need Python's `tokenizers` (pip install tokenizers)",

@@ -212,8 +212,33 @@ impl SpFixture {
         self.dir == "metaspace"
     }
 
+    /// True for the model `host-trainer train` makes (`dir` "trained"): its `.model` and
+    /// vectors are under `firmware-example/target/models/` ([`prepare_sp_trained`]).
+    pub fn is_trained(self) -> bool {
+        self.dir == "trained"
+    }
+
+    /// The folder of the vector sets.
+    fn vectors_dir(self) -> PathBuf {
+        if self.is_trained() {
+            return crate::firmware::firmware_dir()
+                .join("target/models")
+                .join(format!("{}-sets", self.name));
+        }
+        crate::firmware::repo_root()
+            .join("tests/fixtures")
+            .join(self.dir)
+            .join("vectors")
+            .join(self.name)
+    }
+
     /// The model file: sentencepiece's `.model`, or the `tokenizer.json`.
     pub fn model_path(self) -> PathBuf {
+        if self.is_trained() {
+            return crate::firmware::firmware_dir()
+                .join("target/models")
+                .join(format!("{}.sentencepiece.model", self.name));
+        }
         let file = if self.is_tokenizer_json() {
             format!("models/{}.tokenizer.json", self.name)
         } else {
@@ -325,12 +350,12 @@ pub fn prepare_sp(fixture: SpFixture, machine: Machine) -> Result<SpVectors, Str
     let fixtures = root.join("tests/fixtures");
     let (work, decode) = sp_limits(machine);
     let room = fixture.room()?;
-    let (dir, model) = (fixture.dir, fixture.name);
+    let model = fixture.name;
     let mut out = Vec::new();
     let mut count = 0u32;
     let mut left_out = Vec::new();
     for &(set, take) in fixture.sets() {
-        let path = fixtures.join(format!("{dir}/vectors/{model}/{set}.jsonl.gz"));
+        let path = fixture.vectors_dir().join(format!("{set}.jsonl.gz"));
         let lines = read_lines(&path, true)?;
         let header = lines
             .first()
@@ -413,6 +438,36 @@ pub fn prepare_sp(fixture: SpFixture, machine: Machine) -> Result<SpVectors, Str
         count: count as usize,
         left_out,
     })
+}
+
+/// [`prepare_sp`] for the SentencePiece BPE model `host-trainer train` made
+/// (`Builtin::SpTrained`): the `sentencepiece` library loads the `sentencepiece.model` the trainer
+/// wrote (`firmware-example/scripts/sp_vectors.py`) and encodes the shared inputs' sets, whose
+/// ids are then selected for `machine`. `None` without python3 and `sentencepiece`.
+pub fn prepare_sp_trained(
+    fixture: SpFixture,
+    machine: Machine,
+) -> Result<Option<SpVectors>, String> {
+    let out = std::process::Command::new("python3")
+        .arg(crate::firmware::firmware_dir().join("scripts/sp_vectors.py"))
+        .arg(fixture.model_path())
+        .arg(crate::firmware::repo_root().join("tests/fixtures"))
+        .arg(fixture.vectors_dir())
+        .output()
+        .map_err(|e| format!("python3: {e}"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        if err.contains("No module named 'sentencepiece'") {
+            println!(
+                "   NOTE: python3 with `sentencepiece` not found: {}'s reference-vector tests \
+                 are left out (`pip install sentencepiece==0.2.3` adds them)",
+                fixture.name
+            );
+            return Ok(None);
+        }
+        return Err(format!("sp_vectors.py failed: {err}"));
+    }
+    prepare_sp(fixture, machine).map(Some)
 }
 
 /// What a reference decodes a record's ids to.

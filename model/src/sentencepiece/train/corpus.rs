@@ -140,16 +140,16 @@ pub(super) fn split_into_words(text: &[u8], allow_ws_only_pieces: bool, mut f: i
     }
 }
 
-/// Normalize the kept lines of `text` and gather them: words counted when `split`, else
-/// sentences in order.
+/// Normalize the kept lines of `text` and gather them into `g`: words counted when `split`
+/// (`Some(allow_whitespace_only_pieces)`), else sentences appended in order.
 pub(super) fn gather(
     text: &[u8],
     rule: &LineRule,
     normalize: &(dyn Fn(&[u8], &mut Vec<u8>) + Sync),
     matcher: &MetaMatcher,
     split: Option<bool>,
-) -> Gathered {
-    let mut g = Gathered::default();
+    g: &mut Gathered,
+) {
     let mut buf = Vec::new();
     for line in text.split(|&b| b == b'\n') {
         if !rule.keeps(line) {
@@ -171,7 +171,6 @@ pub(super) fn gather(
                 .push(String::from_utf8_lossy(&sentence).into_owned()),
         }
     }
-    g
 }
 
 /// `text` cut into about `parts` pieces at line ends.

@@ -391,43 +391,48 @@ impl SpBpeTrainer {
             .flat_map(|text| corpus::line_chunks(text, threads.max(1) * 4))
             .collect();
         let next = std::sync::atomic::AtomicUsize::new(0);
-        let parts: Vec<(usize, corpus::Gathered)> = std::thread::scope(|scope| {
+        // Each worker counts into its own map (words) and keeps its chunks' sentences by
+        // chunk index (their order matters without `split_by_whitespace`).
+        type Part = (corpus::Gathered, Vec<(usize, Vec<String>)>);
+        let parts: Vec<Part> = std::thread::scope(|scope| {
             let workers: Vec<_> = (0..threads.max(1))
                 .map(|_| {
                     scope.spawn(|| {
-                        let mut done = Vec::new();
+                        let mut acc = corpus::Gathered::default();
+                        let mut sentences = Vec::new();
                         loop {
                             let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             let Some(chunk) = chunks.get(i) else {
-                                return done;
+                                return (acc, sentences);
                             };
-                            done.push((
-                                i,
-                                corpus::gather(chunk, &rule, &normalize, &matcher, split),
-                            ));
+                            corpus::gather(chunk, &rule, &normalize, &matcher, split, &mut acc);
+                            sentences.push((i, std::mem::take(&mut acc.sentences)));
                         }
                     })
                 })
                 .collect();
             workers
                 .into_iter()
-                .flat_map(|w| w.join().unwrap_or_default())
+                .map(|w| w.join().unwrap_or_default())
                 .collect()
         });
-        let mut parts = parts;
-        parts.sort_by_key(|p| p.0);
         let mut gathered = corpus::Gathered::default();
-        for (_, g) in parts {
+        let mut chunk_sentences = Vec::new();
+        for (g, sentences) in parts {
             gathered.n_sentences += g.n_sentences;
-            gathered.sentences.extend(g.sentences);
-            if gathered.words.is_empty() {
-                gathered.words = g.words;
+            chunk_sentences.extend(sentences);
+            let (mut big, small) = if g.words.len() > gathered.words.len() {
+                (g.words, std::mem::take(&mut gathered.words))
             } else {
-                for (w, n) in g.words {
-                    *gathered.words.entry(w).or_default() += n;
-                }
+                (std::mem::take(&mut gathered.words), g.words)
+            };
+            for (w, n) in small {
+                *big.entry(w).or_default() += n;
             }
+            gathered.words = big;
         }
+        chunk_sentences.sort_by_key(|c| c.0);
+        gathered.sentences = chunk_sentences.into_iter().flat_map(|c| c.1).collect();
         progress(SpProgress::Sentences(gathered.n_sentences));
         if gathered.n_sentences == 0 {
             return Err(SpTrainError::EmptyCorpus);
@@ -562,9 +567,14 @@ impl SpBpeTrainer {
             pieces: model_pieces,
             ..tables_model(self)
         };
-        model
-            .validate()
-            .map_err(|e| SpTrainError::Option(format!("the trained model is invalid: {e}")))?;
+        // The pieces' invariants (a learned piece spelled like a meta piece is refused, as
+        // `spm_train` refuses it); the character map was checked with the normalizer's tables.
+        SpModel {
+            charsmap: Vec::new(),
+            ..model.clone()
+        }
+        .validate()
+        .map_err(|e| SpTrainError::Option(format!("the trained model is invalid: {e}")))?;
         let model_proto = proto_out::model_proto(self, &model, inputs);
         Ok(SpTrained { model, model_proto })
     }
