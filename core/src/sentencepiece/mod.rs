@@ -24,7 +24,7 @@ mod normalize;
 mod tables;
 mod unigram;
 
-pub use charsmap::{hangul_syllable, MAX_SEQUENCE_CHARS, RUN_CHAR};
+pub use charsmap::{hangul_syllable, unit_offset, MAX_SEQUENCE_CHARS, RUN_CHAR};
 pub use decode::SpDecodeState;
 pub use encode::SpTokenizer;
 pub use merge::{LONG_WORD_BUF, WORD_BUF};

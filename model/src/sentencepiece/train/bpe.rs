@@ -50,7 +50,8 @@ struct Symbol {
     positions: Vec<Position>,
 }
 
-/// An occurrence of a bigram: word, left index, right index.
+/// An occurrence of a bigram: word, and the left and right symbols' indices in the
+/// concatenation of all words (`BpeLoop::symbols_of`).
 type Position = (u32, u32, u32);
 
 /// A heap entry: the count a symbol had when pushed. Ordered so that the best is greatest:
@@ -66,7 +67,7 @@ struct Entry {
 /// Why the merge loop stopped early.
 #[derive(Debug)]
 pub(super) enum LoopError {
-    /// A word longer than `i32::MAX` characters.
+    /// Words of more than `u32::MAX - 1` characters in all.
     WordTooLong(usize),
 }
 
@@ -81,8 +82,10 @@ pub(super) struct BpeLoop<'r> {
     heap: BinaryHeap<Entry>,
     /// Symbols whose count rose during the current merge.
     pending: Vec<u32>,
-    /// Each word's symbols ([`NONE`] where merged away).
-    words: Vec<Vec<u32>>,
+    /// Every word's symbols, one word after another ([`NONE`] where merged away).
+    symbols_of: Vec<u32>,
+    /// Where each word starts in `symbols_of`, and the end.
+    starts: Vec<usize>,
     /// Each word's count.
     counts: Vec<u64>,
 }
@@ -102,7 +105,8 @@ impl<'r> BpeLoop<'r> {
             pairs: HashMap::default(),
             heap: BinaryHeap::new(),
             pending: Vec::new(),
-            words: Vec::with_capacity(words.len()),
+            symbols_of: Vec::new(),
+            starts: Vec::with_capacity(words.len() + 1),
             counts: words.iter().map(|w| w.1).collect(),
         };
         let mut alpha: Vec<(&char, &u64)> = alphabet.iter().collect();
@@ -134,8 +138,9 @@ impl<'r> BpeLoop<'r> {
                         .unwrap_or_else(|| me.char_symbol(c, 1)),
                 })
                 .collect();
-            if syms.len() > i32::MAX as usize {
-                return Err(LoopError::WordTooLong(syms.len()));
+            let base = me.symbols_of.len();
+            if base + syms.len() >= u32::MAX as usize {
+                return Err(LoopError::WordTooLong(base + syms.len()));
             }
             for i in 1..syms.len() {
                 let (l, r) = (syms[i - 1], syms[i]);
@@ -147,10 +152,13 @@ impl<'r> BpeLoop<'r> {
                     (0, Vec::new())
                 });
                 entry.0 += count;
-                entry.1.push((sid as u32, i as u32 - 1, i as u32));
+                let at = (base + i) as u32;
+                entry.1.push((sid as u32, at - 1, at));
             }
-            me.words.push(syms);
+            me.starts.push(base);
+            me.symbols_of.extend(syms);
         }
+        me.starts.push(me.symbols_of.len());
         for key in first_seen {
             let Some((freq, positions)) = stats.remove(&key) else {
                 continue;
@@ -271,7 +279,7 @@ impl<'r> BpeLoop<'r> {
         let (Some(left), Some(right)) = (left, right) else {
             return;
         };
-        let w = &self.words[sid];
+        let w = &self.symbols_of;
         if let Some(id) = self.pair_symbol(w[left], w[right]) {
             let count = self.counts[sid];
             let s = &mut self.symbols[id as usize];
@@ -287,7 +295,7 @@ impl<'r> BpeLoop<'r> {
         let (Some(left), Some(right)) = (left, right) else {
             return;
         };
-        let w = &self.words[sid];
+        let w = &self.symbols_of;
         if let Some(id) = self.pair_symbol(w[left], w[right]) {
             if id != best {
                 let count = self.counts[sid];
@@ -338,15 +346,15 @@ impl<'r> BpeLoop<'r> {
         };
         for &(sid, left, right) in &positions {
             let (sid, left, right) = (sid as usize, left as usize, right as usize);
-            if self.words[sid][left] != bl || self.words[sid][right] != br {
+            if self.symbols_of[left] != bl || self.symbols_of[right] != br {
                 continue;
             }
             let next = self.next_index(sid, right);
             let prev = self.prev_index(sid, left);
             self.drop_pair(sid, prev, Some(left), best);
             self.drop_pair(sid, Some(right), next, best);
-            self.words[sid][left] = best;
-            self.words[sid][right] = NONE;
+            self.symbols_of[left] = best;
+            self.symbols_of[right] = NONE;
             self.add_pair(sid, prev, Some(left));
             self.add_pair(sid, Some(left), next);
         }
@@ -376,13 +384,13 @@ impl<'r> BpeLoop<'r> {
 
     /// The next live index after `index` in word `sid`.
     fn next_index(&self, sid: usize, index: usize) -> Option<usize> {
-        let w = &self.words[sid];
-        (index + 1..w.len()).find(|&i| w[i] != NONE)
+        let w = &self.symbols_of;
+        (index + 1..self.starts[sid + 1]).find(|&i| w[i] != NONE)
     }
 
     /// The live index before `index` in word `sid`.
     fn prev_index(&self, sid: usize, index: usize) -> Option<usize> {
-        let w = &self.words[sid];
-        (0..index).rev().find(|&i| w[i] != NONE)
+        let w = &self.symbols_of;
+        (self.starts[sid]..index).rev().find(|&i| w[i] != NONE)
     }
 }

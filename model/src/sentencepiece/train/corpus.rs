@@ -110,6 +110,39 @@ pub(super) fn char_len(b: u8) -> usize {
     }
 }
 
+/// The ASCII bytes that start a key made of ASCII bytes only, in a character map's double
+/// array (`units`, Darts-clone's layout as `picobpe::sentencepiece::CharsMap` holds it; empty:
+/// none). A key that matches at an ASCII byte of an all-ASCII text is all ASCII, so such a
+/// text with none of these bytes matches no key.
+pub(super) fn ascii_key_starts(units: &[u32]) -> [bool; 128] {
+    let mut starts = [false; 128];
+    let Some(&root) = units.first() else {
+        return starts;
+    };
+    let root = picobpe::sentencepiece::unit_offset(root);
+    for (b, start) in starts.iter_mut().enumerate() {
+        *start = ascii_key_below(units, root, b as u8, 64);
+    }
+    starts
+}
+
+/// True when the node reached from `node` by the ASCII byte `b` ends a key, or leads to one by
+/// ASCII bytes within `depth` more steps.
+fn ascii_key_below(units: &[u32], node: usize, b: u8, depth: usize) -> bool {
+    let next = node ^ usize::from(b);
+    let Some(&unit) = units.get(next) else {
+        return false;
+    };
+    if unit & ((1 << 31) | 0xFF) != u32::from(b) {
+        return false;
+    }
+    if unit >> 8 & 1 != 0 {
+        return true;
+    }
+    let child = next ^ picobpe::sentencepiece::unit_offset(unit);
+    depth > 0 && (0..128u8).any(|c| ascii_key_below(units, child, c, depth - 1))
+}
+
 /// `▁` in UTF-8.
 const MARK: [u8; 3] = [0xE2, 0x96, 0x81];
 

@@ -336,9 +336,10 @@ impl SpBpeTrainer {
         Ok(())
     }
 
-    /// The normalizer, as the core runs it for a model with these settings.
+    /// The normalizer, as the core runs it for a model with these settings and `rule`.
     fn normalizer(
         &self,
+        rule: &SpNormalization,
     ) -> Result<&'static picobpe::sentencepiece::SpTables<'static>, SpTrainError> {
         let model = SpModel {
             pieces: vec![SpPiece {
@@ -347,6 +348,7 @@ impl SpBpeTrainer {
                 kind: SpKind::Unknown,
             }],
             byte_fallback: false,
+            charsmap: rule.charsmap(),
             ..tables_model(self)
         };
         let data = super::SpTableData::new(&model)
@@ -366,9 +368,21 @@ impl SpBpeTrainer {
     ) -> Result<SpTrained, SpTrainError> {
         self.check()?;
         let meta = self.meta_pieces()?;
-        let tables = self.normalizer()?;
-        let tokenizer = picobpe::SpTokenizer::new(tables);
+        let tables = self.normalizer(&self.normalization)?;
+        let mapped = picobpe::SpTokenizer::new(tables);
+        // A line of ASCII bytes none of which starts an all-ASCII key of the map matches no
+        // key anywhere: the identity rule's normalizer gives its text, without the map's walk.
+        let plain = picobpe::SpTokenizer::new(self.normalizer(&SpNormalization::Identity)?);
+        let ascii_starts = corpus::ascii_key_starts(tables.charsmap.units);
         let normalize = move |line: &[u8], buf: &mut Vec<u8>| {
+            let tokenizer = if line
+                .iter()
+                .all(|&b| b < 0x80 && !ascii_starts[usize::from(b)])
+            {
+                plain
+            } else {
+                mapped
+            };
             buf.resize(buf.capacity().max(4 * line.len() + 16), 0);
             let mut n = tokenizer.normalize(line, buf).unwrap_or(0);
             if n > buf.len() {
