@@ -15,6 +15,7 @@ Usage: python3 tests/scripts/gen_spm_train_vectors.py [CONFIG ...]
 """
 import json
 import pathlib
+import random
 import sys
 import tempfile
 
@@ -61,6 +62,9 @@ CONFIGS = {
                         "held_out": "corpus-fr.txt",
                         "options": {"vocab_size": 2000, "normalization_rule_name": "nmt_nfkc_cf",
                                     "split_digits": True, "byte_fallback": True}},
+    # Bytes that are not UTF-8: one U+FFFD per byte, as the library's normalizer makes them.
+    "invalid-de-1000": {"files": ["spm_train/invalid-de.txt"], "held_out": "corpus-fr.txt",
+                        "options": {"vocab_size": 1000}},
     "nosplit-ws-1000": {
         "files": ["corpus-whitespace-heavy.txt"], "held_out": "corpus-english.txt",
         "options": {"vocab_size": 1000, "normalization_rule_name": "identity",
@@ -69,8 +73,26 @@ CONFIGS = {
 }
 
 
+def corpus_path(f):
+    """A corpus file: under tests/fixtures when it names a folder, else a committed text."""
+    return ROOT / "tests/fixtures" / f if "/" in f else TEXTS / f
+
+
+def write_invalid_corpus():
+    """tests/fixtures/spm_train/invalid-de.txt: corpus-de.txt with a byte that is not UTF-8
+    (0x80, 0xFF, a lead byte without its continuation, ...) put into 30 % of the lines, seeded."""
+    rng = random.Random(1)
+    out = []
+    for line in (TEXTS / "corpus-de.txt").read_bytes().split(b"\n"):
+        if rng.random() < 0.3 and len(line) > 4:
+            i = rng.randrange(len(line))
+            line = line[:i] + bytes([rng.choice([0x80, 0xFF, 0xC3, 0xE2, 0xFE])]) + line[i:]
+        out.append(line)
+    (OUT / "invalid-de.txt").write_bytes(b"\n".join(out))
+
+
 def train(name, cfg):
-    files = [str(TEXTS / f) for f in cfg["files"]]
+    files = [str(corpus_path(f)) for f in cfg["files"]]
     with tempfile.TemporaryDirectory() as tmp:
         prefix = f"{tmp}/m"
         spm.SentencePieceTrainer.train(input=",".join(files), model_prefix=prefix,
@@ -81,7 +103,7 @@ def train(name, cfg):
         proto.ParseFromString(pathlib.Path(prefix + ".model").read_bytes())
     types = {1: "normal", 2: "unknown", 3: "control", 4: "user_defined", 5: "unused", 6: "byte"}
     pieces = [[p.piece, p.score, types[p.type]] for p in proto.pieces]
-    held = "\n".join((TEXTS / cfg["held_out"]).read_text().splitlines()[:500])
+    held = "\n".join(corpus_path(cfg["held_out"]).read_text().splitlines()[:500])
     ids = sp.encode(held)
     return {"sentencepiece": spm.__version__, "config": cfg, "pieces": pieces,
             "held_out": {"file": cfg["held_out"], "lines": 500, "ids": ids}}
@@ -89,6 +111,7 @@ def train(name, cfg):
 
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
+    write_invalid_corpus()
     names = sys.argv[1:] or list(CONFIGS)
     for name in names:
         data = train(name, CONFIGS[name])

@@ -36,7 +36,7 @@ fn references() -> Vec<Reference> {
         });
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
-    assert_eq!(out.len(), 8, "reference configurations");
+    assert_eq!(out.len(), 9, "reference configurations");
     out
 }
 
@@ -95,8 +95,14 @@ fn trainer(options: &Value) -> SpBpeTrainer {
     t
 }
 
+/// A corpus file: under `tests/fixtures` when it names a folder, else a committed text.
 fn text(file: &str) -> Vec<u8> {
-    std::fs::read(paths::vectors().join("texts").join(file)).expect("corpus")
+    let path = if file.contains('/') {
+        paths::fixtures().join(file)
+    } else {
+        paths::vectors().join("texts").join(file)
+    };
+    std::fs::read(path).expect("corpus")
 }
 
 fn kind_name(kind: SpKind) -> &'static str {
