@@ -65,6 +65,9 @@ CONFIGS = {
     # Bytes that are not UTF-8: one U+FFFD per byte, as the library's normalizer makes them.
     "invalid-de-1000": {"files": ["spm_train/invalid-de.txt"], "held_out": "corpus-fr.txt",
                         "options": {"vocab_size": 1000}},
+    # Lines so long that `▁` is outside the coverage: it becomes `▅` before words are cut.
+    "letters-long-500": {"files": ["spm_train/letters-long.txt"], "held_out": "corpus-english.txt",
+                         "options": {"vocab_size": 500, "max_sentence_length": 20000}},
     "nosplit-ws-1000": {
         "files": ["corpus-whitespace-heavy.txt"], "held_out": "corpus-english.txt",
         "options": {"vocab_size": 1000, "normalization_rule_name": "identity",
@@ -91,6 +94,17 @@ def write_invalid_corpus():
     (OUT / "invalid-de.txt").write_bytes(b"\n".join(out))
 
 
+def write_long_lines_corpus():
+    """tests/fixtures/spm_train/letters-long.txt: the lowercase ASCII letters of
+    corpus-english.txt (nothing else), in lines of 10,000, so that `▁` (one per line, the dummy
+    prefix) is the rarest character and falls outside a coverage of 0.9995: it becomes `▅`
+    before words are cut, and each line is one word."""
+    text = (TEXTS / "corpus-english.txt").read_text(encoding="utf-8").lower()
+    letters = "".join(c for c in text if "a" <= c <= "z")
+    lines = [letters[i:i + 10000] for i in range(0, len(letters), 10000)]
+    (OUT / "letters-long.txt").write_text("\n".join(lines), encoding="ascii")
+
+
 def train(name, cfg):
     files = [str(corpus_path(f)) for f in cfg["files"]]
     with tempfile.TemporaryDirectory() as tmp:
@@ -103,6 +117,8 @@ def train(name, cfg):
         proto.ParseFromString(pathlib.Path(prefix + ".model").read_bytes())
     types = {1: "normal", 2: "unknown", 3: "control", 4: "user_defined", 5: "unused", 6: "byte"}
     pieces = [[p.piece, p.score, types[p.type]] for p in proto.pieces]
+    if name == "letters-long-500":
+        assert not any("\u2581" in p[0] for p in pieces), "the space mark should be out"
     held = "\n".join(corpus_path(cfg["held_out"]).read_text().splitlines()[:500])
     ids = sp.encode(held)
     return {"sentencepiece": spm.__version__, "config": cfg, "pieces": pieces,
@@ -112,6 +128,7 @@ def train(name, cfg):
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     write_invalid_corpus()
+    write_long_lines_corpus()
     names = sys.argv[1:] or list(CONFIGS)
     for name in names:
         data = train(name, CONFIGS[name])

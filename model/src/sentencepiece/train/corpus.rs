@@ -8,8 +8,8 @@
 //! times its count). Rare characters are then replaced in the distinct words, and words that
 //! become equal are counted together: the same words and counts as replacing them in the
 //! sentences first, as `sentencepiece` does, because the cut before each `▁` does not move
-//! while `▁` itself stays in the alphabet (the one case refused,
-//! [`super::SpTrainError::SpaceMarkDropped`]). Without `split_by_whitespace` the sentences are
+//! while `▁` itself stays in the alphabet. When it does not (long lines with few spaces), the
+//! sentences are read again, masked, then cut. Without `split_by_whitespace` the sentences are
 //! kept, in `sentencepiece`'s order.
 
 use rustc_hash::FxHashMap;

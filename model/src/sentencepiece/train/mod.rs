@@ -178,11 +178,6 @@ pub enum SpTrainError {
         /// Pieces reached.
         reached: usize,
     },
-    /// `▁` falls outside the character coverage (a corpus with hardly any spaces and no dummy
-    /// prefix): `sentencepiece` then makes it `▅` before cutting words, which this trainer
-    /// does not replay.
-    #[error("the space mark U+2581 falls outside --character-coverage; raise the coverage to 1.0 or keep --add-dummy-prefix")]
-    SpaceMarkDropped,
     /// A word (a whole sentence without `--split-by-whitespace`) too long to index.
     #[error("a word of {0} characters: too long to index")]
     WordTooLong(usize),
@@ -404,62 +399,69 @@ impl SpBpeTrainer {
             .iter()
             .flat_map(|text| corpus::line_chunks(text, threads.max(1) * 4))
             .collect();
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        // Each worker counts into its own map (words) and keeps its chunks' sentences by
-        // chunk index (their order matters without `split_by_whitespace`).
-        type Part = (corpus::Gathered, Vec<(usize, Vec<String>)>);
-        let parts: Vec<Part> = std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..threads.max(1))
-                .map(|_| {
-                    scope.spawn(|| {
-                        let mut acc = corpus::Gathered::default();
-                        let mut sentences = Vec::new();
-                        loop {
-                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let Some(chunk) = chunks.get(i) else {
-                                return (acc, sentences);
-                            };
-                            corpus::gather(chunk, &rule, &normalize, &matcher, split, &mut acc);
-                            sentences.push((i, std::mem::take(&mut acc.sentences)));
-                        }
+        // Read every chunk on `threads` threads: words counted (`Some(allow_ws_only)`) or
+        // sentences in order (`None`; empty ones removed by swapping the last one in, as
+        // `sentencepiece` removes them).
+        let gather_all = |split: Option<bool>| -> corpus::Gathered {
+            let next = std::sync::atomic::AtomicUsize::new(0);
+            // Each worker counts into its own map (words) and keeps its chunks' sentences by
+            // chunk index (their order matters without `split_by_whitespace`).
+            type Part = (corpus::Gathered, Vec<(usize, Vec<String>)>);
+            let parts: Vec<Part> = std::thread::scope(|scope| {
+                let workers: Vec<_> = (0..threads.max(1))
+                    .map(|_| {
+                        scope.spawn(|| {
+                            let mut acc = corpus::Gathered::default();
+                            let mut sentences = Vec::new();
+                            loop {
+                                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                let Some(chunk) = chunks.get(i) else {
+                                    return (acc, sentences);
+                                };
+                                corpus::gather(chunk, &rule, &normalize, &matcher, split, &mut acc);
+                                sentences.push((i, std::mem::take(&mut acc.sentences)));
+                            }
+                        })
                     })
-                })
-                .collect();
-            workers
-                .into_iter()
-                .map(|w| w.join().unwrap_or_default())
-                .collect()
-        });
-        let mut gathered = corpus::Gathered::default();
-        let mut chunk_sentences = Vec::new();
-        for (g, sentences) in parts {
-            gathered.n_sentences += g.n_sentences;
-            chunk_sentences.extend(sentences);
-            let (mut big, small) = if g.words.len() > gathered.words.len() {
-                (g.words, std::mem::take(&mut gathered.words))
-            } else {
-                (std::mem::take(&mut gathered.words), g.words)
-            };
-            for (w, n) in small {
-                *big.entry(w).or_default() += n;
+                    .collect();
+                workers
+                    .into_iter()
+                    .map(|w| w.join().unwrap_or_default())
+                    .collect()
+            });
+            let mut gathered = corpus::Gathered::default();
+            let mut chunk_sentences = Vec::new();
+            for (g, sentences) in parts {
+                gathered.n_sentences += g.n_sentences;
+                chunk_sentences.extend(sentences);
+                let (mut big, small) = if g.words.len() > gathered.words.len() {
+                    (g.words, std::mem::take(&mut gathered.words))
+                } else {
+                    (std::mem::take(&mut gathered.words), g.words)
+                };
+                for (w, n) in small {
+                    *big.entry(w).or_default() += n;
+                }
+                gathered.words = big;
             }
-            gathered.words = big;
-        }
-        chunk_sentences.sort_by_key(|c| c.0);
-        gathered.sentences = chunk_sentences.into_iter().flat_map(|c| c.1).collect();
+            chunk_sentences.sort_by_key(|c| c.0);
+            gathered.sentences = chunk_sentences.into_iter().flat_map(|c| c.1).collect();
+            let mut i = 0;
+            while i < gathered.sentences.len() {
+                if gathered.sentences[i].is_empty() {
+                    gathered.sentences.swap_remove(i);
+                } else {
+                    i += 1;
+                }
+            }
+            gathered
+        };
+        let mut gathered = gather_all(split);
         progress(SpProgress::Sentences(gathered.n_sentences));
         if gathered.n_sentences == 0 {
             return Err(SpTrainError::EmptyCorpus);
         }
-        let mut sentences = gathered.sentences;
-        let mut i = 0;
-        while i < sentences.len() {
-            if sentences[i].is_empty() {
-                sentences.swap_remove(i);
-            } else {
-                i += 1;
-            }
-        }
+        let sentences = std::mem::take(&mut gathered.sentences);
 
         // 3: the alphabet.
         // The normalizer writes well-formed UTF-8 (U+FFFD for what is not).
@@ -506,27 +508,44 @@ impl SpBpeTrainer {
         let words: Vec<(String, u64)> = if split.is_some() {
             let dropped_mark = by_count.iter().any(|&(c, _)| c == SPACE_MARK)
                 && !alphabet.contains_key(&SPACE_MARK);
-            if dropped_mark {
-                return Err(SpTrainError::SpaceMarkDropped);
-            }
             let ascii = corpus::ascii_kept(&alphabet);
-            let mut masked: FxHashMap<String, u64> = FxHashMap::default();
-            let mut words: Vec<(String, u64)> = Vec::with_capacity(word_text.len());
-            for (w, n) in word_text {
-                match corpus::mask_rare(&w, &alphabet, &ascii) {
-                    Some(m) => *masked.entry(m).or_default() += n,
-                    None => words.push((w, n)),
+            if dropped_mark {
+                // `▁` is `▅` before the cut, so the words are not the counted ones: read the
+                // sentences again and cut them after masking, as `sentencepiece` does.
+                let mut words: FxHashMap<String, u64> = FxHashMap::default();
+                for s in gather_all(None).sentences {
+                    let s = corpus::mask_rare(&s, &alphabet, &ascii).unwrap_or(s);
+                    corpus::split_into_words(
+                        s.as_bytes(),
+                        self.allow_whitespace_only_pieces,
+                        |w| {
+                            let w = String::from_utf8_lossy(w).into_owned();
+                            *words.entry(w).or_default() += 1;
+                        },
+                    );
                 }
-            }
-            if !masked.is_empty() {
-                let mut all: FxHashMap<String, u64> = words.into_iter().collect();
-                for (w, n) in masked {
-                    *all.entry(w).or_default() += n;
+                let mut words: Vec<(String, u64)> = words.into_iter().collect();
+                words.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                words
+            } else {
+                let mut masked: FxHashMap<String, u64> = FxHashMap::default();
+                let mut words: Vec<(String, u64)> = Vec::with_capacity(word_text.len());
+                for (w, n) in word_text {
+                    match corpus::mask_rare(&w, &alphabet, &ascii) {
+                        Some(m) => *masked.entry(m).or_default() += n,
+                        None => words.push((w, n)),
+                    }
                 }
-                words = all.into_iter().collect();
+                if !masked.is_empty() {
+                    let mut all: FxHashMap<String, u64> = words.into_iter().collect();
+                    for (w, n) in masked {
+                        *all.entry(w).or_default() += n;
+                    }
+                    words = all.into_iter().collect();
+                }
+                words.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                words
             }
-            words.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-            words
         } else {
             let ascii = corpus::ascii_kept(&alphabet);
             sentences
