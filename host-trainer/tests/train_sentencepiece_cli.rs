@@ -220,7 +220,21 @@ fn bad_input_is_refused_and_nothing_is_written() {
     fails(
         &args(e, "300", &["--input-sentence-size", "1000"]),
         &out,
-        "not supported",
+        "--shuffle-input-sentence false",
+    );
+    fails(
+        &args(
+            e,
+            "300",
+            &[
+                "--input-sentence-size",
+                "50",
+                "--shuffle-input-sentence",
+                "false",
+            ],
+        ),
+        &out,
+        "over 100",
     );
     fails(
         &args(e, "300", &["--treat-whitespace-as-suffix"]),

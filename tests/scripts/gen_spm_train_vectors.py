@@ -68,6 +68,10 @@ CONFIGS = {
     # Lines so long that `▁` is outside the coverage: it becomes `▅` before words are cut.
     "letters-long-500": {"files": ["spm_train/letters-long.txt"], "held_out": "corpus-english.txt",
                          "options": {"vocab_size": 500, "max_sentence_length": 20000}},
+    # The first 700 sentences only (spm_train's --input_sentence_size without shuffling).
+    "first-700-1000": {"files": MULTI, "held_out": "corpus-el.txt",
+                       "options": {"vocab_size": 1000, "input_sentence_size": 700,
+                                   "shuffle_input_sentence": False}},
     "nosplit-ws-1000": {
         "files": ["corpus-whitespace-heavy.txt"], "held_out": "corpus-english.txt",
         "options": {"vocab_size": 1000, "normalization_rule_name": "identity",

@@ -36,7 +36,7 @@ fn references() -> Vec<Reference> {
         });
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
-    assert_eq!(out.len(), 10, "reference configurations");
+    assert_eq!(out.len(), 11, "reference configurations");
     out
 }
 
@@ -88,6 +88,8 @@ fn trainer(options: &Value) -> SpBpeTrainer {
             "split_by_whitespace" => t.split_by_whitespace = b(),
             "max_sentencepiece_length" => t.max_sentencepiece_length = n() as usize,
             "max_sentence_length" => t.max_sentence_length = n() as usize,
+            "input_sentence_size" => t.input_sentence_size = n() as u64,
+            "shuffle_input_sentence" => t.shuffle_input_sentence = b(),
             "add_dummy_prefix" => t.add_dummy_prefix = b(),
             "remove_extra_whitespaces" => t.remove_extra_whitespaces = b(),
             other => panic!("option {other} not mapped"),

@@ -11,7 +11,10 @@
 //!   other rules (`nfkc`, TSV rule files) are not offered.
 //! - `--num-threads` (or `--threads`; all cores by default) reads and counts the corpus; the
 //!   model does not depend on it.
-//! - `--input-sentence-size` (sampling) and `--treat-whitespace-as-suffix` are refused.
+//! - `--input-sentence-size N` takes the first N sentences with `--shuffle-input-sentence
+//!   false`; `spm_train`'s random sample (Abseil's `BitGen`) is not replayed, so the default
+//!   shuffle is refused with the option to use. `--treat-whitespace-as-suffix` is refused (the
+//!   core does not encode such models).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -84,9 +87,14 @@ pub struct SentencePieceArgs {
     /// SentencePiece: drop leading, trailing and repeated spaces [default: true].
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub remove_extra_whitespaces: Option<bool>,
-    /// SentencePiece: sample this many sentences (not supported yet; 0 reads all).
+    /// SentencePiece: train on this many sentences, the first ones with
+    /// --shuffle-input-sentence false (random sampling is not supported) [default: 0, all].
     #[arg(long, value_name = "N")]
     pub input_sentence_size: Option<u64>,
+    /// SentencePiece: sample --input-sentence-size sentences at random [default: true; only
+    /// false is supported].
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub shuffle_input_sentence: Option<bool>,
     /// SentencePiece: threads reading the corpus (as --threads; the model does not depend on it).
     #[arg(long, value_name = "N")]
     pub num_threads: Option<usize>,
@@ -168,6 +176,10 @@ impl SentencePieceArgs {
                 "--remove-extra-whitespaces",
             ),
             (self.input_sentence_size.is_some(), "--input-sentence-size"),
+            (
+                self.shuffle_input_sentence.is_some(),
+                "--shuffle-input-sentence",
+            ),
             (self.num_threads.is_some(), "--num-threads"),
         ]
         .into_iter()
@@ -184,11 +196,6 @@ impl SentencePieceArgs {
         };
         if self.treat_whitespace_as_suffix == Some(true) {
             return unsupported("--treat-whitespace-as-suffix true is not supported");
-        }
-        if self.input_sentence_size.is_some_and(|n| n > 0) {
-            return unsupported(
-                "--input-sentence-size (sampling) is not supported: the whole input is read",
-            );
         }
         let d = SpBpeTrainer::default();
         Ok(SpBpeTrainer {
@@ -219,6 +226,10 @@ impl SentencePieceArgs {
             remove_extra_whitespaces: self
                 .remove_extra_whitespaces
                 .unwrap_or(d.remove_extra_whitespaces),
+            input_sentence_size: self.input_sentence_size.unwrap_or(0),
+            shuffle_input_sentence: self
+                .shuffle_input_sentence
+                .unwrap_or(d.shuffle_input_sentence),
             ..d
         })
     }

@@ -206,6 +206,30 @@ pub(super) fn gather(
     }
 }
 
+/// The corpus up to the end of its `n`th sentence (a line `rule` keeps): `spm_train`'s
+/// `--input_sentence_size n --shuffle_input_sentence false`.
+pub(super) fn first_sentences<'c>(corpus: &[&'c [u8]], rule: &LineRule, n: u64) -> Vec<&'c [u8]> {
+    let mut out = Vec::new();
+    let mut kept = 0u64;
+    for &text in corpus {
+        let mut end = 0usize;
+        for line in text.split(|&b| b == b'\n') {
+            if kept == n {
+                break;
+            }
+            end = (end + line.len() + 1).min(text.len());
+            if rule.keeps(line) {
+                kept += 1;
+            }
+        }
+        out.push(&text[..end]);
+        if kept == n {
+            break;
+        }
+    }
+    out
+}
+
 /// `text` cut into about `parts` pieces at line ends.
 pub(super) fn line_chunks(text: &[u8], parts: usize) -> Vec<&[u8]> {
     let mut out = Vec::new();

@@ -16,7 +16,7 @@
 //! 4. **Words.** With `split_by_whitespace`, each sentence is cut before every `▁` (runs of
 //!    `▁` stay together with `allow_whitespace_only_pieces`) and equal words are counted;
 //!    the words are sorted by count, then bytes. Otherwise each sentence is one word.
-//! 5. **Merges** ([`bpe`]), then the alphabet's characters by count (then code point), each
+//! 5. **Merges** (the `bpe` module), then the alphabet's characters by count (then code point), each
 //!    piece scored minus its rank; meta pieces take their ids, the rest fill the other ids in
 //!    order.
 
@@ -116,6 +116,12 @@ pub struct SpBpeTrainer {
     pub add_dummy_prefix: bool,
     /// Leading and trailing spaces are dropped and runs of spaces become one.
     pub remove_extra_whitespaces: bool,
+    /// Train on this many sentences (0: all). Only the first ones are supported
+    /// (`shuffle_input_sentence` false): `spm_train`'s random sample comes from Abseil's
+    /// `BitGen`, which is not replayed here.
+    pub input_sentence_size: u64,
+    /// Sample `input_sentence_size` sentences at random rather than take the first ones.
+    pub shuffle_input_sentence: bool,
 }
 
 impl Default for SpBpeTrainer {
@@ -147,6 +153,8 @@ impl Default for SpBpeTrainer {
             normalization: SpNormalization::Identity,
             add_dummy_prefix: true,
             remove_extra_whitespaces: true,
+            input_sentence_size: 0,
+            shuffle_input_sentence: true,
         }
     }
 }
@@ -307,6 +315,16 @@ impl SpBpeTrainer {
         if !(1..=512).contains(&self.max_sentencepiece_length) {
             return bad("--max-sentencepiece-length must be between 1 and 512");
         }
+        if (1..=100).contains(&self.input_sentence_size) {
+            return bad("--input-sentence-size must be 0 (all) or over 100 (as in spm_train)");
+        }
+        if self.input_sentence_size > 0 && self.shuffle_input_sentence {
+            return bad(
+                "--input-sentence-size samples at random unless --shuffle-input-sentence false, \
+                 and spm_train's sampler (Abseil's BitGen) is not replayed: pass \
+                 --shuffle-input-sentence false to train on the first sentences",
+            );
+        }
         if !(10..=1 << 30).contains(&self.max_sentence_length) {
             return bad("--max-sentence-length must be between 10 and 1073741824");
         }
@@ -395,6 +413,11 @@ impl SpBpeTrainer {
             .then_some(self.allow_whitespace_only_pieces);
 
         // 1-2 (and 4's counting): sentences, normalized, meta pieces replaced.
+        let corpus = if self.input_sentence_size > 0 {
+            corpus::first_sentences(corpus, &rule, self.input_sentence_size)
+        } else {
+            corpus.to_vec()
+        };
         let chunks: Vec<&[u8]> = corpus
             .iter()
             .flat_map(|text| corpus::line_chunks(text, threads.max(1) * 4))
