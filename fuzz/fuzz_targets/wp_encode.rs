@@ -24,7 +24,12 @@ use picobpe_fuzz::{escape, Params};
 use picobpe_model::wordpiece::{import_tokenizer_json, WpTableData};
 use std::sync::OnceLock;
 
-const MODELS: [&str; 4] = ["minilm-uncased", "bert-cased-8k", "wp-nfd-lower-strip", "wp-nfkc"];
+const MODELS: [&str; 4] = [
+    "minilm-uncased",
+    "bert-cased-8k",
+    "wp-nfd-lower-strip",
+    "wp-nfkc",
+];
 
 struct Loaded {
     tok: WpTokenizer<'static>,
@@ -77,12 +82,20 @@ fn encode_resumed(tok: &WpTokenizer<'_>, text: &[u8], specials: Specials, cap: u
                 return got;
             }
             Err(EncodeError::OutputFull { consumed, written }) => {
-                assert!(consumed > from || written > 0, "no progress at {from}: {}", escape(text));
+                assert!(
+                    consumed > from || written > 0,
+                    "no progress at {from}: {}",
+                    escape(text)
+                );
                 got.extend_from_slice(&out[..written]);
                 from = consumed;
             }
             Err(EncodeError::PieceTooLong { needed, .. }) => {
-                assert!(needed > out.len(), "PieceTooLong needs {needed} of {}", out.len());
+                assert!(
+                    needed > out.len(),
+                    "PieceTooLong needs {needed} of {}",
+                    out.len()
+                );
                 out.resize(needed, 0);
             }
         }

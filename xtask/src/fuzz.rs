@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// Every target, with its libFuzzer options.
-const TARGETS: [(&str, &[&str]); 9] = [
+const TARGETS: [(&str, &[&str]); 10] = [
     ("encode", &["-max_len=2048"]),
     ("decode", &["-max_len=4096"]),
     // Every committed SentencePiece model against a naive whole-text reference.
@@ -36,6 +36,8 @@ const TARGETS: [(&str, &[&str]); 9] = [
     // The trainer prints a summary line per run on stderr: silence the target's stderr
     // (libFuzzer keeps its own). Reproduce a crash to see its message.
     ("train", &["-max_len=2048", "-close_fd_mask=2"]),
+    // The SentencePiece BPE trainer: no panic, the same model on 1 and 2 threads, round trips.
+    ("sp_train", &["-max_len=2048"]),
 ];
 
 /// Entry point of `fuzz`.

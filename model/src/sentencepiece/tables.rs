@@ -349,8 +349,9 @@ impl SpTableData<'_> {
         }
     }
 
-    /// Live [`SpTables`] borrowing this data.
-    pub(crate) fn tables(&self) -> SpTables<'_> {
+    /// Live [`SpTables`] borrowing this data (no leak: [`SpTableData::to_tables`] for
+    /// `'static` ones).
+    pub fn tables(&self) -> SpTables<'_> {
         SpTables {
             token_bytes: &self.token_bytes,
             token_offsets: &self.token_offsets,

@@ -353,7 +353,7 @@ impl SpBpeTrainer {
     fn normalizer(
         &self,
         rule: &SpNormalization,
-    ) -> Result<&'static picobpe::sentencepiece::SpTables<'static>, SpTrainError> {
+    ) -> Result<super::SpTableData<'static>, SpTrainError> {
         let model = SpModel {
             pieces: vec![SpPiece {
                 piece: self.unk_piece.clone(),
@@ -364,9 +364,8 @@ impl SpBpeTrainer {
             charsmap: rule.charsmap(),
             ..tables_model(self)
         };
-        let data = super::SpTableData::new(&model)
-            .map_err(|e| SpTrainError::Option(format!("normalizer settings: {e}")))?;
-        Ok(data.to_tables())
+        super::SpTableData::new(&model)
+            .map_err(|e| SpTrainError::Option(format!("normalizer settings: {e}")))
     }
 
     /// Train on `corpus` (the input files' bytes, in order; each `\n`-ended line one
@@ -381,12 +380,15 @@ impl SpBpeTrainer {
     ) -> Result<SpTrained, SpTrainError> {
         self.check()?;
         let meta = self.meta_pieces()?;
-        let tables = self.normalizer(&self.normalization)?;
-        let mapped = picobpe::SpTokenizer::new(tables);
+        let mapped_data = self.normalizer(&self.normalization)?;
+        let mapped_tables = mapped_data.tables();
+        let mapped = picobpe::SpTokenizer::new(&mapped_tables);
         // A line of ASCII bytes none of which starts an all-ASCII key of the map matches no
         // key anywhere: the identity rule's normalizer gives its text, without the map's walk.
-        let plain = picobpe::SpTokenizer::new(self.normalizer(&SpNormalization::Identity)?);
-        let ascii_starts = corpus::ascii_key_starts(tables.charsmap.units);
+        let plain_data = self.normalizer(&SpNormalization::Identity)?;
+        let plain_tables = plain_data.tables();
+        let plain = picobpe::SpTokenizer::new(&plain_tables);
+        let ascii_starts = corpus::ascii_key_starts(mapped_tables.charsmap.units);
         let normalize = move |line: &[u8], buf: &mut Vec<u8>| {
             let tokenizer = if line
                 .iter()
