@@ -237,6 +237,16 @@ fn bad_input_is_refused_and_nothing_is_written() {
         "over 100",
     );
     fails(
+        &args(e, "3000000000", &[]),
+        &out,
+        "between 1 and 2147483647",
+    );
+    fails(
+        &args(e, "300", &["--num-threads", "5000"]),
+        &out,
+        "between 1 and 1024",
+    );
+    fails(
         &args(e, "300", &["--treat-whitespace-as-suffix"]),
         &out,
         "not supported",

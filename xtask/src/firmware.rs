@@ -454,9 +454,8 @@ pub enum Selection {
 
 /// Parses `--machine M` (repeatable), `--model NAME|FILE` and `--model-type T` (the model
 /// `host-trainer train` makes with trainer `T` from the bundled sample: `bytelevel-bpe` is
-/// `small`, `wordpiece` `wp-trained`, `sentencepiece-bpe` `sp-trained`). A built-in model name
-/// (`small`, `gpt2`, `cl100k`, `llama3-8k`, `sp4096`, `mistral`, `ug8000`, `sp-nfkc`,
-/// `bert-cased-8k`, `wp-trained`, `minilm`; [`Builtin::ALL`]) selects that model on the machines it is built for
+/// `small`, `wordpiece` `wp-trained`, `sentencepiece-bpe` `sp-trained`; the last of `--model`
+/// and `--model-type` wins). A built-in model name ([`Builtin::ALL`], [`Builtin::names`]) selects that model on the machines it is built for
 /// ([`Builtin::machines`]; `--machine` picks among them); anything else is a model file (write `./gpt2` for a file of
 /// that name), baked for each selected machine (default: as `selection` says). Without
 /// `--model`, `PICOBPE_MODEL` in the environment names the file.

@@ -194,6 +194,11 @@ impl SentencePieceArgs {
             RuleArg::Nmt_nfkc => builtin_rule("nmt_nfkc", NMT_NFKC)?,
             RuleArg::Nmt_nfkc_cf => builtin_rule("nmt_nfkc_cf", NMT_NFKC_CF)?,
         };
+        if self.num_threads.is_some_and(|n| n > 1024) {
+            return Err(TrainError::SentencePiece(
+                "--num-threads must be between 1 and 1024 (as in spm_train)".into(),
+            ));
+        }
         if self.treat_whitespace_as_suffix == Some(true) {
             return unsupported("--treat-whitespace-as-suffix true is not supported");
         }

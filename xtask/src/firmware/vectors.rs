@@ -443,7 +443,8 @@ pub fn prepare_sp(fixture: SpFixture, machine: Machine) -> Result<SpVectors, Str
 /// [`prepare_sp`] for the SentencePiece BPE model `host-trainer train` made
 /// (`Builtin::SpTrained`): the `sentencepiece` library loads the `sentencepiece.model` the trainer
 /// wrote (`firmware-example/scripts/sp_vectors.py`) and encodes the shared inputs' sets, whose
-/// ids are then selected for `machine`. `None` without python3 and `sentencepiece`.
+/// ids are then selected for `machine`. `None` when python3 cannot import `sentencepiece`
+/// (`cargo xtask test` installs 0.2.3, the version the trainer replays).
 pub fn prepare_sp_trained(
     fixture: SpFixture,
     machine: Machine,

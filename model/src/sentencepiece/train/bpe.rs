@@ -68,7 +68,7 @@ struct Entry {
 #[derive(Debug)]
 pub(super) enum LoopError {
     /// Words of more than `u32::MAX - 1` characters in all.
-    WordTooLong(usize),
+    TooManyCharacters(usize),
 }
 
 /// The merge loop's state.
@@ -140,7 +140,7 @@ impl<'r> BpeLoop<'r> {
                 .collect();
             let base = me.symbols_of.len();
             if base + syms.len() >= u32::MAX as usize {
-                return Err(LoopError::WordTooLong(base + syms.len()));
+                return Err(LoopError::TooManyCharacters(base + syms.len()));
             }
             for i in 1..syms.len() {
                 let (l, r) = (syms[i - 1], syms[i]);

@@ -112,23 +112,32 @@ pub(super) fn char_len(b: u8) -> usize {
 
 /// The ASCII bytes that start a key made of ASCII bytes only, in a character map's double
 /// array (`units`, Darts-clone's layout as `picobpe::sentencepiece::CharsMap` holds it; empty:
-/// none). A key that matches at an ASCII byte of an all-ASCII text is all ASCII, so such a
-/// text with none of these bytes matches no key.
-pub(super) fn ascii_key_starts(units: &[u32]) -> [bool; 128] {
+/// none) whose keys are at most `max_key` bytes. A key that matches at an ASCII byte of an
+/// all-ASCII text is all ASCII, so such a text with none of these bytes matches no key.
+///
+/// Errs on the safe side: a byte whose search exceeds its budget of nodes (a damaged array
+/// can make the walk revisit nodes) counts as a key start, which only costs speed.
+pub(super) fn ascii_key_starts(units: &[u32], max_key: usize) -> [bool; 128] {
     let mut starts = [false; 128];
     let Some(&root) = units.first() else {
         return starts;
     };
     let root = picobpe::sentencepiece::unit_offset(root);
     for (b, start) in starts.iter_mut().enumerate() {
-        *start = ascii_key_below(units, root, b as u8, 64);
+        let mut budget = 1usize << 16;
+        *start = ascii_key_below(units, root, b as u8, max_key, &mut budget);
     }
     starts
 }
 
 /// True when the node reached from `node` by the ASCII byte `b` ends a key, or leads to one by
-/// ASCII bytes within `depth` more steps.
-fn ascii_key_below(units: &[u32], node: usize, b: u8, depth: usize) -> bool {
+/// ASCII bytes within `depth` more steps (or when `budget` runs out: see
+/// [`ascii_key_starts`]).
+fn ascii_key_below(units: &[u32], node: usize, b: u8, depth: usize, budget: &mut usize) -> bool {
+    if *budget == 0 {
+        return true;
+    }
+    *budget -= 1;
     let next = node ^ usize::from(b);
     let Some(&unit) = units.get(next) else {
         return false;
@@ -140,7 +149,7 @@ fn ascii_key_below(units: &[u32], node: usize, b: u8, depth: usize) -> bool {
         return true;
     }
     let child = next ^ picobpe::sentencepiece::unit_offset(unit);
-    depth > 0 && (0..128u8).any(|c| ascii_key_below(units, child, c, depth - 1))
+    depth > 1 && (0..128u8).any(|c| ascii_key_below(units, child, c, depth - 1, budget))
 }
 
 /// `▁` in UTF-8.
@@ -306,4 +315,38 @@ pub(super) fn mask_rare(
             .map(|c| if kept(c) { c } else { UNK_CHAR })
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ascii_key_search_ends_on_damaged_arrays() {
+        assert_eq!(ascii_key_starts(&[], 16), [false; 128]);
+        // Units whose labels match whatever is asked and whose offsets lead back among
+        // themselves: a walk that never ends without its budget.
+        let units: Vec<u32> = (0..1024u32)
+            .map(|i| (i & 0x7F) | (((i * 37) & 0x3FF) << 10))
+            .collect();
+        let starts = ascii_key_starts(&units, 64);
+        assert!(
+            starts.iter().any(|&s| s),
+            "a search out of budget counts as a key start"
+        );
+    }
+
+    #[test]
+    fn words_start_at_each_mark() {
+        let mut words = Vec::new();
+        split_into_words("▁a▁▁b c▁".as_bytes(), false, |w| {
+            words.push(String::from_utf8(w.to_vec()).unwrap())
+        });
+        assert_eq!(words, ["▁a", "▁", "▁b c", "▁"]);
+        words.clear();
+        split_into_words("▁a▁▁b c▁".as_bytes(), true, |w| {
+            words.push(String::from_utf8(w.to_vec()).unwrap())
+        });
+        assert_eq!(words, ["▁a", "▁▁b c", "▁"]);
+    }
 }

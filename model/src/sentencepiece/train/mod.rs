@@ -92,7 +92,9 @@ pub struct SpBpeTrainer {
     pub user_defined_symbols: Vec<String>,
     /// Pieces never produced from text (`<2ja>` and the like).
     pub control_symbols: Vec<String>,
-    /// Ids of the unknown, begin, end and padding pieces (negative: none; unk must exist).
+    /// Ids of the unknown, begin, end and padding pieces (negative: none). The unknown piece
+    /// must have one: `spm_train` 0.2.3 accepts none with byte fallback, but picobpe's
+    /// SentencePiece models need an unknown piece.
     pub unk_id: i32,
     /// See [`SpBpeTrainer::unk_id`].
     pub bos_id: i32,
@@ -186,15 +188,16 @@ pub enum SpTrainError {
         /// Pieces reached.
         reached: usize,
     },
-    /// A word (a whole sentence without `--split-by-whitespace`) too long to index.
-    #[error("a word of {0} characters: too long to index")]
-    WordTooLong(usize),
+    /// The distinct words (every sentence without `--split-by-whitespace`) hold more
+    /// characters in all than the merge loop indexes (`u32`).
+    #[error("the words to merge hold {0} characters in all, more than the trainer indexes (4,294,967,294); train on fewer sentences (--input-sentence-size)")]
+    TooManyCharacters(usize),
 }
 
 impl From<bpe::LoopError> for SpTrainError {
     fn from(e: bpe::LoopError) -> Self {
         match e {
-            bpe::LoopError::WordTooLong(n) => SpTrainError::WordTooLong(n),
+            bpe::LoopError::TooManyCharacters(n) => SpTrainError::TooManyCharacters(n),
         }
     }
 }
@@ -213,7 +216,7 @@ pub struct SpTrained {
 pub enum SpProgress {
     /// Sentences read and normalized so far.
     Sentences(usize),
-    /// Merges to make (once), then pieces learned so far.
+    /// Merges to make (sent once, before the first [`SpProgress::Merges`]).
     MergesTotal(usize),
     /// Pieces learned so far.
     Merges(usize),
@@ -306,8 +309,10 @@ impl SpBpeTrainer {
     /// `VerifySpec`'s ranges and what picobpe does not implement.
     fn check(&self) -> Result<(), SpTrainError> {
         let bad = |m: &str| Err(SpTrainError::Option(m.into()));
-        if self.vocab_size == 0 {
-            return bad("--vocab-size must be positive");
+        if self.vocab_size == 0 || self.vocab_size > i32::MAX as usize {
+            return bad(
+                "--vocab-size must be between 1 and 2147483647 (an int32, as in spm_train)",
+            );
         }
         if !(0.98..=1.0).contains(&self.character_coverage) {
             return bad("--character-coverage must be between 0.98 and 1.0 (as in spm_train)");
@@ -369,7 +374,7 @@ impl SpBpeTrainer {
     }
 
     /// Train on `corpus` (the input files' bytes, in order; each `\n`-ended line one
-    /// sentence) with `threads` threads for reading, reporting to `progress`. `inputs` names
+    /// sentence) with `threads` threads for reading (1 to 1024), reporting to `progress`. `inputs` names
     /// the files in the written `trainer_spec`. The model does not depend on `threads`.
     pub fn train(
         &self,
@@ -379,6 +384,8 @@ impl SpBpeTrainer {
         mut progress: impl FnMut(SpProgress),
     ) -> Result<SpTrained, SpTrainError> {
         self.check()?;
+        // `spm_train` takes 1 to 1024 threads.
+        let threads = threads.clamp(1, 1024);
         let meta = self.meta_pieces()?;
         let mapped_data = self.normalizer(&self.normalization)?;
         let mapped_tables = mapped_data.tables();
@@ -388,7 +395,10 @@ impl SpBpeTrainer {
         let plain_data = self.normalizer(&SpNormalization::Identity)?;
         let plain_tables = plain_data.tables();
         let plain = picobpe::SpTokenizer::new(&plain_tables);
-        let ascii_starts = corpus::ascii_key_starts(mapped_tables.charsmap.units);
+        let ascii_starts = corpus::ascii_key_starts(
+            mapped_tables.charsmap.units,
+            mapped_tables.charsmap.max_key as usize,
+        );
         let normalize = move |line: &[u8], buf: &mut Vec<u8>| {
             let tokenizer = if line
                 .iter()
@@ -398,7 +408,8 @@ impl SpBpeTrainer {
             } else {
                 mapped
             };
-            buf.resize(buf.capacity().max(4 * line.len() + 16), 0);
+            buf.clear();
+            buf.resize(4 * line.len() + 16, 0);
             let mut n = tokenizer.normalize(line, buf).unwrap_or(0);
             if n > buf.len() {
                 buf.resize(n, 0);
@@ -422,7 +433,7 @@ impl SpBpeTrainer {
         };
         let chunks: Vec<&[u8]> = corpus
             .iter()
-            .flat_map(|text| corpus::line_chunks(text, threads.max(1) * 4))
+            .flat_map(|text| corpus::line_chunks(text, threads * 4))
             .collect();
         // Read every chunk on `threads` threads: words counted (`Some(allow_ws_only)`) or
         // sentences in order (`None`; empty ones removed by swapping the last one in, as
@@ -433,7 +444,7 @@ impl SpBpeTrainer {
             // chunk index (their order matters without `split_by_whitespace`).
             type Part = (corpus::Gathered, Vec<(usize, Vec<String>)>);
             let parts: Vec<Part> = std::thread::scope(|scope| {
-                let workers: Vec<_> = (0..threads.max(1))
+                let workers: Vec<_> = (0..threads)
                     .map(|_| {
                         scope.spawn(|| {
                             let mut acc = corpus::Gathered::default();
@@ -451,7 +462,7 @@ impl SpBpeTrainer {
                     .collect();
                 workers
                     .into_iter()
-                    .map(|w| w.join().unwrap_or_default())
+                    .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
                     .collect()
             });
             let mut gathered = corpus::Gathered::default();

@@ -38,6 +38,10 @@ struct TrainerSpec {
     vocab_size: Option<i32>,
     #[prost(float, optional, tag = "10")]
     character_coverage: Option<f32>,
+    #[prost(uint64, optional, tag = "11")]
+    input_sentence_size: Option<u64>,
+    #[prost(bool, optional, tag = "19")]
+    shuffle_input_sentence: Option<bool>,
     #[prost(int32, optional, tag = "18")]
     max_sentence_length: Option<i32>,
     #[prost(int32, optional, tag = "20")]
@@ -116,6 +120,8 @@ pub(super) fn model_proto(
         model_type: Some(2),
         vocab_size: Some(model.pieces.len() as i32),
         character_coverage: Some(s.character_coverage),
+        input_sentence_size: Some(s.input_sentence_size),
+        shuffle_input_sentence: Some(s.shuffle_input_sentence),
         max_sentence_length: Some(s.max_sentence_length as i32),
         max_sentencepiece_length: Some(s.max_sentencepiece_length as i32),
         split_by_unicode_script: Some(s.split_by_unicode_script),
