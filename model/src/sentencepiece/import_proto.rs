@@ -1,67 +1,9 @@
 //! Import a SentencePiece `tokenizer.model` (a serialized `ModelProto`), decoded with `prost`
-//! from message types that mirror the fields of `sentencepiece_model.proto` we read (prost
-//! skips the rest).
+//! into the message types of [`super::proto`].
 
+use super::proto::{ModelProto, NormalizerSpec};
 use super::{SpKind, SpModel, SpPiece, SpSections};
 use crate::format::TemplateData;
-
-/// `ModelProto` (the fields picobpe reads).
-#[derive(Clone, PartialEq, prost::Message)]
-struct ModelProto {
-    #[prost(message, repeated, tag = "1")]
-    pieces: Vec<PieceProto>,
-    #[prost(message, optional, tag = "2")]
-    trainer_spec: Option<TrainerSpec>,
-    #[prost(message, optional, tag = "3")]
-    normalizer_spec: Option<NormalizerSpec>,
-    #[prost(message, optional, tag = "5")]
-    denormalizer_spec: Option<NormalizerSpec>,
-}
-
-/// `ModelProto.SentencePiece`.
-#[derive(Clone, PartialEq, prost::Message)]
-struct PieceProto {
-    #[prost(string, optional, tag = "1")]
-    piece: Option<String>,
-    #[prost(float, optional, tag = "2")]
-    score: Option<f32>,
-    /// NORMAL = 1, UNKNOWN = 2, CONTROL = 3, USER_DEFINED = 4, UNUSED = 5, BYTE = 6.
-    #[prost(int32, optional, tag = "3")]
-    kind: Option<i32>,
-}
-
-/// `TrainerSpec` (the fields that change encoding or decoding).
-#[derive(Clone, PartialEq, prost::Message)]
-struct TrainerSpec {
-    /// UNIGRAM = 1, BPE = 2, WORD = 3, CHAR = 4.
-    #[prost(int32, optional, tag = "3")]
-    model_type: Option<i32>,
-    #[prost(bool, optional, tag = "24")]
-    treat_whitespace_as_suffix: Option<bool>,
-    #[prost(bool, optional, tag = "35")]
-    byte_fallback: Option<bool>,
-    #[prost(string, optional, tag = "44")]
-    unk_surface: Option<String>,
-    #[prost(int32, optional, tag = "41")]
-    bos_id: Option<i32>,
-}
-
-/// `NormalizerSpec`.
-#[derive(Clone, PartialEq, prost::Message)]
-struct NormalizerSpec {
-    #[prost(string, optional, tag = "1")]
-    name: Option<String>,
-    #[prost(bytes = "vec", optional, tag = "2")]
-    precompiled_charsmap: Option<Vec<u8>>,
-    #[prost(bool, optional, tag = "3")]
-    add_dummy_prefix: Option<bool>,
-    #[prost(bool, optional, tag = "4")]
-    remove_extra_whitespaces: Option<bool>,
-    #[prost(bool, optional, tag = "5")]
-    escape_whitespaces: Option<bool>,
-    #[prost(string, optional, tag = "6")]
-    normalization_rule_tsv: Option<String>,
-}
 
 /// Why a SentencePiece model could not be imported.
 #[derive(Debug, thiserror::Error)]

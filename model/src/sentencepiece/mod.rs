@@ -6,6 +6,7 @@
 pub mod charsmap;
 mod import_json;
 mod import_proto;
+mod proto;
 mod tables;
 pub mod train;
 

@@ -1,103 +1,11 @@
-//! The `sentencepiece.model` a trainer writes: a `ModelProto` (`sentencepiece_model.proto`)
-//! with the pieces, the trainer's options under their own field numbers, and the normalizer.
+//! The `sentencepiece.model` a trainer writes: a `ModelProto` ([`super::super::proto`]) with
+//! the pieces, the trainer's options, and the normalizer.
 
 use prost::Message;
 
+use super::super::proto::{ModelProto, NormalizerSpec, PieceProto, TrainerSpec};
+
 use super::SpBpeTrainer;
-
-/// `ModelProto` (the fields written).
-#[derive(Clone, PartialEq, prost::Message)]
-struct ModelProto {
-    #[prost(message, repeated, tag = "1")]
-    pieces: Vec<PieceProto>,
-    #[prost(message, optional, tag = "2")]
-    trainer_spec: Option<TrainerSpec>,
-    #[prost(message, optional, tag = "3")]
-    normalizer_spec: Option<NormalizerSpec>,
-}
-
-/// `ModelProto.SentencePiece`.
-#[derive(Clone, PartialEq, prost::Message)]
-struct PieceProto {
-    #[prost(string, optional, tag = "1")]
-    piece: Option<String>,
-    #[prost(float, optional, tag = "2")]
-    score: Option<f32>,
-    #[prost(int32, optional, tag = "3")]
-    kind: Option<i32>,
-}
-
-/// `TrainerSpec` (the options `host-trainer` takes, plus the model type).
-#[derive(Clone, PartialEq, prost::Message)]
-struct TrainerSpec {
-    #[prost(string, repeated, tag = "1")]
-    input: Vec<String>,
-    #[prost(int32, optional, tag = "3")]
-    model_type: Option<i32>,
-    #[prost(int32, optional, tag = "4")]
-    vocab_size: Option<i32>,
-    #[prost(float, optional, tag = "10")]
-    character_coverage: Option<f32>,
-    #[prost(uint64, optional, tag = "11")]
-    input_sentence_size: Option<u64>,
-    #[prost(bool, optional, tag = "19")]
-    shuffle_input_sentence: Option<bool>,
-    #[prost(int32, optional, tag = "18")]
-    max_sentence_length: Option<i32>,
-    #[prost(int32, optional, tag = "20")]
-    max_sentencepiece_length: Option<i32>,
-    #[prost(bool, optional, tag = "21")]
-    split_by_unicode_script: Option<bool>,
-    #[prost(bool, optional, tag = "22")]
-    split_by_whitespace: Option<bool>,
-    #[prost(bool, optional, tag = "23")]
-    split_by_number: Option<bool>,
-    #[prost(bool, optional, tag = "24")]
-    treat_whitespace_as_suffix: Option<bool>,
-    #[prost(bool, optional, tag = "25")]
-    split_digits: Option<bool>,
-    #[prost(bool, optional, tag = "26")]
-    allow_whitespace_only_pieces: Option<bool>,
-    #[prost(string, repeated, tag = "30")]
-    control_symbols: Vec<String>,
-    #[prost(string, repeated, tag = "31")]
-    user_defined_symbols: Vec<String>,
-    #[prost(bool, optional, tag = "35")]
-    byte_fallback: Option<bool>,
-    #[prost(int32, optional, tag = "40")]
-    unk_id: Option<i32>,
-    #[prost(int32, optional, tag = "41")]
-    bos_id: Option<i32>,
-    #[prost(int32, optional, tag = "42")]
-    eos_id: Option<i32>,
-    #[prost(int32, optional, tag = "43")]
-    pad_id: Option<i32>,
-    #[prost(string, optional, tag = "44")]
-    unk_surface: Option<String>,
-    #[prost(string, optional, tag = "45")]
-    unk_piece: Option<String>,
-    #[prost(string, optional, tag = "46")]
-    bos_piece: Option<String>,
-    #[prost(string, optional, tag = "47")]
-    eos_piece: Option<String>,
-    #[prost(string, optional, tag = "48")]
-    pad_piece: Option<String>,
-}
-
-/// `NormalizerSpec`.
-#[derive(Clone, PartialEq, prost::Message)]
-struct NormalizerSpec {
-    #[prost(string, optional, tag = "1")]
-    name: Option<String>,
-    #[prost(bytes = "vec", optional, tag = "2")]
-    precompiled_charsmap: Option<Vec<u8>>,
-    #[prost(bool, optional, tag = "3")]
-    add_dummy_prefix: Option<bool>,
-    #[prost(bool, optional, tag = "4")]
-    remove_extra_whitespaces: Option<bool>,
-    #[prost(bool, optional, tag = "5")]
-    escape_whitespaces: Option<bool>,
-}
 
 /// The serialized `ModelProto` of `model`, trained with `spec` from `inputs`.
 pub(super) fn model_proto(
@@ -149,11 +57,13 @@ pub(super) fn model_proto(
         add_dummy_prefix: Some(s.add_dummy_prefix),
         remove_extra_whitespaces: Some(s.remove_extra_whitespaces),
         escape_whitespaces: Some(true),
+        normalization_rule_tsv: None,
     };
     ModelProto {
         pieces,
         trainer_spec: Some(trainer),
         normalizer_spec: Some(normalizer),
+        denormalizer_spec: None,
     }
     .encode_to_vec()
 }
