@@ -158,7 +158,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     };
 
     // Tools on english.txt, interleaved.
-    let mut tools: Vec<(String, Box<dyn Fn() -> Command + '_>)> = vec![
+    let mut tools: Vec<Tool<'_>> = vec![
         (
             "picobpe host-trainer (all cores)".into(),
             Box::new(|| ours(None, &english, &n, "ours")),
@@ -335,7 +335,7 @@ fn wordpiece_section(
     work: &Path,
     opts: &Options,
 ) -> Result<(), String> {
-    let mut tools: Vec<(String, Box<dyn Fn() -> Command + '_>)> = vec![
+    let mut tools: Vec<Tool<'_>> = vec![
         (
             "picobpe (all cores)".into(),
             Box::new(|| wordpiece(trainer, english, None, &work.join("wp"), false)),
@@ -371,28 +371,7 @@ fn wordpiece_section(
          1000), median of {} runs",
         opts.runs
     );
-    let mut results: Vec<Vec<Measurement>> = tools.iter().map(|_| Vec::new()).collect();
-    for _ in 0..opts.runs {
-        for (i, (name, make)) in tools.iter().enumerate() {
-            results[i].push(measure(make()).map_err(|e| format!("{name}: {e}"))?);
-        }
-    }
-    let wall = |ms: &[Measurement]| median(ms.iter().map(|m| m.wall_s).collect());
-    let ours = wall(&results[0]);
-    println!(
-        "{:<46} {:>8} {:>8} {:>12} {:>12}",
-        "tool", "wall s", "CPU s", "peak RSS MB", "wall / ours"
-    );
-    for ((name, _), ms) in tools.iter().zip(&results) {
-        println!(
-            "{name:<46} {:>8.2} {:>8.2} {:>12.1} {:>11.2}x",
-            wall(ms),
-            median(ms.iter().map(|m| m.cpu_s).collect()),
-            median(ms.iter().map(|m| m.peak_rss_mb).collect()),
-            wall(ms) / ours
-        );
-    }
-    Ok(())
+    ratio_table(&tools, opts.runs, |_| 0)
 }
 
 /// `host-trainer train --model-type sentencepiece-bpe` with `spm_train`'s defaults, N = 8000
@@ -430,7 +409,7 @@ fn sentencepiece_section(
             c
         })
     };
-    let mut tools: Vec<(String, Box<dyn Fn() -> Command + '_>)> = vec![(
+    let mut tools: Vec<Tool<'_>> = vec![(
         "picobpe (nmt_nfkc, all cores)".into(),
         Box::new(|| sentencepiece(trainer, english, &work.join("spb"), false)),
     )];
@@ -459,8 +438,27 @@ fn sentencepiece_section(
          rule), median of {} runs",
         opts.runs
     );
+    // Each peer against the picobpe row of its rule, the last one before it.
+    ratio_table(&tools, opts.runs, |i| {
+        (0..=i)
+            .rev()
+            .find(|&j| tools[j].0.starts_with("picobpe"))
+            .unwrap_or(0)
+    })
+}
+
+/// A benchmark row: its label and the command it times.
+type Tool<'a> = (String, Box<dyn Fn() -> Command + 'a>);
+
+/// Time `tools` interleaved, `runs` times, and print the medians with each row's wall time
+/// over that of row `baseline(row)`.
+fn ratio_table(
+    tools: &[Tool<'_>],
+    runs: usize,
+    baseline: impl Fn(usize) -> usize,
+) -> Result<(), String> {
     let mut results: Vec<Vec<Measurement>> = tools.iter().map(|_| Vec::new()).collect();
-    for _ in 0..opts.runs {
+    for _ in 0..runs {
         for (i, (name, make)) in tools.iter().enumerate() {
             results[i].push(measure(make()).map_err(|e| format!("{name}: {e}"))?);
         }
@@ -471,22 +469,12 @@ fn sentencepiece_section(
         "tool", "wall s", "CPU s", "peak RSS MB", "wall / ours"
     );
     for (i, ((name, _), ms)) in tools.iter().zip(&results).enumerate() {
-        // Each peer against the picobpe row of its rule.
-        let ours = if name.contains("identity") {
-            let first = tools
-                .iter()
-                .position(|(n, _)| n.contains("identity"))
-                .unwrap_or(i);
-            wall(&results[first])
-        } else {
-            wall(&results[0])
-        };
         println!(
             "{name:<46} {:>8.2} {:>8.2} {:>12.1} {:>11.2}x",
             wall(ms),
             median(ms.iter().map(|m| m.cpu_s).collect()),
             median(ms.iter().map(|m| m.peak_rss_mb).collect()),
-            wall(ms) / ours
+            wall(ms) / wall(&results[baseline(i)])
         );
     }
     Ok(())
