@@ -16,23 +16,12 @@ use std::process::Command;
 use picobpe_model::AnyModel;
 use train_common::*;
 
-fn texts(name: &str) -> std::path::PathBuf {
-    fixture("vectors/texts").join(name)
-}
-
 fn run(args: &[&str], out: &Path) -> std::process::Output {
-    let mut all: Vec<&OsStr> = vec![OsStr::new("--model-type"), OsStr::new("sentencepiece-bpe")];
-    all.extend(args.iter().map(OsStr::new));
-    all.extend([OsStr::new("--out"), out.as_os_str()]);
-    train(&all)
+    train_as("sentencepiece-bpe", args, out)
 }
 
 fn fails(args: &[&str], out: &Path, message: &str) {
-    let o = run(args, out);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success(), "{args:?} succeeded");
-    assert!(stderr.contains(message), "{args:?}: {stderr}");
-    assert!(!out.exists(), "{args:?} wrote {}", out.display());
+    fails_as("sentencepiece-bpe", args, out, message)
 }
 
 /// llama2.c's `train_vocab.sh` options, as `spm_train` spells them with dashes.

@@ -13,15 +13,8 @@ use picobpe_model::wordpiece::{import_tokenizer_json, import_vocab_txt, VocabTxt
 use picobpe_model::{AnyModel, TokenizerJson};
 use train_common::*;
 
-fn texts(name: &str) -> std::path::PathBuf {
-    fixture("vectors/texts").join(name)
-}
-
 fn run(args: &[&str], out: &Path) -> std::process::Output {
-    let mut all: Vec<&OsStr> = vec![OsStr::new("--model-type"), OsStr::new("wordpiece")];
-    all.extend(args.iter().map(OsStr::new));
-    all.extend([OsStr::new("--out"), out.as_os_str()]);
-    train(&all)
+    train_as("wordpiece", args, out)
 }
 
 fn ok(args: &[&str], out: &Path) {
@@ -30,11 +23,7 @@ fn ok(args: &[&str], out: &Path) {
 }
 
 fn fails(args: &[&str], out: &Path, message: &str) {
-    let o = run(args, out);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success(), "{args:?} succeeded");
-    assert!(stderr.contains(message), "{args:?}: {stderr}");
-    assert!(!out.exists(), "{args:?} wrote {}", out.display());
+    fails_as("wordpiece", args, out, message)
 }
 
 /// The reference `en-uncased-200` run of `tokenizers`: the same set of entries.

@@ -66,6 +66,28 @@ pub fn train(args: &[&std::ffi::OsStr]) -> Output {
     cmd.output().expect("run host-trainer")
 }
 
+/// A committed text of `tests/fixtures/vectors/texts`.
+pub fn texts(name: &str) -> PathBuf {
+    fixture("vectors/texts").join(name)
+}
+
+/// Run `train --model-type model_type` with `args` and `--out out`.
+pub fn train_as(model_type: &str, args: &[&str], out: &Path) -> Output {
+    let mut all: Vec<&std::ffi::OsStr> = vec!["--model-type".as_ref(), model_type.as_ref()];
+    all.extend(args.iter().map(std::ffi::OsStr::new));
+    all.extend(["--out".as_ref(), out.as_os_str()]);
+    train(&all)
+}
+
+/// [`train_as`] must fail with `message` on stderr and write nothing.
+pub fn fails_as(model_type: &str, args: &[&str], out: &Path, message: &str) {
+    let o = train_as(model_type, args, out);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{args:?} succeeded");
+    assert!(stderr.contains(message), "{args:?}: {stderr}");
+    assert!(!out.exists(), "{args:?} wrote {}", out.display());
+}
+
 /// Run `train` and panic with its stderr unless it succeeds.
 pub fn train_ok(
     inputs: &[&Path],
