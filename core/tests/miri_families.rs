@@ -362,6 +362,7 @@ fn wp_model(vocab: &[&str]) -> WpModel {
         specials: vec![("[CLS]".to_owned(), 2), ("[SEP]".to_owned(), 3)],
         normalizer: None,
         char_steps: Default::default(),
+        split: Default::default(),
     }
 }
 

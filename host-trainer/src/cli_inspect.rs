@@ -282,6 +282,16 @@ fn inspect_wordpiece(
             model.char_steps.describe(model.normalizer, false)
         );
     }
+    let (spaces, punctuation, digits) = model.split.parts();
+    say!(
+        out,
+        "pretokenizer: {}",
+        if model.split.is_bert() {
+            "BertPreTokenizer".to_owned()
+        } else {
+            format!("whitespace {spaces:?}, punctuation {punctuation:?}, digits {digits:?}")
+        }
+    );
     for (text, id) in &model.specials {
         say!(out, "special:      {id} {text:?}");
     }

@@ -138,8 +138,14 @@ fn unsupported_wordpiece_files_are_refused_by_name() {
     let cases: [(&str, Edit, &str); 5] = [
         (
             "pre-tokenizer",
-            |j| j["pre_tokenizer"] = serde_json::json!({"type": "Whitespace"}),
-            "pre_tokenizer: \"Whitespace\": only BertPreTokenizer is supported",
+            |j| {
+                j["pre_tokenizer"] = serde_json::json!({"type": "Sequence", "pretokenizers":
+                    [{"type": "WhitespaceSplit"},
+                     {"type": "Punctuation", "behavior": "MergedWithPrevious"}]})
+            },
+            "pre_tokenizer: \"WhitespaceSplit + Punctuation\": supported: BertPreTokenizer, or \
+             WhitespaceSplit or Whitespace, Punctuation (isolated, contiguous or removed) and \
+             Digits, each at most once",
         ),
         (
             "normalizer",

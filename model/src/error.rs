@@ -79,6 +79,15 @@ pub enum ModelError {
         /// The stored code.
         code: u8,
     },
+    /// A WordPiece model names a pre-tokenizer this build does not know.
+    #[error(
+        "model file names an unknown WordPiece pre-tokenizer (code {code:#04x}: bits 0-1 \
+         whitespace 0-2, bits 2-3 punctuation, bits 4-5 digits, nothing above)"
+    )]
+    BadPreTokenizer {
+        /// The stored code.
+        code: u8,
+    },
     /// A SentencePiece model decoded but breaks an invariant.
     #[error("invalid SentencePiece model: {0}")]
     InvalidSentencePiece(#[from] crate::sentencepiece::InvalidSpModel),

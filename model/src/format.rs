@@ -36,7 +36,12 @@
 //!   character steps, quote pairs, `StripAccents`, `Lowercase`, `Lowercase` first). Variant 2 is a
 //!   WordPiece [`crate::WpModel`] `{ vocab, unk_id, prefix, max_chars_per_word, clean_text,
 //!   handle_chinese_chars, strip_accents, lowercase, cleanup, specials }`, which
-//!   [`WpModel::write`] writes in this version (its tables are built at load).
+//!   [`WpModel::write`] writes in this version (its tables are built at load). Variant 8 is a
+//!   WordPiece model with a `tokenizer.json` normalizer (the model, the Unicode form's code
+//!   and the character steps' bits, not both 0) and variant 9 one with a pre-tokenizer other
+//!   than `BertPreTokenizer` (the model, those two codes, both 0 for `BertNormalizer`'s flags
+//!   alone, and a byte: bits 0-1 whitespace kept, split or `Whitespace`'s words; bits 2-3
+//!   `Punctuation` off, isolated, contiguous or removed; bits 4-5 `Digits` likewise).
 //! - Version 3: the payload is a u32 little-endian length M, M bytes of a version-2 payload,
 //!   then the model's prebuilt host tables (`table_file`: for a byte-level model the
 //!   perfect-hash indexes, the byte-pair table and the trie, for a SentencePiece model its
@@ -199,6 +204,10 @@ enum Payload<B = Model, S = SpModel, W = WpModel, F = Vec<f64>, C = Vec<u8>> {
     /// the model, its Unicode form's code ([`crate::normalizer::code`]) and its character
     /// steps ([`crate::normalizer::CharSteps::bits`]), not both 0.
     WordPieceNormalized(W, u8, u8),
+    /// A WordPiece model with a pre-tokenizer other than `BertPreTokenizer`: the model, its
+    /// normalizer's codes as in `WordPieceNormalized` (both 0 for `BertNormalizer`'s flags
+    /// alone) and the pre-tokenizer's code ([`crate::wordpiece::split_code`]).
+    WordPieceSplit(W, u8, u8, u8),
 }
 
 /// A payload to write, borrowing its model.
@@ -214,10 +223,13 @@ impl<'a> PayloadRef<'a> {
         }
     }
 
-    /// A WordPiece model's payload: variant 2, or 8 with a normalizer.
+    /// A WordPiece model's payload: variant 2, or 8 with a normalizer, or 9 with a
+    /// pre-tokenizer other than `BertPreTokenizer`.
     fn wordpiece(m: &'a WpModel) -> PayloadRef<'a> {
         let (code, steps) = (crate::normalizer::code(m.normalizer), m.char_steps.bits());
-        if code == 0 && steps == 0 {
+        if !m.split.is_bert() {
+            PayloadRef::WordPieceSplit(m, code, steps, crate::wordpiece::split_code(m.split))
+        } else if code == 0 && steps == 0 {
             PayloadRef::WordPiece(m)
         } else {
             PayloadRef::WordPieceNormalized(m, code, steps)
@@ -341,23 +353,18 @@ impl AnyModel {
             Payload::SentencePiece(m) => AnyModel::SentencePiece(m),
             Payload::WordPiece(m) => AnyModel::WordPiece(m),
             Payload::WordPieceNormalized(m, code, steps) => {
-                let normalizer = crate::normalizer::from_code(code);
-                let char_steps = crate::normalizer::CharSteps::from_bits(steps);
-                match (normalizer, char_steps) {
-                    (None, _) => return Err(ModelError::BadNormalizer { code }),
-                    (Some(normalizer), Some(char_steps)) if code != 0 || steps != 0 => {
-                        AnyModel::WordPiece(WpModel {
-                            normalizer,
-                            char_steps,
-                            ..m
-                        })
-                    }
-                    _ => {
-                        return Err(ModelError::InvalidWordPiece(
-                            crate::wordpiece::InvalidWpModel::Normalizer,
-                        ))
-                    }
+                if code == 0 && steps == 0 {
+                    return Err(ModelError::InvalidWordPiece(
+                        crate::wordpiece::InvalidWpModel::Normalizer,
+                    ));
                 }
+                AnyModel::WordPiece(wordpiece_normalized(m, code, steps)?)
+            }
+            Payload::WordPieceSplit(m, code, steps, split) => {
+                let m = wordpiece_normalized(m, code, steps)?;
+                let split = crate::wordpiece::split_from_code(split)
+                    .ok_or(ModelError::BadPreTokenizer { code: split })?;
+                AnyModel::WordPiece(WpModel { split, ..m })
             }
             Payload::Unigram(m, f64_scores) => AnyModel::SentencePiece(SpModel {
                 unigram: true,
@@ -608,10 +615,16 @@ fn file_bytes(model: PayloadRef<'_>, template: &TemplateData) -> Result<Vec<u8>,
             table_file::write(&mut data, &mut payload, HEADER_LEN)?;
             m.n_ids()
         }
-        PayloadRef::WordPiece(m) | PayloadRef::WordPieceNormalized(m, ..) if plain => {
+        PayloadRef::WordPiece(m)
+        | PayloadRef::WordPieceNormalized(m, ..)
+        | PayloadRef::WordPieceSplit(m, ..)
+            if plain =>
+        {
             return m.to_bytes()
         }
-        PayloadRef::WordPiece(m) | PayloadRef::WordPieceNormalized(m, ..) => {
+        PayloadRef::WordPiece(m)
+        | PayloadRef::WordPieceNormalized(m, ..)
+        | PayloadRef::WordPieceSplit(m, ..) => {
             m.validate()?;
             m.n_ids()
         }
@@ -759,4 +772,19 @@ fn temp_path(path: &Path) -> PathBuf {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "model".to_owned());
     path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
+}
+
+/// A WordPiece model with the normalizer of its stored codes (both 0: `BertNormalizer`'s
+/// flags alone).
+fn wordpiece_normalized(m: WpModel, code: u8, steps: u8) -> Result<WpModel, ModelError> {
+    let normalizer =
+        crate::normalizer::from_code(code).ok_or(ModelError::BadNormalizer { code })?;
+    let char_steps = crate::normalizer::CharSteps::from_bits(steps).ok_or(
+        ModelError::InvalidWordPiece(crate::wordpiece::InvalidWpModel::Normalizer),
+    )?;
+    Ok(WpModel {
+        normalizer,
+        char_steps,
+        ..m
+    })
 }

@@ -365,6 +365,16 @@ pub(crate) enum PreTokenizer {
     Bert,
     /// Words are the runs of non-whitespace characters (`char::is_whitespace`).
     WhitespaceSplit,
+    /// Words are the matches of `\w+|[^\w\s]+`.
+    Whitespace,
+    /// Punctuation characters split by `behavior` (`Isolated` when absent).
+    Punctuation {
+        behavior: Option<String>,
+    },
+    /// Numeric characters isolated (`individual_digits`) or in runs.
+    Digits {
+        individual_digits: Option<bool>,
+    },
 }
 
 /// A `Metaspace` pre-tokenizer (or decoder): spaces become `replacement`, a `replacement` is put

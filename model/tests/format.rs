@@ -437,3 +437,60 @@ fn wordpiece_normalizer_kind_round_trips_and_damage_is_refused() {
         assert!(err.contains("steps beside BertNormalizer flags"), "{err}");
     }
 }
+
+/// A WordPiece model with another pre-tokenizer (model kind 9) reads back as written, with
+/// or without a normalizer; a damaged pre-tokenizer byte is refused by name.
+#[test]
+fn wordpiece_pre_tokenizer_kind_round_trips_and_damage_is_refused() {
+    use picobpe::normalizer::UnicodeForm;
+    use picobpe_model::wordpiece::{
+        import_vocab_txt, split_code, CharRule, Spaces, VocabTxtOptions, WordSplit,
+    };
+    use picobpe_model::{AnyModel, WpModel};
+    let bert =
+        import_vocab_txt(b"[UNK]\n[CLS]\nthe\n##n\n4\n", &VocabTxtOptions::default()).unwrap();
+    let split = WordSplit::new(Spaces::Words, CharRule::Contiguous, CharRule::Isolated);
+    let plain = WpModel {
+        split,
+        ..bert.clone()
+    };
+    let normalized = WpModel {
+        clean_text: false,
+        handle_chinese_chars: false,
+        strip_accents: false,
+        lowercase: false,
+        normalizer: Some(UnicodeForm::Nfkc),
+        ..plain.clone()
+    };
+    for m in [&plain, &normalized] {
+        let bytes = m.to_bytes().unwrap();
+        assert_eq!(&WpModel::from_bytes(&bytes).unwrap(), m);
+        assert_ne!(bytes, bert.to_bytes().unwrap());
+    }
+    // Every code a pre-tokenizer has round-trips; BERT's words are written as kind 2.
+    for code in 0..64u8 {
+        if let Some(s) = picobpe_model::wordpiece::split_from_code(code) {
+            assert_eq!(split_code(s), code);
+        }
+    }
+    let bytes = plain.to_bytes().unwrap();
+    // The last payload byte is the pre-tokenizer's code.
+    let with = |code: u8| {
+        let mut bad = bytes.clone();
+        let n = bad.len();
+        bad[n - 1] = code;
+        let crc = crc32fast::hash(&bad[HEADER_LEN..]);
+        bad[14..18].copy_from_slice(&crc.to_le_bytes());
+        AnyModel::from_bytes(&bad)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(with(split_code(split)), Ok(()));
+    for code in [3, 0b11_0001, 0x40, 0xFF] {
+        let err = with(code).unwrap_err();
+        assert!(
+            err.contains("unknown WordPiece pre-tokenizer"),
+            "{code:#x}: {err}"
+        );
+    }
+}

@@ -111,6 +111,7 @@ fn wordpiece() -> WpModel {
         specials: vec![("[CLS]".to_owned(), 1)],
         normalizer: None,
         char_steps: Default::default(),
+        split: Default::default(),
     }
 }
 

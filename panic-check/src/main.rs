@@ -23,6 +23,7 @@ use core::hint::black_box;
 use picobpe::pretok::{self, Pattern};
 use picobpe::sentencepiece::{score_priority, PieceKind};
 use picobpe::special::{self, FirstBytes};
+use picobpe::wordpiece::{CharRule, Spaces, WordSplit};
 use picobpe::{
     bytelevel as bpe, AnyTokenizer, Specials, StreamDecoder, StreamEncoder, Tables, Tokenize,
     Tokenizer,
@@ -484,6 +485,8 @@ static WP_TABLES: WpTables<'static> = WpTables {
     cleanup: true,
     specials: &[],
     normalizer: None,
+    // Not BERT's: names the tables of the other pre-tokenizers, so their code is checked too.
+    split: WordSplit::new(Spaces::Words, CharRule::Isolated, CharRule::Contiguous),
 };
 
 /// `WpTokenizer::encode`, `encode_from` (at an opaque offset, in range or not), `decode`,

@@ -242,6 +242,7 @@ pub fn generate_wp(data: &WpTableData, model_name: &str, token_bytes: &Path) -> 
     );
     let [clean_text, handle_chinese_chars, strip_accents, lowercase, cleanup] = data.flags;
     let normalizer = text_normalizer_expr(data.text_normalizer());
+    let split = word_split_expr(data.split);
     let _ = writeln!(
         s,
         "\n/// The baked WordPiece tables of `{model_name}`.\n\
@@ -260,11 +261,26 @@ pub fn generate_wp(data: &WpTableData, model_name: &str, token_bytes: &Path) -> 
          lowercase: {lowercase},\n    \
          cleanup: {cleanup},\n    \
          specials: &PICOBPE_SPECIALS,\n    \
-         normalizer: {normalizer},\n\
+         normalizer: {normalizer},\n    \
+         split: {split},\n\
          }};",
         data.longest, data.unk_id, data.max_chars_per_word
     );
     s
+}
+
+/// The expression of a WordPiece pre-tokenizer: `WordSplit::BERT`, or `WordSplit::new` of its
+/// parts (only then are the tables of the other pre-tokenizers linked).
+fn word_split_expr(split: picobpe_model::wordpiece::WordSplit) -> String {
+    if split.is_bert() {
+        return "::picobpe::wordpiece::WordSplit::BERT".to_owned();
+    }
+    let (spaces, punctuation, digits) = split.parts();
+    format!(
+        "::picobpe::wordpiece::WordSplit::new(::picobpe::wordpiece::Spaces::{spaces:?}, \
+         ::picobpe::wordpiece::CharRule::{punctuation:?}, \
+         ::picobpe::wordpiece::CharRule::{digits:?})"
+    )
 }
 
 /// The generated file's header comment (model, table sizes) and its token-bytes static.

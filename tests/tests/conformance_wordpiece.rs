@@ -10,7 +10,8 @@ use std::io::Read;
 
 use picobpe::{EncodeError, Specials, StreamError, WpTables, WpTokenizer};
 use picobpe_model::wordpiece::{
-    import_tokenizer_json, import_vocab_txt, VocabTxtOptions, WpTableData,
+    import_tokenizer_json, import_vocab_txt, CharRule, Spaces, VocabTxtOptions, WordSplit,
+    WpTableData,
 };
 use picobpe_model::{LiveTables, WpModel};
 use picobpe_tests::sp::{decode_streamed, encode_streamed};
@@ -67,13 +68,18 @@ fn encode_resumed(tok: &WpTokenizer<'_>, input: &[u8], specials: Specials, cap: 
     }
 }
 
-/// The longest run of bytes without ASCII whitespace or punctuation (an upper bound of what a
-/// stream must hold before a word surely ends).
-fn longest_run(text: &[u8]) -> usize {
-    text.split(|b| b.is_ascii_whitespace() || b.is_ascii_punctuation())
-        .map(<[u8]>::len)
-        .max()
-        .unwrap_or(0)
+/// The longest run of bytes without ASCII whitespace or punctuation that ends a word under
+/// `split` (an upper bound of what a stream must hold before a word surely ends).
+fn longest_run(text: &[u8], split: WordSplit) -> usize {
+    let (spaces, punctuation, _) = split.parts();
+    let space_ends = spaces != Spaces::Kept;
+    let punct_ends = matches!(punctuation, CharRule::Isolated | CharRule::Removed);
+    text.split(|b| {
+        (space_ends && b.is_ascii_whitespace()) || (punct_ends && b.is_ascii_punctuation())
+    })
+    .map(<[u8]>::len)
+    .max()
+    .unwrap_or(0)
 }
 
 /// The reference records of one set: (name, all, ordinary).
@@ -109,16 +115,24 @@ fn records(model: &str, set: &str) -> Vec<(String, Vec<u32>, Vec<u32>)> {
 }
 
 fn check_sets(name: &str, tables: &'static WpTables<'static>, resume: bool) {
-    let tok = WpTokenizer::new(tables);
     for set in SETS {
-        let inputs = inputs(set);
-        let records = records(name, set.name());
-        assert_eq!(
-            inputs.len(),
-            records.len(),
-            "{name} {}: record count",
-            set.name()
-        );
+        check_set(name, set.name(), tables, &inputs(set), resume);
+    }
+}
+
+/// The reference ids of one set of `inputs`, with added tokens recognized and as text;
+/// with `resume`, also streamed, resumed through small buffers and stream-decoded.
+fn check_set(
+    name: &str,
+    set: &str,
+    tables: &'static WpTables<'static>,
+    inputs: &[picobpe_tests::vectors::Input],
+    resume: bool,
+) {
+    let tok = WpTokenizer::new(tables);
+    {
+        let records = records(name, set);
+        assert_eq!(inputs.len(), records.len(), "{name} {set}: record count");
         let mut failed = Vec::new();
         for (input, (rec_name, all, ordinary)) in inputs.iter().zip(&records) {
             assert_eq!(&input.name, rec_name, "inputs and ids out of step");
@@ -143,7 +157,7 @@ fn check_sets(name: &str, tables: &'static WpTables<'static>, resume: bool) {
                             Ok(ids) if ids == *want => {}
                             // A word longer than the stream's input capacity: documented.
                             Err(StreamError::InputTooSmall { capacity })
-                                if longest_run(&input.bytes) >= capacity / 2 => {}
+                                if longest_run(&input.bytes, tables.split) >= capacity / 2 => {}
                             other => failed.push(format!(
                                 "{} [{specials:?}] streamed in {chunk}-byte chunks: {other:?}",
                                 input.name
@@ -168,8 +182,7 @@ fn check_sets(name: &str, tables: &'static WpTables<'static>, resume: bool) {
         }
         assert!(
             failed.is_empty(),
-            "{name} {}: {} failures:\n{}",
-            set.name(),
+            "{name} {set}: {} failures:\n{}",
             failed.len(),
             failed
                 .iter()
@@ -178,11 +191,7 @@ fn check_sets(name: &str, tables: &'static WpTables<'static>, resume: bool) {
                 .collect::<Vec<_>>()
                 .join("\n")
         );
-        eprintln!(
-            "{name} {}: {} inputs, 0 differences",
-            set.name(),
-            inputs.len()
-        );
+        eprintln!("{name} {set}: {} inputs, 0 differences", inputs.len());
     }
 }
 
@@ -360,5 +369,141 @@ fn probes_ids_and_decode() {
                 rec["name"]
             );
         }
+    }
+}
+
+/// The pre-tokenizers of `tests/scripts/gen_wp_pretok_vectors.py`'s models, with the parts
+/// picobpe reads from each.
+const PRETOK_MODELS: [(&str, (Spaces, CharRule, CharRule)); 6] = [
+    (
+        "wp-whitespace",
+        (Spaces::Words, CharRule::Off, CharRule::Off),
+    ),
+    (
+        "wp-whitespace-digits",
+        (Spaces::Words, CharRule::Off, CharRule::Isolated),
+    ),
+    (
+        "wp-wsplit-punct-contig-digits",
+        (Spaces::Split, CharRule::Contiguous, CharRule::Contiguous),
+    ),
+    (
+        "wp-wsplit-punct-removed",
+        (Spaces::Split, CharRule::Removed, CharRule::Off),
+    ),
+    (
+        "wp-wsplit-punct",
+        (Spaces::Split, CharRule::Isolated, CharRule::Off),
+    ),
+    (
+        "wp-punct-digits",
+        (Spaces::Kept, CharRule::Isolated, CharRule::Isolated),
+    ),
+];
+
+/// WordPiece files whose pre-tokenizer is not `BertPreTokenizer`: `Whitespace`, and
+/// `Sequence`s of `WhitespaceSplit`, `Punctuation` (isolated, contiguous, removed) and
+/// `Digits` (`tests/scripts/gen_wp_pretok_vectors.py`). Every shared set and the
+/// pre-tokenizer edge set one-shot, streamed, resumed and decoded; the model file read back;
+/// the exported `tokenizer.json` imported again.
+#[test]
+fn wordpiece_with_other_pre_tokenizers() {
+    let edge = inputs_at(&dir("inputs").join("pretok_edge.jsonl"), &dir("inputs"));
+    for (name, parts) in PRETOK_MODELS {
+        let m = model(name);
+        assert_eq!(m.split.parts(), parts, "{name}");
+        assert_eq!(m.split.is_bert(), name == "wp-wsplit-punct", "{name}");
+        check_sets(name, tables(&m), true);
+        check_set(name, "pretok_edge", tables(&m), &edge, true);
+        let LiveTables::WordPiece(t) = through_model_file(name, |path| m.write(path)) else {
+            panic!("{name}: a WordPiece model file loaded as another kind");
+        };
+        check_set(name, "pretok_edge", t, &edge, false);
+        let json = m.to_tokenizer_json().expect("export");
+        let file = picobpe_model::TokenizerJson::parse(json.as_bytes()).expect("parse");
+        assert_eq!(
+            import_tokenizer_json(&file).expect("import").model,
+            m,
+            "{name}"
+        );
+    }
+}
+
+/// Every Unicode scalar value is classified as `tokenizers`' own pre-tokenizers classify it:
+/// `inputs/pretok_classes.json` holds, per code point, what `Whitespace`, `Digits`,
+/// `Punctuation` and `WhitespaceSplit` made of `"a" + c + "a"` (`pre_tokenize_str`); the core
+/// must cut the same text into the same words.
+#[test]
+fn pre_tokenizer_classes_match_tokenizers_on_every_scalar_value() {
+    let path = dir("inputs").join("pretok_classes.json");
+    let classes: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(path).expect("classes")).expect("json");
+    assert_eq!(classes["tokenizers"], "0.22.2");
+    // The runs of one key as a value per code point.
+    let runs = |key: &str| -> Vec<(u32, String)> {
+        classes[key]
+            .as_array()
+            .expect("runs")
+            .iter()
+            .map(|r| (r[0].as_u64().unwrap() as u32, r[1].to_string()))
+            .collect()
+    };
+    let checks = [
+        ("whitespace", (Spaces::Words, CharRule::Off, CharRule::Off)),
+        ("numeric", (Spaces::Kept, CharRule::Off, CharRule::Isolated)),
+        ("punct", (Spaces::Kept, CharRule::Isolated, CharRule::Off)),
+        ("wsplit", (Spaces::Split, CharRule::Off, CharRule::Off)),
+    ];
+    for (key, (spaces, punctuation, digits)) in checks {
+        let model = WpModel {
+            split: WordSplit::new(spaces, punctuation, digits),
+            clean_text: false,
+            handle_chinese_chars: false,
+            cleanup: false,
+            ..WpModel::bert(
+                vec!["[UNK]".into(), "a".into()],
+                0,
+                "##".into(),
+                false,
+                false,
+                vec![],
+            )
+        };
+        let data = WpTableData::new(&model).expect("tables");
+        let runs = runs(key);
+        let mut differ = Vec::new();
+        data.with_tables(|t| {
+            let tok = WpTokenizer::new(t);
+            let mut run = 0;
+            for c in (0..=0x10FFFFu32).filter_map(char::from_u32) {
+                while runs.get(run + 1).is_some_and(|r| r.0 <= c as u32) {
+                    run += 1;
+                }
+                let class = runs[run].1.as_str();
+                let text = format!("a{c}a");
+                let mut words = vec![String::new()];
+                assert!(tok.pre_tokenize(text.as_bytes(), |ch| match ch {
+                    Some(ch) => words.last_mut().unwrap().push(ch),
+                    None => words.push(String::new()),
+                }));
+                words.pop();
+                let want: Vec<String> = match class {
+                    "\"w\"" | "0" => vec![text.clone()],
+                    "\"s\"" => vec!["a".into(), "a".into()],
+                    "1" if key == "wsplit" => vec!["a".into(), "a".into()],
+                    "\"o\"" | "1" => vec!["a".into(), c.to_string(), "a".into()],
+                    other => panic!("{key}: class {other}"),
+                };
+                if words != want {
+                    differ.push(format!("U+{:04X}", c as u32));
+                }
+            }
+        });
+        assert!(
+            differ.is_empty(),
+            "{key}: {} code points differ from tokenizers: {:?}",
+            differ.len(),
+            &differ[..differ.len().min(20)]
+        );
     }
 }

@@ -16,6 +16,13 @@
 //! - `CJK`: the ranges `is_chinese_char` lists: `handle_chinese_chars` puts spaces around them.
 //! - `MN`: `is_mark_nonspacing`: dropped by `strip_accents` (after NFD).
 //!
+//! And the classes of the other pre-tokenizers (`core/src/wordpiece/split.rs`), in runs of
+//! their own (`CLASS_STARTS` / `CLASS_FLAGS`) so that BERT models link none of them:
+//!
+//! - `WORD`: `\w` as the `regex` crate reads it (Unicode `Alphabetic`, marks, `Nd`,
+//!   connector punctuation, join controls): `Whitespace`'s `\w+|[^\w\s]+`.
+//! - `NUMERIC`: `char::is_numeric` (`Nd`, `Nl`, `No`): `Digits`.
+//!
 //! Layout: `RUN_STARTS` / `RUN_FLAGS`, sorted runs of code points with equal flags (binary
 //! search); `STRIP_FROM` (sorted) / `STRIP_TO` (`offset << 8 | len` into `STRIP_TEXT`): the
 //! characters whose NFD, with nonspacing marks removed, is not the character itself and not
@@ -38,6 +45,15 @@ const FLAGS: [(&str, &str); 5] = [
         "a CJK ideograph: `handle_chinese_chars` makes it a word of its own",
     ),
     ("MN", "a nonspacing mark: removed by `strip_accents`"),
+];
+
+/// Flags of the other pre-tokenizers' classes (bit `i` is `CLASS_FLAG_NAMES[i]`).
+const CLASS_FLAG_NAMES: [(&str, &str); 2] = [
+    (
+        "WORD",
+        "`\\w` (the `regex` crate's Unicode class): `Whitespace`'s word characters",
+    ),
+    ("NUMERIC", "`char::is_numeric`: `Digits`' characters"),
 ];
 
 const N_CP: u32 = 0x11_0000;
@@ -97,6 +113,30 @@ fn hangul(cp: u32) -> Option<String> {
     Some(out)
 }
 
+/// The code points of `\\w` as `regex-syntax` reads it: the class `tokenizers`' `Whitespace`
+/// pre-tokenizer compiles with the `regex` crate.
+fn word_class() -> Result<Vec<(u32, u32)>, String> {
+    let hir = regex_syntax::Parser::new()
+        .parse(r"\w")
+        .map_err(|e| format!("\\w: {e}"))?;
+    match hir.kind() {
+        regex_syntax::hir::HirKind::Class(regex_syntax::hir::Class::Unicode(c)) => Ok(c
+            .ranges()
+            .iter()
+            .map(|r| (r.start() as u32, r.end() as u32))
+            .collect()),
+        other => Err(format!("\\w parsed as {other:?}")),
+    }
+}
+
+/// The `CLASS_FLAGS` bits of `cp` (`WORD` 1, `NUMERIC` 2), given `\w`'s sorted ranges.
+fn class_flags_of(cp: u32, word: &[(u32, u32)]) -> u8 {
+    let i = word.partition_point(|&(_, end)| end < cp);
+    let is_word = word.get(i).is_some_and(|&(start, _)| start <= cp);
+    let numeric = char::from_u32(cp).is_some_and(char::is_numeric);
+    u8::from(is_word) | u8::from(numeric) << 1
+}
+
 pub fn run(args: &[String]) -> Result<(), String> {
     let check = match args {
         [] => false,
@@ -151,6 +191,17 @@ fn generate() -> Result<String, String> {
         strip_from.push(cp);
         strip_to.push((strip_text.len() as u32) << 8 | s.len() as u32);
         strip_text.extend_from_slice(s.as_bytes());
+    }
+
+    // The other pre-tokenizers' classes (surrogates continue the run before them).
+    let word = word_class()?;
+    let (mut class_starts, mut class_flags): (Vec<u32>, Vec<u8>) = (Vec::new(), Vec::new());
+    for cp in (0..N_CP).filter(|&cp| char::from_u32(cp).is_some()) {
+        let f = class_flags_of(cp, &word);
+        if class_flags.last() != Some(&f) {
+            class_starts.push(cp);
+            class_flags.push(f);
+        }
     }
 
     let total = 5 * starts.len() + 8 * strip_from.len() + strip_text.len();
@@ -240,11 +291,42 @@ fn generate() -> Result<String, String> {
     .unwrap();
     emit(w, &strip_text, 20);
     writeln!(w, "];").unwrap();
+    writeln!(w).unwrap();
+    for (i, (name, doc)) in CLASS_FLAG_NAMES.iter().enumerate() {
+        writeln!(w, "/// Class flag: {doc}.").unwrap();
+        writeln!(w, "pub(crate) const {name}: u8 = 1 << {i};").unwrap();
+    }
+    writeln!(w).unwrap();
+    writeln!(
+        w,
+        "/// First code point of each run of equal class flags ({} bytes with the flags).",
+        5 * class_starts.len()
+    )
+    .unwrap();
+    writeln!(
+        w,
+        "pub(crate) static CLASS_STARTS: [u32; {}] = [",
+        class_starts.len()
+    )
+    .unwrap();
+    emit(w, &class_starts, 10);
+    writeln!(w, "];").unwrap();
+    writeln!(w).unwrap();
+    writeln!(w, "/// Class flags of each run.").unwrap();
+    writeln!(
+        w,
+        "pub(crate) static CLASS_FLAGS: [u8; {}] = [",
+        class_flags.len()
+    )
+    .unwrap();
+    emit(w, &class_flags, 24);
+    writeln!(w, "];").unwrap();
     eprintln!(
-        "gen-wordpiece: {} runs, {} strip entries, {} text bytes; {total} bytes",
+        "gen-wordpiece: {} runs, {} strip entries, {} text bytes; {total} bytes; {} class runs",
         starts.len(),
         strip_from.len(),
-        strip_text.len()
+        strip_text.len(),
+        class_starts.len()
     );
     Ok(o)
 }

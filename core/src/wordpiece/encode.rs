@@ -1,5 +1,6 @@
 //! [`WpTokenizer`]: WordPiece encoding (see the module docs of [`super`] for the rules).
 
+use super::split::Class;
 use super::tables::{char_flags, stripped, WpTables, CJK, DROP, MN, PUNCT, SPACE};
 use crate::error::EncodeError;
 use crate::special::{self, Boundary, FirstBytes, Specials};
@@ -36,14 +37,17 @@ struct Word {
     chars: usize,
     /// Input offset of the first character that put something into the word.
     start: usize,
+    /// The pre-tokenizer's key of its characters (see [`Class::Joins`]).
+    key: u8,
 }
 
 impl Word {
-    fn push(&mut self, c: char, at: usize) {
+    fn push(&mut self, c: char, at: usize, key: u8) {
         if self.chars == 0 {
             self.start = at;
             self.len = 0;
         }
+        self.key = key;
         self.chars += 1;
         let (utf8, n) = crate::utf8::encode(c);
         if let (Some(dst), Some(src)) = (self.bytes.get_mut(self.len..self.len + n), utf8.get(..n))
@@ -57,8 +61,11 @@ impl Word {
 /// encoder collects each word and encodes it at its end ([`Collect`]);
 /// [`WpTokenizer::pre_tokenize`] hands the characters to its caller.
 trait Words {
-    /// `c`, made from the input character at offset `at`, continues the current word.
-    fn push(&mut self, c: char, at: usize);
+    /// `c`, made from the input character at offset `at`, continues the current word, whose
+    /// characters have the pre-tokenizer's key `key` ([`Class::Joins`]).
+    fn push(&mut self, c: char, at: usize, key: u8);
+    /// The key of the current word's characters; `None` when no word is open.
+    fn open_key(&self) -> Option<u8>;
     /// The current word (if any) ends; `end` is the input offset after it.
     fn end(&mut self, tok: &WpTokenizer<'_>, end: usize) -> Result<(), EncodeError>;
 }
@@ -71,8 +78,13 @@ struct Collect<'w, 'o> {
 
 impl Words for Collect<'_, '_> {
     #[inline(always)]
-    fn push(&mut self, c: char, at: usize) {
-        self.word.push(c, at);
+    fn push(&mut self, c: char, at: usize, key: u8) {
+        self.word.push(c, at, key);
+    }
+
+    #[inline(always)]
+    fn open_key(&self) -> Option<u8> {
+        (self.word.chars > 0).then_some(self.word.key)
     }
 
     #[inline(always)]
@@ -82,19 +94,24 @@ impl Words for Collect<'_, '_> {
 }
 
 /// [`WpTokenizer::pre_tokenize`]'s [`Words`]: each character, and each end of a word that
-/// has one, to the caller.
-struct Handed<F>(F, bool);
+/// has one, to the caller; the key of the open word, if any.
+struct Handed<F>(F, Option<u8>);
 
 impl<F: FnMut(Option<char>)> Words for Handed<F> {
     #[inline(always)]
-    fn push(&mut self, c: char, _: usize) {
-        self.1 = true;
+    fn push(&mut self, c: char, _: usize, key: u8) {
+        self.1 = Some(key);
         (self.0)(Some(c));
     }
 
     #[inline(always)]
+    fn open_key(&self) -> Option<u8> {
+        self.1
+    }
+
+    #[inline(always)]
     fn end(&mut self, _: &WpTokenizer<'_>, _: usize) -> Result<(), EncodeError> {
-        if core::mem::take(&mut self.1) {
+        if self.1.take().is_some() {
             (self.0)(None);
         }
         Ok(())
@@ -163,7 +180,7 @@ impl<'a> WpTokenizer<'a> {
         if self.tables.normalizer.is_some() {
             return false;
         }
-        let mut to = Handed(f, false);
+        let mut to = Handed(f, None);
         // `Handed` never fails.
         let _ = self.words(text, 0, text.len(), &mut to);
         true
@@ -206,6 +223,7 @@ impl<'a> WpTokenizer<'a> {
             len: 0,
             chars: 0,
             start: from,
+            key: 0,
         };
         let use_specials = specials == Specials::All && !self.first_bytes.is_empty();
         let mut pos = from;
@@ -313,7 +331,7 @@ impl<'a> WpTokenizer<'a> {
             while i < w.len() {
                 let (c, len) = next_char(w, i);
                 i += len;
-                if char_flags(c) & (SPACE | PUNCT) != 0 {
+                if self.tables.split.ends_word(char_flags(c)) {
                     end = i;
                 }
             }
@@ -325,6 +343,7 @@ impl<'a> WpTokenizer<'a> {
             len: 0,
             chars: 0,
             start: 0,
+            key: 0,
         };
         let mut to = Collect {
             word: &mut word,
@@ -340,18 +359,20 @@ impl<'a> WpTokenizer<'a> {
     /// The offset after the last character of `text` that ends a word whatever follows it (0
     /// when there is none): ASCII whitespace and punctuation (which no normalizer step
     /// changes: they end the word before them, and punctuation is a word of its own), and with
-    /// `handle_chinese_chars` a whole CJK ideograph (a word of its own). A character that
-    /// `clean_text` drops ends nothing.
+    /// `handle_chinese_chars` a whole CJK ideograph (a word of its own, unless the
+    /// pre-tokenizer keeps spaces). A character that `clean_text` drops ends nothing. Which
+    /// whitespace and punctuation end a word is the pre-tokenizer's
+    /// ([`super::WordSplit`]).
     fn word_end_before(&self, text: &[u8]) -> usize {
         let t = self.tables;
         for (i, &b) in text.iter().enumerate().rev() {
             if b < 0x80 {
                 let f = char_flags(b as char);
                 let dropped = t.clean_text && f & DROP != 0;
-                if !dropped && f & (SPACE | PUNCT) != 0 {
+                if !dropped && t.split.ends_word(f) {
                     return i + 1;
                 }
-            } else if b >= 0xC0 && t.handle_chinese_chars {
+            } else if b >= 0xC0 && t.handle_chinese_chars && !t.split.keeps_spaces() {
                 let (c, len) = next_char(text, i);
                 if c != char::REPLACEMENT_CHARACTER && char_flags(c) & CJK != 0 {
                     return i + len;
@@ -372,10 +393,38 @@ impl<'a> WpTokenizer<'a> {
         if t.clean_text && f & DROP != 0 {
             return Ok(());
         }
+        if t.split.keeps_spaces() {
+            return self.push_keeping_spaces(c, f, at, to);
+        }
         if t.handle_chinese_chars && f & CJK != 0 {
             to.end(self, at)?;
             self.normalized(c, f, at, to)?;
             return to.end(self, at);
+        }
+        self.normalized(c, f, at, to)
+    }
+
+    /// [`WpTokenizer::push_char`] for a pre-tokenizer that keeps whitespace in its words:
+    /// then the spaces `BertNormalizer` makes are characters of the words, so they are made
+    /// (`clean_text` turns whitespace into U+0020, `handle_chinese_chars` puts one on each
+    /// side of a CJK ideograph). Out of line: only such rare models take it.
+    #[inline(never)]
+    fn push_keeping_spaces(
+        &self,
+        c: char,
+        f: u8,
+        at: usize,
+        to: &mut impl Words,
+    ) -> Result<(), EncodeError> {
+        let t = self.tables;
+        let space = char_flags(' ');
+        if t.clean_text && f & SPACE != 0 {
+            return self.normalized(' ', space, at, to);
+        }
+        if t.handle_chinese_chars && f & CJK != 0 {
+            self.normalized(' ', space, at, to)?;
+            self.normalized(c, f, at, to)?;
+            return self.normalized(' ', space, at, to);
         }
         self.normalized(c, f, at, to)
     }
@@ -420,19 +469,51 @@ impl<'a> WpTokenizer<'a> {
         self.split(c, f, at, to)
     }
 
-    /// The pre-tokenizer: whitespace ends a word, punctuation is a word of its own.
+    /// The pre-tokenizer: for `BertPreTokenizer` whitespace ends a word and punctuation is a
+    /// word of its own; other pre-tokenizers by their [`super::WordSplit`]'s class of `c`.
     #[inline]
     fn split(&self, c: char, f: u8, at: usize, to: &mut impl Words) -> Result<(), EncodeError> {
+        let split = &self.tables.split;
+        if !split.is_bert() {
+            return self.split_by_class(split.class(c, f), c, at, to);
+        }
         if f & SPACE != 0 {
             return to.end(self, at);
         }
         if f & PUNCT != 0 {
             to.end(self, at)?;
-            to.push(c, at);
+            to.push(c, at, 0);
             return to.end(self, at);
         }
-        to.push(c, at);
+        to.push(c, at, 0);
         Ok(())
+    }
+
+    /// [`WpTokenizer::split`] for a pre-tokenizer other than `BertPreTokenizer`: `c` of class
+    /// `class` ends the open word when it is removed, isolated or of another key.
+    #[inline(never)]
+    fn split_by_class(
+        &self,
+        class: Class,
+        c: char,
+        at: usize,
+        to: &mut impl Words,
+    ) -> Result<(), EncodeError> {
+        match class {
+            Class::Removed => to.end(self, at),
+            Class::Isolated => {
+                to.end(self, at)?;
+                to.push(c, at, 0);
+                to.end(self, at)
+            }
+            Class::Joins(key) => {
+                if to.open_key().is_some_and(|k| k != key) {
+                    to.end(self, at)?;
+                }
+                to.push(c, at, key);
+                Ok(())
+            }
+        }
     }
 
     /// Encode the collected word (if any) and start a new one. `end`: input offset after it.

@@ -18,7 +18,8 @@
 //! a time: removed if `clean_text` and a control character (or `\0`, U+FFFD); a word of its own
 //! if `handle_chinese_chars` and a CJK ideograph; its NFD without nonspacing marks if
 //! `strip_accents`; lowercased (`char::to_lowercase`) if `lowercase`. Each resulting character
-//! is then whitespace (ends a word), punctuation (a word of its own) or part of a word. The
+//! is then whitespace (ends a word), punctuation (a word of its own) or part of a word (or,
+//! for a `tokenizer.json` with another pre-tokenizer, as its [`WordSplit`] says). The
 //! reference does the same over the whole text; the two agree except where NFD would reorder
 //! combining marks of two input characters that `strip_accents` keeps (none of the marks it
 //! removes can be reordered past a kept one: every nonspacing mark is removed). The character
@@ -39,9 +40,11 @@
 
 mod decode;
 mod encode;
+mod split;
 mod tables;
 #[rustfmt::skip]
 mod unicode_tables;
 
 pub use encode::{WpTokenizer, MAX_WORD_BYTES, MAX_WORD_CHARS};
+pub use split::{CharRule, Spaces, WordSplit};
 pub use tables::{char_flags, WpTables};

@@ -51,6 +51,9 @@ pub struct WpTables<'a> {
     /// [`crate::normalizer::Steps::fffd_per_subpart`]), applied to the text between added
     /// tokens before the flags above (then all off) and the pre-tokenizer. `None`: the flags alone.
     pub normalizer: Option<crate::normalizer::TextNormalizer>,
+    /// The pre-tokenizer: [`WordSplit::BERT`](super::WordSplit::BERT), or a `Sequence` of `WhitespaceSplit`,
+    /// `Whitespace`, `Punctuation` and `Digits`.
+    pub split: super::WordSplit,
 }
 
 impl<'a> WpTables<'a> {

@@ -1,11 +1,11 @@
 //! A WordPiece model written in the other libraries' formats: `vocab.txt` (one entry per
 //! line, in id order: BERT's file) and a `tokenizer.json` that Hugging Face `tokenizers`
-//! loads (`BertNormalizer` with the model's flags, `BertPreTokenizer`, the `WordPiece` model
+//! loads (`BertNormalizer` with the model's flags, its pre-tokenizer, the `WordPiece` model
 //! and decoder, BERT's `[CLS]`/`[SEP]` template, the added tokens marked special).
 
 use serde_json::{json, Map, Value};
 
-use super::WpModel;
+use super::{CharRule, Spaces, WordSplit, WpModel};
 
 /// Why a model cannot be written in another library's format.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -90,7 +90,7 @@ impl WpModel {
                 "strip_accents": self.strip_accents,
                 "lowercase": self.lowercase,
             },
-            "pre_tokenizer": {"type": "BertPreTokenizer"},
+            "pre_tokenizer": pre_tokenizer(self.split),
             "post_processor": post_processor,
             "decoder": {"type": "WordPiece", "prefix": self.prefix, "cleanup": self.cleanup},
             "model": {
@@ -103,4 +103,28 @@ impl WpModel {
         });
         Ok(serde_json::to_string_pretty(&file).unwrap_or_default() + "\n")
     }
+}
+
+/// The `pre_tokenizer` of a [`WordSplit`]: `BertPreTokenizer`, or a `Sequence` of its steps.
+fn pre_tokenizer(split: WordSplit) -> Value {
+    if split.is_bert() {
+        return json!({"type": "BertPreTokenizer"});
+    }
+    let (spaces, punctuation, digits) = split.parts();
+    let mut steps = Vec::new();
+    match spaces {
+        Spaces::Kept => {}
+        Spaces::Split => steps.push(json!({"type": "WhitespaceSplit"})),
+        Spaces::Words => steps.push(json!({"type": "Whitespace"})),
+    }
+    let behavior = |rule: CharRule| format!("{rule:?}");
+    if punctuation != CharRule::Off {
+        steps.push(json!({"type": "Punctuation", "behavior": behavior(punctuation)}));
+    }
+    match digits {
+        CharRule::Off => {}
+        CharRule::Isolated => steps.push(json!({"type": "Digits", "individual_digits": true})),
+        _ => steps.push(json!({"type": "Digits", "individual_digits": false})),
+    }
+    json!({"type": "Sequence", "pretokenizers": steps})
 }

@@ -8,11 +8,12 @@
 //! refused with an error that names it.
 
 use picobpe::normalizer::UnicodeForm;
+use picobpe::wordpiece::{CharRule, Spaces, WordSplit};
 
 use super::{InvalidWpModel, WpModel};
 use crate::format::TemplateData;
 use crate::tokenizer_json::{
-    bad, bad_steps, by_id, known, Decoder, ModelJson, Normalizer, PreTokenizer, Refused,
+    bad, bad_steps, by_id, known, Decoder, ModelJson, Normalizer, Part, PreTokenizer, Refused,
     TokenizerJson,
 };
 
@@ -142,14 +143,7 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<WpImport, WpImportE
                 return Err(bad_steps("normalizer", &file.normalizer, why).into());
             }
         };
-    match known(&file.pre_tokenizer)[..] {
-        [Some(PreTokenizer::Bert)] => {}
-        [] => return Err(bad("pre_tokenizer", "missing").into()),
-        _ => {
-            let why = "only BertPreTokenizer is supported";
-            return Err(bad_steps("pre_tokenizer", &file.pre_tokenizer, why).into());
-        }
-    }
+    let split = word_split(&file.pre_tokenizer)?;
     let cleanup = match known(&file.decoder)[..] {
         [] => false,
         [Some(Decoder::WordPiece { prefix: p, cleanup })] => {
@@ -173,6 +167,7 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<WpImport, WpImportE
         specials: file.added_tokens().map_err(|e| bad("added_tokens", e))?,
         normalizer,
         char_steps,
+        split,
     };
     model.validate()?;
     let notes = Vec::new();
@@ -189,4 +184,57 @@ impl TemplateData {
             _ => TemplateData::default(),
         }
     }
+}
+
+/// The words of a `tokenizer.json`'s pre-tokenizer: `BertPreTokenizer`, or a `Sequence` of
+/// `WhitespaceSplit`, `Whitespace`, `Punctuation` (any behaviour but the two merged ones) and
+/// `Digits`, each at most once (see `picobpe::wordpiece::WordSplit` for why their order does
+/// not matter).
+fn word_split(steps: &[Part<PreTokenizer>]) -> Result<WordSplit, Refused> {
+    let refuse = |why: &str| Err(bad_steps("pre_tokenizer", steps, why));
+    const WHY: &str = "supported: BertPreTokenizer, or WhitespaceSplit or Whitespace, \
+                       Punctuation (isolated, contiguous or removed) and Digits, each at most once";
+    if steps.is_empty() {
+        return Err(bad("pre_tokenizer", "missing"));
+    }
+    if let [Part {
+        known: Some(PreTokenizer::Bert),
+        ..
+    }] = steps
+    {
+        return Ok(WordSplit::BERT);
+    }
+    let (mut spaces, mut punctuation, mut digits) = (None, None, None);
+    for step in steps {
+        let fresh = match &step.known {
+            Some(PreTokenizer::WhitespaceSplit) => spaces.replace(Spaces::Split).is_none(),
+            Some(PreTokenizer::Whitespace) => spaces.replace(Spaces::Words).is_none(),
+            Some(PreTokenizer::Punctuation { behavior }) => {
+                let rule = match behavior.as_deref().unwrap_or("Isolated") {
+                    "Isolated" => CharRule::Isolated,
+                    "Contiguous" => CharRule::Contiguous,
+                    "Removed" => CharRule::Removed,
+                    _ => return refuse(WHY),
+                };
+                punctuation.replace(rule).is_none()
+            }
+            Some(PreTokenizer::Digits { individual_digits }) => {
+                let rule = if individual_digits.unwrap_or(false) {
+                    CharRule::Isolated
+                } else {
+                    CharRule::Contiguous
+                };
+                digits.replace(rule).is_none()
+            }
+            _ => false,
+        };
+        if !fresh {
+            return refuse(WHY);
+        }
+    }
+    Ok(WordSplit::new(
+        spaces.unwrap_or(Spaces::Kept),
+        punctuation.unwrap_or(CharRule::Off),
+        digits.unwrap_or(CharRule::Off),
+    ))
 }

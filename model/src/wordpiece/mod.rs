@@ -9,6 +9,7 @@ mod train;
 
 use std::collections::HashMap;
 
+pub use picobpe::wordpiece::{CharRule, Spaces, WordSplit};
 use serde::{Deserialize, Serialize};
 
 pub use export::ExportError;
@@ -51,6 +52,11 @@ pub struct WpModel {
     /// `BertNormalizer`. Stored as [`WpModel::normalizer`] is.
     #[serde(skip)]
     pub char_steps: crate::normalizer::CharSteps,
+    /// The pre-tokenizer ([`picobpe::wordpiece::WordSplit::BERT`] unless a `tokenizer.json`
+    /// names another). Stored after the model in the file's "WordPiece with a pre-tokenizer"
+    /// kind, not as a field.
+    #[serde(skip)]
+    pub split: WordSplit,
 }
 
 /// Why a WordPiece model is not valid.
@@ -140,6 +146,7 @@ impl WpModel {
             specials,
             normalizer: None,
             char_steps: Default::default(),
+            split: WordSplit::BERT,
         }
     }
 
@@ -199,4 +206,45 @@ impl WpModel {
         }
         Ok(())
     }
+}
+
+/// The model file's byte for a pre-tokenizer (see `format.rs`): bits 0-1 whitespace (kept,
+/// split, `Whitespace`'s words), bits 2-3 punctuation and bits 4-5 digits (off, isolated,
+/// contiguous, removed).
+pub fn split_code(split: WordSplit) -> u8 {
+    let (spaces, punctuation, digits) = split.parts();
+    let rule = |r: CharRule| match r {
+        CharRule::Off => 0,
+        CharRule::Isolated => 1,
+        CharRule::Contiguous => 2,
+        CharRule::Removed => 3,
+    };
+    let spaces = match spaces {
+        Spaces::Kept => 0,
+        Spaces::Split => 1,
+        Spaces::Words => 2,
+    };
+    spaces | rule(punctuation) << 2 | rule(digits) << 4
+}
+
+/// The pre-tokenizer of a [`split_code`]; `None` for a code no pre-tokenizer has (whitespace
+/// 3, digits removed, bits above 5).
+pub fn split_from_code(code: u8) -> Option<WordSplit> {
+    let rule = |bits: u8| match bits & 3 {
+        0 => CharRule::Off,
+        1 => CharRule::Isolated,
+        2 => CharRule::Contiguous,
+        _ => CharRule::Removed,
+    };
+    let spaces = match code & 3 {
+        0 => Spaces::Kept,
+        1 => Spaces::Split,
+        2 => Spaces::Words,
+        _ => return None,
+    };
+    // `Digits` has no `Removed` form.
+    let digits = (code >> 4 != 3).then(|| rule(code >> 4));
+    digits
+        .filter(|_| code >> 6 == 0)
+        .map(|digits| WordSplit::new(spaces, rule(code >> 2), digits))
 }

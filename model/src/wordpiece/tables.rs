@@ -39,6 +39,8 @@ pub struct WpTableData {
     pub normalizer: Option<picobpe::normalizer::UnicodeForm>,
     /// Its character steps ([`WpModel::char_steps`]).
     pub char_steps: crate::normalizer::CharSteps,
+    /// The pre-tokenizer ([`WpModel::split`]).
+    pub split: picobpe::wordpiece::WordSplit,
 }
 
 impl WpTableData {
@@ -90,6 +92,7 @@ impl WpTableData {
             specials: crate::tables::sorted_specials(&model.specials),
             normalizer: model.normalizer,
             char_steps: model.char_steps,
+            split: model.split,
         })
     }
 
@@ -154,6 +157,7 @@ impl WpTableData {
             cleanup,
             specials,
             normalizer: self.text_normalizer(),
+            split: self.split,
         }
     }
 
