@@ -31,7 +31,8 @@
 //!   `tekken/mistral-common`,
 //!   `sp4096/sentencepiece`, `mistral-v1/sentencepiece`, `ug8000/sentencepiece`,
 //!   `nfkc-bpe/sentencepiece`, `bert-cased-8k/hf-tokenizers`, `minilm-uncased/hf-tokenizers`,
-//!   `wp-trained/hf-tokenizers`, `sp-trained/sentencepiece`);
+//!   `wp-trained/hf-tokenizers`, `sp-trained/sentencepiece`,
+//!   `wp-whitespace-digits/hf-tokenizers`);
 //!   `gpt2/`, `cl100k_base/`, `llama3-8k/`, `tekken/`, `mistral-v1/`, `ug8000/` and
 //!   `minilm-uncased/` also enable the tests specific to that model (`cfg(picobpe_gpt2)`,
 //!   `cfg(picobpe_cl100k)`, `cfg(picobpe_llama3)`, `cfg(picobpe_tekken)`, `cfg(picobpe_mistral)`,

@@ -26,6 +26,8 @@ It (re)writes, under tests/fixtures/wordpiece/:
                                   invalid_utf8) and for pretok_edge; the record format of
                                   gen_wp_vectors.py ("all": added tokens recognized; "ordinary",
                                   when it differs: read as text)
+    <model>/probes.jsonl          the pretok_edge records that are UTF-8 with their ids and
+                                  tokenizers' decode of them (the shape of probes.jsonl)
     inputs/pretok_edge.jsonl      inputs this script makes (hand-written, then seeded mixes):
                                   letters, ASCII and other digits, connector punctuation,
                                   combining marks, joiners, symbols, punctuation runs, Unicode
@@ -255,6 +257,34 @@ def write_vectors(tok: Tokenizer, name: str, set_name: str,
     return {"records": len(rows), "ids": sum(len(r["all"]) for r in rows)}
 
 
+def write_probes(tok: Tokenizer, name: str, records: list[tuple[str, bytes]]) -> int:
+    """`<model>/probes.jsonl`: the edge records that are UTF-8, in the shape of
+    `wordpiece/probes.jsonl` (`{"name", "text", <model>: {"ids", "ordinary"?, "decode",
+    "decode_skip_special"?}}`: "ordinary" the ids with added tokens read as text, where they
+    differ), with tokenizers' decoded text of the ids (added tokens kept, and skipped where that
+    differs): the reference for decoding."""
+    lines = []
+    for rec, data in records:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        ids = tok.encode(text, add_special_tokens=False).ids
+        tok.encode_special_tokens = True
+        ordinary = tok.encode(text, add_special_tokens=False).ids
+        tok.encode_special_tokens = False
+        r = {"ids": ids, "decode": tok.decode(ids, skip_special_tokens=False)}
+        if ordinary != ids:
+            r["ordinary"] = ordinary
+        skipped = tok.decode(ids, skip_special_tokens=True)
+        if skipped != r["decode"]:
+            r["decode_skip_special"] = skipped
+        lines.append(json.dumps({"name": rec, "text": text, name: r}, ensure_ascii=False,
+                                separators=(",", ":")))
+    (OUT / name / "probes.jsonl").write_text("".join(line + "\n" for line in lines), "utf-8")
+    return len(lines)
+
+
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -271,6 +301,7 @@ def main() -> None:
         tok, path = build_model(name, make())
         counts = {set_name: write_vectors(tok, name, set_name, records)
                   for set_name, records in sets.items()}
+        counts["probes"] = write_probes(tok, name, sets["pretok_edge"])
         manifest["models"][name] = {
             "pre_tokenizer": json.loads(tok.to_str())["pre_tokenizer"], "sets": counts,
             "tokenizer_json_sha256": sha256(path)}

@@ -419,6 +419,46 @@ fn wordpiece_with_other_pre_tokenizers() {
             panic!("{name}: a WordPiece model file loaded as another kind");
         };
         check_set(name, "pretok_edge", t, &edge, false);
+        // tokenizers' decode of the edge records' ids (added tokens skipped).
+        let probes = std::fs::read_to_string(dir(name).join("probes.jsonl")).expect("probes");
+        let tok = WpTokenizer::new(tables(&m));
+        for line in probes.lines() {
+            let rec: serde_json::Value = serde_json::from_str(line).unwrap();
+            let r = &rec[name];
+            let ids: Vec<u32> = r["ids"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_u64().unwrap() as u32)
+                .collect();
+            let text = rec["text"].as_str().unwrap();
+            assert_eq!(
+                encode(&tok, text.as_bytes(), Specials::All),
+                ids,
+                "{name} {rec}"
+            );
+            let ordinary: Vec<u32> = r.get("ordinary").map_or(ids.clone(), |o| {
+                o.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_u64().unwrap() as u32)
+                    .collect()
+            });
+            assert_eq!(
+                encode(&tok, text.as_bytes(), Specials::None),
+                ordinary,
+                "{name} {rec}"
+            );
+            let want = r.get("decode_skip_special").or(r.get("decode")).unwrap();
+            let mut buf = vec![0u8; 8 * text.len() + 64];
+            let n = tok.decode(&ids, &mut buf).expect("decode");
+            assert_eq!(
+                std::str::from_utf8(&buf[..n]).unwrap(),
+                want.as_str().unwrap(),
+                "{name} {} decode",
+                rec["name"]
+            );
+        }
         let json = m.to_tokenizer_json().expect("export");
         let file = picobpe_model::TokenizerJson::parse(json.as_bytes()).expect("parse");
         assert_eq!(

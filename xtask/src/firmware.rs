@@ -137,6 +137,10 @@ pub enum Builtin {
     /// WordPiece (BERT, uncased): the published all-MiniLM-L6-v2 tokenizer, bert-base-uncased's
     /// 30 522 ids (`tests/fixtures/wordpiece/minilm-uncased/tokenizer.json`; mps2-an385).
     Minilm,
+    /// WordPiece with `Sequence[Whitespace, Digits(individual_digits)]` in place of
+    /// `BertPreTokenizer`: bert-cased-8k's vocabulary, written by `tokenizers`
+    /// (`tests/fixtures/wordpiece/wp-whitespace-digits/tokenizer.json`; mps2-an385).
+    WpWhitespace,
 }
 
 /// The kind of a model: which tokenizer the firmware runs.
@@ -152,7 +156,7 @@ pub enum Kind {
 
 impl Builtin {
     /// Every built-in model, in the order the commands run them.
-    pub const ALL: [Builtin; 15] = [
+    pub const ALL: [Builtin; 16] = [
         Builtin::Small,
         Builtin::Gpt2,
         Builtin::Cl100k,
@@ -168,6 +172,7 @@ impl Builtin {
         Builtin::BertCased,
         Builtin::WpTrained,
         Builtin::Minilm,
+        Builtin::WpWhitespace,
     ];
 
     /// The name `--model` takes.
@@ -188,6 +193,7 @@ impl Builtin {
             Builtin::WpTrained => "wp-trained",
             Builtin::SpTrained => "sp-trained",
             Builtin::Minilm => "minilm",
+            Builtin::WpWhitespace => "wp-whitespace-digits",
         }
     }
 
@@ -227,7 +233,8 @@ impl Builtin {
             | Builtin::SpNfkc
             | Builtin::MsBpeNfkc
             | Builtin::MsT5Nfkc
-            | Builtin::Minilm => &[Machine::Mps2An385],
+            | Builtin::Minilm
+            | Builtin::WpWhitespace => &[Machine::Mps2An385],
         }
     }
 
@@ -246,7 +253,9 @@ impl Builtin {
             | Builtin::MsBpeNfkc
             | Builtin::MsT5Nfkc
             | Builtin::SpTrained => Kind::SentencePiece,
-            Builtin::BertCased | Builtin::WpTrained | Builtin::Minilm => Kind::WordPiece,
+            Builtin::BertCased | Builtin::WpTrained | Builtin::Minilm | Builtin::WpWhitespace => {
+                Kind::WordPiece
+            }
         }
     }
 
@@ -275,6 +284,7 @@ impl Builtin {
             Builtin::Llama3 => Some("hf_bpe/llama3-8k"),
             Builtin::BertCased => Some("wordpiece/bert-cased-8k"),
             Builtin::Minilm => Some("wordpiece/minilm-uncased"),
+            Builtin::WpWhitespace => Some("wordpiece/wp-whitespace-digits"),
             _ => None,
         }
     }
@@ -293,7 +303,9 @@ impl Builtin {
             Builtin::Ug8000 => Some("unigram"),
             // Shares the sp-nfkc builds' artifacts (the model file is always named).
             Builtin::SpNfkc | Builtin::MsBpeNfkc | Builtin::MsT5Nfkc => Some("nfkc"),
-            Builtin::BertCased | Builtin::WpTrained | Builtin::Minilm => Some("wordpiece"),
+            Builtin::BertCased | Builtin::WpTrained | Builtin::Minilm | Builtin::WpWhitespace => {
+                Some("wordpiece")
+            }
             Builtin::Small | Builtin::Gpt2 => None,
         }
     }
@@ -351,6 +363,10 @@ impl Builtin {
                 "minilm (WordPiece, uncased: all-MiniLM-L6-v2, 30522 ids, imported from a \
                  Hugging Face tokenizer.json)"
             }
+            Builtin::WpWhitespace => {
+                "wp-whitespace-digits (WordPiece, cased, 8192 ids, Whitespace + Digits \
+                 pre-tokenizer, imported from a Hugging Face tokenizer.json)"
+            }
         }
     }
 
@@ -373,6 +389,7 @@ impl Builtin {
             Builtin::WpTrained => "wp-trained.model",
             Builtin::SpTrained => "sp-trained.model",
             Builtin::Minilm => "minilm.model",
+            Builtin::WpWhitespace => "wp-whitespace-digits.model",
         }
     }
 }
@@ -812,7 +829,7 @@ pub fn prepare_model(model: Builtin) -> Result<PathBuf, String> {
             args.push(scratch.clone().into());
             (args, scratch.join("tokenizer.model"))
         }
-        Builtin::Llama3 | Builtin::BertCased | Builtin::Minilm => {
+        Builtin::Llama3 | Builtin::BertCased | Builtin::Minilm | Builtin::WpWhitespace => {
             // `host-trainer import --tokenizer-json` reads the kind from the file: byte-level
             // BPE (`picobpe_model::import::tokenizer_json`, no NFC promise) or WordPiece
             // (`picobpe_model::wordpiece::import_tokenizer_json`).
@@ -1224,6 +1241,7 @@ mod tests {
                     "lm3s6965evb/bert-cased-8k",
                     "lm3s6965evb/wp-trained",
                     "mps2-an385/minilm",
+                    "mps2-an385/wp-whitespace-digits",
                 ],
             ),
             (
@@ -1266,6 +1284,7 @@ mod tests {
                     "lm3s6965evb/bert-cased-8k",
                     "lm3s6965evb/wp-trained",
                     "mps2-an385/minilm",
+                    "mps2-an385/wp-whitespace-digits",
                 ],
             ),
             (

@@ -257,7 +257,13 @@ fn reference_vectors(
             );
             (v.path, "wp-trained/hf-tokenizers")
         })),
-        Some(b @ (Builtin::Llama3 | Builtin::Tekken | Builtin::BertCased | Builtin::Minilm)) => {
+        Some(
+            b @ (Builtin::Llama3
+            | Builtin::Tekken
+            | Builtin::BertCased
+            | Builtin::Minilm
+            | Builtin::WpWhitespace),
+        ) => {
             // The vector file, who made its ids, and the reference name the firmware reads.
             let (v, source, reference) = match b {
                 Builtin::Llama3 => (
@@ -274,6 +280,11 @@ fn reference_vectors(
                     firmware::vectors::prepare_wp("bert-cased-8k")?,
                     "Hugging Face tokenizers bert-cased-8k",
                     "bert-cased-8k/hf-tokenizers",
+                ),
+                Builtin::WpWhitespace => (
+                    firmware::vectors::prepare_wp("wp-whitespace-digits")?,
+                    "Hugging Face tokenizers wp-whitespace-digits",
+                    "wp-whitespace-digits/hf-tokenizers",
                 ),
                 _ => (
                     firmware::vectors::prepare_wp("minilm-uncased")?,

@@ -266,9 +266,10 @@ fn vectors(port: &Port) -> Result<PathBuf, String> {
             )?;
             (v.path, v.count)
         }
-        Builtin::BertCased | Builtin::Minilm => {
+        Builtin::BertCased | Builtin::Minilm | Builtin::WpWhitespace => {
             let name = match port.model {
                 Builtin::BertCased => "bert-cased-8k",
+                Builtin::WpWhitespace => "wp-whitespace-digits",
                 _ => "minilm-uncased",
             };
             let v = firmware::vectors::prepare_wp(name)?;

@@ -298,8 +298,37 @@ impl<'a> WpTokenizer<'a> {
 
     /// Feed `text[from..end]` (whole characters) through the normalizer flags and the
     /// pre-tokenizer, then encode the last word: the encoder's loop, inlined in both callers.
+    /// A pre-tokenizer other than `BertPreTokenizer` takes a loop of its own, chosen once per
+    /// call: a test of it per character costs the BERT loop 6 % (minilm on target).
     #[inline(always)]
     fn words(
+        &self,
+        text: &[u8],
+        from: usize,
+        end: usize,
+        to: &mut impl Words,
+    ) -> Result<(), EncodeError> {
+        if !self.tables.split.is_bert() {
+            return self.words_other(text, from, end, to);
+        }
+        self.words_by::<true>(text, from, end, to)
+    }
+
+    /// [`WpTokenizer::words`] for a pre-tokenizer other than `BertPreTokenizer`.
+    #[inline(never)]
+    fn words_other(
+        &self,
+        text: &[u8],
+        from: usize,
+        end: usize,
+        to: &mut impl Words,
+    ) -> Result<(), EncodeError> {
+        self.words_by::<false>(text, from, end, to)
+    }
+
+    /// The loop of [`WpTokenizer::words`], for `BertPreTokenizer` (`BERT`) or not.
+    #[inline(always)]
+    fn words_by<const BERT: bool>(
         &self,
         text: &[u8],
         from: usize,
@@ -309,7 +338,7 @@ impl<'a> WpTokenizer<'a> {
         let mut i = from;
         while i < end {
             let (c, len) = next_char(text, i);
-            self.push_char(c, i, to)?;
+            self.push_char::<BERT>(c, i, to)?;
             i += len;
         }
         to.end(self, i)
@@ -387,29 +416,34 @@ impl<'a> WpTokenizer<'a> {
     /// line it costs the loop a call per character (minilm on target: 322 → 334 guest
     /// instructions per byte).
     #[inline(always)]
-    fn push_char(&self, c: char, at: usize, to: &mut impl Words) -> Result<(), EncodeError> {
+    fn push_char<const BERT: bool>(
+        &self,
+        c: char,
+        at: usize,
+        to: &mut impl Words,
+    ) -> Result<(), EncodeError> {
         let t = self.tables;
         let f = char_flags(c);
         if t.clean_text && f & DROP != 0 {
             return Ok(());
         }
-        if t.split.keeps_spaces() {
-            return self.push_keeping_spaces(c, f, at, to);
+        if !BERT {
+            return self.push_other(c, f, at, to);
         }
         if t.handle_chinese_chars && f & CJK != 0 {
             to.end(self, at)?;
-            self.normalized(c, f, at, to)?;
+            self.normalized::<true>(c, f, at, to)?;
             return to.end(self, at);
         }
-        self.normalized(c, f, at, to)
+        self.normalized::<true>(c, f, at, to)
     }
 
-    /// [`WpTokenizer::push_char`] for a pre-tokenizer that keeps whitespace in its words:
-    /// then the spaces `BertNormalizer` makes are characters of the words, so they are made
-    /// (`clean_text` turns whitespace into U+0020, `handle_chinese_chars` puts one on each
-    /// side of a CJK ideograph). Out of line: only such rare models take it.
-    #[inline(never)]
-    fn push_keeping_spaces(
+    /// [`WpTokenizer::push_char`] for a pre-tokenizer other than `BertPreTokenizer`. A
+    /// pre-tokenizer that keeps whitespace in its words sees the spaces `BertNormalizer` makes
+    /// (`clean_text` turns whitespace into U+0020, `handle_chinese_chars` puts one on each side
+    /// of a CJK ideograph) as characters; the others end the word there.
+    #[inline(always)]
+    fn push_other(
         &self,
         c: char,
         f: u8,
@@ -417,22 +451,31 @@ impl<'a> WpTokenizer<'a> {
         to: &mut impl Words,
     ) -> Result<(), EncodeError> {
         let t = self.tables;
+        let kept = t.split.keeps_spaces();
         let space = char_flags(' ');
-        if t.clean_text && f & SPACE != 0 {
-            return self.normalized(' ', space, at, to);
+        if kept && t.clean_text && f & SPACE != 0 {
+            return self.split_by_class(' ', space, at, to);
         }
         if t.handle_chinese_chars && f & CJK != 0 {
-            self.normalized(' ', space, at, to)?;
-            self.normalized(c, f, at, to)?;
-            return self.normalized(' ', space, at, to);
+            if kept {
+                self.split_by_class(' ', space, at, to)?;
+            } else {
+                to.end(self, at)?;
+            }
+            self.normalized::<false>(c, f, at, to)?;
+            return if kept {
+                self.split_by_class(' ', space, at, to)
+            } else {
+                to.end(self, at)
+            };
         }
-        self.normalized(c, f, at, to)
+        self.normalized::<false>(c, f, at, to)
     }
 
     /// `strip_accents` and `lowercase` of `c` (flags `f`), then each resulting character to
-    /// the pre-tokenizer.
+    /// the pre-tokenizer (`BERT`: `BertPreTokenizer`'s rule, else the tables' class split).
     #[inline]
-    fn normalized(
+    fn normalized<const BERT: bool>(
         &self,
         c: char,
         f: u8,
@@ -446,36 +489,52 @@ impl<'a> WpTokenizer<'a> {
             }
             if let Some(s) = stripped(c) {
                 for &d in s.chars() {
-                    self.lowered(d, char_flags(d), at, to)?;
+                    self.lowered::<BERT>(d, char_flags(d), at, to)?;
                 }
                 return Ok(());
             }
         }
-        self.lowered(c, f, at, to)
+        self.lowered::<BERT>(c, f, at, to)
     }
 
-    #[inline]
-    fn lowered(&self, c: char, f: u8, at: usize, to: &mut impl Words) -> Result<(), EncodeError> {
+    /// `lowercase` of `c`, then the pre-tokenizer. Always inlined into
+    /// [`WpTokenizer::normalized`]: a call per character otherwise (minilm on target: 322 →
+    /// 341 guest instructions per byte).
+    #[inline(always)]
+    fn lowered<const BERT: bool>(
+        &self,
+        c: char,
+        f: u8,
+        at: usize,
+        to: &mut impl Words,
+    ) -> Result<(), EncodeError> {
         if self.tables.lowercase && !c.is_ascii_lowercase() {
             if c.is_ascii() {
-                return self.split(c.to_ascii_lowercase(), f, at, to);
+                return self.split::<BERT>(c.to_ascii_lowercase(), f, at, to);
             }
             for d in c.to_lowercase() {
                 let g = if d == c { f } else { char_flags(d) };
-                self.split(d, g, at, to)?;
+                self.split::<BERT>(d, g, at, to)?;
             }
             return Ok(());
         }
-        self.split(c, f, at, to)
+        self.split::<BERT>(c, f, at, to)
     }
 
-    /// The pre-tokenizer: for `BertPreTokenizer` whitespace ends a word and punctuation is a
-    /// word of its own; other pre-tokenizers by their [`super::WordSplit`]'s class of `c`.
-    #[inline]
-    fn split(&self, c: char, f: u8, at: usize, to: &mut impl Words) -> Result<(), EncodeError> {
-        let split = &self.tables.split;
-        if !split.is_bert() {
-            return self.split_by_class(split.class(c, f), c, at, to);
+    /// The pre-tokenizer: for `BertPreTokenizer` (`BERT`) whitespace ends a word and
+    /// punctuation is a word of its own; other pre-tokenizers by their [`super::WordSplit`]'s
+    /// class of `c`. Always inlined: out of line it is a call per character (minilm on
+    /// target: 322 → 352 guest instructions per byte).
+    #[inline(always)]
+    fn split<const BERT: bool>(
+        &self,
+        c: char,
+        f: u8,
+        at: usize,
+        to: &mut impl Words,
+    ) -> Result<(), EncodeError> {
+        if !BERT {
+            return self.split_by_class(c, f, at, to);
         }
         if f & SPACE != 0 {
             return to.end(self, at);
@@ -489,17 +548,17 @@ impl<'a> WpTokenizer<'a> {
         Ok(())
     }
 
-    /// [`WpTokenizer::split`] for a pre-tokenizer other than `BertPreTokenizer`: `c` of class
-    /// `class` ends the open word when it is removed, isolated or of another key.
-    #[inline(never)]
+    /// [`WpTokenizer::split`] for a pre-tokenizer other than `BertPreTokenizer`: `c` (flags
+    /// `f`) ends the open word when its class is removed, isolated or of another key.
+    #[inline]
     fn split_by_class(
         &self,
-        class: Class,
         c: char,
+        f: u8,
         at: usize,
         to: &mut impl Words,
     ) -> Result<(), EncodeError> {
-        match class {
+        match self.tables.split.class(c, f) {
             Class::Removed => to.end(self, at),
             Class::Isolated => {
                 to.end(self, at)?;

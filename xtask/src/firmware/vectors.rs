@@ -547,12 +547,14 @@ fn read_hf_set(dir: &str, set: &str) -> Result<Vec<HfRecord>, String> {
     let header = lines
         .first()
         .ok_or_else(|| format!("{}: empty", path.display()))?;
-    let inputs_rel = header["inputs"]
-        .as_str()
-        .ok_or_else(|| format!("{}: header without `inputs`", path.display()))?;
-    // `inputs` is relative to `tests/fixtures`; the files an input names, to
-    // `tests/fixtures/vectors`.
-    let inputs = read_lines(&fixtures.join(inputs_rel), false)?;
+    // `inputs` is relative to `tests/fixtures` (without one, as `gen_wp_norm_vectors.py` and
+    // `gen_wp_pretok_vectors.py` write them: the shared set of the same name); the files an
+    // input names, to `tests/fixtures/vectors`.
+    let inputs_rel = match header["inputs"].as_str() {
+        Some(rel) => rel.to_owned(),
+        None => format!("vectors/inputs/{set}.jsonl"),
+    };
+    let inputs = read_lines(&fixtures.join(&inputs_rel), false)?;
     let recs = &lines[1..];
     // Records follow their inputs in order; a set may keep only some of them (Tekken's
     // `random`: every third), so each record is matched to the next input of its name.
@@ -730,7 +732,8 @@ fn byte_level_vectors(
 
 /// Writes `firmware-example/target/models/<model>-vectors.bin` (PBVEC2) from tokenizers'
 /// vectors of the WordPiece model `tests/fixtures/wordpiece/<model>/` (`bert-cased-8k`,
-/// `minilm-uncased`): first the probes of `tests/fixtures/wordpiece/probes.jsonl` with the text
+/// `minilm-uncased`, `wp-whitespace-digits`): first the probes of `tests/fixtures/wordpiece/probes.jsonl` (or of the
+/// model's folder) with the text
 /// tokenizers' `decode(ids)` gives (`skip_special_tokens=True`, as picobpe decodes), then the
 /// sets, whose records carry no decoded text. A record is taken if its ids fit the tests' id
 /// buffer and an upper bound of its decoded length (each id not an added token as a space and
@@ -738,7 +741,11 @@ fn byte_level_vectors(
 pub fn prepare_wp(model: &str) -> Result<HfVectors, String> {
     let fixtures = crate::firmware::repo_root().join("tests/fixtures/wordpiece");
     let json_path = fixtures.join(model).join("tokenizer.json");
-    let probes = read_lines(&fixtures.join("probes.jsonl"), false)?;
+    // The shared probes carry bert-cased-8k's and minilm-uncased's ids; the other models'
+    // are in their own folder (`gen_wp_pretok_vectors.py`).
+    let own = fixtures.join(model).join("probes.jsonl");
+    let shared = fixtures.join("probes.jsonl");
+    let probes = read_lines(if own.is_file() { &own } else { &shared }, false)?;
     wp_vectors(model, &json_path, &probes, &format!("wordpiece/{model}"))
 }
 
