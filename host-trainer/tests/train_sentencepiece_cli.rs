@@ -125,6 +125,62 @@ fn llama2c_recipe_gives_spm_trains_pieces_and_loads_in_sentencepiece() {
         "sentencepiece's ids for {}",
         held.display()
     );
+    tokenizers_agrees(&out, &held);
+}
+
+/// `python3` can import `tokenizers` (required with `PICOBPE_REQUIRE_SPM`, which
+/// `cargo xtask test` sets after installing both).
+fn have_tokenizers() -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", "import tokenizers"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok || std::env::var_os("PICOBPE_REQUIRE_SPM").is_none(),
+        "PICOBPE_REQUIRE_SPM is set, but python3 cannot import tokenizers \
+         (python3 -m pip install tokenizers==0.22.2)"
+    );
+    ok
+}
+
+/// The `tokenizer.json` the trainer wrote loads in Hugging Face `tokenizers`, whose ids
+/// (`add_special_tokens=False`) equal `sentencepiece`'s from `sentencepiece.model` for the
+/// whole of `held` and for each of its lines.
+fn tokenizers_agrees(out: &Path, held: &Path) {
+    if !(have_sentencepiece() && have_tokenizers()) {
+        eprintln!("skipped the tokenizers check: python3 cannot import it");
+        return;
+    }
+    let script = "import sys, sentencepiece as spm\n\
+                  from tokenizers import Tokenizer\n\
+                  sp = spm.SentencePieceProcessor(model_file=sys.argv[1] + '/sentencepiece.model')\n\
+                  tok = Tokenizer.from_file(sys.argv[1] + '/tokenizer.json')\n\
+                  text = open(sys.argv[2], encoding='utf-8').read()\n\
+                  units = [text] + text.split('\\n')\n\
+                  bad = [u for u in units\n\
+                         if sp.encode(u) != tok.encode(u, add_special_tokens=False).ids]\n\
+                  print(len(units), len(bad), repr(bad[:3]))\n";
+    let py = Command::new("python3")
+        .args([OsStr::new("-c"), OsStr::new(script)])
+        .arg(out)
+        .arg(held)
+        .output()
+        .expect("python3");
+    assert!(
+        py.status.success(),
+        "{}",
+        String::from_utf8_lossy(&py.stderr)
+    );
+    let report = String::from_utf8(py.stdout).unwrap();
+    let mut fields = report.split_whitespace();
+    let units: usize = fields.next().unwrap().parse().unwrap();
+    assert!(units > 1, "{report}");
+    assert_eq!(
+        fields.next(),
+        Some("0"),
+        "tokenizers' ids differ from sentencepiece's for {}: {report}",
+        held.display()
+    );
 }
 
 /// With no option but the size, `spm_train`'s defaults (`nmt_nfkc`, coverage 0.9995): the
@@ -156,7 +212,8 @@ fn the_defaults_are_spm_trains() {
     assert_eq!(model.pieces.len(), want.len());
     for (got, want) in model.pieces.iter().zip(&want) {
         assert_eq!((&got.piece, got.score.unwrap_or(0.0)), (&want.0, want.1));
-    }
+    } // The tokenizer.json (`Precompiled` with the nmt_nfkc map) agrees on held-out text.
+    tokenizers_agrees(&out, &texts("corpus-fr.txt"));
 }
 
 #[test]

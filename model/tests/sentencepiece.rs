@@ -895,3 +895,44 @@ fn tokenizer_json_settings_round_trip_and_damage_is_refused() {
         assert!(err.contains("tokenizer.json settings"), "{err}");
     }
 }
+
+/// A `tokenizer.json` is written only where `tokenizers` can encode as `sentencepiece` does:
+/// BPE without user-defined symbols (the ids themselves are checked against both libraries
+/// in `host-trainer/tests/train_sentencepiece_cli.rs`).
+#[test]
+fn tokenizer_json_export_refuses_what_tokenizers_cannot_match() {
+    use picobpe_model::sentencepiece::SpExportError;
+    // sp4096 has user-defined symbols: tokenizers would put the dummy prefix after each.
+    let sp4096 = reference("sp4096");
+    assert!(sp4096.pieces.iter().any(|p| p.kind == SpKind::UserDefined));
+    assert_eq!(sp4096.to_tokenizer_json(), Err(SpExportError::UserDefined));
+    // The same pieces without them: written, with the model's byte fallback and every piece.
+    let plain = SpModel {
+        pieces: sp4096
+            .pieces
+            .iter()
+            .map(|p| SpPiece {
+                kind: if p.kind == SpKind::UserDefined {
+                    SpKind::Control
+                } else {
+                    p.kind
+                },
+                ..p.clone()
+            })
+            .collect(),
+        ..sp4096.clone()
+    };
+    let json: serde_json::Value =
+        serde_json::from_str(&plain.to_tokenizer_json().unwrap()).unwrap();
+    assert_eq!(json["model"]["byte_fallback"], plain.byte_fallback);
+    assert_eq!(
+        json["model"]["vocab"].as_object().unwrap().len(),
+        plain.pieces.len()
+    );
+    assert!(!json["model"]["merges"].as_array().unwrap().is_empty());
+    let ug = import_model_proto(
+        &std::fs::read(fixtures().join("../unigram/models/ug8000.model")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(ug.to_tokenizer_json(), Err(SpExportError::Unigram));
+}

@@ -126,8 +126,10 @@ pub enum RuleArg {
     /// No character map.
     Identity,
     /// NFKC with `sentencepiece`'s NMT additions (the default).
+    #[value(name = "nmt_nfkc", alias = "nmt-nfkc")]
     Nmt_nfkc,
     /// `nmt_nfkc` with case folding.
+    #[value(name = "nmt_nfkc_cf", alias = "nmt-nfkc-cf")]
     Nmt_nfkc_cf,
 }
 
@@ -299,7 +301,17 @@ pub fn train(args: &TrainArgs) -> Result<(), TrainError> {
             .map_err(|e| TrainError::Export(e.to_string()))?;
         AnyModel::SentencePiece(trained.model.clone())
             .write(dir.join("tokenizer.model"), &template)
-            .map_err(TrainError::Model)
+            .map_err(TrainError::Model)?;
+        match trained.model.to_tokenizer_json() {
+            Ok(json) => {
+                let path = dir.join("tokenizer.json");
+                std::fs::write(&path, json).map_err(TrainError::write(&path))
+            }
+            Err(why) => {
+                eprintln!("note: no tokenizer.json: {why}");
+                Ok(())
+            }
+        }
     })?;
     eprintln!(
         "trained {} SentencePiece BPE pieces in {:.2} s -> {}",

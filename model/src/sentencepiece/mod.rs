@@ -4,6 +4,7 @@
 //! tables ([`SpTableData`]).
 
 pub mod charsmap;
+mod export_json;
 mod import_json;
 mod import_proto;
 mod proto;
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use picobpe::sentencepiece::{MAX_PIECE_BYTES, REPLACEMENT};
 
+pub use export_json::SpExportError;
 pub use import_json::import_tokenizer_json;
 pub(crate) use import_json::{char_chain, normalizer_step};
 pub use import_proto::import_model_proto;
