@@ -2,7 +2,8 @@
 //! and through Hugging Face `tokenizers` (the crate itself, loading the same `tokenizer.json`)
 //! for the committed WordPiece models (`tests/fixtures/wordpiece`: the published uncased
 //! all-MiniLM-L6-v2, a cased 8k model, and its vocabulary with `NFD` + `Lowercase` +
-//! `StripAccents` and with `NFKC` in place of `BertNormalizer`).
+//! `StripAccents` and with `NFKC` in place of `BertNormalizer`, and with `Whitespace`,
+//! `WhitespaceSplit`, `Punctuation` and `Digits` sequences in place of `BertPreTokenizer`).
 //!
 //! Input: `[model selector][capacity][text...]`. The reference sees the text as
 //! `String::from_utf8_lossy` makes it (picobpe's invalid-UTF-8 rule).
@@ -24,11 +25,17 @@ use picobpe_fuzz::{escape, Params};
 use picobpe_model::wordpiece::{import_tokenizer_json, WpTableData};
 use std::sync::OnceLock;
 
-const MODELS: [&str; 4] = [
+const MODELS: [&str; 10] = [
     "minilm-uncased",
     "bert-cased-8k",
     "wp-nfd-lower-strip",
     "wp-nfkc",
+    "wp-whitespace",
+    "wp-whitespace-digits",
+    "wp-wsplit-punct-contig-digits",
+    "wp-wsplit-punct-removed",
+    "wp-wsplit-punct",
+    "wp-punct-digits",
 ];
 
 struct Loaded {
@@ -39,7 +46,7 @@ struct Loaded {
 }
 
 fn model(i: usize) -> &'static Loaded {
-    static CACHE: [OnceLock<Loaded>; 4] = [const { OnceLock::new() }; 4];
+    static CACHE: [OnceLock<Loaded>; MODELS.len()] = [const { OnceLock::new() }; MODELS.len()];
     CACHE[i].get_or_init(|| {
         let path = picobpe_tests::paths::fixtures()
             .join("wordpiece")
