@@ -17,8 +17,8 @@
 //!   every model of the Cortex-M3 on-target tests but the small one: tiktoken's gpt2 and
 //!   cl100k_base ids, tokenizers' llama3-8k (Llama 3 pattern), `mistral-common`'s Tekken
 //!   (Mistral NeMo's `tekken.json`), sentencepiece's sp4096, mistral,
-//!   ug8000 and sp-nfkc (BPE with `nmt_nfkc`), and tokenizers' bert-cased-8k and minilm
-//!   (uncased WordPiece).
+//!   ug8000 and sp-nfkc (BPE with `nmt_nfkc`), and tokenizers' bert-cased-8k, minilm
+//!   (uncased WordPiece) and wp-whitespace-digits (WordPiece with `Whitespace` + `Digits`).
 //!
 //! These are the vector sets of the Cortex-M3 on-target tests (`cargo xtask firmware-test`),
 //! SentencePiece's selected for the machine's work buffer ([`sp_vectors`]). Installs what it
@@ -49,7 +49,7 @@ struct Port {
     ram_capacity: u64,
 }
 
-const PORTS: [Port; 22] = [
+const PORTS: [Port; 23] = [
     microbit(Builtin::Small),
     microbit(Builtin::Sp4096),
     microbit(Builtin::BertCased),
@@ -72,6 +72,7 @@ const PORTS: [Port; 22] = [
     riscv_virt(Builtin::MsT5Nfkc),
     riscv_virt(Builtin::BertCased),
     riscv_virt(Builtin::Minilm),
+    riscv_virt(Builtin::WpWhitespace),
 ];
 
 /// `thumbv6m-none-eabi` on the micro:bit (nRF51822: 256 KiB flash, 16 KiB RAM).
