@@ -38,19 +38,23 @@ const LLAMA2C: [&str; 10] = [
     "2",
 ];
 
-/// `python3` can import `sentencepiece`; without it the library check is skipped, unless
-/// `PICOBPE_REQUIRE_SPM` is set.
-fn have_sentencepiece() -> bool {
+/// `python3` can import `module`; without it the library checks are skipped, unless
+/// `PICOBPE_REQUIRE_SPM` is set (`cargo xtask test` sets it after installing both libraries).
+fn have_module(module: &str, pip: &str) -> bool {
     let ok = Command::new("python3")
-        .args(["-c", "import sentencepiece"])
+        .args(["-c", &format!("import {module}")])
         .output()
         .is_ok_and(|o| o.status.success());
     assert!(
         ok || std::env::var_os("PICOBPE_REQUIRE_SPM").is_none(),
-        "PICOBPE_REQUIRE_SPM is set, but python3 cannot import sentencepiece \
-         (python3 -m pip install sentencepiece==0.2.3)"
+        "PICOBPE_REQUIRE_SPM is set, but python3 cannot import {module} \
+         (python3 -m pip install {pip})"
     );
     ok
+}
+
+fn have_sentencepiece() -> bool {
+    have_module("sentencepiece", "sentencepiece==0.2.3")
 }
 
 #[test]
@@ -128,26 +132,11 @@ fn llama2c_recipe_gives_spm_trains_pieces_and_loads_in_sentencepiece() {
     tokenizers_agrees(&out, &held);
 }
 
-/// `python3` can import `tokenizers` (required with `PICOBPE_REQUIRE_SPM`, which
-/// `cargo xtask test` sets after installing both).
-fn have_tokenizers() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import tokenizers"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok || std::env::var_os("PICOBPE_REQUIRE_SPM").is_none(),
-        "PICOBPE_REQUIRE_SPM is set, but python3 cannot import tokenizers \
-         (python3 -m pip install tokenizers==0.22.2)"
-    );
-    ok
-}
-
 /// The `tokenizer.json` the trainer wrote loads in Hugging Face `tokenizers`, whose ids
 /// (`add_special_tokens=False`) equal `sentencepiece`'s from `sentencepiece.model` for the
 /// whole of `held` and for each of its lines.
 fn tokenizers_agrees(out: &Path, held: &Path) {
-    if !(have_sentencepiece() && have_tokenizers()) {
+    if !(have_sentencepiece() && have_module("tokenizers", "tokenizers==0.22.2")) {
         eprintln!("skipped the tokenizers check: python3 cannot import it");
         return;
     }

@@ -106,6 +106,29 @@ def write_set(path: Path, header: dict, rows: list[dict]) -> None:
         f.write(("\n".join(lines) + "\n").encode("utf-8"))
 
 
+def write_vectors(tok: Tokenizer, name: str, set_name: str,
+                  records: list[tuple[str, bytes]]) -> dict:
+    """`<name>/<set_name>.jsonl.gz`: tokenizers' ids for `records`, with added tokens
+    recognized ("all") and read as text ("ordinary", where it differs); returns the counts."""
+    texts = [rust_from_utf8_lossy(data) for _, data in records]
+    tok.encode_special_tokens = False
+    all_enc = tok.encode_batch(texts, add_special_tokens=False)
+    tok.encode_special_tokens = True
+    ord_enc = tok.encode_batch(texts, add_special_tokens=False)
+    tok.encode_special_tokens = False
+    rows = []
+    for (rec, _), ea, eo in zip(records, all_enc, ord_enc):
+        row = {"name": rec, "all": ea.ids}
+        if eo.ids != ea.ids:
+            row["ordinary"] = eo.ids
+        rows.append(row)
+    header = {"encoding": name, "set": set_name, "count": len(rows),
+              "tokenizers": tokenizers.__version__,
+              "tokenizer_json": f"wordpiece/{name}/tokenizer.json"}
+    write_set(OUT / name / f"{set_name}.jsonl.gz", header, rows)
+    return {"records": len(rows), "ids": sum(len(r["all"]) for r in rows)}
+
+
 def main() -> None:
     assert tokenizers.__version__ == "0.22.2", tokenizers.__version__
     manifest = {"made_by": {"tokenizers": tokenizers.__version__,
@@ -124,25 +147,8 @@ def main() -> None:
         path = OUT / name / "tokenizer.json"
         path.write_text(tok.to_str() + "\n", encoding="utf-8")
         tok = Tokenizer.from_file(str(path))
-        counts = {}
-        for set_name, records in sets.items():
-            texts = [rust_from_utf8_lossy(data) for _, data in records]
-            tok.encode_special_tokens = False
-            all_enc = tok.encode_batch(texts, add_special_tokens=False)
-            tok.encode_special_tokens = True
-            ord_enc = tok.encode_batch(texts, add_special_tokens=False)
-            tok.encode_special_tokens = False
-            rows = []
-            for (rec, _), ea, eo in zip(records, all_enc, ord_enc):
-                row = {"name": rec, "all": ea.ids}
-                if eo.ids != ea.ids:
-                    row["ordinary"] = eo.ids
-                rows.append(row)
-            header = {"encoding": name, "set": set_name, "count": len(rows),
-                      "tokenizers": tokenizers.__version__,
-                      "tokenizer_json": f"wordpiece/{name}/tokenizer.json"}
-            write_set(OUT / name / f"{set_name}.jsonl.gz", header, rows)
-            counts[set_name] = {"records": len(rows), "ids": sum(len(r["all"]) for r in rows)}
+        counts = {set_name: write_vectors(tok, name, set_name, records)
+                  for set_name, records in sets.items()}
         manifest["models"][name] = {
             "normalizer": json.loads(tok.to_str())["normalizer"], "sets": counts,
             "tokenizer_json_sha256": hashlib.sha256(path.read_bytes()).hexdigest()}

@@ -62,8 +62,8 @@ import tokenizers  # noqa: E402
 from tokenizers import Tokenizer, pre_tokenizers  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gen_wp_norm_vectors import write_set  # noqa: E402
-from gen_wp_vectors import load_set_bytes, rust_from_utf8_lossy  # noqa: E402
+from gen_wp_norm_vectors import write_vectors  # noqa: E402
+from gen_wp_vectors import load_set_bytes  # noqa: E402
 
 SCRIPT = "tests/scripts/gen_wp_pretok_vectors.py"
 ROOT = Path(__file__).resolve().parents[2]
@@ -234,27 +234,6 @@ def build_model(name: str, pre_tokenizer) -> tuple[Tokenizer, Path]:
     path = OUT / name / "tokenizer.json"
     path.write_text(tok.to_str() + "\n", encoding="utf-8")
     return Tokenizer.from_file(str(path)), path
-
-
-def write_vectors(tok: Tokenizer, name: str, set_name: str,
-                  records: list[tuple[str, bytes]]) -> dict:
-    texts = [rust_from_utf8_lossy(data) for _, data in records]
-    tok.encode_special_tokens = False
-    all_enc = tok.encode_batch(texts, add_special_tokens=False)
-    tok.encode_special_tokens = True
-    ord_enc = tok.encode_batch(texts, add_special_tokens=False)
-    tok.encode_special_tokens = False
-    rows = []
-    for (rec, _), ea, eo in zip(records, all_enc, ord_enc):
-        row = {"name": rec, "all": ea.ids}
-        if eo.ids != ea.ids:
-            row["ordinary"] = eo.ids
-        rows.append(row)
-    header = {"encoding": name, "set": set_name, "count": len(rows),
-              "tokenizers": tokenizers.__version__,
-              "tokenizer_json": f"wordpiece/{name}/tokenizer.json"}
-    write_set(OUT / name / f"{set_name}.jsonl.gz", header, rows)
-    return {"records": len(rows), "ids": sum(len(r["all"]) for r in rows)}
 
 
 def write_probes(tok: Tokenizer, name: str, records: list[tuple[str, bytes]]) -> int:

@@ -82,6 +82,15 @@ fn longest_run(text: &[u8], split: WordSplit) -> usize {
     .unwrap_or(0)
 }
 
+/// A JSON array of ids.
+fn id_list(v: &serde_json::Value) -> Vec<u32> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap() as u32)
+        .collect()
+}
+
 /// The reference records of one set: (name, all, ordinary).
 fn records(model: &str, set: &str) -> Vec<(String, Vec<u32>, Vec<u32>)> {
     let path = dir(model).join(format!("{set}.jsonl.gz"));
@@ -96,18 +105,11 @@ fn records(model: &str, set: &str) -> Vec<(String, Vec<u32>, Vec<u32>)> {
     lines
         .map(|line| {
             let rec: serde_json::Value = serde_json::from_str(line).unwrap();
-            let ids = |v: &serde_json::Value| -> Vec<u32> {
-                v.as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|x| x.as_u64().unwrap() as u32)
-                    .collect()
-            };
-            let all = ids(&rec["all"]);
+            let all = id_list(&rec["all"]);
             let ordinary = if rec["ordinary"].is_null() {
                 all.clone()
             } else {
-                ids(&rec["ordinary"])
+                id_list(&rec["ordinary"])
             };
             (rec["name"].as_str().unwrap().to_owned(), all, ordinary)
         })
@@ -347,12 +349,7 @@ fn probes_ids_and_decode() {
             let rec: serde_json::Value = serde_json::from_str(line).unwrap();
             let input = rec["text"].as_str().unwrap();
             let r = &rec[name];
-            let want: Vec<u32> = r["ids"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_u64().unwrap() as u32)
-                .collect();
+            let want = id_list(&r["ids"]);
             let got = encode(&tok, input.as_bytes(), Specials::All);
             assert_eq!(got, want, "{name} {}: {input:?}", rec["name"]);
             let decoded = r
@@ -425,25 +422,14 @@ fn wordpiece_with_other_pre_tokenizers() {
         for line in probes.lines() {
             let rec: serde_json::Value = serde_json::from_str(line).unwrap();
             let r = &rec[name];
-            let ids: Vec<u32> = r["ids"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_u64().unwrap() as u32)
-                .collect();
+            let ids = id_list(&r["ids"]);
             let text = rec["text"].as_str().unwrap();
             assert_eq!(
                 encode(&tok, text.as_bytes(), Specials::All),
                 ids,
                 "{name} {rec}"
             );
-            let ordinary: Vec<u32> = r.get("ordinary").map_or(ids.clone(), |o| {
-                o.as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|x| x.as_u64().unwrap() as u32)
-                    .collect()
-            });
+            let ordinary = r.get("ordinary").map_or(ids.clone(), id_list);
             assert_eq!(
                 encode(&tok, text.as_bytes(), Specials::None),
                 ordinary,

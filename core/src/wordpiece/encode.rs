@@ -438,10 +438,11 @@ impl<'a> WpTokenizer<'a> {
         self.normalized::<true>(c, f, at, to)
     }
 
-    /// [`WpTokenizer::push_char`] for a pre-tokenizer other than `BertPreTokenizer`. A
-    /// pre-tokenizer that keeps whitespace in its words sees the spaces `BertNormalizer` makes
-    /// (`clean_text` turns whitespace into U+0020, `handle_chinese_chars` puts one on each side
-    /// of a CJK ideograph) as characters; the others end the word there.
+    /// [`WpTokenizer::push_char`] for a pre-tokenizer other than `BertPreTokenizer`. The
+    /// spaces `BertNormalizer` makes (`clean_text` turns whitespace into U+0020,
+    /// `handle_chinese_chars` puts one on each side of a CJK ideograph) go through the class
+    /// split like any character: removed (ending the word) when the pre-tokenizer drops
+    /// whitespace, characters of the word when it keeps it.
     #[inline(always)]
     fn push_other(
         &self,
@@ -451,23 +452,14 @@ impl<'a> WpTokenizer<'a> {
         to: &mut impl Words,
     ) -> Result<(), EncodeError> {
         let t = self.tables;
-        let kept = t.split.keeps_spaces();
         let space = char_flags(' ');
-        if kept && t.clean_text && f & SPACE != 0 {
+        if t.clean_text && f & SPACE != 0 {
             return self.split_by_class(' ', space, at, to);
         }
         if t.handle_chinese_chars && f & CJK != 0 {
-            if kept {
-                self.split_by_class(' ', space, at, to)?;
-            } else {
-                to.end(self, at)?;
-            }
+            self.split_by_class(' ', space, at, to)?;
             self.normalized::<false>(c, f, at, to)?;
-            return if kept {
-                self.split_by_class(' ', space, at, to)
-            } else {
-                to.end(self, at)
-            };
+            return self.split_by_class(' ', space, at, to);
         }
         self.normalized::<false>(c, f, at, to)
     }
