@@ -1,4 +1,4 @@
-//! The SentencePiece BPE trainer (`picobpe_model::sentencepiece::SpBpeTrainer`) on small
+//! The SentencePiece BPE trainer (`picobpe_model::sentencepiece::SpTrainer`) on small
 //! arbitrary corpora (any bytes, invalid UTF-8 included) with arbitrary options. Its reference
 //! runs against `spm_train` are `tests/tests/train_sentencepiece.rs`; here the checks are the
 //! ones that need no reference:
@@ -14,7 +14,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use picobpe_fuzz::Params;
-use picobpe_model::sentencepiece::{import_model_proto, SpBpeTrainer};
+use picobpe_model::sentencepiece::{import_model_proto, SpTrainer};
 use picobpe_model::SpTableData;
 
 fuzz_target!(|data: &[u8]| {
@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
     let flags = p.byte();
     let more = p.byte();
     let corpus = p.rest();
-    let trainer = SpBpeTrainer {
+    let trainer = SpTrainer {
         vocab_size: vocab,
         character_coverage: if flags & 1 != 0 { 1.0 } else { 0.9995 },
         byte_fallback: flags & 2 != 0,
@@ -46,7 +46,7 @@ fuzz_target!(|data: &[u8]| {
             Vec::new()
         },
         max_sentence_length: 10 + usize::from(more >> 7) * 200,
-        ..SpBpeTrainer::default()
+        ..SpTrainer::default()
     };
     let one = trainer.train(&[corpus], 1, &[], |_| {});
     let two = trainer.train(&[corpus], 2, &[], |_| {});

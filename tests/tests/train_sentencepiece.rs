@@ -6,7 +6,7 @@
 
 use picobpe::SpTokenizer;
 use picobpe_model::sentencepiece::{
-    import_model_proto, SpBpeTrainer, SpKind, SpNormalization, SpTableData,
+    import_model_proto, SpTrainer, SpKind, SpNormalization, SpTableData,
 };
 use picobpe_tests::paths;
 use serde_json::Value;
@@ -56,10 +56,10 @@ fn rule(name: &str) -> SpNormalization {
 }
 
 /// The trainer `spm_train`'s options describe (the ones the generator uses).
-fn trainer(options: &Value) -> SpBpeTrainer {
-    let mut t = SpBpeTrainer {
+fn trainer(options: &Value) -> SpTrainer {
+    let mut t = SpTrainer {
         normalization: rule("nmt_nfkc"),
-        ..SpBpeTrainer::default()
+        ..SpTrainer::default()
     };
     for (key, v) in options.as_object().unwrap() {
         let b = || v.as_bool().unwrap();

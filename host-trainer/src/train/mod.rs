@@ -151,6 +151,8 @@ pub enum ModelType {
     Wordpiece,
     /// SentencePiece BPE (`spm_train --model_type bpe`).
     SentencepieceBpe,
+    /// SentencePiece Unigram (`spm_train --model_type unigram`).
+    Unigram,
 }
 
 /// `--pattern` values.
@@ -319,7 +321,10 @@ fn check_specials(specials: &[String]) -> Result<(), TrainError> {
 
 /// Run `train`.
 pub fn train(args: TrainArgs) -> Result<(), TrainError> {
-    if args.model_type == ModelType::SentencepieceBpe {
+    if matches!(
+        args.model_type,
+        ModelType::SentencepieceBpe | ModelType::Unigram
+    ) {
         return sentencepiece::train(&args);
     }
     if let Some(option) = args.sentencepiece.given() {

@@ -1,7 +1,8 @@
-//! `host-trainer train --model-type sentencepiece-bpe`: `spm_train --model_type bpe` under
-//! its option names (dashes for underscores) and defaults, to the same pieces in the same
-//! order with the same scores ([`picobpe_model::sentencepiece::SpBpeTrainer`]); writes
-//! `sentencepiece.model` (which `sentencepiece` loads) and picobpe's `tokenizer.model`.
+//! `host-trainer train --model-type sentencepiece-bpe|unigram`: `spm_train --model_type
+//! bpe|unigram` under its option names (dashes for underscores) and defaults, to the same
+//! pieces in the same order with the same scores
+//! ([`picobpe_model::sentencepiece::SpTrainer`]); writes `sentencepiece.model` (which
+//! `sentencepiece` loads) and picobpe's `tokenizer.model`.
 //!
 //! Choices and limits:
 //! - Input is read as bytes, one sentence per `\n`-ended line, as `spm_train` reads it;
@@ -9,8 +10,10 @@
 //! - `--normalization-rule-name` takes `identity`, `nmt_nfkc` (the default) and `nmt_nfkc_cf`,
 //!   with the character maps `sentencepiece` 0.2.3 builds in (carried in the binary); the
 //!   other rules (`nfkc`, TSV rule files) are not offered.
-//! - `--num-threads` (or `--threads`; all cores by default) reads and counts the corpus; the
-//!   model does not depend on it.
+//! - `--num-threads` (or `--threads`; all cores by default) reads and counts the corpus; a
+//!   BPE model does not depend on it. A Unigram model does, as `spm_train`'s does (its EM
+//!   sums per-thread `f32` counts): `--num-threads` (16 unless given, `spm_train`'s default)
+//!   sets how sentences are dealt, whatever the number of threads that run.
 //! - `--input-sentence-size N` takes the first N sentences with `--shuffle-input-sentence
 //!   false`; `spm_train`'s random sample (Abseil's `BitGen`) is not replayed, so the default
 //!   shuffle is refused with the option to use. `--treat-whitespace-as-suffix` is refused (the
@@ -20,7 +23,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::ValueEnum;
-use picobpe_model::sentencepiece::{SpBpeTrainer, SpNormalization, SpProgress};
+use picobpe_model::sentencepiece::{SpModelType, SpNormalization, SpProgress, SpTrainer};
 use picobpe_model::{AnyModel, TemplateData};
 
 use super::error::TrainError;
@@ -95,9 +98,19 @@ pub struct SentencePieceArgs {
     /// false is supported].
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub shuffle_input_sentence: Option<bool>,
-    /// SentencePiece: threads reading the corpus (as --threads; the model does not depend on it).
+    /// SentencePiece: threads reading the corpus (as --threads); for Unigram also how the EM
+    /// deals sentences, which the model depends on as spm_train's does [default: 16].
     #[arg(long, value_name = "N")]
     pub num_threads: Option<usize>,
+    /// Unigram: the most substrings kept as seed pieces [default: 1000000].
+    #[arg(long, value_name = "N")]
+    pub seed_sentencepiece_size: Option<usize>,
+    /// Unigram: the share of pieces each pruning round keeps [default: 0.75].
+    #[arg(long, value_name = "F")]
+    pub shrinking_factor: Option<f32>,
+    /// Unigram: EM steps between prunings [default: 2].
+    #[arg(long, value_name = "N")]
+    pub num_sub_iterations: Option<usize>,
 }
 
 /// `sentencepiece` 0.2.3's `precompiled_charsmap` of `nmt_nfkc`, gzipped
@@ -183,13 +196,33 @@ impl SentencePieceArgs {
                 "--shuffle-input-sentence",
             ),
             (self.num_threads.is_some(), "--num-threads"),
+            (
+                self.seed_sentencepiece_size.is_some(),
+                "--seed-sentencepiece-size",
+            ),
+            (self.shrinking_factor.is_some(), "--shrinking-factor"),
+            (self.num_sub_iterations.is_some(), "--num-sub-iterations"),
         ]
         .into_iter()
         .find_map(|(given, name)| given.then_some(name))
     }
 
-    /// The trainer these options describe, for `vocab_size` pieces.
-    fn trainer(&self, vocab_size: u64) -> Result<SpBpeTrainer, TrainError> {
+    /// The Unigram-only option given, if any.
+    fn unigram_only(&self) -> Option<&'static str> {
+        [
+            (
+                self.seed_sentencepiece_size.is_some(),
+                "--seed-sentencepiece-size",
+            ),
+            (self.shrinking_factor.is_some(), "--shrinking-factor"),
+            (self.num_sub_iterations.is_some(), "--num-sub-iterations"),
+        ]
+        .into_iter()
+        .find_map(|(given, name)| given.then_some(name))
+    }
+
+    /// The trainer these options describe, for `vocab_size` pieces of `model_type`.
+    fn trainer(&self, vocab_size: u64, model_type: SpModelType) -> Result<SpTrainer, TrainError> {
         let unsupported = |what: &str| Err(TrainError::Unsupported(what.to_string()));
         let normalization = match self.normalization_rule_name.unwrap_or(RuleArg::Nmt_nfkc) {
             RuleArg::Identity => SpNormalization::Identity,
@@ -204,8 +237,8 @@ impl SentencePieceArgs {
         if self.treat_whitespace_as_suffix == Some(true) {
             return unsupported("--treat-whitespace-as-suffix true is not supported");
         }
-        let d = SpBpeTrainer::default();
-        Ok(SpBpeTrainer {
+        let d = SpTrainer::default();
+        Ok(SpTrainer {
             vocab_size: usize::try_from(vocab_size).unwrap_or(usize::MAX),
             character_coverage: self.character_coverage.unwrap_or(d.character_coverage),
             byte_fallback: self.byte_fallback.unwrap_or(d.byte_fallback),
@@ -237,18 +270,34 @@ impl SentencePieceArgs {
             shuffle_input_sentence: self
                 .shuffle_input_sentence
                 .unwrap_or(d.shuffle_input_sentence),
+            model_type,
+            seed_sentencepiece_size: self
+                .seed_sentencepiece_size
+                .unwrap_or(d.seed_sentencepiece_size),
+            shrinking_factor: self.shrinking_factor.unwrap_or(d.shrinking_factor),
+            num_sub_iterations: self.num_sub_iterations.unwrap_or(d.num_sub_iterations),
+            num_threads: self.num_threads.unwrap_or(d.num_threads),
             ..d
         })
     }
 }
 
-/// Run `train --model-type sentencepiece-bpe`.
+/// Run `train --model-type sentencepiece-bpe` or `unigram`.
 pub fn train(args: &TrainArgs) -> Result<(), TrainError> {
     let started = Instant::now();
+    let (model_type, type_name, kind) = match args.model_type {
+        super::ModelType::Unigram => (SpModelType::Unigram, "unigram", "Unigram"),
+        _ => (SpModelType::Bpe, "sentencepiece-bpe", "BPE"),
+    };
     let not_here = |option| TrainError::OptionNotFor {
         option,
-        model_type: "sentencepiece-bpe",
+        model_type: type_name,
     };
+    if model_type == SpModelType::Bpe {
+        if let Some(option) = args.sentencepiece.unigram_only() {
+            return Err(not_here(option));
+        }
+    }
     if !args.counts.is_empty() {
         return Err(not_here("--counts"));
     }
@@ -263,7 +312,7 @@ pub fn train(args: &TrainArgs) -> Result<(), TrainError> {
     if let Some(option) = args.wordpiece.given() {
         return Err(not_here(option));
     }
-    let trainer = args.sentencepiece.trainer(args.vocab_size)?;
+    let trainer = args.sentencepiece.trainer(args.vocab_size, model_type)?;
     let out = OutputDir::prepare(&args.out)?;
     super::input::total_size(&args.inputs)?;
     let mut text = Vec::new();
@@ -284,12 +333,17 @@ pub fn train(args: &TrainArgs) -> Result<(), TrainError> {
         .iter()
         .map(|p| p.display().to_string())
         .collect();
-    let bar = progress_bar(args.quiet, 0, "merging", "{pos}/{len} pieces ({rate}");
+    let bar = match model_type {
+        SpModelType::Bpe => progress_bar(args.quiet, 0, "merging", "{pos}/{len} pieces ({rate}"),
+        SpModelType::Unigram => progress_bar(args.quiet, 0, "pruning", "({pos} pieces left"),
+    };
     let trained = trainer
         .train(&slices, threads, &names, |p| match p {
             SpProgress::Sentences(_) => {}
             SpProgress::MergesTotal(n) => bar.set_length(n as u64),
-            SpProgress::Merges(n) => bar.set_position(n as u64),
+            SpProgress::Merges(n) | SpProgress::Seeds(n) | SpProgress::Pruned(n) => {
+                bar.set_position(n as u64)
+            }
         })
         .map_err(|e| TrainError::SentencePiece(e.to_string()))?;
     bar.finish_and_clear();
@@ -314,7 +368,7 @@ pub fn train(args: &TrainArgs) -> Result<(), TrainError> {
         }
     })?;
     eprintln!(
-        "trained {} SentencePiece BPE pieces in {:.2} s -> {}",
+        "trained {} SentencePiece {kind} pieces in {:.2} s -> {}",
         trained.model.n_ids(),
         started.elapsed().as_secs_f64(),
         args.out.display()

@@ -23,7 +23,7 @@ pub(crate) use import_json::{char_chain, normalizer_step};
 pub use import_proto::import_model_proto;
 pub use import_proto::SpImportError;
 pub use tables::{SpTableData, SpTableSizes};
-pub use train::{SpBpeTrainer, SpNormalization, SpProgress, SpTrainError, SpTrained};
+pub use train::{SpModelType, SpNormalization, SpProgress, SpTrainError, SpTrained, SpTrainer};
 
 /// What a piece is: the core's kind, stored as is (the model file's variant order is the
 /// core's declaration order).

@@ -44,6 +44,14 @@ pub(crate) struct TrainerSpec {
     pub(crate) input_sentence_size: Option<u64>,
     #[prost(bool, optional, tag = "19")]
     pub(crate) shuffle_input_sentence: Option<bool>,
+    #[prost(int32, optional, tag = "14")]
+    pub(crate) seed_sentencepiece_size: Option<i32>,
+    #[prost(float, optional, tag = "15")]
+    pub(crate) shrinking_factor: Option<f32>,
+    #[prost(int32, optional, tag = "16")]
+    pub(crate) num_threads: Option<i32>,
+    #[prost(int32, optional, tag = "17")]
+    pub(crate) num_sub_iterations: Option<i32>,
     #[prost(int32, optional, tag = "18")]
     pub(crate) max_sentence_length: Option<i32>,
     #[prost(int32, optional, tag = "20")]

@@ -1,8 +1,9 @@
-//! Training a SentencePiece BPE model as `spm_train --model_type bpe` (`sentencepiece` 0.2.3)
-//! does, under its option names and defaults, to the same pieces in the same order with the
-//! same scores.
+//! Training a SentencePiece BPE or Unigram model as `spm_train --model_type bpe|unigram`
+//! (`sentencepiece` 0.2.3) does, under its option names and defaults, to the same pieces in
+//! the same order with the same scores.
 //!
-//! The steps, as `TrainerInterface::LoadSentences` and `bpe::Trainer::Train` take them:
+//! The steps, as `TrainerInterface::LoadSentences` and `bpe::Trainer::Train` take them (the
+//! Unigram trainer shares 1 to 4; its step 5 is the `unigram` module's):
 //! 1. **Sentences.** Each input line (a `\n` ends it; a `\r` stays) that is not empty, not
 //!    longer than `max_sentence_length` bytes and free of `▅` is a sentence.
 //! 2. **Normalization** by the core's own normalizer ([`picobpe::SpTokenizer::normalize`]):
@@ -25,6 +26,7 @@ mod corpus;
 mod piece_rule;
 mod proto_out;
 mod script_table;
+mod unigram;
 
 use rustc_hash::FxHashMap;
 
@@ -64,10 +66,21 @@ impl SpNormalization {
     }
 }
 
-/// A SentencePiece BPE trainer's options, under `spm_train`'s names, with its defaults
-/// (but the normalization rule: see [`SpNormalization`]).
+/// Which model `spm_train` trains (`--model_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpModelType {
+    /// Merges, scored minus their rank.
+    Bpe,
+    /// A unigram language model pruned by EM (`spm_train`'s default).
+    Unigram,
+}
+
+/// A SentencePiece trainer's options, under `spm_train`'s names, with its defaults (but the
+/// normalization rule, see [`SpNormalization`], and the model type, BPE).
 #[derive(Clone, Debug)]
-pub struct SpBpeTrainer {
+pub struct SpTrainer {
+    /// BPE or Unigram.
+    pub model_type: SpModelType,
     /// The number of pieces, meta pieces included (`hard_vocab_limit`: exactly this many).
     pub vocab_size: usize,
     /// The share of character occurrences the alphabet must cover.
@@ -96,19 +109,19 @@ pub struct SpBpeTrainer {
     /// must have one: `spm_train` 0.2.3 accepts none with byte fallback, but picobpe's
     /// SentencePiece models need an unknown piece.
     pub unk_id: i32,
-    /// See [`SpBpeTrainer::unk_id`].
+    /// See [`SpTrainer::unk_id`].
     pub bos_id: i32,
-    /// See [`SpBpeTrainer::unk_id`].
+    /// See [`SpTrainer::unk_id`].
     pub eos_id: i32,
-    /// See [`SpBpeTrainer::unk_id`].
+    /// See [`SpTrainer::unk_id`].
     pub pad_id: i32,
     /// Their texts.
     pub unk_piece: String,
-    /// See [`SpBpeTrainer::unk_piece`].
+    /// See [`SpTrainer::unk_piece`].
     pub bos_piece: String,
-    /// See [`SpBpeTrainer::unk_piece`].
+    /// See [`SpTrainer::unk_piece`].
     pub eos_piece: String,
-    /// See [`SpBpeTrainer::unk_piece`].
+    /// See [`SpTrainer::unk_piece`].
     pub pad_piece: String,
     /// What `<unk>` decodes to.
     pub unk_surface: String,
@@ -124,13 +137,24 @@ pub struct SpBpeTrainer {
     pub input_sentence_size: u64,
     /// Sample `input_sentence_size` sentences at random rather than take the first ones.
     pub shuffle_input_sentence: bool,
+    /// Unigram: the most substrings taken from the suffix array as seed pieces.
+    pub seed_sentencepiece_size: usize,
+    /// Unigram: the share of pieces each pruning round keeps.
+    pub shrinking_factor: f32,
+    /// Unigram: EM steps between two prunings.
+    pub num_sub_iterations: usize,
+    /// Unigram: `spm_train`'s thread count, which the model depends on: its E step and
+    /// pruning deal sentence `i` to thread `i mod num_threads` and sum the threads' `f32`
+    /// counts in order. picobpe deals them the same way (on however many threads it runs),
+    /// so the same value gives `spm_train`'s model.
+    pub num_threads: usize,
 }
 
-impl Default for SpBpeTrainer {
+impl Default for SpTrainer {
     /// `spm_train`'s defaults, with 8,000 pieces, but the `identity` rule (`nmt_nfkc`, its
     /// default, needs its character map: [`SpNormalization::Rule`]).
     fn default() -> Self {
-        SpBpeTrainer {
+        SpTrainer {
             vocab_size: 8000,
             character_coverage: 0.9995,
             byte_fallback: false,
@@ -157,6 +181,11 @@ impl Default for SpBpeTrainer {
             remove_extra_whitespaces: true,
             input_sentence_size: 0,
             shuffle_input_sentence: true,
+            model_type: SpModelType::Bpe,
+            seed_sentencepiece_size: 1_000_000,
+            shrinking_factor: 0.75,
+            num_sub_iterations: 2,
+            num_threads: 16,
         }
     }
 }
@@ -220,9 +249,13 @@ pub enum SpProgress {
     MergesTotal(usize),
     /// Pieces learned so far.
     Merges(usize),
+    /// Unigram: the seed pieces, before the first EM round.
+    Seeds(usize),
+    /// Unigram: the pieces left after a pruning round.
+    Pruned(usize),
 }
 
-impl SpBpeTrainer {
+impl SpTrainer {
     /// The meta pieces by id with their kinds (`InitMetaPieces`).
     fn meta_pieces(
         &self,
@@ -330,6 +363,22 @@ impl SpBpeTrainer {
                  --shuffle-input-sentence false to train on the first sentences",
             );
         }
+        if self.model_type == SpModelType::Unigram {
+            if !(0.5..=0.95).contains(&self.shrinking_factor) {
+                return bad("--shrinking-factor must be between 0.5 and 0.95 (as in spm_train)");
+            }
+            if self.num_sub_iterations == 0 || self.num_sub_iterations > 10 {
+                return bad("--num-sub-iterations must be between 1 and 10 (as in spm_train)");
+            }
+            if self.seed_sentencepiece_size == 0
+                || self.seed_sentencepiece_size > i32::MAX as usize
+            {
+                return bad("--seed-sentencepiece-size must be between 1 and 2147483647");
+            }
+            if !(1..=1024).contains(&self.num_threads) {
+                return bad("--num-threads must be between 1 and 1024 (as in spm_train)");
+            }
+        }
         if !(10..=1 << 30).contains(&self.max_sentence_length) {
             return bad("--max-sentence-length must be between 10 and 1073741824");
         }
@@ -367,6 +416,8 @@ impl SpBpeTrainer {
             }],
             byte_fallback: false,
             charsmap: rule.charsmap(),
+            // The normalizer does not depend on the model type.
+            unigram: false,
             ..tables_model(self)
         };
         super::SpTableData::new(&model)
@@ -540,6 +591,23 @@ impl SpBpeTrainer {
             });
         }
 
+        // Unigram seeds come from the whole sentences, masked, in order (before splitting).
+        let unigram = self.model_type == SpModelType::Unigram;
+        let seed_sentences: Vec<String> = if unigram {
+            let ascii = corpus::ascii_kept(&alphabet);
+            let whole = if split.is_some() {
+                gather_all(None).sentences
+            } else {
+                sentences.clone()
+            };
+            whole
+                .into_iter()
+                .map(|s| corpus::mask_rare(&s, &alphabet, &ascii).unwrap_or(s))
+                .collect()
+        } else {
+            Vec::new()
+        };
+
         // 4: words, rare characters masked.
         let words: Vec<(String, u64)> = if split.is_some() {
             let dropped_mark = by_count.iter().any(|&(c, _)| c == SPACE_MARK)
@@ -590,7 +658,7 @@ impl SpBpeTrainer {
                 .collect()
         };
 
-        // 5: merges, then the alphabet.
+        // 5: merges, then the alphabet; or the Unigram loop.
         let rule = PieceRule {
             max_chars: self.max_sentencepiece_length,
             split_by_whitespace: self.split_by_whitespace,
@@ -600,15 +668,37 @@ impl SpBpeTrainer {
             treat_whitespace_as_suffix: false,
             allow_whitespace_only_pieces: self.allow_whitespace_only_pieces,
         };
-        let n_merges = self.vocab_size - needed;
-        progress(SpProgress::MergesTotal(n_merges));
-        let mut merges = bpe::BpeLoop::new(&rule, &alphabet, &words)?;
-        drop(words);
-        let mut pieces = merges.run(n_merges, |n| progress(SpProgress::Merges(n)));
-        drop(merges);
-        let mut chars: Vec<(char, u64)> = alphabet.into_iter().collect();
+        let mut chars: Vec<(char, u64)> = alphabet.iter().map(|(&c, &n)| (c, n)).collect();
         chars.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        pieces.extend(chars.iter().map(|(c, _)| c.to_string()));
+        let pieces: Vec<(String, f32)> = if unigram {
+            let seeds = unigram::seed_pieces(&seed_sentences, &rule, self.seed_sentencepiece_size);
+            drop(seed_sentences);
+            let spec = unigram::UnigramSpec {
+                slots: self.vocab_size - meta.len(),
+                vocab_size: self.vocab_size,
+                shrinking_factor: self.shrinking_factor,
+                sub_iterations: self.num_sub_iterations,
+                partitions: self.num_threads,
+                threads,
+            };
+            unigram::train(seeds, &words, &chars, &spec, |step| match step {
+                unigram::Step::Seeds(n) => progress(SpProgress::Seeds(n)),
+                unigram::Step::Pieces(n) => progress(SpProgress::Pruned(n)),
+            })
+        } else {
+            let n_merges = self.vocab_size - needed;
+            progress(SpProgress::MergesTotal(n_merges));
+            let mut merges = bpe::BpeLoop::new(&rule, &alphabet, &words)?;
+            drop(words);
+            let mut pieces = merges.run(n_merges, |n| progress(SpProgress::Merges(n)));
+            drop(merges);
+            pieces.extend(chars.iter().map(|(c, _)| c.to_string()));
+            pieces
+                .into_iter()
+                .enumerate()
+                .map(|(rank, p)| (p, -(rank as f32)))
+                .collect()
+        };
         if pieces.len() + meta.len() != self.vocab_size {
             return Err(SpTrainError::VocabTooLarge {
                 vocab_size: self.vocab_size,
@@ -616,7 +706,7 @@ impl SpBpeTrainer {
             });
         }
         let mut model_pieces = Vec::with_capacity(self.vocab_size);
-        let mut rest = pieces.into_iter().enumerate();
+        let mut rest = pieces.into_iter();
         for id in 0..self.vocab_size {
             if let Some((piece, kind)) = meta.get(&id) {
                 model_pieces.push(SpPiece {
@@ -624,10 +714,10 @@ impl SpBpeTrainer {
                     score: Some(0.0),
                     kind: *kind,
                 });
-            } else if let Some((rank, piece)) = rest.next() {
+            } else if let Some((piece, score)) = rest.next() {
                 model_pieces.push(SpPiece {
                     piece,
-                    score: Some(-(rank as f32)),
+                    score: Some(score),
                     kind: SpKind::Normal,
                 });
             }
@@ -650,7 +740,7 @@ impl SpBpeTrainer {
 }
 
 /// An [`SpModel`] with `spec`'s normalizer settings and no pieces.
-fn tables_model(spec: &SpBpeTrainer) -> SpModel {
+fn tables_model(spec: &SpTrainer) -> SpModel {
     SpModel {
         pieces: Vec::new(),
         add_dummy_prefix: spec.add_dummy_prefix,
@@ -658,7 +748,7 @@ fn tables_model(spec: &SpBpeTrainer) -> SpModel {
         byte_fallback: spec.byte_fallback,
         unk_surface: spec.unk_surface.clone(),
         sections: SpSections::Inline,
-        unigram: false,
+        unigram: spec.model_type == SpModelType::Unigram,
         f64_scores: Vec::new(),
         charsmap: spec.normalization.charsmap(),
         unk_in_text: false,

@@ -80,7 +80,6 @@ fn is_decimal(c: char) -> bool {
 
 impl PieceRule {
     /// True when `chars` may be a piece.
-    #[cfg(test)]
     pub(super) fn allows(&self, chars: &[char]) -> bool {
         self.allows_chars(chars.len(), || chars.iter().copied())
     }

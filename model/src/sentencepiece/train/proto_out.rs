@@ -5,11 +5,11 @@ use prost::Message;
 
 use super::super::proto::{ModelProto, NormalizerSpec, PieceProto, TrainerSpec};
 
-use super::SpBpeTrainer;
+use super::{SpModelType, SpTrainer};
 
 /// The serialized `ModelProto` of `model`, trained with `spec` from `inputs`.
 pub(super) fn model_proto(
-    spec: &SpBpeTrainer,
+    spec: &SpTrainer,
     model: &super::super::SpModel,
     inputs: &[String],
 ) -> Vec<u8> {
@@ -23,9 +23,14 @@ pub(super) fn model_proto(
         })
         .collect();
     let s = spec;
+    let unigram = s.model_type == SpModelType::Unigram;
     let trainer = TrainerSpec {
         input: inputs.to_vec(),
-        model_type: Some(2),
+        model_type: Some(if unigram { 1 } else { 2 }),
+        seed_sentencepiece_size: unigram.then_some(s.seed_sentencepiece_size as i32),
+        shrinking_factor: unigram.then_some(s.shrinking_factor),
+        num_threads: unigram.then_some(s.num_threads as i32),
+        num_sub_iterations: unigram.then_some(s.num_sub_iterations as i32),
         vocab_size: Some(model.pieces.len() as i32),
         character_coverage: Some(s.character_coverage),
         input_sentence_size: Some(s.input_sentence_size),
