@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Reference models for `host-trainer train --model-type sentencepiece-bpe`, trained by the
-real `spm_train` (the `sentencepiece` wheel, 0.2.3).
+"""Reference models for `host-trainer train --model-type sentencepiece-bpe` and `unigram`,
+trained by the real `spm_train` (the `sentencepiece` wheel, 0.2.3).
 
 It (re)writes tests/fixtures/spm_train/<config>.json for each configuration below:
 
     {"sentencepiece": "0.2.3",
-     "config": {"files": [...], "options": {...spm_train options...}},
+     "config": {"files": [...], "model_type": "bpe" | "unigram",
+                "options": {...spm_train options...}},
      "pieces": [[piece, score, type], ...],          # in id order
      "held_out": {"text": "...", "ids": [...]}}       # the model's ids for a held-out text
 
@@ -77,6 +78,42 @@ CONFIGS = {
         "options": {"vocab_size": 1000, "normalization_rule_name": "identity",
                     "split_by_whitespace": False, "allow_whitespace_only_pieces": True,
                     "character_coverage": 1.0}},
+    # Unigram (spm_train's default model type). Its EM sums per-thread f32 counts, so the
+    # model depends on num_threads: 1 unless the options say (16 is spm_train's default).
+    "unigram-en-1000": {"model_type": "unigram", "files": ["corpus-english.txt"],
+                        "held_out": "corpus-fr.txt",
+                        "options": {"vocab_size": 1000, "normalization_rule_name": "identity"}},
+    "unigram-default-multi-4000": {"model_type": "unigram", "files": MULTI,
+                                   "held_out": "corpus-emoji-mixed.txt",
+                                   "options": {"vocab_size": 4000, "num_threads": 16}},
+    "unigram-llama2c-1024": {"model_type": "unigram",
+                             "files": ["corpus-english.txt", "corpus-de.txt",
+                                       "corpus-code-python.txt"],
+                             "held_out": "corpus-fr.txt",
+                             "options": {"vocab_size": 1024, "num_threads": 4, **LLAMA2C}},
+    "unigram-options-1500": {
+        "model_type": "unigram",
+        "files": ["corpus-whitespace-heavy.txt", "corpus-code-rust.txt", "corpus-emoji-mixed.txt"],
+        "held_out": "corpus-code-python.txt",
+        "options": {"vocab_size": 1500, "normalization_rule_name": "identity",
+                    "control_symbols": ["<cls>"], "unk_id": 3, "bos_id": 0, "eos_id": -1,
+                    "pad_id": 1, "split_by_number": False, "split_by_unicode_script": False,
+                    "max_sentencepiece_length": 8, "character_coverage": 0.999,
+                    "add_dummy_prefix": False, "remove_extra_whitespaces": False,
+                    "shrinking_factor": 0.6, "num_sub_iterations": 3,
+                    "seed_sentencepiece_size": 5000}},
+    "unigram-nfkc-cf-invalid-800": {"model_type": "unigram",
+                                    "files": ["spm_train/invalid-de.txt", "corpus-el.txt"],
+                                    "held_out": "corpus-de.txt",
+                                    "options": {"vocab_size": 800,
+                                                "normalization_rule_name": "nmt_nfkc_cf",
+                                                "split_digits": True}},
+    "unigram-nosplit-ws-1000": {
+        "model_type": "unigram", "files": ["corpus-whitespace-heavy.txt"],
+        "held_out": "corpus-english.txt",
+        "options": {"vocab_size": 1000, "normalization_rule_name": "identity",
+                    "split_by_whitespace": False, "allow_whitespace_only_pieces": True,
+                    "character_coverage": 1.0}},
 }
 
 
@@ -113,9 +150,10 @@ def train(name, cfg):
     files = [str(corpus_path(f)) for f in cfg["files"]]
     with tempfile.TemporaryDirectory() as tmp:
         prefix = f"{tmp}/m"
+        options = {"num_threads": 1, **cfg["options"]}
         spm.SentencePieceTrainer.train(input=",".join(files), model_prefix=prefix,
-                                       model_type="bpe", num_threads=1, minloglevel=2,
-                                       **cfg["options"])
+                                       model_type=cfg.get("model_type", "bpe"), minloglevel=2,
+                                       **options)
         sp = spm.SentencePieceProcessor(model_file=prefix + ".model")
         proto = model_pb2.ModelProto()
         proto.ParseFromString(pathlib.Path(prefix + ".model").read_bytes())

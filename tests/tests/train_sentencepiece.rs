@@ -1,12 +1,13 @@
-//! The SentencePiece BPE trainer against `spm_train` 0.2.3 (`tests/fixtures/spm_train`, made
-//! by `tests/scripts/gen_spm_train_vectors.py` with the `sentencepiece` wheel): the same
-//! pieces in the same order with the same scores and types, for each configuration; the
+//! The SentencePiece BPE and Unigram trainers against `spm_train` 0.2.3
+//! (`tests/fixtures/spm_train`, made by `tests/scripts/gen_spm_train_vectors.py` with the
+//! `sentencepiece` wheel): the same pieces in the same order with the same `f32` scores and
+//! types, for each configuration; the
 //! trained model encodes a held-out text to `sentencepiece`'s ids; and the written
 //! `sentencepiece.model` reads back as the same model.
 
 use picobpe::SpTokenizer;
 use picobpe_model::sentencepiece::{
-    import_model_proto, SpTrainer, SpKind, SpNormalization, SpTableData,
+    import_model_proto, SpKind, SpModelType, SpNormalization, SpTableData, SpTrainer,
 };
 use picobpe_tests::paths;
 use serde_json::Value;
@@ -36,7 +37,7 @@ fn references() -> Vec<Reference> {
         });
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
-    assert_eq!(out.len(), 11, "reference configurations");
+    assert_eq!(out.len(), 17, "reference configurations");
     out
 }
 
@@ -55,10 +56,18 @@ fn rule(name: &str) -> SpNormalization {
     }
 }
 
-/// The trainer `spm_train`'s options describe (the ones the generator uses).
-fn trainer(options: &Value) -> SpTrainer {
+/// The trainer `spm_train`'s options describe (the ones the generator uses; it passes one
+/// thread unless the options say).
+fn trainer(config: &Value) -> SpTrainer {
+    let options = &config["options"];
     let mut t = SpTrainer {
         normalization: rule("nmt_nfkc"),
+        model_type: match config["model_type"].as_str() {
+            Some("unigram") => SpModelType::Unigram,
+            None | Some("bpe") => SpModelType::Bpe,
+            Some(other) => panic!("model type {other}"),
+        },
+        num_threads: 1,
         ..SpTrainer::default()
     };
     for (key, v) in options.as_object().unwrap() {
@@ -91,6 +100,10 @@ fn trainer(options: &Value) -> SpTrainer {
             "input_sentence_size" => t.input_sentence_size = n() as u64,
             "shuffle_input_sentence" => t.shuffle_input_sentence = b(),
             "add_dummy_prefix" => t.add_dummy_prefix = b(),
+            "num_threads" => t.num_threads = n() as usize,
+            "shrinking_factor" => t.shrinking_factor = v.as_f64().unwrap() as f32,
+            "num_sub_iterations" => t.num_sub_iterations = n() as usize,
+            "seed_sentencepiece_size" => t.seed_sentencepiece_size = n() as usize,
             "remove_extra_whitespaces" => t.remove_extra_whitespaces = b(),
             other => panic!("option {other} not mapped"),
         }
@@ -129,7 +142,7 @@ fn pieces_match_spm_train() {
             .map(|f| text(f.as_str().unwrap()))
             .collect();
         let slices: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
-        let trained = trainer(&r.config["options"])
+        let trained = trainer(&r.config)
             .train(&slices, 2, &[], |_| {})
             .unwrap_or_else(|e| panic!("{}: {e}", r.name));
         let got: Vec<(String, f32, String)> = trained
