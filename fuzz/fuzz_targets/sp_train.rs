@@ -1,10 +1,11 @@
-//! The SentencePiece BPE trainer (`picobpe_model::sentencepiece::SpTrainer`) on small
+//! The SentencePiece BPE and Unigram trainer (`picobpe_model::sentencepiece::SpTrainer`) on small
 //! arbitrary corpora (any bytes, invalid UTF-8 included) with arbitrary options. Its reference
 //! runs against `spm_train` are `tests/tests/train_sentencepiece.rs`; here the checks are the
 //! ones that need no reference:
 //!
 //! - it returns a model or an error, never panics;
-//! - the model does not depend on the number of threads (1 and 2 give the same pieces);
+//! - the model does not depend on the number of threads (1 and 2 give the same pieces; a
+//!   Unigram model depends on `num_threads`, which is fixed here, not on the threads run);
 //! - the model has exactly `vocab_size` pieces, reads back from its `sentencepiece.model`, and
 //!   builds tables;
 //! - with byte fallback, every line of the corpus encodes and decodes back to the text the
@@ -14,12 +15,14 @@
 
 use libfuzzer_sys::fuzz_target;
 use picobpe_fuzz::Params;
-use picobpe_model::sentencepiece::{import_model_proto, SpTrainer};
+use picobpe_model::sentencepiece::{import_model_proto, SpModelType, SpTrainer};
 use picobpe_model::SpTableData;
 
 fuzz_target!(|data: &[u8]| {
     let mut p = Params::new(data);
-    let vocab = 260 + p.below(200);
+    let v = p.byte();
+    let vocab = 260 + usize::from(v) % 200;
+    let unigram = v & 1 == 1;
     let flags = p.byte();
     let more = p.byte();
     let corpus = p.rest();
@@ -46,6 +49,12 @@ fuzz_target!(|data: &[u8]| {
             Vec::new()
         },
         max_sentence_length: 10 + usize::from(more >> 7) * 200,
+        model_type: if unigram {
+            SpModelType::Unigram
+        } else {
+            SpModelType::Bpe
+        },
+        num_threads: 1 + usize::from(v >> 5),
         ..SpTrainer::default()
     };
     let one = trainer.train(&[corpus], 1, &[], |_| {});

@@ -205,6 +205,54 @@ fn the_defaults_are_spm_trains() {
     tokenizers_agrees(&out, &texts("corpus-fr.txt"));
 }
 
+/// `--model-type unigram` with no option but the size is `spm_train --model_type unigram`
+/// with its defaults (`nmt_nfkc`, 16 threads' worth of partitions, whatever runs here): the
+/// reference `unigram-default-multi-4000` run, piece for piece and score for score.
+#[test]
+fn unigram_defaults_are_spm_trains() {
+    let tmp = TempDir::new("spm-train-unigram");
+    let out = tmp.join("out");
+    let reference: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture("spm_train/unigram-default-multi-4000.json")).unwrap(),
+    )
+    .unwrap();
+    let files: Vec<String> = serde_json::from_value(reference["config"]["files"].clone()).unwrap();
+    let paths: Vec<String> = files
+        .iter()
+        .map(|f| texts(f).display().to_string())
+        .collect();
+    let mut args: Vec<&str> = Vec::new();
+    for p in &paths {
+        args.extend(["--input", p.as_str()]);
+    }
+    args.extend(["--vocab-size", "4000"]);
+    let o = train_as("unigram", &args, &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let proto = std::fs::read(out.join("sentencepiece.model")).unwrap();
+    let model = picobpe_model::sentencepiece::import_model_proto(&proto).unwrap();
+    assert!(model.unigram, "a Unigram ModelProto");
+    let want: Vec<(String, f32, String)> =
+        serde_json::from_value(reference["pieces"].clone()).unwrap();
+    assert_eq!(model.pieces.len(), want.len());
+    for (got, want) in model.pieces.iter().zip(&want) {
+        assert_eq!((&got.piece, got.score.unwrap_or(0.0)), (&want.0, want.1));
+    }
+    // BPE-only options are refused for Unigram and the other way round.
+    let bpe_args = ["--input", paths[0].as_str(), "--vocab-size", "300"];
+    let out = tmp.join("refused");
+    fails(
+        &[&bpe_args[..], &["--shrinking-factor", "0.6"]].concat(),
+        &out,
+        "--shrinking-factor does not apply",
+    );
+    fails_as(
+        "unigram",
+        &[&bpe_args[..], &["--shrinking-factor", "0.2"]].concat(),
+        &out,
+        "between 0.5 and 0.95",
+    );
+}
+
 #[test]
 fn bad_input_is_refused_and_nothing_is_written() {
     let tmp = TempDir::new("spm-train-bad");
