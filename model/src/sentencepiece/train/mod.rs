@@ -137,7 +137,8 @@ pub struct SpTrainer {
     pub input_sentence_size: u64,
     /// Sample `input_sentence_size` sentences at random rather than take the first ones.
     pub shuffle_input_sentence: bool,
-    /// Unigram: the most substrings taken from the suffix array as seed pieces.
+    /// Unigram: the most substrings taken from the suffix array as seed pieces (0: eight
+    /// times the vocabulary, at least 100,000, as 0.2.3 scales it).
     pub seed_sentencepiece_size: usize,
     /// Unigram: the share of pieces each pruning round keeps.
     pub shrinking_factor: f32,
@@ -370,10 +371,8 @@ impl SpTrainer {
             if self.num_sub_iterations == 0 || self.num_sub_iterations > 10 {
                 return bad("--num-sub-iterations must be between 1 and 10 (as in spm_train)");
             }
-            if self.seed_sentencepiece_size == 0
-                || self.seed_sentencepiece_size > i32::MAX as usize
-            {
-                return bad("--seed-sentencepiece-size must be between 1 and 2147483647");
+            if self.seed_sentencepiece_size > i32::MAX as usize {
+                return bad("--seed-sentencepiece-size must be between 0 and 2147483647");
             }
             if !(1..=1024).contains(&self.num_threads) {
                 return bad("--num-threads must be between 1 and 1024 (as in spm_train)");
@@ -671,7 +670,11 @@ impl SpTrainer {
         let mut chars: Vec<(char, u64)> = alphabet.iter().map(|(&c, &n)| (c, n)).collect();
         chars.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         let pieces: Vec<(String, f32)> = if unigram {
-            let seeds = unigram::seed_pieces(&seed_sentences, &rule, self.seed_sentencepiece_size);
+            let seed_size = match self.seed_sentencepiece_size {
+                0 => (self.vocab_size * 8).max(100_000),
+                n => n,
+            };
+            let seeds = unigram::seed_pieces(&seed_sentences, &rule, seed_size);
             drop(seed_sentences);
             let spec = unigram::UnigramSpec {
                 slots: self.vocab_size - meta.len(),

@@ -80,8 +80,14 @@ fn is_decimal(c: char) -> bool {
 
 impl PieceRule {
     /// True when `chars` may be a piece.
+    #[cfg(test)]
     pub(super) fn allows(&self, chars: &[char]) -> bool {
         self.allows_chars(chars.len(), || chars.iter().copied())
+    }
+
+    /// True when `text`, of `n` characters, may be a piece.
+    pub(super) fn allows_text(&self, text: &str, n: usize) -> bool {
+        self.allows_chars(n, || text.chars())
     }
 
     /// True when the concatenation of `left` and `right` (`n` characters in all) may be a

@@ -108,14 +108,16 @@ pub(super) fn seed_pieces(sentences: &[String], rule: &PieceRule, seed_size: usi
             if n_chars <= 1 || n_chars > rule.max_chars {
                 return;
             }
+            if let Some(n) = found.get_mut(piece) {
+                *n += freq;
+                return;
+            }
             let Ok(text) = std::str::from_utf8(piece) else {
                 return;
             };
-            let piece_chars: Vec<char> = text.chars().collect();
-            if !rule.allows(&piece_chars) {
-                return;
+            if rule.allows_text(text, n_chars) {
+                found.insert(piece.to_vec(), freq);
             }
-            *found.entry(piece.to_vec()).or_default() += freq;
         });
     }
     let mut candidates: Vec<(Vec<u8>, f32)> = found
@@ -236,28 +238,43 @@ fn log_sum_exp(x: f32, y: f32, init: bool) -> f32 {
     }
 }
 
-/// The trainer's model: pieces, scores, and a lookup by text.
+/// The trainer's model: pieces, scores, and a byte trie of the pieces.
 struct Model {
     pieces: Vec<Scored>,
     index: FxHashMap<String, u32>,
-    max_chars: usize,
+    /// Trie edges: `node << 8 | byte` to the child node (the root is node 0).
+    edges: FxHashMap<u64, u32>,
+    /// The piece id each trie node spells, or -1.
+    ends: Vec<i32>,
     min_score: f32,
 }
 
 impl Model {
     fn new(pieces: Vec<Scored>) -> Model {
         let mut index = FxHashMap::default();
-        let mut max_chars = 1;
+        let mut edges: FxHashMap<u64, u32> = FxHashMap::default();
+        let mut ends = vec![-1i32];
         let mut min_score = f32::MAX;
         for (i, (p, s)) in pieces.iter().enumerate() {
             index.insert(p.clone(), i as u32);
-            max_chars = max_chars.max(p.chars().count());
+            let mut node = 0u32;
+            for &b in p.as_bytes() {
+                let next = ends.len() as u32;
+                node = *edges
+                    .entry(u64::from(node) << 8 | u64::from(b))
+                    .or_insert(next);
+                if node == next {
+                    ends.push(-1);
+                }
+            }
+            ends[node as usize] = i as i32;
             min_score = min_score.min(*s);
         }
         Model {
             pieces,
             index,
-            max_chars,
+            edges,
+            ends,
             min_score,
         }
     }
@@ -319,12 +336,25 @@ impl Lattice {
         self.end[0].push(0);
         self.begin[n].push(1);
         let unk_score = model.min_score - 10.0;
+        let bytes = text.as_bytes();
         for pos in 0..n {
             let mut single = false;
-            for len in 1..=model.max_chars.min(n - pos) {
-                if let Some(&id) = model.index.get(&text[offsets[pos]..offsets[pos + len]]) {
-                    self.insert(pos, len, id as i32, model.pieces[id as usize].1);
-                    single |= len == 1;
+            // Walk the trie along the text; each character end on a piece is a node, shortest
+            // first (the order of `commonPrefixSearch`).
+            let mut node = 0u32;
+            let mut len = 0;
+            for (b, &byte) in bytes.iter().enumerate().skip(offsets[pos]) {
+                match model.edges.get(&(u64::from(node) << 8 | u64::from(byte))) {
+                    Some(&next) => node = next,
+                    None => break,
+                }
+                if offsets[pos + len + 1] == b + 1 {
+                    len += 1;
+                    let id = model.ends[node as usize];
+                    if id >= 0 {
+                        self.insert(pos, len, id, model.pieces[id as usize].1);
+                        single |= len == 1;
+                    }
                 }
             }
             if !single {
@@ -803,11 +833,7 @@ mod tests {
         // "ab" thrice (followed by a, \0 and c), "b" thrice, "\0" twice.
         assert_eq!(
             found,
-            [
-                (b"\0".to_vec(), 2),
-                (b"ab".to_vec(), 3),
-                (b"b".to_vec(), 3)
-            ]
+            [(b"\0".to_vec(), 2), (b"ab".to_vec(), 3), (b"b".to_vec(), 3)]
         );
     }
 
