@@ -2,7 +2,8 @@
 """Train a peer BPE trainer once, for `cargo xtask bench-train` (which times this process and
 reads its peak RSS from the kernel).
 
-usage: bench_train_peers.py {hf,hf-wordpiece,spm-bpe,spm-bpe-identity,rustbpe} FILE VOCAB_SIZE OUT_DIR
+usage: bench_train_peers.py {hf,hf-wordpiece,hf-unigram,spm-bpe,spm-bpe-identity,spm-unigram,rustbpe}
+       FILE VOCAB_SIZE OUT_DIR
 
 - hf: Hugging Face `tokenizers` BpeTrainer with the ByteLevel pre-tokenizer (the GPT-2 regex),
   256-byte initial alphabet, special token <|endoftext|> (HF does not split the training text
@@ -13,6 +14,9 @@ usage: bench_train_peers.py {hf,hf-wordpiece,spm-bpe,spm-bpe-identity,rustbpe} F
 - spm-bpe: `sentencepiece`'s trainer (`spm_train`) with model_type bpe and its defaults
   (nmt_nfkc, character_coverage 0.9995, num_threads 16); spm-bpe-identity: the same with
   normalization_rule_name identity.
+- spm-unigram: `spm_train` with model_type unigram and its defaults.
+- hf-unigram: `tokenizers`' SentencePieceUnigramTokenizer (Nmt + NFKC, Metaspace) trained with
+  its UnigramTrainer, unk_token <unk>.
 - rustbpe: `rustbpe.Tokenizer().train_from_iterator` over the file's documents (split on
   <|endoftext|>, as a user would feed it), with the GPT-2 pattern; vocab_size counts bytes + merges.
 
@@ -70,13 +74,13 @@ def train_hf_wordpiece(path, vocab_size, out_dir):
     return elapsed, tok.get_vocab_size(), version("tokenizers")
 
 
-def train_spm(path, vocab_size, out_dir, rule="nmt_nfkc"):
+def train_spm(path, vocab_size, out_dir, rule="nmt_nfkc", model_type="bpe"):
     import sentencepiece as spm
 
     start = time.perf_counter()
-    spm.SentencePieceTrainer.train(input=path, model_prefix=f"{out_dir}/spm", model_type="bpe",
-                                   vocab_size=vocab_size, normalization_rule_name=rule,
-                                   minloglevel=2)
+    spm.SentencePieceTrainer.train(input=path, model_prefix=f"{out_dir}/spm",
+                                   model_type=model_type, vocab_size=vocab_size,
+                                   normalization_rule_name=rule, minloglevel=2)
     elapsed = time.perf_counter() - start
     sp = spm.SentencePieceProcessor(model_file=f"{out_dir}/spm.model")
     return elapsed, sp.get_piece_size(), version("sentencepiece")
@@ -84,6 +88,21 @@ def train_spm(path, vocab_size, out_dir, rule="nmt_nfkc"):
 
 def train_spm_identity(path, vocab_size, out_dir):
     return train_spm(path, vocab_size, out_dir, "identity")
+
+
+def train_spm_unigram(path, vocab_size, out_dir):
+    return train_spm(path, vocab_size, out_dir, model_type="unigram")
+
+
+def train_hf_unigram(path, vocab_size, out_dir):
+    from tokenizers import SentencePieceUnigramTokenizer
+
+    tok = SentencePieceUnigramTokenizer()
+    start = time.perf_counter()
+    tok.train([path], vocab_size=vocab_size, show_progress=False, unk_token="<unk>")
+    elapsed = time.perf_counter() - start
+    tok.save(f"{out_dir}/unigram.json")
+    return elapsed, tok.get_vocab_size(), version("tokenizers")
 
 
 def train_rustbpe(path, vocab_size, out_dir):
@@ -100,7 +119,8 @@ def train_rustbpe(path, vocab_size, out_dir):
 
 def main():
     tools = {"hf": train_hf, "hf-wordpiece": train_hf_wordpiece, "spm-bpe": train_spm,
-             "spm-bpe-identity": train_spm_identity, "rustbpe": train_rustbpe}
+             "spm-bpe-identity": train_spm_identity, "spm-unigram": train_spm_unigram,
+             "hf-unigram": train_hf_unigram, "rustbpe": train_rustbpe}
     if len(sys.argv) != 5 or sys.argv[1] not in tools:
         sys.exit(__doc__)
     tool, path, vocab_size, out_dir = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]

@@ -1,10 +1,12 @@
 //! `cargo xtask bench-train`: training speed and peak memory of `host-trainer train` next to the
 //! Hugging Face `tokenizers` BpeTrainer and `rustbpe`, in the same run, on the same file; and
 //! `train --model-type wordpiece` next to `tokenizers`' WordPieceTrainer, and `train
-//! --model-type sentencepiece-bpe` next to `spm_train`.
+//! --model-type sentencepiece-bpe` and `unigram` next to `spm_train` (and Unigram next to
+//! `tokenizers`' UnigramTrainer).
 //!
 //! ```text
 //! cargo xtask bench-train [--runs N] [--vocab-size N] [--no-peers] [--no-big] [--big-gb X]
+//!                         [--only wordpiece|sentencepiece|unigram]
 //! ```
 //!
 //! Every measurement is one child process: wall time from spawn to exit, CPU time and peak RSS
@@ -53,6 +55,8 @@ struct Options {
     peers: bool,
     big: bool,
     big_gb: f64,
+    /// One section only (`wordpiece`, `sentencepiece`, `unigram`).
+    only: Option<String>,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -62,6 +66,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         peers: true,
         big: true,
         big_gb: 1.0,
+        only: None,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -86,6 +91,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
                     .parse()
                     .map_err(|e| format!("--big-gb: {e}"))?
             }
+            "--only" => o.only = Some(value("--only")?),
             "--no-peers" => o.peers = false,
             "--no-big" => o.big = false,
             other => return Err(format!("unknown option {other}")),
@@ -132,6 +138,16 @@ pub fn run(args: &[String]) -> Result<(), String> {
     std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
 
     print_machine();
+    if let Some(only) = &opts.only {
+        return match only.as_str() {
+            "wordpiece" => wordpiece_section(&trainer, &root, &english, &work, &opts),
+            "sentencepiece" => sentencepiece_section(&trainer, &root, &english, &work, &opts),
+            "unigram" => unigram_section(&trainer, &root, &english, &work, &opts),
+            other => Err(format!(
+                "--only {other}: choose wordpiece, sentencepiece or unigram"
+            )),
+        };
+    }
     let n = opts.vocab_size.to_string();
     let english_mb = file_mb(&english);
     let ours = |threads: Option<&str>, input: &Path, vocab: &str, out: &str| {
@@ -257,6 +273,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
 
     wordpiece_section(&trainer, &root, &english, &work, &opts)?;
     sentencepiece_section(&trainer, &root, &english, &work, &opts)?;
+    unigram_section(&trainer, &root, &english, &work, &opts)?;
 
     if opts.big {
         let big = make_big(&english, &work, opts.big_gb)?;
@@ -445,6 +462,57 @@ fn sentencepiece_section(
             .find(|&j| tools[j].0.starts_with("picobpe"))
             .unwrap_or(0)
     })
+}
+
+/// Unigram training on english.txt, N = 8000, `spm_train`'s defaults (`nmt_nfkc`, 16
+/// threads' worth of partitions): picobpe next to `spm_train --model_type unigram` (the same
+/// pieces and scores: `tests/tests/train_sentencepiece.rs`) and `tokenizers`' UnigramTrainer
+/// (`SentencePieceUnigramTokenizer`'s Nmt + NFKC + Metaspace; its own pieces).
+fn unigram_section(
+    trainer: &Path,
+    root: &Path,
+    english: &Path,
+    work: &Path,
+    opts: &Options,
+) -> Result<(), String> {
+    let peer = |tool: &'static str| -> Box<dyn Fn() -> Command + '_> {
+        Box::new(move || {
+            let mut c = Command::new("python3");
+            c.arg(root.join("scripts/bench_train_peers.py"))
+                .arg(tool)
+                .arg(english)
+                .arg("8000")
+                .arg(work);
+            c
+        })
+    };
+    let mut tools: Vec<Tool<'_>> = vec![(
+        "picobpe (nmt_nfkc, all cores)".into(),
+        Box::new(|| {
+            let mut c = Command::new(trainer);
+            c.args(["train", "--model-type", "unigram", "--input"])
+                .arg(english)
+                .args(["--vocab-size", "8000", "--quiet", "--out"])
+                .arg(work.join("ug"));
+            c
+        }),
+    )];
+    if opts.peers {
+        match python_module_version("sentencepiece") {
+            Ok(v) => tools.push((format!("spm_train {v} (unigram)"), peer("spm-unigram"))),
+            Err(e) => println!("peer sentencepiece unavailable: {e}"),
+        }
+        match python_module_version("tokenizers") {
+            Ok(v) => tools.push((format!("tokenizers {v} UnigramTrainer"), peer("hf-unigram"))),
+            Err(e) => println!("peer tokenizers unavailable: {e}"),
+        }
+    }
+    println!(
+        "\n== SentencePiece Unigram on english.txt, N = 8000 (spm_train's defaults), median of \
+         {} runs",
+        opts.runs
+    );
+    ratio_table(&tools, opts.runs, |_| 0)
 }
 
 /// A benchmark row: its label and the command it times.
