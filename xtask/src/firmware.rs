@@ -1,5 +1,5 @@
 //! `cargo xtask firmware-run [--machine lm3s6965evb|mps2-an385] [--model NAME|FILE]
-//! [--model-type bytelevel-bpe|wordpiece|sentencepiece-bpe]`: prepare (train or import) a model,
+//! [--model-type bytelevel-bpe|wordpiece|sentencepiece-bpe|unigram]`: prepare (train or import) a model,
 //! bake it into the firmware, build it and run it under QEMU.
 //!
 //! Also the shared plumbing of the other firmware commands (`firmware-test`, `footprint`):
@@ -41,7 +41,8 @@ use vectors::{SpEncoder, SpFixture};
 
 /// Vocabulary size of the WordPiece model trained for the lm3s6965evb.
 const WP_TRAINED_VOCAB: &str = "2000";
-/// Pieces of the `sp-trained` model (llama2.c's recipe on the bundled sample).
+/// Pieces of the `sp-trained` model (llama2.c's recipe on the bundled sample), and of the
+/// `ug-trained` one.
 const SP_TRAINED_VOCAB: &str = "2000";
 
 /// Vocabulary size of the small model trained for the lm3s6965evb.
@@ -134,6 +135,10 @@ pub enum Builtin {
     /// fallback, split digits; lm3s6965evb); reference ids from `sentencepiece` loading the
     /// `sentencepiece.model` the trainer wrote.
     SpTrained,
+    /// SentencePiece Unigram: 2000 ids trained by `host-trainer train --model-type unigram`
+    /// on the bundled sample with the same recipe (lm3s6965evb); reference ids from
+    /// `sentencepiece` loading the `sentencepiece.model` the trainer wrote.
+    UgTrained,
     /// WordPiece (BERT, uncased): the published all-MiniLM-L6-v2 tokenizer, bert-base-uncased's
     /// 30 522 ids (`tests/fixtures/wordpiece/minilm-uncased/tokenizer.json`; mps2-an385).
     Minilm,
@@ -156,7 +161,7 @@ pub enum Kind {
 
 impl Builtin {
     /// Every built-in model, in the order the commands run them.
-    pub const ALL: [Builtin; 16] = [
+    pub const ALL: [Builtin; 17] = [
         Builtin::Small,
         Builtin::Gpt2,
         Builtin::Cl100k,
@@ -169,6 +174,7 @@ impl Builtin {
         Builtin::MsBpeNfkc,
         Builtin::MsT5Nfkc,
         Builtin::SpTrained,
+        Builtin::UgTrained,
         Builtin::BertCased,
         Builtin::WpTrained,
         Builtin::Minilm,
@@ -192,6 +198,7 @@ impl Builtin {
             Builtin::BertCased => "bert-cased-8k",
             Builtin::WpTrained => "wp-trained",
             Builtin::SpTrained => "sp-trained",
+            Builtin::UgTrained => "ug-trained",
             Builtin::Minilm => "minilm",
             Builtin::WpWhitespace => "wp-whitespace-digits",
         }
@@ -220,9 +227,11 @@ impl Builtin {
     /// lm3s6965evb's 256 KiB of flash by themselves: mps2-an385.
     pub fn machines(self) -> &'static [Machine] {
         match self {
-            Builtin::Small | Builtin::BertCased | Builtin::WpTrained | Builtin::SpTrained => {
-                &[Machine::Lm3s6965evb]
-            }
+            Builtin::Small
+            | Builtin::BertCased
+            | Builtin::WpTrained
+            | Builtin::SpTrained
+            | Builtin::UgTrained => &[Machine::Lm3s6965evb],
             Builtin::Sp4096 => &Machine::ALL,
             Builtin::Gpt2
             | Builtin::Cl100k
@@ -252,7 +261,8 @@ impl Builtin {
             | Builtin::SpNfkc
             | Builtin::MsBpeNfkc
             | Builtin::MsT5Nfkc
-            | Builtin::SpTrained => Kind::SentencePiece,
+            | Builtin::SpTrained
+            | Builtin::UgTrained => Kind::SentencePiece,
             Builtin::BertCased | Builtin::WpTrained | Builtin::Minilm | Builtin::WpWhitespace => {
                 Kind::WordPiece
             }
@@ -272,6 +282,7 @@ impl Builtin {
             Builtin::MsBpeNfkc => (SpEncoder::Bpe, "metaspace", "ms-bpe-nfkc"),
             Builtin::MsT5Nfkc => (SpEncoder::Bpe, "metaspace", "ms-t5-nfkc"),
             Builtin::SpTrained => (SpEncoder::Bpe, "trained", "sp-trained"),
+            Builtin::UgTrained => (SpEncoder::Unigram, "trained", "ug-trained"),
             _ => return None,
         };
         Some(SpFixture { encoder, dir, name })
@@ -300,7 +311,7 @@ impl Builtin {
             Builtin::Tekken => Some("tekken"),
             Builtin::Sp4096 => Some("sp4096"),
             Builtin::Mistral | Builtin::SpTrained => Some("sentencepiece"),
-            Builtin::Ug8000 => Some("unigram"),
+            Builtin::Ug8000 | Builtin::UgTrained => Some("unigram"),
             // Shares the sp-nfkc builds' artifacts (the model file is always named).
             Builtin::SpNfkc | Builtin::MsBpeNfkc | Builtin::MsT5Nfkc => Some("nfkc"),
             Builtin::BertCased | Builtin::WpTrained | Builtin::Minilm | Builtin::WpWhitespace => {
@@ -359,6 +370,10 @@ impl Builtin {
                 "sp-trained (SentencePiece BPE, 2000 ids, byte fallback, trained on the bundled \
                  sample with llama2.c's recipe)"
             }
+            Builtin::UgTrained => {
+                "ug-trained (SentencePiece Unigram, 2000 ids, byte fallback, trained on the \
+                 bundled sample with llama2.c's recipe)"
+            }
             Builtin::Minilm => {
                 "minilm (WordPiece, uncased: all-MiniLM-L6-v2, 30522 ids, imported from a \
                  Hugging Face tokenizer.json)"
@@ -388,6 +403,7 @@ impl Builtin {
             Builtin::BertCased => "bert-cased-8k.model",
             Builtin::WpTrained => "wp-trained.model",
             Builtin::SpTrained => "sp-trained.model",
+            Builtin::UgTrained => "ug-trained.model",
             Builtin::Minilm => "minilm.model",
             Builtin::WpWhitespace => "wp-whitespace-digits.model",
         }
@@ -471,7 +487,7 @@ pub enum Selection {
 
 /// Parses `--machine M` (repeatable), `--model NAME|FILE` and `--model-type T` (the model
 /// `host-trainer train` makes with trainer `T` from the bundled sample: `bytelevel-bpe` is
-/// `small`, `wordpiece` `wp-trained`, `sentencepiece-bpe` `sp-trained`; the last of `--model`
+/// `small`, `wordpiece` `wp-trained`, `sentencepiece-bpe` `sp-trained`, `unigram` `ug-trained`; the last of `--model`
 /// and `--model-type` wins). A built-in model name ([`Builtin::ALL`], [`Builtin::names`]) selects that model on the machines it is built for
 /// ([`Builtin::machines`]; `--machine` picks among them); anything else is a model file (write `./gpt2` for a file of
 /// that name), baked for each selected machine (default: as `selection` says). Without
@@ -505,10 +521,11 @@ pub fn parse_options(args: &[String], selection: Selection) -> Result<Options, S
                         "bytelevel-bpe" => Builtin::Small,
                         "wordpiece" => Builtin::WpTrained,
                         "sentencepiece-bpe" => Builtin::SpTrained,
+                        "unigram" => Builtin::UgTrained,
                         other => {
                             return Err(format!(
                                 "--model-type {other}: one of bytelevel-bpe, wordpiece, \
-                             sentencepiece-bpe (the trainers `host-trainer train` has)"
+                             sentencepiece-bpe, unigram (the trainers `host-trainer train` has)"
                             ))
                         }
                     },
@@ -590,7 +607,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let opts = parse_options(args, Selection::FirstPerMachine)?;
     if let Some(a) = opts.rest.first() {
         return Err(format!(
-            "unexpected argument `{a}`\nusage: cargo xtask firmware-run [--machine lm3s6965evb|mps2-an385] [--model {}|FILE] [--model-type bytelevel-bpe|wordpiece|sentencepiece-bpe]",
+            "unexpected argument `{a}`\nusage: cargo xtask firmware-run [--machine lm3s6965evb|mps2-an385] [--model {}|FILE] [--model-type bytelevel-bpe|wordpiece|sentencepiece-bpe|unigram]",
             Builtin::ALL.map(Builtin::name).join("|")
         ));
     }
@@ -798,12 +815,17 @@ pub fn prepare_model(model: Builtin) -> Result<PathBuf, String> {
                 scratch.join("tokenizer.model"),
             )
         }
-        Builtin::SpTrained => {
+        Builtin::SpTrained | Builtin::UgTrained => {
             let sample = firmware_dir().join("sample").join("english-sample.txt");
+            let model_type = if model == Builtin::UgTrained {
+                "unigram"
+            } else {
+                "sentencepiece-bpe"
+            };
             let mut args: Vec<OsString> = vec![
                 "train".into(),
                 "--model-type".into(),
-                "sentencepiece-bpe".into(),
+                model_type.into(),
                 "--input".into(),
                 sample.into(),
                 "--vocab-size".into(),
@@ -899,10 +921,10 @@ pub fn prepare_model(model: Builtin) -> Result<PathBuf, String> {
             replace_if_changed(&scratch.join(f), &models.join(format!("small.{f}")))?;
         }
     }
-    if model == Builtin::SpTrained {
+    if matches!(model, Builtin::SpTrained | Builtin::UgTrained) {
         // Keep the `sentencepiece.model`: `sentencepiece` loads it for the reference ids (see
         // `vectors::prepare_sp_trained`).
-        let proto = models.join("sp-trained.sentencepiece.model");
+        let proto = models.join(format!("{}.sentencepiece.model", model.name()));
         replace_if_changed(&scratch.join("sentencepiece.model"), &proto)?;
     }
     if model == Builtin::WpTrained {

@@ -228,15 +228,16 @@ fn reference_vectors(
             }
             Ok(Some((v.path, reference)))
         }
-        Some(b @ Builtin::SpTrained) => {
+        Some(b @ (Builtin::SpTrained | Builtin::UgTrained)) => {
             let fixture = b
                 .sentencepiece_fixture()
                 .ok_or("no sentencepiece fixture")?;
             Ok(
                 firmware::vectors::prepare_sp_trained(fixture, config.machine)?.map(|v| {
                     println!(
-                        "   embedding {} sentencepiece vectors for sp-trained ({})",
+                        "   embedding {} sentencepiece vectors for {} ({})",
                         v.count,
+                        b.name(),
                         v.path.display()
                     );
                     if !v.left_out.is_empty() {
@@ -245,7 +246,12 @@ fn reference_vectors(
                             v.left_out.join(", ")
                         );
                     }
-                    (v.path, "sp-trained/sentencepiece")
+                    let reference = if b == Builtin::UgTrained {
+                        "ug-trained/sentencepiece"
+                    } else {
+                        "sp-trained/sentencepiece"
+                    };
+                    (v.path, reference)
                 }),
             )
         }

@@ -258,8 +258,8 @@ fn vectors(port: &Port) -> Result<PathBuf, String> {
             let v = firmware::vectors::prepare_tekken()?;
             (v.path, v.count)
         }
-        Builtin::SpTrained => {
-            return Err("sp-trained is built for the lm3s6965evb only".into());
+        b @ (Builtin::SpTrained | Builtin::UgTrained) => {
+            return Err(format!("{} is built for the lm3s6965evb only", b.name()));
         }
         Builtin::WpTrained => {
             let v = firmware::vectors::prepare_wp_trained()?.ok_or(
