@@ -26,7 +26,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Train a byte-level BPE model on a corpus (CS336 semantics).
-    Train(train::TrainArgs),
+    Train(Box<train::TrainArgs>),
     /// Count the pieces of one shard of a corpus into a count file (for `train --counts`).
     CountPieces(train::CountPiecesArgs),
     /// Sum count files into one (a reduce step for sharded training).
@@ -46,7 +46,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Train(args) => train::train(args).map_err(|e| e.to_string()),
+        Command::Train(args) => train::train(*args).map_err(|e| e.to_string()),
         Command::CountPieces(args) => train::count_pieces(args).map_err(|e| e.to_string()),
         Command::MergeCounts(args) => train::merge_counts(args).map_err(|e| e.to_string()),
         Command::Import(args) => cli_import::run(args),

@@ -190,7 +190,7 @@ fn lcp_intervals(text: &[u8], mut f: impl FnMut(usize, usize, u64)) {
     // (left end in `sa`, depth)
     let mut stack: Vec<(usize, u32)> = vec![(0, 0)];
     for i in 1..=n {
-        let value = if i < n { lcp[i] } else { 0 };
+        let value = lcp.get(i).copied().unwrap_or(0);
         let mut last_l = i - 1;
         while let Some(&(l, depth)) = stack.last() {
             if value >= depth {
@@ -531,7 +531,8 @@ impl StdHeap {
     fn sift_up(&mut self, mut hole: usize, top: usize, value: (u32, f32)) {
         while hole > top {
             let parent = (hole - 1) / 2;
-            if !(self.items[parent].1 < value.1) {
+            // Moves up while `parent < value`; equal or NaN keys stop, as libstdc++'s `comp`.
+            if self.items[parent].1.partial_cmp(&value.1) != Some(std::cmp::Ordering::Less) {
                 break;
             }
             self.items[hole] = self.items[parent];
