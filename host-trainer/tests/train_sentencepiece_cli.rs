@@ -237,6 +237,12 @@ fn unigram_defaults_are_spm_trains() {
     for (got, want) in model.pieces.iter().zip(&want) {
         assert_eq!((&got.piece, got.score.unwrap_or(0.0)), (&want.0, want.1));
     }
+    // Its tokenizer.json (a Unigram model behind the nmt_nfkc `Precompiled`) agrees too. (Not
+    // everywhere: where two segmentations score exactly the same, `tokenizers`' Viterbi can
+    // keep the other one; corpus-emoji-mixed.txt has one such line, `---------` as
+    // `-` + 4 × `--` against `sentencepiece`'s 4 × `--` + `-`.)
+    tokenizers_agrees(&out, &texts("corpus-fr.txt"));
+    tokenizers_agrees(&out, &texts("corpus-el.txt"));
     // BPE-only options are refused for Unigram and the other way round.
     let bpe_args = ["--input", paths[0].as_str(), "--vocab-size", "300"];
     let out = tmp.join("refused");
@@ -250,6 +256,27 @@ fn unigram_defaults_are_spm_trains() {
         &[&bpe_args[..], &["--shrinking-factor", "0.2"]].concat(),
         &out,
         "between 0.5 and 0.95",
+    );
+    // spm_train 0.2.3 on corpus-fr.txt with the identity rule: "Vocabulary size too high
+    // (100000). Please set it to a value <= 2619."
+    let fr = texts("corpus-fr.txt").display().to_string();
+    let fr_args = [
+        "--input",
+        fr.as_str(),
+        "--normalization-rule-name",
+        "identity",
+    ];
+    fails_as(
+        "unigram",
+        &[&fr_args[..], &["--vocab-size", "100000"]].concat(),
+        &out,
+        "it gives at most 2619 pieces",
+    );
+    fails_as(
+        "unigram",
+        &[&fr_args[..], &["--vocab-size", "20"]].concat(),
+        &out,
+        "smaller than the 75 pieces",
     );
 }
 

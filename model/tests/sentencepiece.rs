@@ -934,5 +934,14 @@ fn tokenizer_json_export_refuses_what_tokenizers_cannot_match() {
         &std::fs::read(fixtures().join("../unigram/models/ug8000.model")).unwrap(),
     )
     .unwrap();
-    assert_eq!(ug.to_tokenizer_json(), Err(SpExportError::Unigram));
+    // A Unigram model: its pieces and scores in id order, no merges.
+    let json: serde_json::Value = serde_json::from_str(&ug.to_tokenizer_json().unwrap()).unwrap();
+    assert_eq!(json["model"]["type"], "Unigram");
+    let vocab = json["model"]["vocab"].as_array().unwrap();
+    assert_eq!(vocab.len(), ug.pieces.len());
+    assert_eq!(vocab[100][0], ug.pieces[100].piece.as_str());
+    assert_eq!(
+        vocab[100][1].as_f64().unwrap() as f32,
+        ug.pieces[100].score.unwrap()
+    );
 }

@@ -1,5 +1,5 @@
-//! A SentencePiece BPE model written as a `tokenizer.json` that Hugging Face `tokenizers`
-//! loads and encodes as `sentencepiece` does ([`SpModel::to_tokenizer_json`]).
+//! A SentencePiece BPE or Unigram model written as a `tokenizer.json` that Hugging Face
+//! `tokenizers` loads and encodes as `sentencepiece` does ([`SpModel::to_tokenizer_json`]).
 //!
 //! The layout is `transformers`' `LlamaConverter`'s, with the normalizer spelled out from the
 //! model's settings instead of assumed:
@@ -16,6 +16,13 @@
 //!   normal pieces, ordered by the left then the right piece's id. `sentencepiece` merges the
 //!   best-scored adjacent pair whose concatenation is a piece; these merges rank the same
 //!   pairs the same way.
+//! - **Unigram model** in its place for a Unigram model: every piece with its score in id
+//!   order, the unknown piece's id, `byte_fallback` (`tokenizers` scores an unknown character
+//!   as `sentencepiece` does, the lowest score minus 10, and fuses a run of them). Its trie
+//!   holds the control and byte pieces too, which `sentencepiece` never matches in text: the
+//!   ids differ on text that spells `<s>` or `<0x41>`. Where two segmentations score exactly
+//!   the same, `tokenizers`' Viterbi may keep the other one (`---------` as `-` + 4 × `--`
+//!   where `sentencepiece` gives 4 × `--` + `-`).
 //! - **pre-tokenizer**: none (`sentencepiece` merges across the whole text); **decoder**:
 //!   `LlamaConverter`'s (`▁` to space, byte fallback, fuse, one leading space stripped with a
 //!   dummy prefix); **post-processor**: `<s> $A` when the model has `<s>` (what
@@ -24,8 +31,8 @@
 //!   them in the text, `sentencepiece` never does: the ids agree on text that does not hold
 //!   them.
 //!
-//! Where the two libraries cannot agree the export is refused ([`SpExportError`]): a Unigram
-//! model, user-defined symbols (`tokenizers` matches added tokens before its normalizer, so
+//! Where the two libraries cannot agree the export is refused ([`SpExportError`]):
+//! user-defined symbols (`tokenizers` matches added tokens before its normalizer, so
 //! the dummy prefix would come back after each), and models imported from a `tokenizer.json`
 //! (write that file instead). With a character map, `tokenizers`' `Precompiled` applies it a
 //! grapheme cluster at a time where `sentencepiece` takes the longest match over the bytes:
@@ -43,9 +50,6 @@ use super::{SpKind, SpModel, SpSections};
 /// `sentencepiece`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SpExportError {
-    /// Unigram models are not written yet.
-    #[error("a Unigram model: only SentencePiece BPE is written as tokenizer.json")]
-    Unigram,
     /// User-defined symbols would be added tokens, which `tokenizers` matches before its
     /// normalizer: the dummy prefix would follow each.
     #[error("user-defined symbols: tokenizers would put a dummy prefix after each")]
@@ -59,9 +63,6 @@ impl SpModel {
     /// The model as a `tokenizer.json` (see the module docs for its layout and where its ids
     /// and `sentencepiece`'s can differ).
     pub fn to_tokenizer_json(&self) -> Result<String, SpExportError> {
-        if self.unigram {
-            return Err(SpExportError::Unigram);
-        }
         if self.pieces.iter().any(|p| p.kind == SpKind::UserDefined) {
             return Err(SpExportError::UserDefined);
         }
@@ -114,16 +115,10 @@ impl SpModel {
         if self.add_dummy_prefix {
             decoders.push(json!({"type": "Strip", "content": " ", "start": 1, "stop": 0}));
         }
-        let file = json!({
-            "version": "1.0",
-            "truncation": null,
-            "padding": null,
-            "added_tokens": added,
-            "normalizer": {"type": "Sequence", "normalizers": self.normalizer_steps()},
-            "pre_tokenizer": null,
-            "post_processor": post_processor,
-            "decoder": {"type": "Sequence", "decoders": decoders},
-            "model": {
+        let model = if self.unigram {
+            self.unigram_model()
+        } else {
+            json!({
                 "type": "BPE",
                 "dropout": null,
                 "unk_token": unk,
@@ -134,9 +129,38 @@ impl SpModel {
                 "ignore_merges": false,
                 "vocab": vocab,
                 "merges": self.merges(),
-            },
+            })
+        };
+        let file = json!({
+            "version": "1.0",
+            "truncation": null,
+            "padding": null,
+            "added_tokens": added,
+            "normalizer": {"type": "Sequence", "normalizers": self.normalizer_steps()},
+            "pre_tokenizer": null,
+            "post_processor": post_processor,
+            "decoder": {"type": "Sequence", "decoders": decoders},
+            "model": model,
         });
         Ok(serde_json::to_string_pretty(&file).unwrap_or_default() + "\n")
+    }
+
+    /// A `Unigram` model: every piece with its score, in id order, the unknown piece's id and
+    /// byte fallback (`tokenizers` gives an unknown character `sentencepiece`'s score, the
+    /// lowest minus 10, and fuses a run of them).
+    fn unigram_model(&self) -> Value {
+        let vocab: Vec<Value> = self
+            .pieces
+            .iter()
+            .map(|p| json!([p.piece, p.score.unwrap_or(0.0)]))
+            .collect();
+        let unk_id = self.pieces.iter().position(|p| p.kind == SpKind::Unknown);
+        json!({
+            "type": "Unigram",
+            "unk_id": unk_id,
+            "vocab": vocab,
+            "byte_fallback": self.byte_fallback,
+        })
     }
 
     /// The normalizer's steps (see the module docs).
