@@ -172,14 +172,12 @@ fn tokenizers_agrees(out: &Path, held: &Path) {
     );
 }
 
-/// With no option but the size, `spm_train`'s defaults (`nmt_nfkc`, coverage 0.9995): the
-/// reference `default-multi-6000` run.
-#[test]
-fn the_defaults_are_spm_trains() {
-    let tmp = TempDir::new("spm-train-defaults");
-    let out = tmp.join("out");
+/// Trains `model_type` with no option but the size on the files of reference `name`
+/// (`tests/fixtures/spm_train/NAME.json`) into `out`, checks that every piece and score is the
+/// reference's, and returns the corpus paths.
+fn matches_reference(model_type: &str, name: &str, vocab_size: &str, out: &Path) -> Vec<String> {
     let reference: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(fixture("spm_train/default-multi-6000.json")).unwrap(),
+        &std::fs::read_to_string(fixture(&format!("spm_train/{name}.json"))).unwrap(),
     )
     .unwrap();
     let files: Vec<String> = serde_json::from_value(reference["config"]["files"].clone()).unwrap();
@@ -191,17 +189,33 @@ fn the_defaults_are_spm_trains() {
     for p in &paths {
         args.extend(["--input", p.as_str()]);
     }
-    args.extend(["--vocab-size", "6000"]);
-    let o = run(&args, &out);
+    args.extend(["--vocab-size", vocab_size]);
+    let o = train_as(model_type, &args, out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let proto = std::fs::read(out.join("sentencepiece.model")).unwrap();
     let model = picobpe_model::sentencepiece::import_model_proto(&proto).unwrap();
+    assert_eq!(
+        model.unigram,
+        model_type == "unigram",
+        "the ModelProto's model type"
+    );
     let want: Vec<(String, f32, String)> =
         serde_json::from_value(reference["pieces"].clone()).unwrap();
     assert_eq!(model.pieces.len(), want.len());
     for (got, want) in model.pieces.iter().zip(&want) {
         assert_eq!((&got.piece, got.score.unwrap_or(0.0)), (&want.0, want.1));
-    } // The tokenizer.json (`Precompiled` with the nmt_nfkc map) agrees on held-out text.
+    }
+    paths
+}
+
+/// With no option but the size, `spm_train`'s defaults (`nmt_nfkc`, coverage 0.9995): the
+/// reference `default-multi-6000` run.
+#[test]
+fn the_defaults_are_spm_trains() {
+    let tmp = TempDir::new("spm-train-defaults");
+    let out = tmp.join("out");
+    matches_reference("sentencepiece-bpe", "default-multi-6000", "6000", &out);
+    // The tokenizer.json (`Precompiled` with the nmt_nfkc map) agrees on held-out text.
     tokenizers_agrees(&out, &texts("corpus-fr.txt"));
 }
 
@@ -212,31 +226,7 @@ fn the_defaults_are_spm_trains() {
 fn unigram_defaults_are_spm_trains() {
     let tmp = TempDir::new("spm-train-unigram");
     let out = tmp.join("out");
-    let reference: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(fixture("spm_train/unigram-default-multi-4000.json")).unwrap(),
-    )
-    .unwrap();
-    let files: Vec<String> = serde_json::from_value(reference["config"]["files"].clone()).unwrap();
-    let paths: Vec<String> = files
-        .iter()
-        .map(|f| texts(f).display().to_string())
-        .collect();
-    let mut args: Vec<&str> = Vec::new();
-    for p in &paths {
-        args.extend(["--input", p.as_str()]);
-    }
-    args.extend(["--vocab-size", "4000"]);
-    let o = train_as("unigram", &args, &out);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let proto = std::fs::read(out.join("sentencepiece.model")).unwrap();
-    let model = picobpe_model::sentencepiece::import_model_proto(&proto).unwrap();
-    assert!(model.unigram, "a Unigram ModelProto");
-    let want: Vec<(String, f32, String)> =
-        serde_json::from_value(reference["pieces"].clone()).unwrap();
-    assert_eq!(model.pieces.len(), want.len());
-    for (got, want) in model.pieces.iter().zip(&want) {
-        assert_eq!((&got.piece, got.score.unwrap_or(0.0)), (&want.0, want.1));
-    }
+    let paths = matches_reference("unigram", "unigram-default-multi-4000", "4000", &out);
     // Its tokenizer.json (a Unigram model behind the nmt_nfkc `Precompiled`) agrees too. (Not
     // everywhere: where two segmentations score exactly the same, `tokenizers`' Viterbi can
     // keep the other one; corpus-emoji-mixed.txt has one such line, `---------` as

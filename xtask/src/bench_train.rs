@@ -415,17 +415,7 @@ fn sentencepiece_section(
     work: &Path,
     opts: &Options,
 ) -> Result<(), String> {
-    let peer = |rule: &'static str| -> Box<dyn Fn() -> Command + '_> {
-        Box::new(move || {
-            let mut c = Command::new("python3");
-            c.arg(root.join("scripts/bench_train_peers.py"))
-                .arg(rule)
-                .arg(english)
-                .arg("8000")
-                .arg(work);
-            c
-        })
-    };
+    let peer = |tool: &'static str| peer_row(root, tool, english, "8000", work);
     let mut tools: Vec<Tool<'_>> = vec![(
         "picobpe (nmt_nfkc, all cores)".into(),
         Box::new(|| sentencepiece(trainer, english, &work.join("spb"), false)),
@@ -475,17 +465,7 @@ fn unigram_section(
     work: &Path,
     opts: &Options,
 ) -> Result<(), String> {
-    let peer = |tool: &'static str| -> Box<dyn Fn() -> Command + '_> {
-        Box::new(move || {
-            let mut c = Command::new("python3");
-            c.arg(root.join("scripts/bench_train_peers.py"))
-                .arg(tool)
-                .arg(english)
-                .arg("8000")
-                .arg(work);
-            c
-        })
-    };
+    let peer = |tool: &'static str| peer_row(root, tool, english, "8000", work);
     let mut tools: Vec<Tool<'_>> = vec![(
         "picobpe (nmt_nfkc, all cores)".into(),
         Box::new(|| {
@@ -513,6 +493,25 @@ fn unigram_section(
         opts.runs
     );
     ratio_table(&tools, opts.runs, |_| 0)
+}
+
+/// The command of a peer row: `scripts/bench_train_peers.py TOOL FILE VOCAB OUT_DIR`.
+fn peer_row<'a>(
+    root: &'a Path,
+    tool: &'static str,
+    input: &'a Path,
+    vocab: &'static str,
+    work: &'a Path,
+) -> Box<dyn Fn() -> Command + 'a> {
+    Box::new(move || {
+        let mut c = Command::new("python3");
+        c.arg(root.join("scripts/bench_train_peers.py"))
+            .arg(tool)
+            .arg(input)
+            .arg(vocab)
+            .arg(work);
+        c
+    })
 }
 
 /// A benchmark row: its label and the command it times.

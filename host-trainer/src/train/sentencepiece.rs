@@ -196,15 +196,10 @@ impl SentencePieceArgs {
                 "--shuffle-input-sentence",
             ),
             (self.num_threads.is_some(), "--num-threads"),
-            (
-                self.seed_sentencepiece_size.is_some(),
-                "--seed-sentencepiece-size",
-            ),
-            (self.shrinking_factor.is_some(), "--shrinking-factor"),
-            (self.num_sub_iterations.is_some(), "--num-sub-iterations"),
         ]
         .into_iter()
         .find_map(|(given, name)| given.then_some(name))
+        .or_else(|| self.unigram_only())
     }
 
     /// The Unigram-only option given, if any.

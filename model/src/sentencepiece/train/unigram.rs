@@ -42,6 +42,13 @@ pub(super) struct UnigramSpec {
     pub threads: usize,
 }
 
+impl UnigramSpec {
+    /// `desired_vocab_size_`: EM and pruning stop at this many pieces or fewer.
+    fn desired(&self) -> usize {
+        (self.vocab_size as f64 * 1.1) as usize
+    }
+}
+
 /// A piece and its score.
 pub(super) type Scored = (String, f32);
 
@@ -298,6 +305,8 @@ struct Lattice {
     begin: Vec<Vec<u32>>,
     end: Vec<Vec<u32>>,
     len: usize,
+    /// The byte offset of each character of the text, and its length last (kept to reuse).
+    offsets: Vec<usize>,
 }
 
 const NONE: u32 = u32::MAX;
@@ -306,11 +315,10 @@ impl Lattice {
     /// The lattice of `text` under `model` (`PopulateNodes`: at each position the pieces that
     /// start there, shortest first, then an unknown node when no piece is one character).
     fn build(&mut self, text: &str, model: &Model) {
-        let offsets: Vec<usize> = text
-            .char_indices()
-            .map(|(i, _)| i)
-            .chain(std::iter::once(text.len()))
-            .collect();
+        let mut offsets = std::mem::take(&mut self.offsets);
+        offsets.clear();
+        offsets.extend(text.char_indices().map(|(i, _)| i));
+        offsets.push(text.len());
         let n = offsets.len() - 1;
         self.len = n;
         self.nodes.clear();
@@ -361,6 +369,7 @@ impl Lattice {
                 self.insert(pos, 1, 0, unk_score);
             }
         }
+        self.offsets = offsets;
     }
 
     fn insert(&mut self, pos: usize, len: usize, id: i32, score: f32) {
@@ -717,7 +726,7 @@ fn prune(model: &Model, sentences: &[(String, u64)], spec: &UnigramSpec) -> Vec<
             candidates.push((i, f * (logprob_sp - logprob_alt)));
         }
     }
-    let desired = (spec.vocab_size as f64 * 1.1) as usize;
+    let desired = spec.desired();
     let shrunk = (spec.shrinking_factor * size as f32) as i32;
     let pruned_size = (desired as i32).max(shrunk);
     candidates.sort_by(|a, b| {
@@ -781,7 +790,7 @@ pub(super) fn train(
 ) -> Vec<Scored> {
     progress(Step::Seeds(seeds.len()));
     let mut model = Model::new(seeds);
-    let desired = (spec.vocab_size as f64 * 1.1) as usize;
+    let desired = spec.desired();
     loop {
         for _ in 0..spec.sub_iterations {
             let expected = e_step(&model, sentences, spec);
