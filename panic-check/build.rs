@@ -35,6 +35,9 @@ fn main() {
             (s.to_string(), tokens.len() as u32 - 1)
         })
         .collect();
+    // One special takes the whitespace before it, the other the whitespace after it, so the
+    // proof covers those paths of the special-token search.
+    let strips = vec![(specials[0].1, 1), (specials[1].1, 2)];
     let model = Model {
         pattern: PatternKind::Gpt2,
         tokens,
@@ -42,6 +45,7 @@ fn main() {
         specials,
         whole_piece: true,
         normalizer: None,
+        strips,
     };
     let path = out.join("tiny.model");
     if let Err(e) = model.write(&path) {

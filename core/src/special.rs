@@ -11,9 +11,18 @@
 //! range, narrowed by two binary searches per byte. A model with many specials (Mistral's
 //! Tekken: 1,000, most starting with `<` or `[`) then costs a few comparisons per `<` in code,
 //! not one per special.
+//!
+//! A special may take the whitespace beside it, as `tokenizers`' added tokens with `lstrip` or
+//! `rstrip` do ([`LSTRIP`], [`RSTRIP`]): the run of Unicode `White_Space` characters (the
+//! `regex` crate's `\s`) before it, back to where the search started (the end of the previous
+//! special), or after it, becomes part of its [`Found`] span, so no ordinary text holds it.
+//! Streaming, a run that reaches the end of the input could grow: with any `lstrip` special a
+//! trailing run is held back ([`Boundary::Partial`]), and so is an `rstrip` special whose
+//! run reaches the end.
 
 use crate::error::EncodeError;
 use crate::tables::SpecialToken;
+use crate::utf8;
 
 /// Which special tokens an encode call recognizes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,13 +56,22 @@ pub enum Boundary {
     None,
 }
 
-/// First-byte mask (bit `b` is set when some special token starts with byte `b`), and whether
-/// the specials can be walked as a sorted slice.
+/// [`SpecialToken::strip`] bit: the special takes the whitespace run before it
+/// (`tokenizers`' `lstrip`).
+pub const LSTRIP: u8 = 1;
+/// [`SpecialToken::strip`] bit: the special takes the whitespace run after it
+/// (`tokenizers`' `rstrip`).
+pub const RSTRIP: u8 = 2;
+
+/// First-byte mask (bit `b` is set when some special token starts with byte `b`), whether
+/// the specials can be walked as a sorted slice, and whether one takes the whitespace before it.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FirstBytes {
     mask: [u64; 4],
     /// Every text is non-empty and the texts are strictly increasing, bytewise.
     sorted: bool,
+    /// Some special has [`LSTRIP`]: a trailing whitespace run of streaming input is held back.
+    lstrip: bool,
 }
 
 /// Fewer specials than this are tried one by one even when sorted.
@@ -73,7 +91,12 @@ impl FirstBytes {
             && specials.windows(2).all(|w| {
                 w.first().map(|s| s.text.as_bytes()) < w.get(1).map(|s| s.text.as_bytes())
             });
-        FirstBytes { mask, sorted }
+        let lstrip = specials.iter().any(|s| s.strip & LSTRIP != 0);
+        FirstBytes {
+            mask,
+            sorted,
+            lstrip,
+        }
     }
 
     #[inline]
@@ -150,7 +173,8 @@ fn at_sorted<'s, 't>(specials: &'s [SpecialToken<'t>], tail: &[u8]) -> AtPositio
 }
 
 /// Find the next special token in `text[from..]`. With `allow_partial`, a proper prefix of a
-/// special at the very end of `text` is reported as [`Boundary::Partial`] (streaming input).
+/// special at the very end of `text` is reported as [`Boundary::Partial`] (streaming input),
+/// and so is whitespace a special could still take (see the module docs).
 pub fn find(
     specials: &[SpecialToken<'_>],
     mask: &FirstBytes,
@@ -164,6 +188,8 @@ pub fn find(
     let Some(rest) = text.get(from..) else {
         return Boundary::None;
     };
+    // Where a special at `at` would start once it takes the whitespace before it.
+    let left = |at: usize| whitespace_run_start(text, from, at);
     for (i, &b) in rest.iter().enumerate() {
         if !mask.contains(b) {
             continue;
@@ -177,17 +203,92 @@ pub fn find(
         };
         // A longer special could still complete past the end of a streaming buffer.
         if allow_partial && found.partial {
-            return Boundary::Partial(at);
+            return Boundary::Partial(if mask.lstrip { left(at) } else { at });
         }
         if let Some(s) = found.best {
+            let start = if s.strip & LSTRIP != 0 { left(at) } else { at };
+            let mut end = at + s.text.len();
+            if s.strip & RSTRIP != 0 {
+                end = whitespace_run_end(text, end);
+                // More whitespace may follow in the next chunk.
+                let rest = text.get(end..).unwrap_or(&[]);
+                if allow_partial && rest.len() == partial_white_space(rest) {
+                    return Boundary::Partial(start);
+                }
+            }
             return Boundary::Special(Found {
-                start: at,
-                end: at + s.text.len(),
+                start,
+                end,
                 id: s.id,
             });
         }
     }
+    if allow_partial && mask.lstrip {
+        // A special in the next chunk could take this trailing whitespace (and a character
+        // cut at the end that may turn out to be whitespace).
+        let cut = partial_white_space(text.get(from..).unwrap_or(&[]));
+        let start = left(text.len() - cut);
+        if start < text.len() {
+            return Boundary::Partial(start);
+        }
+    }
     Boundary::None
+}
+
+/// Length of the proper prefix of a `White_Space` character's encoding that `text` ends
+/// with (0, 1 or 2 bytes): streamed, it may become whitespace.
+fn partial_white_space(text: &[u8]) -> usize {
+    let n = text.len();
+    let last2 = text.get(n.wrapping_sub(2)..);
+    if matches!(
+        last2,
+        Some([0xE1, 0x9A] | [0xE2, 0x80 | 0x81] | [0xE3, 0x80])
+    ) {
+        2
+    } else if matches!(text.last(), Some(0xC2 | 0xE1 | 0xE2 | 0xE3)) {
+        1
+    } else {
+        0
+    }
+}
+
+/// Length of the `White_Space` character `head` ends with (0: none; see
+/// [`utf8::white_space_len`]). A complete encoding starts with a lead byte, which no earlier
+/// byte can continue, so reading backwards finds the characters a forward reading finds.
+#[inline]
+fn whitespace_before(head: &[u8]) -> usize {
+    let n = head.len();
+    for len in 1..=3 {
+        if let Some(last) = head.get(n.wrapping_sub(len)..) {
+            if utf8::white_space_len(last) == len {
+                return len;
+            }
+        }
+    }
+    0
+}
+
+/// Start of the whitespace run that ends at `at`, no earlier than `from`.
+fn whitespace_run_start(text: &[u8], from: usize, mut at: usize) -> usize {
+    while at > from {
+        let len = whitespace_before(text.get(from..at).unwrap_or(&[]));
+        if len == 0 {
+            break;
+        }
+        at -= len;
+    }
+    at
+}
+
+/// End of the whitespace run that starts at `at`.
+fn whitespace_run_end(text: &[u8], mut at: usize) -> usize {
+    loop {
+        let len = utf8::white_space_len(text.get(at..).unwrap_or(&[]));
+        if len == 0 {
+            return at;
+        }
+        at += len;
+    }
 }
 
 /// Write the id of the special token `f` at `out[written]`; returns the new number of ids
@@ -252,6 +353,7 @@ mod tests {
                 .map(|(i, t)| SpecialToken {
                     text: t,
                     id: i as u32,
+                    strip: 0,
                 })
                 .collect();
             let sorted = FirstBytes::new(&specials);
@@ -287,6 +389,7 @@ mod tests {
                 .map(|(i, t)| SpecialToken {
                     text: t,
                     id: i as u32,
+                    strip: 0,
                 })
                 .collect()
         };
@@ -302,5 +405,110 @@ mod tests {
         let mut empty = many;
         empty[0] = "";
         assert!(!FirstBytes::new(&make(&empty)).sorted);
+    }
+
+    /// `tokenizers`' `AddedVocabulary::find_matches`, written plainly: leftmost-longest
+    /// matches, each taking the whitespace before it (`lstrip`, back to the end of the previous
+    /// match) and after it (`rstrip`). Returns `(start, end, id)` of each special.
+    fn reference(specials: &[SpecialToken<'_>], text: &str) -> Vec<(usize, usize, u32)> {
+        let (mut out, mut offset, mut i) = (Vec::new(), 0usize, 0usize);
+        while i < text.len() {
+            let best = specials
+                .iter()
+                .filter(|s| text[i..].starts_with(s.text))
+                .max_by_key(|s| s.text.len());
+            let Some(s) = best else {
+                i += text[i..].chars().next().map_or(1, char::len_utf8);
+                continue;
+            };
+            let mut start = i;
+            if s.strip & LSTRIP != 0 {
+                let kept = text[..i].trim_end_matches(char::is_whitespace).len();
+                start = kept.max(offset);
+            }
+            let mut end = i + s.text.len();
+            if s.strip & RSTRIP != 0 {
+                end = text.len() - text[end..].trim_start_matches(char::is_whitespace).len();
+            }
+            out.push((start, end, s.id));
+            offset = end;
+            i += s.text.len();
+        }
+        out
+    }
+
+    /// Specials that take whitespace: `find` from each special's end gives the reference's
+    /// spans on random texts; streamed (a prefix, `allow_partial`), it never reports a special
+    /// or a final text end that the whole text contradicts.
+    #[test]
+    fn strip_matches_tokenizers_and_streams_safely() {
+        let mut rng = Rng(0x57219);
+        let rounds = if cfg!(miri) { 20 } else { 3_000 };
+        let pieces = [" ", "\u{3000}", "\n", "<", "a", "b", "\u{a0}"];
+        for _ in 0..rounds {
+            let n = 1 + rng.below(4);
+            let mut texts: Vec<String> = (0..n)
+                .map(|_| {
+                    let t = String::from_utf8(rng.text(3)).unwrap();
+                    format!("<{t}")
+                })
+                .collect();
+            texts.sort();
+            texts.dedup();
+            let specials: Vec<SpecialToken<'_>> = texts
+                .iter()
+                .enumerate()
+                .map(|(i, t)| SpecialToken {
+                    text: t,
+                    id: i as u32,
+                    strip: rng.below(4) as u8,
+                })
+                .collect();
+            let mask = FirstBytes::new(&specials);
+            let len = rng.below(16);
+            let text: String = (0..len).map(|_| pieces[rng.below(pieces.len())]).collect();
+            let bytes = text.as_bytes();
+            let want = reference(&specials, &text);
+            let mut got = Vec::new();
+            let mut from = 0;
+            while let Boundary::Special(f) = find(&specials, &mask, bytes, from, false) {
+                got.push((f.start, f.end, f.id));
+                from = f.end;
+            }
+            assert_eq!(got, want, "{texts:?} {:?} in {text:?}", specials);
+            // Streaming: from each special's end (and the start), every cut.
+            let froms = core::iter::once(0).chain(want.iter().map(|w| w.1));
+            for from in froms {
+                let whole = find(&specials, &mask, bytes, from, false);
+                for cut in from..=bytes.len() {
+                    let next_start = match whole {
+                        Boundary::Special(f) => f.start,
+                        _ => bytes.len(),
+                    };
+                    match find(&specials, &mask, &bytes[..cut], from, true) {
+                        Boundary::Special(f) => assert_eq!(Boundary::Special(f), whole),
+                        Boundary::Partial(p) => assert!(p <= next_start && p >= from),
+                        Boundary::None => assert!(cut <= next_start, "{text:?} cut {cut}"),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whitespace read backwards is the whitespace read forwards, for each `White_Space`
+    /// character after any byte.
+    #[test]
+    fn whitespace_before_reads_back_what_is_read_forward() {
+        for c in [
+            '\t', ' ', '\u{85}', '\u{a0}', '\u{1680}', '\u{2000}', '\u{3000}', 'a', '\u{200b}',
+        ] {
+            for lead in 0u8..=255 {
+                let mut buf = [0u8; 5];
+                buf[0] = lead;
+                let n = 1 + c.encode_utf8(&mut buf[1..]).len();
+                let want = if c.is_whitespace() { n - 1 } else { 0 };
+                assert_eq!(whitespace_before(&buf[..n]), want, "{lead:#x} {c:?}");
+            }
+        }
     }
 }

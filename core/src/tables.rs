@@ -7,13 +7,17 @@
 
 use crate::hash::{self, PtrIndex};
 
-/// One special token: text matched verbatim in the input, and its id.
+/// One special token: text matched verbatim in the input, its id, and the whitespace it takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SpecialToken<'a> {
     /// The literal text, e.g. `<|endoftext|>`.
     pub text: &'a str,
     /// Its id.
     pub id: u32,
+    /// [`crate::special::LSTRIP`] and [`crate::special::RSTRIP`] bits: the whitespace run
+    /// before or after it is part of the token, as `tokenizers`' `lstrip` and `rstrip` make it
+    /// (0 for tiktoken's specials and most others).
+    pub strip: u8,
 }
 
 /// Bits of an id in a packed merge entry: models have at most [`MAX_IDS`] ids.

@@ -363,6 +363,7 @@ fn wp_model(vocab: &[&str]) -> WpModel {
         normalizer: None,
         char_steps: Default::default(),
         split: Default::default(),
+        strips: Vec::new(),
     }
 }
 

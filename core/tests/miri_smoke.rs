@@ -203,7 +203,7 @@ impl Layout {
         let specials = toy
             .specials
             .iter()
-            .map(|&(text, id)| SpecialToken { text, id })
+            .map(|&(text, id)| SpecialToken { text, id, strip: 0 })
             .collect();
         Layout {
             token_bytes,

@@ -6,9 +6,10 @@
 //! - mode 1: the rest is a version-1 payload (a byte-level BPE `Model`), wrapped in a correct
 //!   header (magic, version 1, length, CRC), so postcard decoding and validation are reached;
 //! - mode 2: the rest drives a *structured* byte-level model (256 byte tokens, tokens made by
-//!   concatenation, merges, specials — each sometimes wrong on purpose), serialised with
-//!   postcard without validation, wrapped in a correct version-1 header; a further byte may flip
-//!   one payload bit;
+//!   concatenation, merges, specials and their strip bits — each sometimes wrong on purpose),
+//!   serialised with postcard without validation, wrapped in a correct version-1 header (which
+//!   holds no strip bits); a further byte may flip one payload bit; the file `to_bytes` writes
+//!   (version 5 with strip bits) loads back whole;
 //! - mode 3: the rest is a version-2 payload (a model kind, then the model), wrapped in a
 //!   correct header: the seeds are the payloads of valid SentencePiece models, so mutations of
 //!   a real model reach its validation;
@@ -22,7 +23,7 @@
 //!   its own), and load back through a version-3 file;
 //! - mode 5: a kind bit, up to 7 edits (position, xor byte), then a *structured* byte-level
 //!   model as in mode 2 or SentencePiece model as in mode 4, written with its prebuilt tables
-//!   (version 3, `to_bytes_with_tables`); the edits hit
+//!   (version 3, or 5 with strip bits: `to_bytes_with_tables`); the edits hit
 //!   the payload and the checksum is recomputed, so the tables' decoding and layout checks see
 //!   damage the checksum does not catch (a version-3 file is about 1 MB even for a tiny model,
 //!   too large for a seed).
@@ -59,9 +60,11 @@ fuzz_target!(|data: &[u8]| {
             let flip = p.byte();
             let flip_at = p.u16();
             let drawn = structured(p);
-            // Version 1 has no room for a normalizer: what it holds is the model without one.
+            // Version 1 has no room for a normalizer or strip bits: what it holds is the
+            // model without them.
             let model = Model {
                 normalizer: None,
+                strips: Vec::new(),
                 ..drawn.clone()
             };
             let Ok(payload) = postcard::to_stdvec(&model) else {
@@ -77,9 +80,9 @@ fuzz_target!(|data: &[u8]| {
                 Some(other) => panic!("a byte-level payload loaded as {other:?}"),
                 None => assert!(model.validate().is_err(), "valid model rejected"),
             }
-            // With a normalizer, the file `to_bytes` writes (version 2, payload variant 6)
-            // loads back whole.
-            if drawn.normalizer.is_some() {
+            // With a normalizer or strip bits, the file `to_bytes` writes (version 2, payload
+            // variant 6; version 5) loads back whole.
+            if drawn.normalizer.is_some() || !drawn.strips.is_empty() {
                 if let Ok(bytes) = drawn.to_bytes() {
                     assert_eq!(check(&bytes), Some(AnyModel::BytePair(drawn)));
                 }
@@ -421,6 +424,16 @@ fn structured(mut p: Params<'_>) -> Model {
         };
         specials.push((text, id));
     }
+    // Strip bits (`lstrip`, `rstrip`) on some specials, now and then on another id or with
+    // bits 0: invalid lists the writer must refuse.
+    let mut strips = Vec::new();
+    for &(_, id) in &specials {
+        let b = p.byte();
+        if b & 0x80 != 0 {
+            let id = if b & 0x40 != 0 { u32::from(b) } else { id };
+            strips.push((id, b & 3));
+        }
+    }
     Model {
         pattern,
         tokens,
@@ -428,6 +441,7 @@ fn structured(mut p: Params<'_>) -> Model {
         specials,
         whole_piece,
         normalizer: picobpe_model::normalizer::from_code(p.byte() % 5).flatten(),
+        strips,
     }
 }
 

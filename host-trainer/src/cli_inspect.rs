@@ -87,7 +87,11 @@ fn inspect_byte_level(
     let mut specials = model.specials.clone();
     specials.sort_by_key(|s| s.1);
     for (text, id) in &specials {
-        say!(out, "special:      {id} {text:?}");
+        say!(
+            out,
+            "special:      {id} {text:?}{}",
+            strip_note(&model.strips, *id)
+        );
     }
     for (name, choice) in [("full", PieceTable::Full), ("minimal", PieceTable::Minimal)] {
         let data = TableData::for_bake(model, choice).map_err(|e| e.to_string())?;
@@ -293,7 +297,11 @@ fn inspect_wordpiece(
         }
     );
     for (text, id) in &model.specials {
-        say!(out, "special:      {id} {text:?}");
+        say!(
+            out,
+            "special:      {id} {text:?}{}",
+            strip_note(&model.strips, *id)
+        );
     }
     say!(
         out,
@@ -301,4 +309,16 @@ fn inspect_wordpiece(
         data.sizes()
     );
     Ok(())
+}
+
+/// `" (takes the whitespace before it)"` and the like for a special with strip bits (see
+/// `picobpe_model::Model::strips`), else nothing.
+fn strip_note(strips: &[(u32, u8)], id: u32) -> &'static str {
+    use picobpe::special::{LSTRIP, RSTRIP};
+    match strips.iter().find(|s| s.0 == id).map_or(0, |s| s.1) {
+        b if b == LSTRIP | RSTRIP => " (takes the whitespace around it: lstrip, rstrip)",
+        LSTRIP => " (takes the whitespace before it: lstrip)",
+        RSTRIP => " (takes the whitespace after it: rstrip)",
+        _ => "",
+    }
 }

@@ -86,6 +86,7 @@ fn u16le_is_refused_when_ids_do_not_fit() {
         specials: Vec::new(),
         whole_piece: true,
         normalizer: None,
+        strips: Vec::new(),
     };
     let path = scratch().join("wide-ids.model");
     model.write(&path).unwrap();

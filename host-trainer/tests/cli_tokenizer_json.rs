@@ -112,9 +112,9 @@ fn unsupported_parts_are_refused_by_name() {
             "add_prefix_space",
         ),
         (
-            "lstrip",
-            |j| j["added_tokens"][0]["lstrip"] = true.into(),
-            "lstrip is not supported",
+            "single word",
+            |j| j["added_tokens"][0]["single_word"] = true.into(),
+            "single_word is not supported",
         ),
     ];
     for (name, edit, message) in cases {

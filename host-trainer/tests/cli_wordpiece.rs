@@ -167,9 +167,9 @@ fn unsupported_wordpiece_files_are_refused_by_name() {
             "model.unk_token: \"<unk>\" is not in the vocabulary",
         ),
         (
-            "rstrip",
-            |j| j["added_tokens"][0]["rstrip"] = true.into(),
-            "rstrip is not supported",
+            "single word",
+            |j| j["added_tokens"][0]["single_word"] = true.into(),
+            "single_word is not supported",
         ),
     ];
     for (name, edit, message) in cases {

@@ -112,6 +112,15 @@ pub enum ModelError {
         /// The model's number of ids.
         n_ids: usize,
     },
+    /// The file's list of specials that take whitespace (`lstrip`, `rstrip`; version 5) does
+    /// not fit its tables: an id that is not a special, a repeated or misordered one, unknown
+    /// bits, or any on a SentencePiece model. (A model's own list is checked by its
+    /// `validate`.)
+    #[error("model file's whitespace-taking specials: {reason}")]
+    BadStrips {
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 /// A broken model invariant, naming the offending id, merge or special token.
@@ -167,6 +176,14 @@ pub enum InvalidModel {
     SpecialDuplicateText {
         /// The text.
         text: String,
+    },
+    /// The specials that take whitespace ([`crate::Model::strips`]) name an id that is not a
+    /// special, repeat or misorder one, hold unknown bits, or include an `rstrip` special
+    /// beside a special that starts with whitespace.
+    #[error("specials that take whitespace: {reason}")]
+    BadStrips {
+        /// What is wrong.
+        reason: String,
     },
     /// Two special tokens have the same id.
     #[error("two special tokens have id {id}")]

@@ -1,9 +1,9 @@
-//! The `*.model` file format, versions 1 to 4.
+//! The `*.model` file format, versions 1 to 5.
 //!
 //! ```text
 //! offset  size  field
 //! 0       8     magic  b"PICOBPE\0"
-//! 8       2     format version, u16 little-endian (1 to 4)
+//! 8       2     format version, u16 little-endian (1 to 5)
 //! 10      4     payload length N, u32 little-endian
 //! 14      4     CRC-32 (IEEE, as crc32fast computes it) of the payload, u32 little-endian
 //! 18      N     payload
@@ -53,6 +53,11 @@
 //!   model part, before the version-2 payload; the tables may be absent (then they are built at
 //!   load, as for every WordPiece model). Writers use it only for a model with a non-empty
 //!   template ([`AnyModel::write`]); without one they write version 3 (WordPiece: 2) as before.
+//! - Version 5: version 4 whose template is followed by the specials that take the whitespace
+//!   beside them (`Model::strips`, `WpModel::strips`: a sequence of `(u32 id, u8 bits)`, ids
+//!   increasing, bits 1 `lstrip`, 2 `rstrip`). Writers use it only for a model with such a
+//!   special. Reading checks the list against the model's specials as [`Model::validate`]
+//!   does ([`ModelError::BadStrips`] when tables read without the model do not fit it).
 //!
 //! A file must end exactly after the payload.
 //!
@@ -81,7 +86,7 @@ use crate::{table_file, SpTableData};
 /// The 8 bytes every model file starts with.
 pub const MAGIC: [u8; 8] = *b"PICOBPE\0";
 /// The newest format version this build reads.
-pub const VERSION: u16 = 4;
+pub const VERSION: u16 = 5;
 /// The version of a byte-level BPE model alone ([`Model::to_bytes`]).
 pub const BPE_VERSION: u16 = 1;
 /// The version of a model of either kind alone ([`SpModel::to_bytes`]).
@@ -90,6 +95,8 @@ pub const KIND_VERSION: u16 = 2;
 pub const TABLES_VERSION: u16 = 3;
 /// The version of a model with its template (and, but for WordPiece, its prebuilt tables).
 pub const TEMPLATE_VERSION: u16 = 4;
+/// The version of a model with its template and specials that take whitespace.
+pub const STRIP_VERSION: u16 = 5;
 /// Header size: magic, version, length, checksum.
 pub const HEADER_LEN: usize = 8 + 2 + 4 + 4;
 
@@ -97,6 +104,10 @@ impl Model {
     /// Validate and encode into the file format, the model alone (version 1: the smallest
     /// file, all the bake step reads).
     pub fn to_bytes(&self) -> Result<Vec<u8>, ModelError> {
+        if !self.strips.is_empty() {
+            // Only version 5 holds specials that take whitespace (with the tables).
+            return self.to_bytes_with_tables();
+        }
         self.validate()?;
         if self.normalizer.is_some() {
             // Version 1 has no room for a normalizer: the model with its kind (version 2).
@@ -269,9 +280,10 @@ impl AnyModel {
     /// Decode and validate a model file's bytes, whatever its kind, with its template (empty
     /// before version 4).
     pub fn from_bytes_with_template(bytes: &[u8]) -> Result<(AnyModel, TemplateData), ModelError> {
-        let (template, model_version, model, tables) = parts(bytes)?;
-        let model = AnyModel::from_payload(model_version, model)?;
+        let (template, strips, model_version, model, tables) = parts(bytes)?;
+        let mut model = AnyModel::from_payload(model_version, model)?;
         template.validate(model.n_ids())?;
+        set_strips(&mut model, strips)?;
         if let Some((tables, base)) = tables {
             let belongs = match &model {
                 AnyModel::BytePair(m) => {
@@ -458,8 +470,11 @@ impl SpModel {
 
 impl WpModel {
     /// Validate and encode into the file format (version 2: the tables are built at load,
-    /// about 10 ms for a 30k vocabulary).
+    /// about 10 ms for a 30k vocabulary; version 5 when a special takes whitespace).
     pub fn to_bytes(&self) -> Result<Vec<u8>, ModelError> {
+        if !self.strips.is_empty() {
+            return file_bytes(PayloadRef::wordpiece(self), &TemplateData::default());
+        }
         self.validate()?;
         let payload =
             postcard::to_stdvec(&PayloadRef::wordpiece(self)).map_err(ModelError::Encode)?;
@@ -525,7 +540,7 @@ pub fn read_tables_with_template(
     path: impl AsRef<Path>,
 ) -> Result<(LiveTables, &'static picobpe::Template<'static>), ModelError> {
     let bytes = map_file(path.as_ref())?;
-    let (template, model_version, model, tables) = parts((*bytes).as_ref())?;
+    let (template, strips, model_version, model, tables) = parts((*bytes).as_ref())?;
     if let Some((tables, base)) = tables {
         let range = base..base + tables.len();
         let sentencepiece = table_file::is_sentencepiece(tables);
@@ -533,13 +548,24 @@ pub fn read_tables_with_template(
         let bytes: &'static dyn AsRef<[u8]> = &**crate::keep(bytes);
         let tables = &bytes.as_ref()[range];
         let live = if sentencepiece {
+            if !strips.is_empty() {
+                return Err(ModelError::BadStrips {
+                    reason: SP_STRIPS.into(),
+                });
+            }
             LiveTables::SentencePiece(table_file::read::<SpTableData>(tables, base)?.to_tables())
         } else {
-            LiveTables::BytePair(table_file::read::<TableData>(tables, base)?.to_tables())
+            let mut data = table_file::read::<TableData>(tables, base)?;
+            crate::tables::check_strips(&strips, &data.specials)
+                .map_err(|reason| ModelError::BadStrips { reason })?;
+            data.strips = strips;
+            LiveTables::BytePair(data.to_tables())
         };
         return with_template(live, template);
     }
-    let live = match AnyModel::from_payload(model_version, model)? {
+    let mut model = AnyModel::from_payload(model_version, model)?;
+    set_strips(&mut model, strips)?;
+    let live = match model {
         AnyModel::BytePair(model) => {
             LiveTables::BytePair(TableData::new(&model, PieceTable::Full)?.to_tables())
         }
@@ -564,36 +590,83 @@ fn with_template(
 }
 
 /// Check the header of a file's `bytes` and split its payload: the template (empty before
-/// version 4), the version of the model part (1 or 2), the model part, and the prebuilt
-/// tables with their offset in the file if the file has them (version 3; version 4 unless
-/// they are empty).
+/// version 4) and the specials' strip bits (empty before version 5), the version of the model
+/// part (1 or 2), the model part, and the prebuilt tables with their offset in the file if the
+/// file has them (version 3; versions 4 and 5 unless they are empty).
 #[allow(clippy::type_complexity)]
-fn parts(bytes: &[u8]) -> Result<(TemplateData, u16, &[u8], Option<(&[u8], usize)>), ModelError> {
+fn parts(
+    bytes: &[u8],
+) -> Result<(TemplateData, Strips, u16, &[u8], Option<(&[u8], usize)>), ModelError> {
     let (version, payload) = unframe(bytes)?;
     if version < TABLES_VERSION {
-        return Ok((TemplateData::default(), version, payload, None));
+        return Ok((Default::default(), Vec::new(), version, payload, None));
     }
     let (part, tables, base) = split_tables(payload)?;
-    let (template, model) = match version {
-        TEMPLATE_VERSION => postcard::take_from_bytes(part).map_err(ModelError::Decode)?,
-        _ => (TemplateData::default(), part),
+    let (template, strips, model) = match version {
+        TEMPLATE_VERSION => {
+            let (t, rest) = postcard::take_from_bytes(part).map_err(ModelError::Decode)?;
+            (t, Vec::new(), rest)
+        }
+        STRIP_VERSION => {
+            let ((t, s), rest) = postcard::take_from_bytes(part).map_err(ModelError::Decode)?;
+            (t, s, rest)
+        }
+        _ => (TemplateData::default(), Vec::new(), part),
     };
     let present = !tables.is_empty() || version == TABLES_VERSION;
     Ok((
         template,
+        strips,
         KIND_VERSION,
         model,
         present.then_some((tables, base)),
     ))
 }
 
+/// Why a SentencePiece model's file cannot hold strip bits.
+const SP_STRIPS: &str = "a SentencePiece model has no specials that take whitespace";
+
+/// `(id, bits)` of the specials that take whitespace (see [`crate::Model::strips`]).
+type Strips = Vec<(u32, u8)>;
+
+/// Give a model read from a file the strip bits its header holds, checked against its
+/// specials; a SentencePiece model takes none.
+fn set_strips(model: &mut AnyModel, strips: Strips) -> Result<(), ModelError> {
+    if strips.is_empty() {
+        return Ok(());
+    }
+    let (specials, slot) = match model {
+        AnyModel::BytePair(m) => (&m.specials, &mut m.strips),
+        AnyModel::WordPiece(m) => (&m.specials, &mut m.strips),
+        AnyModel::SentencePiece(_) => {
+            return Err(ModelError::BadStrips {
+                reason: SP_STRIPS.into(),
+            })
+        }
+    };
+    crate::tables::check_strips(&strips, specials)
+        .map_err(|reason| ModelError::BadStrips { reason })?;
+    *slot = strips;
+    Ok(())
+}
+
 /// The bytes of a model file: the model with its prebuilt host tables (version 3; WordPiece,
 /// whose tables are built at load: version 2), or with a non-empty `template` too (version 4).
 fn file_bytes(model: PayloadRef<'_>, template: &TemplateData) -> Result<Vec<u8>, ModelError> {
-    let plain = template.is_empty();
+    let strips: &[(u32, u8)] = match model {
+        PayloadRef::BytePair(m) | PayloadRef::BytePairNormalized(m, _) => &m.strips,
+        PayloadRef::WordPiece(m)
+        | PayloadRef::WordPieceNormalized(m, ..)
+        | PayloadRef::WordPieceSplit(m, ..) => &m.strips,
+        _ => &[],
+    };
+    let plain = template.is_empty() && strips.is_empty();
     // The model part's length (set below), the model part, then the tables.
     let mut payload = vec![0; 4];
-    if !plain {
+    if !strips.is_empty() {
+        let header = (template, strips);
+        payload.extend(postcard::to_stdvec(&header).map_err(ModelError::Encode)?);
+    } else if !plain {
         payload.extend(postcard::to_stdvec(template).map_err(ModelError::Encode)?);
     }
     payload.extend(postcard::to_stdvec(&model).map_err(ModelError::Encode)?);
@@ -632,8 +705,10 @@ fn file_bytes(model: PayloadRef<'_>, template: &TemplateData) -> Result<Vec<u8>,
     template.validate(n_ids)?;
     let version = if plain {
         TABLES_VERSION
-    } else {
+    } else if strips.is_empty() {
         TEMPLATE_VERSION
+    } else {
+        STRIP_VERSION
     };
     frame(version, &payload)
 }

@@ -33,6 +33,12 @@ pub struct Model {
     /// models without one are unchanged.
     #[serde(skip)]
     pub normalizer: Option<UnicodeForm>,
+    /// `(id, bits)` of the specials that take the whitespace beside them
+    /// ([`picobpe::special::LSTRIP`], [`picobpe::special::RSTRIP`]: `tokenizers`' `lstrip` and
+    /// `rstrip`), in id order. Stored in the file's header part (version 5, see
+    /// [`crate::format`]), not as a field.
+    #[serde(skip)]
+    pub strips: Vec<(u32, u8)>,
 }
 
 impl Model {
@@ -125,6 +131,9 @@ impl Model {
                 });
             }
         }
+
+        crate::tables::check_strips(&self.strips, &self.specials)
+            .map_err(|reason| InvalidModel::BadStrips { reason })?;
 
         let mut ordinary: HashMap<&[u8], u32> = HashMap::with_capacity(n);
         for (id, bytes) in self.ordinary() {

@@ -90,15 +90,58 @@ pub(crate) fn concat<'a>(tokens: impl IntoIterator<Item = &'a [u8]>) -> (Vec<u8>
     (token_bytes, token_offsets)
 }
 
-/// The special tokens `(text, id)` as the core's [`SpecialToken`]s, sorted by text, so the
-/// core walks them as a sorted slice (`picobpe::special`), whatever order a file lists them in.
-pub(crate) fn special_tokens(specials: &[(String, u32)]) -> Vec<SpecialToken<'_>> {
+/// The special tokens `(text, id)` as the core's [`SpecialToken`]s with their `strips` bits,
+/// sorted by text, so the core walks them as a sorted slice (`picobpe::special`), whatever
+/// order a file lists them in.
+pub(crate) fn special_tokens<'a>(
+    specials: &'a [(String, u32)],
+    strips: &[(u32, u8)],
+) -> Vec<SpecialToken<'a>> {
     let mut tokens: Vec<SpecialToken<'_>> = specials
         .iter()
-        .map(|(text, id)| SpecialToken { text, id: *id })
+        .map(|(text, id)| SpecialToken {
+            text,
+            id: *id,
+            strip: strip_bits(strips, *id),
+        })
         .collect();
     tokens.sort_by(|a, b| a.text.as_bytes().cmp(b.text.as_bytes()));
     tokens
+}
+
+/// The strip bits of special `id` in `strips` (0: it takes no whitespace).
+pub(crate) fn strip_bits(strips: &[(u32, u8)], id: u32) -> u8 {
+    strips.iter().find(|s| s.0 == id).map_or(0, |s| s.1)
+}
+
+/// Check `(id, bits)` strip entries against a model's `specials`: ids increasing, each a
+/// special's, bits among `lstrip` and `rstrip` and not 0; with any `rstrip`, no special may
+/// start with whitespace (`tokenizers` would let the next match start inside the whitespace
+/// the previous one took, giving overlapping tokens).
+pub(crate) fn check_strips(strips: &[(u32, u8)], specials: &[(String, u32)]) -> Result<(), String> {
+    use picobpe::special::{LSTRIP, RSTRIP};
+    let bad = |reason: String| Err(reason);
+    if strips.windows(2).any(|w| w[0].0 >= w[1].0) {
+        return bad("ids are not strictly increasing".into());
+    }
+    for &(id, bits) in strips {
+        if bits == 0 || bits & !(LSTRIP | RSTRIP) != 0 {
+            return bad(format!("id {id}: bits {bits:#x} are not lstrip/rstrip"));
+        }
+        if !specials.iter().any(|s| s.1 == id) {
+            return bad(format!("id {id} is not a special token"));
+        }
+    }
+    let rstrip = strips.iter().any(|s| s.1 & RSTRIP != 0);
+    if let Some((text, _)) = specials
+        .iter()
+        .find(|s| rstrip && s.0.starts_with(char::is_whitespace))
+    {
+        return bad(format!(
+            "{text:?} starts with whitespace, which an rstrip special before it would take"
+        ));
+    }
+    Ok(())
 }
 
 /// `specials` sorted by text: the order tables keep them in (see [`special_tokens`]), which
@@ -161,6 +204,9 @@ pub struct TableData<'a> {
     pub piece_keys: Cow<'a, [u64]>,
     /// Special token text and id.
     pub specials: Cow<'a, [(String, u32)]>,
+    /// The model's [`Model::strips`] (not stored in the table file: a version-5 file holds
+    /// them in its header).
+    pub strips: Vec<(u32, u8)>,
     /// Empty, or the byte-pair table ([`picobpe::Tables::byte_pairs`]); [`TableData::new`]
     /// fills it, [`TableData::without_byte_pairs`] drops it, [`TableData::for_bake`] leaves it
     /// out.
@@ -276,6 +322,7 @@ impl TableData<'static> {
             piece_index,
             piece_keys: piece_keys.into(),
             specials: sorted_specials(&model.specials).into(),
+            strips: model.strips.clone(),
             byte_pairs: byte_pairs.into(),
             trie,
         })
@@ -306,7 +353,7 @@ impl TableData<'static> {
                 ids: &data.pieces,
                 keys: &data.piece_keys,
             },
-            specials: Vec::leak(special_tokens(&data.specials)),
+            specials: Vec::leak(special_tokens(&data.specials, &data.strips)),
             byte_pairs: &data.byte_pairs,
             trie: TokenTrie {
                 edges: &trie.edges,
@@ -379,8 +426,9 @@ impl TableData<'_> {
 const PAIR_MAP_HEADER: usize = 8 + 8 + 8 + 4 + 8;
 /// `PieceMap` on a 32-bit target: index + id slice.
 const PIECE_MAP_HEADER: usize = 8 + 8 + 8 + 4 + 8 + 8;
-/// One `SpecialToken` (`&str` + `u32`); its text is stored separately.
-pub(crate) const SPECIAL_ENTRY: usize = 12;
+/// One `SpecialToken` on a 32-bit target (`&str` + `u32` + the `u8` strip bits, padded to 4);
+/// its text is stored separately.
+pub(crate) const SPECIAL_ENTRY: usize = 16;
 
 /// Flash bytes per table for a 32-bit target (`usize` = 4, `u64` aligned to 8), as baked by
 /// `picobpe-build`. Whole-piece keys are the ids' own bytes in `token_bytes`: no extra bytes.

@@ -18,9 +18,11 @@
 //!
 //! The added tokens are checked here, once for every family (`TokenizerJson::added_tokens`):
 //! picobpe matches each one whole in the raw text before anything else runs, which is what
-//! `tokenizers`' added vocabulary does for a token that takes no neighbouring spaces and words
-//! (`lstrip`, `rstrip`, `single_word`) and is not `normalized` behind a normalizer (such a
-//! token is matched in the normalized text).
+//! `tokenizers`' added vocabulary does for a token that is not `single_word` and not
+//! `normalized` behind a normalizer (such a token is matched in the normalized text). The
+//! byte-level and WordPiece families take `lstrip` and `rstrip` (the special takes the
+//! whitespace beside it: `picobpe::special`); the SentencePiece family, whose added tokens
+//! are pieces it matches itself, refuses them.
 
 use std::collections::HashMap;
 
@@ -104,26 +106,36 @@ impl TokenizerJson {
     }
 
     /// The added tokens as `(content, id)`, in file order, each matched whole in the raw text
-    /// (see the module docs); `Err` names a token picobpe would match differently.
-    pub(crate) fn added_tokens(&self) -> Result<Vec<(String, u32)>, String> {
-        self.added_tokens
-            .iter()
-            .flatten()
-            .map(|t| {
-                let normalized = t.normalized.filter(|_| !self.normalizer.is_empty());
-                let flags = [
-                    ("lstrip", t.lstrip),
-                    ("rstrip", t.rstrip),
-                    ("single_word", t.single_word),
-                    ("normalized", normalized),
-                ];
-                match flags.into_iter().find(|f| f.1 == Some(true)) {
-                    _ if t.content.is_empty() => Err(format!("id {}: no content", t.id)),
-                    Some((key, _)) => Err(format!("{:?}: {key} is not supported", t.content)),
-                    None => Ok((t.content.clone(), t.id)),
-                }
-            })
-            .collect()
+    /// (see the module docs), and the `(id, bits)` of those that take the whitespace beside
+    /// them ([`crate::Model::strips`]), in id order. `Err` names a token picobpe would match
+    /// differently: `single_word`, `normalized` behind a normalizer, or (without `strips`:
+    /// the SentencePiece family matches its added tokens itself) `lstrip` and `rstrip`.
+    pub(crate) fn added_tokens(&self, strips: bool) -> Result<AddedTokens, String> {
+        use picobpe::special::{LSTRIP, RSTRIP};
+        let (mut tokens, mut bits) = (Vec::new(), Vec::new());
+        for t in self.added_tokens.iter().flatten() {
+            let normalized = t.normalized.filter(|_| !self.normalizer.is_empty());
+            let (lstrip, rstrip) = (t.lstrip == Some(true), t.rstrip == Some(true));
+            let flags = [
+                ("lstrip", lstrip && !strips),
+                ("rstrip", rstrip && !strips),
+                ("single_word", t.single_word == Some(true)),
+                ("normalized", normalized == Some(true)),
+            ];
+            if t.content.is_empty() {
+                return Err(format!("id {}: no content", t.id));
+            }
+            if let Some((key, _)) = flags.into_iter().find(|f| f.1) {
+                return Err(format!("{:?}: {key} is not supported", t.content));
+            }
+            let b = if lstrip { LSTRIP } else { 0 } | if rstrip { RSTRIP } else { 0 };
+            if b != 0 {
+                bits.push((t.id, b));
+            }
+            tokens.push((t.content.clone(), t.id));
+        }
+        bits.sort_unstable();
+        Ok((tokens, bits))
     }
 
     /// The contents of the added tokens not marked `special`.
@@ -135,6 +147,10 @@ impl TokenizerJson {
             .collect()
     }
 }
+
+/// The added tokens `(content, id)` and the strip bits of those that take whitespace
+/// ([`TokenizerJson::added_tokens`]).
+pub(crate) type AddedTokens = (Vec<(String, u32)>, Vec<(u32, u8)>);
 
 /// The model: one of the types picobpe imports, or another by name.
 #[derive(Debug, Deserialize)]

@@ -120,21 +120,21 @@ fn wrong_magic_and_versions() {
         Err(ModelError::BadMagic)
     ));
 
-    for version in [0u16, 5, 0xFFFF] {
+    for version in [0u16, 6, 0xFFFF] {
         let mut newer = bytes.clone();
         newer[8..10].copy_from_slice(&version.to_le_bytes());
         match Model::from_bytes(&newer) {
             Err(
                 err @ ModelError::UnsupportedVersion {
                     found,
-                    supported: 4,
+                    supported: 5,
                 },
             ) => {
                 assert_eq!(found, version);
                 assert_eq!(
                     err.to_string(),
                     format!(
-                        "model file format version {version} is not supported (this build reads versions 1 to 4)"
+                        "model file format version {version} is not supported (this build reads versions 1 to 5)"
                     )
                 );
             }
@@ -493,4 +493,89 @@ fn wordpiece_pre_tokenizer_kind_round_trips_and_damage_is_refused() {
             "{code:#x}: {err}"
         );
     }
+}
+
+/// Specials that take whitespace (`lstrip`, `rstrip`) survive every way a model is written
+/// and read (version 5: bytes, file, mapped tables), reach the core's tables, and work there;
+/// strip bits on an id that is not a special, unknown bits or misordered ids are refused by
+/// name.
+#[test]
+fn special_strips_round_trip_and_damage_is_refused() {
+    use picobpe::special::{LSTRIP, RSTRIP};
+    use picobpe_model::format::STRIP_VERSION;
+    use picobpe_model::{AnyModel, TemplateData};
+    let model = Model {
+        strips: vec![(258, LSTRIP | RSTRIP)],
+        ..small_model()
+    };
+    for bytes in [
+        model.to_bytes().unwrap(),
+        model.to_bytes_with_tables().unwrap(),
+        AnyModel::BytePair(model.clone())
+            .to_bytes_with(&TemplateData::default())
+            .unwrap(),
+    ] {
+        assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), STRIP_VERSION);
+        assert_eq!(Model::from_bytes(&bytes).unwrap(), model);
+    }
+    let dir = std::env::temp_dir().join(format!("picobpe-strips-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("strips.model");
+    model.write(&path).unwrap();
+    let live = picobpe_model::read_tables(&path).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let picobpe_model::LiveTables::BytePair(tables) = live else {
+        panic!("byte-level tables")
+    };
+    assert_eq!(tables.specials[0].strip, LSTRIP | RSTRIP);
+    let tok = picobpe::Tokenizer::new(tables);
+    let mut out = [0u32; 16];
+    let n = tok
+        .encode(b"a  <|end|> \tb", &mut out, picobpe::Specials::All)
+        .unwrap();
+    assert_eq!(&out[..n], &[u32::from(b'a'), 258, u32::from(b'b')]);
+
+    for (strips, what) in [
+        (vec![(257, LSTRIP)], "id 257 is not a special token"),
+        (vec![(258, 4)], "bits 0x4 are not lstrip/rstrip"),
+        (vec![(258, 0)], "bits 0x0 are not lstrip/rstrip"),
+        (vec![(258, 1), (258, 2)], "not strictly increasing"),
+    ] {
+        let bad = Model {
+            strips,
+            ..small_model()
+        };
+        let err = bad.to_bytes().unwrap_err();
+        assert!(
+            matches!(err, ModelError::Invalid(InvalidModel::BadStrips { .. }))
+                && err.to_string().contains(what),
+            "{err}"
+        );
+    }
+    // A damaged list in a file (checksum fixed): refused when read with the model or its
+    // tables alone. The payload starts with the model part's length, the empty template (two
+    // zero lengths) and the list: 1 entry, id 258 as a varint (0x82 0x02), bits 3.
+    let mut file = model.to_bytes_with_tables().unwrap();
+    let list = HEADER_LEN + 4 + 2;
+    assert_eq!(file[list..list + 4], [1, 0x82, 0x02, 3]);
+    file[list + 1] = 0x81;
+    let crc = crc32fast::hash(&file[HEADER_LEN..]);
+    file[14..18].copy_from_slice(&crc.to_le_bytes());
+    let err = Model::from_bytes(&file).unwrap_err();
+    assert!(matches!(err, ModelError::BadStrips { .. }), "{err}");
+    let path = std::env::temp_dir().join(format!("picobpe-bad-strips-{}", std::process::id()));
+    std::fs::write(&path, &file).unwrap();
+    let err = picobpe_model::read_tables(&path).unwrap_err();
+    std::fs::remove_file(&path).unwrap();
+    assert!(
+        err.to_string().contains("id 257 is not a special token"),
+        "{err}"
+    );
+    // A special that starts with whitespace beside an rstrip one.
+    let mut spaced = small_model();
+    spaced.tokens.push(b" <s>".to_vec());
+    spaced.specials.push((" <s>".to_owned(), 259));
+    spaced.strips = vec![(258, RSTRIP)];
+    let err = spaced.to_bytes().unwrap_err().to_string();
+    assert!(err.contains("starts with whitespace"), "{err}");
 }

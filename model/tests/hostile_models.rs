@@ -73,6 +73,7 @@ impl Spec {
             specials,
             whole_piece: self.whole_piece,
             normalizer: None,
+            strips: Vec::new(),
         }
     }
 }

@@ -112,6 +112,7 @@ fn wordpiece() -> WpModel {
         normalizer: None,
         char_steps: Default::default(),
         split: Default::default(),
+        strips: Vec::new(),
     }
 }
 

@@ -132,6 +132,7 @@ fn byte_level() -> Model {
         specials: Vec::new(),
         whole_piece: false,
         normalizer: None,
+        strips: Vec::new(),
     }
 }
 

@@ -29,18 +29,7 @@ pub fn generate(data: &TableData, model_name: &str, token_bytes: &Path) -> Strin
     array(&mut s, "PICOBPE_PIECE_KEYS", "u64", &data.piece_keys);
     index_arrays(&mut s, "PICOBPE_PIECE", &data.piece_index);
 
-    let _ = write!(
-        s,
-        "\nstatic PICOBPE_SPECIALS: [::picobpe::SpecialToken<'static>; {}] = [",
-        data.specials.len()
-    );
-    for (text, id) in data.specials.iter() {
-        let _ = write!(
-            s,
-            "\n    ::picobpe::SpecialToken {{ text: {text:?}, id: {id} }},"
-        );
-    }
-    s.push_str("\n];\n");
+    specials(&mut s, &data.specials, &data.strips);
 
     let pair_index = index_expr("PICOBPE_PAIR", &data.pair_index, data.pairs.len());
     let piece_index = index_expr("PICOBPE_PIECE", &data.piece_index, data.pieces.len());
@@ -222,18 +211,7 @@ pub fn generate_wp(data: &WpTableData, model_name: &str, token_bytes: &Path) -> 
     );
     index_arrays(&mut s, "PICOBPE_CONTINUATION", &data.continuation_index);
     array(&mut s, "PICOBPE_PREFIX", "u8", &data.prefix);
-    let _ = write!(
-        s,
-        "\nstatic PICOBPE_SPECIALS: [::picobpe::SpecialToken<'static>; {}] = [",
-        data.specials.len()
-    );
-    for (text, id) in &data.specials {
-        let _ = write!(
-            s,
-            "\n    ::picobpe::SpecialToken {{ text: {text:?}, id: {id} }},"
-        );
-    }
-    s.push_str("\n];\n");
+    specials(&mut s, &data.specials, &data.strips);
     let starts = index_expr("PICOBPE_START", &data.start_index, data.starts.len());
     let continuations = index_expr(
         "PICOBPE_CONTINUATION",
@@ -302,6 +280,24 @@ fn header(s: &mut String, model_name: &str, sizes: &str, n_bytes: usize, token_b
 }
 
 /// `static NAME: [ty; N] = [...];` with 16 values per line.
+/// `PICOBPE_SPECIALS`: the specials `(text, id)` in the order given (the tables' sorted order),
+/// each with its strip bits from `strips`.
+fn specials(s: &mut String, specials: &[(String, u32)], strips: &[(u32, u8)]) {
+    let _ = write!(
+        s,
+        "\nstatic PICOBPE_SPECIALS: [::picobpe::SpecialToken<'static>; {}] = [",
+        specials.len()
+    );
+    for (text, id) in specials {
+        let strip = strips.iter().find(|x| x.0 == *id).map_or(0, |x| x.1);
+        let _ = write!(
+            s,
+            "\n    ::picobpe::SpecialToken {{ text: {text:?}, id: {id}, strip: {strip} }},"
+        );
+    }
+    s.push_str("\n];\n");
+}
+
 fn array<T: fmt::Display>(s: &mut String, name: &str, ty: &str, values: &[T]) {
     let _ = write!(s, "\nstatic {name}: [{ty}; {}] = [", values.len());
     for (i, v) in values.iter().enumerate() {

@@ -51,6 +51,7 @@ fn model(whole_piece: bool, holes: usize, reverse_merges: bool) -> Model {
         specials: vec![("<|end|>".to_owned(), special)],
         whole_piece,
         normalizer: None,
+        strips: Vec::new(),
     }
 }
 
@@ -80,7 +81,7 @@ fn generated_source_defines_the_tables() {
         "pieces: ::picobpe::PieceMap { index: ::picobpe::PtrIndex {",
         "pattern: ::picobpe::Pattern::Gpt2,",
         "static PICOBPE_RANKS: [u32; 0] = [",
-        "::picobpe::SpecialToken { text: \"<|end|>\", id: 263 },",
+        "::picobpe::SpecialToken { text: \"<|end|>\", id: 263, strip: 0 },",
         "static PICOBPE_TOKEN_OFFSETS: [u32; 265] = [",
     ] {
         assert!(source.contains(expected), "missing {expected:?}");

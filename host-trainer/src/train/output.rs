@@ -102,6 +102,7 @@ pub fn to_model(
         specials,
         whole_piece: false,
         normalizer: None,
+        strips: Vec::new(),
     })
 }
 

@@ -95,6 +95,7 @@ pub(super) fn from_parts(
         specials,
         whole_piece,
         normalizer: None,
+        strips: Vec::new(),
     };
     model.validate()?;
     Ok(model)

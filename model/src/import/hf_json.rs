@@ -65,7 +65,9 @@ pub fn tokenizer_json(file: &TokenizerJson) -> Result<HfJsonImport, ImportError>
         return Err(bad("decoder", format!("{:?}: not supported", d.kind())).into());
     }
     let merges = model.merges().map_err(|e| bad("model.merges", e))?;
-    let specials = file.added_tokens().map_err(|e| bad("added_tokens", e))?;
+    let (specials, strips) = file
+        .added_tokens(true)
+        .map_err(|e| bad("added_tokens", e))?;
     let plain = file.plain_added_tokens();
     if !plain.is_empty() {
         notes.push(format!(
@@ -81,6 +83,8 @@ pub fn tokenizer_json(file: &TokenizerJson) -> Result<HfJsonImport, ImportError>
         from_parts(vocab, &merges, pattern, specials, whole_piece)?
     };
     model.normalizer = normalizer;
+    crate::tables::check_strips(&strips, &model.specials).map_err(|r| bad("added_tokens", r))?;
+    model.strips = strips;
     Ok(HfJsonImport { model, notes })
 }
 

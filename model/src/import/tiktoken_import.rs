@@ -121,6 +121,7 @@ pub(super) fn from_ranks(
         specials: specials.to_vec(),
         whole_piece: true,
         normalizer: None,
+        strips: Vec::new(),
     };
     let ranks = model.ordinary_map();
     // Both halves of a split are tokens: BPE only forms parts that are tokens.

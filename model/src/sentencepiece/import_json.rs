@@ -94,7 +94,9 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
         sections,
         char_steps,
     } = normalizer(file)?;
-    let added = file.added_tokens().map_err(|e| bad("added_tokens", e))?;
+    let (added, _) = file
+        .added_tokens(false)
+        .map_err(|e| bad("added_tokens", e))?;
     for (content, id) in &added {
         if pieces.get(*id as usize) != Some(content) {
             let what = format!("{content:?} (id {id}) is not the vocabulary's piece of that id");

@@ -154,6 +154,9 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<WpImport, WpImportE
         }
         _ => return Err(bad_steps("decoder", &file.decoder, "not supported").into()),
     };
+    let (specials, strips) = file
+        .added_tokens(true)
+        .map_err(|e| bad("added_tokens", e))?;
     let model = WpModel {
         vocab,
         unk_id,
@@ -164,10 +167,11 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<WpImport, WpImportE
         strip_accents,
         lowercase,
         cleanup,
-        specials: file.added_tokens().map_err(|e| bad("added_tokens", e))?,
+        specials,
         normalizer,
         char_steps,
         split,
+        strips,
     };
     model.validate()?;
     let notes = Vec::new();

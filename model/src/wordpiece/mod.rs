@@ -57,11 +57,22 @@ pub struct WpModel {
     /// kind, not as a field.
     #[serde(skip)]
     pub split: WordSplit,
+    /// `(id, bits)` of the specials that take the whitespace beside them, as
+    /// [`crate::Model::strips`] (and stored as it is).
+    #[serde(skip)]
+    pub strips: Vec<(u32, u8)>,
 }
 
 /// Why a WordPiece model is not valid.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum InvalidWpModel {
+    /// The specials that take whitespace are not a valid list (see
+    /// [`crate::InvalidModel::BadStrips`]).
+    #[error("specials that take whitespace: {reason}")]
+    BadStrips {
+        /// What is wrong.
+        reason: String,
+    },
     /// No vocabulary.
     #[error("the vocabulary is empty")]
     Empty,
@@ -147,6 +158,7 @@ impl WpModel {
             normalizer: None,
             char_steps: Default::default(),
             split: WordSplit::BERT,
+            strips: Vec::new(),
         }
     }
 
@@ -196,6 +208,8 @@ impl WpModel {
         if steps && (bert || applies.is_none() || self.char_steps.quotes) {
             return Err(InvalidWpModel::Normalizer);
         }
+        crate::tables::check_strips(&self.strips, &self.specials)
+            .map_err(|reason| InvalidWpModel::BadStrips { reason })?;
         for (text, id) in &self.specials {
             if self.vocab.get(*id as usize) != Some(text) {
                 return Err(InvalidWpModel::Special {

@@ -35,6 +35,8 @@ pub struct WpTableData {
     pub flags: [bool; 5],
     /// Added tokens (text, id).
     pub specials: Vec<(String, u32)>,
+    /// The ones that take whitespace ([`WpModel::strips`]).
+    pub strips: Vec<(u32, u8)>,
     /// A `tokenizer.json`'s Unicode normalizer ([`WpModel::normalizer`]).
     pub normalizer: Option<picobpe::normalizer::UnicodeForm>,
     /// Its character steps ([`WpModel::char_steps`]).
@@ -90,6 +92,7 @@ impl WpTableData {
                 model.cleanup,
             ],
             specials: crate::tables::sorted_specials(&model.specials),
+            strips: model.strips.clone(),
             normalizer: model.normalizer,
             char_steps: model.char_steps,
             split: model.split,
@@ -123,14 +126,14 @@ impl WpTableData {
     /// Run `f` on tables that borrow this data (nothing leaked: for tools that load many
     /// models in one process).
     pub fn with_tables<R>(&self, f: impl FnOnce(&WpTables<'_>) -> R) -> R {
-        f(&self.tables(&special_tokens(&self.specials)))
+        f(&self.tables(&special_tokens(&self.specials, &self.strips)))
     }
 
     /// Build live [`WpTables`] and leak them: like [`crate::TableData::to_tables`], for a
     /// process that loads one model and keeps it.
     pub fn to_tables(self) -> &'static WpTables<'static> {
         let data: &'static WpTableData = crate::keep(self);
-        crate::keep(data.tables(Vec::leak(special_tokens(&data.specials))))
+        crate::keep(data.tables(Vec::leak(special_tokens(&data.specials, &data.strips))))
     }
 
     /// The tables, borrowing this data and `specials`.

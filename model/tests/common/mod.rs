@@ -15,5 +15,6 @@ pub fn small_model() -> Model {
         specials: vec![("<|end|>".to_owned(), 258)],
         whole_piece: false,
         normalizer: None,
+        strips: Vec::new(),
     }
 }
