@@ -199,11 +199,15 @@ fn cargo(root: &Path, args: &[&str]) -> Command {
     c
 }
 
+/// Run one step, printing its name before and its wall time after (to see where a CI run's
+/// time goes).
 fn step(name: &str, mut cmd: Command) -> Result<(), String> {
     println!("== {name}");
+    let start = std::time::Instant::now();
     let status = cmd
         .status()
         .map_err(|e| format!("{name}: cannot start: {e}"))?;
+    println!("== {name}: {:.0} s", start.elapsed().as_secs_f64());
     if status.success() {
         Ok(())
     } else {
