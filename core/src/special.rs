@@ -331,6 +331,18 @@ mod tests {
         }
     }
 
+    /// `texts` as specials, ids in order, each with the strip bits `strip` draws.
+    fn tokens(texts: &[String], mut strip: impl FnMut() -> u8) -> Vec<SpecialToken<'_>> {
+        (0u32..)
+            .zip(texts)
+            .map(|(id, text)| SpecialToken {
+                text,
+                id,
+                strip: strip(),
+            })
+            .collect()
+    }
+
     /// The sorted walk finds what trying every special finds, at every position, streaming or
     /// not, for random special sets (in sorted order, so that `new` takes the walk).
     #[test]
@@ -347,15 +359,7 @@ mod tests {
                 .iter()
                 .map(|t| String::from_utf8(t.clone()).unwrap())
                 .collect();
-            let specials: Vec<SpecialToken<'_>> = strings
-                .iter()
-                .enumerate()
-                .map(|(i, t)| SpecialToken {
-                    text: t,
-                    id: i as u32,
-                    strip: 0,
-                })
-                .collect();
+            let specials = tokens(&strings, || 0);
             let sorted = FirstBytes::new(&specials);
             if specials.len() < WALK_FROM {
                 continue;
@@ -455,15 +459,7 @@ mod tests {
                 .collect();
             texts.sort();
             texts.dedup();
-            let specials: Vec<SpecialToken<'_>> = texts
-                .iter()
-                .enumerate()
-                .map(|(i, t)| SpecialToken {
-                    text: t,
-                    id: i as u32,
-                    strip: rng.below(4) as u8,
-                })
-                .collect();
+            let specials = tokens(&texts, || rng.below(4) as u8);
             let mask = FirstBytes::new(&specials);
             let len = rng.below(16);
             let text: String = (0..len).map(|_| pieces[rng.below(pieces.len())]).collect();

@@ -315,7 +315,7 @@ fn inspect_wordpiece(
 /// `picobpe_model::Model::strips`), else nothing.
 fn strip_note(strips: &[(u32, u8)], id: u32) -> &'static str {
     use picobpe::special::{LSTRIP, RSTRIP};
-    match strips.iter().find(|s| s.0 == id).map_or(0, |s| s.1) {
+    match picobpe_model::strip_bits(strips, id) {
         b if b == LSTRIP | RSTRIP => " (takes the whitespace around it: lstrip, rstrip)",
         LSTRIP => " (takes the whitespace before it: lstrip)",
         RSTRIP => " (takes the whitespace after it: rstrip)",

@@ -36,7 +36,7 @@ pub use pattern::{PatternKind, UnknownPattern};
 pub use picobpe::normalizer::{NormalizerKind, TextNormalizer};
 pub use picobpe::sentencepiece::SpAlgorithm;
 pub use sentencepiece::{SpModel, SpTableData};
-pub use tables::{IndexData, PieceTable, TableData, TableSizes};
+pub use tables::{strip_bits, IndexData, PieceTable, TableData, TableSizes};
 pub use tokenizer_json::TokenizerJson;
 pub use trie::TrieData;
 pub use wordpiece::{WpModel, WpTableData};

@@ -109,8 +109,9 @@ pub(crate) fn special_tokens<'a>(
     tokens
 }
 
-/// The strip bits of special `id` in `strips` (0: it takes no whitespace).
-pub(crate) fn strip_bits(strips: &[(u32, u8)], id: u32) -> u8 {
+/// The strip bits ([`picobpe::special::LSTRIP`], [`picobpe::special::RSTRIP`]) of special `id`
+/// in a model's `strips` list ([`Model::strips`]; 0: it takes no whitespace).
+pub fn strip_bits(strips: &[(u32, u8)], id: u32) -> u8 {
     strips.iter().find(|s| s.0 == id).map_or(0, |s| s.1)
 }
 
@@ -120,16 +121,15 @@ pub(crate) fn strip_bits(strips: &[(u32, u8)], id: u32) -> u8 {
 /// the previous one took, giving overlapping tokens).
 pub(crate) fn check_strips(strips: &[(u32, u8)], specials: &[(String, u32)]) -> Result<(), String> {
     use picobpe::special::{LSTRIP, RSTRIP};
-    let bad = |reason: String| Err(reason);
     if strips.windows(2).any(|w| w[0].0 >= w[1].0) {
-        return bad("ids are not strictly increasing".into());
+        return Err("ids are not strictly increasing".into());
     }
     for &(id, bits) in strips {
         if bits == 0 || bits & !(LSTRIP | RSTRIP) != 0 {
-            return bad(format!("id {id}: bits {bits:#x} are not lstrip/rstrip"));
+            return Err(format!("id {id}: bits {bits:#x} are not lstrip/rstrip"));
         }
         if !specials.iter().any(|s| s.1 == id) {
-            return bad(format!("id {id} is not a special token"));
+            return Err(format!("id {id} is not a special token"));
         }
     }
     let rstrip = strips.iter().any(|s| s.1 & RSTRIP != 0);
@@ -137,7 +137,7 @@ pub(crate) fn check_strips(strips: &[(u32, u8)], specials: &[(String, u32)]) -> 
         .iter()
         .find(|s| rstrip && s.0.starts_with(char::is_whitespace))
     {
-        return bad(format!(
+        return Err(format!(
             "{text:?} starts with whitespace, which an rstrip special before it would take"
         ));
     }

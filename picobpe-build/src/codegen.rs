@@ -289,7 +289,7 @@ fn specials(s: &mut String, specials: &[(String, u32)], strips: &[(u32, u8)]) {
         specials.len()
     );
     for (text, id) in specials {
-        let strip = strips.iter().find(|x| x.0 == *id).map_or(0, |x| x.1);
+        let strip = picobpe_model::strip_bits(strips, *id);
         let _ = write!(
             s,
             "\n    ::picobpe::SpecialToken {{ text: {text:?}, id: {id}, strip: {strip} }},"
