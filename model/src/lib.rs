@@ -15,6 +15,7 @@
 pub mod bpe;
 pub mod byte_unicode;
 mod cache_memory;
+mod compiled_pattern;
 mod error;
 pub mod format;
 pub mod import;
@@ -29,6 +30,7 @@ mod trie;
 pub mod wordpiece;
 
 pub use cache_memory::CacheMemory;
+pub use compiled_pattern::{compile_pattern, PatternCompileError};
 pub use error::{InvalidModel, ModelError};
 pub use format::{read_tables, read_tables_with_template, AnyModel, LiveTables, TemplateData};
 pub use model::Model;

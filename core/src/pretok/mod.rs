@@ -55,6 +55,7 @@ mod ascii_block;
 mod ascii_piece;
 mod char_block;
 mod cl100k;
+pub mod compiled;
 mod gpt2;
 mod o200k;
 #[cfg(test)]
@@ -65,6 +66,7 @@ mod unicode_tables;
 
 pub(crate) use ascii_block::Blocks;
 pub(crate) use ascii_piece::{fast_piece, AsciiPiece, Fast};
+pub use compiled::{CompiledPattern, CompiledPatternError, MatchAt};
 pub use unicode::{char_class, CharClass};
 
 /// Which pre-tokenization regex a model uses.

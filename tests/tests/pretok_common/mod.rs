@@ -5,7 +5,7 @@
 
 #![allow(dead_code)]
 
-use picobpe::pretok::{next_piece, Pattern, Step};
+use picobpe::pretok::{next_piece, CompiledPattern, Pattern, Step};
 use picobpe_model::PatternKind;
 use std::path::PathBuf;
 
@@ -13,6 +13,9 @@ use std::path::PathBuf;
 pub struct Harness {
     pub pattern: Pattern,
     pub re: fancy_regex::Regex,
+    /// When set, the splitter under test is this automaton, compiled from the pattern's
+    /// reference regex, instead of the hand-rolled splitter.
+    pub compiled: Option<CompiledPattern<'static>>,
 }
 
 impl Harness {
@@ -21,6 +24,27 @@ impl Harness {
         Harness {
             pattern,
             re: fancy_regex::Regex::new(src).expect("reference pattern compiles"),
+            compiled: None,
+        }
+    }
+
+    /// The pattern's reference regex compiled by `picobpe_model::compile_pattern` and walked
+    /// by `CompiledPattern`, against the same reference.
+    pub fn compiled(pattern: Pattern) -> Harness {
+        let src = PatternKind::from(pattern).reference_regex();
+        let words = picobpe_model::compile_pattern(src).expect("pattern compiles");
+        let words: &'static [u32] = Box::leak(words.into_boxed_slice());
+        Harness {
+            compiled: Some(CompiledPattern::new(words).expect("compiled pattern checks")),
+            ..Harness::new(pattern)
+        }
+    }
+
+    /// The splitter under test.
+    pub fn next(&self, text: &[u8], pos: usize, is_final: bool) -> Step {
+        match &self.compiled {
+            Some(c) => c.next_piece(text, pos, is_final),
+            None => next_piece(self.pattern, text, pos, is_final),
         }
     }
 
@@ -44,7 +68,7 @@ impl Harness {
         let mut ends = Vec::new();
         let mut pos = 0;
         while pos < text.len() {
-            match next_piece(self.pattern, text, pos, true) {
+            match self.next(text, pos, true) {
                 Step::Piece { end } => {
                     assert!(pos < end && end <= text.len(), "bad piece {pos}..{end}");
                     pos = end;
@@ -52,6 +76,9 @@ impl Harness {
                 }
                 Step::NeedMore => panic!("NeedMore with is_final at {pos} in {:?}", lossy(text)),
             }
+        }
+        if self.compiled.is_some() {
+            return ends;
         }
         let mut it_pos = 0;
         let mut n = 0;
@@ -761,7 +788,7 @@ pub fn streaming(h: &Harness, seed: u64, count: usize) {
         let mut avail = 0;
         while pos < text.len() {
             let is_final = avail == text.len() && rng.below(2) == 0;
-            match next_piece(h.pattern, &text[..avail], pos, is_final) {
+            match h.next(&text[..avail], pos, is_final) {
                 Step::Piece { end } => {
                     if want.get(got.len()) != Some(&end) {
                         panic!(
@@ -864,7 +891,7 @@ pub fn streaming_precision(h: &Harness, seed: u64, count: usize) {
             let prefix = &text[..avail];
             let mut pos = 0;
             while pos < prefix.len() {
-                match next_piece(h.pattern, prefix, pos, false) {
+                match h.next(prefix, pos, false) {
                     Step::Piece { end } => pos = end,
                     Step::NeedMore => break,
                 }
@@ -877,7 +904,7 @@ pub fn streaming_precision(h: &Harness, seed: u64, count: usize) {
                 continue;
             }
             checked += 1;
-            let end_of = |t: &[u8]| match next_piece(h.pattern, t, pos, true) {
+            let end_of = |t: &[u8]| match h.next(t, pos, true) {
                 Step::Piece { end } => end,
                 Step::NeedMore => usize::MAX,
             };
@@ -943,7 +970,7 @@ pub fn expect_splits(h: &Harness, cases: &[(&str, &[&str])]) {
 /// Hand-derived streaming answers at position 0 of non-final texts: `Some(end)` = Piece.
 pub fn expect_steps(h: &Harness, cases: &[(&[u8], Option<usize>)]) {
     for (text, want) in cases {
-        let got = match next_piece(h.pattern, text, 0, false) {
+        let got = match h.next(text, 0, false) {
             Step::Piece { end } => Some(end),
             Step::NeedMore => None,
         };

@@ -1,0 +1,341 @@
+//! Compiled patterns: any pre-tokenization regex the hand-rolled splitters do not know, as a
+//! deterministic automaton that the host builds (`picobpe_model::compile_pattern`, with
+//! `regex-automata`) and this module walks, without a regex engine, allocation or panics.
+//!
+//! # What the automaton is
+//!
+//! The regex's top-level alternatives are patterns `0..n` of one anchored, leftmost-first DFA
+//! over bytes: a search from a piece start finds what a backtracking engine (`fancy-regex`)
+//! finds there, and which alternative matched. Matches are reported one byte late, as
+//! `regex-automata`'s DFAs report them: the state reached *after* the byte at `i` says "a match
+//! of pattern `p` ended at `i`"; the end-of-input transition says whether one ends at the
+//! text's end (`$`, `\z`).
+//!
+//! One look-around is handled exactly: an alternative `X+(?!C)` (a greedy run of one class,
+//! then a negative look-ahead on one class whose complement lies inside `X`, such as
+//! `\s+(?!\S)`) is compiled as `X+(?:[^C]|\z)` and flagged; when it matches other than at the
+//! text's end, the last character it consumed was the look-ahead's and is given back. Because
+//! the run is greedy and `[^C] ⊆ X`, the backtracker takes the `\z` branch whenever the run
+//! reaches the end, so "matched at the end" and "matched through the look-ahead character"
+//! never meet at the same end.
+//!
+//! # Bytes and invalid UTF-8
+//!
+//! The automaton sees each well-formed character's bytes; every byte that is not part of a
+//! well-formed sequence is fed as U+E000 (`EE 80 80`), which is the rule of the hand-rolled
+//! splitters ([`crate::pretok`]'s module docs): an invalid byte splits like a private-use
+//! character, so a compiled pattern and a hand-rolled one with the same regex split every
+//! byte string alike.
+//!
+//! # Layout (`u32` words)
+//!
+//! | words | content |
+//! |---|---|
+//! | 0 | [`MAGIC`] |
+//! | 1, 2, 3 | number of states `S` (≤ 65,536; state 0 is the dead state), start state, number of patterns `P` |
+//! | 4 .. 4+P | per pattern: flags ([`LOOK_AHEAD`]) |
+//! | then 3·S | per state: first transition, `count \| match << 16`, `eoi_match \| settled << 16` (a match is pattern + 1; 0 is none; [`SETTLED`]) |
+//! | then T | transitions `lo \| hi << 8 \| next << 16`, each state's sorted by `lo`, disjoint |
+//!
+//! A byte outside every range of a state goes to the dead state. [`CompiledPattern::new`] checks
+//! all of this once, so a walk never reads out of range.
+//!
+//! # Cost
+//!
+//! One binary search over a state's ranges per byte (most states have one to four ranges).
+//! Finding where the next match starts, when none starts at a position (the text between
+//! matches of a `Split` pattern), tries each position in turn: a pattern whose attempts run
+//! long before failing makes that quadratic in the gap.
+
+use super::Step;
+use crate::utf8::{decode, Utf8};
+
+/// First word of a compiled pattern: `PDFA` in ASCII, little-endian.
+pub const MAGIC: u32 = u32::from_le_bytes(*b"PDFA");
+
+/// Pattern flag: the alternative ended in a one-character negative look-ahead (see the module
+/// docs); a match that does not end at the text's end gives back its last character.
+pub const LOOK_AHEAD: u32 = 1;
+
+/// Bit of a state's end-of-input word: the state is *settled*: whatever follows, the match is
+/// the one the end of input gives (every byte leads to a state that reports that match and
+/// then reads nothing more). Never set for a pattern with [`LOOK_AHEAD`].
+pub const SETTLED: u32 = 1 << 16;
+
+/// Words before the per-pattern flags.
+const HEADER: usize = 4;
+/// Words per state record.
+const STATE_WORDS: usize = 3;
+/// The bytes fed for an invalid byte: U+E000.
+const INVALID_AS: [u8; 3] = [0xEE, 0x80, 0x80];
+
+/// Why a compiled pattern's words were refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompiledPatternError {
+    /// Fewer words than the header and the tables it announces, or more.
+    BadLength,
+    /// The first word is not [`MAGIC`].
+    BadMagic,
+    /// No states, more than 65,536, a start state out of range, or the dead state (0) has
+    /// transitions or a match.
+    BadStates,
+    /// A pattern flag other than [`LOOK_AHEAD`], or a match naming a pattern that does not
+    /// exist.
+    BadPattern,
+    /// A state's transitions run past the transition table, are not sorted and disjoint, have
+    /// `lo > hi`, or lead to a state that does not exist.
+    BadTransition,
+}
+
+impl core::fmt::Display for CompiledPatternError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            CompiledPatternError::BadLength => "compiled pattern: length does not match its header",
+            CompiledPatternError::BadMagic => {
+                "compiled pattern: bad magic (not a compiled pattern)"
+            }
+            CompiledPatternError::BadStates => "compiled pattern: bad state count or start state",
+            CompiledPatternError::BadPattern => {
+                "compiled pattern: unknown pattern flag or a match of a pattern that does not exist"
+            }
+            CompiledPatternError::BadTransition => {
+                "compiled pattern: transition out of range, unsorted or to a missing state"
+            }
+        })
+    }
+}
+
+/// A checked compiled pattern over borrowed words (baked into flash or read from a model file).
+#[derive(Clone, Copy, Debug)]
+pub struct CompiledPattern<'a> {
+    flags: &'a [u32],
+    states: &'a [u32],
+    transitions: &'a [u32],
+    start: u32,
+}
+
+/// Where a match that starts at a position ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatchAt {
+    /// A match `start..end`, `end > start`, the same for every continuation of the text.
+    Match {
+        /// Exclusive end.
+        end: usize,
+    },
+    /// No match starts here, whatever follows.
+    NoMatch,
+    /// The answer depends on bytes after the text (only when `is_final` is false).
+    NeedMore,
+}
+
+impl<'a> CompiledPattern<'a> {
+    /// Check `words` (layout in the module docs) and borrow them.
+    pub fn new(words: &'a [u32]) -> Result<CompiledPattern<'a>, CompiledPatternError> {
+        use CompiledPatternError as E;
+        let Some(&[magic, n_states, start, n_patterns]) = words.get(..HEADER) else {
+            return Err(E::BadLength);
+        };
+        if magic != MAGIC {
+            return Err(E::BadMagic);
+        }
+        if n_states == 0 || n_states > 1 << 16 || start >= n_states || start == 0 {
+            return Err(E::BadStates);
+        }
+        let n_patterns = n_patterns as usize;
+        let flags = words.get(HEADER..HEADER + n_patterns).ok_or(E::BadLength)?;
+        if flags.iter().any(|&f| f & !LOOK_AHEAD != 0) {
+            return Err(E::BadPattern);
+        }
+        let states_at = HEADER + n_patterns;
+        let states_end = states_at + n_states as usize * STATE_WORDS;
+        let states = words.get(states_at..states_end).ok_or(E::BadLength)?;
+        let transitions = words.get(states_end..).unwrap_or(&[]);
+        for (i, record) in states.chunks_exact(STATE_WORDS).enumerate() {
+            let &[first, word, eoi] = record else {
+                return Err(E::BadLength);
+            };
+            let (first, count, matched) = (first as usize, (word & 0xFFFF) as usize, word >> 16);
+            let settled = eoi & SETTLED != 0;
+            let eoi = eoi & !SETTLED;
+            let flag = |p: u32| flags.get(p.wrapping_sub(1) as usize).copied().unwrap_or(0);
+            if matched as usize > n_patterns
+                || eoi as usize > n_patterns
+                || (settled && (eoi == 0 || flag(eoi) & LOOK_AHEAD != 0))
+            {
+                return Err(E::BadPattern);
+            }
+            if i == 0 && (count != 0 || matched != 0 || eoi != 0) {
+                return Err(E::BadStates);
+            }
+            let list = transitions
+                .get(first..first.saturating_add(count))
+                .ok_or(E::BadTransition)?;
+            let mut floor = 0u32;
+            for &t in list {
+                let (lo, hi, next) = (t & 0xFF, t >> 8 & 0xFF, t >> 16);
+                if lo < floor || lo > hi || next >= n_states {
+                    return Err(E::BadTransition);
+                }
+                floor = hi + 1;
+            }
+        }
+        Ok(CompiledPattern {
+            flags,
+            states,
+            transitions,
+            start,
+        })
+    }
+
+    /// The state after `state` reads `byte` (0: dead).
+    #[inline]
+    fn next(&self, state: u32, byte: u8) -> u32 {
+        let at = state as usize * STATE_WORDS;
+        let (Some(&first), Some(&count)) = (self.states.get(at), self.states.get(at + 1)) else {
+            return 0;
+        };
+        let first = first as usize;
+        let list = self
+            .transitions
+            .get(first..first.saturating_add((count & 0xFFFF) as usize))
+            .unwrap_or(&[]);
+        // The last range whose `lo` is at most `byte`.
+        let b = u32::from(byte);
+        let i = list.partition_point(|&t| t & 0xFF <= b);
+        match i.checked_sub(1).and_then(|i| list.get(i)) {
+            Some(&t) if b <= t >> 8 & 0xFF => t >> 16,
+            _ => 0,
+        }
+    }
+
+    /// The pattern (+ 1) whose match the state reports, 0 for none; `eoi` for the end-of-input
+    /// word.
+    #[inline]
+    fn match_of(&self, state: u32, eoi: bool) -> u32 {
+        let at = state as usize * STATE_WORDS;
+        if eoi {
+            self.states.get(at + 2).map_or(0, |w| w & !SETTLED)
+        } else {
+            self.states.get(at + 1).map_or(0, |w| w >> 16)
+        }
+    }
+
+    /// True when `state` has no transitions and no match at the end of input: whatever
+    /// follows, the walk is over.
+    #[inline]
+    fn is_final_state(&self, state: u32) -> bool {
+        let at = state as usize * STATE_WORDS;
+        self.states.get(at + 1).is_none_or(|w| w & 0xFFFF == 0) && self.match_of(state, true) == 0
+    }
+
+    /// Whether pattern `p + 1` (as [`match_of`](Self::match_of) gives it) has a look-ahead.
+    #[inline]
+    fn looks_ahead(&self, matched: u32) -> bool {
+        let i = matched.wrapping_sub(1) as usize;
+        self.flags.get(i).is_some_and(|f| f & LOOK_AHEAD != 0)
+    }
+
+    /// The match of the pattern that starts at `start` (leftmost-first: the one `fancy-regex`
+    /// finds when it tries `start`). With `is_final == false` more bytes may follow `text`:
+    /// [`MatchAt::NeedMore`] when they could change the answer.
+    pub fn match_at(&self, text: &[u8], start: usize, is_final: bool) -> MatchAt {
+        let mut state = self.start;
+        // The best match so far: (end, start of the character that ends there, pattern + 1).
+        let mut best = (0usize, 0usize, 0u32);
+        let mut pos = start;
+        let mut prev = start;
+        'walk: loop {
+            if pos >= text.len() {
+                if !is_final {
+                    // A state that reads nothing more and matches nothing at the end has
+                    // decided (a match reported one byte late often ends in one).
+                    if self.is_final_state(state) {
+                        break 'walk;
+                    }
+                    let settled = self.states.get(state as usize * STATE_WORDS + 2);
+                    if settled.is_some_and(|w| w & SETTLED != 0) {
+                        return MatchAt::Match { end: text.len() }.checked(start, text.len());
+                    }
+                    return MatchAt::NeedMore;
+                }
+                let matched = self.match_of(state, true);
+                if matched != 0 {
+                    // Through the end of input: a look-ahead gives nothing back.
+                    return MatchAt::Match { end: text.len() }.checked(start, text.len());
+                }
+                break 'walk;
+            }
+            let (len, fed): (usize, &[u8]) = match decode(text, pos) {
+                Utf8::Scalar(_, len) => (len, text.get(pos..pos + len).unwrap_or(&[])),
+                Utf8::Truncated(_) if !is_final => return MatchAt::NeedMore,
+                Utf8::Invalid(_) | Utf8::Truncated(_) => (1, &INVALID_AS),
+            };
+            for (j, &byte) in fed.iter().enumerate() {
+                state = self.next(state, byte);
+                if state == 0 {
+                    break 'walk;
+                }
+                // Matches end at character boundaries: the first byte of a character is the
+                // one that reports a match ending before it.
+                if j == 0 {
+                    let matched = self.match_of(state, false);
+                    if matched != 0 {
+                        best = (pos, prev, matched);
+                    }
+                }
+            }
+            prev = pos;
+            pos += len;
+        }
+        let (end, last_char, matched) = best;
+        if matched == 0 {
+            return MatchAt::NoMatch;
+        }
+        let end = if self.looks_ahead(matched) {
+            last_char
+        } else {
+            end
+        };
+        MatchAt::Match { end }.checked(start, text.len())
+    }
+
+    /// The piece that starts at `start` when the text is split by the pattern's matches with
+    /// the text between matches kept as pieces (`tokenizers`' `Split` with `Isolated`): a
+    /// match, or the run of characters up to where the next match starts. Same contract as
+    /// [`crate::pretok::next_piece`].
+    pub fn next_piece(&self, text: &[u8], start: usize, is_final: bool) -> Step {
+        if start >= text.len() {
+            return Step::NeedMore;
+        }
+        let mut pos = start;
+        while pos < text.len() {
+            match self.match_at(text, pos, is_final) {
+                MatchAt::Match { end } if pos == start => return Step::Piece { end },
+                MatchAt::Match { .. } => return Step::Piece { end: pos },
+                MatchAt::NeedMore => return Step::NeedMore,
+                MatchAt::NoMatch => {}
+            }
+            pos += match decode(text, pos) {
+                Utf8::Scalar(_, len) => len,
+                _ => 1,
+            };
+        }
+        if is_final {
+            Step::Piece { end: text.len() }
+        } else {
+            Step::NeedMore
+        }
+    }
+}
+
+impl MatchAt {
+    /// Defensive: an end outside `start < end <= len` (which a checked automaton never gives)
+    /// is no match rather than an out-of-range piece.
+    #[inline]
+    fn checked(self, start: usize, len: usize) -> MatchAt {
+        match self {
+            MatchAt::Match { end } if end <= start || end > len => MatchAt::NoMatch,
+            other => other,
+        }
+    }
+}
