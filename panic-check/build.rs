@@ -1,5 +1,5 @@
 //! Build script: makes a tiny byte-level model (256 byte tokens, a few merges, two special
-//! tokens) and bakes it with `picobpe-build`, exactly as a firmware build would; then imports
+//! tokens, two compiled split patterns) and bakes it with `picobpe-build`, exactly as a firmware build would; then imports
 //! the committed SentencePiece model `sp512.model` (vocab 512, byte fallback) and bakes it as
 //! `picobpe_sp_tables.rs`.
 //!
@@ -46,6 +46,12 @@ fn main() {
         whole_piece: true,
         normalizer: None,
         strips,
+        // Two compiled split levels (a look-ahead among them), so the proof covers the
+        // compiled-pattern walker too.
+        splits: vec![
+            r"\p{N}{1,3}".to_owned(),
+            r"'s| ?\p{L}+| ?[^\s\p{L}]+|\s+(?!\S)|\s+".to_owned(),
+        ],
     };
     let path = out.join("tiny.model");
     if let Err(e) = model.write(&path) {

@@ -247,6 +247,7 @@ impl Layout {
                 keys: &self.piece_keys,
             },
             specials: &self.specials,
+            splits: &[],
             byte_pairs: &self.byte_pairs,
             trie: picobpe::TokenTrie::EMPTY,
             normalizer: None,

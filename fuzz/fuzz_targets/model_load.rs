@@ -65,6 +65,7 @@ fuzz_target!(|data: &[u8]| {
             let model = Model {
                 normalizer: None,
                 strips: Vec::new(),
+                splits: Vec::new(),
                 ..drawn.clone()
             };
             let Ok(payload) = postcard::to_stdvec(&model) else {
@@ -442,6 +443,7 @@ fn structured(mut p: Params<'_>) -> Model {
         whole_piece,
         normalizer: picobpe_model::normalizer::from_code(p.byte() % 5).flatten(),
         strips,
+        splits: Vec::new(),
     }
 }
 

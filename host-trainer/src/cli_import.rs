@@ -147,11 +147,17 @@ pub fn run(args: ImportArgs) -> Result<(), String> {
         .map_err(|e| format!("{}: {e}", out.display()))?;
     let summary = match &model {
         AnyModel::BytePair(m) => format!(
-            "{} ids, {} merges, {} special tokens, pattern {}, {} semantics{}",
+            "{} ids, {} merges, {} special tokens, {}, {} semantics{}",
             m.n_ids(),
             m.merges.len(),
             m.specials.len(),
-            m.pattern,
+            match m.splits.len() {
+                0 => format!("pattern {}", m.pattern),
+                n => format!(
+                    "{n} compiled split pattern{}",
+                    if n == 1 { "" } else { "s" }
+                ),
+            },
             if m.whole_piece {
                 "whole-piece (tiktoken)"
             } else {

@@ -59,7 +59,20 @@ fn inspect_byte_level(
     let ordinary = model.n_ordinary();
     let unused = model.n_ids() - ordinary - model.specials.len();
     say!(out, "model:        {}", path.display());
-    say!(out, "pattern:      {}", model.pattern);
+    if model.splits.is_empty() {
+        say!(out, "pattern:      {}", model.pattern);
+    } else {
+        // Compiled `Split`s take the place of the hand-rolled pattern.
+        for (i, regex) in model.splits.iter().enumerate() {
+            let words = picobpe_model::compile_pattern(regex).map_err(|e| e.to_string())?;
+            say!(
+                out,
+                "split {}:      {regex:?} (compiled: {} bytes)",
+                i + 1,
+                words.len() * 4
+            );
+        }
+    }
     if let Some(form) = model.normalizer {
         let (major, minor, patch) = picobpe::normalizer::UNICODE_VERSION;
         say!(

@@ -87,6 +87,7 @@ fn u16le_is_refused_when_ids_do_not_fit() {
         whole_piece: true,
         normalizer: None,
         strips: Vec::new(),
+        splits: Vec::new(),
     };
     let path = scratch().join("wide-ids.model");
     model.write(&path).unwrap();

@@ -217,10 +217,10 @@ fn damaged_models_are_rejected_with_the_reason() {
             "newer",
             {
                 let mut b = good.clone();
-                b[8] = 6;
+                b[8] = 7;
                 b
             },
-            "format version 6 is not supported",
+            "format version 7 is not supported",
         ),
         (
             "json",

@@ -45,6 +45,9 @@ pub enum PatternCompileError {
     Build(String),
 }
 
+/// Bytes `regex-automata` may use for the automaton and for building it.
+const BUILD_LIMIT: usize = 64 << 20;
+
 /// Compile `regex` into the words of a [`picobpe::pretok::CompiledPattern`].
 pub fn compile_pattern(regex: &str) -> Result<Vec<u32>, PatternCompileError> {
     let mut hirs = Vec::new();
@@ -61,7 +64,11 @@ pub fn compile_pattern(regex: &str) -> Result<Vec<u32>, PatternCompileError> {
         .configure(
             dense::Config::new()
                 .match_kind(MatchKind::LeftmostFirst)
-                .start_kind(StartKind::Anchored),
+                .start_kind(StartKind::Anchored)
+                // A hostile regex cannot make the host build a huge automaton: the states the
+                // layout can hold cost far less than this.
+                .dfa_size_limit(Some(BUILD_LIMIT))
+                .determinize_size_limit(Some(BUILD_LIMIT)),
         )
         .build_from_nfa(&nfa)
         .map_err(|e| PatternCompileError::Build(e.to_string()))?;
@@ -450,5 +457,17 @@ mod tests {
         assert!(compile_pattern(r"\s+(?=\S)").is_err());
         assert!(compile_pattern(r"^a").is_err());
         assert!(compile_pattern(r"a*").is_err());
+    }
+
+    /// A regex whose automaton explodes is refused, quickly and without a huge allocation.
+    #[test]
+    fn exploding_automata_are_refused() {
+        let err = compile_pattern(r"(?:a|b)*a(?:a|b){20}")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("states; at most 65,536") || err.contains("limit"),
+            "{err}"
+        );
     }
 }

@@ -121,6 +121,13 @@ pub enum ModelError {
         /// What is wrong.
         reason: String,
     },
+    /// The file's `Split` regexes do not compile for the core, or belong to a model other than
+    /// byte-level BPE.
+    #[error("model file's split patterns: {reason}")]
+    BadSplit {
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 /// A broken model invariant, naming the offending id, merge or special token.
@@ -183,6 +190,12 @@ pub enum InvalidModel {
     #[error("specials that take whitespace: {reason}")]
     BadStrips {
         /// What is wrong.
+        reason: String,
+    },
+    /// A `Split` regex ([`crate::Model::splits`]) the core's compiled splitter cannot run.
+    #[error("split pattern: {reason}")]
+    BadSplit {
+        /// What is wrong, from [`crate::compile_pattern`].
         reason: String,
     },
     /// Two special tokens have the same id.

@@ -1,9 +1,9 @@
-//! The `*.model` file format, versions 1 to 5.
+//! The `*.model` file format, versions 1 to 6.
 //!
 //! ```text
 //! offset  size  field
 //! 0       8     magic  b"PICOBPE\0"
-//! 8       2     format version, u16 little-endian (1 to 5)
+//! 8       2     format version, u16 little-endian (1 to 6)
 //! 10      4     payload length N, u32 little-endian
 //! 14      4     CRC-32 (IEEE, as crc32fast computes it) of the payload, u32 little-endian
 //! 18      N     payload
@@ -58,6 +58,11 @@
 //!   increasing, bits 1 `lstrip`, 2 `rstrip`). Writers use it only for a model with such a
 //!   special. Reading checks the list against the model's specials as [`Model::validate`]
 //!   does ([`ModelError::BadStrips`] when tables read without the model do not fit it).
+//! - Version 6: version 5 whose strip list is followed by the regexes of the model's `Split`
+//!   pre-tokenizers (`Model::splits`: a sequence of strings, outermost first), compiled at
+//!   load ([`crate::compile_pattern`]). Writers use it only for a byte-level model with such
+//!   splits; a regex the compiler refuses is [`InvalidModel::BadSplit`](crate::InvalidModel)
+//!   (with the model) or [`ModelError::BadSplit`] (tables read without it).
 //!
 //! A file must end exactly after the payload.
 //!
@@ -86,7 +91,7 @@ use crate::{table_file, SpTableData};
 /// The 8 bytes every model file starts with.
 pub const MAGIC: [u8; 8] = *b"PICOBPE\0";
 /// The newest format version this build reads.
-pub const VERSION: u16 = 5;
+pub const VERSION: u16 = 6;
 /// The version of a byte-level BPE model alone ([`Model::to_bytes`]).
 pub const BPE_VERSION: u16 = 1;
 /// The version of a model of either kind alone ([`SpModel::to_bytes`]).
@@ -97,6 +102,8 @@ pub const TABLES_VERSION: u16 = 3;
 pub const TEMPLATE_VERSION: u16 = 4;
 /// The version of a model with its template and specials that take whitespace.
 pub const STRIP_VERSION: u16 = 5;
+/// The version of a model with its template, strips and compiled `Split` regexes.
+pub const SPLIT_VERSION: u16 = 6;
 /// Header size: magic, version, length, checksum.
 pub const HEADER_LEN: usize = 8 + 2 + 4 + 4;
 
@@ -104,8 +111,9 @@ impl Model {
     /// Validate and encode into the file format, the model alone (version 1: the smallest
     /// file, all the bake step reads).
     pub fn to_bytes(&self) -> Result<Vec<u8>, ModelError> {
-        if !self.strips.is_empty() {
-            // Only version 5 holds specials that take whitespace (with the tables).
+        if !self.strips.is_empty() || !self.splits.is_empty() {
+            // Only versions 5 and 6 hold specials that take whitespace and splits (with the
+            // tables).
             return self.to_bytes_with_tables();
         }
         self.validate()?;
@@ -280,10 +288,10 @@ impl AnyModel {
     /// Decode and validate a model file's bytes, whatever its kind, with its template (empty
     /// before version 4).
     pub fn from_bytes_with_template(bytes: &[u8]) -> Result<(AnyModel, TemplateData), ModelError> {
-        let (template, strips, model_version, model, tables) = parts(bytes)?;
+        let (header, model_version, model, tables) = parts(bytes)?;
         let mut model = AnyModel::from_payload(model_version, model)?;
-        template.validate(model.n_ids())?;
-        set_strips(&mut model, strips)?;
+        header.template.validate(model.n_ids())?;
+        let template = header.set(&mut model)?;
         if let Some((tables, base)) = tables {
             let belongs = match &model {
                 AnyModel::BytePair(m) => {
@@ -540,7 +548,7 @@ pub fn read_tables_with_template(
     path: impl AsRef<Path>,
 ) -> Result<(LiveTables, &'static picobpe::Template<'static>), ModelError> {
     let bytes = map_file(path.as_ref())?;
-    let (template, strips, model_version, model, tables) = parts((*bytes).as_ref())?;
+    let (header, model_version, model, tables) = parts((*bytes).as_ref())?;
     if let Some((tables, base)) = tables {
         let range = base..base + tables.len();
         let sentencepiece = table_file::is_sentencepiece(tables);
@@ -548,23 +556,30 @@ pub fn read_tables_with_template(
         let bytes: &'static dyn AsRef<[u8]> = &**crate::keep(bytes);
         let tables = &bytes.as_ref()[range];
         let live = if sentencepiece {
-            if !strips.is_empty() {
+            if !header.strips.is_empty() {
                 return Err(ModelError::BadStrips {
                     reason: SP_STRIPS.into(),
+                });
+            }
+            if !header.splits.is_empty() {
+                return Err(ModelError::BadSplit {
+                    reason: SP_SPLITS.into(),
                 });
             }
             LiveTables::SentencePiece(table_file::read::<SpTableData>(tables, base)?.to_tables())
         } else {
             let mut data = table_file::read::<TableData>(tables, base)?;
-            crate::tables::check_strips(&strips, &data.specials)
+            crate::tables::check_strips(&header.strips, &data.specials)
                 .map_err(|reason| ModelError::BadStrips { reason })?;
-            data.strips = strips;
+            data.splits = crate::tables::compile_splits(&header.splits)
+                .map_err(|reason| ModelError::BadSplit { reason })?;
+            data.strips = header.strips;
             LiveTables::BytePair(data.to_tables())
         };
-        return with_template(live, template);
+        return with_template(live, header.template);
     }
     let mut model = AnyModel::from_payload(model_version, model)?;
-    set_strips(&mut model, strips)?;
+    let template = header.set(&mut model)?;
     let live = match model {
         AnyModel::BytePair(model) => {
             LiveTables::BytePair(TableData::new(&model, PieceTable::Full)?.to_tables())
@@ -589,34 +604,80 @@ fn with_template(
     Ok((live, crate::keep(template)))
 }
 
-/// Check the header of a file's `bytes` and split its payload: the template (empty before
-/// version 4) and the specials' strip bits (empty before version 5), the version of the model
-/// part (1 or 2), the model part, and the prebuilt tables with their offset in the file if the
-/// file has them (version 3; versions 4 and 5 unless they are empty).
+/// What a file's header part holds besides the model: the template (empty before version 4),
+/// the specials' strip bits (empty before version 5) and the `Split` regexes (empty before
+/// version 6).
+#[derive(Default)]
+struct Header {
+    template: TemplateData,
+    strips: Strips,
+    splits: Vec<String>,
+}
+
+impl Header {
+    /// Give a model read from a file the strip bits and splits the header holds, checked
+    /// against it (a SentencePiece model takes neither, a WordPiece model no splits); the
+    /// template is returned.
+    fn set(self, model: &mut AnyModel) -> Result<TemplateData, ModelError> {
+        if !self.splits.is_empty() {
+            let AnyModel::BytePair(m) = model else {
+                return Err(ModelError::BadSplit {
+                    reason: SP_SPLITS.into(),
+                });
+            };
+            crate::tables::compile_splits(&self.splits)
+                .map_err(|reason| ModelError::BadSplit { reason })?;
+            m.splits = self.splits;
+        }
+        set_strips(model, self.strips)?;
+        Ok(self.template)
+    }
+}
+
+/// Check the header of a file's `bytes` and split its payload: the [`Header`], the version of
+/// the model part (1 or 2), the model part, and the prebuilt tables with their offset in the
+/// file if the file has them (version 3; versions 4 to 6 unless they are empty).
 #[allow(clippy::type_complexity)]
-fn parts(
-    bytes: &[u8],
-) -> Result<(TemplateData, Strips, u16, &[u8], Option<(&[u8], usize)>), ModelError> {
+fn parts(bytes: &[u8]) -> Result<(Header, u16, &[u8], Option<(&[u8], usize)>), ModelError> {
     let (version, payload) = unframe(bytes)?;
     if version < TABLES_VERSION {
-        return Ok((Default::default(), Vec::new(), version, payload, None));
+        return Ok((Header::default(), version, payload, None));
     }
     let (part, tables, base) = split_tables(payload)?;
-    let (template, strips, model) = match version {
+    let decode = ModelError::Decode;
+    let (header, model) = match version {
         TEMPLATE_VERSION => {
-            let (t, rest) = postcard::take_from_bytes(part).map_err(ModelError::Decode)?;
-            (t, Vec::new(), rest)
+            let (template, rest) = postcard::take_from_bytes(part).map_err(decode)?;
+            let header = Header {
+                template,
+                ..Header::default()
+            };
+            (header, rest)
         }
         STRIP_VERSION => {
-            let ((t, s), rest) = postcard::take_from_bytes(part).map_err(ModelError::Decode)?;
-            (t, s, rest)
+            let ((template, strips), rest) = postcard::take_from_bytes(part).map_err(decode)?;
+            let header = Header {
+                template,
+                strips,
+                splits: Vec::new(),
+            };
+            (header, rest)
         }
-        _ => (TemplateData::default(), Vec::new(), part),
+        SPLIT_VERSION => {
+            let ((template, strips, splits), rest) =
+                postcard::take_from_bytes(part).map_err(decode)?;
+            let header = Header {
+                template,
+                strips,
+                splits,
+            };
+            (header, rest)
+        }
+        _ => (Header::default(), part),
     };
     let present = !tables.is_empty() || version == TABLES_VERSION;
     Ok((
-        template,
-        strips,
+        header,
         KIND_VERSION,
         model,
         present.then_some((tables, base)),
@@ -625,6 +686,9 @@ fn parts(
 
 /// Why a SentencePiece model's file cannot hold strip bits.
 const SP_STRIPS: &str = "a SentencePiece model has no specials that take whitespace";
+
+/// Why a model other than byte-level BPE cannot hold `Split` regexes.
+const SP_SPLITS: &str = "only a byte-level BPE model has compiled Split patterns";
 
 /// `(id, bits)` of the specials that take whitespace (see [`crate::Model::strips`]).
 type Strips = Vec<(u32, u8)>;
@@ -660,10 +724,17 @@ fn file_bytes(model: PayloadRef<'_>, template: &TemplateData) -> Result<Vec<u8>,
         | PayloadRef::WordPieceSplit(m, ..) => &m.strips,
         _ => &[],
     };
-    let plain = template.is_empty() && strips.is_empty();
+    let splits: &[String] = match model {
+        PayloadRef::BytePair(m) | PayloadRef::BytePairNormalized(m, _) => &m.splits,
+        _ => &[],
+    };
+    let plain = template.is_empty() && strips.is_empty() && splits.is_empty();
     // The model part's length (set below), the model part, then the tables.
     let mut payload = vec![0; 4];
-    if !strips.is_empty() {
+    if !splits.is_empty() {
+        let header = (template, strips, splits);
+        payload.extend(postcard::to_stdvec(&header).map_err(ModelError::Encode)?);
+    } else if !strips.is_empty() {
         let header = (template, strips);
         payload.extend(postcard::to_stdvec(&header).map_err(ModelError::Encode)?);
     } else if !plain {
@@ -705,6 +776,8 @@ fn file_bytes(model: PayloadRef<'_>, template: &TemplateData) -> Result<Vec<u8>,
     template.validate(n_ids)?;
     let version = if plain {
         TABLES_VERSION
+    } else if !splits.is_empty() {
+        SPLIT_VERSION
     } else if strips.is_empty() {
         TEMPLATE_VERSION
     } else {

@@ -39,6 +39,13 @@ pub struct Model {
     /// [`crate::format`]), not as a field.
     #[serde(skip)]
     pub strips: Vec<(u32, u8)>,
+    /// Empty, or the regexes of the `Split` pre-tokenizers (each `Isolated`, outermost first)
+    /// that take the place of `pattern`: each splits the pieces of the one before it, and the
+    /// last one's pieces are merged ([`crate::compile_pattern`] compiles them for the core's
+    /// [`picobpe::pretok::split_levels`]). Stored in the file's header part (version 6, see
+    /// [`crate::format`]), not as a field.
+    #[serde(skip)]
+    pub splits: Vec<String>,
 }
 
 impl Model {
@@ -134,6 +141,8 @@ impl Model {
 
         crate::tables::check_strips(&self.strips, &self.specials)
             .map_err(|reason| InvalidModel::BadStrips { reason })?;
+        crate::tables::compile_splits(&self.splits)
+            .map_err(|reason| InvalidModel::BadSplit { reason })?;
 
         let mut ordinary: HashMap<&[u8], u32> = HashMap::with_capacity(n);
         for (id, bytes) in self.ordinary() {

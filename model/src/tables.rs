@@ -14,6 +14,7 @@ use picobpe::bytelevel::BYTE_PAIRS;
 use picobpe::layout::{hash_bytes, hash_u64};
 use picobpe::layout::{piece_key_entry, ID_BITS};
 use picobpe::normalizer::UnicodeForm;
+use picobpe::pretok::CompiledPattern;
 use picobpe::{PairMap, PieceMap, PtrIndex, SpecialToken, TokenTrie};
 use picobpe::{Pattern, Tables};
 
@@ -107,6 +108,19 @@ pub(crate) fn special_tokens<'a>(
         .collect();
     tokens.sort_by(|a, b| a.text.as_bytes().cmp(b.text.as_bytes()));
     tokens
+}
+
+/// Compile a model's `Split` regexes ([`Model::splits`]) into the words the core walks, each
+/// checked as the core will read it.
+pub(crate) fn compile_splits(splits: &[String]) -> Result<Vec<Vec<u32>>, String> {
+    splits
+        .iter()
+        .map(|re| {
+            let words = crate::compile_pattern(re).map_err(|e| e.to_string())?;
+            picobpe::pretok::CompiledPattern::new(&words).map_err(|e| e.to_string())?;
+            Ok(words)
+        })
+        .collect()
 }
 
 /// The strip bits ([`picobpe::special::LSTRIP`], [`picobpe::special::RSTRIP`]) of special `id`
@@ -207,6 +221,9 @@ pub struct TableData<'a> {
     /// The model's [`Model::strips`] (not stored in the table file: a version-5 file holds
     /// them in its header).
     pub strips: Vec<(u32, u8)>,
+    /// The compiled words of the model's [`Model::splits`] (not stored in the table file: a
+    /// version-6 file holds the regexes in its header, compiled at load).
+    pub splits: Vec<Vec<u32>>,
     /// Empty, or the byte-pair table ([`picobpe::Tables::byte_pairs`]); [`TableData::new`]
     /// fills it, [`TableData::without_byte_pairs`] drops it, [`TableData::for_bake`] leaves it
     /// out.
@@ -323,6 +340,8 @@ impl TableData<'static> {
             piece_keys: piece_keys.into(),
             specials: sorted_specials(&model.specials).into(),
             strips: model.strips.clone(),
+            splits: compile_splits(&model.splits)
+                .map_err(|reason| InvalidModel::BadSplit { reason })?,
             byte_pairs: byte_pairs.into(),
             trie,
         })
@@ -354,6 +373,15 @@ impl TableData<'static> {
                 keys: &data.piece_keys,
             },
             specials: Vec::leak(special_tokens(&data.specials, &data.strips)),
+            splits: Vec::leak(
+                data.splits
+                    .iter()
+                    .map(|words| {
+                        // Checked by `compile_splits` when the words were made.
+                        CompiledPattern::new(words).expect("compiled splits are checked")
+                    })
+                    .collect(),
+            ),
             byte_pairs: &data.byte_pairs,
             trie: TokenTrie {
                 edges: &trie.edges,

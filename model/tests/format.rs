@@ -120,21 +120,21 @@ fn wrong_magic_and_versions() {
         Err(ModelError::BadMagic)
     ));
 
-    for version in [0u16, 6, 0xFFFF] {
+    for version in [0u16, 7, 0xFFFF] {
         let mut newer = bytes.clone();
         newer[8..10].copy_from_slice(&version.to_le_bytes());
         match Model::from_bytes(&newer) {
             Err(
                 err @ ModelError::UnsupportedVersion {
                     found,
-                    supported: 5,
+                    supported: 6,
                 },
             ) => {
                 assert_eq!(found, version);
                 assert_eq!(
                     err.to_string(),
                     format!(
-                        "model file format version {version} is not supported (this build reads versions 1 to 5)"
+                        "model file format version {version} is not supported (this build reads versions 1 to 6)"
                     )
                 );
             }
@@ -578,4 +578,71 @@ fn special_strips_round_trip_and_damage_is_refused() {
     spaced.strips = vec![(258, RSTRIP)];
     let err = spaced.to_bytes().unwrap_err().to_string();
     assert!(err.contains("starts with whitespace"), "{err}");
+}
+
+/// Compiled `Split` regexes (version 6): they round-trip through every writer, the tables read
+/// from a file split with them, and a regex the compiler refuses is refused in a model and in a
+/// file (checksum fixed), read with the model or its tables alone.
+#[test]
+fn split_patterns_round_trip_and_damage_is_refused() {
+    use picobpe_model::format::SPLIT_VERSION;
+    use picobpe_model::{AnyModel, TemplateData};
+    let model = Model {
+        splits: vec![
+            r"\p{N}{1,3}".to_owned(),
+            r"[a-z]+|\s+(?!\S)|\s+|.".to_owned(),
+        ],
+        ..small_model()
+    };
+    for bytes in [
+        model.to_bytes().unwrap(),
+        model.to_bytes_with_tables().unwrap(),
+        AnyModel::BytePair(model.clone())
+            .to_bytes_with(&TemplateData::default())
+            .unwrap(),
+    ] {
+        assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), SPLIT_VERSION);
+        assert_eq!(Model::from_bytes(&bytes).unwrap(), model);
+    }
+    let dir = std::env::temp_dir().join(format!("picobpe-splits-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("splits.model");
+    model.write(&path).unwrap();
+    let live = picobpe_model::read_tables(&path).unwrap();
+    let picobpe_model::LiveTables::BytePair(tables) = live else {
+        panic!("byte-level tables")
+    };
+    assert_eq!(tables.splits.len(), 2);
+    // "abc12345": "abc" (one id), then digits in threes; GPT-2's pattern would keep the
+    // digits whole.
+    let tok = picobpe::Tokenizer::new(tables);
+    let mut out = [0u32; 16];
+    let n = tok
+        .encode(b"abc12345", &mut out, picobpe::Specials::All)
+        .unwrap();
+    assert_eq!(&out[..n], &[257, 49, 50, 51, 52, 53]);
+
+    let bad = Model {
+        splits: vec![r"\s+(?=\S)".to_owned()],
+        ..small_model()
+    };
+    let err = bad.to_bytes().unwrap_err();
+    assert!(
+        matches!(err, ModelError::Invalid(InvalidModel::BadSplit { .. })),
+        "{err}"
+    );
+    // The header part: model part length, empty template (two zero lengths), empty strip list
+    // (0), 2 regexes, the first of length 10: `\p{N}{1,3}`. Damage its `{` into `(`.
+    let mut file = model.to_bytes_with_tables().unwrap();
+    let regex = HEADER_LEN + 4 + 2 + 1 + 1 + 1;
+    assert_eq!(&file[regex..regex + 10], br"\p{N}{1,3}".as_slice());
+    file[regex + 5] = b'(';
+    let crc = crc32fast::hash(&file[HEADER_LEN..]);
+    file[14..18].copy_from_slice(&crc.to_le_bytes());
+    let err = Model::from_bytes(&file).unwrap_err();
+    assert!(matches!(err, ModelError::BadSplit { .. }), "{err}");
+    std::fs::write(&path, &file).unwrap();
+    let err = picobpe_model::read_tables(&path).unwrap_err();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(matches!(err, ModelError::BadSplit { .. }), "{err}");
 }

@@ -74,6 +74,7 @@ impl Spec {
             whole_piece: self.whole_piece,
             normalizer: None,
             strips: Vec::new(),
+            splits: Vec::new(),
         }
     }
 }

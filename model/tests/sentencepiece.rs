@@ -133,6 +133,7 @@ fn byte_level() -> Model {
         whole_piece: false,
         normalizer: None,
         strips: Vec::new(),
+        splits: Vec::new(),
     }
 }
 

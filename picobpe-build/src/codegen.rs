@@ -30,6 +30,7 @@ pub fn generate(data: &TableData, model_name: &str, token_bytes: &Path) -> Strin
     index_arrays(&mut s, "PICOBPE_PIECE", &data.piece_index);
 
     specials(&mut s, &data.specials, &data.strips);
+    splits(&mut s, &data.splits);
 
     let pair_index = index_expr("PICOBPE_PAIR", &data.pair_index, data.pairs.len());
     let piece_index = index_expr("PICOBPE_PIECE", &data.piece_index, data.pieces.len());
@@ -52,6 +53,7 @@ pub fn generate(data: &TableData, model_name: &str, token_bytes: &Path) -> Strin
          ranks: &PICOBPE_RANKS,\n    \
          pieces: ::picobpe::PieceMap {{ index: {piece_index}, ids: &PICOBPE_PIECE_IDS, keys: &PICOBPE_PIECE_KEYS }},\n    \
          specials: &PICOBPE_SPECIALS,\n    \
+         splits: &PICOBPE_SPLITS,\n    \
          byte_pairs: &[],\n    \
          trie: ::picobpe::TokenTrie::EMPTY,\n\
          }};"
@@ -296,6 +298,35 @@ fn specials(s: &mut String, specials: &[(String, u32)], strips: &[(u32, u8)]) {
         );
     }
     s.push_str("\n];\n");
+}
+
+/// `PICOBPE_SPLITS`: the compiled `Split` patterns ([`TableData::splits`]), each as its
+/// three arrays and a `CompiledPattern::from_parts` (the words were checked when compiled).
+fn splits(s: &mut String, splits: &[Vec<u32>]) {
+    let mut exprs = Vec::new();
+    for (i, words) in splits.iter().enumerate() {
+        // `TableData` checked every compiled pattern when it was made.
+        let c = picobpe::pretok::CompiledPattern::new(words).expect("checked compiled pattern");
+        let (flags, states, transitions, start) = c.parts();
+        array(s, &format!("PICOBPE_SPLIT{i}_FLAGS"), "u32", flags);
+        array(s, &format!("PICOBPE_SPLIT{i}_STATES"), "u32", states);
+        array(
+            s,
+            &format!("PICOBPE_SPLIT{i}_TRANSITIONS"),
+            "u32",
+            transitions,
+        );
+        exprs.push(format!(
+            "::picobpe::pretok::CompiledPattern::from_parts(&PICOBPE_SPLIT{i}_FLAGS, \
+             &PICOBPE_SPLIT{i}_STATES, &PICOBPE_SPLIT{i}_TRANSITIONS, {start})"
+        ));
+    }
+    let _ = writeln!(
+        s,
+        "\nstatic PICOBPE_SPLITS: [::picobpe::pretok::CompiledPattern<'static>; {}] = [{}];",
+        exprs.len(),
+        exprs.join(", ")
+    );
 }
 
 fn array<T: fmt::Display>(s: &mut String, name: &str, ty: &str, values: &[T]) {

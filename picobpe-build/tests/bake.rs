@@ -52,6 +52,7 @@ fn model(whole_piece: bool, holes: usize, reverse_merges: bool) -> Model {
         whole_piece,
         normalizer: None,
         strips: Vec::new(),
+        splits: Vec::new(),
     }
 }
 

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// Every target, with its libFuzzer options.
-const TARGETS: [(&str, &[&str]); 10] = [
+const TARGETS: [(&str, &[&str]); 11] = [
     ("encode", &["-max_len=2048"]),
     ("decode", &["-max_len=4096"]),
     // Every committed SentencePiece model against a naive whole-text reference.
@@ -38,6 +38,8 @@ const TARGETS: [(&str, &[&str]); 10] = [
     ("train", &["-max_len=2048", "-close_fd_mask=2"]),
     // The SentencePiece BPE trainer: no panic, the same model on 1 and 2 threads, round trips.
     ("sp_train", &["-max_len=2048"]),
+    // Compiled split patterns from a grammar against fancy-regex, one and two levels.
+    ("split", &["-max_len=512"]),
 ];
 
 /// Entry point of `fuzz`.

@@ -238,7 +238,7 @@ impl<'t> Tokenizer<'t> {
                 // `split`: the piece at `pos` that the loop split but did not encode (None: it
                 // did not split it).
                 let mut split = None;
-                if FAST_LOOP && !t.pieces.is_empty() {
+                if FAST_LOOP && !t.pieces.is_empty() && t.splits.is_empty() {
                     let (p, w, ahead) = (pos, written, &mut ahead);
                     let seg = Segment {
                         text: segment,
@@ -267,7 +267,7 @@ impl<'t> Tokenizer<'t> {
                 // known yet).
                 let (end, key) = match split {
                     Some(p) => (pos + p.len, p.key),
-                    None => match pretok::next_piece(t.pattern, segment, pos, seg_final) {
+                    None => match t.next_piece(segment, pos, seg_final) {
                         Step::Piece { end } if end > pos && end <= seg_end => (end, 0),
                         // NeedMore, or an out-of-contract answer: stop cleanly here.
                         _ => {

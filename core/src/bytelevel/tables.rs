@@ -16,7 +16,7 @@
 use super::backtrack::TokenTrie;
 use crate::hash::{self, PtrIndex};
 use crate::normalizer::TextNormalizer;
-use crate::pretok::Pattern;
+use crate::pretok::{self, CompiledPattern, Pattern, Step};
 use crate::tables::{
     bytes_eq, id_bytes, short_piece_key, PieceMap, SpecialToken, ID_BITS, LONG_TAG,
 };
@@ -88,8 +88,13 @@ impl PairMap<'_> {
 /// Everything the encoder and decoder read. See the module docs for the invariants.
 #[derive(Clone, Copy, Debug)]
 pub struct Tables<'a> {
-    /// The pre-tokenization pattern the model was trained with.
+    /// The pre-tokenization pattern the model was trained with; not used when `splits` is
+    /// not empty.
     pub pattern: Pattern,
+    /// Empty, or compiled `Split` patterns that take the place of `pattern`, outermost first
+    /// ([`crate::pretok::split_levels`]): a `tokenizer.json` whose pre-tokenizer is none of the
+    /// hand-rolled patterns.
+    pub splits: &'a [CompiledPattern<'a>],
     /// The Unicode normalization applied to the text between special tokens before it is
     /// split (a `tokenizer.json`'s `NFC` normalizer: Qwen2), or none.
     pub normalizer: Option<TextNormalizer>,
@@ -128,6 +133,17 @@ impl<'a> Tables<'a> {
     #[inline]
     pub fn n_ids(&self) -> usize {
         self.token_offsets.len().saturating_sub(1)
+    }
+
+    /// The piece at `start` of `text` by the model's pre-tokenizer: the compiled `splits`
+    /// when there are any, else the hand-rolled `pattern` ([`pretok::next_piece`]'s contract).
+    #[inline]
+    pub fn next_piece(&self, text: &[u8], start: usize, is_final: bool) -> Step {
+        if self.splits.is_empty() {
+            pretok::next_piece(self.pattern, text, start, is_final)
+        } else {
+            pretok::split_levels(self.splits, text, start, is_final)
+        }
     }
 
     /// The bytes of `id`, or `None` for an id outside the table or an unused id.

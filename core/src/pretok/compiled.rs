@@ -187,6 +187,28 @@ impl<'a> CompiledPattern<'a> {
         })
     }
 
+    /// The checked words' parts, for code generators: `(flags, states, transitions, start)`.
+    pub fn parts(&self) -> (&'a [u32], &'a [u32], &'a [u32], u32) {
+        (self.flags, self.states, self.transitions, self.start)
+    }
+
+    /// A compiled pattern from the parts [`parts`](Self::parts) gave, unchecked: for baked
+    /// tables, checked when they were generated. Parts that were never checked cannot make a
+    /// walk panic or read out of range (every read is bounds-checked), but may split wrongly.
+    pub const fn from_parts(
+        flags: &'a [u32],
+        states: &'a [u32],
+        transitions: &'a [u32],
+        start: u32,
+    ) -> CompiledPattern<'a> {
+        CompiledPattern {
+            flags,
+            states,
+            transitions,
+            start,
+        }
+    }
+
     /// The state after `state` reads `byte` (0: dead).
     #[inline]
     fn next(&self, state: u32, byte: u8) -> u32 {
@@ -239,6 +261,16 @@ impl<'a> CompiledPattern<'a> {
     /// finds when it tries `start`). With `is_final == false` more bytes may follow `text`:
     /// [`MatchAt::NeedMore`] when they could change the answer.
     pub fn match_at(&self, text: &[u8], start: usize, is_final: bool) -> MatchAt {
+        match self.walk(text, start, is_final) {
+            Walk::Decided(at) => at,
+            Walk::Undecided { .. } => MatchAt::NeedMore,
+        }
+    }
+
+    /// [`match_at`](Self::match_at), saying for an undecided answer whether some match (of
+    /// undecided extent) already starts at `start`.
+    fn walk(&self, text: &[u8], start: usize, is_final: bool) -> Walk {
+        let undecided = |best: (usize, usize, u32)| Walk::Undecided { found: best.2 != 0 };
         let mut state = self.start;
         // The best match so far: (end, start of the character that ends there, pattern + 1).
         let mut best = (0usize, 0usize, 0u32);
@@ -254,20 +286,22 @@ impl<'a> CompiledPattern<'a> {
                     }
                     let settled = self.states.get(state as usize * STATE_WORDS + 2);
                     if settled.is_some_and(|w| w & SETTLED != 0) {
-                        return MatchAt::Match { end: text.len() }.checked(start, text.len());
+                        let end = text.len();
+                        return Walk::Decided(MatchAt::Match { end }.checked(start, end));
                     }
-                    return MatchAt::NeedMore;
+                    return undecided(best);
                 }
                 let matched = self.match_of(state, true);
                 if matched != 0 {
                     // Through the end of input: a look-ahead gives nothing back.
-                    return MatchAt::Match { end: text.len() }.checked(start, text.len());
+                    let end = text.len();
+                    return Walk::Decided(MatchAt::Match { end }.checked(start, end));
                 }
                 break 'walk;
             }
             let (len, fed): (usize, &[u8]) = match decode(text, pos) {
                 Utf8::Scalar(_, len) => (len, text.get(pos..pos + len).unwrap_or(&[])),
-                Utf8::Truncated(_) if !is_final => return MatchAt::NeedMore,
+                Utf8::Truncated(_) if !is_final => return undecided(best),
                 Utf8::Invalid(_) | Utf8::Truncated(_) => (1, &INVALID_AS),
             };
             for (j, &byte) in fed.iter().enumerate() {
@@ -289,14 +323,14 @@ impl<'a> CompiledPattern<'a> {
         }
         let (end, last_char, matched) = best;
         if matched == 0 {
-            return MatchAt::NoMatch;
+            return Walk::Decided(MatchAt::NoMatch);
         }
         let end = if self.looks_ahead(matched) {
             last_char
         } else {
             end
         };
-        MatchAt::Match { end }.checked(start, text.len())
+        Walk::Decided(MatchAt::Match { end }.checked(start, text.len()))
     }
 
     /// The piece that starts at `start` when the text is split by the pattern's matches with
@@ -304,16 +338,31 @@ impl<'a> CompiledPattern<'a> {
     /// match, or the run of characters up to where the next match starts. Same contract as
     /// [`crate::pretok::next_piece`].
     pub fn next_piece(&self, text: &[u8], start: usize, is_final: bool) -> Step {
+        match self.piece_or_bound(text, start, is_final) {
+            Ok(end) => Step::Piece { end },
+            Err(_) => Step::NeedMore,
+        }
+    }
+
+    /// [`next_piece`](Self::next_piece) as `Ok(end)`, or when undecided `Err(bound)`: the
+    /// piece is known to reach at least `bound` (`start` when nothing is known; more when it
+    /// is text between matches that has not met the next match yet).
+    fn piece_or_bound(&self, text: &[u8], start: usize, is_final: bool) -> Result<usize, usize> {
         if start >= text.len() {
-            return Step::NeedMore;
+            return Err(start);
         }
         let mut pos = start;
         while pos < text.len() {
-            match self.match_at(text, pos, is_final) {
-                MatchAt::Match { end } if pos == start => return Step::Piece { end },
-                MatchAt::Match { .. } => return Step::Piece { end: pos },
-                MatchAt::NeedMore => return Step::NeedMore,
-                MatchAt::NoMatch => {}
+            match self.walk(text, pos, is_final) {
+                Walk::Decided(MatchAt::Match { end }) if pos == start => return Ok(end),
+                Walk::Decided(MatchAt::NoMatch) => {}
+                Walk::Undecided { found: false } | Walk::Decided(MatchAt::NeedMore) => {
+                    return Err(pos)
+                }
+                // Text between matches ends where a match starts, however long that is.
+                Walk::Decided(MatchAt::Match { .. }) | Walk::Undecided { found: true } => {
+                    return if pos == start { Err(start) } else { Ok(pos) }
+                }
             }
             pos += match decode(text, pos) {
                 Utf8::Scalar(_, len) => len,
@@ -321,11 +370,91 @@ impl<'a> CompiledPattern<'a> {
             };
         }
         if is_final {
-            Step::Piece { end: text.len() }
+            Ok(text.len())
         } else {
-            Step::NeedMore
+            Err(text.len())
         }
     }
+}
+
+/// The piece at `start` when each of `levels` splits the pieces of the one before it
+/// (`tokenizers`' `Sequence` of `Split`s, each `Isolated`): the first splits the text, the
+/// second each of its pieces as a text of its own (so `$` and look-aheads see that piece's
+/// end), and so on. Streaming as [`crate::pretok::next_piece`]: when an outer piece's end is
+/// not known yet but it reaches at least some bound, the inner levels run on the text up to
+/// that bound as a text that goes on, so a long run between matches of an outer level does
+/// not hold back the pieces inside it. No levels: the whole text is one piece.
+///
+/// Cost: the outer levels look at a window from `start` that doubles (from 256 bytes) until
+/// the innermost piece is decided, so each call costs about the length of its piece, not of
+/// the outer piece around it (which, for the text between an outer level's matches, can be
+/// the whole input: splitting it would otherwise be quadratic).
+pub fn split_levels(
+    levels: &[CompiledPattern<'_>],
+    text: &[u8],
+    start: usize,
+    is_final: bool,
+) -> Step {
+    if let [only] = levels {
+        return only.next_piece(text, start, is_final);
+    }
+    let mut window = 256usize;
+    loop {
+        let cut = start.saturating_add(window).min(text.len());
+        let whole = cut == text.len();
+        let step = split_levels_in(
+            levels,
+            text.get(..cut).unwrap_or(&[]),
+            start,
+            is_final && whole,
+        );
+        match step {
+            Step::NeedMore if !whole => window = window.saturating_mul(2),
+            step => return step,
+        }
+    }
+}
+
+/// [`split_levels`] over all of `text`.
+fn split_levels_in(
+    levels: &[CompiledPattern<'_>],
+    text: &[u8],
+    start: usize,
+    is_final: bool,
+) -> Step {
+    let mut limit = text.len();
+    let mut fin = is_final;
+    let last = levels.len().saturating_sub(1);
+    for (i, level) in levels.iter().enumerate() {
+        match level.piece_or_bound(text.get(..limit).unwrap_or(&[]), start, fin) {
+            Ok(end) => {
+                limit = end;
+                fin = true;
+            }
+            Err(bound) if bound > start && i < last => {
+                limit = bound;
+                fin = false;
+            }
+            Err(_) => return Step::NeedMore,
+        }
+    }
+    if fin && start < limit {
+        Step::Piece { end: limit }
+    } else {
+        Step::NeedMore
+    }
+}
+
+/// What a walk from a position found.
+#[derive(Clone, Copy, Debug)]
+enum Walk {
+    /// The answer, the same for every continuation.
+    Decided(MatchAt),
+    /// More bytes could change the answer; `found`: a match starts here whatever they are.
+    Undecided {
+        /// Some match starts at the position.
+        found: bool,
+    },
 }
 
 impl MatchAt {

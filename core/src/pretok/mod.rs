@@ -66,7 +66,7 @@ mod unicode_tables;
 
 pub(crate) use ascii_block::Blocks;
 pub(crate) use ascii_piece::{fast_piece, AsciiPiece, Fast};
-pub use compiled::{CompiledPattern, CompiledPatternError, MatchAt};
+pub use compiled::{split_levels, CompiledPattern, CompiledPatternError, MatchAt};
 pub use unicode::{char_class, CharClass};
 
 /// Which pre-tokenization regex a model uses.

@@ -103,6 +103,7 @@ pub fn to_model(
         whole_piece: false,
         normalizer: None,
         strips: Vec::new(),
+        splits: Vec::new(),
     })
 }
 

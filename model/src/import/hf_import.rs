@@ -96,6 +96,7 @@ pub(super) fn from_parts(
         whole_piece,
         normalizer: None,
         strips: Vec::new(),
+        splits: Vec::new(),
     };
     model.validate()?;
     Ok(model)

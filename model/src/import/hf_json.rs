@@ -60,7 +60,7 @@ pub fn tokenizer_json(file: &TokenizerJson) -> Result<HfJsonImport, ImportError>
     }
     let mut notes = Vec::new();
     let normalizer = normalizer(&file.normalizer)?;
-    let pattern = pre_tokenizer(&file.pre_tokenizer)?;
+    let (pattern, splits) = pre_tokenizer(&file.pre_tokenizer)?;
     if let Some(d) = (file.decoder.iter()).find(|d| !matches!(d.known, Some(Decoder::ByteLevel))) {
         return Err(bad("decoder", format!("{:?}: not supported", d.kind())).into());
     }
@@ -83,6 +83,7 @@ pub fn tokenizer_json(file: &TokenizerJson) -> Result<HfJsonImport, ImportError>
         from_parts(vocab, &merges, pattern, specials, whole_piece)?
     };
     model.normalizer = normalizer;
+    model.splits = splits;
     crate::tables::check_strips(&strips, &model.specials).map_err(|r| bad("added_tokens", r))?;
     model.strips = strips;
     Ok(HfJsonImport { model, notes })
@@ -123,40 +124,45 @@ fn normalizer(steps: &[Part<Normalizer>]) -> Result<Option<UnicodeForm>, Refused
     }
 }
 
-/// The pattern of the pre-tokenizer.
-fn pre_tokenizer(steps: &[Part<PreTokenizer>]) -> Result<PatternKind, Refused> {
+/// The pattern of the pre-tokenizer, and the `Split` regexes that take its place when it is
+/// none of the hand-rolled patterns (see [`Model::splits`](crate::Model::splits)).
+///
+/// Accepted: `ByteLevel` alone (GPT-2's pattern), or `Split`s (each `Isolated`, not inverted;
+/// a `String` pattern is its literal text) followed by `ByteLevel`. One `Split` whose regex is
+/// a hand-rolled pattern's, before `ByteLevel` with `use_regex: false`, takes that splitter;
+/// any other list is compiled, with `ByteLevel`'s own GPT-2 regex as the last split when its
+/// `use_regex` is on.
+fn pre_tokenizer(steps: &[Part<PreTokenizer>]) -> Result<(PatternKind, Vec<String>), Refused> {
     let bad = |what: String| bad("pre_tokenizer", what);
-    let (pattern, b) = match steps {
-        [] => return Err(bad("missing: byte-level BPE needs one".into())),
-        [b] => (PatternKind::Gpt2, b),
-        [split, b] => {
-            let Some(PreTokenizer::Split {
-                pattern,
-                behavior,
-                invert,
-            }) = &split.known
-            else {
-                return Err(bad(format!("{:?}: not supported", split.kind())));
-            };
-            if behavior != "Isolated" || invert.unwrap_or(false) {
-                return Err(bad("Split: only behavior Isolated, invert false".into()));
-            }
-            let Pattern::Regex(regex) = pattern else {
-                return Err(bad("Split: only a Regex pattern is supported".into()));
-            };
-            let pattern = PatternKind::from_regex(regex).ok_or_else(|| {
-                let all = PatternKind::ALL.map(PatternKind::name).join(", ");
-                bad(format!(
-                    "Split pattern {regex:?} is none of picobpe's splitters ({all})"
-                ))
-            })?;
-            (pattern, b)
-        }
-        _ => {
-            let why = "expected Sequence[Split, ByteLevel] or ByteLevel";
-            return Err(bad_steps("pre_tokenizer", steps, why));
-        }
+    let Some((b, splits)) = steps.split_last() else {
+        return Err(bad("missing: byte-level BPE needs one".into()));
     };
+    let mut regexes = Vec::new();
+    for split in splits {
+        let Some(PreTokenizer::Split {
+            pattern,
+            behavior,
+            invert,
+        }) = &split.known
+        else {
+            let why = "expected Sequence[Split…, ByteLevel] or ByteLevel";
+            return Err(bad_steps("pre_tokenizer", steps, why));
+        };
+        if behavior != "Isolated" || invert.unwrap_or(false) {
+            return Err(bad(format!(
+                "Split behavior {behavior:?}{}: only Isolated, not inverted, is supported",
+                if invert.unwrap_or(false) {
+                    ", inverted"
+                } else {
+                    ""
+                }
+            )));
+        }
+        regexes.push(match pattern {
+            Pattern::Regex(regex) => regex.clone(),
+            Pattern::String(text) => regex_syntax::escape(text),
+        });
+    }
     let Some(PreTokenizer::ByteLevel {
         add_prefix_space,
         use_regex,
@@ -167,11 +173,27 @@ fn pre_tokenizer(steps: &[Part<PreTokenizer>]) -> Result<PatternKind, Refused> {
     if add_prefix_space.unwrap_or(true) {
         return Err(bad("ByteLevel add_prefix_space: not supported".into()));
     }
-    // GPT-2's pattern is ByteLevel's own; after a Split it must be off.
-    let regex = steps.len() == 1;
-    if use_regex.unwrap_or(true) != regex {
-        let what = format!("ByteLevel use_regex = {}: not supported here", !regex);
-        return Err(bad(what));
+    let use_regex = use_regex.unwrap_or(true);
+    if regexes.is_empty() && !use_regex {
+        let what = "ByteLevel use_regex = false without a Split: not supported";
+        return Err(bad(what.into()));
     }
-    Ok(pattern)
+    if !use_regex {
+        if let [regex] = regexes.as_slice() {
+            if let Some(pattern) = PatternKind::from_regex(regex) {
+                return Ok((pattern, Vec::new()));
+            }
+        }
+    }
+    if regexes.is_empty() {
+        return Ok((PatternKind::Gpt2, Vec::new()));
+    }
+    if use_regex {
+        regexes.push(PatternKind::Gpt2.reference_regex().to_owned());
+    }
+    for regex in &regexes {
+        crate::compile_pattern(regex).map_err(|e| bad(format!("Split: {e}")))?;
+    }
+    // `pattern` is not used beside splits; GPT-2's is the file's neutral value.
+    Ok((PatternKind::Gpt2, regexes))
 }

@@ -122,6 +122,7 @@ pub(super) fn from_ranks(
         whole_piece: true,
         normalizer: None,
         strips: Vec::new(),
+        splits: Vec::new(),
     };
     let ranks = model.ordinary_map();
     // Both halves of a split are tokens: BPE only forms parts that are tokens.

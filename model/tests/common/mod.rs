@@ -16,5 +16,6 @@ pub fn small_model() -> Model {
         whole_piece: false,
         normalizer: None,
         strips: Vec::new(),
+        splits: Vec::new(),
     }
 }

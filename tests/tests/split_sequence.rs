@@ -1,0 +1,195 @@
+//! `tokenizer.json` files whose pre-tokenizer is a `Sequence` of `Split`s that none of the
+//! hand-rolled splitters implements, against the reference library itself (the `tokenizers`
+//! crate, the code the Python package runs): the Llama 3 vocabulary cut to 8k with DeepSeek
+//! V3's pre-tokenizer (three `Split`s, then `ByteLevel` without its regex), and with
+//! StarCoder-style single digits before `ByteLevel`'s own regex. picobpe imports the file,
+//! writes a model file (format version 6) and reads its tables back; both encode the committed
+//! texts, the shared corpora when present and seeded random texts: one shot, resumed through
+//! small output buffers, streamed in random chunks, and counted. Zero differences allowed.
+
+use picobpe::{Specials, StreamEncoder, Tokenizer};
+use picobpe_model::{AnyModel, LiveTables, TemplateData, TokenizerJson};
+use picobpe_tests::check::{self, Rng};
+use picobpe_tests::{paths, through_model_file};
+use serde_json::{json, Value};
+
+/// DeepSeek V3's (and R1's) pre-tokenizer, as its `tokenizer.json` spells it.
+fn deepseek_v3() -> Value {
+    let split = |regex: &str| json!({"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": false});
+    json!({"type": "Sequence", "pretokenizers": [
+        split(r"\p{N}{1,3}"),
+        split("[一-龥\u{3040}-ゟ゠-ヿ]+"),
+        split(r"[!-/:-@\[-`{-~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"),
+        {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false},
+    ]})
+}
+
+/// Single digits split off, then `ByteLevel` with its own (GPT-2) regex: StarCoder's and
+/// SmolLM's shape, with the digits as a `Split` of one character.
+fn digits_then_byte_level() -> Value {
+    json!({"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": r"\p{N}"}, "behavior": "Isolated", "invert": false},
+        {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
+    ]})
+}
+
+/// The reference tokenizer for the 8k Llama 3 file with `pre_tokenizer`, and picobpe's
+/// tables for the same file, read back from a model file.
+fn pair(pre_tokenizer: Value) -> (tokenizers::Tokenizer, &'static Tokenizer<'static>) {
+    let path = paths::fixtures().join("hf_bpe/llama3-8k/tokenizer.json");
+    let mut file: Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("fixture")).expect("json");
+    file["pre_tokenizer"] = pre_tokenizer;
+    let bytes = serde_json::to_vec(&file).expect("json");
+    let mut reference = tokenizers::Tokenizer::from_bytes(&bytes).expect("tokenizers loads it");
+    reference.with_padding(None);
+    reference.with_truncation(None).expect("no truncation");
+    let parsed = TokenizerJson::parse(&bytes).expect("a tokenizer.json");
+    let model = picobpe_model::import::tokenizer_json(&parsed)
+        .expect("import")
+        .model;
+    assert!(!model.splits.is_empty(), "the file takes compiled splits");
+    let model = AnyModel::BytePair(model);
+    let live = through_model_file("split", |p| model.write(p, &TemplateData::default()));
+    let LiveTables::BytePair(tables) = live else {
+        panic!("not byte-level tables")
+    };
+    (reference, Box::leak(Box::new(Tokenizer::new(tables))))
+}
+
+/// Texts: the committed fixtures, 100 KB of each shared multilingual file when present, and
+/// seeded random texts of digits, CJK and kana runs, punctuation, symbols and whitespace.
+fn texts(label: &str) -> Vec<String> {
+    let mut texts: Vec<String> = std::fs::read_dir(paths::fixtures().join("pretok"))
+        .expect("fixtures")
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            (p.extension()? == "txt").then(|| std::fs::read_to_string(p).ok())?
+        })
+        .collect();
+    if let Some(dir) = paths::shared_data().map(|d| d.join("corpus/multi")) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if let Ok(text) = std::fs::read_to_string(entry.path()) {
+                let cut = text.floor_char_boundary(100_000);
+                texts.push(text[..cut].to_owned());
+            }
+        }
+    }
+    const PARTS: [&str; 24] = [
+        " ", "  ", "\n", "\r\n", "\t", "\u{3000}", "12", "3456", "٣", "漢字", "かな", "カナ",
+        "word", "Word", "é", "!", "...", "(x)", "#define", "$5", "€", "🙂", "'s", "\u{301}",
+    ];
+    let mut rng = Rng::new(label, 7);
+    for _ in 0..3_000 {
+        let n = rng.range(0, 16);
+        texts.push(
+            (0..n)
+                .map(|_| PARTS[rng.range(0, PARTS.len() - 1)])
+                .collect(),
+        );
+    }
+    texts
+}
+
+fn check(label: &str, pre_tokenizer: Value) {
+    let (reference, ours) = pair(pre_tokenizer);
+    let mut rng = Rng::new(label, 1);
+    let mut failed = Vec::new();
+    for text in texts(label) {
+        let want = reference
+            .encode(text.as_str(), false)
+            .expect("encode")
+            .get_ids()
+            .to_vec();
+        let bytes = text.as_bytes();
+        let mut stream: StreamEncoder<Tokenizer<'static>, 4096, 8192> =
+            StreamEncoder::new(*ours, Specials::All);
+        let got = [
+            (
+                "one shot",
+                check::encode(ours, bytes, Specials::All).map_err(|e| e.to_string()),
+            ),
+            (
+                "resumed",
+                check::encode_resumed(ours, bytes, Specials::All, &mut rng, &mut []),
+            ),
+            (
+                "streamed",
+                check::encode_streamed(&mut stream, bytes, &mut rng).map_err(|e| e.to_string()),
+            ),
+        ];
+        for (how, ids) in got {
+            if ids.as_ref() != Ok(&want) && failed.len() < 8 {
+                failed.push(difference(how, &text, &want, &ids));
+            }
+        }
+        let counted = check::count(ours, bytes, Specials::All).map_err(|e| e.to_string());
+        if counted != Ok(want.len()) && failed.len() < 8 {
+            failed.push(format!(
+                "count {text:?}: want {}, got {counted:?}",
+                want.len()
+            ));
+        }
+    }
+    assert!(failed.is_empty(), "{label}:\n{}", failed.join("\n"));
+}
+
+/// A short report: the text's start, and the ids around the first difference.
+fn difference(how: &str, text: &str, want: &[u32], got: &Result<Vec<u32>, String>) -> String {
+    let short: String = text.chars().take(80).collect();
+    match got {
+        Err(e) => format!("{how} {short:?}: {e}"),
+        Ok(got) => {
+            let at = want.iter().zip(got).take_while(|(a, b)| a == b).count();
+            let window = |ids: &[u32]| ids[at.saturating_sub(3)..(at + 5).min(ids.len())].to_vec();
+            format!(
+                "{how} {short:?} ({} bytes): first difference at id {at}: want …{:?}…, got …{:?}…",
+                text.len(),
+                window(want),
+                window(got)
+            )
+        }
+    }
+}
+
+#[test]
+fn deepseek_v3_pre_tokenizer_matches_tokenizers() {
+    check("deepseek-v3", deepseek_v3());
+}
+
+#[test]
+fn digits_then_byte_level_matches_tokenizers() {
+    check("digits+bytelevel", digits_then_byte_level());
+}
+
+/// What picobpe cannot run yet is refused at import, naming it.
+#[test]
+fn unsupported_splits_are_refused() {
+    let path = paths::fixtures().join("hf_bpe/llama3-8k/tokenizer.json");
+    let base: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let byte_level = json!({"type": "ByteLevel", "add_prefix_space": false, "use_regex": false});
+    for (split, says) in [
+        (
+            json!({"type": "Split", "pattern": {"Regex": r"\s+(?=\S)"}, "behavior": "Isolated", "invert": false}),
+            "look-arounds",
+        ),
+        (
+            json!({"type": "Split", "pattern": {"Regex": r"\p{N}"}, "behavior": "Removed", "invert": false}),
+            "Removed",
+        ),
+        (
+            json!({"type": "Split", "pattern": {"Regex": r"\p{N}"}, "behavior": "Isolated", "invert": true}),
+            "inverted",
+        ),
+    ] {
+        let mut file = base.clone();
+        file["pre_tokenizer"] = json!({"type": "Sequence", "pretokenizers": [split, byte_level]});
+        let bytes = serde_json::to_vec(&file).unwrap();
+        let parsed = TokenizerJson::parse(&bytes).unwrap();
+        let err = match picobpe_model::import::tokenizer_json(&parsed) {
+            Ok(_) => panic!("{says}: imported"),
+            Err(e) => e.to_string(),
+        };
+        assert!(err.contains(says), "{says}: {err}");
+    }
+}
