@@ -17,7 +17,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use picobpe::pretok::{split_levels, CompiledPattern, Step};
+use picobpe::pretok::{split_levels, split_levels_memo, CompiledPattern, SplitMemo, Step};
 use picobpe_fuzz::{escape, ref_pieces, Params};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -88,11 +88,16 @@ fn isolated(re: &fancy_regex::Regex, text: &[u8]) -> Vec<usize> {
     ends
 }
 
+/// The split by `levels`, one memo across the walk (as the encoder does), checked against a
+/// fresh memo at every piece.
 fn ours(levels: &[CompiledPattern<'_>], text: &[u8]) -> Vec<usize> {
     let mut ends = Vec::new();
     let mut pos = 0;
+    let mut memo = SplitMemo::new();
     while pos < text.len() {
-        match split_levels(levels, text, pos, true) {
+        let step = split_levels_memo(levels, text, pos, true, &mut memo);
+        assert_eq!(step, split_levels(levels, text, pos, true), "memo at {pos}");
+        match step {
             Step::Piece { end } => {
                 assert!(pos < end && end <= text.len(), "piece {pos}..{end}");
                 ends.push(end);

@@ -4,7 +4,7 @@
 //! thread, same texts, same run.
 //!
 //! ```text
-//! picobpe-bench-hf [--model llama3-8k|qwen2-8k|qwen3|minilm-uncased|bert-cased-8k]...
+//! picobpe-bench-hf [--model llama3-8k|llama3-8k-compiled|deepseek-8k|qwen2-8k|qwen3|minilm-uncased|bert-cased-8k]...
 //!                  [--tokenizer-json PATH]... [--corpus NAME]... [--runs N] [FILE...]
 //! ```
 //!
@@ -12,6 +12,8 @@
 //! `tekken-8k` (`tests/fixtures/tekken/tekken-8k.tokenizer.json`: the Tekken pattern),
 //! `qwen3` (`tests/fixtures/hf_real/qwen3.tokenizer.json.gz`), and the WordPiece models
 //! `minilm-uncased` and `bert-cased-8k` (`tests/fixtures/wordpiece/<name>/tokenizer.json`),
+//! two models made from `llama3-8k` with another pre-tokenizer (`llama3-8k-compiled`, its own
+//! regex as a compiled pattern, and `deepseek-8k`, DeepSeek V3's: see [`DERIVED`]),
 //! and the SentencePiece Unigram model `ug4096-bytes`
 //! (`tests/fixtures/unigram/models/ug4096-bytes.tokenizer.json`, encoded with `tokenizers`'
 //! arithmetic by `SpTokenizer::encode_cursor`), all of them unless `--model` names some; each `--tokenizer-json PATH` adds a file (gzipped
@@ -85,7 +87,7 @@ const MODELS: [(&str, &str); 7] = [
 ];
 
 const USAGE: &str =
-    "usage: picobpe-bench-hf [--model llama3-8k|qwen2-8k|qwen3|tekken-8k|minilm-uncased|bert-cased-8k|ug4096-bytes]... \
+    "usage: picobpe-bench-hf [--model llama3-8k|llama3-8k-compiled|deepseek-8k|qwen2-8k|qwen3|tekken-8k|minilm-uncased|bert-cased-8k|ug4096-bytes]... \
      [--tokenizer-json PATH]... [--corpus NAME]... [--runs N] [FILE...]";
 
 /// A tokenizer under test.
@@ -255,6 +257,48 @@ fn first_difference(a: &[u32], b: &[u32]) -> Option<usize> {
 struct ModelFile {
     name: String,
     path: PathBuf,
+    /// A `pre_tokenizer` that takes the place of the file's ([`DERIVED`]).
+    pre_tokenizer: Option<serde_json::Value>,
+}
+
+/// Models made from a committed file with another pre-tokenizer, which every side reads:
+/// name, base model (in [`MODELS`]), and the pre-tokenizer. `llama3-8k-compiled` is Llama 3's
+/// own regex written so that no hand-rolled splitter claims it (`[\p{N}]` for `\p{N}`):
+/// picobpe runs it as a compiled pattern, the same splits as `llama3-8k`'s hand-rolled ones.
+/// `deepseek-8k` is DeepSeek V3's pre-tokenizer (three `Split`s, then `ByteLevel` without its
+/// regex) over the same vocabulary.
+const DERIVED: [(&str, &str, PreTokenizer); 2] = [
+    ("llama3-8k-compiled", "llama3-8k", llama3_compiled),
+    ("deepseek-8k", "llama3-8k", deepseek_v3),
+];
+
+/// Makes a `pre_tokenizer` value.
+type PreTokenizer = fn() -> serde_json::Value;
+
+/// A `Split` (`Isolated`) of `regex`.
+fn split(regex: &str) -> serde_json::Value {
+    serde_json::json!({"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": false})
+}
+
+/// `ByteLevel` without its regex.
+fn byte_level() -> serde_json::Value {
+    serde_json::json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false})
+}
+
+fn llama3_compiled() -> serde_json::Value {
+    let regex = picobpe_model::PatternKind::Llama3
+        .reference_regex()
+        .replace(r"\p{N}{1,3}", r"[\p{N}]{1,3}");
+    serde_json::json!({"type": "Sequence", "pretokenizers": [split(&regex), byte_level()]})
+}
+
+fn deepseek_v3() -> serde_json::Value {
+    serde_json::json!({"type": "Sequence", "pretokenizers": [
+        split(r"\p{N}{1,3}"),
+        split("[一-龥\u{3040}-ゟ゠-ヿ]+"),
+        split(r"[!-/:-@\[-`{-~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"),
+        byte_level(),
+    ]})
 }
 
 /// The text of a `tokenizer.json` (un-gzipped when the name ends in `.gz`).
@@ -313,7 +357,8 @@ fn parse(args: &[String]) -> Result<Options, String> {
 fn models(root: &Path, o: &Options) -> Result<Vec<ModelFile>, String> {
     let mut v = Vec::new();
     for m in &o.models {
-        if !MODELS.iter().any(|(name, _)| name == m) {
+        let known = |name: &&str| name == m;
+        if !MODELS.iter().map(|m| &m.0).any(known) && !DERIVED.iter().map(|d| &d.0).any(known) {
             return Err(format!("unknown model `{m}`"));
         }
     }
@@ -323,6 +368,21 @@ fn models(root: &Path, o: &Options) -> Result<Vec<ModelFile>, String> {
             v.push(ModelFile {
                 name: name.to_owned(),
                 path: root.join(file),
+                pre_tokenizer: None,
+            });
+        }
+    }
+    for (name, base, pre_tokenizer) in DERIVED {
+        if o.models.is_empty() || o.models.iter().any(|m| m == name) {
+            let file = MODELS
+                .iter()
+                .find(|m| m.0 == base)
+                .map(|m| m.1)
+                .unwrap_or_default();
+            v.push(ModelFile {
+                name: name.to_owned(),
+                path: root.join(file),
+                pre_tokenizer: Some(pre_tokenizer()),
             });
         }
     }
@@ -336,7 +396,11 @@ fn models(root: &Path, o: &Options) -> Result<Vec<ModelFile>, String> {
                 name = s.to_owned();
             }
         }
-        v.push(ModelFile { name, path });
+        v.push(ModelFile {
+            name,
+            path,
+            pre_tokenizer: None,
+        });
     }
     Ok(v)
 }
@@ -356,7 +420,13 @@ struct Loaded {
 
 fn load(m: &ModelFile) -> Result<Loaded, String> {
     use picobpe_model::tokenizer_json::Family;
-    let json = read_json(&m.path)?;
+    let mut json = read_json(&m.path)?;
+    if let Some(pre) = &m.pre_tokenizer {
+        let mut value: serde_json::Value =
+            serde_json::from_str(&json).map_err(|e| format!("{}: {e}", m.path.display()))?;
+        value["pre_tokenizer"] = pre.clone();
+        json = value.to_string();
+    }
     let start = Instant::now();
     let file = picobpe_model::TokenizerJson::parse(json.as_bytes())
         .map_err(|e| format!("{}: picobpe import: {e}", m.path.display()))?;

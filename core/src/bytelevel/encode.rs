@@ -225,6 +225,9 @@ impl<'t> Tokenizer<'t> {
         // The cache with the cached fast loop's work area, set up once per call rather than
         // per loop entry (which, in text that is not mostly ASCII, is once per piece or two).
         let mut ahead = Lookahead::new(cache, cfg!(feature = "backtrack") && !t.trie.is_empty());
+        // The outer pieces of compiled split levels, found once per call (positions only move
+        // forward; segments share the text's offsets).
+        let mut memo = pretok::SplitMemo::new();
         while pos < text.len() {
             // Stage 1: where does the ordinary text end?
             let (seg_end, seg_final, found) = self.segment(text, pos, use_specials, is_final);
@@ -267,7 +270,7 @@ impl<'t> Tokenizer<'t> {
                 // known yet).
                 let (end, key) = match split {
                     Some(p) => (pos + p.len, p.key),
-                    None => match t.next_piece(segment, pos, seg_final) {
+                    None => match t.next_piece(segment, pos, seg_final, &mut memo) {
                         Step::Piece { end } if end > pos && end <= seg_end => (end, 0),
                         // NeedMore, or an out-of-contract answer: stop cleanly here.
                         _ => {

@@ -16,7 +16,7 @@
 use super::backtrack::TokenTrie;
 use crate::hash::{self, PtrIndex};
 use crate::normalizer::TextNormalizer;
-use crate::pretok::{self, CompiledPattern, Pattern, Step};
+use crate::pretok::{self, CompiledPattern, Pattern, SplitMemo, Step};
 use crate::tables::{
     bytes_eq, id_bytes, short_piece_key, PieceMap, SpecialToken, ID_BITS, LONG_TAG,
 };
@@ -137,12 +137,19 @@ impl<'a> Tables<'a> {
 
     /// The piece at `start` of `text` by the model's pre-tokenizer: the compiled `splits`
     /// when there are any, else the hand-rolled `pattern` ([`pretok::next_piece`]'s contract).
+    /// `memo` belongs to `text` ([`SplitMemo`]).
     #[inline]
-    pub fn next_piece(&self, text: &[u8], start: usize, is_final: bool) -> Step {
+    pub fn next_piece(
+        &self,
+        text: &[u8],
+        start: usize,
+        is_final: bool,
+        memo: &mut SplitMemo,
+    ) -> Step {
         if self.splits.is_empty() {
             pretok::next_piece(self.pattern, text, start, is_final)
         } else {
-            pretok::split_levels(self.splits, text, start, is_final)
+            pretok::split_levels_memo(self.splits, text, start, is_final, memo)
         }
     }
 

@@ -385,42 +385,125 @@ impl<'a> CompiledPattern<'a> {
 /// that bound as a text that goes on, so a long run between matches of an outer level does
 /// not hold back the pieces inside it. No levels: the whole text is one piece.
 ///
-/// Cost: the outer levels look at a window from `start` that doubles (from 256 bytes) until
-/// the innermost piece is decided, so each call costs about the length of its piece, not of
-/// the outer piece around it (which, for the text between an outer level's matches, can be
-/// the whole input: splitting it would otherwise be quadratic).
+/// Without a [`SplitMemo`] each call finds the outer pieces again; [`split_levels_memo`] is
+/// the same split at the cost of the innermost pieces alone.
 pub fn split_levels(
     levels: &[CompiledPattern<'_>],
     text: &[u8],
     start: usize,
     is_final: bool,
 ) -> Step {
-    if let [only] = levels {
-        return only.next_piece(text, start, is_final);
+    split_levels_memo(levels, text, start, is_final, &mut SplitMemo::new())
+}
+
+/// Outer levels remembered by [`split_levels_memo`].
+const MEMO_LEVELS: usize = 4;
+
+/// What [`split_levels_memo`] knows of the outer pieces that contain the last piece it gave,
+/// one entry per outer level: `(end, decided)`: the piece ends at `end`, or (not decided) it
+/// reaches at least `end`. A walk over a text then finds each outer piece about once. Valid
+/// for one text and positions that only move forward (a new text needs a new memo).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SplitMemo {
+    ends: [(usize, bool); MEMO_LEVELS],
+}
+
+impl SplitMemo {
+    /// A memo that knows nothing.
+    pub const fn new() -> SplitMemo {
+        SplitMemo {
+            ends: [(0, false); MEMO_LEVELS],
+        }
     }
-    let mut window = 256usize;
+}
+
+/// [`split_levels`], remembering in `memo` what it learnt of the outer pieces (and using what
+/// it remembered), so that splitting a text costs about its length. When the memo does not
+/// settle the piece at `start`, the outer levels are found again over a window from `start`
+/// that doubles (from 256 bytes) until the innermost piece is decided: a call costs about its
+/// own piece's length, not the outer piece's (the text between matches of an outer level, as
+/// DeepSeek's digit split has, can be the whole input).
+pub fn split_levels_memo(
+    levels: &[CompiledPattern<'_>],
+    text: &[u8],
+    start: usize,
+    is_final: bool,
+    memo: &mut SplitMemo,
+) -> Step {
+    let Some((last, outer)) = levels.split_last() else {
+        return if is_final && start < text.len() {
+            Step::Piece { end: text.len() }
+        } else {
+            Step::NeedMore
+        };
+    };
+    if outer.is_empty() {
+        return last.next_piece(text, start, is_final);
+    }
+    // The outer pieces around `start` as the memo knows them, outermost first: the first
+    // `known` levels need no search.
+    let mut known = 0;
+    for &(end, _) in memo.ends.iter().take(outer.len()) {
+        let limit = memo.bounds(known, text.len());
+        if !(start < end && end <= limit) {
+            break;
+        }
+        known += 1;
+    }
+    for slot in memo.ends.iter_mut().skip(known) {
+        *slot = (0, false);
+    }
     loop {
-        let cut = start.saturating_add(window).min(text.len());
-        let whole = cut == text.len();
-        let step = split_levels_in(
-            levels,
-            text.get(..cut).unwrap_or(&[]),
-            start,
-            is_final && whole,
-        );
+        let (limit, decided) = match known.checked_sub(1).and_then(|k| memo.ends.get(k)) {
+            Some(&(end, decided)) => (end, decided),
+            None => (text.len(), is_final),
+        };
+        let rest = levels.get(known..).unwrap_or(&[]);
+        // A window from `start` that doubles until the piece is decided or the window
+        // reaches what is known of the piece around it.
+        let mut window = 256usize;
+        let step = loop {
+            let cut = start.saturating_add(window).min(limit);
+            let whole = cut == limit;
+            let part = text.get(..cut).unwrap_or(&[]);
+            match split_levels_in(rest, part, start, decided && whole, memo, known) {
+                Step::NeedMore if !whole => window = window.saturating_mul(2),
+                step => break step,
+            }
+        };
+        // Undecided, inside an outer piece known only to reach `limit`: search that level
+        // again (it may reach further now).
         match step {
-            Step::NeedMore if !whole => window = window.saturating_mul(2),
+            Step::NeedMore if known > 0 && !decided => {
+                known -= 1;
+                for slot in memo.ends.iter_mut().skip(known) {
+                    *slot = (0, false);
+                }
+            }
             step => return step,
         }
     }
 }
 
-/// [`split_levels`] over all of `text`.
+impl SplitMemo {
+    /// The end of the text the level after the first `known` memo entries sees.
+    fn bounds(&self, known: usize, len: usize) -> usize {
+        match known.checked_sub(1).and_then(|k| self.ends.get(k)) {
+            Some(&(end, _)) => end,
+            None => len,
+        }
+    }
+}
+
+/// The levels over all of `text`, noting in `memo` (from entry `first`) what the outer ones
+/// decided or bounded.
 fn split_levels_in(
     levels: &[CompiledPattern<'_>],
     text: &[u8],
     start: usize,
     is_final: bool,
+    memo: &mut SplitMemo,
+    first: usize,
 ) -> Step {
     let mut limit = text.len();
     let mut fin = is_final;
@@ -430,10 +513,16 @@ fn split_levels_in(
             Ok(end) => {
                 limit = end;
                 fin = true;
+                if let Some(slot) = memo.ends.get_mut(first + i).filter(|_| i < last) {
+                    *slot = (end, true);
+                }
             }
             Err(bound) if bound > start && i < last => {
                 limit = bound;
                 fin = false;
+                if let Some(slot) = memo.ends.get_mut(first + i) {
+                    *slot = (bound, false);
+                }
             }
             Err(_) => return Step::NeedMore,
         }

@@ -66,7 +66,9 @@ mod unicode_tables;
 
 pub(crate) use ascii_block::Blocks;
 pub(crate) use ascii_piece::{fast_piece, AsciiPiece, Fast};
-pub use compiled::{split_levels, CompiledPattern, CompiledPatternError, MatchAt};
+pub use compiled::{
+    split_levels, split_levels_memo, CompiledPattern, CompiledPatternError, MatchAt, SplitMemo,
+};
 pub use unicode::{char_class, CharClass};
 
 /// Which pre-tokenization regex a model uses.
