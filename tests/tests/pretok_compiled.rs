@@ -169,6 +169,10 @@ fn damaged_compiled_patterns_are_refused() {
     for cut in [0, 3, 4, words.len() / 2, words.len() - 1] {
         assert!(CompiledPattern::new(&words[..cut]).is_err(), "cut at {cut}");
     }
+    // Counts that would overflow an index on a 32-bit target.
+    let mut huge = words.clone();
+    huge[3] = u32::MAX;
+    assert!(CompiledPattern::new(&huge).is_err());
     let mut rng = Rng::new(0xDA3A);
     let mut refused = 0;
     for _ in 0..2_000 {

@@ -142,11 +142,13 @@ impl<'a> CompiledPattern<'a> {
             return Err(E::BadStates);
         }
         let n_patterns = n_patterns as usize;
-        let flags = words.get(HEADER..HEADER + n_patterns).ok_or(E::BadLength)?;
+        let flags = words
+            .get(HEADER..HEADER.saturating_add(n_patterns))
+            .ok_or(E::BadLength)?;
         if flags.iter().any(|&f| f & !LOOK_AHEAD != 0) {
             return Err(E::BadPattern);
         }
-        let states_at = HEADER + n_patterns;
+        let states_at = HEADER + flags.len();
         let states_end = states_at + n_states as usize * STATE_WORDS;
         let states = words.get(states_at..states_end).ok_or(E::BadLength)?;
         let transitions = words.get(states_end..).unwrap_or(&[]);
@@ -212,8 +214,10 @@ impl<'a> CompiledPattern<'a> {
     /// The state after `state` reads `byte` (0: dead).
     #[inline]
     fn next(&self, state: u32, byte: u8) -> u32 {
-        let at = state as usize * STATE_WORDS;
-        let (Some(&first), Some(&count)) = (self.states.get(at), self.states.get(at + 1)) else {
+        let at = (state as usize).saturating_mul(STATE_WORDS);
+        let (Some(&first), Some(&count)) =
+            (self.states.get(at), self.states.get(at.saturating_add(1)))
+        else {
             return 0;
         };
         let first = first as usize;
@@ -234,11 +238,13 @@ impl<'a> CompiledPattern<'a> {
     /// word.
     #[inline]
     fn match_of(&self, state: u32, eoi: bool) -> u32 {
-        let at = state as usize * STATE_WORDS;
+        let at = (state as usize).saturating_mul(STATE_WORDS);
         if eoi {
-            self.states.get(at + 2).map_or(0, |w| w & !SETTLED)
+            self.states
+                .get(at.saturating_add(2))
+                .map_or(0, |w| w & !SETTLED)
         } else {
-            self.states.get(at + 1).map_or(0, |w| w >> 16)
+            self.states.get(at.saturating_add(1)).map_or(0, |w| w >> 16)
         }
     }
 
@@ -246,8 +252,11 @@ impl<'a> CompiledPattern<'a> {
     /// follows, the walk is over.
     #[inline]
     fn is_final_state(&self, state: u32) -> bool {
-        let at = state as usize * STATE_WORDS;
-        self.states.get(at + 1).is_none_or(|w| w & 0xFFFF == 0) && self.match_of(state, true) == 0
+        let at = (state as usize).saturating_mul(STATE_WORDS);
+        self.states
+            .get(at.saturating_add(1))
+            .is_none_or(|w| w & 0xFFFF == 0)
+            && self.match_of(state, true) == 0
     }
 
     /// Whether pattern `p + 1` (as [`match_of`](Self::match_of) gives it) has a look-ahead.
@@ -284,7 +293,11 @@ impl<'a> CompiledPattern<'a> {
                     if self.is_final_state(state) {
                         break 'walk;
                     }
-                    let settled = self.states.get(state as usize * STATE_WORDS + 2);
+                    let settled = self.states.get(
+                        (state as usize)
+                            .saturating_mul(STATE_WORDS)
+                            .saturating_add(2),
+                    );
                     if settled.is_some_and(|w| w & SETTLED != 0) {
                         let end = text.len();
                         return Walk::Decided(MatchAt::Match { end }.checked(start, end));
