@@ -503,21 +503,11 @@ fn wordpiece_pre_tokenizer_kind_round_trips_and_damage_is_refused() {
 fn special_strips_round_trip_and_damage_is_refused() {
     use picobpe::special::{LSTRIP, RSTRIP};
     use picobpe_model::format::STRIP_VERSION;
-    use picobpe_model::{AnyModel, TemplateData};
     let model = Model {
         strips: vec![(258, LSTRIP | RSTRIP)],
         ..small_model()
     };
-    for bytes in [
-        model.to_bytes().unwrap(),
-        model.to_bytes_with_tables().unwrap(),
-        AnyModel::BytePair(model.clone())
-            .to_bytes_with(&TemplateData::default())
-            .unwrap(),
-    ] {
-        assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), STRIP_VERSION);
-        assert_eq!(Model::from_bytes(&bytes).unwrap(), model);
-    }
+    round_trips_as(&model, STRIP_VERSION);
     let dir = std::env::temp_dir().join(format!("picobpe-strips-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("strips.model");
@@ -586,7 +576,6 @@ fn special_strips_round_trip_and_damage_is_refused() {
 #[test]
 fn split_patterns_round_trip_and_damage_is_refused() {
     use picobpe_model::format::SPLIT_VERSION;
-    use picobpe_model::{AnyModel, TemplateData};
     let model = Model {
         splits: vec![
             r"\p{N}{1,3}".to_owned(),
@@ -594,16 +583,7 @@ fn split_patterns_round_trip_and_damage_is_refused() {
         ],
         ..small_model()
     };
-    for bytes in [
-        model.to_bytes().unwrap(),
-        model.to_bytes_with_tables().unwrap(),
-        AnyModel::BytePair(model.clone())
-            .to_bytes_with(&TemplateData::default())
-            .unwrap(),
-    ] {
-        assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), SPLIT_VERSION);
-        assert_eq!(Model::from_bytes(&bytes).unwrap(), model);
-    }
+    round_trips_as(&model, SPLIT_VERSION);
     let dir = std::env::temp_dir().join(format!("picobpe-splits-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("splits.model");
@@ -645,4 +625,19 @@ fn split_patterns_round_trip_and_damage_is_refused() {
     let err = picobpe_model::read_tables(&path).unwrap_err();
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(matches!(err, ModelError::BadSplit { .. }), "{err}");
+}
+
+/// `model` through every writer: each writes `version`, and reads back equal.
+fn round_trips_as(model: &Model, version: u16) {
+    use picobpe_model::{AnyModel, TemplateData};
+    for bytes in [
+        model.to_bytes().unwrap(),
+        model.to_bytes_with_tables().unwrap(),
+        AnyModel::BytePair(model.clone())
+            .to_bytes_with(&TemplateData::default())
+            .unwrap(),
+    ] {
+        assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), version);
+        assert_eq!(Model::from_bytes(&bytes).unwrap(), *model);
+    }
 }

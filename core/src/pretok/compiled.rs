@@ -457,20 +457,15 @@ pub fn split_levels_memo(
     // `known` levels need no search.
     let mut known = 0;
     for &(end, _) in memo.ends.iter().take(outer.len()) {
-        let limit = memo.bounds(known, text.len());
+        let (limit, _) = memo.around(known, text.len(), is_final);
         if !(start < end && end <= limit) {
             break;
         }
         known += 1;
     }
-    for slot in memo.ends.iter_mut().skip(known) {
-        *slot = (0, false);
-    }
+    memo.forget_from(known);
     loop {
-        let (limit, decided) = match known.checked_sub(1).and_then(|k| memo.ends.get(k)) {
-            Some(&(end, decided)) => (end, decided),
-            None => (text.len(), is_final),
-        };
+        let (limit, decided) = memo.around(known, text.len(), is_final);
         let rest = levels.get(known..).unwrap_or(&[]);
         // A window from `start` that doubles until the piece is decided or the window
         // reaches what is known of the piece around it.
@@ -489,9 +484,7 @@ pub fn split_levels_memo(
         match step {
             Step::NeedMore if known > 0 && !decided => {
                 known -= 1;
-                for slot in memo.ends.iter_mut().skip(known) {
-                    *slot = (0, false);
-                }
+                memo.forget_from(known);
             }
             step => return step,
         }
@@ -499,11 +492,20 @@ pub fn split_levels_memo(
 }
 
 impl SplitMemo {
-    /// The end of the text the level after the first `known` memo entries sees.
-    fn bounds(&self, known: usize, len: usize) -> usize {
+    /// What the level after the first `known` entries sees: the end of its text (`len`, the
+    /// whole text's, before any entry) and whether that end is decided (`is_final` for the
+    /// whole text).
+    fn around(&self, known: usize, len: usize, is_final: bool) -> (usize, bool) {
         match known.checked_sub(1).and_then(|k| self.ends.get(k)) {
-            Some(&(end, _)) => end,
-            None => len,
+            Some(&(end, decided)) => (end, decided),
+            None => (len, is_final),
+        }
+    }
+
+    /// Forget the entries from `level` on (their outer piece changed).
+    fn forget_from(&mut self, level: usize) {
+        for slot in self.ends.iter_mut().skip(level) {
+            *slot = (0, false);
         }
     }
 }
