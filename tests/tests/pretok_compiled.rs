@@ -36,9 +36,12 @@ fn corpora_match_fancy_regex() {
 fn every_scalar_value_matches_fancy_regex() {
     // Two patterns cover every alternative shape (contractions, optional prefixes, number
     // runs, newline runs, the look-ahead); all five run on the other suites.
-    for p in [Pattern::Gpt2, Pattern::O200k] {
-        every_scalar(&Harness::compiled(p));
-    }
+    // One thread each: the suite's longest test.
+    std::thread::scope(|scope| {
+        for p in [Pattern::Gpt2, Pattern::O200k] {
+            scope.spawn(move || every_scalar(&Harness::compiled(p)));
+        }
+    });
 }
 
 #[test]

@@ -112,27 +112,32 @@ fn ours(steps: Steps, map: CharsMap<'_>, text: &[u8]) -> Vec<u8> {
     out
 }
 
-fn check(label: &str, texts: &dyn Fn() -> Box<dyn Iterator<Item = String>>) {
+fn check(label: &str, texts: &(dyn Fn() -> Box<dyn Iterator<Item = String>> + Sync)) {
     let map = sp::tables(MAP_MODEL, SpSource::Compact).charsmap;
-    for (name, steps) in configurations() {
-        assert!(steps.is_exact(), "{name}");
-        let seq = reference_sequence(steps);
-        let (mut n, mut failed) = (0usize, Vec::new());
-        for text in texts() {
-            n += 1;
-            let want = reference(&seq, &text);
-            let got = ours(steps, map, text.as_bytes());
-            if got != want.as_bytes() && failed.len() < 10 {
-                let got = String::from_utf8_lossy(&got).into_owned();
-                failed.push(format!("{text:?} -> {want:?}, ours {got:?}"));
-            }
+    // One thread per configuration: the scalar-value sweep is the suite's longest test.
+    std::thread::scope(|scope| {
+        for (name, steps) in configurations() {
+            scope.spawn(move || {
+                assert!(steps.is_exact(), "{name}");
+                let seq = reference_sequence(steps);
+                let (mut n, mut failed) = (0usize, Vec::new());
+                for text in texts() {
+                    n += 1;
+                    let want = reference(&seq, &text);
+                    let got = ours(steps, map, text.as_bytes());
+                    if got != want.as_bytes() && failed.len() < 10 {
+                        let got = String::from_utf8_lossy(&got).into_owned();
+                        failed.push(format!("{text:?} -> {want:?}, ours {got:?}"));
+                    }
+                }
+                assert!(
+                    failed.is_empty(),
+                    "{label} {name}: {} of {n} differ: {failed:#?}",
+                    failed.len()
+                );
+            });
         }
-        assert!(
-            failed.is_empty(),
-            "{label} {name}: {} of {n} differ: {failed:#?}",
-            failed.len()
-        );
-    }
+    });
 }
 
 /// Characters every step and cluster rule acts on.

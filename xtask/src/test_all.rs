@@ -18,7 +18,7 @@
 //!    the nightly `miri` and `rust-src` components), the C API built for `wasm32-unknown-unknown`
 //!    and run through the gpt2 vectors under Node (`cargo xtask wasm-test`), the C API built
 //!    with SentencePiece and WordPiece models and run through sentencepiece's and tokenizers'
-//!    vectors from C (`cargo xtask capi-models-test`), then a 20 s fuzzing smoke per target;
+//!    vectors from C (`cargo xtask capi-models-test`), then a 15 s fuzzing smoke per target;
 //! 6. the on-target tests under QEMU (`cargo xtask firmware-test`), the C firmware example with
 //!    gpt2 and minilm (`cargo xtask c-firmware-test`: `arm-none-eabi-gcc`, installed when
 //!    missing) and the Cortex-M0 and RISC-V runs (`cargo xtask ports-test`: `qemu-system-misc`
@@ -154,8 +154,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     )?;
     release(&["target/capi-models", "target/wasm32-unknown-unknown"]);
     step(
-        "fuzz smoke (20 s per target)",
-        cargo(&root, &["xtask", "fuzz", "--seconds", "20"]),
+        "fuzz smoke (15 s per target)",
+        cargo(&root, &["xtask", "fuzz", "--seconds", "15"]),
     )?;
     release(&["fuzz/target"]);
     if skip_firmware {
