@@ -97,8 +97,10 @@ fn flatten(dfa: &dense::DFA<Vec<u32>>, flags: &[u32]) -> Result<Vec<u32>, Patter
         })
     };
     let start_index = intern(start, &mut order, &mut queue);
-    let mut records: Vec<[u32; 3]> = vec![[0, 0, 0]];
-    let mut transitions: Vec<u32> = Vec::new();
+    // Per state (dead state first): the next state of every byte, and its match and
+    // end-of-input words.
+    let mut nexts: Vec<[u16; 256]> = vec![[0; 256]];
+    let mut records: Vec<[u32; 2]> = vec![[0, 0]];
     let pattern_of = |id: StateID| -> u32 {
         if dfa.is_match_state(id) {
             dfa.match_pattern(id, 0).as_u32() + 1
@@ -112,25 +114,15 @@ fn flatten(dfa: &dense::DFA<Vec<u32>>, flags: &[u32]) -> Result<Vec<u32>, Patter
                 &"the automaton gives up on some input (a quit state)",
             ));
         }
-        let first = transitions.len() as u32;
-        let mut run: Option<(u32, u32, u32)> = None; // (lo, hi, next)
+        let mut next = [0u16; 256];
         for byte in 0..=255u8 {
-            let next = intern(dfa.next_state(id, byte), &mut order, &mut queue);
-            let b = u32::from(byte);
-            run = match run {
-                Some((lo, hi, n)) if n == next && hi + 1 == b => Some((lo, b, n)),
-                other => {
-                    if let Some((lo, hi, n)) = other.filter(|r| r.2 != 0) {
-                        transitions.push(lo | hi << 8 | n << 16);
-                    }
-                    Some((b, b, next))
-                }
-            };
+            let n = intern(dfa.next_state(id, byte), &mut order, &mut queue);
+            if n >= 1 << 16 {
+                return Err(PatternCompileError::TooLarge(order.len() + 1));
+            }
+            next[usize::from(byte)] = n as u16;
         }
-        if let Some((lo, hi, n)) = run.filter(|r| r.2 != 0) {
-            transitions.push(lo | hi << 8 | n << 16);
-        }
-        let count = transitions.len() as u32 - first;
+        nexts.push(next);
         let eoi = pattern_of(dfa.next_eoi_state(id));
         // Settled: every byte reports the end-of-input match here, then the walk is over.
         let ends_walk = |t: StateID| {
@@ -144,19 +136,108 @@ fn flatten(dfa: &dense::DFA<Vec<u32>>, flags: &[u32]) -> Result<Vec<u32>, Patter
                 pattern_of(t) == eoi && ends_walk(t)
             });
         records.push([
-            first,
-            count | pattern_of(id) << 16,
+            pattern_of(id) << 16,
             eoi | if settled { SETTLED } else { 0 },
         ]);
-        if records.len() > 1 << 16 {
-            return Err(PatternCompileError::TooLarge(order.len() + 1));
-        }
     }
-    let mut words = vec![MAGIC, records.len() as u32, start_index, flags.len() as u32];
+    // A state that reads some ASCII byte (one at a character boundary), or that would need
+    // more than `MAX_RANGES` ranges, gets a row; the byte classes are the bytes whose column
+    // (next state in every such state) is the same.
+    let has_row: Vec<bool> = nexts
+        .iter()
+        .map(|n| n[..128].iter().any(|&n| n != 0) || ranges(n).len() > MAX_RANGES)
+        .collect();
+    let mut class_of = [0u8; 256];
+    let mut columns: Vec<Vec<u16>> = Vec::new();
+    let mut first_byte: Vec<usize> = Vec::new();
+    for b in 0..256 {
+        let column: Vec<u16> = nexts
+            .iter()
+            .zip(&has_row)
+            .filter(|(_, &row)| row)
+            .map(|(n, _)| n[b])
+            .collect();
+        let class = match columns.iter().position(|c| *c == column) {
+            Some(c) => c,
+            None => {
+                columns.push(column);
+                first_byte.push(b);
+                columns.len() - 1
+            }
+        };
+        class_of[b] = class as u8;
+    }
+    let n_classes = columns.len();
+    let row_words = n_classes.div_ceil(2);
+    let mut rows: Vec<u32> = Vec::new();
+    let mut transitions: Vec<u32> = Vec::new();
+    let mut states: Vec<u32> = Vec::with_capacity(nexts.len() * 4);
+    for ((next, &[word, eoi]), &with_row) in nexts.iter().zip(&records).zip(&has_row) {
+        let first = transitions.len() as u32;
+        let row = if with_row {
+            let mut row = vec![0u32; row_words];
+            for (c, &b) in first_byte.iter().enumerate() {
+                row[c / 2] |= u32::from(next[b]) << (c % 2 * 16);
+            }
+            rows.extend(row);
+            (rows.len() / row_words) as u32
+        } else {
+            // Inside a character: continuation bytes only, as ranges.
+            transitions.extend(ranges(next));
+            0
+        };
+        let count = transitions.len() as u32 - first;
+        states.extend([first, count | word, eoi, row]);
+    }
+    let n_rows = rows.len() / row_words;
+    let mut words = vec![
+        MAGIC,
+        nexts.len() as u32,
+        start_index,
+        flags.len() as u32,
+        n_classes as u32,
+        n_rows as u32,
+    ];
+    words.extend(
+        class_of
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+    );
     words.extend_from_slice(flags);
-    words.extend(records.iter().flatten());
+    words.extend(states);
+    words.extend(rows);
     words.extend(transitions);
     Ok(words)
+}
+
+/// States inside a character with more ranges than this get a row (a binary search over
+/// more costs more than the two reads of a row).
+const MAX_RANGES: usize = 16;
+
+/// The runs of equal, live next states over bytes `0x80..=0xFF`, as the core's transitions
+/// (`lo | hi << 8 | next << 16`).
+fn ranges(next: &[u16; 256]) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut run: Option<(u32, u32, u32)> = None; // (lo, hi, next)
+    for b in 0x80..=0xFFu32 {
+        let n = u32::from(next[b as usize]);
+        run = match run {
+            Some((lo, hi, m)) if m == n && hi + 1 == b => Some((lo, b, m)),
+            other => {
+                out.extend(
+                    other
+                        .filter(|r| r.2 != 0)
+                        .map(|(lo, hi, m)| lo | hi << 8 | m << 16),
+                );
+                Some((b, b, n))
+            }
+        };
+    }
+    out.extend(
+        run.filter(|r| r.2 != 0)
+            .map(|(lo, hi, m)| lo | hi << 8 | m << 16),
+    );
+    out
 }
 
 /// One alternative as the HIR to compile and its pattern flag.

@@ -301,24 +301,31 @@ fn specials(s: &mut String, specials: &[(String, u32)], strips: &[(u32, u8)]) {
 }
 
 /// `PICOBPE_SPLITS`: the compiled `Split` patterns ([`TableData::splits`]), each as its
-/// three arrays and a `CompiledPattern::from_parts` (the words were checked when compiled).
+/// arrays and a `CompiledPattern::from_parts` (the words were checked when compiled).
 fn splits(s: &mut String, splits: &[Vec<u32>]) {
     let mut exprs = Vec::new();
     for (i, words) in splits.iter().enumerate() {
         // `TableData` checked every compiled pattern when it was made.
         let c = picobpe::pretok::CompiledPattern::new(words).expect("checked compiled pattern");
-        let (flags, states, transitions, start) = c.parts();
-        array(s, &format!("PICOBPE_SPLIT{i}_FLAGS"), "u32", flags);
-        array(s, &format!("PICOBPE_SPLIT{i}_STATES"), "u32", states);
-        array(
-            s,
-            &format!("PICOBPE_SPLIT{i}_TRANSITIONS"),
-            "u32",
-            transitions,
-        );
+        let p = c.parts();
+        let mut fields = Vec::new();
+        for (field, values) in [
+            ("flags", p.flags),
+            ("classes", p.classes),
+            ("states", p.states),
+            ("rows", p.rows),
+            ("transitions", p.transitions),
+        ] {
+            let name = format!("PICOBPE_SPLIT{i}_{}", field.to_uppercase());
+            array(s, &name, "u32", values);
+            fields.push(format!("{field}: &{name}"));
+        }
         exprs.push(format!(
-            "::picobpe::pretok::CompiledPattern::from_parts(&PICOBPE_SPLIT{i}_FLAGS, \
-             &PICOBPE_SPLIT{i}_STATES, &PICOBPE_SPLIT{i}_TRANSITIONS, {start})"
+            "::picobpe::pretok::CompiledPattern::from_parts(::picobpe::pretok::CompiledParts {{ \
+             {}, start: {}, row_words: {} }})",
+            fields.join(", "),
+            p.start,
+            p.row_words
         ));
     }
     let _ = writeln!(

@@ -33,16 +33,25 @@
 //! |---|---|
 //! | 0 | [`MAGIC`] |
 //! | 1, 2, 3 | number of states `S` (≤ 65,536; state 0 is the dead state), start state, number of patterns `P` |
-//! | 4 .. 4+P | per pattern: flags ([`LOOK_AHEAD`]) |
-//! | then 3·S | per state: first transition, `count \| match << 16`, `eoi_match \| settled << 16` (a match is pattern + 1; 0 is none; [`SETTLED`]) |
-//! | then T | transitions `lo \| hi << 8 \| next << 16`, each state's sorted by `lo`, disjoint |
+//! | 4, 5 | number of byte classes `A` (1 ..= 256), number of rows `R` |
+//! | 6 .. 70 | the class of each byte, four bytes to a word, little-endian |
+//! | then P | per pattern: flags ([`LOOK_AHEAD`]) |
+//! | then 4·S | per state: first transition, `count \| match << 16`, `eoi_match \| settled << 16`, row (0: none, the state reads its ranges; `r + 1`: row `r`, which it reads for every byte) (a match is pattern + 1; 0 is none; [`SETTLED`]) |
+//! | then R·⌈A/2⌉ | rows: the next state for each class, two 16-bit states to a word, low half first |
+//! | then T | transitions `lo \| hi << 8 \| next << 16` (`lo ≥ 0x80`), each state's sorted by `lo`, disjoint |
 //!
-//! A byte outside every range of a state goes to the dead state. [`CompiledPattern::new`] checks
-//! all of this once, so a walk never reads out of range.
+//! A state at a character boundary (one that reads some ASCII byte), and a state inside a
+//! character whose ranges would be many (the host's choice: more than 16), has a row: the
+//! bytes that every such state treats alike share a class, so rows are short (Llama 3's
+//! regex: 1,609 states, 102 rows of 111 classes). Any other state, inside a multi-byte
+//! character, reads continuation bytes through its few ranges; an ASCII byte, or a byte
+//! outside every range, leads it to the dead state.
+//! [`CompiledPattern::new`] checks all of this once, so a walk never reads out of range.
 //!
 //! # Cost
 //!
-//! One binary search over a state's ranges per byte (most states have one to four ranges).
+//! Two table reads (class, row) per byte at a character boundary, and a binary search over a
+//! state's ranges (most have one to four) per byte inside a character.
 //! Finding where the next match starts, when none starts at a position (the text between
 //! matches of a `Split` pattern), tries each position in turn: a pattern whose attempts run
 //! long before failing makes that quadratic in the gap.
@@ -62,10 +71,12 @@ pub const LOOK_AHEAD: u32 = 1;
 /// then reads nothing more). Never set for a pattern with [`LOOK_AHEAD`].
 pub const SETTLED: u32 = 1 << 16;
 
-/// Words before the per-pattern flags.
-const HEADER: usize = 4;
+/// Words before the byte classes.
+const HEADER: usize = 6;
+/// Words of the class map (one byte per byte).
+const CLASS_WORDS: usize = 64;
 /// Words per state record.
-const STATE_WORDS: usize = 3;
+const STATE_WORDS: usize = 4;
 /// The bytes fed for an invalid byte: U+E000.
 const INVALID_AS: [u8; 3] = [0xEE, 0x80, 0x80];
 
@@ -83,8 +94,11 @@ pub enum CompiledPatternError {
     /// exist.
     BadPattern,
     /// A state's transitions run past the transition table, are not sorted and disjoint, have
-    /// `lo > hi`, or lead to a state that does not exist.
+    /// `lo > hi`, start below `0x80`, or lead to a state that does not exist.
     BadTransition,
+    /// The byte classes: none or more than 256, a byte of a class that does not exist, a
+    /// state naming a row that does not exist, or a row leading to a state that does not exist.
+    BadClasses,
 }
 
 impl core::fmt::Display for CompiledPatternError {
@@ -101,6 +115,9 @@ impl core::fmt::Display for CompiledPatternError {
             CompiledPatternError::BadTransition => {
                 "compiled pattern: transition out of range, unsorted or to a missing state"
             }
+            CompiledPatternError::BadClasses => {
+                "compiled pattern: byte class or row out of range, or to a missing state"
+            }
         })
     }
 }
@@ -108,10 +125,28 @@ impl core::fmt::Display for CompiledPatternError {
 /// A checked compiled pattern over borrowed words (baked into flash or read from a model file).
 #[derive(Clone, Copy, Debug)]
 pub struct CompiledPattern<'a> {
-    flags: &'a [u32],
-    states: &'a [u32],
-    transitions: &'a [u32],
-    start: u32,
+    parts: CompiledParts<'a>,
+}
+
+/// The tables of a compiled pattern, as [`CompiledPattern::parts`] gives them and
+/// [`CompiledPattern::from_parts`] takes them (for code generators that bake them; the
+/// module docs give each one's layout).
+#[derive(Clone, Copy, Debug)]
+pub struct CompiledParts<'a> {
+    /// Per pattern: its flags.
+    pub flags: &'a [u32],
+    /// The class of each byte, four to a word.
+    pub classes: &'a [u32],
+    /// Per state: its four-word record.
+    pub states: &'a [u32],
+    /// The rows, `row_words` words each.
+    pub rows: &'a [u32],
+    /// The ranges of the states without a row.
+    pub transitions: &'a [u32],
+    /// The start state.
+    pub start: u32,
+    /// Words per row: half the number of classes, rounded up.
+    pub row_words: u32,
 }
 
 /// Where a match that starts at a position ends.
@@ -132,7 +167,8 @@ impl<'a> CompiledPattern<'a> {
     /// Check `words` (layout in the module docs) and borrow them.
     pub fn new(words: &'a [u32]) -> Result<CompiledPattern<'a>, CompiledPatternError> {
         use CompiledPatternError as E;
-        let Some(&[magic, n_states, start, n_patterns]) = words.get(..HEADER) else {
+        let Some(&[magic, n_states, start, n_patterns, n_classes, n_rows]) = words.get(..HEADER)
+        else {
             return Err(E::BadLength);
         };
         if magic != MAGIC {
@@ -141,19 +177,42 @@ impl<'a> CompiledPattern<'a> {
         if n_states == 0 || n_states > 1 << 16 || start >= n_states || start == 0 {
             return Err(E::BadStates);
         }
-        let n_patterns = n_patterns as usize;
+        if n_classes == 0 || n_classes > 256 || n_rows > n_states {
+            return Err(E::BadClasses);
+        }
+        let classes = words
+            .get(HEADER..HEADER + CLASS_WORDS)
+            .ok_or(E::BadLength)?;
+        if classes
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .any(|c| u32::from(c) >= n_classes)
+        {
+            return Err(E::BadClasses);
+        }
+        let flags_at = HEADER + CLASS_WORDS;
         let flags = words
-            .get(HEADER..HEADER.saturating_add(n_patterns))
+            .get(flags_at..flags_at.saturating_add(n_patterns as usize))
             .ok_or(E::BadLength)?;
         if flags.iter().any(|&f| f & !LOOK_AHEAD != 0) {
             return Err(E::BadPattern);
         }
-        let states_at = HEADER + flags.len();
+        let n_patterns = n_patterns as usize;
+        let states_at = flags_at + flags.len();
         let states_end = states_at + n_states as usize * STATE_WORDS;
         let states = words.get(states_at..states_end).ok_or(E::BadLength)?;
-        let transitions = words.get(states_end..).unwrap_or(&[]);
+        let row_words = n_classes.div_ceil(2);
+        let rows_end = states_end + n_rows as usize * row_words as usize;
+        let rows = words.get(states_end..rows_end).ok_or(E::BadLength)?;
+        if rows
+            .iter()
+            .any(|&w| w & 0xFFFF >= n_states || w >> 16 >= n_states)
+        {
+            return Err(E::BadClasses);
+        }
+        let transitions = words.get(rows_end..).unwrap_or(&[]);
         for (i, record) in states.chunks_exact(STATE_WORDS).enumerate() {
-            let &[first, word, eoi] = record else {
+            let &[first, word, eoi, row] = record else {
                 return Err(E::BadLength);
             };
             let (first, count, matched) = (first as usize, (word & 0xFFFF) as usize, word >> 16);
@@ -166,13 +225,16 @@ impl<'a> CompiledPattern<'a> {
             {
                 return Err(E::BadPattern);
             }
-            if i == 0 && (count != 0 || matched != 0 || eoi != 0) {
+            if i == 0 && (count != 0 || matched != 0 || eoi != 0 || row != 0) {
                 return Err(E::BadStates);
+            }
+            if row > n_rows {
+                return Err(E::BadClasses);
             }
             let list = transitions
                 .get(first..first.saturating_add(count))
                 .ok_or(E::BadTransition)?;
-            let mut floor = 0u32;
+            let mut floor = 0x80u32;
             for &t in list {
                 let (lo, hi, next) = (t & 0xFF, t >> 8 & 0xFF, t >> 16);
                 if lo < floor || lo > hi || next >= n_states {
@@ -182,46 +244,58 @@ impl<'a> CompiledPattern<'a> {
             }
         }
         Ok(CompiledPattern {
-            flags,
-            states,
-            transitions,
-            start,
+            parts: CompiledParts {
+                flags,
+                classes,
+                states,
+                rows,
+                transitions,
+                start,
+                row_words,
+            },
         })
     }
 
-    /// The checked words' parts, for code generators: `(flags, states, transitions, start)`.
-    pub fn parts(&self) -> (&'a [u32], &'a [u32], &'a [u32], u32) {
-        (self.flags, self.states, self.transitions, self.start)
+    /// The checked words' parts, for code generators.
+    pub fn parts(&self) -> CompiledParts<'a> {
+        self.parts
     }
 
     /// A compiled pattern from the parts [`parts`](Self::parts) gave, unchecked: for baked
     /// tables, checked when they were generated. Parts that were never checked cannot make a
     /// walk panic or read out of range (every read is bounds-checked), but may split wrongly.
-    pub const fn from_parts(
-        flags: &'a [u32],
-        states: &'a [u32],
-        transitions: &'a [u32],
-        start: u32,
-    ) -> CompiledPattern<'a> {
-        CompiledPattern {
-            flags,
-            states,
-            transitions,
-            start,
-        }
+    pub const fn from_parts(parts: CompiledParts<'a>) -> CompiledPattern<'a> {
+        CompiledPattern { parts }
     }
 
-    /// The state after `state` reads `byte` (0: dead).
-    #[inline]
+    /// The state after `state` reads `byte` (0: dead). Inlined: it is the walk's loop body.
+    #[inline(always)]
     fn next(&self, state: u32, byte: u8) -> u32 {
+        let p = &self.parts;
         let at = (state as usize).saturating_mul(STATE_WORDS);
-        let (Some(&first), Some(&count)) =
-            (self.states.get(at), self.states.get(at.saturating_add(1)))
+        match p.states.get(at.saturating_add(3)) {
+            // The state's row, at the byte's class.
+            Some(&row) if row != 0 => {
+                let word = p.classes.get(usize::from(byte >> 2)).copied();
+                let class = word.map_or(0, |w| w >> (u32::from(byte & 3) * 8) & 0xFF) as usize;
+                let i = ((row - 1) as usize)
+                    .saturating_mul(p.row_words as usize)
+                    .saturating_add(class >> 1);
+                return p
+                    .rows
+                    .get(i)
+                    .map_or(0, |w| w >> ((class & 1) * 16) & 0xFFFF);
+            }
+            // Inside a character: ASCII ends the walk.
+            _ if byte < 0x80 => return 0,
+            _ => {}
+        }
+        let (Some(&first), Some(&count)) = (p.states.get(at), p.states.get(at.saturating_add(1)))
         else {
             return 0;
         };
         let first = first as usize;
-        let list = self
+        let list = p
             .transitions
             .get(first..first.saturating_add((count & 0xFFFF) as usize))
             .unwrap_or(&[]);
@@ -240,22 +314,28 @@ impl<'a> CompiledPattern<'a> {
     fn match_of(&self, state: u32, eoi: bool) -> u32 {
         let at = (state as usize).saturating_mul(STATE_WORDS);
         if eoi {
-            self.states
+            self.parts
+                .states
                 .get(at.saturating_add(2))
                 .map_or(0, |w| w & !SETTLED)
         } else {
-            self.states.get(at.saturating_add(1)).map_or(0, |w| w >> 16)
+            self.parts
+                .states
+                .get(at.saturating_add(1))
+                .map_or(0, |w| w >> 16)
         }
     }
 
-    /// True when `state` has no transitions and no match at the end of input: whatever
-    /// follows, the walk is over.
+    /// True when `state` has no transitions (no ranges, no ASCII row) and no match at the end
+    /// of input: whatever follows, the walk is over.
     #[inline]
     fn is_final_state(&self, state: u32) -> bool {
         let at = (state as usize).saturating_mul(STATE_WORDS);
-        self.states
+        let states = self.parts.states;
+        states
             .get(at.saturating_add(1))
             .is_none_or(|w| w & 0xFFFF == 0)
+            && states.get(at.saturating_add(3)).is_none_or(|&r| r == 0)
             && self.match_of(state, true) == 0
     }
 
@@ -263,7 +343,7 @@ impl<'a> CompiledPattern<'a> {
     #[inline]
     fn looks_ahead(&self, matched: u32) -> bool {
         let i = matched.wrapping_sub(1) as usize;
-        self.flags.get(i).is_some_and(|f| f & LOOK_AHEAD != 0)
+        self.parts.flags.get(i).is_some_and(|f| f & LOOK_AHEAD != 0)
     }
 
     /// The match of the pattern that starts at `start` (leftmost-first: the one `fancy-regex`
@@ -280,7 +360,7 @@ impl<'a> CompiledPattern<'a> {
     /// undecided extent) already starts at `start`.
     fn walk(&self, text: &[u8], start: usize, is_final: bool) -> Walk {
         let undecided = |best: (usize, usize, u32)| Walk::Undecided { found: best.2 != 0 };
-        let mut state = self.start;
+        let mut state = self.parts.start;
         // The best match so far: (end, start of the character that ends there, pattern + 1).
         let mut best = (0usize, 0usize, 0u32);
         let mut pos = start;
@@ -293,7 +373,7 @@ impl<'a> CompiledPattern<'a> {
                     if self.is_final_state(state) {
                         break 'walk;
                     }
-                    let settled = self.states.get(
+                    let settled = self.parts.states.get(
                         (state as usize)
                             .saturating_mul(STATE_WORDS)
                             .saturating_add(2),
@@ -312,10 +392,14 @@ impl<'a> CompiledPattern<'a> {
                 }
                 break 'walk;
             }
-            let (len, fed): (usize, &[u8]) = match decode(text, pos) {
-                Utf8::Scalar(_, len) => (len, text.get(pos..pos + len).unwrap_or(&[])),
-                Utf8::Truncated(_) if !is_final => return undecided(best),
-                Utf8::Invalid(_) | Utf8::Truncated(_) => (1, &INVALID_AS),
+            // ASCII, most of most text, needs no decoding.
+            let (len, fed): (usize, &[u8]) = match text.get(pos..pos + 1) {
+                Some(ascii @ [b]) if *b < 0x80 => (1, ascii),
+                _ => match decode(text, pos) {
+                    Utf8::Scalar(_, len) => (len, text.get(pos..pos + len).unwrap_or(&[])),
+                    Utf8::Truncated(_) if !is_final => return undecided(best),
+                    Utf8::Invalid(_) | Utf8::Truncated(_) => (1, &INVALID_AS),
+                },
             };
             for (j, &byte) in fed.iter().enumerate() {
                 state = self.next(state, byte);

@@ -67,7 +67,8 @@ mod unicode_tables;
 pub(crate) use ascii_block::Blocks;
 pub(crate) use ascii_piece::{fast_piece, AsciiPiece, Fast};
 pub use compiled::{
-    split_levels, split_levels_memo, CompiledPattern, CompiledPatternError, MatchAt, SplitMemo,
+    split_levels, split_levels_memo, CompiledParts, CompiledPattern, CompiledPatternError, MatchAt,
+    SplitMemo,
 };
 pub use unicode::{char_class, CharClass};
 
