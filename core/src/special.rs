@@ -235,6 +235,69 @@ pub fn find(
     Boundary::None
 }
 
+/// How far ahead one encode call looks for the next special token.
+///
+/// Searching the whole rest of the text at every call makes resuming through a small output
+/// buffer quadratic: each call would scan to the next special (or the end) to encode a few
+/// ids. A window instead searches `len` bytes from where the call stands and treats the cut
+/// as the end of streaming input ([`find`] with `allow_partial`): the family encodes what
+/// the cut cannot change, then searches again from where it stopped. The invariant is the
+/// streaming one (a chunked input gives the one-shot ids), so the ids do not depend on the
+/// window; only the work per call does, which is then bounded by the window, not the text.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Window {
+    len: usize,
+}
+
+/// Bytes of text searched per id of output room, and the fewest searched.
+const WINDOW_BYTES_PER_ID: usize = 16;
+const WINDOW_MIN: usize = 256;
+
+impl Window {
+    /// The window of a call whose output has room for `room` ids: about what that room
+    /// covers, so a call searches little more than it encodes.
+    #[inline]
+    pub(crate) fn for_room(room: usize) -> Self {
+        Window {
+            len: room.saturating_mul(WINDOW_BYTES_PER_ID).max(WINDOW_MIN),
+        }
+    }
+
+    /// Twice the window: for when the last one ended inside the first piece or word (the
+    /// window grows until it holds one, or the whole rest of the text).
+    #[inline]
+    pub(crate) fn grow(&mut self) {
+        self.len = self.len.saturating_mul(2);
+    }
+
+    /// [`find`] over `text[from..]`, looking at most `len` bytes ahead. Returns the boundary
+    /// and whether the window cut the text short: then the boundary is a
+    /// [`Boundary::Partial`] (at the cut, or earlier where a special could start), and the
+    /// text before it is to be encoded as streaming input (not final) before searching again.
+    #[inline]
+    pub(crate) fn find(
+        &self,
+        specials: &[SpecialToken<'_>],
+        mask: &FirstBytes,
+        text: &[u8],
+        from: usize,
+        allow_partial: bool,
+    ) -> (Boundary, bool) {
+        let limit = from.saturating_add(self.len);
+        if mask.is_empty() {
+            return (Boundary::None, false);
+        }
+        let Some(head) = text.get(..limit).filter(|_| limit < text.len()) else {
+            return (find(specials, mask, text, from, allow_partial), false);
+        };
+        match find(specials, mask, head, from, true) {
+            Boundary::Special(f) => (Boundary::Special(f), false),
+            Boundary::Partial(p) => (Boundary::Partial(p), true),
+            Boundary::None => (Boundary::Partial(limit), true),
+        }
+    }
+}
+
 /// Length of the proper prefix of a `White_Space` character's encoding that `text` ends
 /// with (0, 1 or 2 bytes): streamed, it may become whitespace.
 fn partial_white_space(text: &[u8]) -> usize {

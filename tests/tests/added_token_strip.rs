@@ -63,12 +63,15 @@ fn pair(file: &str, added: &Added) -> (tokenizers::Tokenizer, AnyTokenizer<'stat
     (reference, live.tokenizer())
 }
 
-/// A text of tokens, whitespace runs of several kinds, words and near misses.
+/// A text of tokens, whitespace runs of several kinds, words and near misses; one in four is
+/// long enough (up to about 1,200 bytes) that a call through a small buffer searches for the
+/// next token in more than one window (`special::Window`: 256 bytes for 1 to 16 ids).
 fn text(rng: &mut Rng, added: &Added) -> String {
     const PARTS: [&str; 13] = [
         " ", "  ", "\u{3000}", "\u{a0}", "\n", "\t", "word", "é", "<", "mask", "[", "R]", "x",
     ];
-    (0..rng.range(0, 12))
+    let parts = if rng.one_in(4) { 400 } else { 12 };
+    (0..rng.range(0, parts))
         .map(|_| match rng.range(0, PARTS.len() + 2) {
             i if i < PARTS.len() => PARTS[i],
             i => added[i - PARTS.len()].0,

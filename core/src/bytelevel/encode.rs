@@ -54,6 +54,16 @@ fn close_segment(
     }
 }
 
+/// The ordinary text from a position: where it ends, whether more input could change it,
+/// the special token after it, and whether the special search window cut it short.
+#[derive(Clone, Copy)]
+struct Segmented {
+    end: usize,
+    is_final: bool,
+    found: Option<special::Found>,
+    cut: bool,
+}
+
 /// A tokenizer over a set of tables. Cheap to copy; holds no mutable state.
 #[derive(Clone, Copy)]
 pub struct Tokenizer<'t> {
@@ -145,15 +155,18 @@ impl<'t> Tokenizer<'t> {
     ) -> Result<Progress, EncodeError> {
         let use_specials = specials == Specials::All && !self.first_bytes.is_empty();
         let (mut pos, mut written) = (0usize, 0usize);
+        let mut window = special::Window::for_room(out.len());
         while pos < text.len() {
-            let (seg_end, seg_final, found) = self.segment(text, pos, use_specials, is_final);
+            let start = pos;
+            let seg = self.segment(text, pos, use_specials, is_final, window);
+            let (seg_end, found) = (seg.end, seg.found);
             let segment = text.get(pos..seg_end).unwrap_or(&[]);
             if !segment.is_empty() {
                 let room = out.get_mut(written..).unwrap_or(&mut []);
                 let r = normalizer.encode(
                     &crate::sentencepiece::CharsMap::EMPTY,
                     segment,
-                    seg_final,
+                    seg.is_final,
                     room,
                     super::bpe::scratch_needed,
                     &mut |w, fin, o| self.encode_raw(w, o, Specials::None, fin, cache),
@@ -161,12 +174,18 @@ impl<'t> Tokenizer<'t> {
                 let p = r.map_err(|e| e.within(pos, written, out.len()))?;
                 written += p.written;
                 pos += p.consumed;
-                if pos < seg_end {
+                if pos < seg_end && !seg.cut {
                     return Ok(Progress {
                         consumed: pos,
                         written,
                     });
                 }
+            }
+            if seg.cut {
+                if pos == start {
+                    window.grow();
+                }
+                continue;
             }
             match close_segment(found, pos, out, written)? {
                 Some(next) => (pos, written) = next,
@@ -180,8 +199,10 @@ impl<'t> Tokenizer<'t> {
     }
 
     /// Stage 1: where the ordinary text from `pos` ends, whether more input could change it,
-    /// and the special token that ends it (special tokens are recognized with `use_specials`;
-    /// a possible start of one at the end of a non-final `text` ends it too).
+    /// the special token that ends it (special tokens are recognized with `use_specials`;
+    /// a possible start of one at the end of a non-final `text` ends it too), and whether
+    /// the search `window` cut it short (then the call encodes what the cut cannot change
+    /// and searches again from there; see [`special::Window`]).
     #[inline(always)]
     fn segment(
         &self,
@@ -189,22 +210,24 @@ impl<'t> Tokenizer<'t> {
         pos: usize,
         use_specials: bool,
         is_final: bool,
-    ) -> (usize, bool, Option<special::Found>) {
-        let boundary = if use_specials {
-            special::find(
-                self.tables.specials,
-                &self.first_bytes,
-                text,
-                pos,
-                !is_final,
-            )
+        window: special::Window,
+    ) -> Segmented {
+        let (boundary, cut) = if use_specials {
+            let (specials, mask) = (self.tables.specials, &self.first_bytes);
+            window.find(specials, mask, text, pos, !is_final)
         } else {
-            Boundary::None
+            (Boundary::None, false)
         };
-        match boundary {
+        let (end, is_final, found) = match boundary {
             Boundary::Special(f) => (f.start, true, Some(f)),
             Boundary::Partial(p) => (p, false, None),
             Boundary::None => (text.len(), is_final, None),
+        };
+        Segmented {
+            end,
+            is_final,
+            found,
+            cut,
         }
     }
 
@@ -228,9 +251,12 @@ impl<'t> Tokenizer<'t> {
         // The outer pieces of compiled split levels, found once per call (positions only move
         // forward; segments share the text's offsets).
         let mut memo = pretok::SplitMemo::new();
+        let mut window = special::Window::for_room(out.len());
         while pos < text.len() {
             // Stage 1: where does the ordinary text end?
-            let (seg_end, seg_final, found) = self.segment(text, pos, use_specials, is_final);
+            let start = pos;
+            let seg = self.segment(text, pos, use_specials, is_final, window);
+            let (seg_end, seg_final, found) = (seg.end, seg.is_final, seg.found);
             let segment = text.get(..seg_end).unwrap_or(&[]);
             // Stage 2 and 3: pieces of the ordinary text, each merged.
             while pos < seg_end {
@@ -272,6 +298,8 @@ impl<'t> Tokenizer<'t> {
                     Some(p) => (pos + p.len, p.key),
                     None => match t.next_piece(segment, pos, seg_final, &mut memo) {
                         Step::Piece { end } if end > pos && end <= seg_end => (end, 0),
+                        // The search window's cut: search again from here.
+                        Step::NeedMore if seg.cut => break,
                         // NeedMore, or an out-of-contract answer: stop cleanly here.
                         _ => {
                             return Ok(Progress {
@@ -290,6 +318,12 @@ impl<'t> Tokenizer<'t> {
                     }
                 }
                 pos = end;
+            }
+            if seg.cut {
+                if pos == start {
+                    window.grow();
+                }
+                continue;
             }
             match close_segment(found, pos, out, written)? {
                 Some(next) => (pos, written) = next,

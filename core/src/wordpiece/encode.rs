@@ -227,26 +227,41 @@ impl<'a> WpTokenizer<'a> {
         };
         let use_specials = specials == Specials::All && !self.first_bytes.is_empty();
         let mut pos = from;
+        let mut window = special::Window::for_room(sink.out.len());
         while pos < end {
-            let found = if use_specials {
-                match special::find(t.specials, &self.first_bytes, text, pos, partial) {
-                    Boundary::Special(f) if f.start < end => Some(f),
-                    Boundary::Partial(at) if at < end => {
+            let start = pos;
+            // The special after the words from `pos`, where they end, and whether the search
+            // window cut them short (then the words before the cut are encoded and the
+            // search goes on from there; see `special::Window`).
+            let (found, seg_end, cut) = if use_specials {
+                let (specials, mask) = (t.specials, &self.first_bytes);
+                match window.find(specials, mask, text, pos, partial) {
+                    (Boundary::Special(f), _) if f.start < end => (Some(f), f.start, false),
+                    (Boundary::Partial(at), cut) if at < end => {
                         // Text before a possible special ends only where a word surely ends.
-                        end = self.word_end_before(text.get(..at).unwrap_or(&[])).max(pos);
-                        None
+                        let stop = self.word_end_before(text.get(..at).unwrap_or(&[])).max(pos);
+                        if !cut {
+                            end = stop;
+                        }
+                        (None, stop, cut)
                     }
-                    _ => None,
+                    _ => (None, end, false),
                 }
             } else {
-                None
+                (None, end, false)
             };
-            let seg_end = found.map_or(end, |f| f.start);
             if let Some(n) = t.normalizer {
                 let seg = text.get(pos..seg_end).unwrap_or(&[]);
-                let seg_final = found.is_some() || !(partial || end < text.len());
+                let seg_final = found.is_some() || !(partial || cut || end < text.len());
                 if let Some(stop) = self.normalized_segment(n, seg, pos, seg_final, &mut sink)? {
-                    return Ok(stop);
+                    if !cut {
+                        return Ok(stop);
+                    }
+                    if stop.consumed == start {
+                        window.grow();
+                    }
+                    pos = stop.consumed;
+                    continue;
                 }
             } else {
                 let mut to = Collect {
@@ -256,6 +271,12 @@ impl<'a> WpTokenizer<'a> {
                 self.words(text, pos, seg_end, &mut to)?;
             }
             pos = seg_end;
+            if cut {
+                if pos == start {
+                    window.grow();
+                }
+                continue;
+            }
             if let Some(f) = found {
                 sink.written = special::put(f, sink.out, sink.written)?;
                 pos = f.end;
