@@ -1,5 +1,5 @@
 //! `cargo xtask fuzz [--seconds N] [--if-available] [TARGET...]`: run the cargo-fuzz targets in
-//! `fuzz/` one after the other, N seconds each (default 60), and print a summary line per target
+//! `fuzz/` two at a time, N seconds each (default 60), and print a summary line per target
 //! (runs, execs/s, coverage) from libFuzzer's final stats.
 //!
 //! Each target starts from the committed seeds (`fuzz/seeds/<target>`) plus the working corpus
@@ -90,15 +90,45 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let logs = root.join("target/fuzz-logs");
     std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
+    // Two targets at a time (libFuzzer runs one process per target, and the machine has two
+    // cores); each worker takes the next target until none is left or one fails.
+    let queue = std::sync::Mutex::new(targets.iter());
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let work = || -> Result<Vec<(usize, String)>, String> {
+        let mut lines = Vec::new();
+        loop {
+            if failed.load(std::sync::atomic::Ordering::Relaxed) {
+                return Ok(lines);
+            }
+            let next = queue.lock().map_err(|_| "fuzz queue poisoned")?.next();
+            let Some(name) = next else {
+                return Ok(lines);
+            };
+            let options = TARGETS
+                .iter()
+                .find(|t| t.0 == *name)
+                .map_or(&[][..], |t| t.1);
+            let order = TARGETS.iter().position(|t| t.0 == *name).unwrap_or(0);
+            match run_target(&root, &logs, name, options, seconds) {
+                Ok(line) => lines.push((order, line)),
+                Err(e) => {
+                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+        }
+    };
     let mut summary = Vec::new();
-    for name in targets {
-        let options = TARGETS
-            .iter()
-            .find(|t| t.0 == name)
-            .map_or(&[][..], |t| t.1);
-        summary.push(run_target(&root, &logs, name, options, seconds)?);
-    }
-    println!("== fuzz summary ({seconds} s per target)");
+    std::thread::scope(|scope| -> Result<(), String> {
+        let workers: Vec<_> = (0..2).map(|_| scope.spawn(work)).collect();
+        for w in workers {
+            summary.extend(w.join().map_err(|_| "a fuzz worker panicked")??);
+        }
+        Ok(())
+    })?;
+    summary.sort();
+    let summary = summary.into_iter().map(|(_, line)| line);
+    println!("== fuzz summary ({seconds} s per target, two at a time)");
     for line in summary {
         println!("  {line}");
     }

@@ -18,7 +18,7 @@
 //!    the nightly `miri` and `rust-src` components), the C API built for `wasm32-unknown-unknown`
 //!    and run through the gpt2 vectors under Node (`cargo xtask wasm-test`), the C API built
 //!    with SentencePiece and WordPiece models and run through sentencepiece's and tokenizers'
-//!    vectors from C (`cargo xtask capi-models-test`), then a 15 s fuzzing smoke per target;
+//!    vectors from C (`cargo xtask capi-models-test`), then a 15 s fuzzing smoke per target (two at a time);
 //! 6. the on-target tests under QEMU (`cargo xtask firmware-test`), the C firmware example with
 //!    gpt2 and minilm (`cargo xtask c-firmware-test`: `arm-none-eabi-gcc`, installed when
 //!    missing) and the Cortex-M0 and RISC-V runs (`cargo xtask ports-test`: `qemu-system-misc`
