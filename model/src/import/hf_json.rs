@@ -10,8 +10,9 @@
 //!   merge list in the order of the products' ids is tiktoken's ranks (`products_ascend`).
 //! - **pre-tokenizer**: `Sequence[Split(Regex(P), Isolated), ByteLevel(use_regex=false)]`
 //!   with `P` one of the patterns picobpe splits by hand ([`PatternKind::from_regex`], compared
-//!   character for character), or `ByteLevel(use_regex=true)` alone (GPT-2's pattern);
-//!   `add_prefix_space` must be off.
+//!   character for character), or `ByteLevel` alone (GPT-2's pattern, or with
+//!   `use_regex=false` the whole text between added tokens as one piece); other `Split` lists
+//!   are compiled (`crate::compile_pattern`); `add_prefix_space` must be off.
 //! - **normalizer**: none, or one of `NFC` (Qwen2), `NFD`, `NFKC`, `NFKD` (alone or as the
 //!   one step of a `Sequence`), applied by the core ([`picobpe::normalizer`]) to the text
 //!   between special tokens, as `tokenizers` applies it after extracting added tokens.
@@ -124,10 +125,15 @@ fn normalizer(steps: &[Part<Normalizer>]) -> Result<Option<UnicodeForm>, Refused
     }
 }
 
+/// The split of a pre-tokenizer that does not split (`ByteLevel` with `use_regex: false` and
+/// no `Split` before it): the whole text between added tokens is one piece.
+const WHOLE_TEXT: &str = r"[\s\S]+";
+
 /// The pattern of the pre-tokenizer, and the `Split` regexes that take its place when it is
 /// none of the hand-rolled patterns (see [`Model::splits`](crate::Model::splits)).
 ///
-/// Accepted: `ByteLevel` alone (GPT-2's pattern), or `Split`s (each `Isolated`, not inverted;
+/// Accepted: `ByteLevel` alone (GPT-2's pattern, or with `use_regex: false` no split at all:
+/// [`WHOLE_TEXT`]), or `Split`s (each `Isolated`, not inverted;
 /// a `String` pattern is its literal text) followed by `ByteLevel`. One `Split` whose regex is
 /// a hand-rolled pattern's, before `ByteLevel` with `use_regex: false`, takes that splitter;
 /// any other list is compiled, with `ByteLevel`'s own GPT-2 regex as the last split when its
@@ -175,8 +181,9 @@ fn pre_tokenizer(steps: &[Part<PreTokenizer>]) -> Result<(PatternKind, Vec<Strin
     }
     let use_regex = use_regex.unwrap_or(true);
     if regexes.is_empty() && !use_regex {
-        let what = "ByteLevel use_regex = false without a Split: not supported";
-        return Err(bad(what.into()));
+        // Nothing splits: each text between added tokens is one piece, as `tokenizers`
+        // hands it to the model.
+        return Ok((PatternKind::Gpt2, vec![WHOLE_TEXT.to_owned()]));
     }
     if !use_regex {
         if let [regex] = regexes.as_slice() {
