@@ -20,7 +20,7 @@ use picobpe_model::{import, wordpiece, AnyModel, PatternKind, TemplateData, Toke
 #[derive(Args)]
 pub struct ImportArgs {
     /// tiktoken rank file (`<base64> <rank>` lines).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["vocab", "merges"], required_unless_present_any = ["vocab", "sentencepiece", "tokenizer_json", "wordpiece_vocab", "tekken"], requires = "pattern")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["vocab", "merges"], required_unless_present_any = ["vocab", "sentencepiece", "tokenizer_json", "wordpiece_vocab", "tekken"])]
     tiktoken: Option<PathBuf>,
     /// Mistral's `tekken.json` (Mistral NeMo, Ministral, Pixtral): pattern, vocabulary and
     /// special tokens come from the file, as `mistral-common` reads it. Its `Tekkenizer` never
@@ -54,10 +54,14 @@ pub struct ImportArgs {
     /// HF merges.txt.
     #[arg(long, value_name = "FILE", requires = "vocab")]
     merges: Option<PathBuf>,
-    /// Pre-tokenization pattern: gpt2, cl100k, o200k, llama3, qwen2 or tekken (required with
-    /// --tiktoken; default gpt2 for --vocab).
+    /// Pre-tokenization pattern: gpt2, cl100k, o200k, llama3, qwen2 or tekken (--tiktoken needs
+    /// it or --regex; default gpt2 for --vocab).
     #[arg(long)]
     pattern: Option<PatternKind>,
+    /// With --tiktoken or --vocab: any other pre-tokenization regex (tiktoken's `pat_str`, as
+    /// `fancy-regex` reads it), compiled into an automaton the core walks.
+    #[arg(long, value_name = "REGEX", conflicts_with_all = ["pattern", "sentencepiece", "tokenizer_json", "wordpiece_vocab", "tekken"])]
+    regex: Option<String>,
     /// Special token: `TEXT=ID` with --tiktoken, `TEXT` (looked up in vocab.json) with --vocab.
     /// Repeat for several.
     #[arg(long = "special", value_name = "SPECIAL")]
@@ -122,6 +126,9 @@ pub fn run(args: ImportArgs) -> Result<(), String> {
         let template = TemplateData::from_model_proto(&bytes).map_err(|e| at(path, &e))?;
         (AnyModel::SentencePiece(model), template)
     } else {
+        if args.tiktoken.is_some() && args.pattern.is_none() && args.regex.is_none() {
+            return Err("--tiktoken needs --pattern NAME or --regex REGEX".to_owned());
+        }
         let pattern = args.pattern.unwrap_or(PatternKind::Gpt2);
         let mut model = if let Some(rank_file) = &args.tiktoken {
             let specials = args
@@ -138,6 +145,9 @@ pub fn run(args: ImportArgs) -> Result<(), String> {
             import::hf(&read(vocab)?, &read(merges)?, pattern, &args.specials)
                 .map_err(|e| e.to_string())?
         };
+        if let Some(regex) = &args.regex {
+            model = import::with_regex(model, regex).map_err(|e| e.to_string())?;
+        }
         model.normalizer = args.normalizer;
         (AnyModel::BytePair(model), TemplateData::default())
     };

@@ -241,3 +241,49 @@ fn damaged_models_are_rejected_with_the_reason() {
     let out = run(&["inspect", "--model", "/nonexistent.model"], b"");
     assert!(!out.status.success());
 }
+
+/// `--regex`: a rank file with a pattern none of the hand-rolled splitters implements (the
+/// one `tests/scripts/gen_rank_regex_vectors.py` gave tiktoken: GPT-2's with single digits)
+/// encodes to tiktoken's ids for a text of digits and words; a regex the compiler cannot run,
+/// or none at all, is refused.
+#[test]
+fn import_with_a_regex_compiles_it() {
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("../rank_regex/MANIFEST.json")).unwrap())
+            .unwrap();
+    let regex = manifest["pattern"].as_str().unwrap();
+    let rank = fixture("gpt2.tiktoken");
+    let rank = rank.to_str().unwrap();
+    let out = scratch().join("regex.model");
+    let out = out.to_str().unwrap();
+    let args = [
+        "import",
+        "--tiktoken",
+        rank,
+        "--special",
+        "<|endoftext|>=50256",
+    ];
+    let summary = ok(
+        &[&args[..], &["--regex", regex, "--out", out]].concat(),
+        b"",
+    );
+    let summary = String::from_utf8(summary).unwrap();
+    assert!(summary.contains("1 compiled split pattern"), "{summary}");
+    // tiktoken 0.14.0, this encoding: `enc.encode("In 2024, 12345 apples<|endoftext|>x",
+    // allowed_special="all")`.
+    let ids = ok(
+        &["encode", "--model", out],
+        b"In 2024, 12345 apples<|endoftext|>x",
+    );
+    assert_eq!(
+        String::from_utf8(ids).unwrap().trim(),
+        "818 220 17 15 17 19 11 220 16 17 18 19 20 22514 50256 87"
+    );
+    let err = fails(
+        &[&args[..], &["--regex", r"\s+(?=\S)", "--out", out]].concat(),
+        b"",
+    );
+    assert!(err.contains("look-around"), "{err}");
+    let err = fails(&[&args[..], &["--out", out]].concat(), b"");
+    assert!(err.contains("--pattern NAME or --regex REGEX"), "{err}");
+}

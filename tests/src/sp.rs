@@ -31,6 +31,9 @@ pub fn model_dir(model: &str) -> PathBuf {
     if model.starts_with("whisper-") {
         // Byte-level vectors in the same record format (`tests/scripts/gen_whisper_vectors.py`).
         crate::paths::fixtures().join("whisper")
+    } else if model.starts_with("rank-regex") {
+        // Likewise (`tests/scripts/gen_rank_regex_vectors.py`).
+        crate::paths::fixtures().join("rank_regex")
     } else if model.starts_with("tekken") {
         // Likewise (`tests/scripts/gen_tekken_vectors.py`).
         crate::paths::fixtures().join("tekken")

@@ -1,6 +1,7 @@
 //! Importers: tiktoken rank files ([`tiktoken`]), Mistral's `tekken.json` ([`tekken`]), HF GPT-2 style `vocab.json` +
 //! `merges.txt` ([`hf`]) and byte-level BPE `tokenizer.json` files ([`tokenizer_json`], given
-//! a parsed [`crate::TokenizerJson`]). All return a validated [`crate::Model`].
+//! a parsed [`crate::TokenizerJson`]). All return a validated [`crate::Model`]; [`with_regex`]
+//! gives a rank file or `vocab.json` model any other pre-tokenization regex.
 
 mod hf_import;
 mod hf_json;
@@ -8,12 +9,34 @@ mod tekken_import;
 mod tiktoken_import;
 
 use crate::error::InvalidModel;
+use crate::model::Model;
+use crate::pattern::PatternKind;
 use crate::tokenizer_json::Refused;
 
 pub use hf_import::hf;
 pub use hf_json::{tokenizer_json, HfJsonImport};
 pub use tekken_import::{tekken, TekkenImport};
 pub use tiktoken_import::tiktoken;
+
+/// `model` split by `regex` (a tiktoken-style `pat_str`, as `fancy-regex` reads it) instead of
+/// its pattern. A regex that is one of the hand-rolled patterns', character for character,
+/// takes that splitter ([`PatternKind::from_regex`]); any other is compiled
+/// ([`crate::compile_pattern`]) and becomes the model's one split
+/// ([`Model::splits`](crate::Model::splits)).
+pub fn with_regex(mut model: Model, regex: &str) -> Result<Model, ImportError> {
+    if let Some(kind) = PatternKind::from_regex(regex) {
+        model.pattern = kind;
+        model.splits.clear();
+        return Ok(model);
+    }
+    crate::compile_pattern(regex).map_err(|e| ImportError::Pattern {
+        regex: regex.to_owned(),
+        reason: e.to_string(),
+    })?;
+    model.splits = vec![regex.to_owned()];
+    model.validate()?;
+    Ok(model)
+}
 
 /// Why an import failed. Line numbers are 1-based.
 #[derive(Debug, thiserror::Error)]
@@ -86,6 +109,15 @@ pub enum ImportError {
     /// A part of a `tokenizer.json` that picobpe does not reproduce, or that is malformed.
     #[error(transparent)]
     TokenizerJson(#[from] Refused),
+    /// A pre-tokenization regex that picobpe cannot compile (a look-around other than a final
+    /// `X+(?!C)`, a possessive quantifier, a syntax error, ...).
+    #[error("{reason}")]
+    Pattern {
+        /// The regex.
+        regex: String,
+        /// Why it does not compile.
+        reason: String,
+    },
     /// The imported model breaks an invariant.
     #[error("imported model is invalid: {0}")]
     Invalid(#[from] InvalidModel),
