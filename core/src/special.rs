@@ -263,11 +263,14 @@ impl Window {
         }
     }
 
-    /// Twice the window: for when the last one ended inside the first piece or word (the
-    /// window grows until it holds one, or the whole rest of the text).
+    /// After a cut, before searching again: the call went from `start` to `pos` in this
+    /// window; when it did not move on (the window ended inside the first piece or word),
+    /// the window doubles, until it holds one or the whole rest of the text.
     #[inline]
-    pub(crate) fn grow(&mut self) {
-        self.len = self.len.saturating_mul(2);
+    pub(crate) fn after_cut(&mut self, start: usize, pos: usize) {
+        if pos == start {
+            self.len = self.len.saturating_mul(2);
+        }
     }
 
     /// [`find`] over `text[from..]`, looking at most `len` bytes ahead. Returns the boundary

@@ -182,9 +182,7 @@ impl<'t> Tokenizer<'t> {
                 }
             }
             if seg.cut {
-                if pos == start {
-                    window.grow();
-                }
+                window.after_cut(start, pos);
                 continue;
             }
             match close_segment(found, pos, out, written)? {
@@ -320,9 +318,7 @@ impl<'t> Tokenizer<'t> {
                 pos = end;
             }
             if seg.cut {
-                if pos == start {
-                    window.grow();
-                }
+                window.after_cut(start, pos);
                 continue;
             }
             match close_segment(found, pos, out, written)? {

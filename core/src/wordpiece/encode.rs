@@ -257,9 +257,7 @@ impl<'a> WpTokenizer<'a> {
                     if !cut {
                         return Ok(stop);
                     }
-                    if stop.consumed == start {
-                        window.grow();
-                    }
+                    window.after_cut(start, stop.consumed);
                     pos = stop.consumed;
                     continue;
                 }
@@ -272,9 +270,7 @@ impl<'a> WpTokenizer<'a> {
             }
             pos = seg_end;
             if cut {
-                if pos == start {
-                    window.grow();
-                }
+                window.after_cut(start, pos);
                 continue;
             }
             if let Some(f) = found {
