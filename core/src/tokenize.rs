@@ -41,6 +41,9 @@ pub struct Cursor {
     pub(crate) score: f64,
     /// The last id written is `<unk>`, which a following unknown symbol joins.
     pub(crate) after_unk: bool,
+    /// `offset` is right after a special token: it starts a section of text, which a
+    /// byte-level model with a prefix space puts a space before.
+    pub(crate) after_special: bool,
 }
 
 impl Cursor {
@@ -55,6 +58,7 @@ impl Cursor {
         offset: 0,
         score: 0.0,
         after_unk: false,
+        after_special: false,
     };
 
     /// Move to `offset`, keeping the carried state.
@@ -263,7 +267,8 @@ impl Tokenize for Tokenizer<'_> {
     }
 
     /// Byte-level pieces do not depend on the text before the cursor: encoding the rest of
-    /// the text continues the ids.
+    /// the text continues the ids. The cursor carries only whether its offset follows a
+    /// special token (a model with a prefix space puts a space there).
     #[inline]
     fn encode_at(
         &self,
@@ -275,25 +280,58 @@ impl Tokenize for Tokenizer<'_> {
     ) -> Result<usize, EncodeError> {
         let from = cursor.offset().min(text.len());
         let rest = text.get(from..).unwrap_or(&[]);
+        let mut section = from == 0 || cursor.after_special;
         let r = self
-            .encode_part_cached(rest, out, specials, true, cache)
+            .encode_part_at(rest, out, specials, true, cache, &mut section)
             .map(|p| p.written)
             .map_err(|e| e.shifted(from));
+        if let Err(EncodeError::OutputFull { .. }) = r {
+            cursor.after_special = section;
+        }
         advance(cursor, text.len(), r)
+    }
+
+    /// As the default, with whether `from` follows a special token found by searching the
+    /// text before it (only for a model with a prefix space: the others do not read it).
+    fn encode_from(
+        &self,
+        text: &[u8],
+        from: usize,
+        out: &mut [u32],
+        specials: Specials,
+        cache: &mut [CacheEntry],
+    ) -> Result<usize, EncodeError> {
+        let mut cursor = Cursor::START;
+        cursor.set_offset(from);
+        cursor.after_special = self.tables().prefix_space
+            && specials == Specials::All
+            && self.ends_special(text, from);
+        self.encode_at(text, &mut cursor, out, specials, cache)
     }
 
     #[inline]
     fn encode_part(
         &self,
         text: &[u8],
-        _at_start: bool,
+        at_start: bool,
         is_final: bool,
-        _cursor: &mut Cursor,
+        cursor: &mut Cursor,
         out: &mut [u32],
         specials: Specials,
         cache: &mut [CacheEntry],
     ) -> Result<Progress, EncodeError> {
-        self.encode_part_cached(text, out, specials, is_final, cache)
+        let mut section = at_start || cursor.after_special;
+        let r = self.encode_part_at(text, out, specials, is_final, cache, &mut section);
+        let consumed = match r {
+            Ok(p) => p.consumed,
+            Err(EncodeError::OutputFull { consumed, .. }) => consumed,
+            Err(EncodeError::PieceTooLong { .. }) => return r,
+        };
+        // Where the stream stands after dropping the consumed input.
+        if consumed > 0 {
+            cursor.after_special = section;
+        }
+        r
     }
 
     /// Byte-level decoding is a concatenation: `ids[from..]` decode on their own.
@@ -593,6 +631,17 @@ impl Tokenize for AnyTokenizer<'_> {
         cache: &mut [CacheEntry],
     ) -> Result<usize, EncodeError> {
         each!(self, t => t.encode_at(text, cursor, out, specials, cache))
+    }
+
+    fn encode_from(
+        &self,
+        text: &[u8],
+        from: usize,
+        out: &mut [u32],
+        specials: Specials,
+        cache: &mut [CacheEntry],
+    ) -> Result<usize, EncodeError> {
+        each!(self, t => Tokenize::encode_from(t, text, from, out, specials, cache))
     }
 
     fn encode_part(

@@ -248,6 +248,7 @@ impl Layout {
             },
             specials: &self.specials,
             splits: &[],
+            prefix_space: false,
             byte_pairs: &self.byte_pairs,
             trie: picobpe::TokenTrie::EMPTY,
             normalizer: None,

@@ -60,12 +60,13 @@ fuzz_target!(|data: &[u8]| {
             let flip = p.byte();
             let flip_at = p.u16();
             let drawn = structured(p);
-            // Version 1 has no room for a normalizer or strip bits: what it holds is the
-            // model without them.
+            // Version 1 has no room for a normalizer, a prefix space or strip bits: what it
+            // holds is the model without them.
             let model = Model {
                 normalizer: None,
                 strips: Vec::new(),
                 splits: Vec::new(),
+                prefix_space: false,
                 ..drawn.clone()
             };
             let Ok(payload) = postcard::to_stdvec(&model) else {
@@ -81,9 +82,9 @@ fuzz_target!(|data: &[u8]| {
                 Some(other) => panic!("a byte-level payload loaded as {other:?}"),
                 None => assert!(model.validate().is_err(), "valid model rejected"),
             }
-            // With a normalizer or strip bits, the file `to_bytes` writes (version 2, payload
-            // variant 6; version 5) loads back whole.
-            if drawn.normalizer.is_some() || !drawn.strips.is_empty() {
+            // With a normalizer, a prefix space or strip bits, the file `to_bytes` writes
+            // (version 2, payload variant 6 or 10; version 5) loads back whole.
+            if drawn.normalizer.is_some() || drawn.prefix_space || !drawn.strips.is_empty() {
                 if let Ok(bytes) = drawn.to_bytes() {
                     assert_eq!(check(&bytes), Some(AnyModel::BytePair(drawn)));
                 }
@@ -444,6 +445,8 @@ fn structured(mut p: Params<'_>) -> Model {
         normalizer: picobpe_model::normalizer::from_code(p.byte() % 5).flatten(),
         strips,
         splits: Vec::new(),
+        // Now and then beside a normalizer: a model the writer must refuse.
+        prefix_space: p.byte() & 1 == 1,
     }
 }
 

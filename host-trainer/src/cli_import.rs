@@ -175,6 +175,7 @@ pub fn run(args: ImportArgs) -> Result<(), String> {
             },
             match m.normalizer {
                 Some(form) => format!(", normalizer {}", normalizer::name(form)),
+                None if m.prefix_space => ", a prefix space (add_prefix_space)".to_owned(),
                 None => String::new(),
             }
         ),

@@ -81,6 +81,12 @@ fn inspect_byte_level(
             picobpe_model::normalizer::name(form),
         );
     }
+    if model.prefix_space {
+        say!(
+            out,
+            "prefix space: a space before each text between special tokens (add_prefix_space)"
+        );
+    }
     say!(
         out,
         "semantics:    {}",

@@ -88,6 +88,7 @@ fn u16le_is_refused_when_ids_do_not_fit() {
         normalizer: None,
         strips: Vec::new(),
         splits: Vec::new(),
+        prefix_space: false,
     };
     let path = scratch().join("wide-ids.model");
     model.write(&path).unwrap();

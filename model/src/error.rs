@@ -79,6 +79,12 @@ pub enum ModelError {
         /// The stored code.
         code: u8,
     },
+    /// A byte-level model's settings byte (payload variant 10) is not one this build knows.
+    #[error("model file's byte-level settings {bits:#04x}: unknown (1 is the prefix space)")]
+    BadSettings {
+        /// The stored byte.
+        bits: u8,
+    },
     /// A WordPiece model names a pre-tokenizer this build does not know.
     #[error(
         "model file names an unknown WordPiece pre-tokenizer (code {code:#04x}: bits 0-1 \
@@ -198,6 +204,10 @@ pub enum InvalidModel {
         /// What is wrong, from [`crate::compile_pattern`].
         reason: String,
     },
+    /// A prefix space ([`crate::Model::prefix_space`]) with a normalizer: picobpe applies
+    /// one or the other.
+    #[error("a prefix space (add_prefix_space) with a Unicode normalizer: not supported")]
+    PrefixWithNormalizer,
     /// Two special tokens have the same id.
     #[error("two special tokens have id {id}")]
     SpecialDuplicateId {

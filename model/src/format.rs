@@ -64,6 +64,10 @@
 //!   splits; a regex the compiler refuses is [`InvalidModel::BadSplit`](crate::InvalidModel)
 //!   (with the model) or [`ModelError::BadSplit`] (tables read without it).
 //!
+//! Payload variant 10 (in versions 2 to 6) is a byte-level model with `ByteLevel`'s
+//! `add_prefix_space`: the model as in variant 0, then a settings byte, 1 (the prefix space;
+//! any other value is [`ModelError::BadSettings`]).
+//!
 //! A file must end exactly after the payload.
 //!
 //! Reading checks, in order: magic → version → header length → payload length → checksum →
@@ -104,6 +108,8 @@ pub const TEMPLATE_VERSION: u16 = 4;
 pub const STRIP_VERSION: u16 = 5;
 /// The version of a model with its template, strips and compiled `Split` regexes.
 pub const SPLIT_VERSION: u16 = 6;
+/// Payload variant 10's settings byte: the prefix space ([`Model::prefix_space`]).
+const PREFIX_SPACE: u8 = 1;
 /// Header size: magic, version, length, checksum.
 pub const HEADER_LEN: usize = 8 + 2 + 4 + 4;
 
@@ -117,8 +123,9 @@ impl Model {
             return self.to_bytes_with_tables();
         }
         self.validate()?;
-        if self.normalizer.is_some() {
-            // Version 1 has no room for a normalizer: the model with its kind (version 2).
+        if self.normalizer.is_some() || self.prefix_space {
+            // Version 1 has no room for a normalizer or a prefix space: the model with its
+            // kind (version 2).
             let payload =
                 postcard::to_stdvec(&PayloadRef::byte_pair(self)).map_err(ModelError::Encode)?;
             return frame(KIND_VERSION, &payload);
@@ -227,6 +234,9 @@ enum Payload<B = Model, S = SpModel, W = WpModel, F = Vec<f64>, C = Vec<u8>> {
     /// normalizer's codes as in `WordPieceNormalized` (both 0 for `BertNormalizer`'s flags
     /// alone) and the pre-tokenizer's code ([`crate::wordpiece::split_code`]).
     WordPieceSplit(W, u8, u8, u8),
+    /// A byte-level model with `ByteLevel`'s `add_prefix_space` ([`Model::prefix_space`]):
+    /// the model and a settings byte, bit 0 the prefix space (set: no other bit is defined).
+    BytePairSettings(B, u8),
 }
 
 /// A payload to write, borrowing its model.
@@ -255,8 +265,22 @@ impl<'a> PayloadRef<'a> {
         }
     }
 
-    /// A byte-level model's payload: variant 0, or 6 with a normalizer.
+    /// The byte-level model of a byte-level payload (any of its variants).
+    fn byte_pair_model(&self) -> Option<&'a Model> {
+        match *self {
+            PayloadRef::BytePair(m)
+            | PayloadRef::BytePairNormalized(m, _)
+            | PayloadRef::BytePairSettings(m, _) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// A byte-level model's payload: variant 0, or 6 with a normalizer, or 10 with a prefix
+    /// space.
     fn byte_pair(m: &'a Model) -> PayloadRef<'a> {
+        if m.prefix_space {
+            return PayloadRef::BytePairSettings(m, PREFIX_SPACE);
+        }
         match m.normalizer {
             None => PayloadRef::BytePair(m),
             Some(n) => PayloadRef::BytePairNormalized(m, crate::normalizer::code(Some(n))),
@@ -299,6 +323,7 @@ impl AnyModel {
                     t.n_ids() == m.n_ids()
                         && t.pattern == m.pattern.into()
                         && t.normalizer == m.normalizer
+                        && t.prefix_space == m.prefix_space
                         // As sets: tables keep them sorted by text (files written before
                         // that, in the model's order).
                         && crate::tables::sorted_specials(&t.specials)
@@ -369,6 +394,15 @@ impl AnyModel {
                     .filter(Option::is_some)
                     .ok_or(ModelError::BadNormalizer { code })?;
                 AnyModel::BytePair(Model { normalizer, ..m })
+            }
+            Payload::BytePairSettings(m, bits) => {
+                if bits != PREFIX_SPACE {
+                    return Err(ModelError::BadSettings { bits });
+                }
+                AnyModel::BytePair(Model {
+                    prefix_space: true,
+                    ..m
+                })
             }
             Payload::SentencePiece(m) => AnyModel::SentencePiece(m),
             Payload::WordPiece(m) => AnyModel::WordPiece(m),
@@ -718,16 +752,12 @@ fn set_strips(model: &mut AnyModel, strips: Strips) -> Result<(), ModelError> {
 /// whose tables are built at load: version 2), or with a non-empty `template` too (version 4).
 fn file_bytes(model: PayloadRef<'_>, template: &TemplateData) -> Result<Vec<u8>, ModelError> {
     let strips: &[(u32, u8)] = match model {
-        PayloadRef::BytePair(m) | PayloadRef::BytePairNormalized(m, _) => &m.strips,
         PayloadRef::WordPiece(m)
         | PayloadRef::WordPieceNormalized(m, ..)
         | PayloadRef::WordPieceSplit(m, ..) => &m.strips,
-        _ => &[],
+        _ => model.byte_pair_model().map_or(&[], |m| &m.strips),
     };
-    let splits: &[String] = match model {
-        PayloadRef::BytePair(m) | PayloadRef::BytePairNormalized(m, _) => &m.splits,
-        _ => &[],
-    };
+    let splits: &[String] = model.byte_pair_model().map_or(&[], |m| &m.splits);
     let plain = template.is_empty() && strips.is_empty() && splits.is_empty();
     // The model part's length (set below), the model part, then the tables.
     let mut payload = vec![0; 4];
@@ -745,7 +775,9 @@ fn file_bytes(model: PayloadRef<'_>, template: &TemplateData) -> Result<Vec<u8>,
     let part_len = (payload.len() - 4) as u32;
     payload[..4].copy_from_slice(&part_len.to_le_bytes());
     let n_ids = match model {
-        PayloadRef::BytePair(m) | PayloadRef::BytePairNormalized(m, _) => {
+        PayloadRef::BytePair(m)
+        | PayloadRef::BytePairNormalized(m, _)
+        | PayloadRef::BytePairSettings(m, _) => {
             let mut data = TableData::new(m, PieceTable::Full)?;
             table_file::write(&mut data, &mut payload, HEADER_LEN)?;
             m.n_ids()

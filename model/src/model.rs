@@ -46,6 +46,12 @@ pub struct Model {
     /// [`crate::format`]), not as a field.
     #[serde(skip)]
     pub splits: Vec<String>,
+    /// `tokenizers`' `ByteLevel` `add_prefix_space`: a space before each text between special
+    /// tokens that does not start with one ([`picobpe::Tables::prefix_space`]); not with a
+    /// normalizer. Stored after the model in the file (payload variant 10, see
+    /// [`crate::format`]), so files of models without it are unchanged.
+    #[serde(skip)]
+    pub prefix_space: bool,
 }
 
 impl Model {
@@ -143,6 +149,9 @@ impl Model {
             .map_err(|reason| InvalidModel::BadStrips { reason })?;
         crate::tables::compile_splits(&self.splits)
             .map_err(|reason| InvalidModel::BadSplit { reason })?;
+        if self.prefix_space && self.normalizer.is_some() {
+            return Err(InvalidModel::PrefixWithNormalizer);
+        }
 
         let mut ordinary: HashMap<&[u8], u32> = HashMap::with_capacity(n);
         for (id, bytes) in self.ordinary() {

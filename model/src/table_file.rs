@@ -5,7 +5,8 @@
 //! ```text
 //! u8        kind: 0 = byte-level BPE tables, 1 = SentencePiece BPE tables (below)
 //! u8        pattern: 0 gpt2, 1 cl100k, 2 o200k, … (the PatternKind order) in the low four
-//!           bits; the normalizer in the high four (0 none, 1 NFC, 2 NFD, 3 NFKC, 4 NFKD)
+//!           bits; the normalizer in bits 4-6 (0 none, 1 NFC, 2 NFD, 3 NFKC, 4 NFKD); bit 7
+//!           `add_prefix_space` (not with a normalizer)
 //! arrays    in this order, each a u64 LE element count, zero padding up to the next multiple
 //!           of 8 *in the file*, then the elements, little-endian:
 //!           token_bytes u8, token_offsets u32, byte_ids u32 (256), pairs u64,
@@ -219,13 +220,19 @@ impl<'a> Blob<'a> for TableData<'a> {
             .iter()
             .position(|&p| p == self.pattern)
             .unwrap_or(0) as u8;
-        let mut code = pattern | crate::normalizer::code(self.normalizer) << 4;
+        let mut code = pattern
+            | crate::normalizer::code(self.normalizer) << 4
+            | u8::from(self.prefix_space) << 7;
         f.scalar("pattern", &mut code)?;
         self.pattern = *patterns
             .get(usize::from(code & 0xF))
             .ok_or_else(|| bad(format!("unknown pattern {}", code & 0xF)))?;
-        self.normalizer = crate::normalizer::from_code(code >> 4)
-            .ok_or_else(|| bad(format!("unknown normalizer {}", code >> 4)))?;
+        self.normalizer = crate::normalizer::from_code(code >> 4 & 7)
+            .ok_or_else(|| bad(format!("unknown normalizer {}", code >> 4 & 7)))?;
+        self.prefix_space = code & 0x80 != 0;
+        if self.prefix_space && self.normalizer.is_some() {
+            return Err(bad("a prefix space with a normalizer".to_owned()));
+        }
         f.array("token_bytes", &mut self.token_bytes)?;
         f.array("token_offsets", &mut self.token_offsets)?;
         f.array("byte_ids", &mut self.byte_ids)?;

@@ -196,6 +196,9 @@ pub struct TableData<'a> {
     pub pattern: Pattern,
     /// The Unicode normalization applied before splitting, or none.
     pub normalizer: Option<UnicodeForm>,
+    /// A space before each text between special tokens that does not start with one
+    /// ([`crate::Model::prefix_space`]).
+    pub prefix_space: bool,
     /// Bytes of all ids concatenated in id order.
     pub token_bytes: Cow<'a, [u8]>,
     /// `n_ids + 1` offsets into `token_bytes`.
@@ -329,6 +332,7 @@ impl TableData<'static> {
         Ok(TableData {
             pattern: model.pattern.into(),
             normalizer: model.normalizer,
+            prefix_space: model.prefix_space,
             token_bytes: token_bytes.into(),
             token_offsets: token_offsets.into(),
             byte_ids: byte_ids.to_vec().into(),
@@ -394,6 +398,7 @@ impl TableData<'static> {
             normalizer: data
                 .normalizer
                 .map(picobpe::normalizer::TextNormalizer::new),
+            prefix_space: data.prefix_space,
         })
     }
 }

@@ -372,6 +372,51 @@ fn a_unicode_normalizer_survives_every_version_and_a_bad_one_is_named() {
     );
 }
 
+/// A prefix space (`add_prefix_space`) survives the model alone (version 2, payload variant
+/// 10), with its tables (whose pattern byte carries it) and through `read_tables`; a bad
+/// settings byte and a prefix space beside a normalizer are refused by name.
+#[test]
+fn a_prefix_space_round_trips_and_damage_is_refused() {
+    let model = Model {
+        prefix_space: true,
+        ..small_model()
+    };
+    let bytes = model.to_bytes().unwrap();
+    assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 2);
+    assert_eq!(Model::from_bytes(&bytes).unwrap(), model);
+    let bytes = model.to_bytes_with_tables().unwrap();
+    assert_eq!(Model::from_bytes(&bytes).unwrap(), model);
+    let dir = std::env::temp_dir().join(format!("picobpe-prefix-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("prefix.model");
+    model.write(&path).unwrap();
+    match picobpe_model::read_tables(&path).unwrap() {
+        picobpe_model::LiveTables::BytePair(t) => assert!(t.prefix_space),
+        _ => panic!("byte-level tables"),
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    // Payload variant 10 with an unknown settings byte (a correct checksum around it).
+    let mut payload = vec![10u8];
+    payload.extend(postcard::to_stdvec(&small_model()).unwrap());
+    payload.push(3);
+    let mut file = MAGIC.to_vec();
+    file.extend_from_slice(&2u16.to_le_bytes());
+    file.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    file.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+    file.extend_from_slice(&payload);
+    let err = Model::from_bytes(&file).unwrap_err();
+    assert!(matches!(err, ModelError::BadSettings { bits: 3 }), "{err}");
+    // With a normalizer: refused when written.
+    let both = Model {
+        normalizer: Some(picobpe::normalizer::UnicodeForm::Nfc),
+        ..model
+    };
+    assert!(matches!(
+        both.to_bytes(),
+        Err(ModelError::Invalid(InvalidModel::PrefixWithNormalizer))
+    ));
+}
+
 /// A WordPiece model with a `tokenizer.json` normalizer (kind 8: the model, the form's code,
 /// the steps' bits) round-trips; damaged codes, bits it never sets, and steps beside
 /// `BertNormalizer` flags are refused by name.

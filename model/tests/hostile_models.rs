@@ -75,6 +75,7 @@ impl Spec {
             normalizer: None,
             strips: Vec::new(),
             splits: Vec::new(),
+            prefix_space: false,
         }
     }
 }

@@ -134,6 +134,7 @@ fn byte_level() -> Model {
         normalizer: None,
         strips: Vec::new(),
         splits: Vec::new(),
+        prefix_space: false,
     }
 }
 

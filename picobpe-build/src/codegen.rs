@@ -37,12 +37,14 @@ pub fn generate(data: &TableData, model_name: &str, token_bytes: &Path) -> Strin
     // The variant's name (a unit variant's `Debug` is its name).
     let pattern = format!("{:?}", data.pattern);
     let normalizer = normalizer_expr(data.normalizer);
+    let prefix_space = data.prefix_space;
     let _ = writeln!(
         s,
         "\n/// The baked tables of `{model_name}`.\n\
          pub static TABLES: ::picobpe::Tables<'static> = ::picobpe::Tables {{\n    \
          pattern: ::picobpe::Pattern::{pattern},\n    \
          normalizer: {normalizer},\n    \
+         prefix_space: {prefix_space},\n    \
          token_bytes: &PICOBPE_TOKEN_BYTES,\n    \
          token_offsets: &PICOBPE_TOKEN_OFFSETS,\n    \
          byte_ids: &PICOBPE_BYTE_IDS,\n    \

@@ -53,6 +53,7 @@ fn model(whole_piece: bool, holes: usize, reverse_merges: bool) -> Model {
         normalizer: None,
         strips: Vec::new(),
         splits: Vec::new(),
+        prefix_space: false,
     }
 }
 

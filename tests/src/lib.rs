@@ -833,13 +833,16 @@ pub mod check {
     /// An output buffer large enough for a one-shot encode of `input`: the merge's work area
     /// for the whole text as one piece, plus slack; for a normalizing model, that of the
     /// normalized text, and room for it (a long piece of changed text is normalized into the
-    /// buffer's free end).
+    /// buffer's free end; a prefix space's likewise).
     pub fn one_shot_room(tok: &Tokenizer<'_>, input: &[u8]) -> usize {
-        let len = match tok.tables().normalizer {
+        let t = tok.tables();
+        let len = match t.normalizer {
             Some(n) => crate::reference::normalize(n.form().expect("a Unicode form"), input).len(),
+            // The text with its space, which goes through the buffer like normalized text.
+            None if t.prefix_space => input.len() + 1,
             None => input.len(),
         };
-        let text_room = if tok.tables().normalizer.is_some() {
+        let text_room = if t.normalizer.is_some() || t.prefix_space {
             len.div_ceil(4)
         } else {
             0
@@ -874,7 +877,9 @@ pub mod check {
 
     /// Encode through output buffers of random small sizes, draining and resuming on
     /// `OutputFull` (and growing the buffer to what `PieceTooLong` asks for), through `cache`
-    /// (empty: no cache).
+    /// (empty: no cache). Chosen at random for each text: every call resumes through the
+    /// cursor the last one moved ([`Tokenize::encode_at`]), or from the offset alone
+    /// ([`Tokenize::encode_from`]).
     pub fn encode_resumed(
         tok: &Tokenizer<'_>,
         input: &[u8],
@@ -883,24 +888,32 @@ pub mod check {
         cache: &mut [picobpe::CacheEntry],
     ) -> Result<Vec<u32>, String> {
         let mut got = Vec::new();
-        let mut rest = input;
+        let mut cursor = picobpe::Cursor::START;
+        let mut offset = 0usize;
+        let by_cursor = rng.range(0, 1) == 0;
         let mut size = rng.range(1, 24);
         loop {
             let mut buf = vec![0u32; size];
-            match tok.encode_cached(rest, &mut buf, specials, cache) {
+            let from = if by_cursor { cursor.offset() } else { offset };
+            let r = if by_cursor {
+                tok.encode_at(input, &mut cursor, &mut buf, specials, cache)
+            } else {
+                tok.encode_from(input, offset, &mut buf, specials, cache)
+            };
+            match r {
                 Ok(n) => {
                     got.extend_from_slice(&buf[..n]);
                     return Ok(got);
                 }
                 Err(EncodeError::OutputFull { consumed, written }) => {
-                    if written == 0 || consumed > rest.len() || written > size {
+                    if written == 0 || consumed > input.len() || consumed < from || written > size {
                         return Err(format!(
-                            "OutputFull {{ consumed: {consumed}, written: {written} }} with a {size}-id buffer and {} bytes left",
-                            rest.len()
+                            "OutputFull {{ consumed: {consumed}, written: {written} }} with a {size}-id buffer from offset {from} of {}",
+                            input.len()
                         ));
                     }
                     got.extend_from_slice(&buf[..written]);
-                    rest = &rest[consumed..];
+                    offset = consumed;
                     size = rng.range(1, 24);
                 }
                 Err(EncodeError::PieceTooLong {

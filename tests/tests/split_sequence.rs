@@ -2,8 +2,9 @@
 //! hand-rolled splitters implements, against the reference library itself (the `tokenizers`
 //! crate, the code the Python package runs): the Llama 3 vocabulary cut to 8k with DeepSeek
 //! V3's pre-tokenizer (three `Split`s, then `ByteLevel` without its regex), and with
-//! StarCoder-style single digits before `ByteLevel`'s own regex, and with `ByteLevel` alone
-//! without its regex (no split at all). picobpe imports the file,
+//! StarCoder-style single digits before `ByteLevel`'s own regex, with `ByteLevel` alone
+//! without its regex (no split at all), and with `ByteLevel`'s `add_prefix_space` (a space
+//! before each text between added tokens), with and without its regex. picobpe imports the file,
 //! writes a model file (format version 6) and reads its tables back; both encode the committed
 //! texts, the shared corpora when present and seeded random texts: one shot, resumed through
 //! small output buffers, streamed in random chunks, and counted. Zero differences allowed.
@@ -40,9 +41,19 @@ fn byte_level_without_regex() -> Value {
     json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false})
 }
 
+/// `ByteLevel` with `add_prefix_space` (RoBERTa-, BART- and GPT-NeoX-style files made with
+/// `add_prefix_space=True`), with or without its regex.
+fn byte_level_prefix_space(use_regex: bool) -> Value {
+    json!({"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": use_regex})
+}
+
 /// The reference tokenizer for the 8k Llama 3 file with `pre_tokenizer`, and picobpe's
-/// tables for the same file, read back from a model file.
-fn pair(pre_tokenizer: Value) -> (tokenizers::Tokenizer, &'static Tokenizer<'static>) {
+/// tables for the same file, read back from a model file (which takes compiled splits when
+/// `compiled`, else a hand-rolled splitter).
+fn pair(
+    pre_tokenizer: Value,
+    compiled: bool,
+) -> (tokenizers::Tokenizer, &'static Tokenizer<'static>) {
     let path = paths::fixtures().join("hf_bpe/llama3-8k/tokenizer.json");
     let mut file: Value =
         serde_json::from_slice(&std::fs::read(&path).expect("fixture")).expect("json");
@@ -55,7 +66,7 @@ fn pair(pre_tokenizer: Value) -> (tokenizers::Tokenizer, &'static Tokenizer<'sta
     let model = picobpe_model::import::tokenizer_json(&parsed)
         .expect("import")
         .model;
-    assert!(!model.splits.is_empty(), "the file takes compiled splits");
+    assert_eq!(!model.splits.is_empty(), compiled, "compiled splits");
     let model = AnyModel::BytePair(model);
     let live = through_model_file("split", |p| model.write(p, &TemplateData::default()));
     let LiveTables::BytePair(tables) = live else {
@@ -65,7 +76,8 @@ fn pair(pre_tokenizer: Value) -> (tokenizers::Tokenizer, &'static Tokenizer<'sta
 }
 
 /// Texts: the committed fixtures, 100 KB of each shared multilingual file when present, and
-/// seeded random texts of digits, CJK and kana runs, punctuation, symbols and whitespace.
+/// seeded random texts of digits, CJK and kana runs, punctuation, symbols, whitespace and
+/// the file's added tokens.
 fn texts(label: &str) -> Vec<String> {
     let mut texts: Vec<String> = std::fs::read_dir(paths::fixtures().join("pretok"))
         .expect("fixtures")
@@ -82,9 +94,34 @@ fn texts(label: &str) -> Vec<String> {
             }
         }
     }
-    const PARTS: [&str; 24] = [
-        " ", "  ", "\n", "\r\n", "\t", "\u{3000}", "12", "3456", "٣", "漢字", "かな", "カナ",
-        "word", "Word", "é", "!", "...", "(x)", "#define", "$5", "€", "🙂", "'s", "\u{301}",
+    const PARTS: [&str; 27] = [
+        " ",
+        "  ",
+        "\n",
+        "\r\n",
+        "\t",
+        "\u{3000}",
+        "12",
+        "3456",
+        "٣",
+        "漢字",
+        "かな",
+        "カナ",
+        "word",
+        "Word",
+        "é",
+        "!",
+        "...",
+        "(x)",
+        "#define",
+        "$5",
+        "€",
+        "🙂",
+        "'s",
+        "\u{301}",
+        "<|eot_id|>",
+        "<|begin_of_text|>",
+        "<|end_of_text|>",
     ];
     let mut rng = Rng::new(label, 7);
     for _ in 0..3_000 {
@@ -100,8 +137,8 @@ fn texts(label: &str) -> Vec<String> {
 
 /// Compare on every text; streamed only up to `stream_bytes` (a piece must fit the stream's
 /// 4,096-byte input buffer, and without a split a text is one piece).
-fn check(label: &str, pre_tokenizer: Value, stream_bytes: usize) {
-    let (reference, ours) = pair(pre_tokenizer);
+fn check(label: &str, pre_tokenizer: Value, stream_bytes: usize, compiled: bool) {
+    let (reference, ours) = pair(pre_tokenizer, compiled);
     let mut rng = Rng::new(label, 1);
     let mut failed = Vec::new();
     for text in texts(label) {
@@ -134,8 +171,9 @@ fn check(label: &str, pre_tokenizer: Value, stream_bytes: usize) {
         }
         let counted = check::count(ours, bytes, Specials::All).map_err(|e| e.to_string());
         if counted != Ok(want.len()) && failed.len() < 8 {
+            let short: String = text.chars().take(80).collect();
             failed.push(format!(
-                "count {text:?}: want {}, got {counted:?}",
+                "count {short:?}: want {}, got {counted:?}",
                 want.len()
             ));
         }
@@ -163,17 +201,42 @@ fn difference(how: &str, text: &str, want: &[u32], got: &Result<Vec<u32>, String
 
 #[test]
 fn deepseek_v3_pre_tokenizer_matches_tokenizers() {
-    check("deepseek-v3", deepseek_v3(), usize::MAX);
+    check("deepseek-v3", deepseek_v3(), usize::MAX, true);
 }
 
 #[test]
 fn digits_then_byte_level_matches_tokenizers() {
-    check("digits+bytelevel", digits_then_byte_level(), usize::MAX);
+    check(
+        "digits+bytelevel",
+        digits_then_byte_level(),
+        usize::MAX,
+        true,
+    );
 }
 
 #[test]
 fn byte_level_without_regex_matches_tokenizers() {
-    check("bytelevel-no-regex", byte_level_without_regex(), 2048);
+    check("bytelevel-no-regex", byte_level_without_regex(), 2048, true);
+}
+
+#[test]
+fn byte_level_prefix_space_matches_tokenizers() {
+    check(
+        "bytelevel-prefix",
+        byte_level_prefix_space(true),
+        usize::MAX,
+        false,
+    );
+}
+
+#[test]
+fn byte_level_prefix_space_without_regex_matches_tokenizers() {
+    check(
+        "bytelevel-prefix-no-regex",
+        byte_level_prefix_space(false),
+        2048,
+        true,
+    );
 }
 
 /// What picobpe cannot run yet is refused at import, naming it.
@@ -198,6 +261,28 @@ fn unsupported_splits_are_refused() {
     ] {
         let mut file = base.clone();
         file["pre_tokenizer"] = json!({"type": "Sequence", "pretokenizers": [split, byte_level]});
+        let bytes = serde_json::to_vec(&file).unwrap();
+        let parsed = TokenizerJson::parse(&bytes).unwrap();
+        let err = match picobpe_model::import::tokenizer_json(&parsed) {
+            Ok(_) => panic!("{says}: imported"),
+            Err(e) => e.to_string(),
+        };
+        assert!(err.contains(says), "{says}: {err}");
+    }
+    // A prefix space goes before every piece of the steps before `ByteLevel`, and after the
+    // normalizer: neither is supported with it.
+    let digits = json!({"type": "Split", "pattern": {"Regex": r"\p{N}"}, "behavior": "Isolated", "invert": false});
+    let prefixed = byte_level_prefix_space(true);
+    let mut after_split = base.clone();
+    after_split["pre_tokenizer"] =
+        json!({"type": "Sequence", "pretokenizers": [digits, prefixed.clone()]});
+    let mut after_nfc = base.clone();
+    after_nfc["pre_tokenizer"] = prefixed;
+    after_nfc["normalizer"] = json!({"type": "NFC"});
+    for (file, says) in [
+        (after_split, "add_prefix_space after a Split"),
+        (after_nfc, "add_prefix_space after a normalizer"),
+    ] {
         let bytes = serde_json::to_vec(&file).unwrap();
         let parsed = TokenizerJson::parse(&bytes).unwrap();
         let err = match picobpe_model::import::tokenizer_json(&parsed) {

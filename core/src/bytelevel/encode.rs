@@ -26,7 +26,7 @@ use crate::cache::{
 use crate::error::EncodeError;
 use crate::hash;
 use crate::long_cache::LongPieces;
-use crate::normalizer::TextNormalizer;
+use crate::normalizer::encode_prefixed;
 use crate::pretok::{self, AsciiPiece, Blocks, Fast, Pattern, Step};
 use crate::slice_ops;
 use crate::special::{self, Boundary, FirstBytes, Specials};
@@ -126,6 +126,9 @@ impl<'t> Tokenizer<'t> {
     /// (see [`Tokenizer::encode_cached`]; empty: none). With `is_final` false, `text` may be
     /// followed by more input: the encoder stops (returning `Ok`) before the first piece or
     /// special token that more input could change. With `is_final` true it encodes everything.
+    /// `text` is taken to start a section of text between special tokens: to resume a model
+    /// with a prefix space ([`Tables::prefix_space`]), go through [`crate::Tokenize`], whose
+    /// cursor carries whether the stop follows a special token.
     pub fn encode_part_cached(
         &self,
         text: &[u8],
@@ -134,24 +137,46 @@ impl<'t> Tokenizer<'t> {
         is_final: bool,
         cache: &mut [CacheEntry],
     ) -> Result<Progress, EncodeError> {
-        match self.tables.normalizer {
-            None => self.encode_raw(text, out, specials, is_final, cache),
-            Some(n) => self.encode_normalizing(n, text, out, specials, is_final, cache),
-        }
+        self.encode_part_at(text, out, specials, is_final, cache, &mut true)
     }
 
-    /// [`Tokenizer::encode_part_cached`] for a model with a Unicode normalizer: special tokens
-    /// are found in the raw text (as `tokenizers` extracts added tokens before it
-    /// normalizes), and the text between them is normalized and encoded a window at a time
-    /// (`normalizer/window.rs`).
-    fn encode_normalizing(
+    /// [`Tokenizer::encode_part_cached`] where `text` may not start a section of text between
+    /// special tokens: `section_start` says whether it does on entry (the text's start, or
+    /// right after a special token), and on return (a full buffer's `consumed` included)
+    /// whether the stop does. Only a model with [`Tables::prefix_space`] reads it: the space
+    /// goes before a section, not before a resumed one.
+    pub(crate) fn encode_part_at(
         &self,
-        normalizer: TextNormalizer,
         text: &[u8],
         out: &mut [u32],
         specials: Specials,
         is_final: bool,
         cache: &mut [CacheEntry],
+        section_start: &mut bool,
+    ) -> Result<Progress, EncodeError> {
+        if self.tables.normalizer.is_none() && !self.tables.prefix_space {
+            *section_start = false;
+            return self.encode_raw(text, out, specials, is_final, cache);
+        }
+        let mut at = *section_start;
+        let r = self.encode_normalizing(text, out, specials, is_final, cache, &mut at);
+        *section_start = at;
+        r
+    }
+
+    /// [`Tokenizer::encode_part_at`] for a model with a Unicode normalizer or a prefix space:
+    /// special tokens are found in the raw text (as `tokenizers` extracts added tokens before
+    /// it normalizes and pre-tokenizes), and the text between them is normalized (or given
+    /// its space) and encoded a window at a time (`normalizer/window.rs`). `fresh` is true
+    /// while `pos` starts a section.
+    fn encode_normalizing(
+        &self,
+        text: &[u8],
+        out: &mut [u32],
+        specials: Specials,
+        is_final: bool,
+        cache: &mut [CacheEntry],
+        fresh: &mut bool,
     ) -> Result<Progress, EncodeError> {
         let use_specials = specials == Specials::All && !self.first_bytes.is_empty();
         let (mut pos, mut written) = (0usize, 0usize);
@@ -163,17 +188,35 @@ impl<'t> Tokenizer<'t> {
             let segment = text.get(pos..seg_end).unwrap_or(&[]);
             if !segment.is_empty() {
                 let room = out.get_mut(written..).unwrap_or(&mut []);
-                let r = normalizer.encode(
-                    &crate::sentencepiece::CharsMap::EMPTY,
-                    segment,
-                    seg.is_final,
-                    room,
+                let (work, encode) = (
                     super::bpe::scratch_needed,
-                    &mut |w, fin, o| self.encode_raw(w, o, Specials::None, fin, cache),
+                    &mut |w: &[u8], fin, o: &mut [u32]| {
+                        self.encode_raw(w, o, Specials::None, fin, cache)
+                    },
                 );
-                let p = r.map_err(|e| e.within(pos, written, out.len()))?;
+                let r = match self.tables.normalizer {
+                    Some(n) => n.encode(
+                        &crate::sentencepiece::CharsMap::EMPTY,
+                        segment,
+                        seg.is_final,
+                        room,
+                        work,
+                        encode,
+                    ),
+                    None => encode_prefixed(*fresh, segment, seg.is_final, room, work, encode),
+                };
+                let p = match r {
+                    Ok(p) => p,
+                    Err(e) => {
+                        let e = e.within(pos, written, out.len());
+                        // A stop at `pos` still starts a section (when it did).
+                        *fresh &= matches!(e, EncodeError::OutputFull { consumed, .. } if consumed == pos);
+                        return Err(e);
+                    }
+                };
                 written += p.written;
                 pos += p.consumed;
+                *fresh &= p.consumed == 0;
                 if pos < seg_end && !seg.cut {
                     return Ok(Progress {
                         consumed: pos,
@@ -186,7 +229,10 @@ impl<'t> Tokenizer<'t> {
                 continue;
             }
             match close_segment(found, pos, out, written)? {
-                Some(next) => (pos, written) = next,
+                Some(next) => {
+                    (pos, written) = next;
+                    *fresh = true;
+                }
                 None => break,
             }
         }
@@ -194,6 +240,23 @@ impl<'t> Tokenizer<'t> {
             consumed: pos,
             written,
         })
+    }
+
+    /// True when special tokens found from the start of `text` (as an encode with them on
+    /// finds them) include one that ends at `at`: whether a resumed encode at `at` starts a
+    /// section. Searches `text[..at]` once.
+    pub(crate) fn ends_special(&self, text: &[u8], at: usize) -> bool {
+        let head = text.get(..at).unwrap_or(&[]);
+        let mut pos = 0usize;
+        while let Boundary::Special(f) =
+            special::find(self.tables.specials, &self.first_bytes, head, pos, false)
+        {
+            if f.end >= at || f.end <= pos {
+                return f.end == at;
+            }
+            pos = f.end;
+        }
+        false
     }
 
     /// Stage 1: where the ordinary text from `pos` ends, whether more input could change it,

@@ -98,6 +98,10 @@ pub struct Tables<'a> {
     /// The Unicode normalization applied to the text between special tokens before it is
     /// split (a `tokenizer.json`'s `NFC` normalizer: Qwen2), or none.
     pub normalizer: Option<TextNormalizer>,
+    /// `tokenizers`' `ByteLevel` `add_prefix_space`: a space goes before each section of text
+    /// between special tokens that does not start with one, before it is split. Loaders
+    /// refuse it with a normalizer; the encoder then applies the normalizer only.
+    pub prefix_space: bool,
     /// Bytes of every id (ordinary and special), concatenated in id order.
     pub token_bytes: &'a [u8],
     /// `token_offsets[id]..token_offsets[id + 1]` is `id`'s range in `token_bytes`.

@@ -6,7 +6,8 @@
 //! grapheme clusters, `grapheme.rs`), `Sequence`s of character steps (quote pairs, `NFD` or
 //! `NFKD`, `StripAccents`, `Lowercase`) with or without `Precompiled` after them
 //! ([`Steps`], `steps.rs`), and the windowed encode through either that the
-//! families use (`window.rs`), from tables that `cargo xtask gen-unicode` generates from the
+//! families use (`window.rs`), and `ByteLevel`'s `add_prefix_space` through it (`prefix.rs`),
+//! from tables that `cargo xtask gen-unicode` generates from the
 //! crates `tokenizers` itself calls. SentencePiece's character maps live with that family
 //! (`crate::sentencepiece`), WordPiece's BERT normalizer with its own (`crate::wordpiece`).
 
@@ -14,6 +15,7 @@ mod grapheme;
 #[allow(clippy::unreadable_literal)]
 mod grapheme_tables;
 mod precompiled;
+mod prefix;
 mod steps;
 mod unicode;
 #[allow(clippy::unreadable_literal)]
@@ -237,6 +239,21 @@ fn encode_steps(
         work,
         encode,
     )
+}
+
+/// Encodes `text`, a section of text between special tokens (`section_start`: from its
+/// start), with the space `add_prefix_space` puts before a section that does not start with
+/// one; arguments and result as in [`TextNormalizer::encode`] (see `window.rs`).
+pub(crate) fn encode_prefixed(
+    section_start: bool,
+    text: &[u8],
+    is_final: bool,
+    out: &mut [u32],
+    work: fn(usize) -> usize,
+    encode: &mut EncodePart<'_>,
+) -> Result<Progress, EncodeError> {
+    let prefix = prefix::PrefixSpace::of(text, section_start);
+    window::encode_normalized(&prefix, text, is_final, out, work, encode)
 }
 
 /// `text` normalized by `steps` (over `map` when they end with `Precompiled`) into `out`

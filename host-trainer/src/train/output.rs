@@ -104,6 +104,7 @@ pub fn to_model(
         normalizer: None,
         strips: Vec::new(),
         splits: Vec::new(),
+        prefix_space: false,
     })
 }
 

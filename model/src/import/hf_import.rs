@@ -97,6 +97,7 @@ pub(super) fn from_parts(
         normalizer: None,
         strips: Vec::new(),
         splits: Vec::new(),
+        prefix_space: false,
     };
     model.validate()?;
     Ok(model)

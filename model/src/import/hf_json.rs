@@ -12,7 +12,9 @@
 //!   with `P` one of the patterns picobpe splits by hand ([`PatternKind::from_regex`], compared
 //!   character for character), or `ByteLevel` alone (GPT-2's pattern, or with
 //!   `use_regex=false` the whole text between added tokens as one piece); other `Split` lists
-//!   are compiled (`crate::compile_pattern`); `add_prefix_space` must be off.
+//!   are compiled (`crate::compile_pattern`); `ByteLevel`'s `add_prefix_space` (a space
+//!   before each text between added tokens that does not start with one) only on
+//!   `ByteLevel` alone, without a normalizer.
 //! - **normalizer**: none, or one of `NFC` (Qwen2), `NFD`, `NFKC`, `NFKD` (alone or as the
 //!   one step of a `Sequence`), applied by the core ([`picobpe::normalizer`]) to the text
 //!   between special tokens, as `tokenizers` applies it after extracting added tokens.
@@ -61,7 +63,11 @@ pub fn tokenizer_json(file: &TokenizerJson) -> Result<HfJsonImport, ImportError>
     }
     let mut notes = Vec::new();
     let normalizer = normalizer(&file.normalizer)?;
-    let (pattern, splits) = pre_tokenizer(&file.pre_tokenizer)?;
+    let (pattern, splits, prefix_space) = pre_tokenizer(&file.pre_tokenizer)?;
+    if prefix_space && normalizer.is_some() {
+        let what = "ByteLevel add_prefix_space after a normalizer: not supported";
+        return Err(bad("pre_tokenizer", what.to_owned()).into());
+    }
     if let Some(d) = (file.decoder.iter()).find(|d| !matches!(d.known, Some(Decoder::ByteLevel))) {
         return Err(bad("decoder", format!("{:?}: not supported", d.kind())).into());
     }
@@ -85,6 +91,7 @@ pub fn tokenizer_json(file: &TokenizerJson) -> Result<HfJsonImport, ImportError>
     };
     model.normalizer = normalizer;
     model.splits = splits;
+    model.prefix_space = prefix_space;
     crate::tables::check_strips(&strips, &model.specials).map_err(|r| bad("added_tokens", r))?;
     model.strips = strips;
     Ok(HfJsonImport { model, notes })
@@ -129,16 +136,19 @@ fn normalizer(steps: &[Part<Normalizer>]) -> Result<Option<UnicodeForm>, Refused
 /// no `Split` before it): the whole text between added tokens is one piece.
 const WHOLE_TEXT: &str = r"[\s\S]+";
 
-/// The pattern of the pre-tokenizer, and the `Split` regexes that take its place when it is
-/// none of the hand-rolled patterns (see [`Model::splits`](crate::Model::splits)).
+/// The pattern of the pre-tokenizer, the `Split` regexes that take its place when it is
+/// none of the hand-rolled patterns (see [`Model::splits`](crate::Model::splits)), and
+/// `ByteLevel`'s `add_prefix_space` ([`Model::prefix_space`](crate::Model::prefix_space)).
 ///
 /// Accepted: `ByteLevel` alone (GPT-2's pattern, or with `use_regex: false` no split at all:
-/// [`WHOLE_TEXT`]), or `Split`s (each `Isolated`, not inverted;
+/// [`WHOLE_TEXT`]; `add_prefix_space` on or off), or `Split`s (each `Isolated`, not inverted;
 /// a `String` pattern is its literal text) followed by `ByteLevel`. One `Split` whose regex is
 /// a hand-rolled pattern's, before `ByteLevel` with `use_regex: false`, takes that splitter;
 /// any other list is compiled, with `ByteLevel`'s own GPT-2 regex as the last split when its
 /// `use_regex` is on.
-fn pre_tokenizer(steps: &[Part<PreTokenizer>]) -> Result<(PatternKind, Vec<String>), Refused> {
+fn pre_tokenizer(
+    steps: &[Part<PreTokenizer>],
+) -> Result<(PatternKind, Vec<String>, bool), Refused> {
     let bad = |what: String| bad("pre_tokenizer", what);
     let Some((b, splits)) = steps.split_last() else {
         return Err(bad("missing: byte-level BPE needs one".into()));
@@ -176,24 +186,29 @@ fn pre_tokenizer(steps: &[Part<PreTokenizer>]) -> Result<(PatternKind, Vec<Strin
     else {
         return Err(bad(format!("{:?}: not supported", b.kind())));
     };
-    if add_prefix_space.unwrap_or(true) {
-        return Err(bad("ByteLevel add_prefix_space: not supported".into()));
+    // The space goes before every piece the steps before `ByteLevel` made: picobpe puts it
+    // before each text between added tokens, which is that only when nothing splits before.
+    let prefix_space = add_prefix_space.unwrap_or(true);
+    if prefix_space && !regexes.is_empty() {
+        return Err(bad(
+            "ByteLevel add_prefix_space after a Split: not supported".into(),
+        ));
     }
     let use_regex = use_regex.unwrap_or(true);
     if regexes.is_empty() && !use_regex {
         // Nothing splits: each text between added tokens is one piece, as `tokenizers`
         // hands it to the model.
-        return Ok((PatternKind::Gpt2, vec![WHOLE_TEXT.to_owned()]));
+        return Ok((PatternKind::Gpt2, vec![WHOLE_TEXT.to_owned()], prefix_space));
     }
     if !use_regex {
         if let [regex] = regexes.as_slice() {
             if let Some(pattern) = PatternKind::from_regex(regex) {
-                return Ok((pattern, Vec::new()));
+                return Ok((pattern, Vec::new(), false));
             }
         }
     }
     if regexes.is_empty() {
-        return Ok((PatternKind::Gpt2, Vec::new()));
+        return Ok((PatternKind::Gpt2, Vec::new(), prefix_space));
     }
     if use_regex {
         regexes.push(PatternKind::Gpt2.reference_regex().to_owned());
@@ -202,5 +217,5 @@ fn pre_tokenizer(steps: &[Part<PreTokenizer>]) -> Result<(PatternKind, Vec<Strin
         crate::compile_pattern(regex).map_err(|e| bad(format!("Split: {e}")))?;
     }
     // `pattern` is not used beside splits; GPT-2's is the file's neutral value.
-    Ok((PatternKind::Gpt2, regexes))
+    Ok((PatternKind::Gpt2, regexes, false))
 }

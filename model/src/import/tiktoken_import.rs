@@ -123,6 +123,7 @@ pub(super) fn from_ranks(
         normalizer: None,
         strips: Vec::new(),
         splits: Vec::new(),
+        prefix_space: false,
     };
     let ranks = model.ordinary_map();
     // Both halves of a split are tokens: BPE only forms parts that are tokens.

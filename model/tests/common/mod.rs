@@ -17,5 +17,6 @@ pub fn small_model() -> Model {
         normalizer: None,
         strips: Vec::new(),
         splits: Vec::new(),
+        prefix_space: false,
     }
 }
