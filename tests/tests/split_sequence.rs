@@ -41,6 +41,15 @@ fn byte_level_without_regex() -> Value {
     json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false})
 }
 
+/// `Digits` (single digits, or runs) or `Punctuation` (`Isolated` or `Contiguous`) before
+/// `ByteLevel` with its regex: SmolLM's, StarCoder2's and Cohere's `Digits` shape.
+fn char_step_then_byte_level(step: Value) -> Value {
+    json!({"type": "Sequence", "pretokenizers": [
+        step,
+        {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
+    ]})
+}
+
 /// `ByteLevel` with `add_prefix_space` (RoBERTa-, BART- and GPT-NeoX-style files made with
 /// `add_prefix_space=True`), with or without its regex.
 fn byte_level_prefix_space(use_regex: bool) -> Value {
@@ -94,7 +103,7 @@ fn texts(label: &str) -> Vec<String> {
             }
         }
     }
-    const PARTS: [&str; 27] = [
+    const PARTS: [&str; 31] = [
         " ",
         "  ",
         "\n",
@@ -122,6 +131,10 @@ fn texts(label: &str) -> Vec<String> {
         "<|eot_id|>",
         "<|begin_of_text|>",
         "<|end_of_text|>",
+        "½²Ⅻ",
+        "¡¿«»—",
+        "、。",
+        "_-",
     ];
     let mut rng = Rng::new(label, 7);
     for _ in 0..3_000 {
@@ -220,6 +233,30 @@ fn byte_level_without_regex_matches_tokenizers() {
 }
 
 #[test]
+fn digits_and_punctuation_before_byte_level_match_tokenizers() {
+    for (label, step) in [
+        (
+            "digits-single",
+            json!({"type": "Digits", "individual_digits": true}),
+        ),
+        (
+            "digits-runs",
+            json!({"type": "Digits", "individual_digits": false}),
+        ),
+        (
+            "punct-isolated",
+            json!({"type": "Punctuation", "behavior": "Isolated"}),
+        ),
+        (
+            "punct-contiguous",
+            json!({"type": "Punctuation", "behavior": "Contiguous"}),
+        ),
+    ] {
+        check(label, char_step_then_byte_level(step), usize::MAX, true);
+    }
+}
+
+#[test]
 fn byte_level_prefix_space_matches_tokenizers() {
     check(
         "bytelevel-prefix",
@@ -257,6 +294,10 @@ fn unsupported_splits_are_refused() {
         (
             json!({"type": "Split", "pattern": {"Regex": r"\p{N}"}, "behavior": "Isolated", "invert": true}),
             "inverted",
+        ),
+        (
+            json!({"type": "Punctuation", "behavior": "Removed"}),
+            "Punctuation behavior \"Removed\"",
         ),
     ] {
         let mut file = base.clone();

@@ -48,3 +48,8 @@ mod unicode_tables;
 pub use encode::{WpTokenizer, MAX_WORD_BYTES, MAX_WORD_CHARS};
 pub use split::{CharRule, Spaces, WordSplit};
 pub use tables::{char_flags, WpTables};
+
+/// The [`char_flags`] bit of punctuation as `tokenizers`' `Punctuation` pre-tokenizer sees it
+/// (`char::is_ascii_punctuation` or a Unicode `P*` category, as the `unicode_categories`
+/// crate it calls has them).
+pub const PUNCTUATION_FLAG: u8 = unicode_tables::PUNCT;

@@ -12,7 +12,9 @@
 //!   with `P` one of the patterns picobpe splits by hand ([`PatternKind::from_regex`], compared
 //!   character for character), or `ByteLevel` alone (GPT-2's pattern, or with
 //!   `use_regex=false` the whole text between added tokens as one piece); other `Split` lists
-//!   are compiled (`crate::compile_pattern`); `ByteLevel`'s `add_prefix_space` (a space
+//!   are compiled (`crate::compile_pattern`), with `Digits` and `Punctuation` (`Isolated` or
+//!   `Contiguous`) among them as the `Split`s of their character classes (SmolLM's and
+//!   StarCoder2's `Digits` before `ByteLevel`); `ByteLevel`'s `add_prefix_space` (a space
 //!   before each text between added tokens that does not start with one) only on
 //!   `ByteLevel` alone, without a normalizer.
 //! - **normalizer**: none, or one of `NFC` (Qwen2), `NFD`, `NFKC`, `NFKD` (alone or as the
@@ -136,13 +138,52 @@ fn normalizer(steps: &[Part<Normalizer>]) -> Result<Option<UnicodeForm>, Refused
 /// no `Split` before it): the whole text between added tokens is one piece.
 const WHOLE_TEXT: &str = r"[\s\S]+";
 
+/// The regex of a split on the characters `pred` holds for: each one a piece (`isolated`), or
+/// each run of them. The class lists the characters themselves (`\x{..}` ranges), so it is
+/// the predicate `tokenizers` calls, whatever Unicode version a property would have.
+fn char_split(pred: impl Fn(char) -> bool, isolated: bool) -> String {
+    let mut class = String::from("[");
+    let mut run: Option<(u32, u32)> = None;
+    let close = |class: &mut String, (lo, hi): (u32, u32)| {
+        class.push_str(&format!("\\x{{{lo:X}}}"));
+        if hi > lo {
+            class.push_str(&format!("-\\x{{{hi:X}}}"));
+        }
+    };
+    for c in (0..=char::MAX as u32).filter_map(char::from_u32) {
+        let cp = c as u32;
+        run = match (run, pred(c)) {
+            (Some((lo, hi)), true) if hi + 1 == cp => Some((lo, cp)),
+            (Some(r), true) => {
+                close(&mut class, r);
+                Some((cp, cp))
+            }
+            (None, true) => Some((cp, cp)),
+            (Some(r), false) => {
+                close(&mut class, r);
+                None
+            }
+            (None, false) => None,
+        };
+    }
+    if let Some(r) = run {
+        close(&mut class, r);
+    }
+    class.push(']');
+    if !isolated {
+        class.push('+');
+    }
+    class
+}
+
 /// The pattern of the pre-tokenizer, the `Split` regexes that take its place when it is
 /// none of the hand-rolled patterns (see [`Model::splits`](crate::Model::splits)), and
 /// `ByteLevel`'s `add_prefix_space` ([`Model::prefix_space`](crate::Model::prefix_space)).
 ///
 /// Accepted: `ByteLevel` alone (GPT-2's pattern, or with `use_regex: false` no split at all:
 /// [`WHOLE_TEXT`]; `add_prefix_space` on or off), or `Split`s (each `Isolated`, not inverted;
-/// a `String` pattern is its literal text) followed by `ByteLevel`. One `Split` whose regex is
+/// a `String` pattern is its literal text), `Digits` and `Punctuation` (`Isolated` or
+/// `Contiguous`: [`char_split`]) followed by `ByteLevel`. One `Split` whose regex is
 /// a hand-rolled pattern's, before `ByteLevel` with `use_regex: false`, takes that splitter;
 /// any other list is compiled, with `ByteLevel`'s own GPT-2 regex as the last split when its
 /// `use_regex` is on.
@@ -155,29 +196,55 @@ fn pre_tokenizer(
     };
     let mut regexes = Vec::new();
     for split in splits {
-        let Some(PreTokenizer::Split {
-            pattern,
-            behavior,
-            invert,
-        }) = &split.known
-        else {
-            let why = "expected Sequence[Split…, ByteLevel] or ByteLevel";
-            return Err(bad_steps("pre_tokenizer", steps, why));
-        };
-        if behavior != "Isolated" || invert.unwrap_or(false) {
-            return Err(bad(format!(
-                "Split behavior {behavior:?}{}: only Isolated, not inverted, is supported",
-                if invert.unwrap_or(false) {
-                    ", inverted"
-                } else {
-                    ""
+        let regex = match &split.known {
+            Some(PreTokenizer::Split {
+                pattern,
+                behavior,
+                invert,
+            }) => {
+                if behavior != "Isolated" || invert.unwrap_or(false) {
+                    return Err(bad(format!(
+                        "Split behavior {behavior:?}{}: only Isolated, not inverted, is supported",
+                        if invert.unwrap_or(false) {
+                            ", inverted"
+                        } else {
+                            ""
+                        }
+                    )));
                 }
-            )));
-        }
-        regexes.push(match pattern {
-            Pattern::Regex(regex) => regex.clone(),
-            Pattern::String(text) => regex_syntax::escape(text),
-        });
+                match pattern {
+                    Pattern::Regex(regex) => regex.clone(),
+                    Pattern::String(text) => regex_syntax::escape(text),
+                }
+            }
+            // `Digits` and `Punctuation` split on a character predicate: each character a
+            // piece (`Isolated`), or each run (`Contiguous`), which is the `Split` of the
+            // class, or of its runs.
+            Some(PreTokenizer::Digits { individual_digits }) => {
+                char_split(char::is_numeric, individual_digits.unwrap_or(false))
+            }
+            Some(PreTokenizer::Punctuation { behavior }) => {
+                let punctuation = |c| {
+                    picobpe::wordpiece::char_flags(c) & picobpe::wordpiece::PUNCTUATION_FLAG != 0
+                };
+                match behavior.as_deref().unwrap_or("Isolated") {
+                    "Isolated" => char_split(punctuation, true),
+                    "Contiguous" => char_split(punctuation, false),
+                    other => {
+                        return Err(bad(format!(
+                            "Punctuation behavior {other:?}: only Isolated and Contiguous are \
+                             supported before ByteLevel"
+                        )))
+                    }
+                }
+            }
+            _ => {
+                let why =
+                    "expected Sequence[Split, Digits or Punctuation…, ByteLevel] or ByteLevel";
+                return Err(bad_steps("pre_tokenizer", steps, why));
+            }
+        };
+        regexes.push(regex);
     }
     let Some(PreTokenizer::ByteLevel {
         add_prefix_space,
