@@ -28,6 +28,7 @@
 //!   the on-target tests check the model against it (`cfg(picobpe_vectors)`).
 //!   `PICOBPE_VECTORS_REF` names model and reference (`gpt2/tiktoken`,
 //!   `cl100k_base/tiktoken`, `small/hf-tokenizers`, `llama3-8k/hf-tokenizers`,
+//!   `deepseek-8k/hf-tokenizers`,
 //!   `tekken/mistral-common`,
 //!   `sp4096/sentencepiece`, `mistral-v1/sentencepiece`, `ug8000/sentencepiece`,
 //!   `nfkc-bpe/sentencepiece`, `bert-cased-8k/hf-tokenizers`, `minilm-uncased/hf-tokenizers`,

@@ -133,6 +133,7 @@ fn figures() -> bool {
     println!("FIG table.ranks {}", tb.ranks);
     println!("FIG table.pieces {}", tb.pieces);
     println!("FIG table.specials {}", tb.specials);
+    println!("FIG table.splits {}", tb.splits);
     println!("FIG table.total {}", tb.total());
     println!("FIG table.outside_flash {}", tb.outside_flash);
     println!("FIG stack_free_at_main {}", stack::free());

@@ -50,6 +50,9 @@ pub struct TableBytes {
     pub pieces: usize,
     /// Special-token entries and texts.
     pub specials: usize,
+    /// Compiled split patterns (a `tokenizer.json` pre-tokenizer none of the hand-rolled
+    /// splitters implements): their automata's words and entries.
+    pub splits: usize,
     /// The `Tables` struct itself.
     pub header: usize,
     /// Slices that do not lie in flash (expected: 0).
@@ -66,6 +69,7 @@ impl TableBytes {
             + self.ranks
             + self.pieces
             + self.specials
+            + self.splits
             + self.header
     }
 }
@@ -107,5 +111,13 @@ pub fn table_bytes(t: &Tables<'_>) -> TableBytes {
     b.pieces =
         size_of_val(t.pieces.ids) + size_of_val(t.pieces.keys) + index_bytes(&t.pieces.index);
     b.specials = size_of_val(t.specials) + t.specials.iter().map(|s| s.text.len()).sum::<usize>();
+    b.splits = size_of_val(t.splits);
+    for split in t.splits {
+        let p = split.parts();
+        for words in [p.flags, p.classes, p.states, p.rows, p.transitions] {
+            outside(in_flash(words), size_of_val(words));
+            b.splits += size_of_val(words);
+        }
+    }
     b
 }

@@ -276,6 +276,67 @@ fn byte_level_prefix_space_without_regex_matches_tokenizers() {
     );
 }
 
+/// The committed vectors of `fixtures/hf_compiled/deepseek-8k` (DeepSeek V3's pre-tokenizer on
+/// the 8k Llama 3 vocabulary; `tests/scripts/gen_compiled_vectors.py`, `tokenizers` 0.22.2),
+/// which the firmware's compiled-pattern configuration checks on target: picobpe's ids through
+/// a model file equal them, with special tokens and without, one shot and resumed.
+#[test]
+fn deepseek_8k_vectors_match() {
+    use picobpe_tests::vectors::{inputs, Set};
+    use std::io::Read;
+    let dir = paths::fixtures().join("hf_compiled/deepseek-8k");
+    let bytes = std::fs::read(dir.join("tokenizer.json")).expect("fixture");
+    let parsed = TokenizerJson::parse(&bytes).expect("a tokenizer.json");
+    let model = picobpe_model::import::tokenizer_json(&parsed)
+        .expect("import")
+        .model;
+    let model = AnyModel::BytePair(model);
+    let live = through_model_file("deepseek", |p| model.write(p, &TemplateData::default()));
+    let LiveTables::BytePair(tables) = live else {
+        panic!("not byte-level tables")
+    };
+    let ours = Tokenizer::new(tables);
+    let mut rng = Rng::new("deepseek-8k", 3);
+    let (mut checked, mut failed) = (0usize, Vec::new());
+    for set in [Set::Fixtures, Set::Corpus, Set::Random] {
+        let texts: std::collections::HashMap<String, Vec<u8>> =
+            inputs(set).into_iter().map(|i| (i.name, i.bytes)).collect();
+        let gz = std::fs::read(dir.join(format!("{}.jsonl.gz", set.name()))).expect("vectors");
+        let mut data = String::new();
+        flate2::read::GzDecoder::new(gz.as_slice())
+            .read_to_string(&mut data)
+            .expect("gzip");
+        for line in data.lines().skip(1) {
+            let record: Value = serde_json::from_str(line).expect("record");
+            let name = record["name"].as_str().expect("name");
+            let ids = |key: &str| -> Option<Vec<u32>> {
+                let list = record.get(key)?.as_array()?;
+                Some(
+                    list.iter()
+                        .map(|v| v.as_u64().expect("id") as u32)
+                        .collect(),
+                )
+            };
+            let all = ids("all").expect("all");
+            let ordinary = ids("ordinary").unwrap_or_else(|| all.clone());
+            let text = &texts[name];
+            for (how, specials, want) in [
+                ("all", Specials::All, &all),
+                ("ordinary", Specials::None, &ordinary),
+            ] {
+                let one = check::encode(&ours, text, specials).map_err(|e| e.to_string());
+                let resumed = check::encode_resumed(&ours, text, specials, &mut rng, &mut []);
+                checked += 1;
+                if (one.as_ref() != Ok(want) || resumed.as_ref() != Ok(want)) && failed.len() < 8 {
+                    failed.push(format!("{} {name} ({how})", set.name()));
+                }
+            }
+        }
+    }
+    assert!(checked > 24_000, "{checked} records");
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
 /// What picobpe cannot run yet is refused at import, naming it.
 #[test]
 fn unsupported_splits_are_refused() {

@@ -12,7 +12,9 @@
 //! (mps2-an385) are imported by `host-trainer import` from the tiktoken rank files in
 //! `tests/fixtures/models/`; `llama3-8k` (mps2-an385) is a byte-level BPE model with the
 //! Llama 3 pattern, imported by `host-trainer import --tokenizer-json` from
-//! `tests/fixtures/hf_bpe/llama3-8k/tokenizer.json`; `sp4096` (both machines) and `mistral`
+//! `tests/fixtures/hf_bpe/llama3-8k/tokenizer.json`, and `deepseek-8k` (mps2-an385) likewise from
+//! `tests/fixtures/hf_compiled/deepseek-8k/tokenizer.json` (the same vocabulary with DeepSeek
+//! V3's pre-tokenizer: the compiled-pattern configuration); `sp4096` (both machines) and `mistral`
 //! (mps2-an385, the published Mistral 7B v0.1 tokenizer) are SentencePiece BPE models imported
 //! by `host-trainer import --sentencepiece` from `tests/fixtures/sentencepiece/models/`;
 //! `ug8000` (mps2-an385) is a SentencePiece Unigram model (T5-like: no byte fallback),
@@ -96,6 +98,10 @@ pub enum Builtin {
     /// Hugging Face `tokenizers` in the published Llama 3 layout
     /// (`tests/fixtures/hf_bpe/llama3-8k/tokenizer.json`; mps2-an385).
     Llama3,
+    /// Byte-level BPE with a compiled pattern: the llama3-8k vocabulary with DeepSeek V3's
+    /// pre-tokenizer (three `Split`s none of the hand-rolled splitters implements)
+    /// (`tests/fixtures/hf_compiled/deepseek-8k/tokenizer.json`; mps2-an385).
+    DeepSeek,
     /// Byte-level BPE with the Tekken pattern: Mistral NeMo's published `tekken.json`, 131,072
     /// ids of which 1,000 are special (`tests/fixtures/tekken/tekken_240718.json.gz`;
     /// mps2-an385).
@@ -161,11 +167,12 @@ pub enum Kind {
 
 impl Builtin {
     /// Every built-in model, in the order the commands run them.
-    pub const ALL: [Builtin; 17] = [
+    pub const ALL: [Builtin; 18] = [
         Builtin::Small,
         Builtin::Gpt2,
         Builtin::Cl100k,
         Builtin::Llama3,
+        Builtin::DeepSeek,
         Builtin::Tekken,
         Builtin::Sp4096,
         Builtin::Mistral,
@@ -188,6 +195,7 @@ impl Builtin {
             Builtin::Gpt2 => "gpt2",
             Builtin::Cl100k => "cl100k",
             Builtin::Llama3 => "llama3-8k",
+            Builtin::DeepSeek => "deepseek-8k",
             Builtin::Tekken => "tekken",
             Builtin::Sp4096 => "sp4096",
             Builtin::Mistral => "mistral",
@@ -236,6 +244,7 @@ impl Builtin {
             Builtin::Gpt2
             | Builtin::Cl100k
             | Builtin::Llama3
+            | Builtin::DeepSeek
             | Builtin::Tekken
             | Builtin::Mistral
             | Builtin::Ug8000
@@ -254,6 +263,7 @@ impl Builtin {
             | Builtin::Gpt2
             | Builtin::Cl100k
             | Builtin::Llama3
+            | Builtin::DeepSeek
             | Builtin::Tekken => Kind::BytePair,
             Builtin::Sp4096
             | Builtin::Mistral
@@ -293,6 +303,7 @@ impl Builtin {
     pub fn tokenizer_json_fixture(self) -> Option<&'static str> {
         match self {
             Builtin::Llama3 => Some("hf_bpe/llama3-8k"),
+            Builtin::DeepSeek => Some("hf_compiled/deepseek-8k"),
             Builtin::BertCased => Some("wordpiece/bert-cased-8k"),
             Builtin::Minilm => Some("wordpiece/minilm-uncased"),
             Builtin::WpWhitespace => Some("wordpiece/wp-whitespace-digits"),
@@ -307,7 +318,8 @@ impl Builtin {
     fn feature(self) -> Option<&'static str> {
         match self {
             Builtin::Cl100k => Some("cl100k"),
-            Builtin::Llama3 => Some("llama3"),
+            // Shares the llama3-8k builds' artifacts (the model file is always named).
+            Builtin::Llama3 | Builtin::DeepSeek => Some("llama3"),
             Builtin::Tekken => Some("tekken"),
             Builtin::Sp4096 => Some("sp4096"),
             Builtin::Mistral | Builtin::SpTrained => Some("sentencepiece"),
@@ -330,6 +342,10 @@ impl Builtin {
             Builtin::Llama3 => {
                 "llama3-8k (byte-level BPE, Llama 3 pattern, 8196 ids, imported from a Hugging \
                  Face tokenizer.json)"
+            }
+            Builtin::DeepSeek => {
+                "deepseek-8k (byte-level BPE, DeepSeek V3's Split pre-tokenizer compiled into \
+                 automata, the llama3-8k vocabulary, imported from a Hugging Face tokenizer.json)"
             }
             Builtin::Tekken => {
                 "tekken (byte-level BPE, Tekken pattern: Mistral NeMo, 131072 ids, 1000 of them \
@@ -393,6 +409,7 @@ impl Builtin {
             Builtin::Gpt2 => "gpt2.model",
             Builtin::Cl100k => "cl100k_base.model",
             Builtin::Llama3 => "llama3-8k.model",
+            Builtin::DeepSeek => "deepseek-8k.model",
             Builtin::Tekken => "tekken.model",
             Builtin::Sp4096 => "sp4096.model",
             Builtin::Mistral => "mistral.model",
@@ -851,7 +868,11 @@ pub fn prepare_model(model: Builtin) -> Result<PathBuf, String> {
             args.push(scratch.clone().into());
             (args, scratch.join("tokenizer.model"))
         }
-        Builtin::Llama3 | Builtin::BertCased | Builtin::Minilm | Builtin::WpWhitespace => {
+        Builtin::Llama3
+        | Builtin::DeepSeek
+        | Builtin::BertCased
+        | Builtin::Minilm
+        | Builtin::WpWhitespace => {
             // `host-trainer import --tokenizer-json` reads the kind from the file: byte-level
             // BPE (`picobpe_model::import::tokenizer_json`, no NFC promise) or WordPiece
             // (`picobpe_model::wordpiece::import_tokenizer_json`).
@@ -1251,6 +1272,7 @@ mod tests {
                     "mps2-an385/gpt2",
                     "mps2-an385/cl100k",
                     "mps2-an385/llama3-8k",
+                    "mps2-an385/deepseek-8k",
                     "mps2-an385/tekken",
                     "lm3s6965evb/sp4096",
                     "mps2-an385/sp4096",
@@ -1297,6 +1319,7 @@ mod tests {
                     "mps2-an385/gpt2",
                     "mps2-an385/cl100k",
                     "mps2-an385/llama3-8k",
+                    "mps2-an385/deepseek-8k",
                     "mps2-an385/tekken",
                     "lm3s6965evb/sp4096",
                     "mps2-an385/mistral",

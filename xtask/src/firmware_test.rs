@@ -265,6 +265,7 @@ fn reference_vectors(
         })),
         Some(
             b @ (Builtin::Llama3
+            | Builtin::DeepSeek
             | Builtin::Tekken
             | Builtin::BertCased
             | Builtin::Minilm
@@ -273,9 +274,14 @@ fn reference_vectors(
             // The vector file, who made its ids, and the reference name the firmware reads.
             let (v, source, reference) = match b {
                 Builtin::Llama3 => (
-                    firmware::vectors::prepare_hf_bpe("llama3-8k")?,
+                    firmware::vectors::prepare_hf_bpe("hf_bpe", "llama3-8k")?,
                     "Hugging Face tokenizers llama3-8k",
                     "llama3-8k/hf-tokenizers",
+                ),
+                Builtin::DeepSeek => (
+                    firmware::vectors::prepare_hf_bpe("hf_compiled", "deepseek-8k")?,
+                    "Hugging Face tokenizers deepseek-8k",
+                    "deepseek-8k/hf-tokenizers",
                 ),
                 Builtin::Tekken => (
                     firmware::vectors::prepare_tekken()?,

@@ -364,6 +364,17 @@ fn print_table(cols: &[Column]) -> Result<(), String> {
             )),
         },
     )?;
+    row(
+        "  of which compiled split patterns (a `tokenizer.json` pre-tokenizer none of the \
+         hand-rolled splitters implements)",
+        &|c| match c.kind {
+            Kind::BytePair => Ok(match c.num("table.splits")? {
+                0 => "none (hand-rolled pattern)".into(),
+                n => kib(n),
+            }),
+            Kind::SentencePiece | Kind::WordPiece => Ok("none".into()),
+        },
+    )?;
     row("  of which token bytes + offsets", &|c| {
         Ok(kib(
             c.num("table.token_bytes")? + c.num("table.token_offsets")?

@@ -15,7 +15,8 @@
 //!   of flash by 24 KB; sp-nfkc's `nmt_nfkc` character map alone is 240 KB);
 //! - `riscv32imac-unknown-none-elf` on `qemu-system-riscv32 -machine virt -bios none` with
 //!   every model of the Cortex-M3 on-target tests but the small one: tiktoken's gpt2 and
-//!   cl100k_base ids, tokenizers' llama3-8k (Llama 3 pattern), `mistral-common`'s Tekken
+//!   cl100k_base ids, tokenizers' llama3-8k (Llama 3 pattern) and deepseek-8k (DeepSeek V3's
+//!   pre-tokenizer, compiled), `mistral-common`'s Tekken
 //!   (Mistral NeMo's `tekken.json`), sentencepiece's sp4096, mistral,
 //!   ug8000 and sp-nfkc (BPE with `nmt_nfkc`), and tokenizers' bert-cased-8k, minilm
 //!   (uncased WordPiece) and wp-whitespace-digits (WordPiece with `Whitespace` + `Digits`).
@@ -49,7 +50,7 @@ struct Port {
     ram_capacity: u64,
 }
 
-const PORTS: [Port; 23] = [
+const PORTS: [Port; 24] = [
     microbit(Builtin::Small),
     microbit(Builtin::Sp4096),
     microbit(Builtin::BertCased),
@@ -63,6 +64,7 @@ const PORTS: [Port; 23] = [
     riscv_virt(Builtin::Gpt2),
     riscv_virt(Builtin::Cl100k),
     riscv_virt(Builtin::Llama3),
+    riscv_virt(Builtin::DeepSeek),
     riscv_virt(Builtin::Tekken),
     riscv_virt(Builtin::Sp4096),
     riscv_virt(Builtin::Mistral),
@@ -251,7 +253,11 @@ fn vectors(port: &Port) -> Result<PathBuf, String> {
         | Builtin::MsBpeNfkc
         | Builtin::MsT5Nfkc => sp_vectors(port)?,
         Builtin::Llama3 => {
-            let v = firmware::vectors::prepare_hf_bpe("llama3-8k")?;
+            let v = firmware::vectors::prepare_hf_bpe("hf_bpe", "llama3-8k")?;
+            (v.path, v.count)
+        }
+        Builtin::DeepSeek => {
+            let v = firmware::vectors::prepare_hf_bpe("hf_compiled", "deepseek-8k")?;
             (v.path, v.count)
         }
         Builtin::Tekken => {

@@ -622,9 +622,10 @@ pub struct HfVectors {
 }
 
 /// Writes `firmware-example/target/models/<model>-vectors.bin` (PBVEC2) from tokenizers'
-/// vectors of the byte-level BPE model `tests/fixtures/hf_bpe/<model>/` (`llama3-8k`). Their
+/// vectors of the byte-level BPE model `tests/fixtures/<folder>/<model>/` (`hf_bpe/llama3-8k`,
+/// `hf_compiled/deepseek-8k`). Their
 /// generator asserted that the ids decode to the input, so the decoded text is the input.
-pub fn prepare_hf_bpe(model: &str) -> Result<HfVectors, String> {
+pub fn prepare_hf_bpe(folder: &str, model: &str) -> Result<HfVectors, String> {
     let (ids, bytes) = HF_BPE_LIMITS;
     let fits = |r: &HfRecord| {
         r.2.len() <= ids && r.3.as_ref().is_none_or(|o| o.len() <= ids) && r.1.len() <= bytes
@@ -635,7 +636,7 @@ pub fn prepare_hf_bpe(model: &str) -> Result<HfVectors, String> {
         ("random", HF_RANDOM_RECORDS),
     ];
     byte_level_vectors(
-        &format!("hf_bpe/{model}"),
+        &format!("{folder}/{model}"),
         &format!("{model}-vectors.bin"),
         &sets,
         &fits,
