@@ -168,7 +168,10 @@ impl<'t> Tokenizer<'t> {
     /// special tokens are found in the raw text (as `tokenizers` extracts added tokens before
     /// it normalizes and pre-tokenizes), and the text between them is normalized (or given
     /// its space) and encoded a window at a time (`normalizer/window.rs`). `fresh` is true
-    /// while `pos` starts a section.
+    /// while `pos` starts a section. Never inlined: its window would otherwise sit in the
+    /// frame that calls [`Tokenizer::encode_raw`] for every other model (344 B more peak
+    /// stack on a Cortex-M3).
+    #[inline(never)]
     fn encode_normalizing(
         &self,
         text: &[u8],
