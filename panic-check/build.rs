@@ -9,7 +9,7 @@
 use std::{env, path::PathBuf};
 
 use picobpe_model::sentencepiece::import_model_proto;
-use picobpe_model::{Model, PatternKind};
+use picobpe_model::{Model, PatternKind, Split};
 
 fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
@@ -49,8 +49,15 @@ fn main() {
         // Two compiled split levels (a look-ahead among them), so the proof covers the
         // compiled-pattern walker too.
         splits: vec![
-            r"\p{N}{1,3}".to_owned(),
-            r"'s| ?\p{L}+| ?[^\s\p{L}]+|\s+(?!\S)|\s+".to_owned(),
+            Split::isolated(r"\p{N}{1,3}"),
+            Split {
+                regex: r"'s| ?\p{L}+| ?[^\s\p{L}]+|\s+(?!\S)|\s+".to_owned(),
+                // A rule that looks past each segment: the proof covers that walk too.
+                rule: picobpe_model::SplitRule {
+                    behavior: picobpe_model::SplitBehavior::Contiguous,
+                    invert: true,
+                },
+            },
         ],
         // A space before each text between specials: the proof covers the windowed encode
         // that puts it there (the one Unicode normalizers share).

@@ -9,7 +9,9 @@
 //! Checks (any failure aborts with the input):
 //! 1. a regex the compiler accepts splits the text (each byte that is not well-formed UTF-8
 //!    standing in as U+E000) exactly as `fancy-regex`'s matches do with the text between them
-//!    kept as pieces (`tokenizers`' `Split` with `Isolated`);
+//!    kept as pieces (`tokenizers`' `Split` with `Isolated`), and with a drawn rule
+//!    (`MergedWithPrevious`, `MergedWithNext`, `Contiguous`, inverted or not) exactly as
+//!    `tokenizers`' folds make pieces of those segments (written out plainly in [`ruled`]);
 //! 2. fed as growing prefixes with `is_final == false`, every piece returned is the one-shot
 //!    piece at that position;
 //! 3. two levels (the drawn regex inside `\p{N}{1,3}` splits, as DeepSeek's `Sequence`) give
@@ -17,7 +19,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use picobpe::pretok::{split_levels, split_levels_memo, CompiledPattern, SplitMemo, Step};
+use picobpe::pretok::{
+    split_levels, split_levels_memo, CompiledPattern, SplitBehavior, SplitMemo, SplitRule, Step,
+};
 use picobpe_fuzz::{escape, ref_pieces, Params};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -59,16 +63,72 @@ fn draw(p: &mut Params<'_>) -> String {
 /// Compiled patterns by regex (compiling costs milliseconds; the grammar repeats itself).
 static COMPILED: Mutex<Option<HashMap<String, Option<&'static [u32]>>>> = Mutex::new(None);
 
-fn compile(regex: &str) -> Option<CompiledPattern<'static>> {
+fn compile(regex: &str, rule: SplitRule) -> Option<CompiledPattern<'static>> {
     let mut cache = COMPILED.lock().unwrap();
     let words = *cache
         .get_or_insert_with(HashMap::new)
-        .entry(regex.to_owned())
+        .entry(format!("{}/{regex}", rule.bits()))
         .or_insert_with(|| {
-            let words = picobpe_model::compile_pattern(regex).ok()?;
+            let split = picobpe_model::Split {
+                regex: regex.to_owned(),
+                rule,
+            };
+            let words = picobpe_model::compile_split(&split).ok()?;
             Some(&*Box::leak(words.into_boxed_slice()))
         });
     Some(CompiledPattern::new(words?).expect("compiled words check"))
+}
+
+/// The pieces of `text` by `tokenizers`' `Split` with `rule`: its segments (matches, and the
+/// text between them), each flagged as a match (or, inverted, as not one), folded as
+/// `tokenizers`' `NormalizedString::split` folds them.
+fn ruled(re: &fancy_regex::Regex, text: &[u8], rule: SplitRule) -> Vec<usize> {
+    let mut segments = Vec::new();
+    let mut pos = 0;
+    for (start, end) in ref_pieces(re, text).expect("fancy-regex runs") {
+        if start > pos {
+            segments.push((pos, start, rule.invert));
+        }
+        segments.push((start, end, !rule.invert));
+        pos = end;
+    }
+    if pos < text.len() {
+        segments.push((pos, text.len(), rule.invert));
+    }
+    let mut pieces: Vec<(usize, usize)> = Vec::new();
+    let mut previous = false;
+    match rule.behavior {
+        SplitBehavior::Isolated => pieces = segments.iter().map(|&(a, b, _)| (a, b)).collect(),
+        SplitBehavior::MergedWithPrevious => {
+            for &(a, b, m) in &segments {
+                match pieces.last_mut() {
+                    Some(last) if m && !previous => last.1 = b,
+                    _ => pieces.push((a, b)),
+                }
+                previous = m;
+            }
+        }
+        SplitBehavior::MergedWithNext => {
+            for &(a, b, m) in segments.iter().rev() {
+                match pieces.last_mut() {
+                    Some(last) if m && !previous => last.0 = a,
+                    _ => pieces.push((a, b)),
+                }
+                previous = m;
+            }
+            pieces.reverse();
+        }
+        SplitBehavior::Contiguous => {
+            for &(a, b, m) in &segments {
+                match pieces.last_mut() {
+                    Some(last) if m == previous => last.1 = b,
+                    _ => pieces.push((a, b)),
+                }
+                previous = m;
+            }
+        }
+    }
+    pieces.into_iter().map(|(_, b)| b).collect()
 }
 
 /// The pieces of `text` when the matches of `re` and the text between them are pieces.
@@ -111,15 +171,19 @@ fn ours(levels: &[CompiledPattern<'_>], text: &[u8]) -> Vec<usize> {
 
 fuzz_target!(|data: &[u8]| {
     let mut p = Params::new(data);
+    let rule = SplitRule::from_bits(u32::from(p.byte()) % 8).expect("three bits");
     let regex = draw(&mut p);
     let text = p.rest();
-    let Some(compiled) = compile(&regex) else {
+    let Some(compiled) = compile(&regex, rule) else {
         return;
     };
     let reference = fancy_regex::Regex::new(&regex).expect("fancy-regex compiles the grammar");
-    let want = isolated(&reference, text);
+    if rule == SplitRule::ISOLATED {
+        assert_eq!(ruled(&reference, text, rule), isolated(&reference, text));
+    }
+    let want = ruled(&reference, text, rule);
     let got = ours(&[compiled], text);
-    assert_eq!(got, want, "{regex:?} on {}", escape(text));
+    assert_eq!(got, want, "{regex:?} ({rule:?}) on {}", escape(text));
 
     // Streaming: growing prefixes, not final until the end.
     let mut pos = 0;
@@ -135,17 +199,27 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    assert_eq!(streamed, want, "{regex:?} streamed on {}", escape(text));
+    assert_eq!(
+        streamed,
+        want,
+        "{regex:?} ({rule:?}) streamed on {}",
+        escape(text)
+    );
 
     // Two levels: digits outside, the drawn regex inside each outer piece.
-    let digits = compile(r"\p{N}{1,3}").expect("digits compile");
+    let digits = compile(r"\p{N}{1,3}", SplitRule::ISOLATED).expect("digits compile");
     let outer = fancy_regex::Regex::new(r"\p{N}{1,3}").unwrap();
     let mut want = Vec::new();
     let mut from = 0;
     for end in isolated(&outer, text) {
-        want.extend(isolated(&reference, &text[from..end]).into_iter().map(|e| from + e));
+        want.extend(ruled(&reference, &text[from..end], rule).into_iter().map(|e| from + e));
         from = end;
     }
     let got = ours(&[digits, compiled], text);
-    assert_eq!(got, want, "digits then {regex:?} on {}", escape(text));
+    assert_eq!(
+        got,
+        want,
+        "digits then {regex:?} ({rule:?}) on {}",
+        escape(text)
+    );
 });

@@ -63,12 +63,21 @@ fn inspect_byte_level(
         say!(out, "pattern:      {}", model.pattern);
     } else {
         // Compiled `Split`s take the place of the hand-rolled pattern.
-        for (i, regex) in model.splits.iter().enumerate() {
-            let words = picobpe_model::compile_pattern(regex).map_err(|e| e.to_string())?;
+        for (i, split) in model.splits.iter().enumerate() {
+            let words = picobpe_model::compile_split(split).map_err(|e| e.to_string())?;
+            let rule = match split.rule {
+                picobpe::pretok::SplitRule::ISOLATED => String::new(),
+                r => format!(
+                    ", {:?}{}",
+                    r.behavior,
+                    if r.invert { ", inverted" } else { "" }
+                ),
+            };
             say!(
                 out,
-                "split {}:      {regex:?} (compiled: {} bytes)",
+                "split {}:      {:?} (compiled: {} bytes{rule})",
                 i + 1,
+                split.regex,
                 words.len() * 4
             );
         }

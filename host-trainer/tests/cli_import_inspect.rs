@@ -217,10 +217,10 @@ fn damaged_models_are_rejected_with_the_reason() {
             "newer",
             {
                 let mut b = good.clone();
-                b[8] = 7;
+                b[8] = 8;
                 b
             },
-            "format version 7 is not supported",
+            "format version 8 is not supported",
         ),
         (
             "json",

@@ -50,6 +50,20 @@ const BUILD_LIMIT: usize = 64 << 20;
 
 /// Compile `regex` into the words of a [`picobpe::pretok::CompiledPattern`].
 pub fn compile_pattern(regex: &str) -> Result<Vec<u32>, PatternCompileError> {
+    compile_with_rule(regex, picobpe::pretok::SplitRule::ISOLATED)
+}
+
+/// [`compile_pattern`] of a `Split`'s regex, with its rule in the layout's header (how the
+/// core makes pieces of the matches: [`picobpe::pretok::SplitRule`]).
+pub fn compile_split(split: &crate::Split) -> Result<Vec<u32>, PatternCompileError> {
+    compile_with_rule(&split.regex, split.rule)
+}
+
+/// The compiled words of `regex`, with `rule`.
+fn compile_with_rule(
+    regex: &str,
+    rule: picobpe::pretok::SplitRule,
+) -> Result<Vec<u32>, PatternCompileError> {
     let mut hirs = Vec::new();
     let mut flags = Vec::new();
     for alternative in top_level_alternatives(regex)? {
@@ -72,7 +86,17 @@ pub fn compile_pattern(regex: &str) -> Result<Vec<u32>, PatternCompileError> {
         )
         .build_from_nfa(&nfa)
         .map_err(|e| PatternCompileError::Build(e.to_string()))?;
-    flatten(&dfa, &flags)
+    let mut words = flatten(&dfa, &flags)?;
+    // The number of patterns' word carries the rule in its high byte.
+    if flags.len() >= 1 << 24 {
+        return Err(PatternCompileError::Build(
+            "more than 2^24 alternatives".into(),
+        ));
+    }
+    if let Some(w) = words.get_mut(3) {
+        *w |= rule.bits() << 24;
+    }
+    Ok(words)
 }
 
 /// The automaton's states in breadth-first order from the anchored start (dead state first),

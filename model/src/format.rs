@@ -1,9 +1,9 @@
-//! The `*.model` file format, versions 1 to 6.
+//! The `*.model` file format, versions 1 to 7.
 //!
 //! ```text
 //! offset  size  field
 //! 0       8     magic  b"PICOBPE\0"
-//! 8       2     format version, u16 little-endian (1 to 6)
+//! 8       2     format version, u16 little-endian (1 to 7)
 //! 10      4     payload length N, u32 little-endian
 //! 14      4     CRC-32 (IEEE, as crc32fast computes it) of the payload, u32 little-endian
 //! 18      N     payload
@@ -63,6 +63,10 @@
 //!   load ([`crate::compile_pattern`]). Writers use it only for a byte-level model with such
 //!   splits; a regex the compiler refuses is [`InvalidModel::BadSplit`](crate::InvalidModel)
 //!   (with the model) or [`ModelError::BadSplit`] (tables read without it).
+//! - Version 7: version 6 whose splits are pairs, the regex and its rule's byte
+//!   ([`picobpe::pretok::SplitRule::bits`]: bits 0-1 `Isolated`, `MergedWithPrevious`,
+//!   `MergedWithNext`, `Contiguous`; bit 2 inverted; an unknown byte is
+//!   [`ModelError::BadSplit`]). Writers use it only when a split is not `Isolated`.
 //!
 //! Payload variant 10 (in versions 2 to 6) is a byte-level model with `ByteLevel`'s
 //! `add_prefix_space`: the model as in variant 0, then a settings byte, 1 (the prefix space;
@@ -86,16 +90,17 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ModelError;
-use crate::model::Model;
+use crate::model::{Model, Split};
 use crate::sentencepiece::SpModel;
 use crate::tables::{PieceTable, TableData};
 use crate::wordpiece::WpModel;
 use crate::{table_file, SpTableData};
+use picobpe::pretok::SplitRule;
 
 /// The 8 bytes every model file starts with.
 pub const MAGIC: [u8; 8] = *b"PICOBPE\0";
 /// The newest format version this build reads.
-pub const VERSION: u16 = 6;
+pub const VERSION: u16 = 7;
 /// The version of a byte-level BPE model alone ([`Model::to_bytes`]).
 pub const BPE_VERSION: u16 = 1;
 /// The version of a model of either kind alone ([`SpModel::to_bytes`]).
@@ -108,6 +113,9 @@ pub const TEMPLATE_VERSION: u16 = 4;
 pub const STRIP_VERSION: u16 = 5;
 /// The version of a model with its template, strips and compiled `Split` regexes.
 pub const SPLIT_VERSION: u16 = 6;
+/// The version of a model whose `Split`s carry rules other than `Isolated` (each a regex and
+/// its rule's byte).
+pub const SPLIT_RULE_VERSION: u16 = 7;
 /// Payload variant 10's settings byte: the prefix space ([`Model::prefix_space`]).
 const PREFIX_SPACE: u8 = 1;
 /// Header size: magic, version, length, checksum.
@@ -645,7 +653,7 @@ fn with_template(
 struct Header {
     template: TemplateData,
     strips: Strips,
-    splits: Vec<String>,
+    splits: Vec<Split>,
 }
 
 impl Header {
@@ -698,8 +706,29 @@ fn parts(bytes: &[u8]) -> Result<(Header, u16, &[u8], Option<(&[u8], usize)>), M
             (header, rest)
         }
         SPLIT_VERSION => {
-            let ((template, strips, splits), rest) =
+            let ((template, strips, regexes), rest): ((_, _, Vec<String>), _) =
                 postcard::take_from_bytes(part).map_err(decode)?;
+            let header = Header {
+                template,
+                strips,
+                splits: regexes.into_iter().map(Split::isolated).collect(),
+            };
+            (header, rest)
+        }
+        SPLIT_RULE_VERSION => {
+            let ((template, strips, rules), rest): ((_, _, Vec<(String, u8)>), _) =
+                postcard::take_from_bytes(part).map_err(decode)?;
+            let splits = rules
+                .into_iter()
+                .map(|(regex, bits)| {
+                    let rule = SplitRule::from_bits(u32::from(bits)).ok_or_else(|| {
+                        ModelError::BadSplit {
+                            reason: format!("unknown split rule {bits:#04x} for {regex:?}"),
+                        }
+                    })?;
+                    Ok(Split { regex, rule })
+                })
+                .collect::<Result<_, ModelError>>()?;
             let header = Header {
                 template,
                 strips,
@@ -757,12 +786,22 @@ fn file_bytes(model: PayloadRef<'_>, template: &TemplateData) -> Result<Vec<u8>,
         | PayloadRef::WordPieceSplit(m, ..) => &m.strips,
         _ => model.byte_pair_model().map_or(&[], |m| &m.strips),
     };
-    let splits: &[String] = model.byte_pair_model().map_or(&[], |m| &m.splits);
+    let splits: &[Split] = model.byte_pair_model().map_or(&[], |m| &m.splits);
     let plain = template.is_empty() && strips.is_empty() && splits.is_empty();
+    // Version 6 holds `Isolated` splits, version 7 any.
+    let ruled = splits.iter().any(|s| s.rule != SplitRule::ISOLATED);
     // The model part's length (set below), the model part, then the tables.
     let mut payload = vec![0; 4];
-    if !splits.is_empty() {
-        let header = (template, strips, splits);
+    if ruled {
+        let rules: Vec<(&str, u8)> = splits
+            .iter()
+            .map(|s| (s.regex.as_str(), s.rule.bits() as u8))
+            .collect();
+        let header = (template, strips, rules);
+        payload.extend(postcard::to_stdvec(&header).map_err(ModelError::Encode)?);
+    } else if !splits.is_empty() {
+        let regexes: Vec<&str> = splits.iter().map(|s| s.regex.as_str()).collect();
+        let header = (template, strips, regexes);
         payload.extend(postcard::to_stdvec(&header).map_err(ModelError::Encode)?);
     } else if !strips.is_empty() {
         let header = (template, strips);
@@ -808,6 +847,8 @@ fn file_bytes(model: PayloadRef<'_>, template: &TemplateData) -> Result<Vec<u8>,
     template.validate(n_ids)?;
     let version = if plain {
         TABLES_VERSION
+    } else if ruled {
+        SPLIT_RULE_VERSION
     } else if !splits.is_empty() {
         SPLIT_VERSION
     } else if strips.is_empty() {

@@ -30,12 +30,14 @@ mod trie;
 pub mod wordpiece;
 
 pub use cache_memory::CacheMemory;
-pub use compiled_pattern::{compile_pattern, PatternCompileError};
+pub use compiled_pattern::{compile_pattern, compile_split, PatternCompileError};
 pub use error::{InvalidModel, ModelError};
 pub use format::{read_tables, read_tables_with_template, AnyModel, LiveTables, TemplateData};
-pub use model::Model;
+pub use model::{Model, Split};
 pub use pattern::{PatternKind, UnknownPattern};
 pub use picobpe::normalizer::{NormalizerKind, TextNormalizer};
+/// A [`Split`]'s rule, as the core reads it.
+pub use picobpe::pretok::{SplitBehavior, SplitRule};
 pub use picobpe::sentencepiece::SpAlgorithm;
 pub use sentencepiece::{SpModel, SpTableData};
 pub use tables::{strip_bits, IndexData, PieceTable, TableData, TableSizes};

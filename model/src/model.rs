@@ -39,19 +39,39 @@ pub struct Model {
     /// [`crate::format`]), not as a field.
     #[serde(skip)]
     pub strips: Vec<(u32, u8)>,
-    /// Empty, or the regexes of the `Split` pre-tokenizers (each `Isolated`, outermost first)
-    /// that take the place of `pattern`: each splits the pieces of the one before it, and the
-    /// last one's pieces are merged ([`crate::compile_pattern`] compiles them for the core's
-    /// [`picobpe::pretok::split_levels`]). Stored in the file's header part (version 6, see
-    /// [`crate::format`]), not as a field.
+    /// Empty, or the `Split` pre-tokenizers (outermost first) that take the place of
+    /// `pattern`: each splits the pieces of the one before it, and the last one's pieces are
+    /// merged ([`crate::compile_split`] compiles them for the core's
+    /// [`picobpe::pretok::split_levels`]). Stored in the file's header part (versions 6 and 7,
+    /// see [`crate::format`]), not as a field.
     #[serde(skip)]
-    pub splits: Vec<String>,
+    pub splits: Vec<Split>,
     /// `tokenizers`' `ByteLevel` `add_prefix_space`: a space before each text between special
     /// tokens that does not start with one ([`picobpe::Tables::prefix_space`]); not with a
     /// normalizer. Stored after the model in the file (payload variant 10, see
     /// [`crate::format`]), so files of models without it are unchanged.
     #[serde(skip)]
     pub prefix_space: bool,
+}
+
+/// A `Split` pre-tokenizer: its regex (as `fancy-regex` reads it) and how its matches make
+/// pieces.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Split {
+    /// The regex.
+    pub regex: String,
+    /// Its behaviour and whether it is inverted.
+    pub rule: picobpe::pretok::SplitRule,
+}
+
+impl Split {
+    /// `regex` with `tokenizers`' default: `Isolated`, not inverted.
+    pub fn isolated(regex: impl Into<String>) -> Split {
+        Split {
+            regex: regex.into(),
+            rule: picobpe::pretok::SplitRule::ISOLATED,
+        }
+    }
 }
 
 impl Model {

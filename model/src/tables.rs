@@ -110,13 +110,13 @@ pub(crate) fn special_tokens<'a>(
     tokens
 }
 
-/// Compile a model's `Split` regexes ([`Model::splits`]) into the words the core walks, each
+/// Compile a model's `Split`s ([`Model::splits`]) into the words the core walks, each
 /// checked as the core will read it.
-pub(crate) fn compile_splits(splits: &[String]) -> Result<Vec<Vec<u32>>, String> {
+pub(crate) fn compile_splits(splits: &[crate::Split]) -> Result<Vec<Vec<u32>>, String> {
     splits
         .iter()
-        .map(|re| {
-            let words = crate::compile_pattern(re).map_err(|e| e.to_string())?;
+        .map(|split| {
+            let words = crate::compile_split(split).map_err(|e| e.to_string())?;
             picobpe::pretok::CompiledPattern::new(&words).map_err(|e| e.to_string())?;
             Ok(words)
         })

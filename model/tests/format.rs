@@ -4,7 +4,7 @@ use picobpe_model::format::{BPE_VERSION, HEADER_LEN, MAGIC};
 mod common;
 
 use common::small_model;
-use picobpe_model::{InvalidModel, Model, ModelError};
+use picobpe_model::{InvalidModel, Model, ModelError, Split};
 
 /// A file around `payload` with a correct header, bypassing validation.
 fn file_with_payload(payload: &[u8]) -> Vec<u8> {
@@ -120,21 +120,21 @@ fn wrong_magic_and_versions() {
         Err(ModelError::BadMagic)
     ));
 
-    for version in [0u16, 7, 0xFFFF] {
+    for version in [0u16, 8, 0xFFFF] {
         let mut newer = bytes.clone();
         newer[8..10].copy_from_slice(&version.to_le_bytes());
         match Model::from_bytes(&newer) {
             Err(
                 err @ ModelError::UnsupportedVersion {
                     found,
-                    supported: 6,
+                    supported: 7,
                 },
             ) => {
                 assert_eq!(found, version);
                 assert_eq!(
                     err.to_string(),
                     format!(
-                        "model file format version {version} is not supported (this build reads versions 1 to 6)"
+                        "model file format version {version} is not supported (this build reads versions 1 to 7)"
                     )
                 );
             }
@@ -623,8 +623,8 @@ fn split_patterns_round_trip_and_damage_is_refused() {
     use picobpe_model::format::SPLIT_VERSION;
     let model = Model {
         splits: vec![
-            r"\p{N}{1,3}".to_owned(),
-            r"[a-z]+|\s+(?!\S)|\s+|.".to_owned(),
+            Split::isolated(r"\p{N}{1,3}"),
+            Split::isolated(r"[a-z]+|\s+(?!\S)|\s+|."),
         ],
         ..small_model()
     };
@@ -648,7 +648,7 @@ fn split_patterns_round_trip_and_damage_is_refused() {
     assert_eq!(&out[..n], &[257, 49, 50, 51, 52, 53]);
 
     let bad = Model {
-        splits: vec![r"\s+(?=\S)".to_owned()],
+        splits: vec![Split::isolated(r"\s+(?=\S)")],
         ..small_model()
     };
     let err = bad.to_bytes().unwrap_err();
@@ -670,6 +670,46 @@ fn split_patterns_round_trip_and_damage_is_refused() {
     let err = picobpe_model::read_tables(&path).unwrap_err();
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(matches!(err, ModelError::BadSplit { .. }), "{err}");
+}
+
+/// Splits with rules other than `Isolated` (version 7): they round-trip through every writer,
+/// the tables read from a file carry the rule, and an unknown rule byte is refused by name.
+#[test]
+fn split_rules_round_trip_and_damage_is_refused() {
+    use picobpe::pretok::{SplitBehavior, SplitRule};
+    use picobpe_model::format::SPLIT_RULE_VERSION;
+    let rule = SplitRule {
+        behavior: SplitBehavior::MergedWithNext,
+        invert: true,
+    };
+    let model = Model {
+        splits: vec![Split {
+            regex: r"\s+".to_owned(),
+            rule,
+        }],
+        ..small_model()
+    };
+    round_trips_as(&model, SPLIT_RULE_VERSION);
+    let dir = std::env::temp_dir().join(format!("picobpe-rules-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("rules.model");
+    model.write(&path).unwrap();
+    let live = picobpe_model::read_tables(&path).unwrap();
+    let picobpe_model::LiveTables::BytePair(tables) = live else {
+        panic!("byte-level tables")
+    };
+    assert_eq!(tables.splits[0].parts().rule, rule);
+    // The header part: model part length, empty template, empty strip list, 1 split: its
+    // regex (length 3: `\s+`), then its rule byte (6: MergedWithNext | inverted). Damage it.
+    let mut file = model.to_bytes_with_tables().unwrap();
+    let at = HEADER_LEN + 4 + 2 + 1 + 1 + 1 + 3;
+    assert_eq!(file[at], 6);
+    file[at] = 9;
+    let crc = crc32fast::hash(&file[HEADER_LEN..]);
+    file[14..18].copy_from_slice(&crc.to_le_bytes());
+    let err = Model::from_bytes(&file).unwrap_err();
+    assert!(err.to_string().contains("unknown split rule 0x09"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `model` through every writer: each writes `version`, and reads back equal.

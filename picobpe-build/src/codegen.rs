@@ -324,10 +324,13 @@ fn splits(s: &mut String, splits: &[Vec<u32>]) {
         }
         exprs.push(format!(
             "::picobpe::pretok::CompiledPattern::from_parts(::picobpe::pretok::CompiledParts {{ \
-             {}, start: {}, row_words: {} }})",
+             {}, start: {}, row_words: {}, rule: ::picobpe::pretok::SplitRule {{ behavior: \
+             ::picobpe::pretok::SplitBehavior::{:?}, invert: {} }} }})",
             fields.join(", "),
             p.start,
-            p.row_words
+            p.row_words,
+            p.rule.behavior,
+            p.rule.invert
         ));
     }
     let _ = writeln!(

@@ -40,7 +40,7 @@ fn tokenizer() -> Tokenizer<'static> {
     let model = picobpe_model::import::with_regex(model, pattern).unwrap();
     assert_eq!(
         model.splits,
-        [pattern],
+        [picobpe_model::Split::isolated(pattern)],
         "the regex is compiled, not a hand-rolled one"
     );
     let model = AnyModel::BytePair(model);

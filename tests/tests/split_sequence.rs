@@ -256,6 +256,28 @@ fn digits_and_punctuation_before_byte_level_match_tokenizers() {
     }
 }
 
+/// A `Split` with each behaviour but `Removed`, inverted and not, before `ByteLevel` without
+/// its regex (so the split's pieces are the model's): digits and whitespace, which follow one
+/// another and the text between them in every way.
+#[test]
+fn split_behaviors_match_tokenizers() {
+    for behavior in [
+        "Isolated",
+        "MergedWithPrevious",
+        "MergedWithNext",
+        "Contiguous",
+    ] {
+        for invert in [false, true] {
+            let pre_tokenizer = json!({"type": "Sequence", "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": r"\p{N}|\s"}, "behavior": behavior, "invert": invert},
+                {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false},
+            ]});
+            let label = format!("{behavior}{}", if invert { "-inverted" } else { "" });
+            check(&label, pre_tokenizer, 2048, true);
+        }
+    }
+}
+
 #[test]
 fn byte_level_prefix_space_matches_tokenizers() {
     check(
@@ -351,10 +373,6 @@ fn unsupported_splits_are_refused() {
         (
             json!({"type": "Split", "pattern": {"Regex": r"\p{N}"}, "behavior": "Removed", "invert": false}),
             "Removed",
-        ),
-        (
-            json!({"type": "Split", "pattern": {"Regex": r"\p{N}"}, "behavior": "Isolated", "invert": true}),
-            "inverted",
         ),
         (
             json!({"type": "Punctuation", "behavior": "Removed"}),

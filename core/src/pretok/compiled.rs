@@ -32,7 +32,7 @@
 //! | words | content |
 //! |---|---|
 //! | 0 | [`MAGIC`] |
-//! | 1, 2, 3 | number of states `S` (≤ 65,536; state 0 is the dead state), start state, number of patterns `P` |
+//! | 1, 2, 3 | number of states `S` (≤ 65,536; state 0 is the dead state), start state, number of patterns `P` (low 24 bits) with the [`SplitRule`] in the high 8 ([`SplitRule::bits`]; 0 is `Isolated`) |
 //! | 4, 5 | number of byte classes `A` (1 ..= 256), number of rows `R` |
 //! | 6 .. 70 | the class of each byte, four bytes to a word, little-endian |
 //! | then P | per pattern: flags ([`LOOK_AHEAD`]) |
@@ -80,6 +80,67 @@ const STATE_WORDS: usize = 4;
 /// The bytes fed for an invalid byte: U+E000.
 const INVALID_AS: [u8; 3] = [0xEE, 0x80, 0x80];
 
+/// How a `Split`'s matches and the text between them make pieces (`tokenizers`'
+/// `SplitDelimiterBehavior`, without `Removed`). Segments are the matches and the runs of text
+/// between them; with [`SplitRule::invert`], the runs count as the matches and the matches
+/// as the runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SplitBehavior {
+    /// Every segment is a piece.
+    Isolated,
+    /// A match joins the run before it (one that follows another match stands alone).
+    MergedWithPrevious,
+    /// A match joins the run after it (one followed by another match stands alone).
+    MergedWithNext,
+    /// Consecutive matches make one piece; each run is a piece.
+    Contiguous,
+}
+
+/// A `Split`'s behaviour and whether it is inverted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitRule {
+    /// How segments make pieces.
+    pub behavior: SplitBehavior,
+    /// The runs between matches are the matches (`invert: true`).
+    pub invert: bool,
+}
+
+impl SplitRule {
+    /// `Isolated`, not inverted: the rule of every hand-rolled pattern.
+    pub const ISOLATED: SplitRule = SplitRule {
+        behavior: SplitBehavior::Isolated,
+        invert: false,
+    };
+
+    /// The layout's byte: bits 0-1 the behaviour in declaration order, bit 2 `invert`.
+    pub const fn bits(self) -> u32 {
+        let b = match self.behavior {
+            SplitBehavior::Isolated => 0,
+            SplitBehavior::MergedWithPrevious => 1,
+            SplitBehavior::MergedWithNext => 2,
+            SplitBehavior::Contiguous => 3,
+        };
+        b | (self.invert as u32) << 2
+    }
+
+    /// The rule of a layout byte (`None` for bits above 2).
+    pub const fn from_bits(bits: u32) -> Option<SplitRule> {
+        let behavior = match bits & 3 {
+            0 => SplitBehavior::Isolated,
+            1 => SplitBehavior::MergedWithPrevious,
+            2 => SplitBehavior::MergedWithNext,
+            _ => SplitBehavior::Contiguous,
+        };
+        if bits > 7 {
+            return None;
+        }
+        Some(SplitRule {
+            behavior,
+            invert: bits & 4 != 0,
+        })
+    }
+}
+
 /// Why a compiled pattern's words were refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CompiledPatternError {
@@ -90,8 +151,8 @@ pub enum CompiledPatternError {
     /// No states, more than 65,536, a start state out of range, or the dead state (0) has
     /// transitions or a match.
     BadStates,
-    /// A pattern flag other than [`LOOK_AHEAD`], or a match naming a pattern that does not
-    /// exist.
+    /// A pattern flag other than [`LOOK_AHEAD`], a match naming a pattern that does not
+    /// exist, or an unknown split rule.
     BadPattern,
     /// A state's transitions run past the transition table, are not sorted and disjoint, have
     /// `lo > hi`, start below `0x80`, or lead to a state that does not exist.
@@ -147,6 +208,8 @@ pub struct CompiledParts<'a> {
     pub start: u32,
     /// Words per row: half the number of classes, rounded up.
     pub row_words: u32,
+    /// How the matches make pieces.
+    pub rule: SplitRule,
 }
 
 /// Where a match that starts at a position ends.
@@ -167,10 +230,12 @@ impl<'a> CompiledPattern<'a> {
     /// Check `words` (layout in the module docs) and borrow them.
     pub fn new(words: &'a [u32]) -> Result<CompiledPattern<'a>, CompiledPatternError> {
         use CompiledPatternError as E;
-        let Some(&[magic, n_states, start, n_patterns, n_classes, n_rows]) = words.get(..HEADER)
+        let Some(&[magic, n_states, start, patterns_word, n_classes, n_rows]) = words.get(..HEADER)
         else {
             return Err(E::BadLength);
         };
+        let n_patterns = patterns_word & 0xFF_FFFF;
+        let rule = SplitRule::from_bits(patterns_word >> 24).ok_or(E::BadPattern)?;
         if magic != MAGIC {
             return Err(E::BadMagic);
         }
@@ -252,6 +317,7 @@ impl<'a> CompiledPattern<'a> {
                 transitions,
                 start,
                 row_words,
+                rule,
             },
         })
     }
@@ -443,22 +509,71 @@ impl<'a> CompiledPattern<'a> {
 
     /// [`next_piece`](Self::next_piece) as `Ok(end)`, or when undecided `Err(bound)`: the
     /// piece is known to reach at least `bound` (`start` when nothing is known; more when it
-    /// is text between matches that has not met the next match yet).
+    /// is text between matches that has not met the next match yet). The segment at `start`
+    /// (a match, or the run up to the next one) makes the piece by the pattern's
+    /// [`SplitRule`], with the segments after it when the rule joins them.
     fn piece_or_bound(&self, text: &[u8], start: usize, is_final: bool) -> Result<usize, usize> {
+        let (matched, mut end) = self.segment(text, start, is_final)?;
+        let rule = self.parts.rule;
+        // `tokenizers`' flag of a segment: a match, or with `invert` a run.
+        let flag = matched != rule.invert;
+        // The flag of the segment at `end`: `Ok(None)` at the end of the text, `Err` when
+        // more input could change it.
+        let next = |end: usize| -> Result<Option<(bool, usize)>, usize> {
+            if end >= text.len() {
+                return if is_final { Ok(None) } else { Err(end) };
+            }
+            match self.segment(text, end, is_final) {
+                Ok((m, e)) => Ok(Some((m != rule.invert, e))),
+                Err(_) => Err(end),
+            }
+        };
+        match rule.behavior {
+            SplitBehavior::Isolated => Ok(end),
+            // A piece that starts with a match stands alone; a run takes the match after it.
+            SplitBehavior::MergedWithPrevious if flag => Ok(end),
+            SplitBehavior::MergedWithPrevious => match next(end)? {
+                Some((true, e)) => Ok(e),
+                _ => Ok(end),
+            },
+            // A run stands alone; a match takes the run after it.
+            SplitBehavior::MergedWithNext if !flag => Ok(end),
+            SplitBehavior::MergedWithNext => match next(end)? {
+                Some((false, e)) => Ok(e),
+                _ => Ok(end),
+            },
+            // The segments with the same flag that follow one another.
+            SplitBehavior::Contiguous => loop {
+                match next(end)? {
+                    Some((f, e)) if f == flag => end = e,
+                    _ => return Ok(end),
+                }
+            },
+        }
+    }
+
+    /// The segment that starts at `start`: whether it is a match, and its end (a match's, or
+    /// where the next match starts); `Err(bound)` as in
+    /// [`piece_or_bound`](Self::piece_or_bound) when more input could change it.
+    fn segment(&self, text: &[u8], start: usize, is_final: bool) -> Result<(bool, usize), usize> {
         if start >= text.len() {
             return Err(start);
         }
         let mut pos = start;
         while pos < text.len() {
             match self.walk(text, pos, is_final) {
-                Walk::Decided(MatchAt::Match { end }) if pos == start => return Ok(end),
+                Walk::Decided(MatchAt::Match { end }) if pos == start => return Ok((true, end)),
                 Walk::Decided(MatchAt::NoMatch) => {}
                 Walk::Undecided { found: false } | Walk::Decided(MatchAt::NeedMore) => {
                     return Err(pos)
                 }
                 // Text between matches ends where a match starts, however long that is.
                 Walk::Decided(MatchAt::Match { .. }) | Walk::Undecided { found: true } => {
-                    return if pos == start { Err(start) } else { Ok(pos) }
+                    return if pos == start {
+                        Err(start)
+                    } else {
+                        Ok((false, pos))
+                    }
                 }
             }
             pos += match decode(text, pos) {
@@ -467,7 +582,7 @@ impl<'a> CompiledPattern<'a> {
             };
         }
         if is_final {
-            Ok(text.len())
+            Ok((false, text.len()))
         } else {
             Err(text.len())
         }

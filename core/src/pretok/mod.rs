@@ -68,7 +68,7 @@ pub(crate) use ascii_block::Blocks;
 pub(crate) use ascii_piece::{fast_piece, AsciiPiece, Fast};
 pub use compiled::{
     split_levels, split_levels_memo, CompiledParts, CompiledPattern, CompiledPatternError, MatchAt,
-    SplitMemo,
+    SplitBehavior, SplitMemo, SplitRule,
 };
 pub use unicode::{char_class, CharClass};
 

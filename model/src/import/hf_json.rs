@@ -12,7 +12,8 @@
 //!   with `P` one of the patterns picobpe splits by hand ([`PatternKind::from_regex`], compared
 //!   character for character), or `ByteLevel` alone (GPT-2's pattern, or with
 //!   `use_regex=false` the whole text between added tokens as one piece); other `Split` lists
-//!   are compiled (`crate::compile_pattern`), with `Digits` and `Punctuation` (`Isolated` or
+//!   are compiled (`crate::compile_split`; each `Split` with any behaviour but `Removed`,
+//!   inverted or not), with `Digits` and `Punctuation` (`Isolated` or
 //!   `Contiguous`) among them as the `Split`s of their character classes (SmolLM's and
 //!   StarCoder2's `Digits` before `ByteLevel`); `ByteLevel`'s `add_prefix_space` (a space
 //!   before each text between added tokens that does not start with one) only on
@@ -31,13 +32,14 @@ use std::collections::HashMap;
 use super::hf_import::{decode_vocab, from_parts};
 use super::tiktoken_import::from_ranks;
 use super::ImportError;
-use crate::model::Model;
+use crate::model::{Model, Split};
 use crate::pattern::PatternKind;
 use crate::tokenizer_json::{
     bad, bad_steps, Decoder, ModelJson, Normalizer, Part, Pattern, PreTokenizer, Refused,
     TokenizerJson,
 };
 use picobpe::normalizer::UnicodeForm;
+use picobpe::pretok::{SplitBehavior, SplitRule};
 
 /// A model imported from a `tokenizer.json`, with what the import chose not to apply.
 #[derive(Debug)]
@@ -181,53 +183,59 @@ fn char_split(pred: impl Fn(char) -> bool, isolated: bool) -> String {
 /// `ByteLevel`'s `add_prefix_space` ([`Model::prefix_space`](crate::Model::prefix_space)).
 ///
 /// Accepted: `ByteLevel` alone (GPT-2's pattern, or with `use_regex: false` no split at all:
-/// [`WHOLE_TEXT`]; `add_prefix_space` on or off), or `Split`s (each `Isolated`, not inverted;
-/// a `String` pattern is its literal text), `Digits` and `Punctuation` (`Isolated` or
-/// `Contiguous`: [`char_split`]) followed by `ByteLevel`. One `Split` whose regex is
+/// [`WHOLE_TEXT`]; `add_prefix_space` on or off), or `Split`s (a `String` pattern is its
+/// literal text; any behaviour but `Removed`, inverted or not), `Digits` and `Punctuation`
+/// (`Isolated` or `Contiguous`: [`char_split`]) followed by `ByteLevel`. One `Split` whose regex is
 /// a hand-rolled pattern's, before `ByteLevel` with `use_regex: false`, takes that splitter;
 /// any other list is compiled, with `ByteLevel`'s own GPT-2 regex as the last split when its
 /// `use_regex` is on.
-fn pre_tokenizer(
-    steps: &[Part<PreTokenizer>],
-) -> Result<(PatternKind, Vec<String>, bool), Refused> {
+fn pre_tokenizer(steps: &[Part<PreTokenizer>]) -> Result<(PatternKind, Vec<Split>, bool), Refused> {
     let bad = |what: String| bad("pre_tokenizer", what);
     let Some((b, splits)) = steps.split_last() else {
         return Err(bad("missing: byte-level BPE needs one".into()));
     };
     let mut regexes = Vec::new();
     for split in splits {
-        let regex = match &split.known {
+        let split = match &split.known {
             Some(PreTokenizer::Split {
                 pattern,
                 behavior,
                 invert,
             }) => {
-                if behavior != "Isolated" || invert.unwrap_or(false) {
-                    return Err(bad(format!(
-                        "Split behavior {behavior:?}{}: only Isolated, not inverted, is supported",
-                        if invert.unwrap_or(false) {
-                            ", inverted"
-                        } else {
-                            ""
-                        }
-                    )));
-                }
-                match pattern {
+                let behavior = match behavior.as_str() {
+                    "Isolated" => SplitBehavior::Isolated,
+                    "MergedWithPrevious" => SplitBehavior::MergedWithPrevious,
+                    "MergedWithNext" => SplitBehavior::MergedWithNext,
+                    "Contiguous" => SplitBehavior::Contiguous,
+                    other => {
+                        return Err(bad(format!(
+                            "Split behavior {other:?}: not supported (Isolated, \
+                             MergedWithPrevious, MergedWithNext and Contiguous are)"
+                        )))
+                    }
+                };
+                let regex = match pattern {
                     Pattern::Regex(regex) => regex.clone(),
                     Pattern::String(text) => regex_syntax::escape(text),
+                };
+                let invert = invert.unwrap_or(false);
+                Split {
+                    regex,
+                    rule: SplitRule { behavior, invert },
                 }
             }
             // `Digits` and `Punctuation` split on a character predicate: each character a
             // piece (`Isolated`), or each run (`Contiguous`), which is the `Split` of the
             // class, or of its runs.
-            Some(PreTokenizer::Digits { individual_digits }) => {
-                char_split(char::is_numeric, individual_digits.unwrap_or(false))
-            }
+            Some(PreTokenizer::Digits { individual_digits }) => Split::isolated(char_split(
+                char::is_numeric,
+                individual_digits.unwrap_or(false),
+            )),
             Some(PreTokenizer::Punctuation { behavior }) => {
                 let punctuation = |c| {
                     picobpe::wordpiece::char_flags(c) & picobpe::wordpiece::PUNCTUATION_FLAG != 0
                 };
-                match behavior.as_deref().unwrap_or("Isolated") {
+                Split::isolated(match behavior.as_deref().unwrap_or("Isolated") {
                     "Isolated" => char_split(punctuation, true),
                     "Contiguous" => char_split(punctuation, false),
                     other => {
@@ -236,7 +244,7 @@ fn pre_tokenizer(
                              supported before ByteLevel"
                         )))
                     }
-                }
+                })
             }
             _ => {
                 let why =
@@ -244,7 +252,7 @@ fn pre_tokenizer(
                 return Err(bad_steps("pre_tokenizer", steps, why));
             }
         };
-        regexes.push(regex);
+        regexes.push(split);
     }
     let Some(PreTokenizer::ByteLevel {
         add_prefix_space,
@@ -265,11 +273,16 @@ fn pre_tokenizer(
     if regexes.is_empty() && !use_regex {
         // Nothing splits: each text between added tokens is one piece, as `tokenizers`
         // hands it to the model.
-        return Ok((PatternKind::Gpt2, vec![WHOLE_TEXT.to_owned()], prefix_space));
+        return Ok((
+            PatternKind::Gpt2,
+            vec![Split::isolated(WHOLE_TEXT)],
+            prefix_space,
+        ));
     }
     if !use_regex {
-        if let [regex] = regexes.as_slice() {
-            if let Some(pattern) = PatternKind::from_regex(regex) {
+        if let [split] = regexes.as_slice() {
+            let hand_rolled = PatternKind::from_regex(&split.regex);
+            if let Some(pattern) = hand_rolled.filter(|_| split.rule == SplitRule::ISOLATED) {
                 return Ok((pattern, Vec::new(), false));
             }
         }
@@ -278,10 +291,10 @@ fn pre_tokenizer(
         return Ok((PatternKind::Gpt2, Vec::new(), prefix_space));
     }
     if use_regex {
-        regexes.push(PatternKind::Gpt2.reference_regex().to_owned());
+        regexes.push(Split::isolated(PatternKind::Gpt2.reference_regex()));
     }
-    for regex in &regexes {
-        crate::compile_pattern(regex).map_err(|e| bad(format!("Split: {e}")))?;
+    for split in &regexes {
+        crate::compile_split(split).map_err(|e| bad(format!("Split: {e}")))?;
     }
     // `pattern` is not used beside splits; GPT-2's is the file's neutral value.
     Ok((PatternKind::Gpt2, regexes, false))

@@ -33,7 +33,7 @@ pub fn with_regex(mut model: Model, regex: &str) -> Result<Model, ImportError> {
         regex: regex.to_owned(),
         reason: e.to_string(),
     })?;
-    model.splits = vec![regex.to_owned()];
+    model.splits = vec![crate::Split::isolated(regex)];
     model.validate()?;
     Ok(model)
 }
