@@ -512,8 +512,26 @@ impl<'a> CompiledPattern<'a> {
     /// is text between matches that has not met the next match yet). The segment at `start`
     /// (a match, or the run up to the next one) makes the piece by the pattern's
     /// [`SplitRule`], with the segments after it when the rule joins them.
+    #[inline]
     fn piece_or_bound(&self, text: &[u8], start: usize, is_final: bool) -> Result<usize, usize> {
-        let (matched, mut end) = self.segment(text, start, is_final)?;
+        let (matched, end) = self.segment(text, start, is_final)?;
+        if self.parts.rule == SplitRule::ISOLATED {
+            return Ok(end);
+        }
+        self.joined(text, is_final, matched, end)
+    }
+
+    /// [`piece_or_bound`](Self::piece_or_bound) by a rule that joins segments: the piece that
+    /// starts with the segment ending at `end` (a match when `matched`). Out of line: the
+    /// walk of `Isolated` levels, the common case, stays small.
+    #[inline(never)]
+    fn joined(
+        &self,
+        text: &[u8],
+        is_final: bool,
+        matched: bool,
+        mut end: usize,
+    ) -> Result<usize, usize> {
         let rule = self.parts.rule;
         // `tokenizers`' flag of a segment: a match, or with `invert` a run.
         let flag = matched != rule.invert;
