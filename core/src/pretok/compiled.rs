@@ -573,6 +573,7 @@ impl<'a> CompiledPattern<'a> {
     /// The segment that starts at `start`: whether it is a match, and its end (a match's, or
     /// where the next match starts); `Err(bound)` as in
     /// [`piece_or_bound`](Self::piece_or_bound) when more input could change it.
+    #[inline]
     fn segment(&self, text: &[u8], start: usize, is_final: bool) -> Result<(bool, usize), usize> {
         if start >= text.len() {
             return Err(start);
