@@ -10,6 +10,9 @@ It (re)writes tests/fixtures/spm_train/<config>.json for each configuration belo
      "pieces": [[piece, score, type], ...],          # in id order
      "held_out": {"text": "...", "ids": [...]}}       # the model's ids for a held-out text
 
+and tests/fixtures/spm_train/error-*.json, {"sentencepiece", "config", "error"}, for the
+configurations `spm_train` refuses, with its message.
+
 The corpora are the committed texts of tests/fixtures/vectors/texts (licences in that
 directory's PROVENANCE); the held-out text is the first 500 lines of another corpus file.
 Usage: python3 tests/scripts/gen_spm_train_vectors.py [CONFIG ...]
@@ -116,6 +119,20 @@ CONFIGS = {
                     "character_coverage": 1.0}},
 }
 
+# Corpora and options `spm_train` refuses: its error message is the reference. They are written
+# by the script (a few bytes each).
+ERROR_CORPORA = {"ten-a.txt": b"aaaaaaaaaa\n", "hello.txt": b"hello\n"}
+ERRORS = {
+    # One sentence, one word, no dummy prefix: the first M step expects no piece half a time.
+    "error-unigram-no-pieces": {"model_type": "unigram", "files": ["spm_train/ten-a.txt"],
+                                "options": {"vocab_size": 100, "add_dummy_prefix": False}},
+    # Five letters give at most eight pieces.
+    "error-unigram-vocab-too-high": {"model_type": "unigram", "files": ["spm_train/hello.txt"],
+                                     "options": {"vocab_size": 100}},
+    "error-bpe-vocab-too-high": {"model_type": "bpe", "files": ["spm_train/hello.txt"],
+                                 "options": {"vocab_size": 100}},
+}
+
 
 def corpus_path(f):
     """A corpus file: under tests/fixtures when it names a folder, else a committed text."""
@@ -167,12 +184,32 @@ def train(name, cfg):
             "held_out": {"file": cfg["held_out"], "lines": 500, "ids": ids}}
 
 
+def train_error(cfg):
+    """The message `spm_train` fails with on `cfg` (it must fail)."""
+    files = [str(corpus_path(f)) for f in cfg["files"]]
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            spm.SentencePieceTrainer.train(input=",".join(files), model_prefix=f"{tmp}/m",
+                                           model_type=cfg["model_type"], minloglevel=2,
+                                           num_threads=1, **cfg["options"])
+        except RuntimeError as e:
+            return {"sentencepiece": spm.__version__, "config": cfg, "error": str(e)}
+    raise SystemExit(f"spm_train accepted {cfg}")
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     write_invalid_corpus()
     write_long_lines_corpus()
-    names = sys.argv[1:] or list(CONFIGS)
+    for file, text in ERROR_CORPORA.items():
+        (OUT / file).write_bytes(text)
+    names = sys.argv[1:] or list(CONFIGS) + list(ERRORS)
     for name in names:
+        if name in ERRORS:
+            data = train_error(ERRORS[name])
+            (OUT / f"{name}.json").write_text(json.dumps(data, ensure_ascii=False) + "\n")
+            print(f"{name}: {data['error']}")
+            continue
         data = train(name, CONFIGS[name])
         (OUT / f"{name}.json").write_text(json.dumps(data, ensure_ascii=False) + "\n")
         print(f"{name}: {len(data['pieces'])} pieces, {len(data['held_out']['ids'])} held-out ids")

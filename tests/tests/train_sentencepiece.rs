@@ -7,7 +7,7 @@
 
 use picobpe::SpTokenizer;
 use picobpe_model::sentencepiece::{
-    import_model_proto, SpKind, SpModelType, SpNormalization, SpTableData, SpTrainer,
+    import_model_proto, SpKind, SpModelType, SpNormalization, SpTableData, SpTrainError, SpTrainer,
 };
 use picobpe_tests::paths;
 use serde_json::Value;
@@ -29,6 +29,9 @@ fn references() -> Vec<Reference> {
         }
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(v["sentencepiece"], "0.2.3");
+        if v.get("error").is_some() {
+            continue;
+        }
         out.push(Reference {
             name: path.file_stem().unwrap().to_string_lossy().into_owned(),
             config: v["config"].clone(),
@@ -192,4 +195,43 @@ fn pieces_match_spm_train() {
         assert_eq!(back, trained.model, "{}: sentencepiece.model", r.name);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The configurations `spm_train` refuses (`tests/fixtures/spm_train/error-*.json`) are
+/// refused here too, for the same reason: "no pieces are loaded." is
+/// [`SpTrainError::NoPiecesLeft`], "Vocabulary size too high (V). Please set it to a value <=
+/// N." is [`SpTrainError::VocabTooLarge`] with the same N.
+#[test]
+fn refusals_match_spm_train() {
+    let dir = paths::fixtures().join("spm_train");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).expect("spm_train fixtures") {
+        let path = entry.expect("entry").path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.starts_with("error-") {
+            continue;
+        }
+        seen += 1;
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let want = v["error"].as_str().unwrap();
+        let files: Vec<Vec<u8>> = v["config"]["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| text(f.as_str().unwrap()))
+            .collect();
+        let slices: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
+        let got = trainer(&v["config"]).train(&slices, 2, &[], |_| {});
+        match got {
+            Err(SpTrainError::NoPiecesLeft) => {
+                assert!(want.contains("no pieces are loaded."), "{name}: {want}")
+            }
+            Err(SpTrainError::VocabTooLarge { reached, .. }) => assert!(
+                want.ends_with(&format!("Please set it to a value <= {reached}.")),
+                "{name}: we reach {reached}; spm_train: {want}"
+            ),
+            other => panic!("{name}: spm_train says {want:?}, picobpe gives {other:?}"),
+        }
+    }
+    assert_eq!(seen, 3, "refusal references");
 }

@@ -222,6 +222,10 @@ pub enum SpTrainError {
     /// characters in all than the merge loop indexes (`u32`).
     #[error("the words to merge hold {0} characters in all, more than the trainer indexes (4,294,967,294); train on fewer sentences (--input-sentence-size)")]
     TooManyCharacters(usize),
+    /// A Unigram EM or pruning step left no piece (`spm_train`: "no pieces are loaded."): the
+    /// corpus is too small for the model, as when no piece is expected even half a time.
+    #[error("the Unigram training left no piece (spm_train: \"no pieces are loaded.\"): the corpus is too small or too uniform for a Unigram model; add sentences or train a BPE model")]
+    NoPiecesLeft,
 }
 
 impl From<bpe::LoopError> for SpTrainError {
@@ -687,7 +691,7 @@ impl SpTrainer {
             unigram::train(seeds, &words, &chars, &spec, |step| match step {
                 unigram::Step::Seeds(n) => progress(SpProgress::Seeds(n)),
                 unigram::Step::Pieces(n) => progress(SpProgress::Pruned(n)),
-            })
+            })?
         } else {
             let n_merges = self.vocab_size - needed;
             progress(SpProgress::MergesTotal(n_merges));

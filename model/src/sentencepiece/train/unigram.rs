@@ -24,6 +24,7 @@
 use rustc_hash::FxHashMap;
 
 use super::piece_rule::{PieceRule, BOUNDARY, UNK_CHAR};
+use super::SpTrainError;
 
 /// The options the Unigram loop reads.
 #[derive(Clone, Copy, Debug)]
@@ -787,22 +788,28 @@ pub(super) fn train(
     required: &[(char, u64)],
     spec: &UnigramSpec,
     mut progress: impl FnMut(Step),
-) -> Vec<Scored> {
+) -> Result<Vec<Scored>, SpTrainError> {
     progress(Step::Seeds(seeds.len()));
-    let mut model = Model::new(seeds);
+    // `spm_train` stops with "no pieces are loaded." when a step leaves no piece (an M step
+    // on a corpus so small that no piece is expected half a time, say); so does this.
+    let non_empty = |pieces: Vec<Scored>| match pieces.is_empty() {
+        true => Err(SpTrainError::NoPiecesLeft),
+        false => Ok(Model::new(pieces)),
+    };
+    let mut model = non_empty(seeds)?;
     let desired = spec.desired();
     loop {
         for _ in 0..spec.sub_iterations {
             let expected = e_step(&model, sentences, spec);
-            model = Model::new(m_step(&model, &expected));
+            model = non_empty(m_step(&model, &expected))?;
         }
-        model = Model::new(prune(&model, sentences, spec));
+        model = non_empty(prune(&model, sentences, spec))?;
         progress(Step::Pieces(model.pieces.len()));
         if model.pieces.len() <= desired {
             break;
         }
     }
-    model = Model::new(reachable(&model));
+    model = non_empty(reachable(&model))?;
     // FinalizeSentencePieces.
     let mut fin: FxHashMap<String, f32> = FxHashMap::default();
     let mut penalty = 0f32;
@@ -827,7 +834,7 @@ pub(super) fn train(
         }
         fin.insert(piece, score);
     }
-    sorted(fin.into_iter().collect())
+    Ok(sorted(fin.into_iter().collect()))
 }
 
 #[cfg(test)]
