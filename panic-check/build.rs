@@ -46,7 +46,7 @@ fn main() {
         whole_piece: true,
         normalizer: None,
         strips,
-        // Two compiled split levels (a look-ahead among them), so the proof covers the
+        // Three compiled split levels (a look-ahead among them), so the proof covers the
         // compiled-pattern walker too.
         splits: vec![
             Split::isolated(r"\p{N}{1,3}"),
@@ -56,6 +56,14 @@ fn main() {
                 rule: picobpe_model::SplitRule {
                     behavior: picobpe_model::SplitBehavior::Contiguous,
                     invert: true,
+                },
+            },
+            // A rule that drops bytes: the proof covers the encoder's skip.
+            Split {
+                regex: r"[\t\r]".to_owned(),
+                rule: picobpe_model::SplitRule {
+                    behavior: picobpe_model::SplitBehavior::Removed,
+                    invert: false,
                 },
             },
         ],

@@ -10,8 +10,9 @@
 //! 1. a regex the compiler accepts splits the text (each byte that is not well-formed UTF-8
 //!    standing in as U+E000) exactly as `fancy-regex`'s matches do with the text between them
 //!    kept as pieces (`tokenizers`' `Split` with `Isolated`), and with a drawn rule
-//!    (`MergedWithPrevious`, `MergedWithNext`, `Contiguous`, inverted or not) exactly as
-//!    `tokenizers`' folds make pieces of those segments (written out plainly in [`ruled`]);
+//!    (`MergedWithPrevious`, `MergedWithNext`, `Contiguous`, `Removed`, inverted or not)
+//!    exactly as `tokenizers`' folds make pieces of those segments (written out plainly in
+//!    [`ruled`]); pieces are compared as spans, so bytes `Removed` drops are in none;
 //! 2. fed as growing prefixes with `is_final == false`, every piece returned is the one-shot
 //!    piece at that position;
 //! 3. two levels (the drawn regex inside `\p{N}{1,3}` splits, as DeepSeek's `Sequence`) give
@@ -81,8 +82,8 @@ fn compile(regex: &str, rule: SplitRule) -> Option<CompiledPattern<'static>> {
 
 /// The pieces of `text` by `tokenizers`' `Split` with `rule`: its segments (matches, and the
 /// text between them), each flagged as a match (or, inverted, as not one), folded as
-/// `tokenizers`' `NormalizedString::split` folds them.
-fn ruled(re: &fancy_regex::Regex, text: &[u8], rule: SplitRule) -> Vec<usize> {
+/// `tokenizers`' `NormalizedString::split` folds them: the pieces' spans.
+fn ruled(re: &fancy_regex::Regex, text: &[u8], rule: SplitRule) -> Vec<(usize, usize)> {
     let mut segments = Vec::new();
     let mut pos = 0;
     for (start, end) in ref_pieces(re, text).expect("fancy-regex runs") {
@@ -127,11 +128,17 @@ fn ruled(re: &fancy_regex::Regex, text: &[u8], rule: SplitRule) -> Vec<usize> {
                 previous = m;
             }
         }
+        SplitBehavior::Removed => {
+            pieces = (segments.iter())
+                .filter(|s| !s.2)
+                .map(|&(a, b, _)| (a, b))
+                .collect()
+        }
     }
-    pieces.into_iter().map(|(_, b)| b).collect()
+    pieces
 }
 
-/// The pieces of `text` when the matches of `re` and the text between them are pieces.
+/// The piece ends of `text` when the matches of `re` and the text between them are pieces.
 fn isolated(re: &fancy_regex::Regex, text: &[u8]) -> Vec<usize> {
     let mut ends = Vec::new();
     let mut pos = 0;
@@ -149,9 +156,9 @@ fn isolated(re: &fancy_regex::Regex, text: &[u8]) -> Vec<usize> {
 }
 
 /// The split by `levels`, one memo across the walk (as the encoder does), checked against a
-/// fresh memo at every piece.
-fn ours(levels: &[CompiledPattern<'_>], text: &[u8]) -> Vec<usize> {
-    let mut ends = Vec::new();
+/// fresh memo at every piece: the pieces' spans (dropped bytes in none).
+fn ours(levels: &[CompiledPattern<'_>], text: &[u8]) -> Vec<(usize, usize)> {
+    let mut pieces = Vec::new();
     let mut pos = 0;
     let mut memo = SplitMemo::new();
     while pos < text.len() {
@@ -160,18 +167,25 @@ fn ours(levels: &[CompiledPattern<'_>], text: &[u8]) -> Vec<usize> {
         match step {
             Step::Piece { end } => {
                 assert!(pos < end && end <= text.len(), "piece {pos}..{end}");
-                ends.push(end);
+                pieces.push((pos, end));
+                pos = end;
+            }
+            Step::Skip { end } => {
+                assert!(pos < end && end <= text.len(), "skip {pos}..{end}");
                 pos = end;
             }
             Step::NeedMore => panic!("NeedMore with is_final at {pos}"),
         }
     }
-    ends
+    pieces
 }
 
 fuzz_target!(|data: &[u8]| {
     let mut p = Params::new(data);
-    let rule = SplitRule::from_bits(u32::from(p.byte()) % 8).expect("three bits");
+    // Bits 0-2 as drawn; `Removed` (bit 3) in place of `Isolated` for half the bytes.
+    let b = u32::from(p.byte());
+    let bits = if b & 3 == 0 && b & 8 != 0 { b & 12 } else { b & 7 };
+    let rule = SplitRule::from_bits(bits).expect("a rule's bits");
     let regex = draw(&mut p);
     let text = p.rest();
     let Some(compiled) = compile(&regex, rule) else {
@@ -179,7 +193,8 @@ fuzz_target!(|data: &[u8]| {
     };
     let reference = fancy_regex::Regex::new(&regex).expect("fancy-regex compiles the grammar");
     if rule == SplitRule::ISOLATED {
-        assert_eq!(ruled(&reference, text, rule), isolated(&reference, text));
+        let ends: Vec<usize> = ruled(&reference, text, rule).iter().map(|s| s.1).collect();
+        assert_eq!(ends, isolated(&reference, text));
     }
     let want = ruled(&reference, text, rule);
     let got = ours(&[compiled], text);
@@ -192,9 +207,10 @@ fuzz_target!(|data: &[u8]| {
         while pos < avail {
             match compiled.next_piece(&text[..avail], pos, avail == text.len()) {
                 Step::Piece { end } => {
-                    streamed.push(end);
+                    streamed.push((pos, end));
                     pos = end;
                 }
+                Step::Skip { end } => pos = end,
                 Step::NeedMore => break,
             }
         }
@@ -212,7 +228,8 @@ fuzz_target!(|data: &[u8]| {
     let mut want = Vec::new();
     let mut from = 0;
     for end in isolated(&outer, text) {
-        want.extend(ruled(&reference, &text[from..end], rule).into_iter().map(|e| from + e));
+        let inner = ruled(&reference, &text[from..end], rule);
+        want.extend(inner.into_iter().map(|(a, b)| (from + a, from + b)));
         from = end;
     }
     let got = ours(&[digits, compiled], text);

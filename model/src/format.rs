@@ -65,8 +65,9 @@
 //!   (with the model) or [`ModelError::BadSplit`] (tables read without it).
 //! - Version 7: version 6 whose splits are pairs, the regex and its rule's byte
 //!   ([`picobpe::pretok::SplitRule::bits`]: bits 0-1 `Isolated`, `MergedWithPrevious`,
-//!   `MergedWithNext`, `Contiguous`; bit 2 inverted; an unknown byte is
-//!   [`ModelError::BadSplit`]). Writers use it only when a split is not `Isolated`.
+//!   `MergedWithNext`, `Contiguous`; bit 2 inverted; bit 3 `Removed`, with bits 0-1
+//!   clear; an unknown byte is [`ModelError::BadSplit`]). Writers use it only when a split is
+//!   not `Isolated`.
 //!
 //! Payload variant 10 (in versions 2 to 6) is a byte-level model with `ByteLevel`'s
 //! `add_prefix_space`: the model as in variant 0, then a settings byte, 1 (the prefix space;

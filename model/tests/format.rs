@@ -690,6 +690,15 @@ fn split_rules_round_trip_and_damage_is_refused() {
         ..small_model()
     };
     round_trips_as(&model, SPLIT_RULE_VERSION);
+    // `Removed` (bit 3), inverted: byte 12.
+    let removed = SplitRule {
+        behavior: SplitBehavior::Removed,
+        invert: true,
+    };
+    assert_eq!(removed.bits(), 12);
+    let mut dropping = model.clone();
+    dropping.splits[0].rule = removed;
+    round_trips_as(&dropping, SPLIT_RULE_VERSION);
     let dir = std::env::temp_dir().join(format!("picobpe-rules-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("rules.model");

@@ -362,6 +362,11 @@ impl<'t> Tokenizer<'t> {
                     Some(p) => (pos + p.len, p.key),
                     None => match t.next_piece(segment, pos, seg_final, &mut memo) {
                         Step::Piece { end } if end > pos && end <= seg_end => (end, 0),
+                        // Bytes a `Split` removed: no ids.
+                        Step::Skip { end } if end > pos && end <= seg_end => {
+                            pos = end;
+                            continue;
+                        }
                         // The search window's cut: search again from here.
                         Step::NeedMore if seg.cut => break,
                         // NeedMore, or an out-of-contract answer: stop cleanly here.
@@ -958,7 +963,8 @@ fn fast_loop(
 fn full_piece(pattern: Pattern, text: &[u8], at: usize, is_final: bool) -> Option<usize> {
     match pretok::next_piece(pattern, text, at, is_final) {
         Step::Piece { end } => Some(end.saturating_sub(at)),
-        Step::NeedMore => None,
+        // The hand-rolled patterns never drop bytes.
+        Step::NeedMore | Step::Skip { .. } => None,
     }
 }
 

@@ -81,9 +81,8 @@ const STATE_WORDS: usize = 4;
 const INVALID_AS: [u8; 3] = [0xEE, 0x80, 0x80];
 
 /// How a `Split`'s matches and the text between them make pieces (`tokenizers`'
-/// `SplitDelimiterBehavior`, without `Removed`). Segments are the matches and the runs of text
-/// between them; with [`SplitRule::invert`], the runs count as the matches and the matches
-/// as the runs.
+/// `SplitDelimiterBehavior`). Segments are the matches and the runs of text between them;
+/// with [`SplitRule::invert`], the runs count as the matches and the matches as the runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SplitBehavior {
     /// Every segment is a piece.
@@ -94,6 +93,9 @@ pub enum SplitBehavior {
     MergedWithNext,
     /// Consecutive matches make one piece; each run is a piece.
     Contiguous,
+    /// Matches are dropped ([`Step::Skip`]); each run is a piece. Inverted (`tokenizers`'
+    /// `Whitespace`, CLIP's pattern), the runs are dropped and each match is a piece.
+    Removed,
 }
 
 /// A `Split`'s behaviour and whether it is inverted.
@@ -112,26 +114,31 @@ impl SplitRule {
         invert: false,
     };
 
-    /// The layout's byte: bits 0-1 the behaviour in declaration order, bit 2 `invert`.
+    /// The layout's byte: bits 0-1 the behaviour in declaration order (`Isolated` to
+    /// `Contiguous`), bit 2 `invert`, bit 3 `Removed` (with bits 0-1 clear; a later bit, so
+    /// that the bytes of the first four behaviours kept their values).
     pub const fn bits(self) -> u32 {
         let b = match self.behavior {
             SplitBehavior::Isolated => 0,
             SplitBehavior::MergedWithPrevious => 1,
             SplitBehavior::MergedWithNext => 2,
             SplitBehavior::Contiguous => 3,
+            SplitBehavior::Removed => 8,
         };
         b | (self.invert as u32) << 2
     }
 
-    /// The rule of a layout byte (`None` for bits above 2).
+    /// The rule of a layout byte (`None` for bits above 3, or bit 3 with bits 0-1).
     pub const fn from_bits(bits: u32) -> Option<SplitRule> {
-        let behavior = match bits & 3 {
+        let behavior = match bits & 11 {
             0 => SplitBehavior::Isolated,
             1 => SplitBehavior::MergedWithPrevious,
             2 => SplitBehavior::MergedWithNext,
-            _ => SplitBehavior::Contiguous,
+            3 => SplitBehavior::Contiguous,
+            8 => SplitBehavior::Removed,
+            _ => return None,
         };
-        if bits > 7 {
+        if bits > 15 {
             return None;
         }
         Some(SplitRule {
@@ -502,23 +509,36 @@ impl<'a> CompiledPattern<'a> {
     /// [`crate::pretok::next_piece`].
     pub fn next_piece(&self, text: &[u8], start: usize, is_final: bool) -> Step {
         match self.piece_or_bound(text, start, is_final) {
-            Ok(end) => Step::Piece { end },
+            Ok(step) => step,
             Err(_) => Step::NeedMore,
         }
     }
 
-    /// [`next_piece`](Self::next_piece) as `Ok(end)`, or when undecided `Err(bound)`: the
-    /// piece is known to reach at least `bound` (`start` when nothing is known; more when it
-    /// is text between matches that has not met the next match yet). The segment at `start`
-    /// (a match, or the run up to the next one) makes the piece by the pattern's
-    /// [`SplitRule`], with the segments after it when the rule joins them.
+    /// [`next_piece`](Self::next_piece) as `Ok(Piece or Skip)`, or when undecided
+    /// `Err(bound)`: the piece is known to reach at least `bound` (`start` when nothing is
+    /// known; more when it is text between matches that has not met the next match yet). The
+    /// segment at `start` (a match, or the run up to the next one) makes the piece by the
+    /// pattern's [`SplitRule`], with the segments after it when the rule joins them.
     #[inline]
-    fn piece_or_bound(&self, text: &[u8], start: usize, is_final: bool) -> Result<usize, usize> {
-        let (matched, end) = self.segment(text, start, is_final)?;
-        if self.parts.rule == SplitRule::ISOLATED {
-            return Ok(end);
+    fn piece_or_bound(&self, text: &[u8], start: usize, is_final: bool) -> Result<Step, usize> {
+        let segment = self.segment(text, start, is_final);
+        let rule = self.parts.rule;
+        if rule == SplitRule::ISOLATED {
+            return segment.map(|(_, end)| Step::Piece { end });
         }
+        if rule.behavior == SplitBehavior::Removed {
+            return match segment {
+                Ok((matched, end)) if matched != rule.invert => Ok(Step::Skip { end }),
+                Ok((_, end)) => Ok(Step::Piece { end }),
+                // A run known to reach `bound` (a bound past `start` is only ever a run's):
+                // when runs are dropped, its bytes so far are dropped whatever follows.
+                Err(bound) if bound > start && rule.invert => Ok(Step::Skip { end: bound }),
+                Err(bound) => Err(bound),
+            };
+        }
+        let (matched, end) = segment?;
         self.joined(text, is_final, matched, end)
+            .map(|end| Step::Piece { end })
     }
 
     /// [`piece_or_bound`](Self::piece_or_bound) by a rule that joins segments: the piece that
@@ -547,7 +567,8 @@ impl<'a> CompiledPattern<'a> {
             }
         };
         match rule.behavior {
-            SplitBehavior::Isolated => Ok(end),
+            // `piece_or_bound` answers these two without joining.
+            SplitBehavior::Isolated | SplitBehavior::Removed => Ok(end),
             // A piece that starts with a match stands alone; a run takes the match after it.
             SplitBehavior::MergedWithPrevious if flag => Ok(end),
             SplitBehavior::MergedWithPrevious => match next(end)? {
@@ -743,7 +764,7 @@ fn split_levels_in(
     let last = levels.len().saturating_sub(1);
     for (i, level) in levels.iter().enumerate() {
         match level.piece_or_bound(text.get(..limit).unwrap_or(&[]), start, fin) {
-            Ok(end) => {
+            Ok(Step::Piece { end }) => {
                 limit = end;
                 fin = true;
                 if let Some(slot) = memo.ends.get_mut(first + i).filter(|_| i < last) {
@@ -757,6 +778,8 @@ fn split_levels_in(
                     *slot = (bound, false);
                 }
             }
+            // Dropped bytes (`Skip`): nothing inside them is a piece at any inner level.
+            Ok(step) => return step,
             Err(_) => return Step::NeedMore,
         }
     }

@@ -110,6 +110,14 @@ pub enum Step {
     },
     /// The piece's extent depends on bytes after `text` (only when `is_final` is false).
     NeedMore,
+    /// `text[start..end]` is no piece: a `Split` with the behaviour `Removed` drops it
+    /// ([`SplitBehavior::Removed`]; only compiled split levels give this). The next piece
+    /// starts at `end`; `start < end <= text.len()`, and no bytes appended after `text`
+    /// could change that these bytes are dropped.
+    Skip {
+        /// Exclusive end of the dropped bytes.
+        end: usize,
+    },
 }
 
 /// Find the piece that starts at `start` (`start < text.len()`).
@@ -172,7 +180,8 @@ impl<'a> Iterator for Pieces<'a> {
         // text is yielded as one piece so that the pieces still cover the text.
         let end = match next_piece(self.pattern, self.text, start, true) {
             Step::Piece { end } => end,
-            Step::NeedMore => self.text.len(),
+            // The hand-rolled patterns never drop bytes.
+            Step::NeedMore | Step::Skip { .. } => self.text.len(),
         };
         self.pos = end;
         rest.get(..end - start)

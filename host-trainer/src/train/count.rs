@@ -179,7 +179,8 @@ fn count_segment(segment: &[u8], pattern: Pattern, counts: &mut Counts) {
         // violation) is treated as "the rest is one piece" so this loop always advances.
         let end = match next_piece(pattern, segment, pos, true) {
             Step::Piece { end } => end.clamp(pos + 1, segment.len()),
-            Step::NeedMore => segment.len(),
+            // The hand-rolled patterns never drop bytes.
+            Step::NeedMore | Step::Skip { .. } => segment.len(),
         };
         counts.add(&segment[pos..end]);
         pos = end;

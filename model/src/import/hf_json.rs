@@ -12,9 +12,9 @@
 //!   with `P` one of the patterns picobpe splits by hand ([`PatternKind::from_regex`], compared
 //!   character for character), or `ByteLevel` alone (GPT-2's pattern, or with
 //!   `use_regex=false` the whole text between added tokens as one piece); other `Split` lists
-//!   are compiled (`crate::compile_split`; each `Split` with any behaviour but `Removed`,
-//!   inverted or not), with `Digits` and `Punctuation` (`Isolated` or
-//!   `Contiguous`) among them as the `Split`s of their character classes (SmolLM's and
+//!   are compiled (`crate::compile_split`; each `Split` with any behaviour, inverted or
+//!   not: `Removed` drops its bytes before they are merged), with `Digits` and
+//!   `Punctuation` (any behaviour) among them as the `Split`s of their character classes (SmolLM's and
 //!   StarCoder2's `Digits` before `ByteLevel`); `ByteLevel`'s `add_prefix_space` (a space
 //!   before each text between added tokens that does not start with one) only on
 //!   `ByteLevel` alone, without a normalizer.
@@ -184,8 +184,8 @@ fn char_split(pred: impl Fn(char) -> bool, isolated: bool) -> String {
 ///
 /// Accepted: `ByteLevel` alone (GPT-2's pattern, or with `use_regex: false` no split at all:
 /// [`WHOLE_TEXT`]; `add_prefix_space` on or off), or `Split`s (a `String` pattern is its
-/// literal text; any behaviour but `Removed`, inverted or not), `Digits` and `Punctuation`
-/// (`Isolated` or `Contiguous`: [`char_split`]) followed by `ByteLevel`. One `Split` whose regex is
+/// literal text; any behaviour, inverted or not), `Digits` and `Punctuation`
+/// (any behaviour: [`char_split`]) followed by `ByteLevel`. One `Split` whose regex is
 /// a hand-rolled pattern's, before `ByteLevel` with `use_regex: false`, takes that splitter;
 /// any other list is compiled, with `ByteLevel`'s own GPT-2 regex as the last split when its
 /// `use_regex` is on.
@@ -207,10 +207,11 @@ fn pre_tokenizer(steps: &[Part<PreTokenizer>]) -> Result<(PatternKind, Vec<Split
                     "MergedWithPrevious" => SplitBehavior::MergedWithPrevious,
                     "MergedWithNext" => SplitBehavior::MergedWithNext,
                     "Contiguous" => SplitBehavior::Contiguous,
+                    "Removed" => SplitBehavior::Removed,
                     other => {
                         return Err(bad(format!(
                             "Split behavior {other:?}: not supported (Isolated, \
-                             MergedWithPrevious, MergedWithNext and Contiguous are)"
+                             MergedWithPrevious, MergedWithNext, Contiguous and Removed are)"
                         )))
                     }
                 };
@@ -235,16 +236,27 @@ fn pre_tokenizer(steps: &[Part<PreTokenizer>]) -> Result<(PatternKind, Vec<Split
                 let punctuation = |c| {
                     picobpe::wordpiece::char_flags(c) & picobpe::wordpiece::PUNCTUATION_FLAG != 0
                 };
-                Split::isolated(match behavior.as_deref().unwrap_or("Isolated") {
-                    "Isolated" => char_split(punctuation, true),
-                    "Contiguous" => char_split(punctuation, false),
-                    other => {
-                        return Err(bad(format!(
-                            "Punctuation behavior {other:?}: only Isolated and Contiguous are \
-                             supported before ByteLevel"
-                        )))
-                    }
-                })
+                // Each punctuation character is a match of its own (a character predicate's
+                // matches), joined or dropped by the behaviour.
+                let behavior = match behavior.as_deref().unwrap_or("Isolated") {
+                    "Isolated" => SplitBehavior::Isolated,
+                    "Contiguous" => SplitBehavior::Contiguous,
+                    "MergedWithPrevious" => SplitBehavior::MergedWithPrevious,
+                    "MergedWithNext" => SplitBehavior::MergedWithNext,
+                    "Removed" => SplitBehavior::Removed,
+                    other => return Err(bad(format!("Punctuation behavior {other:?}: unknown"))),
+                };
+                match behavior {
+                    // The runs, `Isolated`: the same pieces, and the common form.
+                    SplitBehavior::Contiguous => Split::isolated(char_split(punctuation, false)),
+                    _ => Split {
+                        regex: char_split(punctuation, true),
+                        rule: SplitRule {
+                            behavior,
+                            invert: false,
+                        },
+                    },
+                }
             }
             _ => {
                 let why =

@@ -75,6 +75,7 @@ impl Harness {
                     ends.push(end);
                 }
                 Step::NeedMore => panic!("NeedMore with is_final at {pos} in {:?}", lossy(text)),
+                Step::Skip { .. } => unreachable!("the harness's patterns drop nothing"),
             }
         }
         if self.compiled.is_some() {
@@ -804,6 +805,7 @@ pub fn streaming(h: &Harness, seed: u64, count: usize) {
                     got.push(end);
                     pos = end;
                 }
+                Step::Skip { .. } => unreachable!("the harness's patterns drop nothing"),
                 Step::NeedMore => {
                     assert!(!is_final, "NeedMore with is_final");
                     need_more += 1;
@@ -894,6 +896,7 @@ pub fn streaming_precision(h: &Harness, seed: u64, count: usize) {
                 match h.next(prefix, pos, false) {
                     Step::Piece { end } => pos = end,
                     Step::NeedMore => break,
+                    Step::Skip { .. } => unreachable!("the harness's patterns drop nothing"),
                 }
             }
             let truncated_tail = prefix.utf8_chunks().last().is_some_and(|c| {
@@ -907,6 +910,7 @@ pub fn streaming_precision(h: &Harness, seed: u64, count: usize) {
             let end_of = |t: &[u8]| match h.next(t, pos, true) {
                 Step::Piece { end } => end,
                 Step::NeedMore => usize::MAX,
+                Step::Skip { .. } => unreachable!("the harness's patterns drop nothing"),
             };
             let e0 = end_of(prefix);
             let suffixes: Vec<Vec<u8>> = CONTINUATIONS
@@ -973,6 +977,7 @@ pub fn expect_steps(h: &Harness, cases: &[(&[u8], Option<usize>)]) {
         let got = match h.next(text, 0, false) {
             Step::Piece { end } => Some(end),
             Step::NeedMore => None,
+            Step::Skip { .. } => unreachable!("the harness's patterns drop nothing"),
         };
         assert_eq!(got, *want, "{:?} non-final {:?}", h.pattern, lossy(text));
     }
