@@ -65,6 +65,7 @@ fn sp_model(normal: &[(&str, f32)], user: &[&str], byte_fallback: bool, unigram:
         normalizer: None,
         precompiled: false,
         collapse_spaces: false,
+        strip_sections: false,
         char_steps: Default::default(),
     }
 }

@@ -167,7 +167,8 @@ fuzz_target!(|data: &[u8]| {
                 | u16::from(picobpe_model::normalizer::code(model.normalizer)) << 2
                 | u16::from(model.precompiled) << 5
                 | u16::from(model.collapse_spaces) << 6
-                | u16::from(model.char_steps.bits()) << 7;
+                | u16::from(model.char_steps.bits()) << 7
+                | u16::from(model.strip_sections) << 11;
             if settings != 0 {
                 payload.insert(0, 7);
                 payload.extend([u8::from(model.unigram), 0, 0]);
@@ -599,6 +600,8 @@ fn structured_sp(mut p: Params<'_>) -> SpModel {
         // Without a character map: refused by `validate`.
         precompiled: tokenizers && settings & 32 != 0,
         collapse_spaces: tokenizers && settings & 64 != 0,
+        // On sections that do not split words: refused.
+        strip_sections: tokenizers && settings & 128 != 0,
         // Steps after a form other than NFD or NFKD, or on the wrong sections: refused.
         char_steps: picobpe_model::normalizer::CharSteps::from_bits(p.byte() & 15)
             .filter(|_| tokenizers)

@@ -506,6 +506,7 @@ pub fn borrow_tables<'a>(data: &'a SpTableData<'_>) -> SpTables<'a> {
         add_dummy_prefix: data.add_dummy_prefix,
         remove_extra_whitespaces: data.remove_extra_whitespaces,
         collapse_spaces: data.collapse_spaces,
+        strip_sections: data.strip_sections,
         sections: data.sections,
         split_words: data.split_words,
         cut_bytes: data.cut_bytes,

@@ -426,8 +426,10 @@ impl<'a> Blob<'a> for SpTableData<'a> {
             .unwrap_or(0);
         let mut flags = [
             u8::from(self.add_dummy_prefix),
-            // 1: remove_extra_whitespaces; 2: collapse_spaces.
-            u8::from(self.remove_extra_whitespaces) | u8::from(self.collapse_spaces) << 1,
+            // 1: remove_extra_whitespaces; 2: collapse_spaces; bit 2: strip_sections.
+            u8::from(self.remove_extra_whitespaces)
+                | u8::from(self.collapse_spaces) << 1
+                | u8::from(self.strip_sections) << 2,
             // Bit 0: split_words; bits 1-4: the character steps.
             u8::from(self.split_words) | self.char_steps.bits() << 1,
             sections as u8,
@@ -438,7 +440,8 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         }
         let char_steps = crate::normalizer::CharSteps::from_bits(flags[2] >> 1);
         if flags[0] > 1
-            || flags[1] > 2
+            || flags[1] & 3 > 2
+            || flags[1] > 7
             || char_steps.is_none()
             || usize::from(flags[3]) >= SECTIONS.len()
             || flags[4] & 3 > 2
@@ -452,8 +455,9 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         self.precompiled = flags[4] & 0x80 != 0;
         flags[4] &= 3;
         self.add_dummy_prefix = flags[0] == 1;
-        self.remove_extra_whitespaces = flags[1] == 1;
-        self.collapse_spaces = flags[1] == 2;
+        self.remove_extra_whitespaces = flags[1] & 3 == 1;
+        self.collapse_spaces = flags[1] & 3 == 2;
+        self.strip_sections = flags[1] & 4 != 0;
         self.split_words = flags[2] & 1 == 1;
         self.char_steps = char_steps.unwrap_or_default();
         self.sections = SECTIONS[usize::from(flags[3])];

@@ -88,6 +88,7 @@ fn sentencepiece() -> SpModel {
         normalizer: None,
         precompiled: false,
         collapse_spaces: false,
+        strip_sections: false,
         char_steps: Default::default(),
     }
 }

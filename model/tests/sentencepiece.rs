@@ -70,6 +70,7 @@ fn tiny() -> SpModel {
         normalizer: None,
         precompiled: false,
         collapse_spaces: false,
+        strip_sections: false,
         char_steps: Default::default(),
     }
 }
@@ -545,6 +546,7 @@ fn a_zero_score_merges_before_a_negative_zero() {
         normalizer: None,
         precompiled: false,
         collapse_spaces: false,
+        strip_sections: false,
         char_steps: Default::default(),
     };
     for ((ab, bc), want) in [((-0.0, 0.0), [2, 6]), ((0.0, -0.0), [5, 4])] {
@@ -842,6 +844,16 @@ fn tokenizer_json_settings_round_trip_and_damage_is_refused() {
     assert_eq!(SpModel::from_bytes(&bytes).unwrap(), m);
     assert_eq!(bytes[HEADER_LEN], 7, "kind");
     assert_eq!(*bytes.last().unwrap(), 3, "settings byte");
+    // Each text between symbols stripped (bit 11: a two-byte varint), through the tables too.
+    let stripped = SpModel {
+        strip_sections: true,
+        collapse_spaces: true,
+        ..m.clone()
+    };
+    let stripped_bytes = stripped.to_bytes().unwrap();
+    assert_eq!(SpModel::from_bytes(&stripped_bytes).unwrap(), stripped);
+    let data = picobpe_model::SpTableData::new(&stripped).unwrap();
+    assert!(data.strip_sections && data.to_tables().strip_sections);
 
     let data = picobpe_model::SpTableData::new(&m).unwrap();
     assert!(data.unk_per_char && data.user_defined.contains(&0));
@@ -857,6 +869,7 @@ fn tokenizer_json_settings_round_trip_and_damage_is_refused() {
         normalizer: None,
         precompiled: false,
         collapse_spaces: false,
+        strip_sections: false,
         ..m.clone()
     };
     let data = picobpe_model::SpTableData::new(&fused).unwrap();
@@ -865,9 +878,9 @@ fn tokenizer_json_settings_round_trip_and_damage_is_refused() {
         .unwrap();
     assert_eq!(out[..n], [4, 0]);
 
-    // 0, an unknown normalizer code (6), an unknown bit (11), `Lowercase` first without the
+    // 0, an unknown normalizer code (6), an unknown bit (12), `Lowercase` first without the
     // two steps (bit 10): the settings are a u16 varint.
-    for bits in [&[0u8][..], &[6 << 2], &[0x80, 0x10], &[0x80, 0x08]] {
+    for bits in [&[0u8][..], &[6 << 2], &[0x80, 0x20], &[0x80, 0x08]] {
         let mut bad = bytes.clone();
         bad.pop();
         bad.extend_from_slice(bits);
@@ -890,7 +903,14 @@ fn tokenizer_json_settings_round_trip_and_damage_is_refused() {
         // Runs of spaces made one twice over (`remove_extra_whitespaces` already does).
         SpModel {
             collapse_spaces: true,
+            strip_sections: false,
             remove_extra_whitespaces: true,
+            ..m.clone()
+        },
+        // Stripped texts between symbols on sections that do not split words.
+        SpModel {
+            strip_sections: true,
+            sections: SpSections::UnmarkedPiecesPrefixed,
             ..m.clone()
         },
     ] {

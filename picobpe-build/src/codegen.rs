@@ -159,6 +159,7 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
          add_dummy_prefix: {},\n    \
          remove_extra_whitespaces: {},\n    \
          collapse_spaces: {},\n    \
+         strip_sections: {},\n    \
          sections: ::picobpe::sentencepiece::Sections::{sections},\n    \
          split_words: {},\n    \
          cut_bytes: [{:#x}, {:#x}],\n    \
@@ -179,6 +180,7 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
         data.add_dummy_prefix,
         data.remove_extra_whitespaces,
         data.collapse_spaces,
+        data.strip_sections,
         data.split_words,
         data.cut_bytes[0],
         data.cut_bytes[1],

@@ -66,9 +66,16 @@ It (re)writes, under tests/fixtures/metaspace/:
                                        (old `add_prefix_space` form) pre-tokenizer of the ALBERT
                                        files published with the models
     models/ms-unigram-lower.tokenizer.json  Unigram with Sequence[NFD, Lowercase, StripAccents]
-                                       (the tokenizers guides' normalizer) + Metaspace(), trained
+                                       (the tokenizers guides' normalizer) + Metaspace(), trained here
+    models/ms-deberta.tokenizer.json   transformers' DebertaV2Converter (do_lower_case and
+                                       split_by_punct False, deberta-v3's settings) over
+                                       tests/fixtures/sp_norm/models/nfkc-ug.model: Strip(both)
+                                       + Precompiled + Replace(" {2,}", " "), Metaspace
     (The converters' post-processors name [CLS]/<cls> pieces these vocabularies lack: the
     files keep none.)
+    inputs/strip_edge.jsonl            whitespace of every kind, and characters the map makes
+                                       spaces or drops, at the ends of texts and of the texts
+                                       between added tokens (vectors for ms-deberta and ms-t5-cf)
     inputs/ws_edge.jsonl               whitespace of every kind next to U+2581 (vectors for the
                                        WhitespaceSplit models and ms-unigram-nmt only)
     inputs/grapheme_edge.jsonl         where tokenizers' Precompiled rule (a grapheme cluster at a
@@ -133,6 +140,7 @@ SETS = {
     "grapheme_edge": "metaspace/inputs/grapheme_edge.jsonl",
     "ws_edge": "metaspace/inputs/ws_edge.jsonl",
     "steps_edge": "metaspace/inputs/steps_edge.jsonl",
+    "strip_edge": "metaspace/inputs/strip_edge.jsonl",
 }
 PRECOMPILED = {"ms-t5-nfkc": "nfkc-bpe", "ms-t5-cf": "nfkc-ug", "ms-t5-tsv": "nfkc-tsv"}
 # WhitespaceSplit + Metaspace models: (stem, the stem whose file they are made from, shape).
@@ -141,11 +149,15 @@ WHITESPACE = {"ms-t5-ws": ("ms-t5-nfkc", "published"), "ms-t5-ws-cf": ("ms-t5-cf
 # ALBERT / XLNet converter files: (the converter, the sentencepiece model, do_lower_case).
 STEPS_CONVERTED = {"ms-albert": ("AlbertConverter", "nfkc-ug", True),
                    "ms-xlnet": ("XLNetConverter", "nfkc-bpe", False)}
+# DeBERTa-v2/v3 converter files (DebertaV2Converter, do_lower_case False, split_by_punct False:
+# deberta-v3's and mdeberta-v3's settings): Strip(left, right) + Precompiled + Replace(" {2,}",
+# " "), Sequence[Metaspace]. The sentencepiece model for each.
+DEBERTA = {"ms-deberta": "nfkc-ug"}
 STEPS = {*STEPS_CONVERTED, "ms-albert-ws", "ms-unigram-lower"}
 PRECOMPILED_ALL = {*PRECOMPILED, "ms-t5-ws", "ms-t5-ws-cf", "ms-albert", "ms-xlnet",
-                   "ms-albert-ws"}
+                   "ms-albert-ws", *DEBERTA}
 NORMALIZING = {"ms-bpe-nfkc", "ms-unigram-nfd", "ms-unigram-nmt", *PRECOMPILED_ALL, *STEPS}
-CORPUS_MODELS = {"ms-unigram", "ms-t5", "ms-t5-nfkc", "ms-t5-ws", "ms-albert"}
+CORPUS_MODELS = {"ms-unigram", "ms-t5", "ms-t5-nfkc", "ms-t5-ws", "ms-albert", *DEBERTA}
 
 EDGE = [
     "a", " a", "  a", "a ", "a  ", "a   b", " a  b  ", "\u2581a", " \u2581a", "a\u2581", "a \u2581 b",
@@ -271,6 +283,15 @@ def t5(lines: list[str], work: Path) -> str:
         path.unlink()
 
 
+# What `Strip(left, right)` acts on (DeBERTa): whitespace of every kind, and characters the map
+# turns into spaces or drops, at both ends of the text and of the texts between added tokens.
+STRIP_WS = [" ", "  ", "\t", "\n", "\r\n", "\u0085", "\u00a0", "\u1680", "\u2028", "\u3000",
+            "\u200b", "\u180e", "\ufeff", " \u0085 ", "\u3000a\u3000"]
+STRIP_EDGE = [form.format(w=w) for w in STRIP_WS
+              for form in ("{w}", "{w}a", "a{w}", "<s>{w}a", "a{w}<s>", "<s>{w}</s>", "{w}<s>{w}",
+                           "a{w}<s>{w}b{w}", "{w}\u2581{w}", "x{w}{w}y")]
+
+
 def main() -> None:
     assert tokenizers.__version__ == "0.22.2", tokenizers.__version__
     parser = argparse.ArgumentParser()
@@ -289,6 +310,8 @@ def main() -> None:
                 [{"name": f"grapheme-edge-{i}", "text": t} for i, t in enumerate(GRAPHEME_EDGE)])
     write_jsonl(OUT / "inputs/steps_edge.jsonl", None,
                 [{"name": f"steps-edge-{i}", "text": t} for i, t in enumerate(STEPS_EDGE)])
+    write_jsonl(OUT / "inputs/strip_edge.jsonl", None,
+                [{"name": f"strip-edge-{i}", "text": t} for i, t in enumerate(STRIP_EDGE)])
     scalars = json.dumps(steps_scalars(), sort_keys=True, ensure_ascii=False).encode("utf-8")
     with gzip.GzipFile(OUT / "steps_scalars.json.gz", "wb", mtime=0) as f:
         f.write(scalars)
@@ -339,6 +362,10 @@ def main() -> None:
         if wanted(stem):
             model = ROOT / f"tests/fixtures/sp_norm/models/{source}.model"
             files[stem] = converted_steps(model, converter, lower)
+    for stem, source in DEBERTA.items():
+        if wanted(stem):
+            model = ROOT / f"tests/fixtures/sp_norm/models/{source}.model"
+            files[stem] = converted_steps(model, "DebertaV2Converter", False)
     if wanted("ms-albert-ws"):
         base = files.get("ms-albert") or (OUT / "models/ms-albert.tokenizer.json").read_text()
         files["ms-albert-ws"] = whitespace_split(base, "published-steps")
@@ -381,9 +408,12 @@ def main() -> None:
                 continue
             if set_name == "grapheme_edge" and stem not in PRECOMPILED_ALL:
                 continue
-            if set_name == "ws_edge" and stem not in {*WHITESPACE, "ms-unigram-nmt", *STEPS}:
+            if set_name == "ws_edge" and stem not in {*WHITESPACE, "ms-unigram-nmt", *STEPS,
+                                                      *DEBERTA}:
                 continue
             if set_name == "steps_edge" and stem not in STEPS:
+                continue
+            if set_name == "strip_edge" and stem not in {*DEBERTA, "ms-t5-cf"}:
                 continue
             recs = []
             n_ids = 0
@@ -413,14 +443,15 @@ def main() -> None:
 
 
 def converted_steps(model: Path, converter: str, lower: bool) -> str:
-    """`transformers`' ALBERT or XLNet converter over a sentencepiece model, with the slow
-    tokenizer's keep_accents False and do_lower_case `lower`, and no post-processor."""
+    """`transformers`' ALBERT, XLNet or DeBERTa-v2 converter over a sentencepiece model, with
+    the slow tokenizer's keep_accents False, do_lower_case `lower` and split_by_punct False,
+    and no post-processor."""
     import importlib
 
     from gen_unigram_vectors import _SlowShim
 
     shim = _SlowShim(model)
-    shim.keep_accents, shim.do_lower_case = False, lower
+    shim.keep_accents, shim.do_lower_case, shim.split_by_punct = False, lower, False
     cst = importlib.import_module("transformers.convert_slow_tokenizer")
     raw = json.loads(getattr(cst, converter)(shim).converted().to_str(pretty=False))
     raw["post_processor"] = None

@@ -138,6 +138,15 @@ fn albert_published_whitespace_split() {
     check_all_sets("ms-albert-ws", SpSource::TokenizerJson);
 }
 
+/// `DebertaV2Converter` (deberta-v3's settings) over an `nmt_nfkc_cf` Unigram model:
+/// `Strip(left, right)` + `Precompiled` + `Replace(Regex(" {2,}"), " ")`, then
+/// `Sequence[Metaspace]`: each text between added tokens loses its leading and trailing
+/// whitespace before the map (the core's `strip_sections`).
+#[test]
+fn deberta_v2_converter() {
+    check_all_sets("ms-deberta", SpSource::TokenizerJson);
+}
+
 /// Unigram with `Sequence[NFD, Lowercase, StripAccents]`, the normalizer `tokenizers`' guides
 /// build (`Lowercase` before `StripAccents`, which differs on `İ`), trained by it.
 #[test]
@@ -160,6 +169,7 @@ fn model_files_keep_the_metaspace_rules() {
         "ms-unigram-nmt",
         "ms-albert",
         "ms-unigram-lower",
+        "ms-deberta",
     ] {
         let model = picobpe_tests::sp::model(name, SpSource::TokenizerJson);
         let tables = match picobpe_tests::through_model_file(name, |path| model.write(path)) {
@@ -179,6 +189,8 @@ fn model_files_keep_the_metaspace_rules() {
         );
         assert_eq!(tables.unk_per_char, model.unk_per_char);
         assert_eq!(tables.collapse_spaces, model.collapse_spaces);
+        assert_eq!(tables.strip_sections, model.strip_sections);
+        assert_eq!(model.strip_sections, name == "ms-deberta");
         let tok = SpTokenizer::new(tables);
         let mut checked = 0;
         for set in ["ms_edge", "sp_edge"] {
@@ -349,6 +361,24 @@ fn refusals_name_the_setting() {
         r#""split":false"#
     )
     .starts_with("tokenizer.json normalizer: "));
+    // `Strip(left, right)` first before a `Metaspace` that does not split, or without the
+    // runs of spaces made one after it.
+    let deberta = "ms-deberta.tokenizer.json";
+    let strip = "tokenizer.json normalizer: Strip(left, right) first is supported before an \
+                 optional Precompiled and Replace(Regex(\" {2,}\"), \" \"), with a Metaspace that \
+                 splits (transformers' DeBERTa-v2/v3 conversion)";
+    assert_eq!(
+        import(deberta, r#""split":true}]}"#, r#""split":false}]}"#),
+        strip
+    );
+    assert_eq!(
+        import(
+            deberta,
+            r#",{"type":"Replace","pattern":{"Regex":" {2,}"},"content":" "}"#,
+            ""
+        ),
+        strip
+    );
 }
 
 /// Without added tokens a stream encodes a `Metaspace` model's words as they come (the other
@@ -372,6 +402,7 @@ fn streams_without_added_tokens_equal_one_shot() {
         "ms-ws",
         "ms-ws-never",
         "ms-unigram-nmt",
+        "ms-deberta",
     ] {
         let text = std::fs::read_to_string(dir.join(format!("{name}.tokenizer.json"))).unwrap();
         let at = text.find(r#""added_tokens":["#).unwrap() + r#""added_tokens":["#.len();
@@ -391,6 +422,7 @@ fn streams_without_added_tokens_equal_one_shot() {
             "nfkc_edge",
             "grapheme_edge",
             "ws_edge",
+            "strip_edge",
             "sp_edge",
             "fixtures",
         ] {

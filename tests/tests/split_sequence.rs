@@ -378,10 +378,16 @@ fn unsupported_splits_are_refused() {
     let path = paths::fixtures().join("hf_bpe/llama3-8k/tokenizer.json");
     let base: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     let byte_level = json!({"type": "ByteLevel", "add_prefix_space": false, "use_regex": false});
-    for (split, says) in [(
-        json!({"type": "Split", "pattern": {"Regex": r"\s+(?=\S)"}, "behavior": "Isolated", "invert": false}),
-        "look-arounds",
-    )] {
+    for (split, says) in [
+        (
+            json!({"type": "Split", "pattern": {"Regex": r"\s+(?=\S)"}, "behavior": "Isolated", "invert": false}),
+            "look-arounds",
+        ),
+        (
+            json!({"type": "Split", "pattern": {"Regex": r"\p{L}++"}, "behavior": "Removed", "invert": true}),
+            "possessive",
+        ),
+    ] {
         let mut file = base.clone();
         file["pre_tokenizer"] = json!({"type": "Sequence", "pretokenizers": [split, byte_level]});
         let bytes = serde_json::to_vec(&file).unwrap();

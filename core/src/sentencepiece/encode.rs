@@ -15,7 +15,7 @@
 use super::merge::{merge_word, NoRoom, Word, WORD_BUF};
 #[cfg(target_pointer_width = "64")]
 use super::merge::{HUGE_WORD_BUF, LONG_WORD_BUF};
-use super::normalize::{char_at, strip_end, Normalizer, WordEnd, SPACE_MARK};
+use super::normalize::{char_at, strip_end, strip_start, Normalizer, WordEnd, SPACE_MARK};
 use super::tables::{Sections, SpTables};
 use crate::cache::{CacheEntry, CacheKey};
 use crate::error::EncodeError;
@@ -334,7 +334,10 @@ impl<'t> SpTokenizer<'t> {
         // With sections, a Unigram model's score restarts only at a section or, with
         // `Metaspace`'s split, at each word.
         let restarts = !unigram || t.sections.splits_words();
-        let apart = t.split_words && !(sections && (!restarts || !t.user_defined.is_empty()));
+        // A stream whose sections lose their leading and trailing whitespace is encoded at the
+        // end too: whether whitespace leads or trails is known only then.
+        let whole = sections && (!restarts || !t.user_defined.is_empty() || t.strip_sections);
+        let apart = t.split_words && !whole;
         if !is_final && !apart {
             return Ok(Progress {
                 consumed: 0,
@@ -411,11 +414,22 @@ impl<'t> SpTokenizer<'t> {
         let mut norm = Normalizer::new(text, self.tables.collapses_spaces());
         let mut pos = cursor.offset.min(text.len());
         let mut section = self.section_start(text, pos);
+        // Resuming inside a section's stripped leading whitespace, or at its end: the
+        // section's words start after it.
+        let content = self.content_start(text, section);
+        if pos <= content {
+            (pos, section) = (content, content);
+        }
         let mut written = 0usize;
         loop {
             let next = self.next_user_symbol(text, pos, text.len());
             let end = next.map_or(text.len(), |(at, _, _)| at);
+            if pos == section && self.tables.strip_sections {
+                pos = strip_start(text, pos, end);
+                section = pos;
+            }
             let end = self.section_end(text, pos, end);
+            let end = self.stripped_end(text, pos, end);
             norm.floor = section;
             if pos == section {
                 // A new call of the model.
@@ -473,11 +487,18 @@ impl<'t> SpTokenizer<'t> {
         let mut pos = cursor.offset.min(text.len());
         let section = self.section_start(text, pos);
         let mut first_section = section == 0;
-        let mut first = pos == section;
+        // Resuming inside a section's stripped leading whitespace: its words start after it.
+        let content = self.content_start(text, section);
+        let mut first = pos <= content;
+        pos = pos.max(content);
         let mut written = 0usize;
         loop {
             let next = self.next_user_symbol(text, pos, text.len());
             let end = next.map_or(text.len(), |(at, _, _)| at);
+            if first && self.tables.strip_sections {
+                pos = strip_start(text, pos, end);
+            }
+            let end = self.stripped_end(text, pos, end);
             let part = text.get(pos..end).unwrap_or(&[]);
             if !part.is_empty() {
                 let room = out.get_mut(written..).unwrap_or(&mut []);
@@ -571,6 +592,27 @@ impl<'t> SpTokenizer<'t> {
             | Sections::UnmarkedPiecesWords
             | Sections::WhitespaceWords => unmarked,
             _ => first_section && unmarked,
+        }
+    }
+
+    /// Where the text of the section that starts at `section` starts once
+    /// [`SpTables::strip_sections`] dropped its leading whitespace (`section` without it).
+    fn content_start(&self, text: &[u8], section: usize) -> usize {
+        if !self.tables.strip_sections {
+            return section;
+        }
+        let next = self.next_user_symbol(text, section, text.len());
+        strip_start(text, section, next.map_or(text.len(), |(at, _, _)| at))
+    }
+
+    /// Where the raw text of a section that runs from `pos` to `end` ends once
+    /// [`SpTables::strip_sections`] dropped its trailing whitespace (`end` without it; never
+    /// before `pos`). Before any normalizer, unlike [`SpTokenizer::section_end`].
+    fn stripped_end(&self, text: &[u8], pos: usize, end: usize) -> usize {
+        if self.tables.strip_sections {
+            strip_end(text, pos, end)
+        } else {
+            end
         }
     }
 

@@ -490,6 +490,32 @@ pub(crate) fn strip_end(text: &[u8], from: usize, to: usize) -> usize {
     end
 }
 
+/// The start of `text[from..to]` without its leading whitespace (as [`strip_end`] reads it).
+/// `to` when it is all whitespace; a character cut at `to` is not whitespace.
+pub(crate) fn strip_start(text: &[u8], from: usize, to: usize) -> usize {
+    let mut pos = from;
+    let to = to.min(text.len());
+    while pos < to {
+        let rest = text.get(pos..to).unwrap_or(&[]);
+        let len = match rest.first() {
+            Some(&b) if b < 0x80 => 1,
+            Some(&b) if b >= 0xF0 => 4,
+            Some(&b) if b >= 0xE0 => 3,
+            _ => 2,
+        };
+        let white = rest
+            .get(..len)
+            .and_then(|c| core::str::from_utf8(c).ok())
+            .and_then(|s| s.chars().next())
+            .is_some_and(char::is_whitespace);
+        if !white {
+            break;
+        }
+        pos += len;
+    }
+    pos
+}
+
 /// `bytes` without its spaces and `▁`s at the end.
 fn trim_marks_end(mut bytes: &[u8]) -> &[u8] {
     loop {
@@ -546,6 +572,20 @@ mod tests {
         assert!(n.dropped(2));
         n.floor = 2;
         assert!(!n.dropped(2));
+    }
+
+    /// `Strip(left)`: the same characters from the start.
+    #[test]
+    fn strip_start_drops_leading_whitespace() {
+        let start = |s: &[u8]| strip_start(s, 0, s.len());
+        assert_eq!(start(b" \t\n\ra"), 4);
+        assert_eq!(start("\u{3000}\u{85}\u{a0}\u{2028} a".as_bytes()), 11);
+        assert_eq!(start(" \u{2581}".as_bytes()), 1);
+        assert_eq!(start(b"\xA0a"), 0);
+        assert_eq!(start(b" \xE3\x80"), 1);
+        assert_eq!(start(b"   "), 3);
+        assert_eq!(strip_start(b"  ab", 1, 2), 2);
+        assert_eq!(start("\u{200b}a".as_bytes()), 0);
     }
 
     /// `Strip(right)`: Unicode whitespace goes, `▁` and malformed bytes stay.

@@ -264,6 +264,11 @@ pub struct SpTables<'a> {
     /// `Replace(Regex(" {2,}"), " ")` at the end of a normalizer, as its
     /// `SentencePieceUnigramTokenizer` has); never with `remove_extra_whitespaces`.
     pub collapse_spaces: bool,
+    /// With sections whose words are segmented apart: each text between user-defined symbols
+    /// loses its leading and trailing whitespace (Rust's `char::is_whitespace`) before the
+    /// normalizer sees it (`tokenizers`' `Strip(left, right)` first in the normalizer, as
+    /// `transformers`' DeBERTa-v2/v3 conversion has).
+    pub strip_sections: bool,
     /// Where user-defined symbols are matched and where the dummy prefix goes.
     pub sections: Sections,
     /// No mergeable piece holds a character other than `▁` followed by `▁`, so no merge

@@ -22,7 +22,9 @@ use crate::tokenizer_json::{
 /// after `Strip(right)` + `Replace(Regex(" {2,}"), "▁")` (`transformers`' `SpmConverter`), or
 /// (splitting only) after one of `NFC`, `NFD`, `NFKC`, `NFKD` (`SentencePieceBPETokenizer`), or
 /// after a `Precompiled` character map with or without those two steps (`SpmConverter`'s T5,
-/// mT5: see `picobpe::normalizer` for `tokenizers`' rule, which is not `sentencepiece`'s).
+/// mT5: see `picobpe::normalizer` for `tokenizers`' rule, which is not `sentencepiece`'s), or
+/// (splitting only) after `Strip(left, right)` + an optional `Precompiled` +
+/// `Replace(Regex(" {2,}"), " ")` (`DebertaV2Converter`: [`SpModel::strip_sections`]).
 ///
 /// - **BPE**: merge priority follows the merge list: the piece the first merge makes scores
 ///   highest; pieces no merge makes are never merged into.
@@ -91,6 +93,7 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
         add_dummy_prefix,
         remove_extra_whitespaces,
         collapse_spaces,
+        strip_sections,
         sections,
         char_steps,
     } = normalizer(file)?;
@@ -139,6 +142,7 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
         unk_per_char,
         normalizer: unicode,
         collapse_spaces,
+        strip_sections,
         char_steps,
     };
     model.validate().map_err(SpImportError::Invalid)?;
@@ -155,6 +159,8 @@ struct Shape {
     remove_extra_whitespaces: bool,
     /// [`SpModel::collapse_spaces`].
     collapse_spaces: bool,
+    /// [`SpModel::strip_sections`].
+    strip_sections: bool,
     sections: SpSections,
     /// [`SpModel::char_steps`].
     char_steps: CharSteps,
@@ -174,16 +180,35 @@ struct Shape {
 ///   by older `transformers` converters ([`SpSections::WhitespaceWords`]).
 ///
 /// Before any of them, with a `Metaspace` that splits: one Unicode form (alone), or a
-/// `Precompiled` character map (`SpmConverter`'s, with or without the two steps).
+/// `Precompiled` character map (`SpmConverter`'s, with or without the two steps). And
+/// `Strip(left, right)` first, before a `Metaspace` that splits and an optional `Precompiled`
+/// and `Replace(Regex(" {2,}"), " ")` (`DebertaV2Converter`): each piece of text loses its
+/// leading and trailing whitespace before the map.
 fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
-    let mut steps: Vec<&str> = file.normalizer.iter().map(normalizer_step).collect();
+    // `Strip(left, right)` first (`transformers`' DeBERTa-v2/v3 conversion): each section
+    // loses its leading and trailing whitespace before the other steps see it.
+    let (strip_sections, parts) = match file.normalizer.split_first() {
+        Some((first, rest))
+            if matches!(
+                first.known,
+                Some(Normalizer::Strip {
+                    strip_left: true,
+                    strip_right: true
+                })
+            ) =>
+        {
+            (true, rest)
+        }
+        _ => (false, &file.normalizer[..]),
+    };
+    let mut steps: Vec<&str> = parts.iter().map(normalizer_step).collect();
     let (unicode, precompiled, char_steps) = match char_chain(&steps) {
         // Character steps, with their form and `Precompiled`, read as one step.
         Some((char_steps, form, with_map, n)) => {
             if char_steps.steps(form, with_map).is_none() {
-                return Err(bad_steps("normalizer", &file.normalizer, STEPS_FORM));
+                return Err(bad_steps("normalizer", parts, STEPS_FORM));
             }
-            let map = match file.normalizer.get(n.wrapping_sub(1)).map(|s| &s.known) {
+            let map = match parts.get(n.wrapping_sub(1)).map(|s| &s.known) {
                 Some(Some(Normalizer::Precompiled {
                     precompiled_charsmap,
                 })) if with_map => Some(precompiled_map(precompiled_charsmap)?),
@@ -203,7 +228,7 @@ fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
                 [first, ..] => crate::normalizer::parse(first),
                 [] => None,
             };
-            let precompiled = match file.normalizer.first().map(|s| &s.known) {
+            let precompiled = match parts.first().map(|s| &s.known) {
                 Some(Some(Normalizer::Precompiled {
                     precompiled_charsmap,
                 })) => Some(precompiled_map(precompiled_charsmap)?),
@@ -221,6 +246,7 @@ fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
         add_dummy_prefix,
         remove_extra_whitespaces,
         collapse_spaces: false,
+        strip_sections: false,
         sections,
         char_steps,
     };
@@ -234,6 +260,14 @@ fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
                 Some(PreTokenizer::Metaspace(_))
             ]
     );
+    if strip_sections
+        && !matches!(
+            (&steps[..], &pre[..]),
+            (["squeeze"], [Some(PreTokenizer::Metaspace(_))])
+        )
+    {
+        return Err(bad("normalizer", STRIP_BOTH));
+    }
     match (&steps[..], &pre[..]) {
         (["prepend", "replace"], []) if plain => {
             Ok(shape(None, true, false, SpSections::EveryPiecePrefixed))
@@ -257,11 +291,15 @@ fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
         (["squeeze"], [Some(PreTokenizer::Metaspace(m))]) => {
             // Runs of spaces made one, nothing stripped (`SentencePieceUnigramTokenizer`).
             let (prefix, sections) = metaspace(m)?;
+            if strip_sections && !sections.splits_words() {
+                return Err(bad("normalizer", STRIP_BOTH));
+            }
             if !plain && !sections.splits_words() {
                 return Err(bad("normalizer", SQUEEZE_SPLIT));
             }
             Ok(Shape {
                 collapse_spaces: true,
+                strip_sections,
                 ..shape(unicode, prefix, false, sections)
             })
         }
@@ -290,7 +328,7 @@ fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
         _ if unicode.is_some() => Err(bad("normalizer", UNICODE_ALONE)),
         _ if precompiled.is_some() => Err(bad("normalizer", PRECOMPILED_SPLIT)),
         _ => {
-            let odd = file.normalizer.iter().find(|s| normalizer_step(s) == "?");
+            let odd = parts.iter().find(|s| normalizer_step(s) == "?");
             Err(match odd {
                 Some(s) => bad(
                     "normalizer",
@@ -312,6 +350,11 @@ fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
 /// Why a `WhitespaceSplit` + `Metaspace` pre-tokenizer is refused.
 const WHITESPACE_METASPACE: &str = "WhitespaceSplit + Metaspace is supported with a Metaspace \
                                     that splits, prepend_scheme \"always\" or \"never\"";
+
+/// Why `Strip(left, right)` is refused where it is.
+const STRIP_BOTH: &str = "Strip(left, right) first is supported before an optional Precompiled \
+                          and Replace(Regex(\" {2,}\"), \" \"), with a Metaspace that splits \
+                          (transformers' DeBERTa-v2/v3 conversion)";
 
 /// Why `Replace(Regex(" {2,}"), " ")` after a normalizer is refused where it is.
 const SQUEEZE_SPLIT: &str = "Replace(Regex(\" {2,}\"), \" \") after a Unicode form or Precompiled \

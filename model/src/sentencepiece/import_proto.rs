@@ -130,6 +130,7 @@ pub fn import_model_proto(bytes: &[u8]) -> Result<SpModel, SpImportError> {
         unk_in_text: false,
         unk_per_char: false,
         collapse_spaces: false,
+        strip_sections: false,
         char_steps: Default::default(),
         normalizer: None,
         precompiled: false,

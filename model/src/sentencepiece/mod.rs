@@ -102,6 +102,12 @@ pub struct SpModel {
     /// [`SpModel::remove_extra_whitespaces`]. Stored as [`SpModel::unk_in_text`] is.
     #[serde(skip)]
     pub collapse_spaces: bool,
+    /// With sections that segment words apart: each text between user-defined symbols loses
+    /// its leading and trailing whitespace before the normalizer (`Strip(left, right)` first
+    /// in a `tokenizer.json` normalizer: `transformers`' DeBERTa-v2/v3 conversion). Stored as
+    /// [`SpModel::unk_in_text`] is.
+    #[serde(skip)]
+    pub strip_sections: bool,
     /// A `tokenizer.json`'s character steps (ALBERT's and XLNet's quote pairs,
     /// `StripAccents`, `Lowercase`), applied with [`SpModel::normalizer`] before them (then
     /// `NFD` or `NFKD`) and the character map after them when [`SpModel::precompiled`]; only
@@ -115,8 +121,9 @@ impl SpModel {
     /// [`SpModel::unk_in_text`], bit 1 [`SpModel::unk_per_char`], bits 2-4 the
     /// [`SpModel::normalizer`]'s code ([`crate::normalizer::code`]), bit 5
     /// [`SpModel::precompiled`], bit 6 [`SpModel::collapse_spaces`], bits 7-10
-    /// [`SpModel::char_steps`] ([`crate::normalizer::CharSteps::bits`]). A `u16` stored as a
-    /// postcard varint: files written before bit 7 existed read the same.
+    /// [`SpModel::char_steps`] ([`crate::normalizer::CharSteps::bits`]), bit 11
+    /// [`SpModel::strip_sections`]. A `u16` stored as a postcard varint: files written
+    /// before bit 7 existed read the same.
     pub(crate) fn settings(&self) -> u16 {
         u16::from(self.unk_in_text)
             | u16::from(self.unk_per_char) << 1
@@ -124,6 +131,7 @@ impl SpModel {
             | u16::from(self.precompiled) << 5
             | u16::from(self.collapse_spaces) << 6
             | u16::from(self.char_steps.bits()) << 7
+            | u16::from(self.strip_sections) << 11
     }
 
     /// Set the settings [`SpModel::settings`] stores; `false` for unknown bits.
@@ -132,6 +140,7 @@ impl SpModel {
         self.unk_per_char = bits & 2 != 0;
         self.precompiled = bits & 32 != 0;
         self.collapse_spaces = bits & 64 != 0;
+        self.strip_sections = bits & 1 << 11 != 0;
         match crate::normalizer::from_code((bits >> 2 & 7) as u8) {
             Some(n) => self.normalizer = n,
             None => return false,
@@ -140,7 +149,7 @@ impl SpModel {
             Some(steps) => self.char_steps = steps,
             None => return false,
         }
-        bits < 1 << 11
+        bits < 1 << 12
     }
 }
 
@@ -404,6 +413,7 @@ impl SpModel {
         if self.settings() != 0 && self.sections == SpSections::Inline
             || self.unk_per_char && self.unigram
             || self.collapse_spaces && self.remove_extra_whitespaces
+            || self.strip_sections && !self.sections.splits_words()
             || self.normalizer.is_some()
                 && (!self.sections.splits_words() || self.remove_extra_whitespaces)
             || self.precompiled

@@ -52,6 +52,8 @@ pub struct SpTableData<'a> {
     pub add_dummy_prefix: bool,
     /// [`picobpe::SpTables::collapse_spaces`] ([`SpModel::collapse_spaces`]).
     pub collapse_spaces: bool,
+    /// [`picobpe::SpTables::strip_sections`] ([`SpModel::strip_sections`]).
+    pub strip_sections: bool,
     /// Normalizer flag `remove_extra_whitespaces`.
     pub remove_extra_whitespaces: bool,
     /// Where user-defined symbols are matched.
@@ -190,6 +192,7 @@ impl SpTableData<'static> {
             add_dummy_prefix: model.add_dummy_prefix,
             remove_extra_whitespaces: model.remove_extra_whitespaces,
             collapse_spaces: model.collapse_spaces,
+            strip_sections: model.strip_sections,
             sections: model.sections,
             // Unigram models do not merge: no byte cuts a merge.
             cut_bytes: if model.unigram {
@@ -370,6 +373,7 @@ impl SpTableData<'_> {
             add_dummy_prefix: self.add_dummy_prefix,
             remove_extra_whitespaces: self.remove_extra_whitespaces,
             collapse_spaces: self.collapse_spaces,
+            strip_sections: self.strip_sections,
             sections: self.sections,
             split_words: self.split_words,
             cut_bytes: self.cut_bytes,

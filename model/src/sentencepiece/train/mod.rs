@@ -763,6 +763,7 @@ fn tables_model(spec: &SpTrainer) -> SpModel {
         normalizer: None,
         precompiled: false,
         collapse_spaces: false,
+        strip_sections: false,
         char_steps: Default::default(),
     }
 }
