@@ -335,7 +335,7 @@ fn whitespace_before(head: &[u8]) -> usize {
 }
 
 /// Start of the whitespace run that ends at `at`, no earlier than `from`.
-fn whitespace_run_start(text: &[u8], from: usize, mut at: usize) -> usize {
+pub(crate) fn whitespace_run_start(text: &[u8], from: usize, mut at: usize) -> usize {
     while at > from {
         let len = whitespace_before(text.get(from..at).unwrap_or(&[]));
         if len == 0 {
@@ -347,7 +347,7 @@ fn whitespace_run_start(text: &[u8], from: usize, mut at: usize) -> usize {
 }
 
 /// End of the whitespace run that starts at `at`.
-fn whitespace_run_end(text: &[u8], mut at: usize) -> usize {
+pub(crate) fn whitespace_run_end(text: &[u8], mut at: usize) -> usize {
     loop {
         let len = utf8::white_space_len(text.get(at..).unwrap_or(&[]));
         if len == 0 {

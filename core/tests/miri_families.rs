@@ -66,6 +66,7 @@ fn sp_model(normal: &[(&str, f32)], user: &[&str], byte_fallback: bool, unigram:
         precompiled: false,
         collapse_spaces: false,
         strip_sections: false,
+        strips: Vec::new(),
         char_steps: Default::default(),
     }
 }

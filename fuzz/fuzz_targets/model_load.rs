@@ -602,6 +602,7 @@ fn structured_sp(mut p: Params<'_>) -> SpModel {
         collapse_spaces: tokenizers && settings & 64 != 0,
         // On sections that do not split words: refused.
         strip_sections: tokenizers && settings & 128 != 0,
+        strips: Vec::new(),
         // Steps after a form other than NFD or NFKD, or on the wrong sections: refused.
         char_steps: picobpe_model::normalizer::CharSteps::from_bits(p.byte() & 15)
             .filter(|_| tokenizers)

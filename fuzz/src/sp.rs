@@ -503,6 +503,7 @@ pub fn borrow_tables<'a>(data: &'a SpTableData<'_>) -> SpTables<'a> {
         unk_surface: &data.unk_surface,
         unk_per_char: data.unk_per_char,
         user_defined: &data.user_defined,
+        user_strips: &data.user_strips,
         add_dummy_prefix: data.add_dummy_prefix,
         remove_extra_whitespaces: data.remove_extra_whitespaces,
         collapse_spaces: data.collapse_spaces,

@@ -54,7 +54,8 @@
 //!   load, as for every WordPiece model). Writers use it only for a model with a non-empty
 //!   template ([`AnyModel::write`]); without one they write version 3 (WordPiece: 2) as before.
 //! - Version 5: version 4 whose template is followed by the specials that take the whitespace
-//!   beside them (`Model::strips`, `WpModel::strips`: a sequence of `(u32 id, u8 bits)`, ids
+//!   beside them (`Model::strips`, `WpModel::strips`, `SpModel::strips`: a sequence of
+//!   `(u32 id, u8 bits)`, ids
 //!   increasing, bits 1 `lstrip`, 2 `rstrip`). Writers use it only for a model with such a
 //!   special. Reading checks the list against the model's specials as [`Model::validate`]
 //!   does ([`ModelError::BadStrips`] when tables read without the model do not fit it).
@@ -485,9 +486,14 @@ impl AnyModel {
 }
 
 impl SpModel {
-    /// Validate and encode into the file format (version 2).
+    /// Validate and encode into the file format (version 2; version 5, with its tables, when
+    /// some user-defined symbol takes whitespace).
     pub fn to_bytes(&self) -> Result<Vec<u8>, ModelError> {
         self.validate()?;
+        if !self.strips.is_empty() {
+            // Only version 5 and later hold symbols that take whitespace (with the tables).
+            return self.to_bytes_with_tables();
+        }
         let payload =
             postcard::to_stdvec(&PayloadRef::sentencepiece(self)).map_err(ModelError::Encode)?;
         frame(KIND_VERSION, &payload)
@@ -599,17 +605,15 @@ pub fn read_tables_with_template(
         let bytes: &'static dyn AsRef<[u8]> = &**crate::keep(bytes);
         let tables = &bytes.as_ref()[range];
         let live = if sentencepiece {
-            if !header.strips.is_empty() {
-                return Err(ModelError::BadStrips {
-                    reason: SP_STRIPS.into(),
-                });
-            }
             if !header.splits.is_empty() {
                 return Err(ModelError::BadSplit {
                     reason: SP_SPLITS.into(),
                 });
             }
-            LiveTables::SentencePiece(table_file::read::<SpTableData>(tables, base)?.to_tables())
+            let mut data = table_file::read::<SpTableData>(tables, base)?;
+            data.set_strips(&header.strips)
+                .map_err(|reason| ModelError::BadStrips { reason })?;
+            LiveTables::SentencePiece(data.to_tables())
         } else {
             let mut data = table_file::read::<TableData>(tables, base)?;
             crate::tables::check_strips(&header.strips, &data.specials)
@@ -748,9 +752,6 @@ fn parts(bytes: &[u8]) -> Result<(Header, u16, &[u8], Option<(&[u8], usize)>), M
     ))
 }
 
-/// Why a SentencePiece model's file cannot hold strip bits.
-const SP_STRIPS: &str = "a SentencePiece model has no specials that take whitespace";
-
 /// Why a model other than byte-level BPE cannot hold `Split` regexes.
 const SP_SPLITS: &str = "only a byte-level BPE model has compiled Split patterns";
 
@@ -758,7 +759,7 @@ const SP_SPLITS: &str = "only a byte-level BPE model has compiled Split patterns
 type Strips = Vec<(u32, u8)>;
 
 /// Give a model read from a file the strip bits its header holds, checked against its
-/// specials; a SentencePiece model takes none.
+/// specials (a SentencePiece model's user-defined symbols: checked by its validation).
 fn set_strips(model: &mut AnyModel, strips: Strips) -> Result<(), ModelError> {
     if strips.is_empty() {
         return Ok(());
@@ -766,10 +767,9 @@ fn set_strips(model: &mut AnyModel, strips: Strips) -> Result<(), ModelError> {
     let (specials, slot) = match model {
         AnyModel::BytePair(m) => (&m.specials, &mut m.strips),
         AnyModel::WordPiece(m) => (&m.specials, &mut m.strips),
-        AnyModel::SentencePiece(_) => {
-            return Err(ModelError::BadStrips {
-                reason: SP_STRIPS.into(),
-            })
+        AnyModel::SentencePiece(m) => {
+            m.strips = strips;
+            return m.validate().map_err(ModelError::InvalidSentencePiece);
         }
     };
     crate::tables::check_strips(&strips, specials)
@@ -785,6 +785,11 @@ fn file_bytes(model: PayloadRef<'_>, template: &TemplateData) -> Result<Vec<u8>,
         PayloadRef::WordPiece(m)
         | PayloadRef::WordPieceNormalized(m, ..)
         | PayloadRef::WordPieceSplit(m, ..) => &m.strips,
+        PayloadRef::SentencePiece(m)
+        | PayloadRef::Unigram(m, ..)
+        | PayloadRef::SentencePieceMapped(m, ..)
+        | PayloadRef::UnigramMapped(m, ..)
+        | PayloadRef::SentencePieceSettings(m, ..) => &m.strips,
         _ => model.byte_pair_model().map_or(&[], |m| &m.strips),
     };
     let splits: &[Split] = model.byte_pair_model().map_or(&[], |m| &m.splits);

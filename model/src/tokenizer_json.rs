@@ -108,17 +108,14 @@ impl TokenizerJson {
     /// The added tokens as `(content, id)`, in file order, each matched whole in the raw text
     /// (see the module docs), and the `(id, bits)` of those that take the whitespace beside
     /// them ([`crate::Model::strips`]), in id order. `Err` names a token picobpe would match
-    /// differently: `single_word`, `normalized` behind a normalizer, or (without `strips`:
-    /// the SentencePiece family matches its added tokens itself) `lstrip` and `rstrip`.
-    pub(crate) fn added_tokens(&self, strips: bool) -> Result<AddedTokens, String> {
+    /// differently: `single_word`, or `normalized` behind a normalizer.
+    pub(crate) fn added_tokens(&self) -> Result<AddedTokens, String> {
         use picobpe::special::{LSTRIP, RSTRIP};
         let (mut tokens, mut bits) = (Vec::new(), Vec::new());
         for t in self.added_tokens.iter().flatten() {
             let normalized = t.normalized.filter(|_| !self.normalizer.is_empty());
             let (lstrip, rstrip) = (t.lstrip == Some(true), t.rstrip == Some(true));
             let flags = [
-                ("lstrip", lstrip && !strips),
-                ("rstrip", rstrip && !strips),
                 ("single_word", t.single_word == Some(true)),
                 ("normalized", normalized == Some(true)),
             ];

@@ -89,6 +89,7 @@ fn sentencepiece() -> SpModel {
         precompiled: false,
         collapse_spaces: false,
         strip_sections: false,
+        strips: Vec::new(),
         char_steps: Default::default(),
     }
 }

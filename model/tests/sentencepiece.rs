@@ -71,6 +71,7 @@ fn tiny() -> SpModel {
         precompiled: false,
         collapse_spaces: false,
         strip_sections: false,
+        strips: Vec::new(),
         char_steps: Default::default(),
     }
 }
@@ -547,6 +548,7 @@ fn a_zero_score_merges_before_a_negative_zero() {
         precompiled: false,
         collapse_spaces: false,
         strip_sections: false,
+        strips: Vec::new(),
         char_steps: Default::default(),
     };
     for ((ab, bc), want) in [((-0.0, 0.0), [2, 6]), ((0.0, -0.0), [5, 4])] {
@@ -847,6 +849,7 @@ fn tokenizer_json_settings_round_trip_and_damage_is_refused() {
     // Each text between symbols stripped (bit 11: a two-byte varint), through the tables too.
     let stripped = SpModel {
         strip_sections: true,
+        strips: Vec::new(),
         collapse_spaces: true,
         ..m.clone()
     };
@@ -870,6 +873,7 @@ fn tokenizer_json_settings_round_trip_and_damage_is_refused() {
         precompiled: false,
         collapse_spaces: false,
         strip_sections: false,
+        strips: Vec::new(),
         ..m.clone()
     };
     let data = picobpe_model::SpTableData::new(&fused).unwrap();
@@ -904,12 +908,14 @@ fn tokenizer_json_settings_round_trip_and_damage_is_refused() {
         SpModel {
             collapse_spaces: true,
             strip_sections: false,
+            strips: Vec::new(),
             remove_extra_whitespaces: true,
             ..m.clone()
         },
         // Stripped texts between symbols on sections that do not split words.
         SpModel {
             strip_sections: true,
+            strips: Vec::new(),
             sections: SpSections::UnmarkedPiecesPrefixed,
             ..m.clone()
         },
@@ -967,4 +973,80 @@ fn tokenizer_json_export_refuses_what_tokenizers_cannot_match() {
         vocab[100][1].as_f64().unwrap() as f32,
         ug.pieces[100].score.unwrap()
     );
+}
+
+/// Added tokens that take whitespace in a SentencePiece-family `tokenizer.json`
+/// (`ms-xlmr-strips`: `<mask>` lstrip, `<s>` rstrip, `</s>` both): imported as
+/// [`SpModel::strips`], written in the model file's header (version 5) and read back with the
+/// model or its tables alone; a damaged list is refused by the rule every family's follows.
+#[test]
+fn sentencepiece_strips_round_trip_and_damage_is_refused() {
+    use picobpe::special::{LSTRIP, RSTRIP};
+    let path = fixtures().join("../metaspace/models/ms-xlmr-strips.tokenizer.json");
+    let file = TokenizerJson::parse(&std::fs::read(&path).unwrap()).unwrap();
+    let model = picobpe_model::sentencepiece::import_tokenizer_json(&file).unwrap();
+    let id = |piece: &str| model.pieces.iter().position(|p| p.piece == piece).unwrap() as u32;
+    let mut want = vec![
+        (id("<s>"), RSTRIP),
+        (id("</s>"), LSTRIP | RSTRIP),
+        (id("<mask>"), LSTRIP),
+    ];
+    want.sort();
+    assert_eq!(model.strips, want);
+    let bytes = model.to_bytes().unwrap();
+    assert_eq!(
+        u16::from_le_bytes([bytes[8], bytes[9]]),
+        picobpe_model::format::STRIP_VERSION
+    );
+    assert_eq!(SpModel::from_bytes(&bytes).unwrap(), model);
+    let dir = std::env::temp_dir().join(format!("picobpe-sp-strips-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("strips.model");
+    model.write(&out).unwrap();
+    let live = picobpe_model::read_tables(&out).unwrap();
+    let picobpe_model::LiveTables::SentencePiece(tables) = live else {
+        panic!("SentencePiece tables")
+    };
+    let mask = tables.user_defined.iter().position(|&u| u == id("<mask>"));
+    assert_eq!(tables.user_strips[mask.unwrap()], LSTRIP);
+    // `a <mask>` then `  b`: the whitespace before `<mask>` goes with it.
+    let tok = picobpe::SpTokenizer::new(tables);
+    let mut ids = [0u32; 16];
+    let n = tok
+        .encode("a \u{3000}<mask>b".as_bytes(), &mut ids)
+        .unwrap();
+    assert_eq!(ids[n - 2], id("<mask>"), "{:?}", &ids[..n]);
+
+    // A strip on a piece that is not matched in the text, and misordered ids.
+    let normal = model
+        .pieces
+        .iter()
+        .position(|p| p.kind == SpKind::Normal)
+        .unwrap() as u32;
+    for (strips, says) in [
+        (vec![(normal, LSTRIP)], "is not a special token"),
+        (
+            vec![(id("<mask>"), LSTRIP), (id("<s>"), RSTRIP)],
+            "not strictly increasing",
+        ),
+        (vec![(id("<mask>"), 4)], "are not lstrip/rstrip"),
+    ] {
+        let bad = SpModel {
+            strips,
+            ..model.clone()
+        };
+        let err = bad.to_bytes().unwrap_err().to_string();
+        assert!(
+            err.contains("user-defined symbols that take whitespace") && err.contains(says),
+            "{err}"
+        );
+    }
+    // Strips on a model whose symbols are matched inside the normalized text (a
+    // `tokenizer.model`'s): not a tokenizer.json model.
+    let inline = SpModel {
+        sections: SpSections::Inline,
+        ..model.clone()
+    };
+    assert!(inline.validate().is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -83,6 +83,7 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
     array(&mut s, "PICOBPE_BYTE_IDS", "u32", &data.byte_ids);
     array(&mut s, "PICOBPE_UNK_SURFACE", "u8", &data.unk_surface);
     array(&mut s, "PICOBPE_USER_DEFINED", "u32", &data.user_defined);
+    array(&mut s, "PICOBPE_USER_STRIPS", "u8", &data.user_strips);
     array(&mut s, "PICOBPE_PIECE_FILTER", "u64", &data.piece_filter);
     array(&mut s, "PICOBPE_F64_SCORES", "u64", &data.f64_scores);
     array(
@@ -156,6 +157,7 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
          unk_surface: &PICOBPE_UNK_SURFACE,\n    \
          unk_per_char: {},\n    \
          user_defined: &PICOBPE_USER_DEFINED,\n    \
+         user_strips: &PICOBPE_USER_STRIPS,\n    \
          add_dummy_prefix: {},\n    \
          remove_extra_whitespaces: {},\n    \
          collapse_spaces: {},\n    \

@@ -67,12 +67,20 @@ It (re)writes, under tests/fixtures/metaspace/:
                                        files published with the models
     models/ms-unigram-lower.tokenizer.json  Unigram with Sequence[NFD, Lowercase, StripAccents]
                                        (the tokenizers guides' normalizer) + Metaspace(), trained here
+    models/ms-xlmr.tokenizer.json      transformers' XLMRobertaConverter over
+                                       tests/fixtures/sp_norm/models/nfkc-ug.model, `<mask>`
+                                       registered with lstrip as XLMRobertaTokenizerFast does
+    models/ms-xlmr-strips.tokenizer.json  the same with `<s>` rstrip and `</s>` lstrip and
+                                       rstrip, and Precompiled + Replace(" {2,}", " ") as its
+                                       normalizer (made up: no Strip hides what strips take)
     models/ms-deberta.tokenizer.json   transformers' DebertaV2Converter (do_lower_case and
                                        split_by_punct False, deberta-v3's settings) over
                                        tests/fixtures/sp_norm/models/nfkc-ug.model: Strip(both)
                                        + Precompiled + Replace(" {2,}", " "), Metaspace
     (The converters' post-processors name [CLS]/<cls> pieces these vocabularies lack: the
     files keep none.)
+    inputs/added_edge.jsonl            added tokens that take whitespace next to whitespace of
+                                       every kind (vectors for the ms-xlmr models)
     inputs/strip_edge.jsonl            whitespace of every kind, and characters the map makes
                                        spaces or drops, at the ends of texts and of the texts
                                        between added tokens (vectors for ms-deberta and ms-t5-cf)
@@ -118,7 +126,7 @@ from pathlib import Path
 
 import sentencepiece as spm
 import tokenizers
-from tokenizers import (SentencePieceBPETokenizer, SentencePieceUnigramTokenizer, Tokenizer,
+from tokenizers import (AddedToken, SentencePieceBPETokenizer, SentencePieceUnigramTokenizer, Tokenizer,
                         decoders, models, normalizers, pre_tokenizers, trainers)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -141,6 +149,7 @@ SETS = {
     "ws_edge": "metaspace/inputs/ws_edge.jsonl",
     "steps_edge": "metaspace/inputs/steps_edge.jsonl",
     "strip_edge": "metaspace/inputs/strip_edge.jsonl",
+    "added_edge": "metaspace/inputs/added_edge.jsonl",
 }
 PRECOMPILED = {"ms-t5-nfkc": "nfkc-bpe", "ms-t5-cf": "nfkc-ug", "ms-t5-tsv": "nfkc-tsv"}
 # WhitespaceSplit + Metaspace models: (stem, the stem whose file they are made from, shape).
@@ -153,6 +162,11 @@ STEPS_CONVERTED = {"ms-albert": ("AlbertConverter", "nfkc-ug", True),
 # deberta-v3's and mdeberta-v3's settings): Strip(left, right) + Precompiled + Replace(" {2,}",
 # " "), Sequence[Metaspace]. The sentencepiece model for each.
 DEBERTA = {"ms-deberta": "nfkc-ug"}
+# XLM-RoBERTa files (XLMRobertaConverter over the model, then `<mask>` registered with
+# lstrip=True as XLMRobertaTokenizerFast registers it): "ms-xlmr"; and the same file with
+# `<s>` taking the whitespace after it and `</s>` the whitespace on both sides
+# ("ms-xlmr-strips", made up to cover rstrip).
+XLMR = {"ms-xlmr": "nfkc-ug", "ms-xlmr-strips": "nfkc-ug"}
 STEPS = {*STEPS_CONVERTED, "ms-albert-ws", "ms-unigram-lower"}
 PRECOMPILED_ALL = {*PRECOMPILED, "ms-t5-ws", "ms-t5-ws-cf", "ms-albert", "ms-xlnet",
                    "ms-albert-ws", *DEBERTA}
@@ -287,6 +301,11 @@ def t5(lines: list[str], work: Path) -> str:
 # turns into spaces or drops, at both ends of the text and of the texts between added tokens.
 STRIP_WS = [" ", "  ", "\t", "\n", "\r\n", "\u0085", "\u00a0", "\u1680", "\u2028", "\u3000",
             "\u200b", "\u180e", "\ufeff", " \u0085 ", "\u3000a\u3000"]
+# Added tokens that take whitespace (`<mask>`'s lstrip, and made-up rstrips on `<s>`/`</s>`)
+# next to whitespace of every kind, other added tokens and text.
+ADDED_EDGE = [form.format(w=w, t=t) for t in ("<mask>", "<s>", "</s>") for w in STRIP_WS[:12]
+              for form in ("a{w}{t}{w}b", "{w}{t}", "{t}{w}", "{w}{t}{w}{t}{w}", "a{t}{w}<mask>b",
+                           "x{w}{w}{t}y")]
 STRIP_EDGE = [form.format(w=w) for w in STRIP_WS
               for form in ("{w}", "{w}a", "a{w}", "<s>{w}a", "a{w}<s>", "<s>{w}</s>", "{w}<s>{w}",
                            "a{w}<s>{w}b{w}", "{w}\u2581{w}", "x{w}{w}y")]
@@ -310,6 +329,8 @@ def main() -> None:
                 [{"name": f"grapheme-edge-{i}", "text": t} for i, t in enumerate(GRAPHEME_EDGE)])
     write_jsonl(OUT / "inputs/steps_edge.jsonl", None,
                 [{"name": f"steps-edge-{i}", "text": t} for i, t in enumerate(STEPS_EDGE)])
+    write_jsonl(OUT / "inputs/added_edge.jsonl", None,
+                [{"name": f"added-edge-{i}", "text": t} for i, t in enumerate(ADDED_EDGE)])
     write_jsonl(OUT / "inputs/strip_edge.jsonl", None,
                 [{"name": f"strip-edge-{i}", "text": t} for i, t in enumerate(STRIP_EDGE)])
     scalars = json.dumps(steps_scalars(), sort_keys=True, ensure_ascii=False).encode("utf-8")
@@ -366,6 +387,10 @@ def main() -> None:
         if wanted(stem):
             model = ROOT / f"tests/fixtures/sp_norm/models/{source}.model"
             files[stem] = converted_steps(model, "DebertaV2Converter", False)
+    for stem, source in XLMR.items():
+        if wanted(stem):
+            model = ROOT / f"tests/fixtures/sp_norm/models/{source}.model"
+            files[stem] = xlmr(model, stem == "ms-xlmr-strips")
     if wanted("ms-albert-ws"):
         base = files.get("ms-albert") or (OUT / "models/ms-albert.tokenizer.json").read_text()
         files["ms-albert-ws"] = whitespace_split(base, "published-steps")
@@ -415,6 +440,8 @@ def main() -> None:
                 continue
             if set_name == "strip_edge" and stem not in {*DEBERTA, "ms-t5-cf"}:
                 continue
+            if set_name == "added_edge" and stem not in XLMR:
+                continue
             recs = []
             n_ids = 0
             for i, (name, data, _is_text) in enumerate(records):
@@ -455,6 +482,37 @@ def converted_steps(model: Path, converter: str, lower: bool) -> str:
     cst = importlib.import_module("transformers.convert_slow_tokenizer")
     raw = json.loads(getattr(cst, converter)(shim).converted().to_str(pretty=False))
     raw["post_processor"] = None
+    js = json.dumps(raw, ensure_ascii=False, separators=(",", ":"))
+    Tokenizer.from_str(js)
+    return js
+
+
+def xlmr(model: Path, strips: bool) -> str:
+    """`transformers`' XLMRobertaConverter over a sentencepiece model, `<mask>` registered as
+    XLMRobertaTokenizerFast registers it (special, lstrip), no post-processor; with `strips`,
+    `<s>` rstrip and `</s>` lstrip and rstrip too, and `Replace(Regex(" {2,}"), " ")` in place
+    of `Strip(right)` + `Replace(Regex(" {2,}"), "▁")` after the map (so that what the strips
+    take would otherwise stay)."""
+    import importlib
+
+    from gen_unigram_vectors import _SlowShim
+
+    cst = importlib.import_module("transformers.convert_slow_tokenizer")
+    tok = cst.XLMRobertaConverter(_SlowShim(model)).converted()
+    tok.add_special_tokens([AddedToken("<mask>", lstrip=True, rstrip=False, normalized=False,
+                                       special=True)])
+    raw = json.loads(tok.to_str(pretty=False))
+    raw["post_processor"] = None
+    if strips:
+        # Without `Strip(right)`, which would drop the whitespace an lstrip takes anyway.
+        squeeze = {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}
+        steps = raw["normalizer"]["normalizers"]
+        raw["normalizer"]["normalizers"] = [steps[0], squeeze]
+        for t in raw["added_tokens"]:
+            if t["content"] == "<s>":
+                t["rstrip"] = True
+            if t["content"] == "</s>":
+                t["lstrip"] = t["rstrip"] = True
     js = json.dumps(raw, ensure_ascii=False, separators=(",", ":"))
     Tokenizer.from_str(js)
     return js

@@ -147,6 +147,21 @@ fn deberta_v2_converter() {
     check_all_sets("ms-deberta", SpSource::TokenizerJson);
 }
 
+/// `XLMRobertaConverter` over an `nmt_nfkc_cf` Unigram model, with `<mask>` registered as
+/// `XLMRobertaTokenizerFast` registers it: an added token that takes the whitespace before it
+/// (`lstrip`), cut out of the text with that whitespace.
+#[test]
+fn xlm_roberta_mask_lstrip() {
+    check_all_sets("ms-xlmr", SpSource::TokenizerJson);
+}
+
+/// The same file with `<s>` taking the whitespace after it and `</s>` on both sides
+/// (`rstrip`, made up), next to `<mask>`'s.
+#[test]
+fn added_tokens_lstrip_and_rstrip() {
+    check_all_sets("ms-xlmr-strips", SpSource::TokenizerJson);
+}
+
 /// Unigram with `Sequence[NFD, Lowercase, StripAccents]`, the normalizer `tokenizers`' guides
 /// build (`Lowercase` before `StripAccents`, which differs on `İ`), trained by it.
 #[test]
@@ -170,6 +185,7 @@ fn model_files_keep_the_metaspace_rules() {
         "ms-albert",
         "ms-unigram-lower",
         "ms-deberta",
+        "ms-xlmr-strips",
     ] {
         let model = picobpe_tests::sp::model(name, SpSource::TokenizerJson);
         let tables = match picobpe_tests::through_model_file(name, |path| model.write(path)) {
@@ -193,7 +209,15 @@ fn model_files_keep_the_metaspace_rules() {
         assert_eq!(model.strip_sections, name == "ms-deberta");
         let tok = SpTokenizer::new(tables);
         let mut checked = 0;
-        for set in ["ms_edge", "sp_edge"] {
+        assert_eq!(
+            tables.user_strips.is_empty(),
+            model.strips.is_empty(),
+            "{name}"
+        );
+        for set in ["ms_edge", "sp_edge", "added_edge"] {
+            if !picobpe_tests::sp::sets(name).iter().any(|s| s == set) {
+                continue;
+            }
             for case in picobpe_tests::sp::load(name, set) {
                 let got = picobpe_tests::sp::encode(&tok, &case.input).unwrap();
                 assert_eq!(got, case.ids, "{name} {set} {}", case.name);

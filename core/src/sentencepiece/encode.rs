@@ -631,6 +631,10 @@ impl<'t> SpTokenizer<'t> {
     /// (the longest at that position): its offset, length and id. Only positions whose byte
     /// starts some symbol are tried (a set of lead bytes made once per call: symbols are
     /// few); such a byte is ASCII or a UTF-8 lead byte, so it always starts a character.
+    ///
+    /// A symbol that takes the whitespace beside it ([`SpTables::user_strips`]) is given with
+    /// that whitespace: the run before it back to `from` (`lstrip`), the run after it up to
+    /// `limit` (`rstrip`), as `tokenizers` cuts added tokens out of the text.
     pub(crate) fn next_user_symbol(
         &self,
         text: &[u8],
@@ -655,8 +659,18 @@ impl<'t> SpTokenizer<'t> {
             if starts == 0 {
                 continue;
             }
-            if let Some((len, id)) = t.user_symbol_at(rest.get(i..).unwrap_or(&[])) {
-                return Some((from + i, len, id));
+            if let Some((len, id, strip)) = t.user_symbol_strip_at(rest.get(i..).unwrap_or(&[])) {
+                let at = from + i;
+                let start = if strip & special::LSTRIP != 0 {
+                    special::whitespace_run_start(text, from, at)
+                } else {
+                    at
+                };
+                let mut end = at + len;
+                if strip & special::RSTRIP != 0 {
+                    end = special::whitespace_run_end(text.get(..limit).unwrap_or(&[]), end);
+                }
+                return Some((start, end - start, id));
             }
         }
         None

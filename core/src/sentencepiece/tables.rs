@@ -255,6 +255,11 @@ pub struct SpTables<'a> {
     pub unk_per_char: bool,
     /// Ids of the user-defined symbols (matched in the text, longest first).
     pub user_defined: &'a [u32],
+    /// With sections: per entry of [`SpTables::user_defined`], whether the symbol takes the
+    /// whitespace beside it ([`crate::special::LSTRIP`], [`crate::special::RSTRIP`]:
+    /// `tokenizers`' `lstrip` and `rstrip` on an added token, XLM-RoBERTa's `<mask>`); empty
+    /// when none does.
+    pub user_strips: &'a [u8],
     /// Normalizer: a `▁` is put before the text (`add_dummy_prefix`).
     pub add_dummy_prefix: bool,
     /// Normalizer: leading and trailing spaces are dropped and runs of spaces become one
@@ -412,13 +417,21 @@ impl<'a> SpTables<'a> {
     /// The longest user-defined symbol `text` starts with: its length and id.
     #[inline]
     pub(crate) fn user_symbol_at(&self, text: &[u8]) -> Option<(usize, u32)> {
-        let mut best: Option<(usize, u32)> = None;
-        for &id in self.user_defined {
+        self.user_symbol_strip_at(text)
+            .map(|(len, id, _)| (len, id))
+    }
+
+    /// [`SpTables::user_symbol_at`] with the symbol's [`SpTables::user_strips`] bits.
+    #[inline]
+    pub(crate) fn user_symbol_strip_at(&self, text: &[u8]) -> Option<(usize, u32, u8)> {
+        let mut best: Option<(usize, u32, u8)> = None;
+        for (i, &id) in self.user_defined.iter().enumerate() {
             let Some(sym) = self.piece_bytes(id) else {
                 continue;
             };
-            if best.is_none_or(|(len, _)| sym.len() > len) && text.starts_with(sym) {
-                best = Some((sym.len(), id));
+            if best.is_none_or(|(len, _, _)| sym.len() > len) && text.starts_with(sym) {
+                let strip = self.user_strips.get(i).copied().unwrap_or(0);
+                best = Some((sym.len(), id, strip));
             }
         }
         best

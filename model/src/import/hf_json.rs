@@ -76,9 +76,7 @@ pub fn tokenizer_json(file: &TokenizerJson) -> Result<HfJsonImport, ImportError>
         return Err(bad("decoder", format!("{:?}: not supported", d.kind())).into());
     }
     let merges = model.merges().map_err(|e| bad("model.merges", e))?;
-    let (specials, strips) = file
-        .added_tokens(true)
-        .map_err(|e| bad("added_tokens", e))?;
+    let (specials, strips) = file.added_tokens().map_err(|e| bad("added_tokens", e))?;
     let plain = file.plain_added_tokens();
     if !plain.is_empty() {
         notes.push(format!(

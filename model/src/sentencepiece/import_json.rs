@@ -34,7 +34,8 @@ use crate::tokenizer_json::{
 ///
 /// Added tokens become user-defined symbols (matched whole in the text, as `tokenizers` does),
 /// the unknown token an unknown piece matched in the text too ([`SpModel::unk_in_text`]);
-/// each must be the vocabulary's piece of its id. A BPE model's `fuse_unk: false` (its
+/// each must be the vocabulary's piece of its id; those with `lstrip` or `rstrip` take the
+/// whitespace beside them ([`SpModel::strips`]). A BPE model's `fuse_unk: false` (its
 /// default) is [`SpModel::unk_per_char`]. Anything else in
 /// the normalizer or pre-tokenizer is refused with an error that names it. The post-processor is
 /// not part of the model ([`crate::TemplateData::from_tokenizer_json`] reads it): ids are those
@@ -97,9 +98,8 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
         sections,
         char_steps,
     } = normalizer(file)?;
-    let (added, _) = file
-        .added_tokens(false)
-        .map_err(|e| bad("added_tokens", e))?;
+    // Added tokens that take the whitespace beside them (`lstrip`, `rstrip`) keep it.
+    let (added, strips) = file.added_tokens().map_err(|e| bad("added_tokens", e))?;
     for (content, id) in &added {
         if pieces.get(*id as usize) != Some(content) {
             let what = format!("{content:?} (id {id}) is not the vocabulary's piece of that id");
@@ -143,6 +143,7 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
         normalizer: unicode,
         collapse_spaces,
         strip_sections,
+        strips,
         char_steps,
     };
     model.validate().map_err(SpImportError::Invalid)?;

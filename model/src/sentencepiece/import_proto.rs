@@ -131,6 +131,7 @@ pub fn import_model_proto(bytes: &[u8]) -> Result<SpModel, SpImportError> {
         unk_per_char: false,
         collapse_spaces: false,
         strip_sections: false,
+        strips: Vec::new(),
         char_steps: Default::default(),
         normalizer: None,
         precompiled: false,

@@ -108,6 +108,12 @@ pub struct SpModel {
     /// [`SpModel::unk_in_text`] is.
     #[serde(skip)]
     pub strip_sections: bool,
+    /// `(id, bits)` of the user-defined symbols that take the whitespace beside them
+    /// ([`picobpe::special::LSTRIP`], [`picobpe::special::RSTRIP`]: a `tokenizer.json`'s
+    /// added tokens with `lstrip` or `rstrip`, as XLM-RoBERTa's `<mask>`), sorted by id; only
+    /// with sections. Stored in the model file's header, as [`crate::Model::strips`] is.
+    #[serde(skip)]
+    pub strips: Vec<(u32, u8)>,
     /// A `tokenizer.json`'s character steps (ALBERT's and XLNet's quote pairs,
     /// `StripAccents`, `Lowercase`), applied with [`SpModel::normalizer`] before them (then
     /// `NFD` or `NFKD`) and the character map after them when [`SpModel::precompiled`]; only
@@ -244,6 +250,11 @@ pub enum InvalidSpModel {
         "tokenizer.json settings (unk_in_text, unk_per_char, normalizer steps) on a model they do not fit"
     )]
     MisplacedSettings,
+    /// The strips ([`SpModel::strips`]) break the rule every family's strips follow
+    /// (`crate::tables::check_strips`: ids of symbols matched in the text, increasing, bits
+    /// `lstrip`/`rstrip`, and with an `rstrip` no symbol that starts with whitespace).
+    #[error("user-defined symbols that take whitespace: {0}")]
+    BadStrips(String),
 }
 
 /// The byte a `<0xHH>` piece text stands for.
@@ -414,6 +425,7 @@ impl SpModel {
             || self.unk_per_char && self.unigram
             || self.collapse_spaces && self.remove_extra_whitespaces
             || self.strip_sections && !self.sections.splits_words()
+            || !self.strips.is_empty() && self.sections == SpSections::Inline
             || self.normalizer.is_some()
                 && (!self.sections.splits_words() || self.remove_extra_whitespaces)
             || self.precompiled
@@ -429,6 +441,17 @@ impl SpModel {
                         .is_none())
         {
             return Err(InvalidSpModel::MisplacedSettings);
+        }
+        if !self.strips.is_empty() {
+            // The symbols matched in the text, as the shared check reads specials.
+            let symbols: Vec<(String, u32)> = (self.pieces.iter().enumerate())
+                .filter(|(_, p)| {
+                    p.kind == SpKind::UserDefined || p.kind == SpKind::Unknown && self.unk_in_text
+                })
+                .map(|(id, p)| (p.piece.clone(), id as u32))
+                .collect();
+            crate::tables::check_strips(&self.strips, &symbols)
+                .map_err(InvalidSpModel::BadStrips)?;
         }
         let map = charsmap::parse(&self.charsmap)?;
         if self.byte_fallback {

@@ -48,6 +48,10 @@ pub struct SpTableData<'a> {
     pub char_steps: crate::normalizer::CharSteps,
     /// User-defined symbol ids.
     pub user_defined: Cow<'a, [u32]>,
+    /// [`picobpe::SpTables::user_strips`]: per entry of `user_defined`, its strip bits
+    /// ([`SpModel::strips`]); empty when no symbol takes whitespace. Not in the table file:
+    /// a model file's header holds the strips ([`SpTableData::set_strips`]).
+    pub user_strips: Cow<'a, [u8]>,
     /// Normalizer flag `add_dummy_prefix`.
     pub add_dummy_prefix: bool,
     /// [`picobpe::SpTables::collapse_spaces`] ([`SpModel::collapse_spaces`]).
@@ -173,6 +177,7 @@ impl SpTableData<'static> {
         let longest_user = user_defined
             .first()
             .map_or(0, |&id| model.pieces[id as usize].piece.len() as u32);
+        let user_strips = user_strips(&user_defined, &model.strips);
         let mut data = SpTableData {
             token_bytes: token_bytes.into(),
             token_offsets: token_offsets.into(),
@@ -189,6 +194,7 @@ impl SpTableData<'static> {
             precompiled: model.precompiled,
             char_steps: model.char_steps,
             user_defined: user_defined.into(),
+            user_strips: user_strips.into(),
             add_dummy_prefix: model.add_dummy_prefix,
             remove_extra_whitespaces: model.remove_extra_whitespaces,
             collapse_spaces: model.collapse_spaces,
@@ -370,6 +376,7 @@ impl SpTableData<'_> {
             unk_surface: &self.unk_surface,
             unk_per_char: self.unk_per_char,
             user_defined: &self.user_defined,
+            user_strips: &self.user_strips,
             add_dummy_prefix: self.add_dummy_prefix,
             remove_extra_whitespaces: self.remove_extra_whitespaces,
             collapse_spaces: self.collapse_spaces,
@@ -491,5 +498,40 @@ impl fmt::Display for SpTableSizes {
             self.n_ids,
             &format!(", {} ids", self.n_ids),
         )
+    }
+}
+
+/// The strip bits of each of `user_defined` (in its order) from `strips` (`(id, bits)`);
+/// empty when no symbol takes whitespace.
+fn user_strips(user_defined: &[u32], strips: &[(u32, u8)]) -> Vec<u8> {
+    if strips.is_empty() {
+        return Vec::new();
+    }
+    user_defined
+        .iter()
+        .map(|id| strips.iter().find(|s| s.0 == *id).map_or(0, |s| s.1))
+        .collect()
+}
+
+impl SpTableData<'_> {
+    /// Give tables read from a model file the strips its header holds (`(id, bits)`),
+    /// checked against the tables' user-defined symbols as every family's strips are
+    /// (`crate::tables::check_strips`).
+    pub fn set_strips(&mut self, strips: &[(u32, u8)]) -> Result<(), String> {
+        if strips.is_empty() {
+            return Ok(());
+        }
+        let symbols: Vec<(String, u32)> = {
+            let tables = self.tables();
+            (self.user_defined.iter())
+                .map(|&id| {
+                    let bytes = tables.piece_bytes(id).unwrap_or_default();
+                    (String::from_utf8_lossy(bytes).into_owned(), id)
+                })
+                .collect()
+        };
+        crate::tables::check_strips(strips, &symbols)?;
+        self.user_strips = user_strips(&self.user_defined, strips).into();
+        Ok(())
     }
 }

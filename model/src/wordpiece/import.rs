@@ -154,9 +154,7 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<WpImport, WpImportE
         }
         _ => return Err(bad_steps("decoder", &file.decoder, "not supported").into()),
     };
-    let (specials, strips) = file
-        .added_tokens(true)
-        .map_err(|e| bad("added_tokens", e))?;
+    let (specials, strips) = file.added_tokens().map_err(|e| bad("added_tokens", e))?;
     let model = WpModel {
         vocab,
         unk_id,

@@ -764,6 +764,7 @@ fn tables_model(spec: &SpTrainer) -> SpModel {
         precompiled: false,
         collapse_spaces: false,
         strip_sections: false,
+        strips: Vec::new(),
         char_steps: Default::default(),
     }
 }
