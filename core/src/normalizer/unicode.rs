@@ -610,6 +610,14 @@ fn starts_unit_after_nmt(form: UnicodeForm, text: &[u8], at: usize) -> bool {
         None => return true,
         _ => {}
     }
+    // A character that does not decompose (most of any script) is its own first element.
+    if let Utf8::Scalar(cp, _) = utf8::decode(text, at) {
+        let f = flags(cp);
+        let hangul = (S_BASE..S_BASE + S_COUNT).contains(&cp);
+        if f & form.decomposes_mask() == 0 && !hangul && !form.nmt_changes(cp) {
+            return ccc(cp) == 0 && (!form.composes() || f & t::BACKWARD == 0);
+        }
+    }
     let first = Walk::new(form, text, at, text.len()).peek().unwrap_or(0);
     ccc(first) == 0 && (!form.composes() || flags(first) & t::BACKWARD == 0)
 }
@@ -642,6 +650,55 @@ fn unit_end(form: UnicodeForm, text: &[u8], at: usize) -> usize {
     }
 }
 
+/// Whether the unit `text[start..end]` is its own normalization by a check that reads each
+/// character's flags once (most accented Arabic, Hebrew and Indic units): a starter then
+/// marks, each character its own normalization alone and unchanged by `Nmt`, the marks'
+/// combining classes never decreasing (so the canonical order is the text's order), and,
+/// under a composing form, no mark the second character of any composite (so nothing
+/// composes). `false` says only that the full walk must decide.
+#[inline]
+fn unit_is_its_own(form: UnicodeForm, text: &[u8], start: usize, end: usize) -> bool {
+    let same = form.same_bit();
+    let backward = if form.composes() { t::BACKWARD } else { 0 };
+    let mut at = start;
+    let mut last_class = 0u8;
+    while at < end {
+        let Utf8::Scalar(cp, len) = utf8::decode(text, at) else {
+            return false;
+        };
+        let f = flags(cp);
+        let class = ccc(cp);
+        let first = at == start;
+        if f & same == 0
+            || form.nmt_changes(cp)
+            || first != (class == 0)
+            || class < last_class
+            || !first && f & backward != 0
+        {
+            return false;
+        }
+        last_class = class;
+        at += len;
+    }
+    at == end
+}
+
+/// Whether the decomposition `d` (UTF-8 from the tables) is its own normalization as it
+/// stands: every character a starter (so no reordering), and under a composing form none
+/// after the first the second character of any composite (so nothing composes).
+#[inline]
+fn starters_that_stay(form: UnicodeForm, d: &[u8]) -> bool {
+    let backward = if form.composes() { t::BACKWARD } else { 0 };
+    let mut i = 0;
+    while let Utf8::Scalar(e, len) = utf8::decode(d, i) {
+        if ccc(e) != 0 || i > 0 && flags(e) & backward != 0 {
+            return false;
+        }
+        i += len;
+    }
+    i == d.len()
+}
+
 /// Writes the normalization of the unit `text[start..end]`.
 fn emit_unit(
     form: UnicodeForm,
@@ -650,10 +707,22 @@ fn emit_unit(
     end: usize,
     w: &mut Writer<'_>,
 ) -> Result<(), Full> {
-    // One character that is its own normalization: itself.
+    // One character that is its own normalization, or a letter and marks that are: itself.
     if let Utf8::Scalar(cp, len) = utf8::decode(text, start) {
         if start + len == end && flags(cp) & form.same_bit() != 0 && !form.nmt_changes(cp) {
             return w.put_bytes(text.get(start..end).unwrap_or(&[]));
+        }
+        if start + len < end && unit_is_its_own(form, text, start, end) {
+            return w.put_bytes(text.get(start..end).unwrap_or(&[]));
+        }
+        // One character whose decomposition is starters that cannot compose (a full-width
+        // form, a ligature, a compatibility ideograph): its decomposition.
+        if start + len == end {
+            if let (Source::Table(d), _) = decompose_at(form, text, start) {
+                if starters_that_stay(form, d) {
+                    return w.put_bytes(d);
+                }
+            }
         }
     }
     let composes = form.composes();
