@@ -184,6 +184,16 @@ pub fn normalize(
                 });
             }
         }
+        // Units that normalization leaves alone, copied when they all fit.
+        let clean = clean_run(form, text, at, last);
+        if clean > at {
+            let run = text.get(at..clean).unwrap_or(&[]);
+            if let Some(dst) = w.out.get_mut(w.n..w.n + run.len()) {
+                w.n += slice_ops::copy(dst, run);
+                at = clean;
+                continue;
+            }
+        }
         let end = unit_end(form, text, at);
         if end == text.len() && !last {
             break;
@@ -231,6 +241,11 @@ pub(crate) fn identity_prefix(form: UnicodeForm, text: &[u8], last: bool) -> usi
         if run > 1 {
             at += run - 1;
         }
+        let clean = clean_run(form, text, at, last);
+        if clean > at {
+            at = clean;
+            continue;
+        }
         let end = unit_end(form, text, at);
         if end == text.len() && !last {
             return at;
@@ -248,6 +263,65 @@ pub(crate) fn identity_prefix(form: UnicodeForm, text: &[u8], last: bool) -> usi
         at = end;
     }
     at
+}
+
+/// The end of the run of units from `at` that normalization leaves alone (`at` when the
+/// first is not), found in one pass with two table lookups per character: each unit a
+/// starter that does not decompose, never composes with what precedes it, is its own
+/// normalization and is not one `Nmt` changes (CJK, kana, most letters of most scripts),
+/// followed by marks of the same kind in canonical order, none of which composes under a
+/// composing form (diacritized Arabic, Hebrew, Indic). The callers' unit-by-unit path handles
+/// the rest. With `last == false` the unit that reaches the end of the text is left out (more
+/// input may extend it).
+#[inline]
+fn clean_run(form: UnicodeForm, text: &[u8], at: usize, last: bool) -> usize {
+    let same = form.same_bit();
+    let blocks = form.decomposes_mask() | if form.composes() { t::BACKWARD } else { 0 };
+    // Where the current unit starts, and the position past what is read of it.
+    let mut unit = at;
+    let mut pos = at;
+    let mut last_class = 0u8;
+    loop {
+        match text.get(pos) {
+            None => return if last { pos } else { unit },
+            // ASCII starts a unit unless `Nmt` drops it (then the general rule decides).
+            Some(&b) if b < 0x80 => {
+                return if pos == at || form.nmt_changes(u32::from(b)) {
+                    unit
+                } else {
+                    pos
+                }
+            }
+            Some(_) => {}
+        }
+        let (c, len) = match utf8::decode(text, pos) {
+            Utf8::Scalar(c, len) => (c, len),
+            // A cut character may join this unit.
+            Utf8::Truncated(_) => return unit,
+            // A byte that is not UTF-8 is a unit of its own.
+            Utf8::Invalid(_) => return if pos == at { unit } else { pos },
+        };
+        let f = flags(c);
+        let class = ccc(c);
+        let plain = f & blocks == 0 && f & same != 0 && !form.nmt_changes(c);
+        if class == 0 && !(form.composes() && f & t::BACKWARD != 0) {
+            // A unit start (when it does not decompose): the unit before it is whole.
+            if plain {
+                (unit, last_class) = (pos, 0);
+            } else if pos > at && starts_unit(form, text, pos) {
+                return pos;
+            } else {
+                return unit;
+            }
+        } else if pos == at || !plain || class < last_class || class == 0 {
+            // A mark out of order, one that composes or decomposes, or a composing starter:
+            // the unit changes.
+            return unit;
+        } else {
+            last_class = class;
+        }
+        pos += len;
+    }
 }
 
 /// Whether the unit `text[start..end]` of several characters (a letter and its marks, in
