@@ -124,6 +124,12 @@ fn text(file: &str) -> Vec<u8> {
     std::fs::read(path).expect("corpus")
 }
 
+/// The corpus files a configuration names.
+fn corpus(config: &Value) -> Vec<Vec<u8>> {
+    let files = config["files"].as_array().unwrap();
+    files.iter().map(|f| text(f.as_str().unwrap())).collect()
+}
+
 fn kind_name(kind: SpKind) -> &'static str {
     match kind {
         SpKind::Normal => "normal",
@@ -138,12 +144,7 @@ fn kind_name(kind: SpKind) -> &'static str {
 fn pieces_match_spm_train() {
     let mut failures = Vec::new();
     for r in references() {
-        let files: Vec<Vec<u8>> = r.config["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| text(f.as_str().unwrap()))
-            .collect();
+        let files = corpus(&r.config);
         let slices: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
         let trained = trainer(&r.config)
             .train(&slices, 2, &[], |_| {})
@@ -214,12 +215,7 @@ fn refusals_match_spm_train() {
         seen += 1;
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let want = v["error"].as_str().unwrap();
-        let files: Vec<Vec<u8>> = v["config"]["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| text(f.as_str().unwrap()))
-            .collect();
+        let files = corpus(&v["config"]);
         let slices: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
         let got = trainer(&v["config"]).train(&slices, 2, &[], |_| {});
         match got {

@@ -467,53 +467,16 @@ impl Sink<'_> {
 
 /// The end of `text[from..to]` without its trailing whitespace (the characters Rust's
 /// `char::is_whitespace` accepts, which `tokenizers`' `Strip` removes; a byte outside
-/// well-formed UTF-8 is not whitespace). `from` when it is all whitespace.
+/// well-formed UTF-8 is not whitespace): the special-token module's whitespace run, which
+/// reads the same set. `from` when it is all whitespace.
 pub(crate) fn strip_end(text: &[u8], from: usize, to: usize) -> usize {
-    let mut end = to.min(text.len());
-    while end > from {
-        // The last character's start: back over at most three continuation bytes.
-        let mut start = end - 1;
-        while start > from && end - start < 4 && text.get(start).is_some_and(|&b| b & 0xC0 == 0x80)
-        {
-            start -= 1;
-        }
-        let last = text.get(start..end).unwrap_or(&[]);
-        let white = core::str::from_utf8(last)
-            .ok()
-            .and_then(|s| s.chars().next())
-            .is_some_and(char::is_whitespace);
-        if !white {
-            break;
-        }
-        end = start;
-    }
-    end
+    crate::special::whitespace_run_start(text, from, to.min(text.len()))
 }
 
 /// The start of `text[from..to]` without its leading whitespace (as [`strip_end`] reads it).
 /// `to` when it is all whitespace; a character cut at `to` is not whitespace.
 pub(crate) fn strip_start(text: &[u8], from: usize, to: usize) -> usize {
-    let mut pos = from;
-    let to = to.min(text.len());
-    while pos < to {
-        let rest = text.get(pos..to).unwrap_or(&[]);
-        let len = match rest.first() {
-            Some(&b) if b < 0x80 => 1,
-            Some(&b) if b >= 0xF0 => 4,
-            Some(&b) if b >= 0xE0 => 3,
-            _ => 2,
-        };
-        let white = rest
-            .get(..len)
-            .and_then(|c| core::str::from_utf8(c).ok())
-            .and_then(|s| s.chars().next())
-            .is_some_and(char::is_whitespace);
-        if !white {
-            break;
-        }
-        pos += len;
-    }
-    pos
+    crate::special::whitespace_run_end(text.get(..to.min(text.len())).unwrap_or(&[]), from)
 }
 
 /// `bytes` without its spaces and `▁`s at the end.

@@ -123,6 +123,12 @@ pub struct SpModel {
 }
 
 impl SpModel {
+    /// True when `piece` is matched whole in the text (a user-defined symbol, or the unknown
+    /// piece of a `tokenizer.json` that lists it among its added tokens).
+    pub(crate) fn matched_in_text(&self, piece: &SpPiece) -> bool {
+        piece.kind == SpKind::UserDefined || piece.kind == SpKind::Unknown && self.unk_in_text
+    }
+
     /// The byte of `tokenizer.json` settings the model file stores (0 for none): bit 0
     /// [`SpModel::unk_in_text`], bit 1 [`SpModel::unk_per_char`], bits 2-4 the
     /// [`SpModel::normalizer`]'s code ([`crate::normalizer::code`]), bit 5
@@ -445,9 +451,7 @@ impl SpModel {
         if !self.strips.is_empty() {
             // The symbols matched in the text, as the shared check reads specials.
             let symbols: Vec<(String, u32)> = (self.pieces.iter().enumerate())
-                .filter(|(_, p)| {
-                    p.kind == SpKind::UserDefined || p.kind == SpKind::Unknown && self.unk_in_text
-                })
+                .filter(|(_, p)| self.matched_in_text(p))
                 .map(|(id, p)| (p.piece.clone(), id as u32))
                 .collect();
             crate::tables::check_strips(&self.strips, &symbols)

@@ -168,9 +168,7 @@ impl SpTableData<'static> {
             .pieces
             .iter()
             .enumerate()
-            .filter(|(_, p)| {
-                p.kind == SpKind::UserDefined || p.kind == SpKind::Unknown && model.unk_in_text
-            })
+            .filter(|(_, p)| model.matched_in_text(p))
             .map(|(id, _)| id as u32)
             .collect();
         user_defined.sort_by_key(|&id| std::cmp::Reverse(model.pieces[id as usize].piece.len()));
