@@ -70,6 +70,7 @@ fn main() {
         // A space before each text between specials: the proof covers the windowed encode
         // that puts it there (the one Unicode normalizers share).
         prefix_space: true,
+        end_of_word_suffix: Vec::new(),
     };
     let path = out.join("tiny.model");
     if let Err(e) = model.write(&path) {

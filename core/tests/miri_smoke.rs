@@ -249,6 +249,7 @@ impl Layout {
             specials: &self.specials,
             splits: &[],
             prefix_space: false,
+            word_end_ids: &[],
             byte_pairs: &self.byte_pairs,
             trie: picobpe::TokenTrie::EMPTY,
             normalizer: None,

@@ -67,6 +67,7 @@ fuzz_target!(|data: &[u8]| {
                 strips: Vec::new(),
                 splits: Vec::new(),
                 prefix_space: false,
+                end_of_word_suffix: Vec::new(),
                 ..drawn.clone()
             };
             let Ok(payload) = postcard::to_stdvec(&model) else {
@@ -82,9 +83,13 @@ fuzz_target!(|data: &[u8]| {
                 Some(other) => panic!("a byte-level payload loaded as {other:?}"),
                 None => assert!(model.validate().is_err(), "valid model rejected"),
             }
-            // With a normalizer, a prefix space or strip bits, the file `to_bytes` writes
-            // (version 2, payload variant 6 or 10; version 5) loads back whole.
-            if drawn.normalizer.is_some() || drawn.prefix_space || !drawn.strips.is_empty() {
+            // With a normalizer, a prefix space, strip bits or a suffix, the file `to_bytes`
+            // writes (version 2, payload variant 6, 10 or 11; version 5) loads back whole.
+            if drawn.normalizer.is_some()
+                || drawn.prefix_space
+                || !drawn.strips.is_empty()
+                || !drawn.end_of_word_suffix.is_empty()
+            {
                 if let Ok(bytes) = drawn.to_bytes() {
                     assert_eq!(check(&bytes), Some(AnyModel::BytePair(drawn)));
                 }
@@ -437,6 +442,17 @@ fn structured(mut p: Params<'_>) -> Model {
             strips.push((id, b & 3));
         }
     }
+    // Now and then CLIP's end-of-word suffix, with its 256 suffixed bytes appended (or, one
+    // time in two, without them: a model the writer must refuse).
+    let suffix = p.byte();
+    let end_of_word_suffix = if suffix & 0xC0 == 0xC0 {
+        if suffix & 1 == 1 {
+            tokens.extend((0..=255u8).map(|b| [&[b][..], b"</w>"].concat()));
+        }
+        b"</w>".to_vec()
+    } else {
+        Vec::new()
+    };
     Model {
         pattern,
         tokens,
@@ -448,6 +464,7 @@ fn structured(mut p: Params<'_>) -> Model {
         splits: Vec::new(),
         // Now and then beside a normalizer: a model the writer must refuse.
         prefix_space: p.byte() & 1 == 1,
+        end_of_word_suffix,
     }
 }
 

@@ -208,6 +208,15 @@ pub enum InvalidModel {
     /// one or the other.
     #[error("a prefix space (add_prefix_space) with a Unicode normalizer: not supported")]
     PrefixWithNormalizer,
+    /// An end-of-word suffix ([`crate::Model::end_of_word_suffix`]) that some byte followed
+    /// by it is not an ordinary token for, or beside tiktoken's whole-piece rule.
+    #[error("end-of-word suffix {suffix:?}: {reason}")]
+    BadWordEnd {
+        /// The suffix, lossily as text.
+        suffix: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// Two special tokens have the same id.
     #[error("two special tokens have id {id}")]
     SpecialDuplicateId {

@@ -74,6 +74,11 @@
 //! `add_prefix_space`: the model as in variant 0, then a settings byte, 1 (the prefix space;
 //! any other value is [`ModelError::BadSettings`]).
 //!
+//! Payload variant 11 is a byte-level model with an end-of-word suffix
+//! ([`Model::end_of_word_suffix`], CLIP's `</w>`): the model as in variant 0, its
+//! normalizer's code (0 for none), variant 10's settings byte (0 or 1) and the suffix's bytes
+//! (a postcard byte string, not empty). Its prebuilt tables are of kind 2 (`table_file`).
+//!
 //! A file must end exactly after the payload.
 //!
 //! Reading checks, in order: magic → version → header length → payload length → checksum →
@@ -91,7 +96,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::ModelError;
+use crate::error::{InvalidModel, ModelError};
 use crate::model::{Model, Split};
 use crate::sentencepiece::SpModel;
 use crate::tables::{PieceTable, TableData};
@@ -133,9 +138,9 @@ impl Model {
             return self.to_bytes_with_tables();
         }
         self.validate()?;
-        if self.normalizer.is_some() || self.prefix_space {
-            // Version 1 has no room for a normalizer or a prefix space: the model with its
-            // kind (version 2).
+        if self.normalizer.is_some() || self.prefix_space || !self.end_of_word_suffix.is_empty() {
+            // Version 1 has no room for a normalizer, a prefix space or a suffix: the model
+            // with its kind (version 2).
             let payload =
                 postcard::to_stdvec(&PayloadRef::byte_pair(self)).map_err(ModelError::Encode)?;
             return frame(KIND_VERSION, &payload);
@@ -247,6 +252,10 @@ enum Payload<B = Model, S = SpModel, W = WpModel, F = Vec<f64>, C = Vec<u8>> {
     /// A byte-level model with `ByteLevel`'s `add_prefix_space` ([`Model::prefix_space`]):
     /// the model and a settings byte, bit 0 the prefix space (set: no other bit is defined).
     BytePairSettings(B, u8),
+    /// A byte-level model with an end-of-word suffix ([`Model::end_of_word_suffix`]): the
+    /// model, its normalizer's code ([`crate::normalizer::code`], 0 for none), the settings
+    /// byte of variant 10 (0 or the prefix space) and the suffix's bytes (not empty).
+    BytePairWordEnd(B, u8, u8, C),
 }
 
 /// A payload to write, borrowing its model.
@@ -280,14 +289,20 @@ impl<'a> PayloadRef<'a> {
         match *self {
             PayloadRef::BytePair(m)
             | PayloadRef::BytePairNormalized(m, _)
-            | PayloadRef::BytePairSettings(m, _) => Some(m),
+            | PayloadRef::BytePairSettings(m, _)
+            | PayloadRef::BytePairWordEnd(m, ..) => Some(m),
             _ => None,
         }
     }
 
     /// A byte-level model's payload: variant 0, or 6 with a normalizer, or 10 with a prefix
-    /// space.
+    /// space, or 11 with an end-of-word suffix.
     fn byte_pair(m: &'a Model) -> PayloadRef<'a> {
+        if !m.end_of_word_suffix.is_empty() {
+            let code = crate::normalizer::code(m.normalizer);
+            let settings = if m.prefix_space { PREFIX_SPACE } else { 0 };
+            return PayloadRef::BytePairWordEnd(m, code, settings, &m.end_of_word_suffix);
+        }
         if m.prefix_space {
             return PayloadRef::BytePairSettings(m, PREFIX_SPACE);
         }
@@ -334,6 +349,7 @@ impl AnyModel {
                         && t.pattern == m.pattern.into()
                         && t.normalizer == m.normalizer
                         && t.prefix_space == m.prefix_space
+                        && *t.word_end_ids == m.word_end_ids()?
                         // As sets: tables keep them sorted by text (files written before
                         // that, in the model's order).
                         && crate::tables::sorted_specials(&t.specials)
@@ -390,7 +406,7 @@ impl AnyModel {
 
     /// Decode and validate a version-1 or version-2 payload.
     fn from_payload(version: u16, payload: &[u8]) -> Result<AnyModel, ModelError> {
-        let (model, rest) = match version {
+        let (model, rest): (Payload, &[u8]) = match version {
             BPE_VERSION => {
                 postcard::take_from_bytes(payload).map(|(m, r)| (Payload::BytePair(m), r))
             }
@@ -411,6 +427,26 @@ impl AnyModel {
                 }
                 AnyModel::BytePair(Model {
                     prefix_space: true,
+                    ..m
+                })
+            }
+            Payload::BytePairWordEnd(m, code, bits, suffix) => {
+                let normalizer =
+                    crate::normalizer::from_code(code).ok_or(ModelError::BadNormalizer { code })?;
+                if bits & !PREFIX_SPACE != 0 {
+                    return Err(ModelError::BadSettings { bits });
+                }
+                if suffix.is_empty() {
+                    return Err(InvalidModel::BadWordEnd {
+                        suffix: String::new(),
+                        reason: "empty in a payload that is for a suffix".to_owned(),
+                    }
+                    .into());
+                }
+                AnyModel::BytePair(Model {
+                    normalizer,
+                    prefix_space: bits == PREFIX_SPACE,
+                    end_of_word_suffix: suffix,
                     ..m
                 })
             }
@@ -822,7 +858,8 @@ fn file_bytes(model: PayloadRef<'_>, template: &TemplateData) -> Result<Vec<u8>,
     let n_ids = match model {
         PayloadRef::BytePair(m)
         | PayloadRef::BytePairNormalized(m, _)
-        | PayloadRef::BytePairSettings(m, _) => {
+        | PayloadRef::BytePairSettings(m, _)
+        | PayloadRef::BytePairWordEnd(m, ..) => {
             let mut data = TableData::new(m, PieceTable::Full)?;
             table_file::write(&mut data, &mut payload, HEADER_LEN)?;
             m.n_ids()

@@ -52,6 +52,12 @@ pub struct Model {
     /// [`crate::format`]), so files of models without it are unchanged.
     #[serde(skip)]
     pub prefix_space: bool,
+    /// Empty, or `tokenizers`' BPE `end_of_word_suffix` as bytes (CLIP's `</w>`): the last byte
+    /// of every piece starts as the token of that byte followed by the suffix
+    /// ([`picobpe::Tables::word_end_ids`]), so tokens that end a word carry it. Stored after
+    /// the model in the file (payload variant 11, see [`crate::format`]).
+    #[serde(skip)]
+    pub end_of_word_suffix: Vec<u8>,
 }
 
 /// A `Split` pre-tokenizer: its regex (as `fancy-regex` reads it) and how its matches make
@@ -119,12 +125,48 @@ impl Model {
             .collect()
     }
 
+    /// The id of each byte followed by [`Model::end_of_word_suffix`], by byte value (empty
+    /// without a suffix), looked up in the model's ordinary tokens.
+    pub fn word_end_ids(&self) -> Result<Vec<u32>, InvalidModel> {
+        self.word_end_ids_in(&self.ordinary_map())
+    }
+
+    /// [`Model::word_end_ids`] in an `ordinary` bytes → id map.
+    fn word_end_ids_in(&self, ordinary: &HashMap<&[u8], u32>) -> Result<Vec<u32>, InvalidModel> {
+        let suffix = &self.end_of_word_suffix;
+        if suffix.is_empty() {
+            return Ok(Vec::new());
+        }
+        let bad = |reason: String| InvalidModel::BadWordEnd {
+            suffix: String::from_utf8_lossy(suffix).into_owned(),
+            reason,
+        };
+        if self.whole_piece {
+            let why = "not with tiktoken's whole-piece rule (ignore_merges)";
+            return Err(bad(why.to_owned()));
+        }
+        let mut key = Vec::with_capacity(1 + suffix.len());
+        (0..=255u8)
+            .map(|b| {
+                key.clear();
+                key.push(b);
+                key.extend_from_slice(suffix);
+                ordinary.get(key.as_slice()).copied().ok_or_else(|| {
+                    bad(format!(
+                        "byte {b:#04x} followed by it is not an ordinary token"
+                    ))
+                })
+            })
+            .collect()
+    }
+
     /// Check every invariant; the error names the first offending id, merge or special.
     ///
     /// - ids and the total of token bytes fit in `u32`;
     /// - specials: non-empty, unique texts and ids, `id < n_ids`, `tokens[id]` == text bytes,
     ///   text not equal to an ordinary token;
-    /// - ordinary tokens are unique, and every byte 0..=255 is one of them;
+    /// - ordinary tokens are unique, and every byte 0..=255 is one of them (and, with an
+    ///   end-of-word suffix, every byte followed by it, without the whole-piece rule);
     /// - merges reference ordinary ids, their concatenation is an ordinary token, and no token
     ///   is produced by two merges.
     pub fn validate(&self) -> Result<(), InvalidModel> {
@@ -184,6 +226,7 @@ impl Model {
                 return Err(InvalidModel::MissingByte { byte });
             }
         }
+        self.word_end_ids_in(&ordinary)?;
         for (text, _) in &self.specials {
             if let Some(&id) = ordinary.get(text.as_bytes()) {
                 return Err(InvalidModel::SpecialIsOrdinary {

@@ -3,7 +3,8 @@
 //! byte-pair table to compute).
 //!
 //! ```text
-//! u8        kind: 0 = byte-level BPE tables, 1 = SentencePiece BPE tables (below)
+//! u8        kind: 0 = byte-level BPE tables, 1 = SentencePiece BPE tables (below), 2 =
+//!           byte-level BPE tables with an end-of-word suffix (`word_end_ids` after the trie)
 //! u8        pattern: 0 gpt2, 1 cl100k, 2 o200k, … (the PatternKind order) in the low four
 //!           bits; the normalizer in bits 4-6 (0 none, 1 NFC, 2 NFD, 3 NFKC, 4 NFKD); bit 7
 //!           `add_prefix_space` (not with a normalizer)
@@ -12,7 +13,8 @@
 //!           token_bytes u8, token_offsets u32, byte_ids u32 (256), pairs u64,
 //!           pair_index (u64 LE seed, pilots u8, remap u32), ranks u32, pieces u32,
 //!           piece_index (seed, pilots, remap), piece_keys u64, byte_pairs u32,
-//!           trie edges u64, next_prefix u32, splits u64, pair_filter u64, starts u64, chars u64
+//!           trie edges u64, next_prefix u32, splits u64, pair_filter u64, starts u64, chars u64,
+//!           and for kind 2 word_end_ids u32 (256)
 //! specials  u64 count, then per special: u64 text length, UTF-8 text, u32 id
 //! ```
 //!
@@ -64,6 +66,8 @@ use crate::tables::{IndexData, TableData};
 const KIND_BYTE_PAIR: u8 = 0;
 /// Kind byte of SentencePiece BPE tables.
 const KIND_SENTENCEPIECE: u8 = 1;
+/// Kind byte of byte-level BPE tables with an end-of-word suffix (`word_end_ids`).
+const KIND_BYTE_PAIR_WORD_END: u8 = 2;
 
 /// Where user-defined symbols are matched, by the code of the sections flag.
 const SECTIONS: [Sections; 7] = [
@@ -214,7 +218,14 @@ fn index<'a>(
 
 impl<'a> Blob<'a> for TableData<'a> {
     fn fields(&mut self, f: &mut impl Fields<'a>) -> Result<(), ModelError> {
-        kind(f, KIND_BYTE_PAIR)?;
+        let mut found = match self.word_end_ids.is_empty() {
+            true => KIND_BYTE_PAIR,
+            false => KIND_BYTE_PAIR_WORD_END,
+        };
+        f.scalar("kind", &mut found)?;
+        if found != KIND_BYTE_PAIR && found != KIND_BYTE_PAIR_WORD_END {
+            return Err(bad(format!("unknown table kind {found}")));
+        }
         let patterns = PatternKind::ALL.map(Pattern::from);
         let pattern = patterns
             .iter()
@@ -253,6 +264,12 @@ impl<'a> Blob<'a> for TableData<'a> {
         f.array("trie pair_filter", &mut trie.pair_filter)?;
         f.array("trie starts", &mut trie.starts)?;
         f.array("trie chars", &mut trie.chars)?;
+        if found == KIND_BYTE_PAIR_WORD_END {
+            f.array("word_end_ids", &mut self.word_end_ids)?;
+            if self.word_end_ids.len() != 256 {
+                return Err(bad("word_end_ids does not have 256 entries".to_owned()));
+            }
+        }
         f.specials(&mut self.specials)
     }
 
@@ -264,6 +281,12 @@ impl<'a> Blob<'a> for TableData<'a> {
         let n = check_offsets(&self.token_offsets, self.token_bytes.len(), true)?;
         let mask = (1u64 << picobpe::layout::ID_BITS) - 1;
         check_ids(n, "byte_ids", self.byte_ids.iter().copied())?;
+        check_ids(n, "word_end_ids", self.word_end_ids.iter().copied())?;
+        if !self.word_end_ids.is_empty() && (!self.pieces.is_empty() || !self.trie.edges.is_empty())
+        {
+            let why = "whole pieces or a token trie beside an end-of-word suffix";
+            return Err(bad(why.to_owned()));
+        }
         check_ids(n, "pieces", self.pieces.iter().copied())?;
         check_ids(n, "specials", self.specials.iter().map(|s| s.1))?;
         check_ids(n, "pairs", self.pairs.iter().map(|&e| (e & mask) as u32))?;

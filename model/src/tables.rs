@@ -205,6 +205,9 @@ pub struct TableData<'a> {
     pub token_offsets: Cow<'a, [u32]>,
     /// Id of each single byte (256 entries).
     pub byte_ids: Cow<'a, [u32]>,
+    /// Empty, or the id of each byte followed by the model's end-of-word suffix (256 entries,
+    /// [`picobpe::Tables::word_end_ids`]).
+    pub word_end_ids: Cow<'a, [u32]>,
     /// Merge entries ([`PairMap::entry`]: `left << 42 | right << 21 | merged`), in slot order.
     pub pairs: Cow<'a, [u64]>,
     /// The perfect-hash index of `pairs` (keys hashed with [`hash_u64`]).
@@ -301,6 +304,13 @@ impl TableData<'static> {
         ids.sort_unstable();
         let reaches_itself =
             |id: u32| pair_bpe(&model.tokens[id as usize], &byte_ids, &merge_map) == [id];
+        let word_end_ids = model.word_end_ids()?;
+        // With an end-of-word suffix a piece is never a token's own bytes (the token ends with
+        // the suffix), so no piece is taken whole and no token trie applies.
+        let piece_table = match word_end_ids.is_empty() {
+            true => piece_table,
+            false => PieceTable::Minimal,
+        };
         let pieces: Vec<u32> = match (model.whole_piece, piece_table) {
             (true, PieceTable::Full) => ids,
             (true, PieceTable::Minimal) => {
@@ -324,7 +334,10 @@ impl TableData<'static> {
                     merge_map.get(&pair).map_or(u32::MAX, |m| m.merged)
                 })
                 .collect();
-            let trie = TrieData::new(model, &byte_ids, &merged_ids, &merge_map);
+            let trie = match word_end_ids.is_empty() {
+                true => TrieData::new(model, &byte_ids, &merged_ids, &merge_map),
+                false => TrieData::default(),
+            };
             (byte_pairs, trie)
         } else {
             (Vec::new(), TrieData::default())
@@ -336,6 +349,7 @@ impl TableData<'static> {
             token_bytes: token_bytes.into(),
             token_offsets: token_offsets.into(),
             byte_ids: byte_ids.to_vec().into(),
+            word_end_ids: word_end_ids.into(),
             pairs: pairs.into(),
             pair_index,
             ranks: ranks.into(),
@@ -366,6 +380,7 @@ impl TableData<'static> {
             token_offsets: &data.token_offsets,
             // Both the reader and the builder have 256.
             byte_ids: data.byte_ids.as_ref().try_into().expect("256 byte ids"),
+            word_end_ids: &data.word_end_ids,
             pairs: PairMap {
                 index: data.pair_index.ptr_index(data.pairs.len()),
                 entries: &data.pairs,
@@ -439,7 +454,7 @@ impl TableData<'_> {
             n_pieces: self.pieces.len(),
             token_bytes: self.token_bytes.len(),
             token_offsets: 4 * self.token_offsets.len(),
-            byte_ids: 4 * 256,
+            byte_ids: 4 * (256 + self.word_end_ids.len()),
             pairs: PAIR_MAP_HEADER + 8 * n_pairs + self.pair_index.bytes(),
             ranks: 4 * self.ranks.len(),
             pieces: PIECE_MAP_HEADER
@@ -477,7 +492,8 @@ pub struct TableSizes {
     pub token_bytes: usize,
     /// `u32` offsets.
     pub token_offsets: usize,
-    /// Byte → id array.
+    /// Byte → id arrays: the single bytes', and with an end-of-word suffix the suffixed
+    /// bytes' ([`picobpe::Tables::word_end_ids`]).
     pub byte_ids: usize,
     /// Merge map: 8 B entries + index (1 B pilot per bucket, remap).
     pub pairs: usize,

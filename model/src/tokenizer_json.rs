@@ -212,6 +212,23 @@ enum Merge {
 impl Bpe {
     /// Refuse a setting no importer reproduces (dropout, a subword prefix or suffix).
     pub(crate) fn check(&self) -> Result<(), Refused> {
+        self.check_but_suffix()?;
+        match self.end_of_word_suffix() {
+            Some(v) => Err(bad(
+                "model",
+                format!("end_of_word_suffix is {v:?}; not supported"),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// The `end_of_word_suffix`, if it is set and not empty.
+    pub(crate) fn end_of_word_suffix(&self) -> Option<&str> {
+        self.end_of_word_suffix.as_deref().filter(|v| !v.is_empty())
+    }
+
+    /// [`Bpe::check`] but for the end-of-word suffix, which the byte-level importer applies.
+    pub(crate) fn check_but_suffix(&self) -> Result<(), Refused> {
         let affix = |key, v: &Option<String>| {
             let v = v.as_deref().filter(|v| !v.is_empty());
             v.map(|v| format!("{key} is {v:?}; not supported"))
@@ -220,7 +237,6 @@ impl Bpe {
             .dropout
             .map(|d| format!("dropout is {d}; not supported")))
         .or_else(|| affix("continuing_subword_prefix", &self.continuing_subword_prefix))
-        .or_else(|| affix("end_of_word_suffix", &self.end_of_word_suffix))
         .map_or(Ok(()), |what| Err(bad("model", what)))
     }
 

@@ -417,6 +417,126 @@ fn a_prefix_space_round_trips_and_damage_is_refused() {
     ));
 }
 
+/// [`small_model`] with an end-of-word suffix `</w>`: each byte followed by it (ids 259-514),
+/// and the merge `(ab, c</w>)` → `abc</w>` (515).
+fn suffix_model() -> Model {
+    let mut model = small_model();
+    model
+        .tokens
+        .extend((0..=255u8).map(|b| [&[b][..], b"</w>"].concat()));
+    model.tokens.push(b"abc</w>".to_vec());
+    model.merges.push((256, 259 + u32::from(b'c')));
+    model.end_of_word_suffix = b"</w>".to_vec();
+    model
+}
+
+/// A byte-level model with an end-of-word suffix (payload variant 11, tables of kind 2)
+/// round-trips through every version that holds it and encodes with the suffix; a damaged
+/// settings byte, an empty suffix, a missing suffixed byte, the whole-piece rule beside it
+/// and damaged `word_end_ids` in the tables are refused by name.
+#[test]
+fn an_end_of_word_suffix_round_trips_and_damage_is_refused() {
+    let model = suffix_model();
+    let bytes = model.to_bytes().unwrap();
+    assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 2);
+    assert_eq!(Model::from_bytes(&bytes).unwrap(), model);
+    let with_tables = model.to_bytes_with_tables().unwrap();
+    assert_eq!(Model::from_bytes(&with_tables).unwrap(), model);
+    let dir = std::env::temp_dir().join(format!("picobpe-suffix-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("suffix.model");
+    model.write(&path).unwrap();
+    let tables = match picobpe_model::read_tables(&path).unwrap() {
+        picobpe_model::LiveTables::BytePair(t) => t,
+        _ => panic!("byte-level tables"),
+    };
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(tables.word_end_ids.len(), 256);
+    let tok = picobpe::Tokenizer::new(tables);
+    let mut out = [0u32; 16];
+    let n = tok
+        .encode(b"abc ab c", &mut out, picobpe::Specials::All)
+        .unwrap();
+    // "abc" → ab, c</w> → abc</w>; " ab" → " ", a, b</w> (no merge makes "b</w>" join);
+    // " c" → " ", c</w>.
+    let c_end = 259 + u32::from(b'c');
+    let b_end = 259 + u32::from(b'b');
+    assert_eq!(
+        &out[..n],
+        [
+            515,
+            u32::from(b' '),
+            u32::from(b'a'),
+            b_end,
+            u32::from(b' '),
+            c_end
+        ]
+    );
+
+    // Payload variant 11 by hand: model, normalizer code, settings byte, suffix.
+    let file = |code: u8, bits: u8, suffix: &[u8]| {
+        let mut payload = vec![11u8];
+        payload.extend(postcard::to_stdvec(&model).unwrap());
+        payload.extend([code, bits]);
+        payload.extend(postcard::to_stdvec(suffix).unwrap());
+        let mut file = MAGIC.to_vec();
+        file.extend_from_slice(&2u16.to_le_bytes());
+        file.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        file.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        file.extend_from_slice(&payload);
+        file
+    };
+    assert_eq!(Model::from_bytes(&file(0, 0, b"</w>")).unwrap(), model);
+    let err = Model::from_bytes(&file(0, 2, b"</w>")).unwrap_err();
+    assert!(matches!(err, ModelError::BadSettings { bits: 2 }), "{err}");
+    let err = Model::from_bytes(&file(0, 0, b"")).unwrap_err().to_string();
+    assert!(err.contains("empty"), "{err}");
+    let err = Model::from_bytes(&file(9, 0, b"</w>")).unwrap_err();
+    assert!(
+        matches!(err, ModelError::BadNormalizer { code: 9 }),
+        "{err}"
+    );
+    let err = Model::from_bytes(&file(0, 0, b"<x>"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("byte 0x00 followed by it is not an ordinary token"),
+        "{err}"
+    );
+    let whole = Model {
+        whole_piece: true,
+        ..model.clone()
+    };
+    assert!(matches!(
+        whole.to_bytes(),
+        Err(ModelError::Invalid(InvalidModel::BadWordEnd { .. }))
+    ));
+
+    // The tables' word_end_ids (kind 2, the array after the trie): a wrong id, and a
+    // whole-piece table beside it. Found by their bytes, after the checksum is recomputed.
+    let ids: Vec<u8> = model
+        .word_end_ids()
+        .unwrap()
+        .iter()
+        .flat_map(|id| id.to_le_bytes())
+        .collect();
+    let at = (with_tables.windows(ids.len()))
+        .position(|w| w == ids.as_slice())
+        .expect("word_end_ids in the tables");
+    let mut damaged = with_tables.clone();
+    damaged[at..at + 4].copy_from_slice(&9999u32.to_le_bytes());
+    let crc = crc32fast::hash(&damaged[HEADER_LEN..]);
+    damaged[14..18].copy_from_slice(&crc.to_le_bytes());
+    let err = Model::from_bytes(&damaged).unwrap_err().to_string();
+    assert!(err.contains("word_end_ids holds id 9999"), "{err}");
+    // Another valid suffix id in the first slot: the tables no longer belong to the model.
+    let mut other = with_tables.clone();
+    other[at..at + 4].copy_from_slice(&515u32.to_le_bytes());
+    let crc = crc32fast::hash(&other[HEADER_LEN..]);
+    other[14..18].copy_from_slice(&crc.to_le_bytes());
+    assert!(Model::from_bytes(&other).is_err());
+}
+
 /// A WordPiece model with a `tokenizer.json` normalizer (kind 8: the model, the form's code,
 /// the steps' bits) round-trips; damaged codes, bits it never sets, and steps beside
 /// `BertNormalizer` flags are refused by name.

@@ -76,6 +76,7 @@ impl Spec {
             strips: Vec::new(),
             splits: Vec::new(),
             prefix_space: false,
+            end_of_word_suffix: Vec::new(),
         }
     }
 }

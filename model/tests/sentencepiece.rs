@@ -137,6 +137,7 @@ fn byte_level() -> Model {
         strips: Vec::new(),
         splits: Vec::new(),
         prefix_space: false,
+        end_of_word_suffix: Vec::new(),
     }
 }
 

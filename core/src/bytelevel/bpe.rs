@@ -141,6 +141,28 @@ pub(crate) fn start_ids(t: &Tables<'_>, piece: &[u8], ids: &mut [u32], cand: &mu
             };
         }
     }
+    if !t.word_end_ids.is_empty() {
+        mark_word_end(t, piece, ids, cand);
+    }
+}
+
+/// With an end-of-word suffix ([`Tables::word_end_ids`]): the last byte starts as its
+/// suffixed id, and the pair before it is looked up again with that id (`tokenizers` builds
+/// a word's symbols this way before merging: the suffix goes on the last character).
+fn mark_word_end(t: &Tables<'_>, piece: &[u8], ids: &mut [u32], cand: &mut [u32]) {
+    let n = piece.len();
+    let (Some(&b), Some(last)) = (piece.last(), n.checked_sub(1)) else {
+        return;
+    };
+    if let Some(slot) = ids.get_mut(last) {
+        *slot = t.single_byte(b);
+    }
+    if let Some(before) = last.checked_sub(1) {
+        let merged = pair_after(t, ids, before, n);
+        if let Some(c) = cand.get_mut(before) {
+            *c = merged;
+        }
+    }
 }
 
 /// The id that `left` and `right` merge into, or [`NO_MERGE`].

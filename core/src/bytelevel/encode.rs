@@ -749,7 +749,7 @@ impl<'t> Tokenizer<'t> {
     ) -> Result<usize, usize> {
         let t = self.tables;
         if let [b] = piece {
-            return put_one(out, at, t.byte_ids[*b as usize]);
+            return put_one(out, at, t.single_byte(*b));
         }
         let key = if key != 0 {
             key
@@ -779,7 +779,7 @@ impl<'t> Tokenizer<'t> {
         #[cfg(not(feature = "backtrack"))]
         let _ = memo;
         #[cfg(feature = "backtrack")]
-        if room >= n && (n >= BACKTRACK_MIN || !piece.is_ascii()) {
+        if room >= n && (n >= BACKTRACK_MIN || !piece.is_ascii()) && t.word_end_ids.is_empty() {
             let ids = out.get_mut(at..at + n).unwrap_or(&mut []);
             if let Some(k) = super::backtrack::encode(t, piece, ids, memo) {
                 return Ok(k);

@@ -12,6 +12,8 @@
 //! - every merged id in `pairs` and every id in `pieces` is an ordinary (non-special) id;
 //!   `pairs.entries` and `pieces.ids` have `index.len` entries; every id is below [`MAX_IDS`](crate::MAX_IDS).
 //! - `ranks` is empty when merge priority equals id order, else `ranks[id]` is the merge rank.
+//! - `word_end_ids` is empty or has 256 ids; with it, `pieces` is empty (a piece's key would
+//!   be its token's bytes without the suffix) and so is `trie`.
 
 use super::backtrack::TokenTrie;
 use crate::hash::{self, PtrIndex};
@@ -108,6 +110,12 @@ pub struct Tables<'a> {
     pub token_offsets: &'a [u32],
     /// The id of each single byte, indexed by byte value.
     pub byte_ids: &'a [u32; 256],
+    /// Empty, or the id of each byte followed by the model's end-of-word suffix, indexed by
+    /// byte value: `tokenizers`' BPE `end_of_word_suffix` (CLIP's `</w>`). The last byte of
+    /// every piece starts as this id instead of its `byte_ids` entry, so merges see the end of
+    /// the word (`e</w>` merges differently from `e`); the suffix's bytes are part of the
+    /// tokens' bytes, so decoding gives them back, as `tokenizers`' `ByteLevel` decoder does.
+    pub word_end_ids: &'a [u32],
     /// The merges.
     pub pairs: PairMap<'a>,
     /// Merge rank by merged id; empty when ranks follow id order.
@@ -190,9 +198,19 @@ impl<'a> Tables<'a> {
     #[inline(always)]
     pub(crate) fn whole_piece(&self, piece: &[u8], key: u64) -> Option<u32> {
         if key >> 56 == 1 {
-            return self.byte_ids.get(key as u8 as usize).copied();
+            return Some(self.single_byte(key as u8));
         }
         self.piece_with_key(piece, key, self.piece_hash_with_key(piece, key))
+    }
+
+    /// The id of a piece of one byte: its [`Tables::word_end_ids`] entry when the model has an
+    /// end-of-word suffix, else its [`Tables::byte_ids`] entry.
+    #[inline(always)]
+    pub fn single_byte(&self, b: u8) -> u32 {
+        match self.word_end_ids.get(usize::from(b)) {
+            Some(&id) => id,
+            None => self.byte_ids[usize::from(b)],
+        }
     }
 
     /// [`Tables::piece`] with the piece's [`Tables::piece_hash`] already computed.

@@ -105,6 +105,7 @@ pub fn to_model(
         strips: Vec::new(),
         splits: Vec::new(),
         prefix_space: false,
+        end_of_word_suffix: Vec::new(),
     })
 }
 

@@ -98,6 +98,7 @@ pub(super) fn from_parts(
         strips: Vec::new(),
         splits: Vec::new(),
         prefix_space: false,
+        end_of_word_suffix: Vec::new(),
     };
     model.validate()?;
     Ok(model)

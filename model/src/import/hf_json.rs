@@ -5,8 +5,10 @@
 //! error that names the part ([`ImportError::TokenizerJson`]) or, where it does not change the
 //! ids of `encode(text, add_special_tokens=False)`, reported in [`HfJsonImport::notes`]:
 //!
-//! - **model**: `BPE` over GPT-2 byte-level symbols, no dropout, no subword prefix or suffix,
-//!   no byte fallback; `ignore_merges` (Llama 3) is tiktoken's whole-piece rule, and with it a
+//! - **model**: `BPE` over GPT-2 byte-level symbols, no dropout, no subword prefix, no byte
+//!   fallback; an `end_of_word_suffix` (CLIP's `</w>`) on the last byte of each piece
+//!   ([`Model::end_of_word_suffix`]), with every byte followed by it a token, so no symbol
+//!   is unknown; `ignore_merges` (Llama 3) is tiktoken's whole-piece rule, and with it a
 //!   merge list in the order of the products' ids is tiktoken's ranks (`products_ascend`).
 //! - **pre-tokenizer**: `Sequence[Split(Regex(P), Isolated), ByteLevel(use_regex=false)]`
 //!   with `P` one of the patterns picobpe splits by hand ([`PatternKind::from_regex`], compared
@@ -60,7 +62,16 @@ pub fn tokenizer_json(file: &TokenizerJson) -> Result<HfJsonImport, ImportError>
         let what = format!("{name:?}: only BPE is imported as byte-level BPE");
         return Err(bad("model.type", what).into());
     };
-    model.check()?;
+    model.check_but_suffix()?;
+    let suffix = match model.end_of_word_suffix() {
+        None => Vec::new(),
+        Some(text) => crate::byte_unicode::ByteDecoder::new()
+            .decode(text)
+            .ok_or_else(|| {
+                let what = format!("{text:?}: a character outside GPT-2's byte-level alphabet");
+                bad("model.end_of_word_suffix", what)
+            })?,
+    };
     if model.byte_fallback {
         let what = "true; not supported for byte-level BPE";
         return Err(bad("model.byte_fallback", what).into());
@@ -92,10 +103,12 @@ pub fn tokenizer_json(file: &TokenizerJson) -> Result<HfJsonImport, ImportError>
         from_parts(vocab, &merges, pattern, specials, whole_piece)?
     };
     model.normalizer = normalizer;
+    model.end_of_word_suffix = suffix;
     model.splits = splits;
     model.prefix_space = prefix_space;
     crate::tables::check_strips(&strips, &model.specials).map_err(|r| bad("added_tokens", r))?;
     model.strips = strips;
+    model.validate()?;
     Ok(HfJsonImport { model, notes })
 }
 

@@ -124,6 +124,7 @@ pub(super) fn from_ranks(
         strips: Vec::new(),
         splits: Vec::new(),
         prefix_space: false,
+        end_of_word_suffix: Vec::new(),
     };
     let ranks = model.ordinary_map();
     // Both halves of a split are tokens: BPE only forms parts that are tokens.

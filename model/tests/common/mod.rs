@@ -18,5 +18,6 @@ pub fn small_model() -> Model {
         strips: Vec::new(),
         splits: Vec::new(),
         prefix_space: false,
+        end_of_word_suffix: Vec::new(),
     }
 }

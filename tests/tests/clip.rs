@@ -1,0 +1,239 @@
+//! CLIP's byte-level BPE, whose tokens that end a word carry an end-of-word suffix (`</w>`),
+//! against the reference library itself (the `tokenizers` crate, the code the Python package
+//! runs). The file is `tests/fixtures/clip/tokenizer.json`: the real CLIP merges (open_clip's
+//! `bpe_simple_vocab_16e6.txt.gz`, cut to 8,000) converted by transformers'
+//! `CLIPTokenizerFast` (`tests/scripts/gen_clip_fixture.py`).
+//!
+//! CLIP's normalizer (`NFC`, `Replace(Regex("\s+"), " ")`, `Lowercase`) is not applied by
+//! picobpe yet, and the import refuses the file as it is (checked below). The exactness
+//! checks run the same file with its normalizer removed, and with `NFC` alone (its added
+//! tokens then matched in the raw text, `normalized: false`): the model, its `Split` with
+//! `Removed` and `invert`, the GPT-2 regex of its `ByteLevel` and the suffix are CLIP's.
+//! picobpe imports each, writes a model file and reads its tables back; both encode the
+//! committed texts, the shared corpora when present and seeded random texts: one shot,
+//! resumed through small output buffers, streamed in random chunks, counted and decoded.
+//! Zero differences allowed.
+
+use picobpe::{Specials, StreamEncoder, Tokenizer};
+use picobpe_model::{AnyModel, LiveTables, TemplateData, TokenizerJson};
+use picobpe_tests::check::{self, Rng};
+use picobpe_tests::{paths, through_model_file};
+use serde_json::{json, Value};
+
+/// The committed CLIP file, parsed.
+fn clip_file() -> Value {
+    let path = paths::fixtures().join("clip/tokenizer.json");
+    serde_json::from_slice(&std::fs::read(&path).expect("fixture")).expect("json")
+}
+
+/// The reference tokenizer for `file`, and picobpe's tables for it, read back from a model
+/// file.
+fn pair(file: &Value) -> (tokenizers::Tokenizer, &'static Tokenizer<'static>) {
+    let bytes = serde_json::to_vec(file).expect("json");
+    let mut reference = tokenizers::Tokenizer::from_bytes(&bytes).expect("tokenizers loads it");
+    reference.with_padding(None);
+    reference.with_truncation(None).expect("no truncation");
+    let parsed = TokenizerJson::parse(&bytes).expect("a tokenizer.json");
+    let model = picobpe_model::import::tokenizer_json(&parsed)
+        .expect("import")
+        .model;
+    assert_eq!(model.end_of_word_suffix, b"</w>", "the suffix is CLIP's");
+    let model = AnyModel::BytePair(model);
+    let live = through_model_file("clip", |p| model.write(p, &TemplateData::default()));
+    let LiveTables::BytePair(tables) = live else {
+        panic!("not byte-level tables")
+    };
+    (reference, Box::leak(Box::new(Tokenizer::new(tables))))
+}
+
+/// Texts: the committed fixtures, 100 KB of each shared multilingual file when present, and
+/// seeded random texts of letters in both cases, digits, contractions, whitespace runs,
+/// punctuation, the suffix's own characters and the added tokens.
+fn texts(label: &str) -> Vec<String> {
+    let mut texts: Vec<String> = std::fs::read_dir(paths::fixtures().join("pretok"))
+        .expect("fixtures")
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            (p.extension()? == "txt").then(|| std::fs::read_to_string(p).ok())?
+        })
+        .collect();
+    if let Some(dir) = paths::shared_data().map(|d| d.join("corpus/multi")) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if let Ok(text) = std::fs::read_to_string(entry.path()) {
+                let cut = text.floor_char_boundary(100_000);
+                texts.push(text[..cut].to_owned());
+            }
+        }
+    }
+    const PARTS: [&str; 30] = [
+        " ",
+        "   ",
+        "\n",
+        "\t",
+        "\u{3000}",
+        "a",
+        "the",
+        "photo",
+        "Photograph",
+        "dog",
+        "12",
+        "3",
+        "'s",
+        "'ll",
+        "'T",
+        "</w>",
+        "w>",
+        "<|startoftext|>",
+        "<|endoftext|>",
+        "!",
+        "...",
+        "(x)",
+        "é",
+        "e\u{301}",
+        "漢字",
+        "🙂",
+        "€",
+        "_-",
+        "ÿ",
+        "\u{85}",
+    ];
+    let mut rng = Rng::new(label, 7);
+    for _ in 0..3_000 {
+        let n = rng.range(0, 16);
+        texts.push(
+            (0..n)
+                .map(|_| PARTS[rng.range(0, PARTS.len() - 1)])
+                .collect(),
+        );
+    }
+    texts
+}
+
+/// Compare on every text: ids (one shot, resumed, streamed, counted) and the decoded text.
+fn check(label: &str, file: &Value) {
+    let (reference, ours) = pair(file);
+    let mut rng = Rng::new(label, 1);
+    let mut failed = Vec::new();
+    for text in texts(label) {
+        let want = reference
+            .encode(text.as_str(), false)
+            .expect("encode")
+            .get_ids()
+            .to_vec();
+        let bytes = text.as_bytes();
+        let mut stream: StreamEncoder<Tokenizer<'static>, 4096, 8192> =
+            StreamEncoder::new(*ours, Specials::All);
+        let got = [
+            (
+                "one shot",
+                check::encode(ours, bytes, Specials::All).map_err(|e| e.to_string()),
+            ),
+            (
+                "resumed",
+                check::encode_resumed(ours, bytes, Specials::All, &mut rng, &mut []),
+            ),
+            (
+                "streamed",
+                check::encode_streamed(&mut stream, bytes, &mut rng).map_err(|e| e.to_string()),
+            ),
+        ];
+        for (how, ids) in got {
+            if ids.as_ref() != Ok(&want) && failed.len() < 8 {
+                failed.push(difference(how, &text, &want, &ids));
+            }
+        }
+        let counted = check::count(ours, bytes, Specials::All).map_err(|e| e.to_string());
+        let short: String = text.chars().take(80).collect();
+        if counted != Ok(want.len()) && failed.len() < 8 {
+            failed.push(format!(
+                "count {short:?}: want {}, got {counted:?}",
+                want.len()
+            ));
+        }
+        let decoded = reference.decode(&want, false).expect("decode");
+        let ours_decoded =
+            check::decode(ours, &want).map(|b| String::from_utf8_lossy(&b).into_owned());
+        if ours_decoded.as_ref() != Ok(&decoded) && failed.len() < 8 {
+            failed.push(format!("decode of {short:?} differs"));
+        }
+    }
+    assert!(failed.is_empty(), "{label}:\n{}", failed.join("\n"));
+}
+
+/// A short report: the text's start, and the ids around the first difference.
+fn difference(how: &str, text: &str, want: &[u32], got: &Result<Vec<u32>, String>) -> String {
+    let short: String = text.chars().take(80).collect();
+    match got {
+        Err(e) => format!("{how} {short:?}: {e}"),
+        Ok(got) => {
+            let at = want.iter().zip(got).take_while(|(a, b)| a == b).count();
+            let window = |ids: &[u32]| ids[at.saturating_sub(3)..(at + 5).min(ids.len())].to_vec();
+            format!(
+                "{how} {short:?}: first difference at id {at}: want …{:?}…, got …{:?}…",
+                window(want),
+                window(got)
+            )
+        }
+    }
+}
+
+#[test]
+fn clip_without_its_normalizer_matches_tokenizers() {
+    let mut file = clip_file();
+    file["normalizer"] = Value::Null;
+    check("clip-no-normalizer", &file);
+}
+
+#[test]
+fn clip_with_nfc_matches_tokenizers() {
+    let mut file = clip_file();
+    file["normalizer"] = json!({"type": "NFC"});
+    for token in file["added_tokens"].as_array_mut().expect("added tokens") {
+        token["normalized"] = json!(false);
+    }
+    check("clip-nfc", &file);
+}
+
+#[test]
+fn the_suffix_goes_on_the_last_byte_of_each_piece() {
+    let mut file = clip_file();
+    file["normalizer"] = Value::Null;
+    let (reference, ours) = pair(&file);
+    let ids = check::encode(ours, b"a photo of a dog", Specials::All).expect("encode");
+    let tokens: Vec<String> = ids
+        .iter()
+        .map(|&id| reference.id_to_token(id).expect("a token"))
+        .collect();
+    assert_eq!(tokens, ["a</w>", "photo</w>", "of</w>", "a</w>", "dog</w>"]);
+}
+
+#[test]
+fn clip_as_published_is_refused_with_its_normalizer_named() {
+    let bytes = serde_json::to_vec(&clip_file()).expect("json");
+    let parsed = TokenizerJson::parse(&bytes).expect("a tokenizer.json");
+    let err = picobpe_model::import::tokenizer_json(&parsed)
+        .expect_err("CLIP's normalizer is not applied yet")
+        .to_string();
+    assert!(
+        err.contains("normalizer") && err.contains("Lowercase"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_suffix_outside_the_byte_alphabet_or_with_a_missing_token_is_refused() {
+    for (suffix, want) in [
+        ("▁", "byte-level alphabet"),
+        ("</x>", "is not an ordinary token"),
+    ] {
+        let mut file = clip_file();
+        file["normalizer"] = Value::Null;
+        file["model"]["end_of_word_suffix"] = json!(suffix);
+        let bytes = serde_json::to_vec(&file).expect("json");
+        let parsed = TokenizerJson::parse(&bytes).expect("a tokenizer.json");
+        let err = picobpe_model::import::tokenizer_json(&parsed)
+            .expect_err("refused")
+            .to_string();
+        assert!(err.contains(want), "{suffix}: {err}");
+    }
+}
