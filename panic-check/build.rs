@@ -71,6 +71,7 @@ fn main() {
         // that puts it there (the one Unicode normalizers share).
         prefix_space: true,
         end_of_word_suffix: Vec::new(),
+        steps: Default::default(),
     };
     let path = out.join("tiny.model");
     if let Err(e) = model.write(&path) {

@@ -249,6 +249,7 @@ impl Layout {
             specials: &self.specials,
             splits: &[],
             prefix_space: false,
+            specials_normalized: false,
             word_end_ids: &[],
             byte_pairs: &self.byte_pairs,
             trie: picobpe::TokenTrie::EMPTY,

@@ -68,6 +68,7 @@ fuzz_target!(|data: &[u8]| {
                 splits: Vec::new(),
                 prefix_space: false,
                 end_of_word_suffix: Vec::new(),
+                steps: Default::default(),
                 ..drawn.clone()
             };
             let Ok(payload) = postcard::to_stdvec(&model) else {
@@ -89,6 +90,7 @@ fuzz_target!(|data: &[u8]| {
                 || drawn.prefix_space
                 || !drawn.strips.is_empty()
                 || !drawn.end_of_word_suffix.is_empty()
+                || drawn.steps.bits() != 0
             {
                 if let Ok(bytes) = drawn.to_bytes() {
                     assert_eq!(check(&bytes), Some(AnyModel::BytePair(drawn)));
@@ -465,6 +467,9 @@ fn structured(mut p: Params<'_>) -> Model {
         // Now and then beside a normalizer: a model the writer must refuse.
         prefix_space: p.byte() & 1 == 1,
         end_of_word_suffix,
+        // Lowercase, whitespace runs, special tokens in the normalized text, now and then
+        // without a normalizer or after a compatibility form: models the writer must refuse.
+        steps: picobpe_model::TextSteps::from_bits(p.byte() & 0x0E),
     }
 }
 

@@ -86,8 +86,32 @@ fn inspect_byte_level(
         let (major, minor, patch) = picobpe::normalizer::UNICODE_VERSION;
         say!(
             out,
-            "normalizer:   {} (Unicode {major}.{minor}.{patch}, between special tokens)",
+            "normalizer:   {} (Unicode {major}.{minor}.{patch}, {})",
             picobpe_model::normalizer::name(form),
+            match model.steps.specials_normalized {
+                true => "then special tokens are found",
+                false => "between special tokens",
+            }
+        );
+    }
+    let steps = model.steps;
+    if steps.fold() || steps.specials_normalized {
+        let named = [
+            (steps.lowercase, "Lowercase"),
+            (steps.collapse_whitespace, "whitespace runs made one space"),
+            (
+                steps.specials_normalized,
+                "special tokens found in the normalized text",
+            ),
+        ];
+        let named: Vec<&str> = named.iter().filter(|n| n.0).map(|n| n.1).collect();
+        say!(out, "steps:        {}", named.join(", "));
+    }
+    if !model.end_of_word_suffix.is_empty() {
+        say!(
+            out,
+            "word suffix:  {:?} on the last byte of each piece (end_of_word_suffix)",
+            String::from_utf8_lossy(&model.end_of_word_suffix)
         );
     }
     if model.prefix_space {

@@ -107,8 +107,8 @@ fn unsupported_parts_are_refused_by_name() {
         ),
         (
             "normalizer",
-            |j| j["normalizer"] = serde_json::json!({"type": "Lowercase"}),
-            "normalizer: \"Lowercase\": not supported",
+            |j| j["normalizer"] = serde_json::json!({"type": "StripAccents"}),
+            "normalizer: \"StripAccents\": supported: NFC, NFD, NFKC or NFKD first or none, then Lowercase",
         ),
         (
             "prefix space",

@@ -208,6 +208,13 @@ pub enum InvalidModel {
     /// one or the other.
     #[error("a prefix space (add_prefix_space) with a Unicode normalizer: not supported")]
     PrefixWithNormalizer,
+    /// Normalizer steps ([`crate::Model::steps`]) that cannot go with the model's form or
+    /// prefix space.
+    #[error("normalizer steps: {reason}")]
+    BadSteps {
+        /// What is wrong.
+        reason: String,
+    },
     /// An end-of-word suffix ([`crate::Model::end_of_word_suffix`]) that some byte followed
     /// by it is not an ordinary token for, or beside tiktoken's whole-piece rule.
     #[error("end-of-word suffix {suffix:?}: {reason}")]

@@ -75,9 +75,11 @@
 //! any other value is [`ModelError::BadSettings`]).
 //!
 //! Payload variant 11 is a byte-level model with an end-of-word suffix
-//! ([`Model::end_of_word_suffix`], CLIP's `</w>`): the model as in variant 0, its
-//! normalizer's code (0 for none), variant 10's settings byte (0 or 1) and the suffix's bytes
-//! (a postcard byte string, not empty). Its prebuilt tables are of kind 2 (`table_file`).
+//! ([`Model::end_of_word_suffix`], CLIP's `</w>`) or normalizer steps ([`Model::steps`]:
+//! CLIP's `Lowercase` and whitespace runs): the model as in variant 0, its normalizer's code
+//! (0 for none), a settings byte (bit 0 the prefix space, bits 1-3 the steps; others are
+//! [`ModelError::BadSettings`]) and the suffix's bytes (a postcard byte string, empty for
+//! none). Its prebuilt tables are of kind 2 (`table_file`).
 //!
 //! A file must end exactly after the payload.
 //!
@@ -96,7 +98,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{InvalidModel, ModelError};
+use crate::error::ModelError;
 use crate::model::{Model, Split};
 use crate::sentencepiece::SpModel;
 use crate::tables::{PieceTable, TableData};
@@ -138,7 +140,11 @@ impl Model {
             return self.to_bytes_with_tables();
         }
         self.validate()?;
-        if self.normalizer.is_some() || self.prefix_space || !self.end_of_word_suffix.is_empty() {
+        if self.normalizer.is_some()
+            || self.prefix_space
+            || !self.end_of_word_suffix.is_empty()
+            || self.steps.bits() != 0
+        {
             // Version 1 has no room for a normalizer, a prefix space or a suffix: the model
             // with its kind (version 2).
             let payload =
@@ -252,10 +258,11 @@ enum Payload<B = Model, S = SpModel, W = WpModel, F = Vec<f64>, C = Vec<u8>> {
     /// A byte-level model with `ByteLevel`'s `add_prefix_space` ([`Model::prefix_space`]):
     /// the model and a settings byte, bit 0 the prefix space (set: no other bit is defined).
     BytePairSettings(B, u8),
-    /// A byte-level model with an end-of-word suffix ([`Model::end_of_word_suffix`]): the
-    /// model, its normalizer's code ([`crate::normalizer::code`], 0 for none), the settings
-    /// byte of variant 10 (0 or the prefix space) and the suffix's bytes (not empty).
-    BytePairWordEnd(B, u8, u8, C),
+    /// A byte-level model with an end-of-word suffix ([`Model::end_of_word_suffix`]) or
+    /// normalizer steps ([`Model::steps`]): the model, its normalizer's code
+    /// ([`crate::normalizer::code`], 0 for none), a settings byte (bit 0 the prefix space,
+    /// bits 1-3 [`crate::TextSteps::bits`]) and the suffix's bytes (empty for none).
+    BytePairExtended(B, u8, u8, C),
 }
 
 /// A payload to write, borrowing its model.
@@ -290,7 +297,7 @@ impl<'a> PayloadRef<'a> {
             PayloadRef::BytePair(m)
             | PayloadRef::BytePairNormalized(m, _)
             | PayloadRef::BytePairSettings(m, _)
-            | PayloadRef::BytePairWordEnd(m, ..) => Some(m),
+            | PayloadRef::BytePairExtended(m, ..) => Some(m),
             _ => None,
         }
     }
@@ -298,10 +305,10 @@ impl<'a> PayloadRef<'a> {
     /// A byte-level model's payload: variant 0, or 6 with a normalizer, or 10 with a prefix
     /// space, or 11 with an end-of-word suffix.
     fn byte_pair(m: &'a Model) -> PayloadRef<'a> {
-        if !m.end_of_word_suffix.is_empty() {
+        if !m.end_of_word_suffix.is_empty() || m.steps.bits() != 0 {
             let code = crate::normalizer::code(m.normalizer);
-            let settings = if m.prefix_space { PREFIX_SPACE } else { 0 };
-            return PayloadRef::BytePairWordEnd(m, code, settings, &m.end_of_word_suffix);
+            let settings = if m.prefix_space { PREFIX_SPACE } else { 0 } | m.steps.bits();
+            return PayloadRef::BytePairExtended(m, code, settings, &m.end_of_word_suffix);
         }
         if m.prefix_space {
             return PayloadRef::BytePairSettings(m, PREFIX_SPACE);
@@ -350,6 +357,7 @@ impl AnyModel {
                         && t.normalizer == m.normalizer
                         && t.prefix_space == m.prefix_space
                         && *t.word_end_ids == m.word_end_ids()?
+                        && t.steps == m.steps
                         // As sets: tables keep them sorted by text (files written before
                         // that, in the model's order).
                         && crate::tables::sorted_specials(&t.specials)
@@ -430,23 +438,17 @@ impl AnyModel {
                     ..m
                 })
             }
-            Payload::BytePairWordEnd(m, code, bits, suffix) => {
+            Payload::BytePairExtended(m, code, bits, suffix) => {
                 let normalizer =
                     crate::normalizer::from_code(code).ok_or(ModelError::BadNormalizer { code })?;
-                if bits & !PREFIX_SPACE != 0 {
+                if bits & !0x0F != 0 {
                     return Err(ModelError::BadSettings { bits });
-                }
-                if suffix.is_empty() {
-                    return Err(InvalidModel::BadWordEnd {
-                        suffix: String::new(),
-                        reason: "empty in a payload that is for a suffix".to_owned(),
-                    }
-                    .into());
                 }
                 AnyModel::BytePair(Model {
                     normalizer,
-                    prefix_space: bits == PREFIX_SPACE,
+                    prefix_space: bits & PREFIX_SPACE != 0,
                     end_of_word_suffix: suffix,
+                    steps: crate::TextSteps::from_bits(bits),
                     ..m
                 })
             }
@@ -859,7 +861,7 @@ fn file_bytes(model: PayloadRef<'_>, template: &TemplateData) -> Result<Vec<u8>,
         PayloadRef::BytePair(m)
         | PayloadRef::BytePairNormalized(m, _)
         | PayloadRef::BytePairSettings(m, _)
-        | PayloadRef::BytePairWordEnd(m, ..) => {
+        | PayloadRef::BytePairExtended(m, ..) => {
             let mut data = TableData::new(m, PieceTable::Full)?;
             table_file::write(&mut data, &mut payload, HEADER_LEN)?;
             m.n_ids()

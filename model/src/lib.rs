@@ -33,7 +33,7 @@ pub use cache_memory::CacheMemory;
 pub use compiled_pattern::{compile_pattern, compile_split, PatternCompileError};
 pub use error::{InvalidModel, ModelError};
 pub use format::{read_tables, read_tables_with_template, AnyModel, LiveTables, TemplateData};
-pub use model::{Model, Split};
+pub use model::{Model, Split, TextSteps};
 pub use pattern::{PatternKind, UnknownPattern};
 pub use picobpe::normalizer::{NormalizerKind, TextNormalizer};
 /// A [`Split`]'s rule, as the core reads it.

@@ -58,6 +58,93 @@ pub struct Model {
     /// the model in the file (payload variant 11, see [`crate::format`]).
     #[serde(skip)]
     pub end_of_word_suffix: Vec<u8>,
+    /// The normalizer's steps after its Unicode form, and where special tokens are matched
+    /// (CLIP's `Lowercase` and whitespace runs, its `normalized` added tokens). Stored in
+    /// payload variant 11's settings byte (see [`crate::format`]).
+    #[serde(skip)]
+    pub steps: TextSteps,
+}
+
+/// What a byte-level model's normalizer does after its Unicode form ([`Model::normalizer`],
+/// applied by the core's [`picobpe::normalizer::Folded`]), and whether special tokens are
+/// matched in the normalized text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TextSteps {
+    /// `Lowercase`: `char::to_lowercase` of each character the form writes.
+    pub lowercase: bool,
+    /// `Replace(Regex("\s+"), " ")`: each run of `White_Space` characters becomes one space
+    /// (not after a compatibility form: [`picobpe::normalizer::Folded::is_exact`]).
+    pub collapse_whitespace: bool,
+    /// Special tokens are matched in the normalized text (`tokenizers`' added tokens marked
+    /// `normalized` behind a normalizer); needs a normalizer.
+    pub specials_normalized: bool,
+}
+
+impl TextSteps {
+    /// True when the normalizer has steps after (or instead of) its form.
+    pub fn fold(&self) -> bool {
+        self.lowercase || self.collapse_whitespace
+    }
+
+    /// The settings bits of payload variant 11 and table kind 2: bit 1 `Lowercase`, bit 2 the
+    /// whitespace runs, bit 3 special tokens matched in the normalized text (bit 0 is the
+    /// prefix space, kept by the model).
+    pub fn bits(&self) -> u8 {
+        u8::from(self.lowercase) << 1
+            | u8::from(self.collapse_whitespace) << 2
+            | u8::from(self.specials_normalized) << 3
+    }
+
+    /// [`TextSteps::bits`] read back (bit 0 and bits above 3 ignored: the caller checks them).
+    pub fn from_bits(bits: u8) -> TextSteps {
+        TextSteps {
+            lowercase: bits & 2 != 0,
+            collapse_whitespace: bits & 4 != 0,
+            specials_normalized: bits & 8 != 0,
+        }
+    }
+
+    /// The core's normalizer for a model with `form` and these steps, if it has one.
+    pub fn text_normalizer(
+        &self,
+        form: Option<UnicodeForm>,
+    ) -> Option<picobpe::normalizer::TextNormalizer> {
+        use picobpe::normalizer::{Folded, TextNormalizer};
+        if self.fold() {
+            return Some(TextNormalizer::folded(Folded {
+                form,
+                lowercase: self.lowercase,
+                collapse_whitespace: self.collapse_whitespace,
+            }));
+        }
+        form.map(TextNormalizer::new)
+    }
+
+    /// Why these steps cannot go with `form` and `prefix_space`, if they cannot.
+    pub(crate) fn check(
+        &self,
+        form: Option<UnicodeForm>,
+        prefix_space: bool,
+    ) -> Result<(), String> {
+        let folded = picobpe::normalizer::Folded {
+            form,
+            lowercase: self.lowercase,
+            collapse_whitespace: self.collapse_whitespace,
+        };
+        if self.fold() && !folded.is_exact() {
+            return Err(format!(
+                "whitespace runs after {form:?}: a compatibility form can make spaces, so \
+                 runs of the normalized text are not those of the input"
+            ));
+        }
+        if self.specials_normalized && form.is_none() && !self.fold() {
+            return Err("special tokens matched in the normalized text, with no normalizer".into());
+        }
+        if prefix_space && self.fold() {
+            return Err("a prefix space (add_prefix_space) with a normalizer".into());
+        }
+        Ok(())
+    }
 }
 
 /// A `Split` pre-tokenizer: its regex (as `fancy-regex` reads it) and how its matches make
@@ -214,6 +301,9 @@ impl Model {
         if self.prefix_space && self.normalizer.is_some() {
             return Err(InvalidModel::PrefixWithNormalizer);
         }
+        (self.steps)
+            .check(self.normalizer, self.prefix_space)
+            .map_err(|reason| InvalidModel::BadSteps { reason })?;
 
         let mut ordinary: HashMap<&[u8], u32> = HashMap::with_capacity(n);
         for (id, bytes) in self.ordinary() {

@@ -4,17 +4,19 @@
 //!
 //! ```text
 //! u8        kind: 0 = byte-level BPE tables, 1 = SentencePiece BPE tables (below), 2 =
-//!           byte-level BPE tables with an end-of-word suffix (`word_end_ids` after the trie)
+//!           byte-level BPE tables with settings (below)
 //! u8        pattern: 0 gpt2, 1 cl100k, 2 o200k, … (the PatternKind order) in the low four
 //!           bits; the normalizer in bits 4-6 (0 none, 1 NFC, 2 NFD, 3 NFKC, 4 NFKD); bit 7
 //!           `add_prefix_space` (not with a normalizer)
+//! u8        kind 2 only: settings, bit 1 `Lowercase`, bit 2 whitespace runs made one space,
+//!           bit 3 special tokens matched in the normalized text (`crate::TextSteps::bits`)
 //! arrays    in this order, each a u64 LE element count, zero padding up to the next multiple
 //!           of 8 *in the file*, then the elements, little-endian:
 //!           token_bytes u8, token_offsets u32, byte_ids u32 (256), pairs u64,
 //!           pair_index (u64 LE seed, pilots u8, remap u32), ranks u32, pieces u32,
 //!           piece_index (seed, pilots, remap), piece_keys u64, byte_pairs u32,
 //!           trie edges u64, next_prefix u32, splits u64, pair_filter u64, starts u64, chars u64,
-//!           and for kind 2 word_end_ids u32 (256)
+//!           and for kind 2 word_end_ids u32 (0, or 256 with an end-of-word suffix)
 //! specials  u64 count, then per special: u64 text length, UTF-8 text, u32 id
 //! ```
 //!
@@ -66,8 +68,9 @@ use crate::tables::{IndexData, TableData};
 const KIND_BYTE_PAIR: u8 = 0;
 /// Kind byte of SentencePiece BPE tables.
 const KIND_SENTENCEPIECE: u8 = 1;
-/// Kind byte of byte-level BPE tables with an end-of-word suffix (`word_end_ids`).
-const KIND_BYTE_PAIR_WORD_END: u8 = 2;
+/// Kind byte of byte-level BPE tables with settings: normalizer steps (a settings byte after
+/// the pattern byte) or an end-of-word suffix (`word_end_ids`, 0 or 256, after the trie).
+const KIND_BYTE_PAIR_SETTINGS: u8 = 2;
 
 /// Where user-defined symbols are matched, by the code of the sections flag.
 const SECTIONS: [Sections; 7] = [
@@ -218,12 +221,12 @@ fn index<'a>(
 
 impl<'a> Blob<'a> for TableData<'a> {
     fn fields(&mut self, f: &mut impl Fields<'a>) -> Result<(), ModelError> {
-        let mut found = match self.word_end_ids.is_empty() {
+        let mut found = match self.word_end_ids.is_empty() && self.steps.bits() == 0 {
             true => KIND_BYTE_PAIR,
-            false => KIND_BYTE_PAIR_WORD_END,
+            false => KIND_BYTE_PAIR_SETTINGS,
         };
         f.scalar("kind", &mut found)?;
-        if found != KIND_BYTE_PAIR && found != KIND_BYTE_PAIR_WORD_END {
+        if found != KIND_BYTE_PAIR && found != KIND_BYTE_PAIR_SETTINGS {
             return Err(bad(format!("unknown table kind {found}")));
         }
         let patterns = PatternKind::ALL.map(Pattern::from);
@@ -243,6 +246,15 @@ impl<'a> Blob<'a> for TableData<'a> {
         self.prefix_space = code & 0x80 != 0;
         if self.prefix_space && self.normalizer.is_some() {
             return Err(bad("a prefix space with a normalizer".to_owned()));
+        }
+        if found == KIND_BYTE_PAIR_SETTINGS {
+            let mut bits = self.steps.bits();
+            f.scalar("settings", &mut bits)?;
+            if bits & !0b1110 != 0 {
+                return Err(bad(format!("unknown settings bits {bits:#04x}")));
+            }
+            self.steps = crate::TextSteps::from_bits(bits);
+            (self.steps.check(self.normalizer, self.prefix_space)).map_err(bad)?;
         }
         f.array("token_bytes", &mut self.token_bytes)?;
         f.array("token_offsets", &mut self.token_offsets)?;
@@ -264,10 +276,10 @@ impl<'a> Blob<'a> for TableData<'a> {
         f.array("trie pair_filter", &mut trie.pair_filter)?;
         f.array("trie starts", &mut trie.starts)?;
         f.array("trie chars", &mut trie.chars)?;
-        if found == KIND_BYTE_PAIR_WORD_END {
+        if found == KIND_BYTE_PAIR_SETTINGS {
             f.array("word_end_ids", &mut self.word_end_ids)?;
-            if self.word_end_ids.len() != 256 {
-                return Err(bad("word_end_ids does not have 256 entries".to_owned()));
+            if !matches!(self.word_end_ids.len(), 0 | 256) {
+                return Err(bad("word_end_ids has neither 0 nor 256 entries".to_owned()));
             }
         }
         f.specials(&mut self.specials)

@@ -20,7 +20,7 @@ use picobpe::{Pattern, Tables};
 
 use crate::bpe::{pair_bpe, Merge};
 use crate::error::InvalidModel;
-use crate::model::Model;
+use crate::model::{Model, TextSteps};
 use crate::trie::TrieData;
 
 /// Which whole-piece entries to put in [`Tables::pieces`].
@@ -199,6 +199,9 @@ pub struct TableData<'a> {
     /// A space before each text between special tokens that does not start with one
     /// ([`crate::Model::prefix_space`]).
     pub prefix_space: bool,
+    /// The normalizer's steps after its form, and where special tokens are matched
+    /// ([`crate::Model::steps`]).
+    pub steps: TextSteps,
     /// Bytes of all ids concatenated in id order.
     pub token_bytes: Cow<'a, [u8]>,
     /// `n_ids + 1` offsets into `token_bytes`.
@@ -346,6 +349,7 @@ impl TableData<'static> {
             pattern: model.pattern.into(),
             normalizer: model.normalizer,
             prefix_space: model.prefix_space,
+            steps: model.steps,
             token_bytes: token_bytes.into(),
             token_offsets: token_offsets.into(),
             byte_ids: byte_ids.to_vec().into(),
@@ -410,10 +414,9 @@ impl TableData<'static> {
                 starts: &trie.starts,
                 chars: &trie.chars,
             },
-            normalizer: data
-                .normalizer
-                .map(picobpe::normalizer::TextNormalizer::new),
+            normalizer: data.steps.text_normalizer(data.normalizer),
             prefix_space: data.prefix_space,
+            specials_normalized: data.steps.specials_normalized,
         })
     }
 }

@@ -110,10 +110,29 @@ impl TokenizerJson {
     /// them ([`crate::Model::strips`]), in id order. `Err` names a token picobpe would match
     /// differently: `single_word`, or `normalized` behind a normalizer.
     pub(crate) fn added_tokens(&self) -> Result<AddedTokens, String> {
+        self.added_tokens_matched(false)
+    }
+
+    /// True when the file has a normalizer and added tokens, and every one of them is marked
+    /// `normalized`: `tokenizers` finds them all in the normalized text.
+    pub(crate) fn added_tokens_all_normalized(&self) -> bool {
+        let mut tokens = self.added_tokens.iter().flatten().peekable();
+        !self.normalizer.is_empty()
+            && tokens.peek().is_some()
+            && tokens.all(|t| t.normalized == Some(true))
+    }
+
+    /// [`TokenizerJson::added_tokens`], taking tokens marked `normalized` too when
+    /// `in_normalized_text` (the caller matches them all in the normalized text).
+    pub(crate) fn added_tokens_matched(
+        &self,
+        in_normalized_text: bool,
+    ) -> Result<AddedTokens, String> {
         use picobpe::special::{LSTRIP, RSTRIP};
         let (mut tokens, mut bits) = (Vec::new(), Vec::new());
         for t in self.added_tokens.iter().flatten() {
-            let normalized = t.normalized.filter(|_| !self.normalizer.is_empty());
+            let normalized =
+                (t.normalized).filter(|_| !self.normalizer.is_empty() && !in_normalized_text);
             let (lstrip, rstrip) = (t.lstrip == Some(true), t.rstrip == Some(true));
             let flags = [
                 ("single_word", t.single_word == Some(true)),

@@ -487,10 +487,24 @@ fn an_end_of_word_suffix_round_trips_and_damage_is_refused() {
         file
     };
     assert_eq!(Model::from_bytes(&file(0, 0, b"</w>")).unwrap(), model);
-    let err = Model::from_bytes(&file(0, 2, b"</w>")).unwrap_err();
-    assert!(matches!(err, ModelError::BadSettings { bits: 2 }), "{err}");
-    let err = Model::from_bytes(&file(0, 0, b"")).unwrap_err().to_string();
-    assert!(err.contains("empty"), "{err}");
+    let err = Model::from_bytes(&file(0, 0x10, b"</w>")).unwrap_err();
+    assert!(
+        matches!(err, ModelError::BadSettings { bits: 0x10 }),
+        "{err}"
+    );
+    // No suffix: the settings alone (here `Lowercase`, bit 1).
+    let lower = Model::from_bytes(&file(0, 2, b"")).unwrap();
+    assert!(lower.end_of_word_suffix.is_empty() && lower.steps.lowercase);
+    // Special tokens matched in normalized text, with no normalizer; whitespace runs after
+    // NFKC (code 3).
+    let err = Model::from_bytes(&file(0, 8, b"</w>"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("with no normalizer"), "{err}");
+    let err = Model::from_bytes(&file(3, 4, b"</w>"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("compatibility form"), "{err}");
     let err = Model::from_bytes(&file(9, 0, b"</w>")).unwrap_err();
     assert!(
         matches!(err, ModelError::BadNormalizer { code: 9 }),
@@ -503,6 +517,19 @@ fn an_end_of_word_suffix_round_trips_and_damage_is_refused() {
         err.contains("byte 0x00 followed by it is not an ordinary token"),
         "{err}"
     );
+    // CLIP's settings round-trip with tables: NFC, `Lowercase`, whitespace runs, special
+    // tokens in the normalized text.
+    let clip = Model {
+        normalizer: Some(picobpe::normalizer::UnicodeForm::Nfc),
+        steps: picobpe_model::TextSteps {
+            lowercase: true,
+            collapse_whitespace: true,
+            specials_normalized: true,
+        },
+        ..model.clone()
+    };
+    let bytes = clip.to_bytes_with_tables().unwrap();
+    assert_eq!(Model::from_bytes(&bytes).unwrap(), clip);
     let whole = Model {
         whole_piece: true,
         ..model.clone()

@@ -77,6 +77,7 @@ impl Spec {
             splits: Vec::new(),
             prefix_space: false,
             end_of_word_suffix: Vec::new(),
+            steps: Default::default(),
         }
     }
 }

@@ -138,6 +138,7 @@ fn byte_level() -> Model {
         splits: Vec::new(),
         prefix_space: false,
         end_of_word_suffix: Vec::new(),
+        steps: Default::default(),
     }
 }
 

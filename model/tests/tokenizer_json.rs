@@ -83,7 +83,8 @@ fn sequences_are_read_as_their_steps() {
     let err = import::tokenizer_json(&parse(&json)).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "tokenizer.json normalizer: \"NFC + NFKC\": not supported"
+        "tokenizer.json normalizer: \"NFC + NFKC\": supported: NFC, NFD, NFKC or NFKD first or \
+         none, then Lowercase and Replace(Regex(\"\\s+\"), \" \"), each at most once"
     );
 }
 

@@ -37,8 +37,9 @@ pub fn generate(data: &TableData, model_name: &str, token_bytes: &Path) -> Strin
     let piece_index = index_expr("PICOBPE_PIECE", &data.piece_index, data.pieces.len());
     // The variant's name (a unit variant's `Debug` is its name).
     let pattern = format!("{:?}", data.pattern);
-    let normalizer = normalizer_expr(data.normalizer);
+    let normalizer = text_normalizer_expr(data.steps.text_normalizer(data.normalizer));
     let prefix_space = data.prefix_space;
+    let specials_normalized = data.steps.specials_normalized;
     let _ = writeln!(
         s,
         "\n/// The baked tables of `{model_name}`.\n\
@@ -46,6 +47,7 @@ pub fn generate(data: &TableData, model_name: &str, token_bytes: &Path) -> Strin
          pattern: ::picobpe::Pattern::{pattern},\n    \
          normalizer: {normalizer},\n    \
          prefix_space: {prefix_space},\n    \
+         specials_normalized: {specials_normalized},\n    \
          token_bytes: &PICOBPE_TOKEN_BYTES,\n    \
          token_offsets: &PICOBPE_TOKEN_OFFSETS,\n    \
          byte_ids: &PICOBPE_BYTE_IDS,\n    \
@@ -372,14 +374,25 @@ fn index_expr(prefix: &str, index: &IndexData, len: usize) -> String {
     )
 }
 
-/// The expression of a baked `Option<TextNormalizer>`: a Unicode form, `Precompiled` or
-/// character steps.
+/// The expression of a baked `Option<TextNormalizer>`: a Unicode form, `Precompiled`,
+/// character steps, or a form folded by `Lowercase` and whitespace runs.
 fn text_normalizer_expr(normalizer: Option<TextNormalizer>) -> String {
     const N: &str = "::picobpe::normalizer";
     match normalizer.map(|n| n.kind()) {
         None => "None".to_owned(),
         Some(NormalizerKind::Unicode(form)) => normalizer_expr(Some(form)),
         Some(NormalizerKind::Precompiled) => format!("Some({N}::TextNormalizer::precompiled())"),
+        Some(NormalizerKind::Folded(f)) => {
+            let form = match f.form {
+                None => "None".to_owned(),
+                Some(form) => format!("Some({N}::UnicodeForm::{form:?})"),
+            };
+            format!(
+                "Some({N}::TextNormalizer::folded({N}::Folded {{ form: {form}, lowercase: {}, \
+                 collapse_whitespace: {} }}))",
+                f.lowercase, f.collapse_whitespace
+            )
+        }
         Some(NormalizerKind::Steps(s)) => {
             let decompose = match s.decompose {
                 None => "None".to_owned(),

@@ -55,6 +55,7 @@ fn model(whole_piece: bool, holes: usize, reverse_merges: bool) -> Model {
         splits: Vec::new(),
         prefix_space: false,
         end_of_word_suffix: Vec::new(),
+        steps: Default::default(),
     }
 }
 

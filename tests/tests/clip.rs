@@ -4,15 +4,14 @@
 //! `bpe_simple_vocab_16e6.txt.gz`, cut to 8,000) converted by transformers'
 //! `CLIPTokenizerFast` (`tests/scripts/gen_clip_fixture.py`).
 //!
-//! CLIP's normalizer (`NFC`, `Replace(Regex("\s+"), " ")`, `Lowercase`) is not applied by
-//! picobpe yet, and the import refuses the file as it is (checked below). The exactness
-//! checks run the same file with its normalizer removed, and with `NFC` alone (its added
-//! tokens then matched in the raw text, `normalized: false`): the model, its `Split` with
-//! `Removed` and `invert`, the GPT-2 regex of its `ByteLevel` and the suffix are CLIP's.
-//! picobpe imports each, writes a model file and reads its tables back; both encode the
-//! committed texts, the shared corpora when present and seeded random texts: one shot,
-//! resumed through small output buffers, streamed in random chunks, counted and decoded.
-//! Zero differences allowed.
+//! The file is checked as published — its normalizer (`NFC`, `Replace(Regex("\s+"), " ")`,
+//! `Lowercase`) applied by the core, its added tokens (marked `normalized`) found in the
+//! normalized text, so `<|ENDOFTEXT|>` is one — and with its normalizer removed, and with
+//! `NFC` alone (its added tokens then matched in the raw text, `normalized: false`). picobpe
+//! imports each, writes a model file and reads its tables back; both encode the committed
+//! texts, the shared corpora when present and seeded random texts: one shot, resumed through
+//! small output buffers, streamed in random chunks, counted and decoded. Zero differences
+//! allowed.
 
 use picobpe::{Specials, StreamEncoder, Tokenizer};
 use picobpe_model::{AnyModel, LiveTables, TemplateData, TokenizerJson};
@@ -65,7 +64,7 @@ fn texts(label: &str) -> Vec<String> {
             }
         }
     }
-    const PARTS: [&str; 30] = [
+    const PARTS: [&str; 42] = [
         " ",
         "   ",
         "\n",
@@ -96,6 +95,18 @@ fn texts(label: &str) -> Vec<String> {
         "_-",
         "ÿ",
         "\u{85}",
+        "<|ENDOFTEXT|>",
+        "<|EndOfText|>\u{338}",
+        ">\u{338}",
+        "PHOTO",
+        "\u{212A}",
+        "\u{130}",
+        "ΣΑΣ",
+        "A\u{30A}",
+        " \u{301}",
+        "\u{2000}\u{2001}",
+        "\r\n\r\n",
+        "\u{3000} \t",
     ];
     let mut rng = Rng::new(label, 7);
     for _ in 0..3_000 {
@@ -208,16 +219,20 @@ fn the_suffix_goes_on_the_last_byte_of_each_piece() {
 }
 
 #[test]
-fn clip_as_published_is_refused_with_its_normalizer_named() {
-    let bytes = serde_json::to_vec(&clip_file()).expect("json");
+fn clip_as_published_matches_tokenizers() {
+    check("clip", &clip_file());
+}
+
+#[test]
+fn whitespace_runs_after_a_compatibility_form_are_refused() {
+    let mut file = clip_file();
+    file["normalizer"]["normalizers"][0] = json!({"type": "NFKC"});
+    let bytes = serde_json::to_vec(&file).expect("json");
     let parsed = TokenizerJson::parse(&bytes).expect("a tokenizer.json");
     let err = picobpe_model::import::tokenizer_json(&parsed)
-        .expect_err("CLIP's normalizer is not applied yet")
+        .expect_err("refused")
         .to_string();
-    assert!(
-        err.contains("normalizer") && err.contains("Lowercase"),
-        "{err}"
-    );
+    assert!(err.contains("compatibility form"), "{err}");
 }
 
 #[test]

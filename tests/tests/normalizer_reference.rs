@@ -26,14 +26,24 @@ struct Pair {
 }
 
 fn load(name: &str, json: &[u8], normalizer: Option<&str>) -> Pair {
+    let replaced = normalizer.map(|form| (form, json!({ "type": form })));
+    load_with(name, json, replaced)
+}
+
+/// [`load`] with the file's normalizer replaced by `normalizer` (its label, its JSON).
+fn load_with(name: &str, json: &[u8], normalizer: Option<(&str, serde_json::Value)>) -> Pair {
     let mut value: serde_json::Value = serde_json::from_slice(json).expect("JSON");
-    if let Some(form) = normalizer {
-        value["normalizer"] = json!({ "type": form });
+    let label = normalizer.as_ref().map(|n| n.0.to_owned());
+    if let Some((_, n)) = normalizer {
+        value["normalizer"] = n;
     }
     let json = serde_json::to_vec(&value).expect("JSON");
     let file = picobpe_model::TokenizerJson::parse(&json).expect("a tokenizer.json");
     let model = import::tokenizer_json(&file).expect("import").model;
-    assert!(model.normalizer.is_some(), "{name}: a normalizer");
+    assert!(
+        model.normalizer.is_some() || model.steps.fold(),
+        "{name}: a normalizer"
+    );
     let tables = picobpe_model::TableData::new(&model, picobpe_model::PieceTable::Full)
         .expect("tables")
         .to_tables();
@@ -41,20 +51,52 @@ fn load(name: &str, json: &[u8], normalizer: Option<&str>) -> Pair {
     reference.with_padding(None);
     reference.with_truncation(None).expect("no truncation");
     Pair {
-        name: format!("{name} ({})", normalizer.unwrap_or("NFC")),
+        name: format!("{name} ({})", label.as_deref().unwrap_or("NFC")),
         tables,
         reference,
     }
 }
 
 fn qwen3(normalizer: Option<&str>) -> Pair {
+    load("qwen3", &qwen3_json(), normalizer)
+}
+
+fn qwen3_json() -> Vec<u8> {
     let path = paths::fixtures().join("hf_real/qwen3.tokenizer.json.gz");
     let gz = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut json = Vec::new();
     flate2::read::GzDecoder::new(gz.as_slice())
         .read_to_end(&mut json)
         .expect("gunzip");
-    load("qwen3", &json, normalizer)
+    json
+}
+
+/// CLIP's normalizer, and the other `Lowercase` / whitespace-run sequences the byte-level
+/// import takes, as `tokenizers` spells them.
+fn folded_normalizers() -> Vec<(&'static str, serde_json::Value)> {
+    let replace = json!({"type": "Replace", "pattern": {"Regex": r"\s+"}, "content": " "});
+    let lower = json!({"type": "Lowercase"});
+    let seq = |steps: Vec<serde_json::Value>| json!({"type": "Sequence", "normalizers": steps});
+    vec![
+        (
+            "NFC + Replace + Lowercase",
+            seq(vec![json!({"type": "NFC"}), replace.clone(), lower.clone()]),
+        ),
+        ("Lowercase", lower.clone()),
+        (
+            "NFD + Lowercase + Replace",
+            seq(vec![json!({"type": "NFD"}), lower.clone(), replace.clone()]),
+        ),
+        (
+            "NFKC + Lowercase",
+            seq(vec![json!({"type": "NFKC"}), lower.clone()]),
+        ),
+        (
+            "NFC + Replace",
+            seq(vec![json!({"type": "NFC"}), replace.clone()]),
+        ),
+        ("Replace", seq(vec![replace])),
+    ]
 }
 
 fn qwen2_8k(normalizer: Option<&str>) -> Pair {
@@ -185,6 +227,20 @@ fn alphabet() -> Vec<String> {
         "\u{309A}",
         "<|endoftext|>",
         "<|im_start|>",
+        "\t",
+        " \t\r\n",
+        "\u{3000}",
+        "\u{2000}",
+        "\u{85}",
+        "\u{A0}",
+        "\u{2028}",
+        "\u{180E}",
+        "İ",
+        "ΣΑΣ",
+        "ẞ",
+        "\u{212A}",
+        "ǅ",
+        "ᾼ",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -259,6 +315,22 @@ fn qwen2_8k_every_form() {
     for form in ["NFC", "NFD", "NFKC", "NFKD"] {
         let pair = qwen2_8k(Some(form));
         pair.check("random texts", random_texts(2, 2_000, 40));
+        pair.check("long runs of marks", long_runs());
+    }
+}
+
+/// CLIP's normalizer (and the other `Lowercase` and whitespace-run sequences) on the real
+/// Qwen3 vocabulary, whose pre-tokenizer keeps whitespace: every scalar value in context,
+/// random texts (whitespace runs of every kind among them) and long runs of marks.
+#[test]
+fn qwen3_folded_normalizers() {
+    let json = qwen3_json();
+    for (label, normalizer) in folded_normalizers() {
+        let pair = load_with("qwen3", &json, Some((label, normalizer)));
+        if label.starts_with("NFC") {
+            pair.check("every scalar value", every_scalar());
+        }
+        pair.check("random texts", random_texts(3, 2_000, 40));
         pair.check("long runs of marks", long_runs());
     }
 }

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// Every target, with its libFuzzer options.
-const TARGETS: [(&str, &[&str]); 11] = [
+const TARGETS: [(&str, &[&str]); 12] = [
     ("encode", &["-max_len=2048"]),
     ("decode", &["-max_len=4096"]),
     // Every committed SentencePiece model against a naive whole-text reference.
@@ -30,6 +30,8 @@ const TARGETS: [(&str, &[&str]); 11] = [
     ("precompiled", &["-max_len=1024"]),
     // Sequences of character steps (ALBERT, XLNet) against tokenizers and an ALBERT model.
     ("steps", &["-max_len=1024"]),
+    // A form, Lowercase and whitespace runs (CLIP's) against tokenizers and CLIP's file.
+    ("folded", &["-max_len=1024"]),
     // Hostile model files must never make the loader allocate much: 256 MB is far beyond what
     // an 8 KB input justifies (the SentencePiece seeds, sp512's payload, are 5.7 KB).
     ("model_load", &["-max_len=8192", "-malloc_limit_mb=256"]),

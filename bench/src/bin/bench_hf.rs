@@ -10,7 +10,9 @@
 //!
 //! Models: `llama3-8k` and `qwen2-8k` (`tests/fixtures/hf_bpe/<name>/tokenizer.json`),
 //! `tekken-8k` (`tests/fixtures/tekken/tekken-8k.tokenizer.json`: the Tekken pattern),
-//! `qwen3` (`tests/fixtures/hf_real/qwen3.tokenizer.json.gz`), and the WordPiece models
+//! `qwen3` (`tests/fixtures/hf_real/qwen3.tokenizer.json.gz`), `clip-8k` (CLIP's file cut to
+//! 8,000 merges, `tests/fixtures/clip/tokenizer.json`: `NFC` + `Lowercase` + whitespace
+//! runs, a `Removed` split, the `</w>` suffix), and the WordPiece models
 //! `minilm-uncased` and `bert-cased-8k` (`tests/fixtures/wordpiece/<name>/tokenizer.json`),
 //! two models made from `llama3-8k` with another pre-tokenizer (`llama3-8k-compiled`, its own
 //! regex as a compiled pattern, and `deepseek-8k`, DeepSeek V3's: see [`DERIVED`]),
@@ -61,7 +63,7 @@ const CACHE_LINES: usize = 16_384;
 const CHUNK: usize = 64 * 1024;
 
 /// The committed models: name, file under the repository root.
-const MODELS: [(&str, &str); 7] = [
+const MODELS: [(&str, &str); 8] = [
     (
         "llama3-8k",
         "tests/fixtures/hf_bpe/llama3-8k/tokenizer.json",
@@ -84,10 +86,11 @@ const MODELS: [(&str, &str); 7] = [
         "ug4096-bytes",
         "tests/fixtures/unigram/models/ug4096-bytes.tokenizer.json",
     ),
+    ("clip-8k", "tests/fixtures/clip/tokenizer.json"),
 ];
 
 const USAGE: &str =
-    "usage: picobpe-bench-hf [--model llama3-8k|llama3-8k-compiled|deepseek-8k|qwen2-8k|qwen3|tekken-8k|minilm-uncased|bert-cased-8k|ug4096-bytes]... \
+    "usage: picobpe-bench-hf [--model llama3-8k|llama3-8k-compiled|deepseek-8k|qwen2-8k|qwen3|tekken-8k|minilm-uncased|bert-cased-8k|ug4096-bytes|clip-8k]... \
      [--tokenizer-json PATH]... [--corpus NAME]... [--runs N] [FILE...]";
 
 /// A tokenizer under test.

@@ -166,7 +166,9 @@ impl<'t> Tokenizer<'t> {
 
     /// [`Tokenizer::encode_part_at`] for a model with a Unicode normalizer or a prefix space:
     /// special tokens are found in the raw text (as `tokenizers` extracts added tokens before
-    /// it normalizes and pre-tokenizes), and the text between them is normalized (or given
+    /// it normalizes and pre-tokenizes; with [`Tables::specials_normalized`], in the
+    /// normalized text instead, as it finds `normalized` added tokens), and the text between
+    /// them is normalized (or given
     /// its space) and encoded a window at a time (`normalizer/window.rs`). `fresh` is true
     /// while `pos` starts a section. Never inlined: its window would otherwise sit in the
     /// frame that calls [`Tokenizer::encode_raw`] for every other model (344 B more peak
@@ -181,7 +183,11 @@ impl<'t> Tokenizer<'t> {
         cache: &mut [CacheEntry],
         fresh: &mut bool,
     ) -> Result<Progress, EncodeError> {
-        let use_specials = specials == Specials::All && !self.first_bytes.is_empty();
+        // Special tokens matched in the normalized text are found by the encode of each
+        // window, not in the raw text.
+        let normalized = self.tables.specials_normalized;
+        let inner_specials = if normalized { specials } else { Specials::None };
+        let use_specials = specials == Specials::All && !self.first_bytes.is_empty() && !normalized;
         let (mut pos, mut written) = (0usize, 0usize);
         let mut window = special::Window::for_room(out.len());
         while pos < text.len() {
@@ -194,7 +200,7 @@ impl<'t> Tokenizer<'t> {
                 let (work, encode) = (
                     super::bpe::scratch_needed,
                     &mut |w: &[u8], fin, o: &mut [u32]| {
-                        self.encode_raw(w, o, Specials::None, fin, cache)
+                        self.encode_raw(w, o, inner_specials, fin, cache)
                     },
                 );
                 let r = match self.tables.normalizer {

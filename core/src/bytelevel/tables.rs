@@ -104,6 +104,10 @@ pub struct Tables<'a> {
     /// between special tokens that does not start with one, before it is split. Loaders
     /// refuse it with a normalizer; the encoder then applies the normalizer only.
     pub prefix_space: bool,
+    /// Special tokens are matched in the normalized text, not the raw text: `tokenizers`'
+    /// added tokens marked `normalized` behind a normalizer (CLIP's, matched after its
+    /// `Lowercase`, so `<|ENDOFTEXT|>` is one). Only with a normalizer.
+    pub specials_normalized: bool,
     /// Bytes of every id (ordinary and special), concatenated in id order.
     pub token_bytes: &'a [u8],
     /// `token_offsets[id]..token_offsets[id + 1]` is `id`'s range in `token_bytes`.

@@ -11,6 +11,7 @@
 //! crates `tokenizers` itself calls. SentencePiece's character maps live with that family
 //! (`crate::sentencepiece`), WordPiece's BERT normalizer with its own (`crate::wordpiece`).
 
+mod folded;
 mod grapheme;
 #[allow(clippy::unreadable_literal)]
 mod grapheme_tables;
@@ -23,6 +24,7 @@ mod unicode_tables;
 mod units;
 mod window;
 
+pub use folded::Folded;
 pub use steps::{Decompose, Steps};
 pub use unicode::{normalize, NormalizeError, UnicodeForm};
 pub use unicode_tables::UNICODE_VERSION;
@@ -86,6 +88,9 @@ pub enum NormalizerKind {
     Precompiled,
     /// A `Sequence` of character steps, `Precompiled` after them or not ([`Steps`]).
     Steps(Steps),
+    /// A Unicode form, then `Lowercase` and whitespace runs made one space ([`Folded`]:
+    /// CLIP's normalizer).
+    Folded(Folded),
 }
 
 /// The encode through a normalizer ([`window`]'s), behind a function pointer: the kind, the
@@ -138,6 +143,16 @@ impl TextNormalizer {
         }
     }
 
+    /// A Unicode form, then `Lowercase` and whitespace runs made one space (a `const fn`
+    /// too). Tables must hold only what this core applies exactly ([`Folded::is_exact`];
+    /// model loaders check it).
+    pub const fn folded(folded: Folded) -> Self {
+        TextNormalizer {
+            kind: NormalizerKind::Folded(folded),
+            encode: encode_folded,
+        }
+    }
+
     /// What it applies.
     pub fn kind(&self) -> NormalizerKind {
         self.kind
@@ -147,6 +162,7 @@ impl TextNormalizer {
     pub fn form(&self) -> Option<UnicodeForm> {
         match self.kind {
             NormalizerKind::Unicode(form) => Some(form),
+            NormalizerKind::Folded(f) => f.form,
             NormalizerKind::Precompiled | NormalizerKind::Steps(_) => None,
         }
     }
@@ -191,7 +207,7 @@ fn encode_unicode(
 ) -> Result<Progress, EncodeError> {
     let form = match kind {
         NormalizerKind::Unicode(form) => form,
-        NormalizerKind::Precompiled | NormalizerKind::Steps(_) => UnicodeForm::Nfc,
+        _ => UnicodeForm::Nfc,
     };
     window::encode_normalized(&form, text, is_final, out, work, encode)
 }
@@ -239,6 +255,40 @@ fn encode_steps(
         work,
         encode,
     )
+}
+
+/// [`window::encode_normalized`] through a form, `Lowercase` and whitespace runs
+/// ([`TextNormalizer::folded`] pairs it with that kind; another kind is read as nothing).
+fn encode_folded(
+    kind: NormalizerKind,
+    _: &CharsMap<'_>,
+    text: &[u8],
+    is_final: bool,
+    out: &mut [u32],
+    work: fn(usize) -> usize,
+    encode: &mut EncodePart<'_>,
+) -> Result<Progress, EncodeError> {
+    let folded = match kind {
+        NormalizerKind::Folded(folded) => folded,
+        _ => Folded {
+            form: None,
+            lowercase: false,
+            collapse_whitespace: false,
+        },
+    };
+    window::encode_normalized(&folded, text, is_final, out, work, encode)
+}
+
+/// `text` normalized by `folded` into `out` (whole units; see [`normalize`] for the
+/// contract). For the reference tests and the fuzzer.
+#[doc(hidden)]
+pub fn folded_normalize(
+    folded: Folded,
+    text: &[u8],
+    last: bool,
+    out: &mut [u8],
+) -> Result<Progress, NormalizeError> {
+    folded.normalize(text, last, out)
 }
 
 /// Encodes `text`, a section of text between special tokens (`section_start`: from its

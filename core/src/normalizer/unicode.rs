@@ -161,6 +161,7 @@ pub fn normalize(
         out,
         n: 0,
         count_only: false,
+        lowercase: false,
     };
     let mut at = 0;
     while at < text.len() {
@@ -210,6 +211,7 @@ pub fn normalize(
                 out: &mut [],
                 n: 0,
                 count_only: true,
+                lowercase: false,
             };
             let _ = emit_unit(form, text, at, end, &mut counter);
             return Err(NormalizeError::UnitTooLong {
@@ -224,6 +226,42 @@ pub fn normalize(
         consumed: at,
         written: w.n,
     })
+}
+
+/// Normalizes the unit that starts at `text[start..]` by `form`, with `lowercase` lowercasing
+/// the result (`tokenizers`' `Lowercase` after the form), into `out`, as much as fits.
+/// Returns the unit's end and the bytes its output needs (more than `out.len()`: nothing
+/// usable was written), or `None` when `last` is false and the unit reaches the end of the
+/// text (more input may extend it).
+pub(super) fn unit_into(
+    form: UnicodeForm,
+    lowercase: bool,
+    text: &[u8],
+    start: usize,
+    last: bool,
+    out: &mut [u8],
+) -> Option<(usize, usize)> {
+    let end = unit_end(form, text, start);
+    if end == text.len() && !last {
+        return None;
+    }
+    let mut w = Writer {
+        out,
+        n: 0,
+        count_only: false,
+        lowercase,
+    };
+    if emit_unit(form, text, start, end, &mut w).is_ok() {
+        return Some((end, w.n));
+    }
+    let mut counter = Writer {
+        out: &mut [],
+        n: 0,
+        count_only: true,
+        lowercase,
+    };
+    let _ = emit_unit(form, text, start, end, &mut counter);
+    Some((end, counter.n))
 }
 
 /// Length of the longest prefix of `text` made of whole units that normalization leaves as
@@ -337,6 +375,7 @@ fn unit_is_normalized(form: UnicodeForm, text: &[u8], start: usize, end: usize) 
         out: &mut buf,
         n: 0,
         count_only: false,
+        lowercase: false,
     };
     if emit_unit(form, text, start, end, &mut w).is_err() {
         return false;
@@ -354,23 +393,62 @@ const RAW: u32 = 0x11_0000;
 /// The output buffer is full.
 struct Full;
 
-/// Where normalized bytes go: the caller's buffer, or only their count.
+/// Where normalized bytes go: the caller's buffer, or only their count; with `lowercase`,
+/// each character goes through `char::to_lowercase` on its way out (`tokenizers`'
+/// `Lowercase` after the form: see `folded.rs`).
 struct Writer<'o> {
     out: &'o mut [u8],
     n: usize,
     count_only: bool,
+    lowercase: bool,
 }
 
 impl Writer<'_> {
     fn put(&mut self, e: Element) -> Result<(), Full> {
         let (bytes, len) = match char::from_u32(e) {
+            Some(c) if self.lowercase => return self.put_lower(c),
             Some(c) => utf8::encode(c),
             None => ([e.wrapping_sub(RAW) as u8, 0, 0, 0], 1),
         };
-        self.put_bytes(bytes.get(..len).unwrap_or(&[]))
+        self.put_raw(bytes.get(..len).unwrap_or(&[]))
     }
 
+    /// The lowercase of `c`, one character or several.
+    fn put_lower(&mut self, c: char) -> Result<(), Full> {
+        for l in c.to_lowercase() {
+            let (bytes, len) = utf8::encode(l);
+            self.put_raw(bytes.get(..len).unwrap_or(&[]))?;
+        }
+        Ok(())
+    }
+
+    /// Text that is its own normalization (lowercased character by character when asked;
+    /// bytes that are not UTF-8 pass as they are).
     fn put_bytes(&mut self, b: &[u8]) -> Result<(), Full> {
+        if !self.lowercase {
+            return self.put_raw(b);
+        }
+        let mut at = 0;
+        while at < b.len() {
+            match utf8::decode(b, at) {
+                Utf8::Scalar(cp, len) => {
+                    match char::from_u32(cp) {
+                        Some(c) => self.put_lower(c)?,
+                        None => self.put_raw(b.get(at..at + len).unwrap_or(&[]))?,
+                    }
+                    at += len;
+                }
+                Utf8::Invalid(len) | Utf8::Truncated(len) => {
+                    let len = len.max(1);
+                    self.put_raw(b.get(at..at + len).unwrap_or(&[]))?;
+                    at += len;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn put_raw(&mut self, b: &[u8]) -> Result<(), Full> {
         if !self.count_only {
             let dst = self.out.get_mut(self.n..).ok_or(Full)?;
             if dst.len() < b.len() {

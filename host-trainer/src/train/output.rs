@@ -106,6 +106,7 @@ pub fn to_model(
         splits: Vec::new(),
         prefix_space: false,
         end_of_word_suffix: Vec::new(),
+        steps: Default::default(),
     })
 }
 

@@ -99,6 +99,7 @@ pub(super) fn from_parts(
         splits: Vec::new(),
         prefix_space: false,
         end_of_word_suffix: Vec::new(),
+        steps: Default::default(),
     };
     model.validate()?;
     Ok(model)

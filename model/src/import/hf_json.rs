@@ -20,9 +20,11 @@
 //!   StarCoder2's `Digits` before `ByteLevel`); `ByteLevel`'s `add_prefix_space` (a space
 //!   before each text between added tokens that does not start with one) only on
 //!   `ByteLevel` alone, without a normalizer.
-//! - **normalizer**: none, or one of `NFC` (Qwen2), `NFD`, `NFKC`, `NFKD` (alone or as the
-//!   one step of a `Sequence`), applied by the core ([`picobpe::normalizer`]) to the text
-//!   between special tokens, as `tokenizers` applies it after extracting added tokens.
+//! - **normalizer**: none, or one of `NFC` (Qwen2), `NFD`, `NFKC`, `NFKD`, then (or alone)
+//!   `Lowercase` and `Replace(Regex("\s+"), " ")` (CLIP's), applied by the core
+//!   ([`picobpe::normalizer`]) to the text between special tokens, as `tokenizers` applies it
+//!   after extracting added tokens; with every added token marked `normalized`, to the whole
+//!   text, the tokens then found in the normalized text ([`TextSteps::specials_normalized`]).
 //! - **added tokens**: matched whole in the text, as picobpe's special tokens (the rule of
 //!   [`TokenizerJson`]); those not marked special are reported in a note.
 //! - **post-processor**: not part of the model: [`crate::TemplateData::from_tokenizer_json`]
@@ -34,7 +36,7 @@ use std::collections::HashMap;
 use super::hf_import::{decode_vocab, from_parts};
 use super::tiktoken_import::from_ranks;
 use super::ImportError;
-use crate::model::{Model, Split};
+use crate::model::{Model, Split, TextSteps};
 use crate::pattern::PatternKind;
 use crate::tokenizer_json::{
     bad, bad_steps, Decoder, ModelJson, Normalizer, Part, Pattern, PreTokenizer, Refused,
@@ -77,9 +79,10 @@ pub fn tokenizer_json(file: &TokenizerJson) -> Result<HfJsonImport, ImportError>
         return Err(bad("model.byte_fallback", what).into());
     }
     let mut notes = Vec::new();
-    let normalizer = normalizer(&file.normalizer)?;
+    let (normalizer, mut steps) = normalizer(&file.normalizer)?;
+    steps.specials_normalized = file.added_tokens_all_normalized();
     let (pattern, splits, prefix_space) = pre_tokenizer(&file.pre_tokenizer)?;
-    if prefix_space && normalizer.is_some() {
+    if prefix_space && (normalizer.is_some() || steps.fold()) {
         let what = "ByteLevel add_prefix_space after a normalizer: not supported";
         return Err(bad("pre_tokenizer", what.to_owned()).into());
     }
@@ -87,7 +90,8 @@ pub fn tokenizer_json(file: &TokenizerJson) -> Result<HfJsonImport, ImportError>
         return Err(bad("decoder", format!("{:?}: not supported", d.kind())).into());
     }
     let merges = model.merges().map_err(|e| bad("model.merges", e))?;
-    let (specials, strips) = file.added_tokens().map_err(|e| bad("added_tokens", e))?;
+    let (specials, strips) = (file.added_tokens_matched(steps.specials_normalized))
+        .map_err(|e| bad("added_tokens", e))?;
     let plain = file.plain_added_tokens();
     if !plain.is_empty() {
         notes.push(format!(
@@ -103,6 +107,7 @@ pub fn tokenizer_json(file: &TokenizerJson) -> Result<HfJsonImport, ImportError>
         from_parts(vocab, &merges, pattern, specials, whole_piece)?
     };
     model.normalizer = normalizer;
+    model.steps = steps;
     model.end_of_word_suffix = suffix;
     model.splits = splits;
     model.prefix_space = prefix_space;
@@ -132,19 +137,44 @@ fn products_ascend(vocab: &HashMap<String, u32>, merges: &[(usize, &str, &str)])
         })
 }
 
-/// The Unicode normalization form of the normalizer steps, if any.
-fn normalizer(steps: &[Part<Normalizer>]) -> Result<Option<UnicodeForm>, Refused> {
-    match steps {
-        [] => Ok(None),
-        [n] => match n.known {
-            Some(Normalizer::Nfc) => Ok(Some(UnicodeForm::Nfc)),
-            Some(Normalizer::Nfd) => Ok(Some(UnicodeForm::Nfd)),
-            Some(Normalizer::Nfkc) => Ok(Some(UnicodeForm::Nfkc)),
-            Some(Normalizer::Nfkd) => Ok(Some(UnicodeForm::Nfkd)),
-            _ => Err(bad_steps("normalizer", steps, "not supported")),
-        },
-        _ => Err(bad_steps("normalizer", steps, "not supported")),
+/// The normalizer's Unicode form, if any, and its steps after it: one form (`NFC`, `NFD`,
+/// `NFKC`, `NFKD`) first or none, then `Lowercase` and CLIP's `Replace(Regex("\s+"), " ")`,
+/// each at most once, in either order (they commute: `Lowercase` neither makes nor unmakes
+/// whitespace). The runs of whitespace after a compatibility form are refused by
+/// [`Model::validate`](crate::Model::validate).
+fn normalizer(steps: &[Part<Normalizer>]) -> Result<(Option<UnicodeForm>, TextSteps), Refused> {
+    let refuse = || {
+        let why = "supported: NFC, NFD, NFKC or NFKD first or none, then Lowercase and \
+                   Replace(Regex(\"\\s+\"), \" \"), each at most once";
+        bad_steps("normalizer", steps, why)
+    };
+    let form = |n: &Part<Normalizer>| match n.known {
+        Some(Normalizer::Nfc) => Some(UnicodeForm::Nfc),
+        Some(Normalizer::Nfd) => Some(UnicodeForm::Nfd),
+        Some(Normalizer::Nfkc) => Some(UnicodeForm::Nfkc),
+        Some(Normalizer::Nfkd) => Some(UnicodeForm::Nfkd),
+        _ => None,
+    };
+    let (first, rest) = match steps.split_first() {
+        Some((n, rest)) if form(n).is_some() => (form(n), rest),
+        _ => (None, steps),
+    };
+    let mut text_steps = TextSteps::default();
+    for n in rest {
+        let flag = match &n.known {
+            Some(Normalizer::Lowercase) => &mut text_steps.lowercase,
+            Some(Normalizer::Replace {
+                pattern: Pattern::Regex(regex),
+                content,
+            }) if regex == r"\s+" && content == " " => &mut text_steps.collapse_whitespace,
+            _ => return Err(refuse()),
+        };
+        if *flag {
+            return Err(refuse());
+        }
+        *flag = true;
     }
+    Ok((first, text_steps))
 }
 
 /// The split of a pre-tokenizer that does not split (`ByteLevel` with `use_regex: false` and

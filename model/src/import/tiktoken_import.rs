@@ -125,6 +125,7 @@ pub(super) fn from_ranks(
         splits: Vec::new(),
         prefix_space: false,
         end_of_word_suffix: Vec::new(),
+        steps: Default::default(),
     };
     let ranks = model.ordinary_map();
     // Both halves of a split are tokens: BPE only forms parts that are tokens.

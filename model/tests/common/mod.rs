@@ -19,5 +19,6 @@ pub fn small_model() -> Model {
         splits: Vec::new(),
         prefix_space: false,
         end_of_word_suffix: Vec::new(),
+        steps: Default::default(),
     }
 }
