@@ -25,6 +25,10 @@ use super::UnitNormalizer;
 use crate::tokenize::Progress;
 use crate::utf8::{self, Utf8};
 
+/// Longest run of ASCII characters written as one unit (short enough that a unit always fits
+/// the normalizing window).
+const ASCII_RUN: usize = 64;
+
 /// What the normalizer applies, in this order: the form, then `Lowercase` and the whitespace
 /// runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +68,20 @@ impl Folded {
                 return Some(end);
             }
         }
+        if let Some(end) = self.ascii_run(text, at, last) {
+            let run = text.get(at..end).unwrap_or(&[]);
+            if let Some(dst) = sink.out.get_mut(..run.len()) {
+                for (d, &b) in dst.iter_mut().zip(run) {
+                    *d = if self.lowercase {
+                        b.to_ascii_lowercase()
+                    } else {
+                        b
+                    };
+                }
+            }
+            sink.need += run.len();
+            return Some(end);
+        }
         match self.form {
             Some(form) => {
                 // The sink is fresh (`by_units` gives each unit its own): `unit_into` writes
@@ -75,6 +93,36 @@ impl Folded {
             }
             None => self.one_char(text, at, last, sink),
         }
+    }
+
+    /// The end of a run of ASCII characters from `at` that is a unit of its own: no
+    /// whitespace when runs collapse, at most [`ASCII_RUN`] bytes, and not its last character
+    /// when a byte that is not ASCII follows it or the text may go on (a mark could join it).
+    /// Every form leaves ASCII alone and `Lowercase` maps it to ASCII, so each of these
+    /// characters is its own normalization, lowercased. `None`: no such run of one byte or
+    /// more.
+    #[inline]
+    fn ascii_run(&self, text: &[u8], at: usize, last: bool) -> Option<usize> {
+        let rest = text.get(at..)?;
+        let limit = rest.len().min(ASCII_RUN + 1);
+        let stop = |b: &u8| {
+            !b.is_ascii()
+                || (self.collapse_whitespace
+                    && utf8::white_space_len(core::slice::from_ref(b)) == 1)
+        };
+        let run = rest.get(..limit)?.iter().position(stop).unwrap_or(limit);
+        // The character before a byte that is not ASCII, or before the end of a text that
+        // may go on, is not whole yet; a run that stopped at whitespace or at its limit is.
+        let open = match rest.get(run) {
+            Some(b) => !b.is_ascii(),
+            None => !last,
+        };
+        let end = if open {
+            run.checked_sub(1)?
+        } else {
+            run.min(ASCII_RUN)
+        };
+        (end > 0).then_some(at + end)
     }
 
     /// One character lowercased (with no form, each character is a unit).
@@ -101,12 +149,54 @@ impl Folded {
         }
     }
 
-    /// Whether the ASCII byte `b` is its own output when it is a whole unit.
-    #[inline]
-    fn ascii_stays(&self, b: u8) -> bool {
-        let lowered = self.lowercase && b.is_ascii_uppercase();
-        let spaced = self.collapse_whitespace && utf8::white_space_len(&[b]) == 1 && b != b' ';
-        !(lowered || spaced)
+    /// The offset of the first character of `text[..k]` that `Lowercase` or the whitespace
+    /// runs change (`k` if none); a run that reaches `k` changes when it may go on after it.
+    fn first_change(&self, text: &[u8], k: usize, last: bool) -> usize {
+        let mut at = 0;
+        while at < k {
+            let Some(&b) = text.get(at) else {
+                return at;
+            };
+            if self.collapse_whitespace {
+                let end = crate::special::whitespace_run_end(text, at);
+                if end > at {
+                    let lone_space = b == b' ' && end == at + 1;
+                    // More input could extend a run that ends the text or a character cut
+                    // short; a run past `k` is not inside the prefix.
+                    let whole = match utf8::decode(text, end) {
+                        _ if end >= text.len() => last,
+                        Utf8::Truncated(_) => last,
+                        _ => true,
+                    };
+                    if !lone_space || !whole || end > k {
+                        return at;
+                    }
+                    at = end;
+                    continue;
+                }
+            }
+            if b.is_ascii() {
+                if self.lowercase && b.is_ascii_uppercase() {
+                    return at;
+                }
+                at += 1;
+                continue;
+            }
+            match utf8::decode(text, at) {
+                Utf8::Scalar(cp, len) => {
+                    let stays = |c: char| {
+                        let mut l = c.to_lowercase();
+                        l.next() == Some(c) && l.next().is_none()
+                    };
+                    if self.lowercase && !char::from_u32(cp).is_some_and(stays) {
+                        return at;
+                    }
+                    at += len;
+                }
+                Utf8::Invalid(len) | Utf8::Truncated(len) => at += len.max(1),
+            }
+        }
+        k
     }
 }
 
@@ -120,28 +210,29 @@ impl UnitNormalizer for Folded {
         by_units(text, out, |at, sink| self.unit(text, at, last, sink))
     }
 
-    /// ASCII only (any other unit ends the prefix): a byte that stays itself, followed by
-    /// ASCII (so it is a whole unit), and a space only when no whitespace follows it.
+    /// The form's own identity prefix (whole units it leaves alone), cut before the first
+    /// character that `Lowercase` changes or the first whitespace the runs change (any
+    /// whitespace but a lone space; a space whose run may go on), at the start of that
+    /// character's unit.
     fn identity_prefix(&self, text: &[u8], last: bool) -> usize {
-        let mut at = 0;
-        while let Some(&b) = text.get(at) {
-            let next = text.get(at + 1).copied();
-            let whole = match next {
-                Some(n) => n.is_ascii(),
-                None => last,
+        // The first change, found first: the form's prefix is then looked for only before
+        // it (each call reads about as far as the prefix it returns).
+        let p = self.first_change(text, text.len(), last);
+        let Some(form) = self.form else {
+            // With no form each character is a unit: all but one cut short at the end.
+            let whole = if last {
+                text.len()
+            } else {
+                text.len() - truncated_tail(text)
             };
-            if !b.is_ascii() || !whole || !self.ascii_stays(b) {
-                break;
-            }
-            let run_goes_on = self.collapse_whitespace
-                && b == b' '
-                && utf8::white_space_len(text.get(at + 1..).unwrap_or(&[])) > 0;
-            if run_goes_on {
-                break;
-            }
-            at += 1;
+            return p.min(whole);
+        };
+        if p == text.len() {
+            return unicode::identity_prefix(form, text, last);
         }
-        at
+        // Whole units before the change: the unit it starts, or the one it is inside.
+        let before = text.get(..p).unwrap_or(&[]);
+        unicode::identity_prefix(form, before, unicode::starts_unit(form, text, p))
     }
 
     fn unit_len(&self, text: &[u8], at: usize) -> usize {
@@ -157,4 +248,13 @@ impl UnitNormalizer for Folded {
             None => text.len() - at,
         }
     }
+}
+
+/// Length of the proper prefix of a character's encoding that `text` ends with (0 to 3).
+fn truncated_tail(text: &[u8]) -> usize {
+    (1..=3)
+        .find(|&n| {
+            text.len() >= n && utf8::is_proper_prefix(text.get(text.len() - n..).unwrap_or(&[]))
+        })
+        .unwrap_or(0)
 }

@@ -737,7 +737,7 @@ impl<'a> Walk<'a> {
 /// `Nmt`, a character it drops starts one when the first character after the dropped ones
 /// does; when the text ends before one is whole (more input could bring a mark), it does not.
 #[inline]
-fn starts_unit(form: UnicodeForm, text: &[u8], at: usize) -> bool {
+pub(super) fn starts_unit(form: UnicodeForm, text: &[u8], at: usize) -> bool {
     if form.nmt() {
         let mut next = at;
         loop {

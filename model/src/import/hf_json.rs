@@ -219,6 +219,25 @@ fn char_split(pred: impl Fn(char) -> bool, isolated: bool) -> String {
     class
 }
 
+/// CLIP's `Split` regex (transformers' `CLIPConverter`; kept, `Removed`, inverted).
+const CLIP_WORDS: &str = r"'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+";
+
+/// True when the last split is CLIP's: then `ByteLevel`'s own GPT-2 regex after it splits
+/// none of its pieces, and is left out (one automaton walk instead of two). Its pieces are a
+/// contraction (`'s` … `'d`: GPT-2's first alternative takes it whole), a run of letters
+/// (` ?\p{L}+` whole), one digit (` ?\p{N}+`), or a run of characters that are neither
+/// whitespace, letters nor digits (GPT-2's contraction needs a letter, so
+/// ` ?[^\s\p{L}\p{N}]+` takes the run whole).
+fn ends_in_clip_words(splits: &[Split]) -> bool {
+    let kept = SplitRule {
+        behavior: SplitBehavior::Removed,
+        invert: true,
+    };
+    splits
+        .last()
+        .is_some_and(|s| s.regex == CLIP_WORDS && s.rule == kept)
+}
+
 /// The pattern of the pre-tokenizer, the `Split` regexes that take its place when it is
 /// none of the hand-rolled patterns (see [`Model::splits`](crate::Model::splits)), and
 /// `ByteLevel`'s `add_prefix_space` ([`Model::prefix_space`](crate::Model::prefix_space)).
@@ -343,7 +362,7 @@ fn pre_tokenizer(steps: &[Part<PreTokenizer>]) -> Result<(PatternKind, Vec<Split
     if regexes.is_empty() {
         return Ok((PatternKind::Gpt2, Vec::new(), prefix_space));
     }
-    if use_regex {
+    if use_regex && !ends_in_clip_words(&regexes) {
         regexes.push(Split::isolated(PatternKind::Gpt2.reference_regex()));
     }
     for split in &regexes {
