@@ -72,6 +72,7 @@ fn main() {
         prefix_space: true,
         end_of_word_suffix: Vec::new(),
         steps: Default::default(),
+        empty_tokens: Vec::new(),
     };
     let path = out.join("tiny.model");
     if let Err(e) = model.write(&path) {

@@ -251,6 +251,7 @@ impl Layout {
             prefix_space: false,
             specials_normalized: false,
             word_end_ids: &[],
+            empty_ids: &[],
             byte_pairs: &self.byte_pairs,
             trie: picobpe::TokenTrie::EMPTY,
             normalizer: None,

@@ -69,6 +69,7 @@ fuzz_target!(|data: &[u8]| {
                 prefix_space: false,
                 end_of_word_suffix: Vec::new(),
                 steps: Default::default(),
+                empty_tokens: Vec::new(),
                 ..drawn.clone()
             };
             let Ok(payload) = postcard::to_stdvec(&model) else {
@@ -470,6 +471,7 @@ fn structured(mut p: Params<'_>) -> Model {
         // Lowercase, whitespace runs, special tokens in the normalized text, now and then
         // without a normalizer or after a compatibility form: models the writer must refuse.
         steps: picobpe_model::TextSteps::from_bits(p.byte() & 0x0E),
+        empty_tokens: Vec::new(),
     }
 }
 

@@ -91,6 +91,7 @@ fn u16le_is_refused_when_ids_do_not_fit() {
         prefix_space: false,
         end_of_word_suffix: Vec::new(),
         steps: Default::default(),
+        empty_tokens: Vec::new(),
     };
     let path = scratch().join("wide-ids.model");
     model.write(&path).unwrap();

@@ -208,6 +208,13 @@ pub enum InvalidModel {
     /// one or the other.
     #[error("a prefix space (add_prefix_space) with a Unicode normalizer: not supported")]
     PrefixWithNormalizer,
+    /// An empty token ([`crate::Model::empty_tokens`]) that is not an id with no bytes (or a
+    /// special), or the list out of order (`id` is then `u32::MAX`).
+    #[error("empty token {id}: not an unused id of the model, or the list is not increasing")]
+    BadEmptyToken {
+        /// The id.
+        id: u32,
+    },
     /// Normalizer steps ([`crate::Model::steps`]) that cannot go with the model's form or
     /// prefix space.
     #[error("normalizer steps: {reason}")]

@@ -79,7 +79,8 @@
 //! CLIP's `Lowercase` and whitespace runs): the model as in variant 0, its normalizer's code
 //! (0 for none), a settings byte (bit 0 the prefix space, bits 1-3 the steps; others are
 //! [`ModelError::BadSettings`]) and the suffix's bytes (a postcard byte string, empty for
-//! none). Its prebuilt tables are of kind 2 (`table_file`).
+//! none), then the empty tokens ([`Model::empty_tokens`]: a sequence of ids). Its prebuilt
+//! tables are of kind 2 (`table_file`).
 //!
 //! A file must end exactly after the payload.
 //!
@@ -144,6 +145,7 @@ impl Model {
             || self.prefix_space
             || !self.end_of_word_suffix.is_empty()
             || self.steps.bits() != 0
+            || !self.empty_tokens.is_empty()
         {
             // Version 1 has no room for a normalizer, a prefix space or a suffix: the model
             // with its kind (version 2).
@@ -233,7 +235,7 @@ impl TemplateData {
 /// The version-2 payload (and version 3's model part): the kind (the variant index, the one
 /// list of kinds), then the model; read as owned models, written as [`PayloadRef`].
 #[derive(Serialize, Deserialize)]
-enum Payload<B = Model, S = SpModel, W = WpModel, F = Vec<f64>, C = Vec<u8>> {
+enum Payload<B = Model, S = SpModel, W = WpModel, F = Vec<f64>, C = Vec<u8>, E = Vec<u32>> {
     BytePair(B),
     SentencePiece(S),
     WordPiece(W),
@@ -261,12 +263,13 @@ enum Payload<B = Model, S = SpModel, W = WpModel, F = Vec<f64>, C = Vec<u8>> {
     /// A byte-level model with an end-of-word suffix ([`Model::end_of_word_suffix`]) or
     /// normalizer steps ([`Model::steps`]): the model, its normalizer's code
     /// ([`crate::normalizer::code`], 0 for none), a settings byte (bit 0 the prefix space,
-    /// bits 1-3 [`crate::TextSteps::bits`]) and the suffix's bytes (empty for none).
-    BytePairExtended(B, u8, u8, C),
+    /// bits 1-3 [`crate::TextSteps::bits`]), the suffix's bytes (empty for none) and the
+    /// empty tokens ([`Model::empty_tokens`]).
+    BytePairExtended(B, u8, u8, C, E),
 }
 
 /// A payload to write, borrowing its model.
-type PayloadRef<'a> = Payload<&'a Model, &'a SpModel, &'a WpModel, &'a [f64], &'a [u8]>;
+type PayloadRef<'a> = Payload<&'a Model, &'a SpModel, &'a WpModel, &'a [f64], &'a [u8], &'a [u32]>;
 
 impl<'a> PayloadRef<'a> {
     /// The payload of any model.
@@ -305,10 +308,11 @@ impl<'a> PayloadRef<'a> {
     /// A byte-level model's payload: variant 0, or 6 with a normalizer, or 10 with a prefix
     /// space, or 11 with an end-of-word suffix.
     fn byte_pair(m: &'a Model) -> PayloadRef<'a> {
-        if !m.end_of_word_suffix.is_empty() || m.steps.bits() != 0 {
+        if !m.end_of_word_suffix.is_empty() || m.steps.bits() != 0 || !m.empty_tokens.is_empty() {
             let code = crate::normalizer::code(m.normalizer);
             let settings = if m.prefix_space { PREFIX_SPACE } else { 0 } | m.steps.bits();
-            return PayloadRef::BytePairExtended(m, code, settings, &m.end_of_word_suffix);
+            let (suffix, empty) = (&m.end_of_word_suffix[..], &m.empty_tokens[..]);
+            return PayloadRef::BytePairExtended(m, code, settings, suffix, empty);
         }
         if m.prefix_space {
             return PayloadRef::BytePairSettings(m, PREFIX_SPACE);
@@ -358,6 +362,7 @@ impl AnyModel {
                         && t.prefix_space == m.prefix_space
                         && *t.word_end_ids == m.word_end_ids()?
                         && t.steps == m.steps
+                        && *t.empty_ids == m.empty_tokens[..]
                         // As sets: tables keep them sorted by text (files written before
                         // that, in the model's order).
                         && crate::tables::sorted_specials(&t.specials)
@@ -438,7 +443,7 @@ impl AnyModel {
                     ..m
                 })
             }
-            Payload::BytePairExtended(m, code, bits, suffix) => {
+            Payload::BytePairExtended(m, code, bits, suffix, empty_tokens) => {
                 let normalizer =
                     crate::normalizer::from_code(code).ok_or(ModelError::BadNormalizer { code })?;
                 if bits & !0x0F != 0 {
@@ -449,6 +454,7 @@ impl AnyModel {
                     prefix_space: bits & PREFIX_SPACE != 0,
                     end_of_word_suffix: suffix,
                     steps: crate::TextSteps::from_bits(bits),
+                    empty_tokens,
                     ..m
                 })
             }

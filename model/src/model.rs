@@ -63,6 +63,12 @@ pub struct Model {
     /// payload variant 11's settings byte (see [`crate::format`]).
     #[serde(skip)]
     pub steps: TextSteps,
+    /// Ids of tokens with no bytes, in increasing order: tiktoken's `= N` rank line
+    /// (whisper's `multilingual.tiktoken` ends with `= 50256`). They decode to nothing, as in
+    /// tiktoken, and no text encodes to them; every other id with no bytes is unused. Stored in
+    /// payload variant 11 (see [`crate::format`]).
+    #[serde(skip)]
+    pub empty_tokens: Vec<u32>,
 }
 
 /// What a byte-level model's normalizer does after its Unicode form ([`Model::normalizer`],
@@ -304,6 +310,13 @@ impl Model {
         (self.steps)
             .check(self.normalizer, self.prefix_space)
             .map_err(|reason| InvalidModel::BadSteps { reason })?;
+        let increasing = self.empty_tokens.windows(2).all(|w| w[0] < w[1]);
+        let bad_empty = (self.empty_tokens.iter()).find(|&&id| {
+            !self.tokens.get(id as usize).is_some_and(Vec::is_empty) || special_ids.contains(&id)
+        });
+        if let Some(&id) = bad_empty.or((!increasing).then_some(&u32::MAX)) {
+            return Err(InvalidModel::BadEmptyToken { id });
+        }
 
         let mut ordinary: HashMap<&[u8], u32> = HashMap::with_capacity(n);
         for (id, bytes) in self.ordinary() {

@@ -16,7 +16,8 @@
 //!           pair_index (u64 LE seed, pilots u8, remap u32), ranks u32, pieces u32,
 //!           piece_index (seed, pilots, remap), piece_keys u64, byte_pairs u32,
 //!           trie edges u64, next_prefix u32, splits u64, pair_filter u64, starts u64, chars u64,
-//!           and for kind 2 word_end_ids u32 (0, or 256 with an end-of-word suffix)
+//!           and for kind 2 word_end_ids u32 (0, or 256 with an end-of-word suffix) and
+//!           empty_ids u32 (the tokens with no bytes, increasing)
 //! specials  u64 count, then per special: u64 text length, UTF-8 text, u32 id
 //! ```
 //!
@@ -221,7 +222,8 @@ fn index<'a>(
 
 impl<'a> Blob<'a> for TableData<'a> {
     fn fields(&mut self, f: &mut impl Fields<'a>) -> Result<(), ModelError> {
-        let mut found = match self.word_end_ids.is_empty() && self.steps.bits() == 0 {
+        let plain = self.word_end_ids.is_empty() && self.empty_ids.is_empty();
+        let mut found = match plain && self.steps.bits() == 0 {
             true => KIND_BYTE_PAIR,
             false => KIND_BYTE_PAIR_SETTINGS,
         };
@@ -281,6 +283,7 @@ impl<'a> Blob<'a> for TableData<'a> {
             if !matches!(self.word_end_ids.len(), 0 | 256) {
                 return Err(bad("word_end_ids has neither 0 nor 256 entries".to_owned()));
             }
+            f.array("empty_ids", &mut self.empty_ids)?;
         }
         f.specials(&mut self.specials)
     }
@@ -294,6 +297,15 @@ impl<'a> Blob<'a> for TableData<'a> {
         let mask = (1u64 << picobpe::layout::ID_BITS) - 1;
         check_ids(n, "byte_ids", self.byte_ids.iter().copied())?;
         check_ids(n, "word_end_ids", self.word_end_ids.iter().copied())?;
+        check_ids(n, "empty_ids", self.empty_ids.iter().copied())?;
+        let empty = |&id: &u32| {
+            self.token_offsets.get(id as usize) == self.token_offsets.get(id as usize + 1)
+        };
+        if !self.empty_ids.windows(2).all(|w| w[0] < w[1]) || !self.empty_ids.iter().all(empty) {
+            return Err(bad(
+                "empty_ids not increasing, or naming an id with bytes".to_owned()
+            ));
+        }
         if !self.word_end_ids.is_empty() && (!self.pieces.is_empty() || !self.trie.edges.is_empty())
         {
             let why = "whole pieces or a token trie beside an end-of-word suffix";

@@ -211,6 +211,9 @@ pub struct TableData<'a> {
     /// Empty, or the id of each byte followed by the model's end-of-word suffix (256 entries,
     /// [`picobpe::Tables::word_end_ids`]).
     pub word_end_ids: Cow<'a, [u32]>,
+    /// Ids of tokens with no bytes ([`crate::Model::empty_tokens`],
+    /// [`picobpe::Tables::empty_ids`]), increasing.
+    pub empty_ids: Cow<'a, [u32]>,
     /// Merge entries ([`PairMap::entry`]: `left << 42 | right << 21 | merged`), in slot order.
     pub pairs: Cow<'a, [u64]>,
     /// The perfect-hash index of `pairs` (keys hashed with [`hash_u64`]).
@@ -354,6 +357,7 @@ impl TableData<'static> {
             token_offsets: token_offsets.into(),
             byte_ids: byte_ids.to_vec().into(),
             word_end_ids: word_end_ids.into(),
+            empty_ids: model.empty_tokens.clone().into(),
             pairs: pairs.into(),
             pair_index,
             ranks: ranks.into(),
@@ -385,6 +389,7 @@ impl TableData<'static> {
             // Both the reader and the builder have 256.
             byte_ids: data.byte_ids.as_ref().try_into().expect("256 byte ids"),
             word_end_ids: &data.word_end_ids,
+            empty_ids: &data.empty_ids,
             pairs: PairMap {
                 index: data.pair_index.ptr_index(data.pairs.len()),
                 entries: &data.pairs,

@@ -564,6 +564,54 @@ fn an_end_of_word_suffix_round_trips_and_damage_is_refused() {
     assert!(Model::from_bytes(&other).is_err());
 }
 
+/// An empty token (tiktoken's `= N` line) round-trips with and without tables and decodes to
+/// nothing; one naming an id with bytes, a special, or a list out of order is refused, and so
+/// are tables whose `empty_ids` name an id with bytes.
+#[test]
+fn empty_tokens_round_trip_and_damage_is_refused() {
+    let mut model = small_model();
+    model.tokens.push(Vec::new());
+    model.empty_tokens = vec![259];
+    let bytes = model.to_bytes().unwrap();
+    assert_eq!(Model::from_bytes(&bytes).unwrap(), model);
+    let with_tables = model.to_bytes_with_tables().unwrap();
+    assert_eq!(Model::from_bytes(&with_tables).unwrap(), model);
+    let tables = picobpe_model::TableData::new(&model, picobpe_model::PieceTable::Full)
+        .unwrap()
+        .to_tables();
+    let tok = picobpe::Tokenizer::new(tables);
+    assert_eq!(tok.decode(&[u32::from(b'a'), 259], &mut [0u8; 4]), Ok(1));
+    for (empty, why) in [
+        (vec![97], "id with bytes"),
+        (vec![258], "a special"),
+        (vec![259, 259], "not increasing"),
+    ] {
+        let bad = Model {
+            empty_tokens: empty,
+            ..model.clone()
+        };
+        assert!(
+            matches!(
+                bad.to_bytes(),
+                Err(ModelError::Invalid(InvalidModel::BadEmptyToken { .. }))
+            ),
+            "{why}"
+        );
+    }
+    // The tables' empty_ids (the last array before the specials): 259 → 97, an id with bytes.
+    let needle: Vec<u8> = [1u64.to_le_bytes().to_vec(), 259u32.to_le_bytes().to_vec()].concat();
+    let at = (with_tables.windows(needle.len()))
+        .rposition(|w| w == needle.as_slice())
+        .expect("empty_ids in the tables")
+        + 8;
+    let mut damaged = with_tables.clone();
+    damaged[at..at + 4].copy_from_slice(&97u32.to_le_bytes());
+    let crc = crc32fast::hash(&damaged[HEADER_LEN..]);
+    damaged[14..18].copy_from_slice(&crc.to_le_bytes());
+    let err = Model::from_bytes(&damaged).unwrap_err().to_string();
+    assert!(err.contains("empty_ids"), "{err}");
+}
+
 /// A WordPiece model with a `tokenizer.json` normalizer (kind 8: the model, the form's code,
 /// the steps' bits) round-trips; damaged codes, bits it never sets, and steps beside
 /// `BertNormalizer` flags are refused by name.

@@ -78,6 +78,7 @@ impl Spec {
             prefix_space: false,
             end_of_word_suffix: Vec::new(),
             steps: Default::default(),
+            empty_tokens: Vec::new(),
         }
     }
 }

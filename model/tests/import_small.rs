@@ -115,6 +115,7 @@ fn tiktoken_import_errors() {
         import::tiktoken(format!("{file}= 256\n").as_bytes(), PatternKind::Gpt2, none).unwrap();
     assert_eq!(model.n_ids(), 257);
     assert!(model.tokens[256].is_empty());
+    assert_eq!(model.empty_tokens, [256]);
     assert!(matches!(
         err(format!("{file}= 256\nIQ== 256\n").as_bytes(), none),
         ImportError::DuplicateRank {

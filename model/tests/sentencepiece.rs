@@ -139,6 +139,7 @@ fn byte_level() -> Model {
         prefix_space: false,
         end_of_word_suffix: Vec::new(),
         steps: Default::default(),
+        empty_tokens: Vec::new(),
     }
 }
 

@@ -22,6 +22,7 @@ pub fn generate(data: &TableData, model_name: &str, token_bytes: &Path) -> Strin
     array(&mut s, "PICOBPE_TOKEN_OFFSETS", "u32", &data.token_offsets);
     array(&mut s, "PICOBPE_BYTE_IDS", "u32", &data.byte_ids);
     array(&mut s, "PICOBPE_WORD_END_IDS", "u32", &data.word_end_ids);
+    array(&mut s, "PICOBPE_EMPTY_IDS", "u32", &data.empty_ids);
     array(&mut s, "PICOBPE_RANKS", "u32", &data.ranks);
 
     array(&mut s, "PICOBPE_PAIR_ENTRIES", "u64", &data.pairs);
@@ -52,6 +53,7 @@ pub fn generate(data: &TableData, model_name: &str, token_bytes: &Path) -> Strin
          token_offsets: &PICOBPE_TOKEN_OFFSETS,\n    \
          byte_ids: &PICOBPE_BYTE_IDS,\n    \
          word_end_ids: &PICOBPE_WORD_END_IDS,\n    \
+         empty_ids: &PICOBPE_EMPTY_IDS,\n    \
          pairs: ::picobpe::PairMap {{\n        \
          index: {pair_index},\n        \
          entries: &PICOBPE_PAIR_ENTRIES,\n    \

@@ -56,6 +56,7 @@ fn model(whole_piece: bool, holes: usize, reverse_merges: bool) -> Model {
         prefix_space: false,
         end_of_word_suffix: Vec::new(),
         steps: Default::default(),
+        empty_tokens: Vec::new(),
     }
 }
 

@@ -120,6 +120,10 @@ pub struct Tables<'a> {
     /// the word (`e</w>` merges differently from `e`); the suffix's bytes are part of the
     /// tokens' bytes, so decoding gives them back, as `tokenizers`' `ByteLevel` decoder does.
     pub word_end_ids: &'a [u32],
+    /// Ids of tokens with no bytes, in increasing order: tiktoken's `= N` rank line (whisper's
+    /// `multilingual.tiktoken`), which no text encodes to and which decodes to nothing. Any
+    /// other id with no bytes is unused, and decoding it is an error.
+    pub empty_ids: &'a [u32],
     /// The merges.
     pub pairs: PairMap<'a>,
     /// Merge rank by merged id; empty when ranks follow id order.
@@ -169,10 +173,12 @@ impl<'a> Tables<'a> {
         }
     }
 
-    /// The bytes of `id`, or `None` for an id outside the table or an unused id.
+    /// The bytes of `id` (none for an empty token, [`Tables::empty_ids`]), or `None` for an
+    /// id outside the table or an unused id.
     #[inline]
     pub fn token_bytes(&self, id: u32) -> Option<&'a [u8]> {
         id_bytes(self.token_bytes, self.token_offsets, id)
+            .or_else(|| self.empty_ids.binary_search(&id).ok().map(|_| &[][..]))
     }
 
     /// The id of a whole piece, if `piece` is in the piece table.

@@ -107,6 +107,7 @@ pub fn to_model(
         prefix_space: false,
         end_of_word_suffix: Vec::new(),
         steps: Default::default(),
+        empty_tokens: Vec::new(),
     })
 }
 

@@ -100,6 +100,7 @@ pub(super) fn from_parts(
         prefix_space: false,
         end_of_word_suffix: Vec::new(),
         steps: Default::default(),
+        empty_tokens: Vec::new(),
     };
     model.validate()?;
     Ok(model)

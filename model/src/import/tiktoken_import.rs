@@ -97,12 +97,17 @@ pub(super) fn from_ranks(
     let mut tokens: Vec<Vec<u8>> = vec![Vec::new(); n_ids];
     // Ids given so far (an empty token's slot stays empty but is taken).
     let mut taken = vec![false; n_ids];
+    let mut empty_tokens = Vec::new();
     for (rank, token, line) in entries {
         if std::mem::replace(&mut taken[rank as usize], true) {
             return Err(ImportError::DuplicateRank { line, rank });
         }
+        if token.is_empty() {
+            empty_tokens.push(rank);
+        }
         tokens[rank as usize] = token;
     }
+    empty_tokens.sort_unstable();
     for (text, id) in specials {
         let slot = &mut tokens[*id as usize];
         if std::mem::replace(&mut taken[*id as usize], true) {
@@ -126,6 +131,7 @@ pub(super) fn from_ranks(
         prefix_space: false,
         end_of_word_suffix: Vec::new(),
         steps: Default::default(),
+        empty_tokens,
     };
     let ranks = model.ordinary_map();
     // Both halves of a split are tokens: BPE only forms parts that are tokens.

@@ -20,5 +20,6 @@ pub fn small_model() -> Model {
         prefix_space: false,
         end_of_word_suffix: Vec::new(),
         steps: Default::default(),
+        empty_tokens: Vec::new(),
     }
 }
