@@ -473,12 +473,14 @@ fn an_end_of_word_suffix_round_trips_and_damage_is_refused() {
         ]
     );
 
-    // Payload variant 11 by hand: model, normalizer code, settings byte, suffix.
+    // Payload variant 11 by hand: model, normalizer code, settings byte, suffix, empty ids.
     let file = |code: u8, bits: u8, suffix: &[u8]| {
         let mut payload = vec![11u8];
         payload.extend(postcard::to_stdvec(&model).unwrap());
         payload.extend([code, bits]);
         payload.extend(postcard::to_stdvec(suffix).unwrap());
+        // No empty tokens.
+        payload.push(0);
         let mut file = MAGIC.to_vec();
         file.extend_from_slice(&2u16.to_le_bytes());
         file.extend_from_slice(&(payload.len() as u32).to_le_bytes());
