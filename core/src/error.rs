@@ -162,6 +162,28 @@ impl DecodeError {
             },
         }
     }
+
+    /// The same error with `before` more bytes written: an error of a decode into
+    /// `out[before..]` as one into `out`.
+    #[must_use]
+    #[inline]
+    pub(crate) fn after(self, before: usize) -> Self {
+        match self {
+            DecodeError::UnknownId {
+                position,
+                id,
+                written,
+            } => DecodeError::UnknownId {
+                position,
+                id,
+                written: written.saturating_add(before),
+            },
+            DecodeError::OutputFull { consumed, written } => DecodeError::OutputFull {
+                consumed,
+                written: written.saturating_add(before),
+            },
+        }
+    }
 }
 
 impl fmt::Display for DecodeError {

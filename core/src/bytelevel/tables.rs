@@ -177,8 +177,25 @@ impl<'a> Tables<'a> {
     /// id outside the table or an unused id.
     #[inline]
     pub fn token_bytes(&self, id: u32) -> Option<&'a [u8]> {
+        match self.stored_bytes(id) {
+            Some(bytes) => Some(bytes),
+            None if self.is_empty_token(id) => Some(&[]),
+            None => None,
+        }
+    }
+
+    /// The bytes `id` has in `token_bytes`: `None` for an empty token too. The decoder's loop
+    /// reads this and asks [`Tables::is_empty_token`] only when it is `None`.
+    #[inline]
+    pub(crate) fn stored_bytes(&self, id: u32) -> Option<&'a [u8]> {
         id_bytes(self.token_bytes, self.token_offsets, id)
-            .or_else(|| self.empty_ids.binary_search(&id).ok().map(|_| &[][..]))
+    }
+
+    /// Whether `id` is an empty token ([`Tables::empty_ids`]): the rare case, out of line.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn is_empty_token(&self, id: u32) -> bool {
+        self.empty_ids.binary_search(&id).is_ok()
     }
 
     /// The id of a whole piece, if `piece` is in the piece table.
