@@ -310,12 +310,14 @@ impl Model {
         (self.steps)
             .check(self.normalizer, self.prefix_space)
             .map_err(|reason| InvalidModel::BadSteps { reason })?;
-        let increasing = self.empty_tokens.windows(2).all(|w| w[0] < w[1]);
-        let bad_empty = (self.empty_tokens.iter()).find(|&&id| {
-            !self.tokens.get(id as usize).is_some_and(Vec::is_empty) || special_ids.contains(&id)
-        });
-        if let Some(&id) = bad_empty.or((!increasing).then_some(&u32::MAX)) {
+        let unused = |id: &u32| {
+            self.tokens.get(*id as usize).is_some_and(Vec::is_empty) && !special_ids.contains(id)
+        };
+        if let Some(&id) = self.empty_tokens.iter().find(|id| !unused(id)) {
             return Err(InvalidModel::BadEmptyToken { id });
+        }
+        if !self.empty_tokens.windows(2).all(|w| w[0] < w[1]) {
+            return Err(InvalidModel::BadEmptyToken { id: u32::MAX });
         }
 
         let mut ordinary: HashMap<&[u8], u32> = HashMap::with_capacity(n);

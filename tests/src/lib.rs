@@ -663,6 +663,53 @@ pub mod check {
         Tokenizer,
     };
 
+    /// The committed pre-tokenizer fixtures (`tests/fixtures/pretok/*.txt`) and the first
+    /// 100 KB of each shared multilingual file when `../shared` is present: the texts the
+    /// `tokenizer.json` conformance tests start from.
+    pub fn fixture_and_corpus_texts() -> Vec<String> {
+        let mut texts: Vec<String> = std::fs::read_dir(crate::paths::fixtures().join("pretok"))
+            .expect("fixtures")
+            .filter_map(|e| {
+                let p = e.ok()?.path();
+                (p.extension()? == "txt").then(|| std::fs::read_to_string(p).ok())?
+            })
+            .collect();
+        if let Some(dir) = crate::paths::shared_data().map(|d| d.join("corpus/multi")) {
+            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                if let Ok(text) = std::fs::read_to_string(entry.path()) {
+                    let cut = text.floor_char_boundary(100_000);
+                    texts.push(text[..cut].to_owned());
+                }
+            }
+        }
+        texts
+    }
+
+    /// A short report of ids that differ: how they were made, the text's start, and the ids
+    /// around the first difference.
+    pub fn first_difference(
+        how: &str,
+        text: &str,
+        want: &[u32],
+        got: &Result<Vec<u32>, String>,
+    ) -> String {
+        let short: String = text.chars().take(80).collect();
+        match got {
+            Err(e) => format!("{how} {short:?}: {e}"),
+            Ok(got) => {
+                let at = want.iter().zip(got).take_while(|(a, b)| a == b).count();
+                let window =
+                    |ids: &[u32]| ids[at.saturating_sub(3)..(at + 5).min(ids.len())].to_vec();
+                format!(
+                    "{how} {short:?} ({} bytes): first difference at id {at}: want …{:?}…, got …{:?}…",
+                    text.len(),
+                    window(want),
+                    window(got)
+                )
+            }
+        }
+    }
+
     /// Deterministic pseudo-random numbers (SplitMix64), seeded per case so a failure names
     /// everything needed to replay it.
     #[derive(Clone, Debug)]

@@ -51,21 +51,7 @@ fn pair(file: &Value) -> (tokenizers::Tokenizer, &'static Tokenizer<'static>) {
 /// seeded random texts of letters in both cases, digits, contractions, whitespace runs,
 /// punctuation, the suffix's own characters and the added tokens.
 fn texts(label: &str) -> Vec<String> {
-    let mut texts: Vec<String> = std::fs::read_dir(paths::fixtures().join("pretok"))
-        .expect("fixtures")
-        .filter_map(|e| {
-            let p = e.ok()?.path();
-            (p.extension()? == "txt").then(|| std::fs::read_to_string(p).ok())?
-        })
-        .collect();
-    if let Some(dir) = paths::shared_data().map(|d| d.join("corpus/multi")) {
-        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            if let Ok(text) = std::fs::read_to_string(entry.path()) {
-                let cut = text.floor_char_boundary(100_000);
-                texts.push(text[..cut].to_owned());
-            }
-        }
-    }
+    let mut texts = check::fixture_and_corpus_texts();
     const PARTS: [&str; 42] = [
         " ",
         "   ",
@@ -152,7 +138,7 @@ fn check(label: &str, file: &Value) {
         ];
         for (how, ids) in got {
             if ids.as_ref() != Ok(&want) && failed.len() < 8 {
-                failed.push(difference(how, &text, &want, &ids));
+                failed.push(check::first_difference(how, &text, &want, &ids));
             }
         }
         let counted = check::count(ours, bytes, Specials::All).map_err(|e| e.to_string());
@@ -171,23 +157,6 @@ fn check(label: &str, file: &Value) {
         }
     }
     assert!(failed.is_empty(), "{label}:\n{}", failed.join("\n"));
-}
-
-/// A short report: the text's start, and the ids around the first difference.
-fn difference(how: &str, text: &str, want: &[u32], got: &Result<Vec<u32>, String>) -> String {
-    let short: String = text.chars().take(80).collect();
-    match got {
-        Err(e) => format!("{how} {short:?}: {e}"),
-        Ok(got) => {
-            let at = want.iter().zip(got).take_while(|(a, b)| a == b).count();
-            let window = |ids: &[u32]| ids[at.saturating_sub(3)..(at + 5).min(ids.len())].to_vec();
-            format!(
-                "{how} {short:?}: first difference at id {at}: want …{:?}…, got …{:?}…",
-                window(want),
-                window(got)
-            )
-        }
-    }
 }
 
 #[test]

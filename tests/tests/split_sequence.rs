@@ -88,21 +88,7 @@ fn pair(
 /// seeded random texts of digits, CJK and kana runs, punctuation, symbols, whitespace and
 /// the file's added tokens.
 fn texts(label: &str) -> Vec<String> {
-    let mut texts: Vec<String> = std::fs::read_dir(paths::fixtures().join("pretok"))
-        .expect("fixtures")
-        .filter_map(|e| {
-            let p = e.ok()?.path();
-            (p.extension()? == "txt").then(|| std::fs::read_to_string(p).ok())?
-        })
-        .collect();
-    if let Some(dir) = paths::shared_data().map(|d| d.join("corpus/multi")) {
-        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            if let Ok(text) = std::fs::read_to_string(entry.path()) {
-                let cut = text.floor_char_boundary(100_000);
-                texts.push(text[..cut].to_owned());
-            }
-        }
-    }
+    let mut texts = check::fixture_and_corpus_texts();
     const PARTS: [&str; 31] = [
         " ",
         "  ",
@@ -179,7 +165,7 @@ fn check(label: &str, pre_tokenizer: Value, stream_bytes: usize, compiled: bool)
         }
         for (how, ids) in got {
             if ids.as_ref() != Ok(&want) && failed.len() < 8 {
-                failed.push(difference(how, &text, &want, &ids));
+                failed.push(check::first_difference(how, &text, &want, &ids));
             }
         }
         let counted = check::count(ours, bytes, Specials::All).map_err(|e| e.to_string());
@@ -192,24 +178,6 @@ fn check(label: &str, pre_tokenizer: Value, stream_bytes: usize, compiled: bool)
         }
     }
     assert!(failed.is_empty(), "{label}:\n{}", failed.join("\n"));
-}
-
-/// A short report: the text's start, and the ids around the first difference.
-fn difference(how: &str, text: &str, want: &[u32], got: &Result<Vec<u32>, String>) -> String {
-    let short: String = text.chars().take(80).collect();
-    match got {
-        Err(e) => format!("{how} {short:?}: {e}"),
-        Ok(got) => {
-            let at = want.iter().zip(got).take_while(|(a, b)| a == b).count();
-            let window = |ids: &[u32]| ids[at.saturating_sub(3)..(at + 5).min(ids.len())].to_vec();
-            format!(
-                "{how} {short:?} ({} bytes): first difference at id {at}: want …{:?}…, got …{:?}…",
-                text.len(),
-                window(want),
-                window(got)
-            )
-        }
-    }
 }
 
 #[test]

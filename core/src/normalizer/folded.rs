@@ -20,7 +20,7 @@
 //! reference takes only valid text, and each byte is a token).
 
 use super::unicode::{self, NormalizeError, UnicodeForm};
-use super::units::{by_units, Sink};
+use super::units::{by_units, unit_len_of, Sink};
 use super::UnitNormalizer;
 use crate::tokenize::Progress;
 use crate::utf8::{self, Utf8};
@@ -236,17 +236,7 @@ impl UnitNormalizer for Folded {
     }
 
     fn unit_len(&self, text: &[u8], at: usize) -> usize {
-        if at >= text.len() {
-            return 0;
-        }
-        let mut sink = Sink {
-            out: &mut [],
-            need: 0,
-        };
-        match self.unit(text, at, false, &mut sink) {
-            Some(end) => end - at,
-            None => text.len() - at,
-        }
+        unit_len_of(text, at, |at, sink| self.unit(text, at, false, sink))
     }
 }
 

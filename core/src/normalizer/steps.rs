@@ -28,7 +28,7 @@
 use super::grapheme::{class_byte, Walk};
 use super::precompiled::{GraphemeMap, WHOLE_BELOW};
 use super::unicode::{self, NormalizeError, UnicodeForm};
-use super::units::{by_units, Sink};
+use super::units::{by_units, unit_len_of, Sink};
 use super::UnitNormalizer;
 use crate::sentencepiece::CharsMap;
 use crate::tokenize::Progress;
@@ -407,17 +407,7 @@ impl UnitNormalizer for StepsMap<'_, '_> {
     }
 
     fn unit_len(&self, text: &[u8], at: usize) -> usize {
-        if at >= text.len() {
-            return 0;
-        }
-        let mut sink = Sink {
-            out: &mut [],
-            need: 0,
-        };
-        match self.unit(text, at, false, &mut sink) {
-            Some(end) => end - at,
-            None => text.len() - at,
-        }
+        unit_len_of(text, at, |at, sink| self.unit(text, at, false, sink))
     }
 }
 

@@ -66,3 +66,24 @@ pub(super) fn by_units(
         written,
     })
 }
+
+/// Length of the unit that starts at `text[at..]`, found by `unit` as [`by_units`] calls it
+/// (nothing written: the sink has no room), to the end of the text when more input could
+/// extend it, 0 at the end: [`super::UnitNormalizer::unit_len`] of a normalizer made of units.
+pub(super) fn unit_len_of(
+    text: &[u8],
+    at: usize,
+    unit: impl FnOnce(usize, &mut Sink<'_>) -> Option<usize>,
+) -> usize {
+    if at >= text.len() {
+        return 0;
+    }
+    let mut sink = Sink {
+        out: &mut [],
+        need: 0,
+    };
+    match unit(at, &mut sink) {
+        Some(end) => end - at,
+        None => text.len() - at,
+    }
+}
