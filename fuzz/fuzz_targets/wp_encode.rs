@@ -25,11 +25,12 @@ use picobpe_fuzz::{escape, Params};
 use picobpe_model::wordpiece::{import_tokenizer_json, WpTableData};
 use std::sync::OnceLock;
 
-const MODELS: [&str; 10] = [
+const MODELS: [&str; 11] = [
     "minilm-uncased",
     "bert-cased-8k",
     "wp-nfd-lower-strip",
     "wp-nfkc",
+    "wp-nfkc-lower",
     "wp-whitespace",
     "wp-whitespace-digits",
     "wp-wsplit-punct-contig-digits",

@@ -151,10 +151,10 @@ fn unsupported_wordpiece_files_are_refused_by_name() {
             "normalizer",
             |j| {
                 j["normalizer"] = serde_json::json!({"type": "Sequence", "normalizers":
-                    [{"type": "NFD"}, {"type": "Lowercase"}]})
+                    [{"type": "NFC"}, {"type": "StripAccents"}]})
             },
-            "normalizer: \"NFD + Lowercase\": supported: StripAccents and Lowercase alone or \
-             after NFD or NFKD with StripAccents",
+            "normalizer: \"NFC + StripAccents\": supported: StripAccents and Lowercase alone or \
+             after NFD or NFKD with StripAccents, and Lowercase alone after any form but Nmt",
         ),
         (
             "word limit",

@@ -1,7 +1,7 @@
 //! The Unicode normalizer of a model, as files and the command line name it, and the
 //! character steps of a SentencePiece-style `tokenizer.json`'s normalizer `Sequence`.
 
-use picobpe::normalizer::{Steps, TextNormalizer, UnicodeForm};
+use picobpe::normalizer::{Folded, Steps, TextNormalizer, UnicodeForm};
 
 /// Every form, in code order (code = index + 1; 0 is "none").
 const FORMS: [(UnicodeForm, &str); 5] = [
@@ -134,6 +134,35 @@ impl CharSteps {
         };
         steps.is_exact().then_some(steps)
     }
+
+    /// `Lowercase` alone after a form that [`CharSteps::steps`] cannot take (`NFC`, `NFKC`,
+    /// or `NFD` or `NFKD` without `StripAccents`), as the core's [`Folded`] normalizer: each
+    /// unit of the form written whole, then lowercased a character at a time, which is
+    /// `tokenizers`' `Sequence[form, Lowercase]`. `None` for any other steps, with
+    /// `Precompiled`, or after `Nmt`.
+    pub fn folded(&self, form: Option<UnicodeForm>, precompiled: bool) -> Option<Folded> {
+        let lowercase_only = self.lowercase && !self.strip_accents && !self.quotes;
+        let folded = Folded {
+            form,
+            lowercase: true,
+            collapse_whitespace: false,
+        };
+        (lowercase_only && !precompiled && form.is_some() && folded.is_exact()).then_some(folded)
+    }
+
+    /// The core's normalizer for these steps after `form` (and `Precompiled` after them when
+    /// `precompiled`): [`CharSteps::steps`], else [`CharSteps::folded`]; `None` without a
+    /// step or for steps the core cannot apply.
+    pub fn normalizer(
+        &self,
+        form: Option<UnicodeForm>,
+        precompiled: bool,
+    ) -> Option<TextNormalizer> {
+        match self.steps(form, precompiled) {
+            Some(steps) => Some(TextNormalizer::steps(steps)),
+            None => self.folded(form, precompiled).map(TextNormalizer::folded),
+        }
+    }
 }
 
 /// The normalizer a SentencePiece-style model's tables apply: its character steps (with its
@@ -145,9 +174,7 @@ pub fn text_normalizer(
     char_steps: CharSteps,
 ) -> Option<TextNormalizer> {
     if char_steps.any() {
-        return char_steps
-            .steps(form, precompiled)
-            .map(TextNormalizer::steps);
+        return char_steps.normalizer(form, precompiled);
     }
     if precompiled {
         return Some(TextNormalizer::precompiled());
@@ -164,12 +191,15 @@ pub fn wordpiece_normalizer(
     char_steps: CharSteps,
 ) -> Option<TextNormalizer> {
     if char_steps.any() {
-        return char_steps.steps(form, false).map(|s| {
-            TextNormalizer::steps(Steps {
+        return match char_steps.steps(form, false) {
+            Some(s) => Some(TextNormalizer::steps(Steps {
                 fffd_per_subpart: true,
                 ..s
-            })
-        });
+            })),
+            // Bytes that are not UTF-8 pass through `Folded` as they are; the WordPiece
+            // encoder reads them by its own rule, as after a Unicode form alone.
+            None => char_steps.folded(form, false).map(TextNormalizer::folded),
+        };
     }
     form.map(TextNormalizer::new)
 }

@@ -67,6 +67,10 @@ It (re)writes, under tests/fixtures/metaspace/:
                                        files published with the models
     models/ms-unigram-lower.tokenizer.json  Unigram with Sequence[NFD, Lowercase, StripAccents]
                                        (the tokenizers guides' normalizer) + Metaspace(), trained here
+    models/ms-unigram-nfkc-lower.tokenizer.json  Unigram with Sequence[NFKC, Lowercase] +
+                                       Metaspace(), trained here
+    models/ms-bpe-nfkc-lower.tokenizer.json  SentencePieceBPETokenizer with its NFKC normalizer
+                                       made Sequence[NFKC, Lowercase] before training
     models/ms-xlmr.tokenizer.json      transformers' XLMRobertaConverter over
                                        tests/fixtures/sp_norm/models/nfkc-ug.model, `<mask>`
                                        registered with lstrip as XLMRobertaTokenizerFast does
@@ -167,7 +171,8 @@ DEBERTA = {"ms-deberta": "nfkc-ug"}
 # `<s>` taking the whitespace after it and `</s>` the whitespace on both sides
 # ("ms-xlmr-strips", made up to cover rstrip).
 XLMR = {"ms-xlmr": "nfkc-ug", "ms-xlmr-strips": "nfkc-ug"}
-STEPS = {*STEPS_CONVERTED, "ms-albert-ws", "ms-unigram-lower"}
+STEPS = {*STEPS_CONVERTED, "ms-albert-ws", "ms-unigram-lower", "ms-unigram-nfkc-lower",
+         "ms-bpe-nfkc-lower"}
 PRECOMPILED_ALL = {*PRECOMPILED, "ms-t5-ws", "ms-t5-ws-cf", "ms-albert", "ms-xlnet",
                    "ms-albert-ws", *DEBERTA}
 NORMALIZING = {"ms-bpe-nfkc", "ms-unigram-nfd", "ms-unigram-nmt", *PRECOMPILED_ALL, *STEPS}
@@ -404,6 +409,21 @@ def main() -> None:
                                           unk_token="<unk>", show_progress=False)
         low.train_from_iterator(lines, trainer=trainer)
         files["ms-unigram-lower"] = low.to_str()
+    if wanted("ms-unigram-nfkc-lower"):
+        low = Tokenizer(models.Unigram())
+        low.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
+        low.pre_tokenizer = pre_tokenizers.Metaspace()
+        low.decoder = decoders.Metaspace()
+        trainer = trainers.UnigramTrainer(vocab_size=1500, special_tokens=SPECIALS,
+                                          unk_token="<unk>", show_progress=False)
+        low.train_from_iterator(lines, trainer=trainer)
+        files["ms-unigram-nfkc-lower"] = low.to_str()
+    if wanted("ms-bpe-nfkc-lower"):
+        sp_bpe = SentencePieceBPETokenizer()
+        sp_bpe.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
+        sp_bpe.train_from_iterator(lines, vocab_size=1500, special_tokens=SPECIALS,
+                                   show_progress=False)
+        files["ms-bpe-nfkc-lower"] = sp_bpe.to_str()
     hfs = {}
     manifest = {
         "made_by": {"tokenizers": tokenizers.__version__, "sentencepiece": spm.__version__,

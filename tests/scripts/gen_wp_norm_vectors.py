@@ -15,6 +15,8 @@ It (re)writes, under tests/fixtures/wordpiece/:
                                   every combining mark, not only Mn), BertPreTokenizer and the
                                   WordPiece decoder
     wp-nfkc/tokenizer.json        the same vocabulary with an NFKC normalizer alone
+    wp-nfkc-lower/tokenizer.json  ... with Sequence[NFKC, Lowercase]
+    wp-nfd-lower/tokenizer.json   ... with Sequence[NFD, Lowercase] (no StripAccents)
     <model>/<set>.jsonl.gz        tokenizers' ids for the shared inputs of
                                   tests/fixtures/vectors/inputs (sets fixtures, corpus, random,
                                   invalid_utf8) and tests/fixtures/metaspace/inputs/nfkc_edge and
@@ -61,6 +63,8 @@ MODELS = {
     "wp-nfd-lower-strip": normalizers.Sequence(
         [normalizers.NFD(), normalizers.Lowercase(), normalizers.StripAccents()]),
     "wp-nfkc": normalizers.NFKC(),
+    "wp-nfkc-lower": normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()]),
+    "wp-nfd-lower": normalizers.Sequence([normalizers.NFD(), normalizers.Lowercase()]),
 }
 
 

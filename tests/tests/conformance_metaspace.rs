@@ -169,6 +169,27 @@ fn unigram_nfd_lowercase_strip_accents() {
     check_all_sets("ms-unigram-lower", SpSource::TokenizerJson);
 }
 
+/// `Lowercase` after `NFKC` (`Sequence[NFKC, Lowercase]`), which the core applies as its
+/// `Folded` normalizer: a Unigram model trained with it by `tokenizers`, and
+/// `SentencePieceBPETokenizer` with its `NFKC` made that `Sequence`.
+#[test]
+fn nfkc_then_lowercase() {
+    for name in ["ms-unigram-nfkc-lower", "ms-bpe-nfkc-lower"] {
+        let model = picobpe_tests::sp::model(name, SpSource::TokenizerJson);
+        let kind = picobpe_model::normalizer::text_normalizer(
+            model.normalizer,
+            model.precompiled,
+            model.char_steps,
+        )
+        .map(|n| n.kind());
+        assert!(
+            matches!(kind, Some(picobpe::normalizer::NormalizerKind::Folded(_))),
+            "{name}: {kind:?}"
+        );
+        check_all_sets(name, SpSource::TokenizerJson);
+    }
+}
+
 /// The new sections survive a model file with prebuilt tables (format version 3), which the
 /// CLI maps back: the same ids.
 #[test]
@@ -184,6 +205,7 @@ fn model_files_keep_the_metaspace_rules() {
         "ms-unigram-nmt",
         "ms-albert",
         "ms-unigram-lower",
+        "ms-unigram-nfkc-lower",
         "ms-deberta",
         "ms-xlmr-strips",
     ] {
@@ -365,11 +387,12 @@ fn refusals_name_the_setting() {
         "tokenizer.json normalizer: Replace(Regex(\" {2,}\"), \" \") after a Unicode form or \
          Precompiled is supported before a Metaspace that splits"
     );
-    // Character steps after a form they cannot follow a character at a time (a decomposition
-    // without StripAccents, a composition), or before a Metaspace that does not split.
+    // StripAccents after a composition (it would have to see the decomposed marks), or
+    // steps before a Metaspace that does not split. (`NFD` + `Lowercase` alone imports: the
+    // core's `Folded`, as `nfkc_then_lowercase` checks for `NFKC`.)
     let lower = "ms-unigram-lower.tokenizer.json";
     for (from, to) in [
-        (r#",{"type":"StripAccents"}"#, ""),
+        (r#"{"type":"NFD"}"#, r#"{"type":"NFC"}"#),
         (r#"{"type":"NFD"}"#, r#"{"type":"NFKC"}"#),
     ] {
         let refused = import(lower, from, to);

@@ -220,16 +220,26 @@ fn check_set(
 
 /// WordPiece files whose normalizer is not `BertNormalizer` (`tests/scripts/gen_wp_norm_vectors.py`):
 /// `Sequence[NFD, Lowercase, StripAccents]`, the normalizer `tokenizers`' guides build (run
-/// by the core's character steps), and `NFKC` alone, before `BertPreTokenizer`. Every set
-/// one-shot, streamed, resumed and decoded, the normalizers' edge sets, and the model file
-/// read back.
+/// by the core's character steps), `NFKC` alone, and `Lowercase` after `NFKC` or after `NFD`
+/// without `StripAccents` (run by the core's `Folded` normalizer), before `BertPreTokenizer`.
+/// Every set one-shot, streamed, resumed and decoded, the normalizers' edge sets, and the
+/// model file read back.
 #[test]
 fn wordpiece_with_other_normalizers() {
-    for name in ["wp-nfd-lower-strip", "wp-nfkc"] {
+    for name in [
+        "wp-nfd-lower-strip",
+        "wp-nfkc",
+        "wp-nfkc-lower",
+        "wp-nfd-lower",
+    ] {
         let m = model(name);
         assert!(!m.clean_text && !m.lowercase && !m.strip_accents && !m.handle_chinese_chars);
         assert!(m.normalizer.is_some());
-        assert_eq!(m.char_steps.any(), name == "wp-nfd-lower-strip");
+        assert_eq!(m.char_steps.any(), name != "wp-nfkc");
+        let kind = picobpe_model::normalizer::wordpiece_normalizer(m.normalizer, m.char_steps)
+            .map(|n| n.kind());
+        let folded = matches!(kind, Some(picobpe::normalizer::NormalizerKind::Folded(_)));
+        assert_eq!(folded, name.ends_with("-lower"), "{name}: {kind:?}");
         // Streamed and resumed for the steps (the Unicode form's window is the same code).
         check_sets(name, tables(&m), m.char_steps.any());
         let tok = WpTokenizer::new(tables(&m));

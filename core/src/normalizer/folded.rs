@@ -1,5 +1,6 @@
 //! A Unicode form, then `Lowercase`, with runs of whitespace made one space: CLIP's normalizer
-//! (`Sequence[NFC, Replace(Regex("\s+"), " "), Lowercase]`), and `Lowercase` alone.
+//! (`Sequence[NFC, Replace(Regex("\s+"), " "), Lowercase]`), `Lowercase` alone, and
+//! `Sequence[NFC, Lowercase]` and the like in every family's `tokenizer.json` files.
 //!
 //! **Units.** A run of `White_Space` characters is one unit, written as one space: the
 //! `Replace`. Every other unit is the form's unit (a starter and the marks after it; with no
@@ -17,7 +18,8 @@
 //! nor unmakes whitespace, so its place before or after the `Replace` does not matter.
 //!
 //! **Bytes that are not UTF-8** pass as they are (the byte-level family's rule: the
-//! reference takes only valid text, and each byte is a token).
+//! reference takes only valid text, and each byte is a token); the SentencePiece and WordPiece
+//! encoders then read them by their own rules, as after a Unicode form alone.
 
 use super::unicode::{self, NormalizeError, UnicodeForm};
 use super::units::{by_units, unit_len_of, Sink};

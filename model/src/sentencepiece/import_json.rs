@@ -206,7 +206,7 @@ fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
     let (unicode, precompiled, char_steps) = match char_chain(&steps) {
         // Character steps, with their form and `Precompiled`, read as one step.
         Some((char_steps, form, with_map, n)) => {
-            if char_steps.steps(form, with_map).is_none() {
+            if char_steps.normalizer(form, with_map).is_none() {
                 return Err(bad_steps("normalizer", parts, STEPS_FORM));
             }
             let map = match parts.get(n.wrapping_sub(1)).map(|s| &s.known) {
@@ -365,8 +365,9 @@ const SQUEEZE_SPLIT: &str = "Replace(Regex(\" {2,}\"), \" \") after a Unicode fo
 const STEPS_FORM: &str =
     "a Replace(\"``\", \"\\\"\") + Replace(\"''\", \"\\\"\"), StripAccents and \
                           Lowercase Sequence is supported with no Unicode form before it or with \
-                          NFD or NFKD followed by StripAccents (not yet NFC, NFKC, or a \
-                          decomposition without StripAccents)";
+                          NFD or NFKD followed by StripAccents; Lowercase alone after any form \
+                          but Nmt (not yet StripAccents after NFC or NFKC, or a quote pair \
+                          before a form other than NFD or NFKD)";
 
 /// Why character steps are refused where they are.
 const STEPS_SPLIT: &str = "StripAccents, Lowercase and ALBERT's quote Replaces are supported \

@@ -443,7 +443,7 @@ impl SpModel {
                     || self.remove_extra_whitespaces
                     || self
                         .char_steps
-                        .steps(self.normalizer, self.precompiled)
+                        .normalizer(self.normalizer, self.precompiled)
                         .is_none())
         {
             return Err(InvalidSpModel::MisplacedSettings);

@@ -108,9 +108,10 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<WpImport, WpImportE
     let (mut normalizer, mut char_steps) = (None, crate::normalizer::CharSteps::default());
     match crate::sentencepiece::char_chain(&names) {
         Some((chain, form, false, n)) if n == names.len() && !chain.quotes => {
-            if chain.steps(form, false).is_none() {
+            if chain.normalizer(form, false).is_none() {
                 let why = "supported: StripAccents and Lowercase alone or after NFD or NFKD \
-                           with StripAccents (not yet NFC, NFKC, or NFD without StripAccents)";
+                           with StripAccents, and Lowercase alone after any form but Nmt (not \
+                           yet StripAccents after NFC or NFKC)";
                 return Err(bad_steps("normalizer", &file.normalizer, why).into());
             }
             (normalizer, char_steps) = (form, chain);
