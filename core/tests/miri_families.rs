@@ -68,6 +68,7 @@ fn sp_model(normal: &[(&str, f32)], user: &[&str], byte_fallback: bool, unigram:
         strip_sections: false,
         strips: Vec::new(),
         char_steps: Default::default(),
+        pre_split: None,
     }
 }
 

@@ -631,5 +631,8 @@ fn structured_sp(mut p: Params<'_>) -> SpModel {
         char_steps: picobpe_model::normalizer::CharSteps::from_bits(p.byte() & 15)
             .filter(|_| tokenizers)
             .unwrap_or_default(),
+        // Never on the sections drawn here: refused.
+        pre_split: picobpe_model::wordpiece::split_from_code(p.byte())
+            .filter(|_| tokenizers && settings & 16 != 0),
     }
 }

@@ -509,6 +509,7 @@ pub fn borrow_tables<'a>(data: &'a SpTableData<'_>) -> SpTables<'a> {
         collapse_spaces: data.collapse_spaces,
         strip_sections: data.strip_sections,
         sections: data.sections,
+        pre_split: data.pre_split.map(picobpe::sentencepiece::PreSplit::new),
         split_words: data.split_words,
         cut_bytes: data.cut_bytes,
         algorithm: data.algorithm,

@@ -280,7 +280,8 @@ fn refused_models_name_the_cause_and_write_nothing() {
         (
             "--tokenizer-json",
             "refused/bytelevel-pretok.tokenizer.json",
-            "is not supported (none, one Metaspace, or WhitespaceSplit + Metaspace is)",
+            "is not supported (none, one Metaspace, or WhitespaceSplit, Whitespace, Punctuation \
+             and Digits before a Metaspace is)",
         ),
         (
             "--tokenizer-json",

@@ -246,9 +246,9 @@ enum Payload<B = Model, S = SpModel, W = WpModel, F = Vec<f64>, C = Vec<u8>, E =
     BytePairNormalized(B, u8),
     /// A SentencePiece model from a `tokenizer.json` with settings the other kinds cannot
     /// hold: the model, whether it is Unigram, its `f64` scores, its character map and the
-    /// settings ([`SpModel::settings`]: a `u16` varint, one byte below 128 as when it was a
-    /// `u8`).
-    SentencePieceSettings(S, bool, F, C, u16),
+    /// settings ([`SpModel::settings`]: a `u32` varint, one byte below 128 as when it was a
+    /// `u8`, the same bytes below 2^16 as when it was a `u16`).
+    SentencePieceSettings(S, bool, F, C, u32),
     /// A WordPiece model with a `tokenizer.json` normalizer in place of `BertNormalizer`:
     /// the model, its Unicode form's code ([`crate::normalizer::code`]) and its character
     /// steps ([`crate::normalizer::CharSteps::bits`]), not both 0.

@@ -24,13 +24,16 @@
 //! SentencePiece tables ([`SpTableData`]), after the kind byte:
 //!
 //! ```text
-//! u8 × 5    add_dummy_prefix, remove_extra_whitespaces (1; 2 collapse_spaces), split_words
+//! u8 × 5    add_dummy_prefix, remove_extra_whitespaces (1; 2 collapse_spaces; bit 2
+//!           strip_sections; bit 3 a pre-split byte follows), split_words
 //!           (bit 0) with the character steps (bits 1-4: quote pairs, StripAccents,
 //!           Lowercase, Lowercase first), sections
-//!           (the `Sections` variant index 0-5), algorithm (bits 0-1: 0 BPE, 1 Unigram as
+//!           (the `Sections` variant index 0-6), algorithm (bits 0-1: 0 BPE, 1 Unigram as
 //!           `sentencepiece` adds, 2 Unigram as `tokenizers` adds; bit 2 a character map;
 //!           bit 3 one `<unk>` per unknown character; bits 4-6 the Unicode normalizer, 0
 //!           none, 1 NFC, 2 NFD, 3 NFKC, 4 NFKD)
+//! u8        with bit 3 above only: the pre-tokenizer steps before the `Metaspace`
+//!           (`wordpiece::split_code`)
 //! u32 LE    unk_id
 //! u64 × 2   cut_bytes
 //! Unigram only: u64 unk_score (f64 bits), u32 max_piece_bytes, u32 0
@@ -473,10 +476,12 @@ impl<'a> Blob<'a> for SpTableData<'a> {
             .unwrap_or(0);
         let mut flags = [
             u8::from(self.add_dummy_prefix),
-            // 1: remove_extra_whitespaces; 2: collapse_spaces; bit 2: strip_sections.
+            // 1: remove_extra_whitespaces; 2: collapse_spaces; bit 2: strip_sections; bit 3:
+            // a pre-split byte follows the flags.
             u8::from(self.remove_extra_whitespaces)
                 | u8::from(self.collapse_spaces) << 1
-                | u8::from(self.strip_sections) << 2,
+                | u8::from(self.strip_sections) << 2
+                | u8::from(self.pre_split.is_some()) << 3,
             // Bit 0: split_words; bits 1-4: the character steps.
             u8::from(self.split_words) | self.char_steps.bits() << 1,
             sections as u8,
@@ -488,7 +493,7 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         let char_steps = crate::normalizer::CharSteps::from_bits(flags[2] >> 1);
         if flags[0] > 1
             || flags[1] & 3 > 2
-            || flags[1] > 7
+            || flags[1] > 15
             || char_steps.is_none()
             || usize::from(flags[3]) >= SECTIONS.len()
             || flags[4] & 3 > 2
@@ -505,6 +510,15 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         self.remove_extra_whitespaces = flags[1] & 3 == 1;
         self.collapse_spaces = flags[1] & 3 == 2;
         self.strip_sections = flags[1] & 4 != 0;
+        if flags[1] & 8 != 0 {
+            // The pre-tokenizer steps ([`crate::wordpiece::split_code`]).
+            let mut code = self.pre_split.map_or(0, crate::wordpiece::split_code);
+            f.scalar("pre_split", &mut code)?;
+            let split = crate::wordpiece::split_from_code(code);
+            self.pre_split = Some(split.ok_or_else(|| bad(format!("unknown pre-split {code}")))?);
+        } else {
+            self.pre_split = None;
+        }
         self.split_words = flags[2] & 1 == 1;
         self.char_steps = char_steps.unwrap_or_default();
         self.sections = SECTIONS[usize::from(flags[3])];
@@ -630,6 +644,16 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         let steps_placed = self.sections.splits_words()
             && !self.remove_extra_whitespaces
             && self.text_normalizer().is_some();
+        let split_placed = self.sections == Sections::WhitespaceWords
+            && !self.remove_extra_whitespaces
+            && !self.collapse_spaces
+            && !self.strip_sections;
+        if self.pre_split.is_some() && !split_placed {
+            return Err(bad(
+                "pre-tokenizer steps without whitespace-word sections, or with a whitespace rule"
+                    .to_owned(),
+            ));
+        }
         if self.char_steps.any() && !steps_placed {
             return Err(bad(
                 "normalizer character steps on words not segmented apart, with the whitespace \

@@ -91,6 +91,7 @@ fn sentencepiece() -> SpModel {
         strip_sections: false,
         strips: Vec::new(),
         char_steps: Default::default(),
+        pre_split: None,
     }
 }
 

@@ -73,6 +73,7 @@ fn tiny() -> SpModel {
         strip_sections: false,
         strips: Vec::new(),
         char_steps: Default::default(),
+        pre_split: None,
     }
 }
 
@@ -465,7 +466,8 @@ fn tokenizer_json_refusals_name_the_cause() {
         text.starts_with("tokenizer.json pre_tokenizer: {")
             && text.contains("\"type\":\"ByteLevel\"")
             && text.ends_with(
-                "is not supported (none, one Metaspace, or WhitespaceSplit + Metaspace is)"
+                "is not supported (none, one Metaspace, or WhitespaceSplit, Whitespace, \
+                 Punctuation and Digits before a Metaspace is)"
             ),
         "{text}"
     );
@@ -553,6 +555,7 @@ fn a_zero_score_merges_before_a_negative_zero() {
         strip_sections: false,
         strips: Vec::new(),
         char_steps: Default::default(),
+        pre_split: None,
     };
     for ((ab, bc), want) in [((-0.0, 0.0), [2, 6]), ((0.0, -0.0), [5, 4])] {
         let tables = SpTableData::new(&model(ab, bc)).unwrap().to_tables();

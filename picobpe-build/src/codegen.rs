@@ -136,6 +136,13 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
     );
     let piece_index = index_expr("PICOBPE_PIECE", &data.piece_index, data.pieces.len());
     let sections = format!("{:?}", data.sections);
+    let pre_split = match data.pre_split {
+        Some(split) => format!(
+            "Some(::picobpe::sentencepiece::PreSplit::new({}))",
+            word_split_expr(split)
+        ),
+        None => "None".to_owned(),
+    };
     let sp_normalizer = text_normalizer_expr(data.text_normalizer());
     let algorithm = match data.algorithm {
         SpAlgorithm::Bpe => "Bpe".to_owned(),
@@ -169,6 +176,7 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
          collapse_spaces: {},\n    \
          strip_sections: {},\n    \
          sections: ::picobpe::sentencepiece::Sections::{sections},\n    \
+         pre_split: {pre_split},\n    \
          split_words: {},\n    \
          cut_bytes: [{:#x}, {:#x}],\n    \
          algorithm: ::picobpe::sentencepiece::SpAlgorithm::{algorithm},\n    \

@@ -71,6 +71,11 @@ It (re)writes, under tests/fixtures/metaspace/:
                                        Metaspace(), trained here
     models/ms-bpe-nfkc-lower.tokenizer.json  SentencePieceBPETokenizer with its NFKC normalizer
                                        made Sequence[NFKC, Lowercase] before training
+    models/ms-unigram-punct, ms-unigram-words, ms-unigram-digits-never,
+    ms-bpe-wsplit-punct-digits (.tokenizer.json)  trained here with Punctuation, Whitespace,
+                                       Digits (prepend scheme never), and WhitespaceSplit +
+                                       Punctuation(contiguous) + Digits(individual) after NFKC,
+                                       before a Metaspace that splits (PRE_SPLIT)
     models/ms-xlmr.tokenizer.json      transformers' XLMRobertaConverter over
                                        tests/fixtures/sp_norm/models/nfkc-ug.model, `<mask>`
                                        registered with lstrip as XLMRobertaTokenizerFast does
@@ -88,6 +93,8 @@ It (re)writes, under tests/fixtures/metaspace/:
     inputs/strip_edge.jsonl            whitespace of every kind, and characters the map makes
                                        spaces or drops, at the ends of texts and of the texts
                                        between added tokens (vectors for ms-deberta and ms-t5-cf)
+    inputs/split_edge.jsonl            digits, punctuation, word and other characters, U+2581
+                                       and whitespace side by side (vectors for PRE_SPLIT only)
     inputs/ws_edge.jsonl               whitespace of every kind next to U+2581 (vectors for the
                                        WhitespaceSplit models and ms-unigram-nmt only)
     inputs/grapheme_edge.jsonl         where tokenizers' Precompiled rule (a grapheme cluster at a
@@ -154,6 +161,7 @@ SETS = {
     "steps_edge": "metaspace/inputs/steps_edge.jsonl",
     "strip_edge": "metaspace/inputs/strip_edge.jsonl",
     "added_edge": "metaspace/inputs/added_edge.jsonl",
+    "split_edge": "metaspace/inputs/split_edge.jsonl",
 }
 PRECOMPILED = {"ms-t5-nfkc": "nfkc-bpe", "ms-t5-cf": "nfkc-ug", "ms-t5-tsv": "nfkc-tsv"}
 # WhitespaceSplit + Metaspace models: (stem, the stem whose file they are made from, shape).
@@ -171,6 +179,12 @@ DEBERTA = {"ms-deberta": "nfkc-ug"}
 # `<s>` taking the whitespace after it and `</s>` the whitespace on both sides
 # ("ms-xlmr-strips", made up to cover rstrip).
 XLMR = {"ms-xlmr": "nfkc-ug", "ms-xlmr-strips": "nfkc-ug"}
+# Pre-tokenizer steps before a Metaspace that splits, trained here: (model, the steps,
+# Metaspace's prepend scheme, normalizer or None).
+PRE_SPLIT = {"ms-unigram-punct": ("unigram", "punct", "always", None),
+             "ms-unigram-words": ("unigram", "whitespace", "always", None),
+             "ms-unigram-digits-never": ("unigram", "digits", "never", None),
+             "ms-bpe-wsplit-punct-digits": ("bpe", "wsplit-punct-digits", "always", "NFKC")}
 STEPS = {*STEPS_CONVERTED, "ms-albert-ws", "ms-unigram-lower", "ms-unigram-nfkc-lower",
          "ms-bpe-nfkc-lower"}
 PRECOMPILED_ALL = {*PRECOMPILED, "ms-t5-ws", "ms-t5-ws-cf", "ms-albert", "ms-xlnet",
@@ -302,6 +316,34 @@ def t5(lines: list[str], work: Path) -> str:
         path.unlink()
 
 
+def pre_split_model(lines: list[str], kind: str, steps: str, scheme: str,
+                    norm: str | None) -> Tokenizer:
+    """A model trained here with pre-tokenizer `steps` before a `Metaspace` that splits."""
+    parts = {
+        "punct": [pre_tokenizers.Punctuation()],
+        "whitespace": [pre_tokenizers.Whitespace()],
+        "digits": [pre_tokenizers.Digits(individual_digits=False)],
+        "wsplit-punct-digits": [pre_tokenizers.WhitespaceSplit(),
+                                pre_tokenizers.Punctuation(behavior="contiguous"),
+                                pre_tokenizers.Digits(individual_digits=True)],
+    }[steps]
+    if kind == "unigram":
+        tok = Tokenizer(models.Unigram())
+        trainer = trainers.UnigramTrainer(vocab_size=1500, special_tokens=SPECIALS,
+                                          unk_token="<unk>", show_progress=False)
+    else:
+        tok = Tokenizer(models.BPE(unk_token="<unk>"))
+        trainer = trainers.BpeTrainer(vocab_size=1500, special_tokens=SPECIALS,
+                                      show_progress=False)
+    if norm:
+        tok.normalizer = getattr(normalizers, norm)()
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        parts + [pre_tokenizers.Metaspace(prepend_scheme=scheme)])
+    tok.decoder = decoders.Metaspace(prepend_scheme=scheme)
+    tok.train_from_iterator(lines, trainer=trainer)
+    return tok
+
+
 # What `Strip(left, right)` acts on (DeBERTa): whitespace of every kind, and characters the map
 # turns into spaces or drops, at both ends of the text and of the texts between added tokens.
 STRIP_WS = [" ", "  ", "\t", "\n", "\r\n", "\u0085", "\u00a0", "\u1680", "\u2028", "\u3000",
@@ -314,6 +356,23 @@ ADDED_EDGE = [form.format(w=w, t=t) for t in ("<mask>", "<s>", "</s>") for w in 
 STRIP_EDGE = [form.format(w=w) for w in STRIP_WS
               for form in ("{w}", "{w}a", "a{w}", "<s>{w}a", "a{w}<s>", "<s>{w}</s>", "{w}<s>{w}",
                            "a{w}<s>{w}b{w}", "{w}\u2581{w}", "x{w}{w}y")]
+
+# What the pre-tokenizer steps before a Metaspace cut at (PRE_SPLIT models): digits of every
+# script, punctuation (ASCII, Unicode P*, symbols that are not P*), word and non-word
+# characters, `▁` itself, whitespace of every kind, marks, added tokens, and runs of them.
+SPLIT_PARTS = ["a", "Z", "_", "é", "e\u0301", "中", "Я", "0", "7", "12", "٣", "१", "７", "Ⅻ", "½",
+               "²", ".", ",", "!?", "...", "-", "—", "«", "»", "「", "」", "¿", "、", "$", "+",
+               "€", "©", "`", "'", "\"", "@", "#", "\u2581", "\u2581\u2581", " ", "  ", "\t", "\n",
+               "\u3000", "\u00a0", "\u200b", "\u0301", "<s>", "</s>", "<unk>", "\U0001f600",
+               "\ufffd"]
+PRE_SPLIT_EDGE = (
+    ["", " ", "a1b2", "abc 123 def", "3.14", "1,000,000", "x=1+2", "Hello, world!", "don't",
+     "e.g. (this)", "a \u2581b", "\u2581a,\u2581", "a__b", "word\u2581\u2581word", "  a  ,  b  ",
+     "٣٤٥ ١٢٣ ７８", "¿Qué? ¡Sí!", "«quote» 「日本」", "a\u3000,\u3000b", "<s>1,2</s>", "a<s>,",
+     "1<unk>2", "end." * 30]
+    + [a + b for a in SPLIT_PARTS for b in SPLIT_PARTS if (len(a) + len(b)) % 3 == 0]
+    + [a + b + c for a in SPLIT_PARTS[::5] for b in SPLIT_PARTS[1::4] for c in SPLIT_PARTS[2::3]]
+)
 
 
 def main() -> None:
@@ -336,6 +395,8 @@ def main() -> None:
                 [{"name": f"steps-edge-{i}", "text": t} for i, t in enumerate(STEPS_EDGE)])
     write_jsonl(OUT / "inputs/added_edge.jsonl", None,
                 [{"name": f"added-edge-{i}", "text": t} for i, t in enumerate(ADDED_EDGE)])
+    write_jsonl(OUT / "inputs/split_edge.jsonl", None,
+                [{"name": f"split-edge-{i}", "text": t} for i, t in enumerate(PRE_SPLIT_EDGE)])
     write_jsonl(OUT / "inputs/strip_edge.jsonl", None,
                 [{"name": f"strip-edge-{i}", "text": t} for i, t in enumerate(STRIP_EDGE)])
     scalars = json.dumps(steps_scalars(), sort_keys=True, ensure_ascii=False).encode("utf-8")
@@ -424,6 +485,9 @@ def main() -> None:
         sp_bpe.train_from_iterator(lines, vocab_size=1500, special_tokens=SPECIALS,
                                    show_progress=False)
         files["ms-bpe-nfkc-lower"] = sp_bpe.to_str()
+    for stem, (kind, steps, scheme, norm) in PRE_SPLIT.items():
+        if wanted(stem):
+            files[stem] = pre_split_model(lines, kind, steps, scheme, norm).to_str()
     hfs = {}
     manifest = {
         "made_by": {"tokenizers": tokenizers.__version__, "sentencepiece": spm.__version__,
@@ -454,13 +518,15 @@ def main() -> None:
             if set_name == "grapheme_edge" and stem not in PRECOMPILED_ALL:
                 continue
             if set_name == "ws_edge" and stem not in {*WHITESPACE, "ms-unigram-nmt", *STEPS,
-                                                      *DEBERTA}:
+                                                      *DEBERTA, *PRE_SPLIT}:
                 continue
             if set_name == "steps_edge" and stem not in STEPS:
                 continue
             if set_name == "strip_edge" and stem not in {*DEBERTA, "ms-t5-cf"}:
                 continue
             if set_name == "added_edge" and stem not in XLMR:
+                continue
+            if set_name == "split_edge" and stem not in PRE_SPLIT:
                 continue
             recs = []
             n_ids = 0

@@ -190,6 +190,38 @@ fn nfkc_then_lowercase() {
     }
 }
 
+/// Pre-tokenizer steps before a `Metaspace` that splits, as `tokenizers` trains with them:
+/// `Punctuation`, `Whitespace`, `Digits` (prepend scheme `never`), and `WhitespaceSplit` +
+/// `Punctuation(contiguous)` + `Digits(individual)` after `NFKC` (BPE). Every set, including
+/// `split_edge` (digits, punctuation and `▁` side by side), one-shot, resumed, streamed,
+/// cached and decoded; and through a model file with prebuilt tables.
+#[test]
+fn pre_tokenizer_steps_before_metaspace() {
+    for name in [
+        "ms-unigram-punct",
+        "ms-unigram-words",
+        "ms-unigram-digits-never",
+        "ms-bpe-wsplit-punct-digits",
+    ] {
+        let model = picobpe_tests::sp::model(name, SpSource::TokenizerJson);
+        assert_eq!(
+            model.sections,
+            picobpe_model::sentencepiece::SpSections::WhitespaceWords
+        );
+        assert!(model.pre_split.is_some(), "{name}");
+        check_all_sets(name, SpSource::TokenizerJson);
+        let tables = match picobpe_tests::through_model_file(name, |path| model.write(path)) {
+            picobpe_model::LiveTables::SentencePiece(t) => t,
+            other => panic!("loaded as {other:?}"),
+        };
+        assert_eq!(
+            tables.pre_split.map(|p| p.split()),
+            model.pre_split,
+            "{name}"
+        );
+    }
+}
+
 /// The new sections survive a model file with prebuilt tables (format version 3), which the
 /// CLI maps back: the same ids.
 #[test]
@@ -355,7 +387,8 @@ fn refusals_name_the_setting() {
     assert!(import(tsv, r#""split":true"#, r#""split":false"#)
         .starts_with("tokenizer.json normalizer: Precompiled is supported first, before a Metaspace that splits"));
     // `WhitespaceSplit` with a `Metaspace` that does not split or prepends to the first word
-    // only (whose rule follows offsets in the original text), and before another step.
+    // only (whose rule follows offsets in the original text). (With other steps after it the
+    // file imports: `pre_tokenizer_steps_before_metaspace`.)
     let ws = "ms-t5-ws-cf.tokenizer.json";
     let refused = "tokenizer.json pre_tokenizer: WhitespaceSplit + Metaspace is supported with a \
                    Metaspace that splits, prepend_scheme \"always\" or \"never\"";
@@ -368,12 +401,6 @@ fn refusals_name_the_setting() {
         ),
         refused
     );
-    assert!(import(
-        ws,
-        r#"{"type":"WhitespaceSplit"}"#,
-        r#"{"type":"WhitespaceSplit"},{"type":"Digits","individual_digits":true}"#
-    )
-    .starts_with("tokenizer.json pre_tokenizer: "));
     assert!(import(ws, r#""content":" ""#, r#""content":"_""#)
         .starts_with("tokenizer.json normalizer: "));
     // Runs of spaces made one after `Nmt` + `NFKC`, before a `Metaspace` that does not split.
@@ -402,6 +429,24 @@ fn refusals_name_the_setting() {
             "{refused}"
         );
     }
+    // Pre-tokenizer steps before a `Metaspace` with prepend scheme `first`, after a
+    // normalizer step that reads spaces, or with a `Punctuation` merged with a neighbour.
+    let punct = "ms-unigram-punct.tokenizer.json";
+    let split = r#""prepend_scheme":"always","split":true}]}"#;
+    assert_eq!(
+        import(punct, split, &split.replace("always", "first")),
+        "tokenizer.json pre_tokenizer: Whitespace, Punctuation and Digits are supported before \
+         a Metaspace that splits, prepend_scheme \"always\" or \"never\""
+    );
+    let squeeze = r#""normalizer":{"type":"Replace","pattern":{"Regex":" {2,}"},"content":" "}"#;
+    assert!(import(punct, r#""normalizer":null"#, squeeze)
+        .starts_with("tokenizer.json normalizer: with Whitespace, Punctuation or Digits"));
+    assert!(import(
+        punct,
+        r#""behavior":"Isolated""#,
+        r#""behavior":"MergedWithPrevious""#
+    )
+    .contains("Punctuation (isolated, contiguous or removed) and Digits, each at most once"));
     assert!(import(
         "ms-albert.tokenizer.json",
         r#""split":true"#,

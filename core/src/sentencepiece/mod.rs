@@ -30,7 +30,7 @@ pub use encode::SpTokenizer;
 pub use merge::{LONG_WORD_BUF, WORD_BUF};
 pub use normalize::{REPLACEMENT, SPACE_MARK};
 pub use tables::{
-    priority_score, score_priority, CharsMap, PieceFilter, PieceKind, Replacement, Sections,
-    SpAlgorithm, SpTables, MAX_PIECE_BYTES, WHOLE,
+    priority_score, score_priority, CharsMap, PieceFilter, PieceKind, PreSplit, Replacement,
+    Sections, SpAlgorithm, SpTables, MAX_PIECE_BYTES, WHOLE,
 };
 pub use unigram::UNIGRAM_STACK_BYTES;

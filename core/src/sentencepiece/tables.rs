@@ -18,6 +18,7 @@ use crate::hash;
 #[cfg(doc)]
 use crate::tables::piece_key_entry;
 use crate::tables::{bytes_eq, id_bytes, PieceMap};
+use crate::wordpiece::{Class, WordSplit};
 
 /// Longest piece, in bytes, that merging may produce: pair candidates are assembled in a stack
 /// buffer of this size. SentencePiece's trainer caps pieces at 16 characters by default (at
@@ -109,8 +110,57 @@ pub enum Sections {
     /// ALBERT `tokenizer.json` files `transformers` published): cut at user-defined symbols,
     /// then at whitespace (Unicode `White_Space`, dropped); each whitespace-separated word
     /// gets a `▁` unless it starts with one, and each `▁` in it starts a word segmented on
-    /// its own.
+    /// its own. With [`SpTables::pre_split`], the words are the pre-tokens of its steps
+    /// (`Whitespace`, `Punctuation`, `Digits` before the `Metaspace`) instead.
     WhitespaceWords,
+}
+
+/// The steps of a `tokenizer.json` pre-tokenizer `Sequence` before a `Metaspace` that splits:
+/// `WhitespaceSplit` or `Whitespace`, `Punctuation` and `Digits`, as the WordPiece family
+/// reads them ([`WordSplit`]). Each pre-token they make is then one of
+/// [`Sections::WhitespaceWords`]' words: a `▁` before it unless it starts with one (or a
+/// space), and each `▁` in it starts a word segmented on its own.
+#[derive(Clone, Copy)]
+pub struct PreSplit {
+    split: WordSplit,
+    /// [`crate::wordpiece::char_flags`], held here so that only tables that name a
+    /// [`PreSplit`] link its tables.
+    char_flags: fn(char) -> u8,
+}
+
+impl PreSplit {
+    /// The steps of `split` (a `const fn`: baked tables name it in a `static`).
+    pub const fn new(split: WordSplit) -> Self {
+        PreSplit {
+            split,
+            char_flags: crate::wordpiece::char_flags,
+        }
+    }
+
+    /// Its steps.
+    pub fn split(&self) -> WordSplit {
+        self.split
+    }
+
+    /// The class of the character `c` (a byte that is not UTF-8 is read as U+FFFD).
+    #[inline]
+    pub(crate) fn class(&self, c: char) -> Class {
+        self.split.class(c, (self.char_flags)(c))
+    }
+}
+
+impl PartialEq for PreSplit {
+    fn eq(&self, other: &Self) -> bool {
+        self.split == other.split
+    }
+}
+
+impl core::fmt::Debug for PreSplit {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_tuple("PreSplit")
+            .field(&self.split.parts())
+            .finish()
+    }
 }
 
 impl Sections {
@@ -276,6 +326,9 @@ pub struct SpTables<'a> {
     pub strip_sections: bool,
     /// Where user-defined symbols are matched and where the dummy prefix goes.
     pub sections: Sections,
+    /// With [`Sections::WhitespaceWords`]: the pre-tokenizer steps before the `Metaspace`,
+    /// when they are not `WhitespaceSplit` alone (`None`: `WhitespaceSplit`).
+    pub pre_split: Option<PreSplit>,
     /// No mergeable piece holds a character other than `▁` followed by `▁`, so no merge
     /// crosses the start of a word (a `▁` after another character) and words are encoded one
     /// at a time. When false, the whole text is one word.

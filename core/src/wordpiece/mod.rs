@@ -46,6 +46,7 @@ mod tables;
 mod unicode_tables;
 
 pub use encode::{WpTokenizer, MAX_WORD_BYTES, MAX_WORD_CHARS};
+pub(crate) use split::Class;
 pub use split::{CharRule, Spaces, WordSplit};
 pub use tables::{char_flags, WpTables};
 

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use picobpe::normalizer::UnicodeForm;
+use picobpe::wordpiece::Spaces;
 
 use crate::normalizer::CharSteps;
 
@@ -18,7 +19,9 @@ use crate::tokenizer_json::{
 /// pieces, optional byte fallback, with one of these normalizer and pre-tokenizer shapes:
 /// `Prepend("▁")` (optional) + `Replace(" ", "▁")` and no pre-tokenizer (`LlamaConverter`); or a
 /// `Metaspace` pre-tokenizer (any `prepend_scheme`, splitting or not; or `WhitespaceSplit` and
-/// a splitting one, as published T5 files have) after no normalizer,
+/// a splitting one, as published T5 files have; or `Whitespace`, `Punctuation` and `Digits`,
+/// with or without `WhitespaceSplit`, before a splitting one: [`SpModel::pre_split`]) after
+/// no normalizer,
 /// after `Strip(right)` + `Replace(Regex(" {2,}"), "▁")` (`transformers`' `SpmConverter`), or
 /// (splitting only) after one of `NFC`, `NFD`, `NFKC`, `NFKD` (`SentencePieceBPETokenizer`), or
 /// after a `Precompiled` character map with or without those two steps (`SpmConverter`'s T5,
@@ -97,6 +100,7 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
         strip_sections,
         sections,
         char_steps,
+        pre_split,
     } = normalizer(file)?;
     // Added tokens that take the whitespace beside them (`lstrip`, `rstrip`) keep it.
     let (added, strips) = file.added_tokens().map_err(|e| bad("added_tokens", e))?;
@@ -145,6 +149,7 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
         strip_sections,
         strips,
         char_steps,
+        pre_split,
     };
     model.validate().map_err(SpImportError::Invalid)?;
     Ok(model)
@@ -165,6 +170,8 @@ struct Shape {
     sections: SpSections,
     /// [`SpModel::char_steps`].
     char_steps: CharSteps,
+    /// [`SpModel::pre_split`].
+    pre_split: Option<picobpe::wordpiece::WordSplit>,
 }
 
 /// How the normalizer and pre-tokenizer treat spaces. Two shapes are read:
@@ -250,6 +257,7 @@ fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
         strip_sections: false,
         sections,
         char_steps,
+        pre_split: None,
     };
     let plain = unicode.is_none() && precompiled.is_none() && !char_steps.any();
     let pre = known(&file.pre_tokenizer);
@@ -268,6 +276,40 @@ fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
         )
     {
         return Err(bad("normalizer", STRIP_BOTH));
+    }
+    // Other pre-tokenizer steps before a `Metaspace`: `Whitespace`, `Punctuation`, `Digits`
+    // (and `WhitespaceSplit` with them), as the WordPiece family reads them.
+    if let Some((Some(PreTokenizer::Metaspace(m)), before)) = pre.split_last() {
+        let splits = |p: &Option<&PreTokenizer>| {
+            matches!(
+                p,
+                Some(
+                    PreTokenizer::WhitespaceSplit
+                        | PreTokenizer::Whitespace
+                        | PreTokenizer::Punctuation { .. }
+                        | PreTokenizer::Digits { .. }
+                )
+            )
+        };
+        let wsplit_alone = matches!(before, [Some(PreTokenizer::WhitespaceSplit)]);
+        if !before.is_empty() && !wsplit_alone && before.iter().all(splits) {
+            let steps_part = &file.pre_tokenizer[..before.len()];
+            let split = crate::wordpiece::import::word_split(steps_part)?;
+            // Runs of spaces made one change nothing when every whitespace character is
+            // removed.
+            let squeeze_moot = steps == ["squeeze"] && split.parts().0 != Spaces::Kept;
+            if !steps.is_empty() && !squeeze_moot {
+                return Err(bad("normalizer", PRE_SPLIT_STEPS));
+            }
+            return match metaspace(m)? {
+                (prefix @ true, SpSections::UnmarkedPiecesWords)
+                | (prefix @ false, SpSections::FirstPieceWords) => Ok(Shape {
+                    pre_split: Some(split),
+                    ..shape(unicode, prefix, false, SpSections::WhitespaceWords)
+                }),
+                _ => Err(bad("pre_tokenizer", PRE_SPLIT_METASPACE)),
+            };
+        }
     }
     match (&steps[..], &pre[..]) {
         (["prepend", "replace"], []) if plain => {
@@ -322,7 +364,8 @@ fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
             let raw = file.pre_tokenizer.iter().map(|s| s.raw.to_string());
             let raw = raw.collect::<Vec<_>>().join(" + ");
             let what = format!(
-                "{raw} is not supported (none, one Metaspace, or WhitespaceSplit + Metaspace is)"
+                "{raw} is not supported (none, one Metaspace, or WhitespaceSplit, Whitespace, \
+                 Punctuation and Digits before a Metaspace is)"
             );
             Err(bad("pre_tokenizer", what))
         }
@@ -351,6 +394,16 @@ fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
 /// Why a `WhitespaceSplit` + `Metaspace` pre-tokenizer is refused.
 const WHITESPACE_METASPACE: &str = "WhitespaceSplit + Metaspace is supported with a Metaspace \
                                     that splits, prepend_scheme \"always\" or \"never\"";
+
+/// Why a `Metaspace` after other pre-tokenizer steps is refused.
+const PRE_SPLIT_METASPACE: &str = "Whitespace, Punctuation and Digits are supported before a \
+                                   Metaspace that splits, prepend_scheme \"always\" or \"never\"";
+
+/// Why normalizer steps before those pre-tokenizer steps are refused.
+const PRE_SPLIT_STEPS: &str = "with Whitespace, Punctuation or Digits before the Metaspace, \
+                               the normalizer may be one Unicode form, Precompiled or \
+                               StripAccents and Lowercase steps, and Replace(Regex(\" {2,}\"), \
+                               \" \") with WhitespaceSplit or Whitespace, nothing else";
 
 /// Why `Strip(left, right)` is refused where it is.
 const STRIP_BOTH: &str = "Strip(left, right) first is supported before an optional Precompiled \

@@ -133,6 +133,7 @@ pub fn import_model_proto(bytes: &[u8]) -> Result<SpModel, SpImportError> {
         strip_sections: false,
         strips: Vec::new(),
         char_steps: Default::default(),
+        pre_split: None,
         normalizer: None,
         precompiled: false,
     };

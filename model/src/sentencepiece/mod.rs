@@ -120,6 +120,12 @@ pub struct SpModel {
     /// with sections that segment words apart. Stored as [`SpModel::unk_in_text`] is.
     #[serde(skip)]
     pub char_steps: crate::normalizer::CharSteps,
+    /// With [`SpSections::WhitespaceWords`]: a `tokenizer.json`'s pre-tokenizer steps before
+    /// its `Metaspace` (`Whitespace`, `Punctuation`, `Digits`, with or without
+    /// `WhitespaceSplit`) when they are not `WhitespaceSplit` alone; `None` for that. Stored as
+    /// [`SpModel::unk_in_text`] is.
+    #[serde(skip)]
+    pub pre_split: Option<picobpe::wordpiece::WordSplit>,
 }
 
 impl SpModel {
@@ -134,20 +140,25 @@ impl SpModel {
     /// [`SpModel::normalizer`]'s code ([`crate::normalizer::code`]), bit 5
     /// [`SpModel::precompiled`], bit 6 [`SpModel::collapse_spaces`], bits 7-10
     /// [`SpModel::char_steps`] ([`crate::normalizer::CharSteps::bits`]), bit 11
-    /// [`SpModel::strip_sections`]. A `u16` stored as a postcard varint: files written
-    /// before bit 7 existed read the same.
-    pub(crate) fn settings(&self) -> u16 {
-        u16::from(self.unk_in_text)
-            | u16::from(self.unk_per_char) << 1
-            | u16::from(crate::normalizer::code(self.normalizer)) << 2
-            | u16::from(self.precompiled) << 5
-            | u16::from(self.collapse_spaces) << 6
-            | u16::from(self.char_steps.bits()) << 7
-            | u16::from(self.strip_sections) << 11
+    /// [`SpModel::strip_sections`], bit 12 [`SpModel::pre_split`] set, bits 13-18 its
+    /// [`crate::wordpiece::split_code`]. A `u32` stored as a postcard varint: files written
+    /// before bit 7 (a `u8`) or bit 12 (a `u16`) existed read the same.
+    pub(crate) fn settings(&self) -> u32 {
+        let pre_split = self
+            .pre_split
+            .map_or(0, |s| 1 | u32::from(crate::wordpiece::split_code(s)) << 1);
+        u32::from(self.unk_in_text)
+            | u32::from(self.unk_per_char) << 1
+            | u32::from(crate::normalizer::code(self.normalizer)) << 2
+            | u32::from(self.precompiled) << 5
+            | u32::from(self.collapse_spaces) << 6
+            | u32::from(self.char_steps.bits()) << 7
+            | u32::from(self.strip_sections) << 11
+            | pre_split << 12
     }
 
     /// Set the settings [`SpModel::settings`] stores; `false` for unknown bits.
-    pub(crate) fn set_settings(&mut self, bits: u16) -> bool {
+    pub(crate) fn set_settings(&mut self, bits: u32) -> bool {
         self.unk_in_text = bits & 1 != 0;
         self.unk_per_char = bits & 2 != 0;
         self.precompiled = bits & 32 != 0;
@@ -161,7 +172,14 @@ impl SpModel {
             Some(steps) => self.char_steps = steps,
             None => return false,
         }
-        bits < 1 << 12
+        self.pre_split = None;
+        if bits & 1 << 12 != 0 {
+            match crate::wordpiece::split_from_code((bits >> 13 & 0x3F) as u8) {
+                Some(split) => self.pre_split = Some(split),
+                None => return false,
+            }
+        }
+        bits < 1 << 19
     }
 }
 
@@ -431,6 +449,11 @@ impl SpModel {
             || self.unk_per_char && self.unigram
             || self.collapse_spaces && self.remove_extra_whitespaces
             || self.strip_sections && !self.sections.splits_words()
+            || self.pre_split.is_some()
+                && (self.sections != SpSections::WhitespaceWords
+                    || self.collapse_spaces
+                    || self.strip_sections
+                    || self.remove_extra_whitespaces)
             || !self.strips.is_empty() && self.sections == SpSections::Inline
             || self.normalizer.is_some()
                 && (!self.sections.splits_words() || self.remove_extra_whitespaces)

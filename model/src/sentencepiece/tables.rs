@@ -46,6 +46,8 @@ pub struct SpTableData<'a> {
     pub precompiled: bool,
     /// Character steps ([`SpModel::char_steps`]).
     pub char_steps: crate::normalizer::CharSteps,
+    /// The pre-tokenizer steps before the `Metaspace` ([`SpModel::pre_split`]).
+    pub pre_split: Option<picobpe::wordpiece::WordSplit>,
     /// User-defined symbol ids.
     pub user_defined: Cow<'a, [u32]>,
     /// [`picobpe::SpTables::user_strips`]: per entry of `user_defined`, its strip bits
@@ -191,6 +193,7 @@ impl SpTableData<'static> {
             normalizer: model.normalizer,
             precompiled: model.precompiled,
             char_steps: model.char_steps,
+            pre_split: model.pre_split,
             user_defined: user_defined.into(),
             user_strips: user_strips.into(),
             add_dummy_prefix: model.add_dummy_prefix,
@@ -380,6 +383,7 @@ impl SpTableData<'_> {
             collapse_spaces: self.collapse_spaces,
             strip_sections: self.strip_sections,
             sections: self.sections,
+            pre_split: self.pre_split.map(picobpe::sentencepiece::PreSplit::new),
             split_words: self.split_words,
             cut_bytes: self.cut_bytes,
             algorithm: self.algorithm,

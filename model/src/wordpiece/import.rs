@@ -193,7 +193,7 @@ impl TemplateData {
 /// `WhitespaceSplit`, `Whitespace`, `Punctuation` (any behaviour but the two merged ones) and
 /// `Digits`, each at most once (see `picobpe::wordpiece::WordSplit` for why their order does
 /// not matter).
-fn word_split(steps: &[Part<PreTokenizer>]) -> Result<WordSplit, Refused> {
+pub(crate) fn word_split(steps: &[Part<PreTokenizer>]) -> Result<WordSplit, Refused> {
     let refuse = |why: &str| Err(bad_steps("pre_tokenizer", steps, why));
     const WHY: &str = "supported: BertPreTokenizer, or WhitespaceSplit or Whitespace, \
                        Punctuation (isolated, contiguous or removed) and Digits, each at most once";

@@ -3,7 +3,7 @@
 //! ([`WpTrainer`]), its exports to those formats, and its tables ([`WpTableData`]).
 
 mod export;
-mod import;
+pub(crate) mod import;
 mod tables;
 mod train;
 

@@ -766,5 +766,6 @@ fn tables_model(spec: &SpTrainer) -> SpModel {
         strip_sections: false,
         strips: Vec::new(),
         char_steps: Default::default(),
+        pre_split: None,
     }
 }
