@@ -28,7 +28,7 @@
 //!           strip_sections; bit 3 a pre-split byte follows), split_words
 //!           (bit 0) with the character steps (bits 1-4: quote pairs, StripAccents,
 //!           Lowercase, Lowercase first), sections
-//!           (the `Sections` variant index 0-6), algorithm (bits 0-1: 0 BPE, 1 Unigram as
+//!           (the `Sections` variant index 0-7), algorithm (bits 0-1: 0 BPE, 1 Unigram as
 //!           `sentencepiece` adds, 2 Unigram as `tokenizers` adds; bit 2 a character map;
 //!           bit 3 one `<unk>` per unknown character; bits 4-6 the Unicode normalizer, 0
 //!           none, 1 NFC, 2 NFD, 3 NFKC, 4 NFKD)
@@ -77,7 +77,7 @@ const KIND_SENTENCEPIECE: u8 = 1;
 const KIND_BYTE_PAIR_SETTINGS: u8 = 2;
 
 /// Where user-defined symbols are matched, by the code of the sections flag.
-const SECTIONS: [Sections; 7] = [
+const SECTIONS: [Sections; 8] = [
     Sections::Inline,
     Sections::EveryPiecePrefixed,
     Sections::FirstPiecePrefixed,
@@ -85,6 +85,7 @@ const SECTIONS: [Sections; 7] = [
     Sections::FirstPieceWords,
     Sections::UnmarkedPiecesWords,
     Sections::WhitespaceWords,
+    Sections::PreTokens,
 ];
 
 /// True when a tables blob holds SentencePiece tables (by its kind byte).
@@ -644,13 +645,21 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         let steps_placed = self.sections.splits_words()
             && !self.remove_extra_whitespaces
             && self.text_normalizer().is_some();
-        let split_placed = self.sections == Sections::WhitespaceWords
-            && !self.remove_extra_whitespaces
+        let split_placed = matches!(
+            self.sections,
+            Sections::WhitespaceWords | Sections::PreTokens
+        ) && !self.remove_extra_whitespaces
             && !self.collapse_spaces
             && !self.strip_sections;
-        if self.pre_split.is_some() && !split_placed {
+        let pre_tokens = self.sections == Sections::PreTokens;
+        let kept =
+            |s: picobpe::wordpiece::WordSplit| s.parts().0 == picobpe::wordpiece::Spaces::Kept;
+        if self.pre_split.is_some() && !split_placed
+            || pre_tokens && (self.add_dummy_prefix || self.pre_split.is_none_or(kept))
+        {
             return Err(bad(
-                "pre-tokenizer steps without whitespace-word sections, or with a whitespace rule"
+                "pre-tokenizer steps without whitespace-word or pre-token sections, or with a \
+                 whitespace rule; or pre-token sections without steps that remove whitespace"
                     .to_owned(),
             ));
         }

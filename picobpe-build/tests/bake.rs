@@ -345,7 +345,8 @@ fn baked_sentencepiece_tables_match_sentencepiece() {
     let proto = sp::SpSource::ModelProto;
     let json = sp::SpSource::TokenizerJson;
     // `tokenizer.json` files trained by `tokenizers`: pre-tokenizer steps before the
-    // `Metaspace`, and `Lowercase` after `NFKC` (their ids are `tokenizers`').
+    // `Metaspace` or without one (the quick tour's BPE), and `Lowercase` after `NFKC` (their
+    // ids are `tokenizers`').
     let made = [
         "split_edge",
         "fixtures",
@@ -360,6 +361,7 @@ fn baked_sentencepiece_tables_match_sentencepiece() {
         ("mistral-v1", proto, &all[..2]),
         ("ms-bpe-wsplit-punct-digits", json, &made[..3]),
         ("ms-unigram-nfkc-lower", json, &made[1..]),
+        ("ms-bpe-quicktour", json, &made[..3]),
     ] {
         let dir = temp_dir(&format!("sp-{name}"));
         let model_path = dir.join(format!("{name}.model"));

@@ -76,6 +76,10 @@ It (re)writes, under tests/fixtures/metaspace/:
                                        Digits (prepend scheme never), and WhitespaceSplit +
                                        Punctuation(contiguous) + Digits(individual) after NFKC,
                                        before a Metaspace that splits (PRE_SPLIT)
+    models/ms-bpe-quicktour, ms-unigram-wsplit-digits (.tokenizer.json)  no Metaspace and no
+                                       decoder: the BPE of tokenizers' quick tour (Whitespace,
+                                       [UNK]), and Unigram with WhitespaceSplit +
+                                       Digits(individual) after NFKC + Lowercase
     models/ms-xlmr.tokenizer.json      transformers' XLMRobertaConverter over
                                        tests/fixtures/sp_norm/models/nfkc-ug.model, `<mask>`
                                        registered with lstrip as XLMRobertaTokenizerFast does
@@ -180,11 +184,14 @@ DEBERTA = {"ms-deberta": "nfkc-ug"}
 # ("ms-xlmr-strips", made up to cover rstrip).
 XLMR = {"ms-xlmr": "nfkc-ug", "ms-xlmr-strips": "nfkc-ug"}
 # Pre-tokenizer steps before a Metaspace that splits, trained here: (model, the steps,
-# Metaspace's prepend scheme, normalizer or None).
+# Metaspace's prepend scheme or None for no Metaspace and no decoder, normalizer or None).
+# "ms-bpe-quicktour" is the BPE of tokenizers' quick tour (its trainer's special tokens too).
 PRE_SPLIT = {"ms-unigram-punct": ("unigram", "punct", "always", None),
              "ms-unigram-words": ("unigram", "whitespace", "always", None),
              "ms-unigram-digits-never": ("unigram", "digits", "never", None),
-             "ms-bpe-wsplit-punct-digits": ("bpe", "wsplit-punct-digits", "always", "NFKC")}
+             "ms-bpe-wsplit-punct-digits": ("bpe", "wsplit-punct-digits", "always", "NFKC"),
+             "ms-bpe-quicktour": ("quicktour", "whitespace", None, None),
+             "ms-unigram-wsplit-digits": ("unigram", "wsplit-digits", None, "NFKC-lower")}
 STEPS = {*STEPS_CONVERTED, "ms-albert-ws", "ms-unigram-lower", "ms-unigram-nfkc-lower",
          "ms-bpe-nfkc-lower"}
 PRECOMPILED_ALL = {*PRECOMPILED, "ms-t5-ws", "ms-t5-ws-cf", "ms-albert", "ms-xlnet",
@@ -318,7 +325,8 @@ def t5(lines: list[str], work: Path) -> str:
 
 def pre_split_model(lines: list[str], kind: str, steps: str, scheme: str,
                     norm: str | None) -> Tokenizer:
-    """A model trained here with pre-tokenizer `steps` before a `Metaspace` that splits."""
+    """A model trained here with pre-tokenizer `steps` before a `Metaspace` that splits (with
+    `scheme` None: no Metaspace and no decoder)."""
     parts = {
         "punct": [pre_tokenizers.Punctuation()],
         "whitespace": [pre_tokenizers.Whitespace()],
@@ -326,20 +334,32 @@ def pre_split_model(lines: list[str], kind: str, steps: str, scheme: str,
         "wsplit-punct-digits": [pre_tokenizers.WhitespaceSplit(),
                                 pre_tokenizers.Punctuation(behavior="contiguous"),
                                 pre_tokenizers.Digits(individual_digits=True)],
+        "wsplit-digits": [pre_tokenizers.WhitespaceSplit(),
+                          pre_tokenizers.Digits(individual_digits=True)],
     }[steps]
     if kind == "unigram":
         tok = Tokenizer(models.Unigram())
         trainer = trainers.UnigramTrainer(vocab_size=1500, special_tokens=SPECIALS,
                                           unk_token="<unk>", show_progress=False)
+    elif kind == "quicktour":
+        tok = Tokenizer(models.BPE(unk_token="[UNK]"))
+        trainer = trainers.BpeTrainer(
+            vocab_size=1500, show_progress=False,
+            special_tokens=["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"])
     else:
         tok = Tokenizer(models.BPE(unk_token="<unk>"))
         trainer = trainers.BpeTrainer(vocab_size=1500, special_tokens=SPECIALS,
                                       show_progress=False)
-    if norm:
+    if norm == "NFKC-lower":
+        tok.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
+    elif norm:
         tok.normalizer = getattr(normalizers, norm)()
-    tok.pre_tokenizer = pre_tokenizers.Sequence(
-        parts + [pre_tokenizers.Metaspace(prepend_scheme=scheme)])
-    tok.decoder = decoders.Metaspace(prepend_scheme=scheme)
+    if scheme is None:
+        tok.pre_tokenizer = parts[0] if len(parts) == 1 else pre_tokenizers.Sequence(parts)
+    else:
+        tok.pre_tokenizer = pre_tokenizers.Sequence(
+            parts + [pre_tokenizers.Metaspace(prepend_scheme=scheme)])
+        tok.decoder = decoders.Metaspace(prepend_scheme=scheme)
     tok.train_from_iterator(lines, trainer=trainer)
     return tok
 

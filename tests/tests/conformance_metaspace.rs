@@ -192,22 +192,24 @@ fn nfkc_then_lowercase() {
 
 /// Pre-tokenizer steps before a `Metaspace` that splits, as `tokenizers` trains with them:
 /// `Punctuation`, `Whitespace`, `Digits` (prepend scheme `never`), and `WhitespaceSplit` +
-/// `Punctuation(contiguous)` + `Digits(individual)` after `NFKC` (BPE). Every set, including
-/// `split_edge` (digits, punctuation and `▁` side by side), one-shot, resumed, streamed,
-/// cached and decoded; and through a model file with prebuilt tables.
+/// `Punctuation(contiguous)` + `Digits(individual)` after `NFKC` (BPE); and with no
+/// `Metaspace` and no decoder: the BPE of `tokenizers`' quick tour (`Whitespace`, `[UNK]`;
+/// decoded as tokens joined by spaces) and a Unigram with `WhitespaceSplit` + `Digits`. Every
+/// set, including `split_edge` (digits, punctuation and `▁` side by side), one-shot, resumed,
+/// streamed, cached and decoded; and through a model file with prebuilt tables.
 #[test]
-fn pre_tokenizer_steps_before_metaspace() {
-    for name in [
-        "ms-unigram-punct",
-        "ms-unigram-words",
-        "ms-unigram-digits-never",
-        "ms-bpe-wsplit-punct-digits",
+fn pre_tokenizer_steps() {
+    use picobpe_model::sentencepiece::SpSections;
+    for (name, sections) in [
+        ("ms-unigram-punct", SpSections::WhitespaceWords),
+        ("ms-unigram-words", SpSections::WhitespaceWords),
+        ("ms-unigram-digits-never", SpSections::WhitespaceWords),
+        ("ms-bpe-wsplit-punct-digits", SpSections::WhitespaceWords),
+        ("ms-bpe-quicktour", SpSections::PreTokens),
+        ("ms-unigram-wsplit-digits", SpSections::PreTokens),
     ] {
         let model = picobpe_tests::sp::model(name, SpSource::TokenizerJson);
-        assert_eq!(
-            model.sections,
-            picobpe_model::sentencepiece::SpSections::WhitespaceWords
-        );
+        assert_eq!(model.sections, sections, "{name}");
         assert!(model.pre_split.is_some(), "{name}");
         check_all_sets(name, SpSource::TokenizerJson);
         let tables = match picobpe_tests::through_model_file(name, |path| model.write(path)) {
@@ -447,6 +449,27 @@ fn refusals_name_the_setting() {
         r#""behavior":"MergedWithPrevious""#
     )
     .contains("Punctuation (isolated, contiguous or removed) and Digits, each at most once"));
+    // The same steps with no `Metaspace`: only with no decoder, and only steps that remove
+    // whitespace (a space left in a pre-token would need a rule of its own).
+    let quicktour = "ms-bpe-quicktour.tokenizer.json";
+    assert_eq!(
+        import(
+            quicktour,
+            r#""decoder":null"#,
+            r#""decoder":{"type":"Fuse"}"#
+        ),
+        "tokenizer.json decoder: {\"type\":\"Fuse\"}: with Whitespace, Punctuation or Digits \
+         and no Metaspace, no decoder is supported (tokens joined by spaces)"
+    );
+    assert_eq!(
+        import(
+            quicktour,
+            r#"{"type":"Whitespace"}"#,
+            r#"{"type":"Punctuation","behavior":"Isolated"}"#
+        ),
+        "tokenizer.json pre_tokenizer: without a Metaspace, the steps must remove whitespace \
+         (Whitespace or WhitespaceSplit among them)"
+    );
     assert!(import(
         "ms-albert.tokenizer.json",
         r#""split":true"#,

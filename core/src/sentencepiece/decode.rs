@@ -4,6 +4,8 @@
 //!   loses one leading `▁` (the dummy prefix) while nothing has been written yet or the
 //!   piece before it gave up such a `▁` (with `remove_extra_whitespaces`, every leading `▁`
 //!   goes while nothing has been written).
+//! - With [`SpTables::joins_pieces`] (a `tokenizer.json` with no decoder), as `tokenizers`
+//!   renders that: each piece as it is, a space between two.
 //! - With a `Metaspace` decoder (a `tokenizer.json` whose `Metaspace` prepends, see
 //!   [`SpTables::metaspace_decoder`]), as `tokenizers` 0.22 renders it instead: the first id's
 //!   piece loses every `▁`, and no other piece loses any.
@@ -53,6 +55,9 @@ impl<'t> SpTokenizer<'t> {
         out: &mut [u8],
     ) -> Result<usize, DecodeError> {
         let t = self.tables();
+        if t.joins_pieces() {
+            return decode_joined(t, ids, from, out);
+        }
         let mut state = State {
             bos: true,
             wrote: false,
@@ -126,6 +131,44 @@ impl<'t> SpTokenizer<'t> {
         }
         Ok(written)
     }
+}
+
+/// [`SpTokenizer::decode_from`] for tables that join pieces ([`SpTables::joins_pieces`]):
+/// each piece as it is, a space before each but the first id's. Nothing before `from`
+/// changes what an id writes, so a call may resume at any id.
+fn decode_joined(
+    t: &SpTables<'_>,
+    ids: &[u32],
+    from: usize,
+    out: &mut [u8],
+) -> Result<usize, DecodeError> {
+    let mut written = 0usize;
+    for (i, &id) in ids.iter().enumerate().skip(from) {
+        let Some(piece) = t.piece_bytes(id).filter(|_| t.kind(id).is_some()) else {
+            return Err(DecodeError::UnknownId {
+                position: i,
+                id,
+                written,
+            });
+        };
+        let space: &[u8] = if i > 0 { b" " } else { b"" };
+        let dst = out.get_mut(written..).unwrap_or(&mut []);
+        let fits = dst.len() >= space.len() + piece.len();
+        match (fits, dst.split_at_mut_checked(space.len())) {
+            (true, Some((head, tail))) => {
+                slice_ops::copy(head, space);
+                slice_ops::copy(tail, piece);
+                written += space.len() + piece.len();
+            }
+            _ => {
+                return Err(DecodeError::OutputFull {
+                    consumed: i,
+                    written,
+                })
+            }
+        }
+    }
+    Ok(written)
 }
 
 /// A non-byte piece's text, how many of its leading bytes are dropped, and whether it gave up
@@ -260,6 +303,16 @@ impl SpDecodeState {
         let Some(piece) = t.piece_bytes(id).filter(|_| kind.is_some()) else {
             return Err(unknown(id));
         };
+        if t.joins_pieces() {
+            // Each piece as it is, a space before each but the first.
+            let space: &[u8] = if self.state.seen { b" " } else { b"" };
+            if pending.len() + space.len() + piece.len() > N {
+                return Err(no_room());
+            }
+            self.state.seen = true;
+            let _ = pending.extend_from_slice(space);
+            return append(pending, piece);
+        }
         let held = 3 * self.bytes.len();
         if kind == Some(PieceKind::Byte) {
             // Room for what the held bytes and this one can become: up to four U+FFFD.

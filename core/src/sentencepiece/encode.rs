@@ -691,7 +691,10 @@ impl<'t> SpTokenizer<'t> {
         cursor: &mut Cursor,
         cache: &mut [CacheEntry],
     ) -> Result<(usize, usize), EncodeError> {
-        if self.tables.sections == Sections::WhitespaceWords {
+        if matches!(
+            self.tables.sections,
+            Sections::WhitespaceWords | Sections::PreTokens
+        ) {
             if let Some(pre) = self.tables.pre_split {
                 return self.pre_split_words(pre, span, out, written, cursor, cache);
             }
@@ -881,7 +884,10 @@ impl<'t> SpTokenizer<'t> {
         let mut cells = [0u32; M];
         let t = self.tables;
         let restart = t.sections.splits_words();
-        let split = if restart {
+        let split = if t.sections == Sections::PreTokens {
+            // A pre-token is one word: no `Metaspace` splits it.
+            WordEnd::Span
+        } else if restart {
             WordEnd::EveryMark
         } else if t.split_words {
             WordEnd::AfterOther

@@ -113,6 +113,12 @@ pub enum Sections {
     /// its own. With [`SpTables::pre_split`], the words are the pre-tokens of its steps
     /// (`Whitespace`, `Punctuation`, `Digits` before the `Metaspace`) instead.
     WhitespaceWords,
+    /// Pre-tokenizer steps that remove whitespace and no `Metaspace` (`tokenizers`' quick-tour
+    /// BPE: `Whitespace`): cut at user-defined symbols, then each pre-token of
+    /// [`SpTables::pre_split`] is one word, segmented on its own as it is (no `▁` anywhere;
+    /// a `▁` in the text is an ordinary character). Decoded as `tokenizers` decodes without a
+    /// decoder: the pieces as they are, joined by spaces.
+    PreTokens,
 }
 
 /// The steps of a `tokenizer.json` pre-tokenizer `Sequence` before a `Metaspace` that splits:
@@ -173,7 +179,10 @@ impl Sections {
     pub fn splits_words(self) -> bool {
         matches!(
             self,
-            Sections::FirstPieceWords | Sections::UnmarkedPiecesWords | Sections::WhitespaceWords
+            Sections::FirstPieceWords
+                | Sections::UnmarkedPiecesWords
+                | Sections::WhitespaceWords
+                | Sections::PreTokens
         )
     }
 }
@@ -327,7 +336,8 @@ pub struct SpTables<'a> {
     /// Where user-defined symbols are matched and where the dummy prefix goes.
     pub sections: Sections,
     /// With [`Sections::WhitespaceWords`]: the pre-tokenizer steps before the `Metaspace`,
-    /// when they are not `WhitespaceSplit` alone (`None`: `WhitespaceSplit`).
+    /// when they are not `WhitespaceSplit` alone (`None`: `WhitespaceSplit`); with
+    /// [`Sections::PreTokens`], the pre-tokenizer.
     pub pre_split: Option<PreSplit>,
     /// No mergeable piece holds a character other than `▁` followed by `▁`, so no merge
     /// crosses the start of a word (a `▁` after another character) and words are encoded one
@@ -372,6 +382,13 @@ impl<'a> SpTables<'a> {
                     | Sections::UnmarkedPiecesWords
                     | Sections::WhitespaceWords
             )
+    }
+
+    /// True when ids decode as `tokenizers` decodes without a decoder: each piece as it is, a
+    /// space between two ([`Sections::PreTokens`]).
+    #[inline]
+    pub fn joins_pieces(&self) -> bool {
+        self.sections == Sections::PreTokens
     }
 
     /// True when a space right after a space of the same piece of text is dropped

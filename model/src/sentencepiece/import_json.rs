@@ -277,20 +277,40 @@ fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
     {
         return Err(bad("normalizer", STRIP_BOTH));
     }
+    let splits = |p: &Option<&PreTokenizer>| {
+        matches!(
+            p,
+            Some(
+                PreTokenizer::WhitespaceSplit
+                    | PreTokenizer::Whitespace
+                    | PreTokenizer::Punctuation { .. }
+                    | PreTokenizer::Digits { .. }
+            )
+        )
+    };
+    // No `Metaspace`: steps that remove whitespace, each pre-token a word as it is, and no
+    // decoder (`tokenizers`' quick-tour BPE, `Whitespace`).
+    if !pre.is_empty() && pre.iter().all(splits) {
+        let split = crate::wordpiece::import::word_split(&file.pre_tokenizer)?;
+        if split.parts().0 == Spaces::Kept {
+            return Err(bad("pre_tokenizer", PRE_TOKENS_SPACES));
+        }
+        if !file.decoder.is_empty() {
+            let raw = file.decoder.iter().map(|s| s.raw.to_string());
+            let raw = raw.collect::<Vec<_>>().join(" + ");
+            return Err(bad("decoder", format!("{raw}: {PRE_TOKENS_DECODER}")));
+        }
+        if !steps.is_empty() && steps != ["squeeze"] {
+            return Err(bad("normalizer", PRE_SPLIT_STEPS));
+        }
+        return Ok(Shape {
+            pre_split: Some(split),
+            ..shape(unicode, false, false, SpSections::PreTokens)
+        });
+    }
     // Other pre-tokenizer steps before a `Metaspace`: `Whitespace`, `Punctuation`, `Digits`
     // (and `WhitespaceSplit` with them), as the WordPiece family reads them.
     if let Some((Some(PreTokenizer::Metaspace(m)), before)) = pre.split_last() {
-        let splits = |p: &Option<&PreTokenizer>| {
-            matches!(
-                p,
-                Some(
-                    PreTokenizer::WhitespaceSplit
-                        | PreTokenizer::Whitespace
-                        | PreTokenizer::Punctuation { .. }
-                        | PreTokenizer::Digits { .. }
-                )
-            )
-        };
         let wsplit_alone = matches!(before, [Some(PreTokenizer::WhitespaceSplit)]);
         if !before.is_empty() && !wsplit_alone && before.iter().all(splits) {
             let steps_part = &file.pre_tokenizer[..before.len()];
@@ -365,7 +385,7 @@ fn normalizer(file: &TokenizerJson) -> Result<Shape, Refused> {
             let raw = raw.collect::<Vec<_>>().join(" + ");
             let what = format!(
                 "{raw} is not supported (none, one Metaspace, or WhitespaceSplit, Whitespace, \
-                 Punctuation and Digits before a Metaspace is)"
+                 Punctuation and Digits with or without a Metaspace after them is)"
             );
             Err(bad("pre_tokenizer", what))
         }
@@ -398,6 +418,14 @@ const WHITESPACE_METASPACE: &str = "WhitespaceSplit + Metaspace is supported wit
 /// Why a `Metaspace` after other pre-tokenizer steps is refused.
 const PRE_SPLIT_METASPACE: &str = "Whitespace, Punctuation and Digits are supported before a \
                                    Metaspace that splits, prepend_scheme \"always\" or \"never\"";
+
+/// Why pre-tokenizer steps without a `Metaspace` that keep whitespace are refused.
+const PRE_TOKENS_SPACES: &str = "without a Metaspace, the steps must remove whitespace \
+                                 (Whitespace or WhitespaceSplit among them)";
+
+/// Why a decoder is refused with pre-tokenizer steps and no `Metaspace`.
+const PRE_TOKENS_DECODER: &str = "with Whitespace, Punctuation or Digits and no Metaspace, no \
+                                  decoder is supported (tokens joined by spaces)";
 
 /// Why normalizer steps before those pre-tokenizer steps are refused.
 const PRE_SPLIT_STEPS: &str = "with Whitespace, Punctuation or Digits before the Metaspace, \

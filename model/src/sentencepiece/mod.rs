@@ -449,9 +449,17 @@ impl SpModel {
             || self.unk_per_char && self.unigram
             || self.collapse_spaces && self.remove_extra_whitespaces
             || self.strip_sections && !self.sections.splits_words()
+            || self.sections == SpSections::PreTokens
+                && (self.add_dummy_prefix
+                    || self.byte_fallback
+                    || self
+                        .pre_split
+                        .is_none_or(|s| s.parts().0 == picobpe::wordpiece::Spaces::Kept))
             || self.pre_split.is_some()
-                && (self.sections != SpSections::WhitespaceWords
-                    || self.collapse_spaces
+                && (!matches!(
+                    self.sections,
+                    SpSections::WhitespaceWords | SpSections::PreTokens
+                ) || self.collapse_spaces
                     || self.strip_sections
                     || self.remove_extra_whitespaces)
             || !self.strips.is_empty() && self.sections == SpSections::Inline
