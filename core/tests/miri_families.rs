@@ -69,6 +69,7 @@ fn sp_model(normal: &[(&str, f32)], user: &[&str], byte_fallback: bool, unigram:
         strips: Vec::new(),
         char_steps: Default::default(),
         pre_split: None,
+        joins_pieces: false,
     }
 }
 

@@ -634,5 +634,6 @@ fn structured_sp(mut p: Params<'_>) -> SpModel {
         // Never on the sections drawn here: refused.
         pre_split: picobpe_model::wordpiece::split_from_code(p.byte())
             .filter(|_| tokenizers && settings & 16 != 0),
+        joins_pieces: tokenizers && flags & 1 != 0,
     }
 }

@@ -510,6 +510,7 @@ pub fn borrow_tables<'a>(data: &'a SpTableData<'_>) -> SpTables<'a> {
         strip_sections: data.strip_sections,
         sections: data.sections,
         pre_split: data.pre_split.map(picobpe::sentencepiece::PreSplit::new),
+        joins_pieces: data.joins_pieces,
         split_words: data.split_words,
         cut_bytes: data.cut_bytes,
         algorithm: data.algorithm,

@@ -281,7 +281,7 @@ fn refused_models_name_the_cause_and_write_nothing() {
             "--tokenizer-json",
             "refused/bytelevel-pretok.tokenizer.json",
             "is not supported (none, one Metaspace, or WhitespaceSplit, Whitespace, Punctuation \
-             and Digits before a Metaspace is)",
+             and Digits with or without a Metaspace after them is)",
         ),
         (
             "--tokenizer-json",

@@ -25,7 +25,7 @@
 //!
 //! ```text
 //! u8 × 5    add_dummy_prefix, remove_extra_whitespaces (1; 2 collapse_spaces; bit 2
-//!           strip_sections; bit 3 a pre-split byte follows), split_words
+//!           strip_sections; bit 3 a pre-split byte follows; bit 4 joins_pieces), split_words
 //!           (bit 0) with the character steps (bits 1-4: quote pairs, StripAccents,
 //!           Lowercase, Lowercase first), sections
 //!           (the `Sections` variant index 0-7), algorithm (bits 0-1: 0 BPE, 1 Unigram as
@@ -478,11 +478,12 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         let mut flags = [
             u8::from(self.add_dummy_prefix),
             // 1: remove_extra_whitespaces; 2: collapse_spaces; bit 2: strip_sections; bit 3:
-            // a pre-split byte follows the flags.
+            // a pre-split byte follows the flags; bit 4: joins_pieces.
             u8::from(self.remove_extra_whitespaces)
                 | u8::from(self.collapse_spaces) << 1
                 | u8::from(self.strip_sections) << 2
-                | u8::from(self.pre_split.is_some()) << 3,
+                | u8::from(self.pre_split.is_some()) << 3
+                | u8::from(self.joins_pieces) << 4,
             // Bit 0: split_words; bits 1-4: the character steps.
             u8::from(self.split_words) | self.char_steps.bits() << 1,
             sections as u8,
@@ -494,7 +495,7 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         let char_steps = crate::normalizer::CharSteps::from_bits(flags[2] >> 1);
         if flags[0] > 1
             || flags[1] & 3 > 2
-            || flags[1] > 15
+            || flags[1] > 31
             || char_steps.is_none()
             || usize::from(flags[3]) >= SECTIONS.len()
             || flags[4] & 3 > 2
@@ -511,6 +512,7 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         self.remove_extra_whitespaces = flags[1] & 3 == 1;
         self.collapse_spaces = flags[1] & 3 == 2;
         self.strip_sections = flags[1] & 4 != 0;
+        self.joins_pieces = flags[1] & 16 != 0;
         if flags[1] & 8 != 0 {
             // The pre-tokenizer steps ([`crate::wordpiece::split_code`]).
             let mut code = self.pre_split.map_or(0, crate::wordpiece::split_code);
@@ -655,7 +657,8 @@ impl<'a> Blob<'a> for SpTableData<'a> {
         let kept =
             |s: picobpe::wordpiece::WordSplit| s.parts().0 == picobpe::wordpiece::Spaces::Kept;
         if self.pre_split.is_some() && !split_placed
-            || pre_tokens && (self.add_dummy_prefix || self.pre_split.is_none_or(kept))
+            || pre_tokens
+                && (self.add_dummy_prefix || !self.joins_pieces || self.pre_split.is_none_or(kept))
         {
             return Err(bad(
                 "pre-tokenizer steps without whitespace-word or pre-token sections, or with a \

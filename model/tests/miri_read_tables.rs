@@ -92,6 +92,7 @@ fn sentencepiece() -> SpModel {
         strips: Vec::new(),
         char_steps: Default::default(),
         pre_split: None,
+        joins_pieces: false,
     }
 }
 

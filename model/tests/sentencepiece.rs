@@ -74,6 +74,7 @@ fn tiny() -> SpModel {
         strips: Vec::new(),
         char_steps: Default::default(),
         pre_split: None,
+        joins_pieces: false,
     }
 }
 
@@ -467,7 +468,7 @@ fn tokenizer_json_refusals_name_the_cause() {
             && text.contains("\"type\":\"ByteLevel\"")
             && text.ends_with(
                 "is not supported (none, one Metaspace, or WhitespaceSplit, Whitespace, \
-                 Punctuation and Digits before a Metaspace is)"
+                 Punctuation and Digits with or without a Metaspace after them is)"
             ),
         "{text}"
     );
@@ -556,6 +557,7 @@ fn a_zero_score_merges_before_a_negative_zero() {
         strips: Vec::new(),
         char_steps: Default::default(),
         pre_split: None,
+        joins_pieces: false,
     };
     for ((ab, bc), want) in [((-0.0, 0.0), [2, 6]), ((0.0, -0.0), [5, 4])] {
         let tables = SpTableData::new(&model(ab, bc)).unwrap().to_tables();

@@ -287,9 +287,14 @@ fn sentencepiece_tables_load_as_built_and_damage_is_named() {
     assert_eq!(std::fs::read(&path).unwrap(), v3);
     std::fs::remove_file(&path).unwrap();
 
-    // Damage with the checksum recomputed: flags (sections 7: no such variant), kinds' length, tables of another model.
+    // Damage with the checksum recomputed: flags (sections 8: no such variant; 7, pre-tokens,
+    // without the steps they need), kinds' length, tables of another model.
     let edit = |f: &dyn Fn(&mut Vec<u8>, usize)| with_edit(v3.clone(), f);
-    assert_bad_tables(&edit(&|b, blob| b[blob + 4] = 7), "unknown flag values");
+    assert_bad_tables(&edit(&|b, blob| b[blob + 4] = 8), "unknown flag values");
+    assert_bad_tables(
+        &edit(&|b, blob| b[blob + 4] = 7),
+        "pre-token sections without steps that remove whitespace",
+    );
     // Byte-level tables' kind beside a SentencePiece model: refused by both readers (the
     // model reader expects SentencePiece tables; the tables reader then reads a byte-level
     // blob that does not parse).

@@ -177,6 +177,7 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
          strip_sections: {},\n    \
          sections: ::picobpe::sentencepiece::Sections::{sections},\n    \
          pre_split: {pre_split},\n    \
+         joins_pieces: {},\n    \
          split_words: {},\n    \
          cut_bytes: [{:#x}, {:#x}],\n    \
          algorithm: ::picobpe::sentencepiece::SpAlgorithm::{algorithm},\n    \
@@ -197,6 +198,7 @@ pub fn generate_sp(data: &SpTableData, model_name: &str, token_bytes: &Path) -> 
         data.remove_extra_whitespaces,
         data.collapse_spaces,
         data.strip_sections,
+        data.joins_pieces,
         data.split_words,
         data.cut_bytes[0],
         data.cut_bytes[1],

@@ -76,6 +76,10 @@ It (re)writes, under tests/fixtures/metaspace/:
                                        Digits (prepend scheme never), and WhitespaceSplit +
                                        Punctuation(contiguous) + Digits(individual) after NFKC,
                                        before a Metaspace that splits (PRE_SPLIT)
+    models/ms-unigram-nodec, ms-sp4096-nodec (.tokenizer.json)  ms-unigram's file and
+                                       tests/fixtures/sentencepiece/models/sp4096.tokenizer.json
+                                       (Prepend + Replace, byte fallback) with no decoder: ids
+                                       decode as the pieces joined by spaces
     models/ms-bpe-quicktour, ms-unigram-wsplit-digits (.tokenizer.json)  no Metaspace and no
                                        decoder: the BPE of tokenizers' quick tour (Whitespace,
                                        [UNK]), and Unigram with WhitespaceSplit +
@@ -192,6 +196,10 @@ PRE_SPLIT = {"ms-unigram-punct": ("unigram", "punct", "always", None),
              "ms-bpe-wsplit-punct-digits": ("bpe", "wsplit-punct-digits", "always", "NFKC"),
              "ms-bpe-quicktour": ("quicktour", "whitespace", None, None),
              "ms-unigram-wsplit-digits": ("unigram", "wsplit-digits", None, "NFKC-lower")}
+# Files with their decoder removed (tokenizers then decodes the pieces joined by spaces):
+# stem -> the file it is made from.
+NO_DECODER = {"ms-unigram-nodec": "metaspace/models/ms-unigram.tokenizer.json",
+              "ms-sp4096-nodec": "sentencepiece/models/sp4096.tokenizer.json"}
 STEPS = {*STEPS_CONVERTED, "ms-albert-ws", "ms-unigram-lower", "ms-unigram-nfkc-lower",
          "ms-bpe-nfkc-lower"}
 PRECOMPILED_ALL = {*PRECOMPILED, "ms-t5-ws", "ms-t5-ws-cf", "ms-albert", "ms-xlnet",
@@ -505,6 +513,11 @@ def main() -> None:
         sp_bpe.train_from_iterator(lines, vocab_size=1500, special_tokens=SPECIALS,
                                    show_progress=False)
         files["ms-bpe-nfkc-lower"] = sp_bpe.to_str()
+    for stem, source in NO_DECODER.items():
+        if wanted(stem):
+            js = json.loads((FIXTURES / source).read_text(encoding="utf-8"))
+            js["decoder"] = None
+            files[stem] = json.dumps(js, ensure_ascii=False)
     for stem, (kind, steps, scheme, norm) in PRE_SPLIT.items():
         if wanted(stem):
             files[stem] = pre_split_model(lines, kind, steps, scheme, norm).to_str()

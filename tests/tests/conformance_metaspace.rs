@@ -224,6 +224,23 @@ fn pre_tokenizer_steps() {
     }
 }
 
+/// A file with no decoder: `tokenizers` decodes the pieces as they are, joined by spaces
+/// (`▁` and `<0xHH>` byte pieces included). `ms-unigram`'s file (a `Metaspace`) and sp4096's
+/// (`Prepend` + `Replace`, byte fallback) with their decoder removed.
+#[test]
+fn no_decoder_joins_pieces() {
+    for name in ["ms-unigram-nodec", "ms-sp4096-nodec"] {
+        let model = picobpe_tests::sp::model(name, SpSource::TokenizerJson);
+        assert!(model.joins_pieces, "{name}");
+        check_all_sets(name, SpSource::TokenizerJson);
+        let tables = match picobpe_tests::through_model_file(name, |path| model.write(path)) {
+            picobpe_model::LiveTables::SentencePiece(t) => t,
+            other => panic!("loaded as {other:?}"),
+        };
+        assert!(tables.joins_pieces, "{name}");
+    }
+}
+
 /// The new sections survive a model file with prebuilt tables (format version 3), which the
 /// CLI maps back: the same ids.
 #[test]
@@ -449,6 +466,13 @@ fn refusals_name_the_setting() {
         r#""behavior":"MergedWithPrevious""#
     )
     .contains("Punctuation (isolated, contiguous or removed) and Digits, each at most once"));
+    // A decoder that renders the ids otherwise than the model's shape decodes them.
+    assert!(import(
+        "ms-unigram.tokenizer.json",
+        r#""decoder":{"type":"Metaspace""#,
+        r#""decoder":{"type":"ByteLevel"},"x":{"type":"Metaspace""#
+    )
+    .starts_with("tokenizer.json decoder: {\"type\":\"ByteLevel\"}: not supported"));
     // The same steps with no `Metaspace`: only with no decoder, and only steps that remove
     // whitespace (a space left in a pre-token would need a rule of its own).
     let quicktour = "ms-bpe-quicktour.tokenizer.json";

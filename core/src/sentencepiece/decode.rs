@@ -55,7 +55,7 @@ impl<'t> SpTokenizer<'t> {
         out: &mut [u8],
     ) -> Result<usize, DecodeError> {
         let t = self.tables();
-        if t.joins_pieces() {
+        if t.joins_pieces {
             return decode_joined(t, ids, from, out);
         }
         let mut state = State {
@@ -303,7 +303,7 @@ impl SpDecodeState {
         let Some(piece) = t.piece_bytes(id).filter(|_| kind.is_some()) else {
             return Err(unknown(id));
         };
-        if t.joins_pieces() {
+        if t.joins_pieces {
             // Each piece as it is, a space before each but the first.
             let space: &[u8] = if self.state.seen { b" " } else { b"" };
             if pending.len() + space.len() + piece.len() > N {

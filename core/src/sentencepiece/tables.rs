@@ -116,8 +116,8 @@ pub enum Sections {
     /// Pre-tokenizer steps that remove whitespace and no `Metaspace` (`tokenizers`' quick-tour
     /// BPE: `Whitespace`): cut at user-defined symbols, then each pre-token of
     /// [`SpTables::pre_split`] is one word, segmented on its own as it is (no `▁` anywhere;
-    /// a `▁` in the text is an ordinary character). Decoded as `tokenizers` decodes without a
-    /// decoder: the pieces as they are, joined by spaces.
+    /// a `▁` in the text is an ordinary character). Such a file has no decoder
+    /// ([`SpTables::joins_pieces`]).
     PreTokens,
 }
 
@@ -339,6 +339,9 @@ pub struct SpTables<'a> {
     /// when they are not `WhitespaceSplit` alone (`None`: `WhitespaceSplit`); with
     /// [`Sections::PreTokens`], the pre-tokenizer.
     pub pre_split: Option<PreSplit>,
+    /// Ids decode as `tokenizers` decodes a `tokenizer.json` with no decoder: each piece as it
+    /// is (`▁` and `<0xHH>` included), a space between two.
+    pub joins_pieces: bool,
     /// No mergeable piece holds a character other than `▁` followed by `▁`, so no merge
     /// crosses the start of a word (a `▁` after another character) and words are encoded one
     /// at a time. When false, the whole text is one word.
@@ -382,13 +385,6 @@ impl<'a> SpTables<'a> {
                     | Sections::UnmarkedPiecesWords
                     | Sections::WhitespaceWords
             )
-    }
-
-    /// True when ids decode as `tokenizers` decodes without a decoder: each piece as it is, a
-    /// space between two ([`Sections::PreTokens`]).
-    #[inline]
-    pub fn joins_pieces(&self) -> bool {
-        self.sections == Sections::PreTokens
     }
 
     /// True when a space right after a space of the same piece of text is dropped

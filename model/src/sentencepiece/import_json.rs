@@ -102,6 +102,8 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
         char_steps,
         pre_split,
     } = normalizer(file)?;
+    let byte_texts = !byte_fallback && pieces.iter().any(|p| byte_piece_value(p).is_some());
+    let joins_pieces = decoder_joins(file, add_dummy_prefix, byte_texts, byte_fallback)?;
     // Added tokens that take the whitespace beside them (`lstrip`, `rstrip`) keep it.
     let (added, strips) = file.added_tokens().map_err(|e| bad("added_tokens", e))?;
     for (content, id) in &added {
@@ -150,6 +152,7 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<SpModel, SpImportEr
         strips,
         char_steps,
         pre_split,
+        joins_pieces,
     };
     model.validate().map_err(SpImportError::Invalid)?;
     Ok(model)
@@ -493,6 +496,94 @@ pub(crate) fn char_chain(steps: &[&str]) -> Option<(CharSteps, Option<UnicodeFor
     Some((chain, form, precompiled, i + usize::from(precompiled)))
 }
 
+/// A `Metaspace`'s prepend scheme as `tokenizers` reads it (an old file's
+/// `add_prefix_space: true` is `always`; one that contradicts `prepend_scheme` is an error),
+/// refused at `at` unless its replacement is `▁`.
+fn prepend_scheme<'m>(m: &'m Metaspace, at: &'static str) -> Result<&'m str, Refused> {
+    if m.replacement != "\u{2581}" {
+        let what = format!("Metaspace replacement {:?} is not \"▁\"", m.replacement);
+        return Err(bad(at, what));
+    }
+    match (m.prepend_scheme.as_deref(), m.add_prefix_space) {
+        (None, None | Some(true)) => Ok("always"),
+        (Some(s), None) => Ok(s),
+        (Some("never"), Some(false)) => Ok("never"),
+        (Some(s @ ("always" | "first")), Some(true)) => Ok(s),
+        (s, a) => Err(bad(
+            at,
+            format!("Metaspace prepend_scheme {s:?} with add_prefix_space {a:?}"),
+        )),
+    }
+}
+
+/// True when the file has no decoder (`tokenizers` then joins the pieces with spaces:
+/// [`SpModel::joins_pieces`]); false for the decoder the model's shape decodes by: a
+/// `Metaspace` with the pre-tokenizer's prepend scheme after a `Metaspace` pre-tokenizer, or
+/// `LlamaConverter`'s `Sequence[Replace("▁", " "), ByteFallback, Fuse, Strip(" ", 1, 0)]`
+/// after its `Prepend("▁")` (without the `Strip` when there is no `Prepend`). Any other
+/// decoder is refused: the ids would decode to other text. `byte_texts`: some piece that is
+/// not a byte piece reads `<0xHH>` (which `ByteFallback` would turn into its byte);
+/// `byte_fallback`: the model has byte pieces (which a `Metaspace` decoder leaves as text).
+fn decoder_joins(
+    file: &TokenizerJson,
+    add_dummy_prefix: bool,
+    byte_texts: bool,
+    byte_fallback: bool,
+) -> Result<bool, Refused> {
+    let steps = &file.decoder;
+    if steps.is_empty() {
+        return Ok(true);
+    }
+    let refuse = |why: &str| {
+        let raw = steps.iter().map(|s| s.raw.to_string());
+        let raw = raw.collect::<Vec<_>>().join(" + ");
+        Err(bad("decoder", format!("{raw}: {why}")))
+    };
+    let pre = known(&file.pre_tokenizer);
+    if let Some(Some(PreTokenizer::Metaspace(m))) = pre.last() {
+        let want = prepend_scheme(m, "pre_tokenizer")?;
+        let decoder = match &steps[..] {
+            [step] if step.kind() == "Metaspace" => {
+                serde_json::from_value::<Metaspace>(step.raw.clone()).ok()
+            }
+            _ => None,
+        };
+        if byte_fallback {
+            return refuse("a Metaspace decoder leaves byte pieces as <0xHH> text: not supported");
+        }
+        return match decoder {
+            Some(d) if prepend_scheme(&d, "decoder")? == want => Ok(false),
+            _ => refuse(
+                "not supported (after a Metaspace pre-tokenizer: a Metaspace decoder with \
+                 its prepend scheme, or none)",
+            ),
+        };
+    }
+    let kinds: Vec<&str> = steps.iter().map(|s| s.kind()).collect();
+    let field = |i: usize, name: &str| steps.get(i).and_then(|s| s.raw.get(name)).cloned();
+    let replace = field(0, "pattern") == Some(serde_json::json!({"String": "\u{2581}"}))
+        && field(0, "content") == Some(serde_json::json!(" "));
+    let strip = field(3, "content") == Some(serde_json::json!(" "))
+        && field(3, "start") == Some(serde_json::json!(1))
+        && field(3, "stop") == Some(serde_json::json!(0));
+    let shape = match kinds[..] {
+        ["Replace", "ByteFallback", "Fuse", "Strip"] => add_dummy_prefix && strip,
+        ["Replace", "ByteFallback", "Fuse"] => !add_dummy_prefix,
+        _ => false,
+    };
+    if !(replace && shape) {
+        return refuse(
+            "not supported (after Prepend(\"▁\") + Replace(\" \", \"▁\"): \
+             Sequence[Replace(\"▁\", \" \"), ByteFallback, Fuse, Strip(\" \", 1, 0)], without \
+             the Strip after Replace alone; or none)",
+        );
+    }
+    if byte_texts {
+        return refuse("ByteFallback would turn a piece that is not a byte piece into a byte");
+    }
+    Ok(false)
+}
+
 /// Why a `Precompiled` normalizer is refused where it is.
 const PRECOMPILED_SPLIT: &str = "Precompiled is supported first, before a Metaspace that splits \
                                  (alone, or with Strip(right) + Replace(Regex(\" {2,}\"), \"▁\")) \
@@ -566,26 +657,8 @@ pub(crate) fn normalizer_step(step: &Part<Normalizer>) -> &'static str {
 
 /// A `Metaspace` pre-tokenizer as `(add_dummy_prefix, sections)`.
 fn metaspace(m: &Metaspace) -> Result<(bool, SpSections), Refused> {
+    let scheme = prepend_scheme(m, "pre_tokenizer")?;
     let bad = |what: String| bad("pre_tokenizer", what);
-    if m.replacement != "\u{2581}" {
-        return Err(bad(format!(
-            "Metaspace replacement {:?} is not \"▁\"",
-            m.replacement
-        )));
-    }
-    // As `tokenizers` reads it: an old file's `add_prefix_space: true` is `always`, and one
-    // that contradicts `prepend_scheme` is an error.
-    let scheme = match (m.prepend_scheme.as_deref(), m.add_prefix_space) {
-        (None, None | Some(true)) => "always",
-        (Some(s), None) => s,
-        (Some("never"), Some(false)) => "never",
-        (Some(s @ ("always" | "first")), Some(true)) => s,
-        (s, a) => {
-            return Err(bad(format!(
-                "Metaspace prepend_scheme {s:?} with add_prefix_space {a:?}"
-            )))
-        }
-    };
     let split = m.split.unwrap_or(true);
     match (scheme, split) {
         ("always", false) => Ok((true, SpSections::UnmarkedPiecesPrefixed)),

@@ -134,6 +134,7 @@ pub fn import_model_proto(bytes: &[u8]) -> Result<SpModel, SpImportError> {
         strips: Vec::new(),
         char_steps: Default::default(),
         pre_split: None,
+        joins_pieces: false,
         normalizer: None,
         precompiled: false,
     };

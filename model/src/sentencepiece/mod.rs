@@ -126,6 +126,11 @@ pub struct SpModel {
     /// [`SpModel::unk_in_text`] is.
     #[serde(skip)]
     pub pre_split: Option<picobpe::wordpiece::WordSplit>,
+    /// Ids decode as `tokenizers` decodes a `tokenizer.json` with no decoder: each piece as it
+    /// is, a space between two (always with [`SpSections::PreTokens`]). Stored as
+    /// [`SpModel::unk_in_text`] is.
+    #[serde(skip)]
+    pub joins_pieces: bool,
 }
 
 impl SpModel {
@@ -141,7 +146,7 @@ impl SpModel {
     /// [`SpModel::precompiled`], bit 6 [`SpModel::collapse_spaces`], bits 7-10
     /// [`SpModel::char_steps`] ([`crate::normalizer::CharSteps::bits`]), bit 11
     /// [`SpModel::strip_sections`], bit 12 [`SpModel::pre_split`] set, bits 13-18 its
-    /// [`crate::wordpiece::split_code`]. A `u32` stored as a postcard varint: files written
+    /// [`crate::wordpiece::split_code`], bit 19 [`SpModel::joins_pieces`]. A `u32` stored as a postcard varint: files written
     /// before bit 7 (a `u8`) or bit 12 (a `u16`) existed read the same.
     pub(crate) fn settings(&self) -> u32 {
         let pre_split = self
@@ -155,6 +160,7 @@ impl SpModel {
             | u32::from(self.char_steps.bits()) << 7
             | u32::from(self.strip_sections) << 11
             | pre_split << 12
+            | u32::from(self.joins_pieces) << 19
     }
 
     /// Set the settings [`SpModel::settings`] stores; `false` for unknown bits.
@@ -179,7 +185,8 @@ impl SpModel {
                 None => return false,
             }
         }
-        bits < 1 << 19
+        self.joins_pieces = bits & 1 << 19 != 0;
+        bits < 1 << 20
     }
 }
 
@@ -451,7 +458,7 @@ impl SpModel {
             || self.strip_sections && !self.sections.splits_words()
             || self.sections == SpSections::PreTokens
                 && (self.add_dummy_prefix
-                    || self.byte_fallback
+                    || !self.joins_pieces
                     || self
                         .pre_split
                         .is_none_or(|s| s.parts().0 == picobpe::wordpiece::Spaces::Kept))

@@ -48,6 +48,8 @@ pub struct SpTableData<'a> {
     pub char_steps: crate::normalizer::CharSteps,
     /// The pre-tokenizer steps before the `Metaspace` ([`SpModel::pre_split`]).
     pub pre_split: Option<picobpe::wordpiece::WordSplit>,
+    /// [`picobpe::SpTables::joins_pieces`] ([`SpModel::joins_pieces`]).
+    pub joins_pieces: bool,
     /// User-defined symbol ids.
     pub user_defined: Cow<'a, [u32]>,
     /// [`picobpe::SpTables::user_strips`]: per entry of `user_defined`, its strip bits
@@ -194,6 +196,7 @@ impl SpTableData<'static> {
             precompiled: model.precompiled,
             char_steps: model.char_steps,
             pre_split: model.pre_split,
+            joins_pieces: model.joins_pieces,
             user_defined: user_defined.into(),
             user_strips: user_strips.into(),
             add_dummy_prefix: model.add_dummy_prefix,
@@ -384,6 +387,7 @@ impl SpTableData<'_> {
             strip_sections: self.strip_sections,
             sections: self.sections,
             pre_split: self.pre_split.map(picobpe::sentencepiece::PreSplit::new),
+            joins_pieces: self.joins_pieces,
             split_words: self.split_words,
             cut_bytes: self.cut_bytes,
             algorithm: self.algorithm,

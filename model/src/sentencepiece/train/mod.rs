@@ -767,5 +767,6 @@ fn tables_model(spec: &SpTrainer) -> SpModel {
         strips: Vec::new(),
         char_steps: Default::default(),
         pre_split: None,
+        joins_pieces: false,
     }
 }
