@@ -55,6 +55,30 @@ fn every_file_goes_to_its_family() {
     );
 }
 
+/// A byte-level or WordPiece file with no decoder is refused: `tokenizers` would decode its
+/// ids as the tokens joined by spaces, which these families do not render.
+#[test]
+fn no_decoder_is_refused_where_it_would_decode_otherwise() {
+    let mut llama = fixture(LLAMA3);
+    llama["decoder"] = Value::Null;
+    let Err(err) = import::tokenizer_json(&parse(&llama)) else {
+        panic!("a byte-level file with no decoder imported");
+    };
+    assert!(
+        err.to_string()
+            .starts_with("tokenizer.json decoder: none: tokenizers decodes the ids as their"),
+        "{err}"
+    );
+    let mut bert = fixture(BERT);
+    bert["decoder"] = Value::Null;
+    let err = wordpiece::import_tokenizer_json(&parse(&bert)).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("tokenizer.json decoder: none: tokenizers decodes the ids as the tokens"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_malformed_model_is_a_parse_error_naming_the_field() {
     let mut json = fixture(BERT);

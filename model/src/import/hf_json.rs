@@ -29,7 +29,8 @@
 //!   [`TokenizerJson`]); those not marked special are reported in a note.
 //! - **post-processor**: not part of the model: [`crate::TemplateData::from_tokenizer_json`]
 //!   reads it (Llama 3's `<|begin_of_text|> $A`), for encoding with special tokens.
-//! - **decoder**: `ByteLevel` (or none).
+//! - **decoder**: `ByteLevel` (a file with none is refused: `tokenizers` would decode its ids
+//!   as the byte-level tokens joined by spaces).
 
 use std::collections::HashMap;
 
@@ -85,6 +86,11 @@ pub fn tokenizer_json(file: &TokenizerJson) -> Result<HfJsonImport, ImportError>
     if prefix_space && (normalizer.is_some() || steps.fold()) {
         let what = "ByteLevel add_prefix_space after a normalizer: not supported";
         return Err(bad("pre_tokenizer", what.to_owned()).into());
+    }
+    if file.decoder.is_empty() {
+        let what = "none: tokenizers decodes the ids as their byte-level tokens (Ġ for a space) \
+                    joined by spaces; not supported (a ByteLevel decoder is)";
+        return Err(bad("decoder", what.to_owned()).into());
     }
     if let Some(d) = (file.decoder.iter()).find(|d| !matches!(d.known, Some(Decoder::ByteLevel))) {
         return Err(bad("decoder", format!("{:?}: not supported", d.kind())).into());

@@ -2,8 +2,9 @@
 //! Hugging Face `tokenizer.json` whose model is `WordPiece`.
 //!
 //! What a `tokenizer.json` may hold is what picobpe reproduces: normalizer `BertNormalizer`
-//! (or none), pre-tokenizer `BertPreTokenizer`, decoder `WordPiece` (or none); added tokens
-//! by the rule of [`TokenizerJson`]. The post-processor (BERT's `[CLS] $A [SEP]` template) is
+//! (or none), pre-tokenizer `BertPreTokenizer`, decoder `WordPiece` (a file with none is
+//! refused: `tokenizers` would join the tokens with spaces); added tokens by the rule of
+//! [`TokenizerJson`]. The post-processor (BERT's `[CLS] $A [SEP]` template) is
 //! not part of the model: [`TemplateData::from_tokenizer_json`] reads it. Everything else is
 //! refused with an error that names it.
 
@@ -146,7 +147,7 @@ pub fn import_tokenizer_json(file: &TokenizerJson) -> Result<WpImport, WpImportE
         };
     let split = word_split(&file.pre_tokenizer)?;
     let cleanup = match known(&file.decoder)[..] {
-        [] => false,
+        [] => return Err(bad("decoder", NO_DECODER).into()),
         [Some(Decoder::WordPiece { prefix: p, cleanup })] => {
             if p.as_deref().unwrap_or("##") != prefix {
                 return Err(bad("decoder", "its prefix is not the model's").into());
@@ -193,6 +194,10 @@ impl TemplateData {
 /// `WhitespaceSplit`, `Whitespace`, `Punctuation` (any behaviour but the two merged ones) and
 /// `Digits`, each at most once (see `picobpe::wordpiece::WordSplit` for why their order does
 /// not matter).
+/// Why a file with no decoder is refused.
+const NO_DECODER: &str = "none: tokenizers decodes the ids as the tokens joined by spaces, \
+                          continuation prefixes kept; not supported (a WordPiece decoder is)";
+
 pub(crate) fn word_split(steps: &[Part<PreTokenizer>]) -> Result<WordSplit, Refused> {
     let refuse = |why: &str| Err(bad_steps("pre_tokenizer", steps, why));
     const WHY: &str = "supported: BertPreTokenizer, or WhitespaceSplit or Whitespace, \
