@@ -16,13 +16,12 @@ use super::merge::{merge_word, NoRoom, Word, WORD_BUF};
 #[cfg(target_pointer_width = "64")]
 use super::merge::{HUGE_WORD_BUF, LONG_WORD_BUF};
 use super::normalize::{char_at, strip_end, strip_start, Normalizer, WordEnd, SPACE_MARK};
-use super::tables::{PreSplit, Sections, SpTables};
+use super::tables::{Sections, SpTables};
 use crate::cache::{CacheEntry, CacheKey};
 use crate::error::EncodeError;
 use crate::special::{self, Found};
 use crate::tokenize::Cursor;
-use crate::utf8::{self, Utf8};
-use crate::wordpiece::Class;
+use crate::utf8;
 use crate::Progress;
 /// A word found by [`Normalizer::scan_word`].
 pub(super) struct Scanned {
@@ -695,22 +694,21 @@ impl<'t> SpTokenizer<'t> {
             self.tables.sections,
             Sections::WhitespaceWords | Sections::PreTokens
         ) {
-            if let Some(pre) = self.tables.pre_split {
-                return self.pre_split_words(pre, span, out, written, cursor, cache);
-            }
-            return self.whitespace_words(span, out, written, cursor, cache);
+            return self.pre_token_words(span, out, written, cursor, cache);
         }
         self.span_words(span, out, written, cursor, cache)
     }
 
-    /// [`SpTokenizer::words`] for [`Sections::WhitespaceWords`]: the span is cut at
-    /// whitespace, which is dropped, and each whitespace-separated word is a span of its own
-    /// whose `▁` follows [`SpTokenizer::prefix_rule`] (the span's `prefix` is not used). The
-    /// rule needs nothing from before the word, so a call may start at any word start and
-    /// trailing whitespace is consumed even with `hold_last` (only a word that reaches the
-    /// span's end is held: more text could extend it).
+    /// [`SpTokenizer::words`] for [`Sections::WhitespaceWords`] and [`Sections::PreTokens`]:
+    /// the span is cut into pre-tokens (at whitespace, which is dropped, or where
+    /// [`SpTables::pre_split`]'s steps cut: [`PreSplit::next_token`]), and each pre-token is a
+    /// span of its own whose `▁` follows [`SpTokenizer::prefix_rule`] (the span's `prefix` is
+    /// not used). The cut needs nothing from before a pre-token, so a call may start at any
+    /// pre-token start (or at a `▁` word inside one: the rest starts with a `▁` and gets
+    /// none), and removed characters are consumed even with `hold_last` (only a pre-token that
+    /// reaches the span's end is held: more text could extend it).
     #[inline(never)]
-    fn whitespace_words(
+    fn pre_token_words(
         &self,
         whole: Span<'_>,
         out: &mut [u32],
@@ -726,101 +724,16 @@ impl<'t> SpTokenizer<'t> {
             ..
         } = whole;
         let text = norm.text.get(..end).unwrap_or(&[]);
-        let white = |at: usize| utf8::white_space_len(text.get(at..).unwrap_or(&[]));
         loop {
-            while pos < end {
-                match white(pos) {
-                    0 => break,
-                    n => pos += n,
-                }
-            }
-            cursor.offset = pos;
-            if pos >= end {
-                return Ok((end, written));
-            }
-            let mut word_end = pos;
-            while word_end < end && white(word_end) == 0 {
-                word_end += char_at(text, word_end).1.max(1);
-            }
-            let prefix = self.prefix_rule(char_at(text, pos).0.is_mark(), false);
-            let hold = hold_last && word_end >= end;
-            let word = span(norm, pos, word_end, prefix, hold);
-            let reached;
-            (reached, written) = self.span_words(word, out, written, cursor, cache)?;
-            if reached < word_end {
-                return Ok((reached, written));
-            }
-            pos = word_end;
-        }
-    }
-
-    /// [`SpTokenizer::words`] for [`Sections::WhitespaceWords`] with a [`PreSplit`]: as
-    /// [`SpTokenizer::whitespace_words`], with the pre-tokens of `pre` in place of the
-    /// whitespace-separated words. A character is removed, a pre-token of its own, or joins
-    /// the run of characters before it that have its class ([`PreSplit::class`]); a byte that
-    /// is not UTF-8 is a U+FFFD of its own, as the normalizer reads it. Nothing before a
-    /// pre-token changes it, so a call may start at any pre-token start (or at any `▁` word
-    /// inside one: the rest of the pre-token starts with a `▁` and gets none). With
-    /// `hold_last`, a character cut short at the span's end belongs to the pre-token before
-    /// it, which is held.
-    #[inline(never)]
-    fn pre_split_words(
-        &self,
-        pre: PreSplit,
-        whole: Span<'_>,
-        out: &mut [u32],
-        mut written: usize,
-        cursor: &mut Cursor,
-        cache: &mut [CacheEntry],
-    ) -> Result<(usize, usize), EncodeError> {
-        let Span {
-            norm,
-            mut pos,
-            end,
-            hold_last,
-            ..
-        } = whole;
-        let text = norm.text.get(..end).unwrap_or(&[]);
-        // The class and length of the character at `at`; `None` when more input could
-        // complete it.
-        let class_at = |at: usize| -> Option<(Class, usize)> {
-            match utf8::decode(text, at) {
-                Utf8::Scalar(cp, len) => {
-                    let c = char::from_u32(cp).unwrap_or(char::REPLACEMENT_CHARACTER);
-                    Some((pre.class(c), len))
-                }
-                Utf8::Truncated(_) if hold_last => None,
-                Utf8::Invalid(_) | Utf8::Truncated(_) => {
-                    Some((pre.class(char::REPLACEMENT_CHARACTER), 1))
-                }
-            }
-        };
-        loop {
-            while pos < end {
-                match class_at(pos) {
-                    Some((Class::Removed, len)) => pos += len,
-                    _ => break,
-                }
-            }
-            cursor.offset = pos;
-            if pos >= end {
-                return Ok((end, written));
-            }
-            let word_end = match class_at(pos) {
-                None => end,
-                Some((Class::Removed | Class::Isolated, len)) => pos + len,
-                Some((joins, len)) => {
-                    let mut at = pos + len;
-                    while at < end {
-                        match class_at(at) {
-                            None => at = end,
-                            Some((class, len)) if class == joins => at += len,
-                            Some(_) => break,
-                        }
-                    }
-                    at
-                }
+            let (start, word_end) = match self.tables.pre_split {
+                Some(pre) => pre.next_token(text, pos, hold_last),
+                None => whitespace_token(text, pos),
             };
+            pos = start;
+            cursor.offset = pos;
+            if pos >= end {
+                return Ok((end, written));
+            }
             let prefix = self.prefix_rule(char_at(text, pos).0.is_mark(), false);
             let hold = hold_last && word_end >= end;
             let word = span(norm, pos, word_end, prefix, hold);
@@ -998,6 +911,23 @@ fn put_user_symbol(
 
 /// A [`Span`] (argument order as the fields).
 #[inline(always)]
+/// The next whitespace-separated word of `text` from `pos`: its start (past the whitespace
+/// before it) and end (`text.len()` when none is left).
+fn whitespace_token(text: &[u8], mut pos: usize) -> (usize, usize) {
+    let white = |at: usize| utf8::white_space_len(text.get(at..).unwrap_or(&[]));
+    while pos < text.len() {
+        match white(pos) {
+            0 => break,
+            n => pos += n,
+        }
+    }
+    let mut end = pos;
+    while end < text.len() && white(end) == 0 {
+        end += char_at(text, end).1.max(1);
+    }
+    (pos, end)
+}
+
 pub(super) fn span(
     norm: Normalizer<'_>,
     pos: usize,

@@ -18,6 +18,7 @@ use crate::hash;
 #[cfg(doc)]
 use crate::tables::piece_key_entry;
 use crate::tables::{bytes_eq, id_bytes, PieceMap};
+use crate::utf8::{self, Utf8};
 use crate::wordpiece::{Class, WordSplit};
 
 /// Longest piece, in bytes, that merging may produce: pair candidates are assembled in a stack
@@ -129,9 +130,9 @@ pub enum Sections {
 #[derive(Clone, Copy)]
 pub struct PreSplit {
     split: WordSplit,
-    /// [`crate::wordpiece::char_flags`], held here so that only tables that name a
-    /// [`PreSplit`] link its tables.
-    char_flags: fn(char) -> u8,
+    /// [`next_pre_token`], held here so that only programs whose tables name a [`PreSplit`]
+    /// link it and the character classes it reads.
+    next: fn(&PreSplit, &[u8], usize, bool) -> (usize, usize),
 }
 
 impl PreSplit {
@@ -139,7 +140,7 @@ impl PreSplit {
     pub const fn new(split: WordSplit) -> Self {
         PreSplit {
             split,
-            char_flags: crate::wordpiece::char_flags,
+            next: next_pre_token,
         }
     }
 
@@ -148,11 +149,57 @@ impl PreSplit {
         self.split
     }
 
-    /// The class of the character `c` (a byte that is not UTF-8 is read as U+FFFD).
+    /// The next pre-token of `text` from `pos`: its start (past removed characters) and end
+    /// (`text.len()` when none is left). A character is removed, a pre-token of its own, or
+    /// joins the run of characters before it that have its class ([`WordSplit`]); a byte
+    /// that is not UTF-8 is a U+FFFD of its own, as the normalizer reads it. With
+    /// `hold_last`, a character cut short at the end of `text` belongs to the pre-token before
+    /// it, which then reaches the end.
     #[inline]
-    pub(crate) fn class(&self, c: char) -> Class {
-        self.split.class(c, (self.char_flags)(c))
+    pub(crate) fn next_token(&self, text: &[u8], pos: usize, hold_last: bool) -> (usize, usize) {
+        (self.next)(self, text, pos, hold_last)
     }
+}
+
+/// [`PreSplit::next_token`].
+fn next_pre_token(pre: &PreSplit, text: &[u8], mut pos: usize, hold_last: bool) -> (usize, usize) {
+    let end = text.len();
+    // The class and length of the character at `at`; `None` when more input could complete
+    // it.
+    let class_at = |at: usize| -> Option<(Class, usize)> {
+        let c = match utf8::decode(text, at) {
+            Utf8::Scalar(cp, len) => (char::from_u32(cp), len),
+            Utf8::Truncated(_) if hold_last => return None,
+            Utf8::Invalid(_) | Utf8::Truncated(_) => (None, 1),
+        };
+        let ch = c.0.unwrap_or(char::REPLACEMENT_CHARACTER);
+        Some((pre.split.class(ch, crate::wordpiece::char_flags(ch)), c.1))
+    };
+    while pos < end {
+        match class_at(pos) {
+            Some((Class::Removed, len)) => pos += len,
+            _ => break,
+        }
+    }
+    if pos >= end {
+        return (end, end);
+    }
+    let word_end = match class_at(pos) {
+        None => end,
+        Some((Class::Removed | Class::Isolated, len)) => pos + len,
+        Some((joins, len)) => {
+            let mut at = pos + len;
+            while at < end {
+                match class_at(at) {
+                    None => at = end,
+                    Some((class, len)) if class == joins => at += len,
+                    Some(_) => break,
+                }
+            }
+            at
+        }
+    };
+    (pos, word_end)
 }
 
 impl PartialEq for PreSplit {
