@@ -227,6 +227,19 @@ fn inspect_sentencepiece(
             .describe(model.normalizer, model.precompiled);
         say!(out, "steps:        {steps}");
     }
+    if let Some(split) = model.pre_split {
+        let (spaces, punctuation, digits) = split.parts();
+        say!(
+            out,
+            "pretokenizer: whitespace {spaces:?}, punctuation {punctuation:?}, digits {digits:?}"
+        );
+    }
+    if model.joins_pieces {
+        say!(
+            out,
+            "decoder:      none (ids decode as their pieces joined by spaces, as tokenizers does)"
+        );
+    }
     if model.unk_in_text || model.unk_per_char {
         say!(
             out,

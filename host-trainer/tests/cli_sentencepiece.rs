@@ -367,12 +367,14 @@ fn damaged_files_and_bad_ids_are_refused() {
 
 /// `tokenizer.json` files with a `Metaspace` pre-tokenizer through the CLI: tokenizers' own
 /// `SentencePieceBPETokenizer` (NFKC) and a T5 converter's file, on their edge sets, against
-/// `tokenizers`' ids and decodings (`tests/fixtures/metaspace`); `inspect` names the settings.
+/// `tokenizers`' ids and decodings (`tests/fixtures/metaspace`); and the quick tour's BPE (a
+/// `Whitespace` pre-tokenizer, no decoder); `inspect` names the settings.
 #[test]
 fn metaspace_tokenizer_json_through_the_cli() {
     for (model, sets) in [
         ("ms-bpe-nfkc", &["nfkc_edge", "ms_edge"][..]),
         ("ms-t5", &["ms_edge"][..]),
+        ("ms-bpe-quicktour", &["ms_edge", "ws_edge"][..]),
     ] {
         let source = format!("../metaspace/models/{model}.tokenizer.json");
         let (path, _) = import("--tokenizer-json", &source, &format!("{model}.model"));
@@ -390,10 +392,13 @@ fn metaspace_tokenizer_json_through_the_cli() {
         }
         assert!(checked >= 50, "{model}: {checked}");
         let inspect = String::from_utf8(ok(&["inspect", "--model", s(&path)], b"")).unwrap();
-        let want = if model == "ms-bpe-nfkc" {
-            "unicode:      NFKC"
-        } else {
-            "sections UnmarkedPiecesWords"
+        let want = match model {
+            "ms-bpe-nfkc" => "unicode:      NFKC",
+            "ms-bpe-quicktour" => {
+                "pretokenizer: whitespace Words, punctuation Off, digits Off\n\
+                 decoder:      none (ids decode as their pieces joined by spaces"
+            }
+            _ => "sections UnmarkedPiecesWords",
         };
         assert!(inspect.contains(want), "{inspect}");
     }
