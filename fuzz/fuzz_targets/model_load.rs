@@ -155,7 +155,11 @@ fuzz_target!(|data: &[u8]| {
             match check(&wrap(TABLES_VERSION, &payload)) {
                 Some(loaded) if !edited => assert_eq!(loaded, model),
                 Some(_) => {}
-                None => assert!(edited, "a written version-3 file does not load"),
+                None => assert!(
+                    edited,
+                    "a written version-3 file does not load: {:?}; {model:?}",
+                    AnyModel::from_bytes(&wrap(TABLES_VERSION, &payload)).err()
+                ),
             }
         }
         _ => {
@@ -165,26 +169,33 @@ fuzz_target!(|data: &[u8]| {
             // Version 2: the kind (variant 1, SentencePiece BPE, or 3, Unigram), then the
             // model (whose `unigram` flag is not serialized: the kind carries it). With
             // `tokenizer.json` settings, kind 7: the model, the Unigram flag, no `f64` scores,
-            // no character map, then the settings (a `u16` varint, as `SpModel::to_bytes`
+            // no character map, then the settings (a `u32` varint, as `SpModel::to_bytes`
             // writes it).
             let Ok(mut payload) = postcard::to_stdvec(&model) else {
                 return;
             };
-            let settings = u16::from(model.unk_in_text)
-                | u16::from(model.unk_per_char) << 1
-                | u16::from(picobpe_model::normalizer::code(model.normalizer)) << 2
-                | u16::from(model.precompiled) << 5
-                | u16::from(model.collapse_spaces) << 6
-                | u16::from(model.char_steps.bits()) << 7
-                | u16::from(model.strip_sections) << 11;
+            let pre_split = model
+                .pre_split
+                .map_or(0, |s| 1 | u32::from(picobpe_model::wordpiece::split_code(s)) << 1);
+            let settings = u32::from(model.unk_in_text)
+                | u32::from(model.unk_per_char) << 1
+                | u32::from(picobpe_model::normalizer::code(model.normalizer)) << 2
+                | u32::from(model.precompiled) << 5
+                | u32::from(model.collapse_spaces) << 6
+                | u32::from(model.char_steps.bits()) << 7
+                | u32::from(model.strip_sections) << 11
+                | pre_split << 12
+                | u32::from(model.joins_pieces) << 19;
             if settings != 0 {
                 payload.insert(0, 7);
                 payload.extend([u8::from(model.unigram), 0, 0]);
-                if settings < 0x80 {
-                    payload.push(settings as u8);
-                } else {
-                    payload.extend([settings as u8 | 0x80, (settings >> 7) as u8]);
+                // LEB128, as postcard writes a varint.
+                let mut rest = settings;
+                while rest >= 0x80 {
+                    payload.push(rest as u8 | 0x80);
+                    rest >>= 7;
                 }
+                payload.push(rest as u8);
             } else {
                 payload.insert(0, if model.unigram { 3 } else { 1 });
                 if model.unigram {

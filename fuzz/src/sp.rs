@@ -60,6 +60,9 @@ pub struct SpRef {
     /// prepends: sections other than `Inline` and `EveryPiecePrefixed`, with the prefix on):
     /// the first id's piece loses every `▁`, no other piece loses one.
     metaspace: bool,
+    /// Decode as `tokenizers` does without a decoder: the pieces as they are, joined by
+    /// spaces.
+    joins_pieces: bool,
     /// A Unigram model: the score of each matchable piece (normal: its own; user-defined:
     /// `0.1 × (bytes − 1)`) and the unknown score; `None` for BPE.
     unigram: Option<(PieceScores, f32)>,
@@ -113,6 +116,7 @@ impl SpRef {
                     model.sections,
                     SpSections::Inline | SpSections::EveryPiecePrefixed
                 ),
+            joins_pieces: model.joins_pieces,
             charsmap: charsmap_keys(&model.charsmap),
             unigram: model.unigram.then(|| {
                 let scores = (0..model.pieces.len())
@@ -377,6 +381,19 @@ impl SpRef {
     /// `DecodeIds`, as UTF-8 bytes; an id out of range is `Err((its position, bytes of the
     /// ids before it))`.
     pub fn decode(&self, ids: &[u32]) -> Result<Vec<u8>, (usize, usize)> {
+        if self.joins_pieces {
+            let mut text = String::new();
+            for (i, &id) in ids.iter().enumerate() {
+                let Some(piece) = self.pieces.get(id as usize) else {
+                    return Err((i, text.len()));
+                };
+                if i > 0 {
+                    text.push(' ');
+                }
+                text.push_str(piece);
+            }
+            return Ok(text.into_bytes());
+        }
         let mut text = String::new();
         let mut run: Vec<u8> = Vec::new();
         let mut is_bos_ws = true;
