@@ -331,6 +331,19 @@ def t5(lines: list[str], work: Path) -> str:
         path.unlink()
 
 
+def metaspace_unigram(lines: list[str], normalizer) -> Tokenizer:
+    """A Unigram trained here with `normalizer` before a default `Metaspace` (and its
+    decoder)."""
+    tok = Tokenizer(models.Unigram())
+    tok.normalizer = normalizer
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    trainer = trainers.UnigramTrainer(vocab_size=1500, special_tokens=SPECIALS,
+                                      unk_token="<unk>", show_progress=False)
+    tok.train_from_iterator(lines, trainer=trainer)
+    return tok
+
+
 def pre_split_model(lines: list[str], kind: str, steps: str, scheme: str,
                     norm: str | None) -> Tokenizer:
     """A model trained here with pre-tokenizer `steps` before a `Metaspace` that splits (with
@@ -452,14 +465,7 @@ def main() -> None:
                                    show_progress=False)
         files["ms-bpe-nfkc"] = sp_bpe.to_str()
     if wanted("ms-unigram-nfd"):
-        nfd = Tokenizer(models.Unigram())
-        nfd.normalizer = normalizers.NFD()
-        nfd.pre_tokenizer = pre_tokenizers.Metaspace()
-        nfd.decoder = decoders.Metaspace()
-        trainer = trainers.UnigramTrainer(vocab_size=1500, special_tokens=SPECIALS,
-                                          unk_token="<unk>", show_progress=False)
-        nfd.train_from_iterator(lines, trainer=trainer)
-        files["ms-unigram-nfd"] = nfd.to_str()
+        files["ms-unigram-nfd"] = metaspace_unigram(lines, normalizers.NFD()).to_str()
     if wanted("ms-unigram-nmt"):
         sp_ug = SentencePieceUnigramTokenizer()
         sp_ug.train_from_iterator(lines, vocab_size=1500, special_tokens=SPECIALS,
@@ -489,24 +495,12 @@ def main() -> None:
         base = files.get("ms-albert") or (OUT / "models/ms-albert.tokenizer.json").read_text()
         files["ms-albert-ws"] = whitespace_split(base, "published-steps")
     if wanted("ms-unigram-lower"):
-        low = Tokenizer(models.Unigram())
-        low.normalizer = normalizers.Sequence(
+        low = normalizers.Sequence(
             [normalizers.NFD(), normalizers.Lowercase(), normalizers.StripAccents()])
-        low.pre_tokenizer = pre_tokenizers.Metaspace()
-        low.decoder = decoders.Metaspace()
-        trainer = trainers.UnigramTrainer(vocab_size=1500, special_tokens=SPECIALS,
-                                          unk_token="<unk>", show_progress=False)
-        low.train_from_iterator(lines, trainer=trainer)
-        files["ms-unigram-lower"] = low.to_str()
+        files["ms-unigram-lower"] = metaspace_unigram(lines, low).to_str()
     if wanted("ms-unigram-nfkc-lower"):
-        low = Tokenizer(models.Unigram())
-        low.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
-        low.pre_tokenizer = pre_tokenizers.Metaspace()
-        low.decoder = decoders.Metaspace()
-        trainer = trainers.UnigramTrainer(vocab_size=1500, special_tokens=SPECIALS,
-                                          unk_token="<unk>", show_progress=False)
-        low.train_from_iterator(lines, trainer=trainer)
-        files["ms-unigram-nfkc-lower"] = low.to_str()
+        low = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
+        files["ms-unigram-nfkc-lower"] = metaspace_unigram(lines, low).to_str()
     if wanted("ms-bpe-nfkc-lower"):
         sp_bpe = SentencePieceBPETokenizer()
         sp_bpe.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
